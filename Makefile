@@ -1,0 +1,40 @@
+# agbench — build, test, demo. `make demo` and `make test` install what a fresh
+# Debian/Ubuntu machine lacks (scripts/install-deps.sh) before they run.
+GO      ?= go
+BIN     := bin/agbench
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+# Packages with goroutines of their own; `make test` runs them under the race detector too.
+RACE_PKGS ?= $(shell $(GO) list ./... 2>/dev/null | grep -E '/(cluster|listener|runner|measure|sample|seed|diskio)$$')
+
+.PHONY: all build deps test test-unit race vet demo bench fuzz clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/agbench
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+
+# All tests, with real PostgreSQL servers started in temporary folders on loopback.
+test: deps vet
+	AGBENCH_REQUIRE_PG=1 $(GO) test -count=1 -v -timeout 25m ./... 2>&1 | scripts/test-summary.sh
+	@if [ -n "$(RACE_PKGS)" ]; then AGBENCH_REQUIRE_PG=1 $(GO) test -count=1 -race -timeout 20m $(RACE_PKGS); fi
+
+# Unit tests only (no servers): quick feedback while editing.
+test-unit:
+	$(GO) test -count=1 -short ./...
+
+demo: deps build
+	@scripts/demo.sh $(BIN)
+
+bench: deps build
+	@echo "benchmarks: see the bench-* targets"
+
+clean:
+	rm -rf bin

@@ -1,0 +1,247 @@
+// Package cluster owns a local "availability group": one PostgreSQL primary and N hot
+// standbys on loopback, made and run by agbench (create, start, stop, status, failover,
+// destroy), and the topology file that every other command reads to find them.
+// It must not import workloads, the runner, the listener or the report.
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/atomicfile"
+	"github.com/agbench/agbench/internal/pgbin"
+)
+
+// TopologySchema is the version of the topology file's layout.
+const TopologySchema = 1
+
+// Roles of a node.
+const (
+	RolePrimary = "primary"
+	RoleStandby = "standby"
+)
+
+// Commit modes.
+const (
+	CommitSync  = "sync"
+	CommitAsync = "async"
+)
+
+// Topology is the cluster's description, kept as topology.json in its folder.
+// It never holds a password: that lives in the pgpass file it names.
+type Topology struct {
+	Schema    int               `json:"schema"`
+	Name      string            `json:"name"`
+	Dir       string            `json:"dir"`
+	Created   time.Time         `json:"created"`
+	Commit    string            `json:"commit"`
+	PG        pgbin.Install     `json:"postgres"`
+	OSUser    pgbin.OSUser      `json:"os_user"`
+	Superuser string            `json:"superuser"`
+	Database  string            `json:"database"`
+	PassFile  string            `json:"passfile"`
+	Settings  map[string]string `json:"settings,omitempty"`
+	Nodes     []Node            `json:"nodes"`
+	// Listener is the agbench listener started with the cluster, if any.
+	Listener *ListenerInfo `json:"listener,omitempty"`
+	// Failovers lists every failover, oldest first.
+	Failovers []FailoverRecord `json:"failovers,omitempty"`
+}
+
+// Node is one PostgreSQL server of the cluster. Names stay; roles change on failover.
+type Node struct {
+	Name    string `json:"name"`
+	Role    string `json:"role"`
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	DataDir string `json:"data_dir"`
+	LogFile string `json:"log_file"`
+	// Slot is the physical replication slot this node streams from, when a standby.
+	Slot string `json:"slot,omitempty"`
+}
+
+// ListenerInfo records a listener started alongside the cluster.
+type ListenerInfo struct {
+	Listen         string `json:"listen"`
+	ReadOnlyListen string `json:"read_only_listen,omitempty"`
+	Metrics        string `json:"metrics,omitempty"`
+	RoutingList    string `json:"routing_list,omitempty"`
+	PID            int    `json:"pid,omitempty"`
+	LogFile        string `json:"log_file,omitempty"`
+}
+
+// FailoverRecord is one failover in the topology's history.
+type FailoverRecord struct {
+	At          time.Time `json:"at"`
+	From        string    `json:"from"`
+	To          string    `json:"to"`
+	Planned     bool      `json:"planned"`
+	WriteOutage float64   `json:"write_outage_seconds"`
+	Total       float64   `json:"total_seconds"`
+}
+
+// Primary returns the node whose role is primary, or nil.
+func (t *Topology) Primary() *Node {
+	for i := range t.Nodes {
+		if t.Nodes[i].Role == RolePrimary {
+			return &t.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// Standbys returns the nodes whose role is standby, in topology order.
+func (t *Topology) Standbys() []*Node {
+	var s []*Node
+	for i := range t.Nodes {
+		if t.Nodes[i].Role == RoleStandby {
+			s = append(s, &t.Nodes[i])
+		}
+	}
+	return s
+}
+
+// Node returns the node of that name, or nil.
+func (t *Topology) Node(name string) *Node {
+	for i := range t.Nodes {
+		if t.Nodes[i].Name == name {
+			return &t.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// NodeNames lists the names of all nodes, in topology order.
+func (t *Topology) NodeNames() []string {
+	names := make([]string, len(t.Nodes))
+	for i, n := range t.Nodes {
+		names[i] = n.Name
+	}
+	return names
+}
+
+// ConnString returns a libpq keyword/value connection string for a node and database
+// ("" means the cluster's database). The password comes from the passfile it names.
+func (t *Topology) ConnString(n *Node, db string) string {
+	if db == "" {
+		db = t.Database
+	}
+	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s passfile=%s sslmode=disable application_name=agbench",
+		n.Host, n.Port, t.Superuser, db, quoteConnValue(t.PassFile))
+}
+
+// URL returns the node as a postgres:// URL (no password; passfile as a parameter).
+func (t *Topology) URL(n *Node, db string) string {
+	if db == "" {
+		db = t.Database
+	}
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable&passfile=%s", t.Superuser, n.Host, n.Port, db, t.PassFile)
+}
+
+func quoteConnValue(s string) string {
+	if s != "" && !strings.ContainsAny(s, ` '\`) {
+		return s
+	}
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
+
+// Home returns agbench's home folder: $AGBENCH_HOME, else ~/.local/share/agbench, except
+// for root, whose home PostgreSQL's unprivileged user cannot enter: /var/lib/agbench.
+func Home(getenv func(string) string) string {
+	if h := getenv("AGBENCH_HOME"); h != "" {
+		return h
+	}
+	if os.Geteuid() == 0 {
+		return "/var/lib/agbench"
+	}
+	if x := getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "agbench")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = os.TempDir()
+	}
+	return filepath.Join(home, ".local", "share", "agbench")
+}
+
+// ClusterDir is the folder of the named cluster under home.
+func ClusterDir(home, name string) string { return filepath.Join(home, "clusters", name) }
+
+func topologyPath(dir string) string { return filepath.Join(dir, "topology.json") }
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,30}$`)
+
+// CheckName validates a cluster name.
+func CheckName(name string) error {
+	if !nameRE.MatchString(name) {
+		return agerr.BadInputf("--name %q: a cluster name is 1-31 lowercase letters, digits, '-' or '_', starting with a letter", name)
+	}
+	return nil
+}
+
+// ErrNoCluster is returned (wrapped as bad input) when a named cluster does not exist.
+var ErrNoCluster = errors.New("no such cluster")
+
+// Load reads the topology of the named cluster under home.
+func Load(home, name string) (*Topology, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	return LoadFile(topologyPath(ClusterDir(home, name)))
+}
+
+// LoadFile reads a topology file.
+func LoadFile(path string) (*Topology, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, agerr.BadInputf("cluster %s: %w (no %s); see agbench cluster list", filepath.Base(filepath.Dir(path)), ErrNoCluster, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var t Topology
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, agerr.BadInputf("%s: not a topology file: %v", path, err)
+	}
+	if t.Schema != TopologySchema {
+		return nil, agerr.BadInputf("%s: topology schema %d, this agbench reads %d", path, t.Schema, TopologySchema)
+	}
+	if t.Primary() == nil {
+		return nil, fmt.Errorf("%s: no node has the primary role", path)
+	}
+	return &t, nil
+}
+
+// Save writes the topology atomically (a temporary file renamed over the old one).
+func (t *Topology) Save() error {
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(topologyPath(t.Dir), append(b, '\n'), 0o644)
+}
+
+// List returns the names of the clusters under home, sorted.
+func List(home string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(home, "clusters"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if _, err := os.Stat(topologyPath(filepath.Join(home, "clusters", e.Name()))); err == nil {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}

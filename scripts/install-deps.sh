@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what agbench needs and a fresh Debian/Ubuntu machine lacks: Go, PostgreSQL's
+# server packages, and the comparators the benchmarks run beside agbench (pgbench comes with
+# PostgreSQL; fio, pgbouncer, haproxy). Installs nothing that is already there.
+set -euo pipefail
+
+have_pg_server() {
+  command -v initdb >/dev/null 2>&1 && return 0
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1
+}
+
+missing=()
+command -v go >/dev/null 2>&1 || missing+=(golang-go)
+have_pg_server || missing+=(postgresql postgresql-contrib)
+command -v pgbench >/dev/null 2>&1 || have_pg_server || missing+=(postgresql-contrib)
+command -v fio >/dev/null 2>&1 || missing+=(fio)
+command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
+command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+for extra in ${AGBENCH_EXTRA_PACKAGES:-}; do
+  dpkg -s "$extra" >/dev/null 2>&1 || missing+=("$extra")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  # Debian's postgresql package starts a cluster on 5432; agbench never uses it.
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Debian's packages may start their own services; agbench's tests need none of them and
+# never touch them.
+if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
+  adduser --system --group --home /var/lib/postgresql --no-create-home postgres >/dev/null
+fi
