@@ -1,0 +1,149 @@
+// Package clustertest makes throwaway local clusters for integration tests: a primary and
+// N hot standbys in a temporary folder on free loopback ports, always removed when the test
+// ends (also when it fails). It must be imported by tests only.
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/pgbin"
+)
+
+// Options shape a test cluster; the zero value is a lone primary, async.
+type Options struct {
+	Standbys int
+	Commit   string // "" means async
+	// Settings are extra server settings (key -> value). Tests get fsync=off unless they set it.
+	Settings map[string]string
+	// Name of the cluster; "" means "t".
+	Name string
+}
+
+// Require skips the test under -short, and when no PostgreSQL server binaries are installed
+// (unless AGBENCH_REQUIRE_PG=1, as `make test` sets, which turns that into a failure).
+func Require(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a PostgreSQL cluster; skipped with -short")
+	}
+	if _, err := pgbin.Find(context.Background(), os.Getenv("AGBENCH_PG_BIN")); err != nil {
+		if os.Getenv("AGBENCH_REQUIRE_PG") == "1" {
+			t.Fatalf("AGBENCH_REQUIRE_PG=1 but %v", err)
+		}
+		t.Skipf("no PostgreSQL: %v", err)
+	}
+}
+
+// Home makes an agbench home in a temporary folder that the server's OS user can reach,
+// removed when the test ends.
+func Home(t testing.TB) string {
+	t.Helper()
+	home, err := os.MkdirTemp("", "agbench-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	return home
+}
+
+// New creates a running cluster for the test and destroys it when the test ends.
+func New(t testing.TB, o Options) *cluster.Topology {
+	t.Helper()
+	Require(t)
+	return NewIn(t, Home(t), o)
+}
+
+// NewIn creates the cluster under the given agbench home.
+func NewIn(t testing.TB, home string, o Options) *cluster.Topology {
+	t.Helper()
+	if o.Commit == "" {
+		o.Commit = cluster.CommitAsync
+	}
+	if o.Name == "" {
+		o.Name = "t"
+	}
+	settings := map[string]string{"fsync": "off"}
+	for k, v := range o.Settings {
+		settings[k] = v
+	}
+	var set []string
+	for _, k := range sortedKeys(settings) {
+		set = append(set, k+"="+settings[k])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var last error
+	for attempt := 0; attempt < 6; attempt++ {
+		base, err := FreePorts(o.Standbys + 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		topo, err := cluster.Create(ctx, cluster.CreateOptions{
+			Home: home, Name: o.Name, Standbys: o.Standbys, Commit: o.Commit, BasePort: base,
+			PGBin: os.Getenv("AGBENCH_PG_BIN"), Settings: set,
+		})
+		if err == nil {
+			dir := topo.Dir
+			t.Cleanup(func() {
+				c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				cur, err := cluster.LoadFile(filepath.Join(dir, "topology.json"))
+				if err != nil {
+					return // the test destroyed it itself
+				}
+				if err := cur.Destroy(c); err != nil {
+					t.Errorf("destroy test cluster: %v", err)
+				}
+			})
+			return topo
+		}
+		last = err
+		if !agerr.IsBadInput(err) { // a port taken between the check and the start is retried too
+			t.Logf("create attempt %d: %v", attempt+1, err)
+		}
+	}
+	t.Fatalf("create test cluster: %v", last)
+	return nil
+}
+
+// FreePorts finds n consecutive free loopback ports and returns the first.
+func FreePorts(n int) (int, error) {
+	for i := 0; i < 200; i++ {
+		base := 20000 + rand.Intn(40000)
+		ok := true
+		for p := base; p < base+n && ok; p++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				ok = false
+				break
+			}
+			l.Close()
+		}
+		if ok {
+			return base, nil
+		}
+	}
+	return 0, fmt.Errorf("no %d consecutive free ports found", n)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

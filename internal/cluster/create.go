@@ -1,0 +1,336 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/pgbin"
+)
+
+// Limits of a local cluster.
+const (
+	MaxStandbys      = 9
+	DefaultBasePort  = 6500
+	DefaultSuperuser = "postgres"
+	DefaultDatabase  = "postgres"
+	// streamingTimeout bounds how long create waits for a new standby to stream.
+	streamingTimeout = 60 * time.Second
+)
+
+// CreateOptions are the choices of `agbench cluster create`.
+type CreateOptions struct {
+	Home     string
+	Name     string
+	Standbys int
+	Commit   string // CommitSync or CommitAsync
+	BasePort int
+	PGBin    string // "" finds one
+	OSUser   string // "" chooses (root: postgres)
+	Settings []string
+	// Progress, when set, receives one line per step.
+	Progress io.Writer
+}
+
+var settingKeyRE = regexp.MustCompile(`^[a-z_][a-z0-9_.]*$`)
+
+// reservedSettings are set by agbench itself and may not be overridden with --set.
+var reservedSettings = map[string]bool{
+	"port": true, "listen_addresses": true, "cluster_name": true, "primary_conninfo": true,
+	"primary_slot_name": true, "synchronous_standby_names": true, "unix_socket_directories": true,
+}
+
+// ParseSettings reads key=value pairs (--set) and reports every bad one at once.
+func ParseSettings(pairs []string) (map[string]string, error) {
+	out := map[string]string{}
+	var errs []error
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		k = strings.TrimSpace(k)
+		switch {
+		case !ok:
+			errs = append(errs, agerr.BadInputf("--set %q: want key=value", p))
+		case !settingKeyRE.MatchString(k):
+			errs = append(errs, agerr.BadInputf("--set %q: %q is not a setting name", p, k))
+		case reservedSettings[k]:
+			errs = append(errs, agerr.BadInputf("--set %s: agbench sets %s itself", p, k))
+		default:
+			out[k] = v
+		}
+	}
+	return out, agerr.Join(errs...)
+}
+
+// validate checks the options without touching anything, reporting every problem at once.
+func (o *CreateOptions) validate() (map[string]string, error) {
+	var errs []error
+	if err := CheckName(o.Name); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Standbys < 0 || o.Standbys > MaxStandbys {
+		errs = append(errs, agerr.BadInputf("--standbys %d: want 0 to %d", o.Standbys, MaxStandbys))
+	}
+	if o.Commit != CommitSync && o.Commit != CommitAsync {
+		errs = append(errs, agerr.BadInputf("--commit %q: want sync or async", o.Commit))
+	}
+	if o.Commit == CommitSync && o.Standbys == 0 {
+		errs = append(errs, agerr.BadInputf("--commit sync needs at least one standby (--standbys)"))
+	}
+	if o.BasePort < 1024 || o.BasePort+o.Standbys > 65535 {
+		errs = append(errs, agerr.BadInputf("--base-port %d: want 1024 to %d", o.BasePort, 65535-o.Standbys))
+	}
+	settings, err := ParseSettings(o.Settings)
+	errs = append(errs, err)
+	return settings, agerr.Join(errs...)
+}
+
+// Create makes a new cluster: initdb for the primary, configured for replication, then one
+// pg_basebackup per standby, each with its own slot, then waits until every standby streams.
+// A create that fails or is interrupted stops what it started and removes what it made.
+func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
+	settings, err := o.validate()
+	if err != nil {
+		return nil, err
+	}
+	in, err := pgbin.Find(ctx, o.PGBin)
+	if err != nil {
+		return nil, err
+	}
+	u, err := pgbin.ResolveOSUser(o.OSUser)
+	if err != nil {
+		return nil, err
+	}
+	dir := ClusterDir(o.Home, o.Name)
+	if _, err := os.Stat(dir); err == nil {
+		return nil, agerr.BadInputf("cluster %s already exists (%s): destroy it first or choose another --name", o.Name, dir)
+	}
+	if err := u.CheckReach(dir); err != nil {
+		return nil, err
+	}
+	t := &Topology{
+		Schema: TopologySchema, Name: o.Name, Dir: dir, Created: time.Now().UTC(), Commit: o.Commit,
+		PG: *in, OSUser: *u, Superuser: DefaultSuperuser, Database: DefaultDatabase,
+		PassFile: filepath.Join(dir, "pgpass"), Settings: settings,
+	}
+	names := []string{"primary"}
+	for i := 1; i <= o.Standbys; i++ {
+		names = append(names, fmt.Sprintf("standby%d", i))
+	}
+	var portErrs []error
+	for i, name := range names {
+		n := Node{Name: name, Role: RoleStandby, Host: "127.0.0.1", Port: o.BasePort + i,
+			DataDir: filepath.Join(dir, "nodes", name), LogFile: filepath.Join(dir, "logs", name+".log"), Slot: name}
+		if i == 0 {
+			n.Role, n.Slot = RolePrimary, ""
+		}
+		portErrs = append(portErrs, checkPortFree(n.Host, n.Port))
+		t.Nodes = append(t.Nodes, n)
+	}
+	if err := agerr.Join(portErrs...); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("make %s: %w", filepath.Dir(dir), err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, agerr.BadInputf("cluster %s already exists (%s)", o.Name, dir)
+		}
+		return nil, err
+	}
+	if err := t.build(ctx, o.Progress); err != nil {
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+		defer cancel()
+		t.removeAll(cleanup)
+		return nil, err
+	}
+	return t, nil
+}
+
+func progress(w io.Writer, format string, a ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", a...)
+	}
+}
+
+func (t *Topology) build(ctx context.Context, w io.Writer) error {
+	for _, d := range []string{filepath.Join(t.Dir, "nodes"), filepath.Join(t.Dir, "logs")} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	password, err := newPassword()
+	if err != nil {
+		return err
+	}
+	if err := t.writePassFile(password); err != nil {
+		return err
+	}
+	pwfile := filepath.Join(t.Dir, ".initdb-pw")
+	if err := os.WriteFile(pwfile, []byte(password+"\n"), 0o600); err != nil {
+		return err
+	}
+	defer os.Remove(pwfile)
+	if err := t.user().Own(t.Dir); err != nil {
+		return err
+	}
+	p := t.Primary()
+	progress(w, "initdb %s (PostgreSQL %s, %s)", p.Name, t.PG.Version, t.PG.BinDir)
+	if _, err := t.install().Run(ctx, t.user(), "initdb", "-D", p.DataDir, "-U", t.Superuser, "--pwfile", pwfile,
+		"--auth", "scram-sha-256", "-E", "UTF8", "--locale", "C"); err != nil {
+		return err
+	}
+	if err := t.writeHBA(p); err != nil {
+		return err
+	}
+	if err := t.writeConf(p); err != nil {
+		return err
+	}
+	progress(w, "start %s on %s:%d", p.Name, p.Host, p.Port)
+	if err := t.startNode(ctx, p); err != nil {
+		return err
+	}
+	if err := t.Save(); err != nil {
+		return err
+	}
+	for _, s := range t.Standbys() {
+		if err := t.createSlot(ctx, p, s.Slot); err != nil {
+			return err
+		}
+		progress(w, "pg_basebackup %s from %s (slot %s)", s.Name, p.Name, s.Slot)
+		if err := t.baseBackup(ctx, p, s); err != nil {
+			return err
+		}
+		if err := t.writeConf(s); err != nil {
+			return err
+		}
+		progress(w, "start %s on %s:%d", s.Name, s.Host, s.Port)
+		if err := t.startNode(ctx, s); err != nil {
+			return err
+		}
+	}
+	for _, s := range t.Standbys() {
+		if err := t.waitStreaming(ctx, s.Name, streamingTimeout); err != nil {
+			return err
+		}
+	}
+	return t.Save()
+}
+
+func newPassword() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// writePassFile keeps the generated password where libpq finds it, readable only by its owner.
+func (t *Topology) writePassFile(password string) error {
+	var b strings.Builder
+	for _, host := range []string{"127.0.0.1", "localhost", "::1"} {
+		fmt.Fprintf(&b, "%s:*:*:%s:%s\n", strings.ReplaceAll(host, ":", `\:`), t.Superuser, password)
+	}
+	return os.WriteFile(t.PassFile, []byte(b.String()), 0o600)
+}
+
+// writeHBA allows password (SCRAM) connections from loopback only, replication included.
+func (t *Topology) writeHBA(n *Node) error {
+	hba := `# Written by agbench: SCRAM from loopback only.
+# TYPE  DATABASE     USER  ADDRESS       METHOD
+host    all          all   127.0.0.1/32  scram-sha-256
+host    replication  all   127.0.0.1/32  scram-sha-256
+host    all          all   ::1/128       scram-sha-256
+host    replication  all   ::1/128       scram-sha-256
+`
+	return os.WriteFile(filepath.Join(n.DataDir, "pg_hba.conf"), []byte(hba), 0o600)
+}
+
+func (t *Topology) createSlot(ctx context.Context, on *Node, slot string) error {
+	c, err := t.Connect(ctx, on)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	_, err = c.Exec(ctx, `SELECT pg_create_physical_replication_slot($1, true)
+		WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1)`, slot)
+	if err != nil {
+		return fmt.Errorf("create slot %s on %s: %w", slot, on.Name, err)
+	}
+	return nil
+}
+
+func (t *Topology) dropSlot(ctx context.Context, on *Node, slot string) error {
+	c, err := t.Connect(ctx, on)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	_, err = c.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active`, slot)
+	return err
+}
+
+func (t *Topology) baseBackup(ctx context.Context, from, to *Node) error {
+	cmd := t.user().Command(ctx, t.PG.Path("pg_basebackup"), "-h", from.Host, "-p", fmt.Sprint(from.Port),
+		"-U", t.Superuser, "-D", to.DataDir, "-X", "stream", "-c", "fast", "-S", to.Slot, "--no-password")
+	cmd.Env = append(cmd.Env, "PGPASSFILE="+t.PassFile)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("pg_basebackup for %s: %v: %s", to.Name, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// waitStreaming waits until the primary's pg_stat_replication shows the standby streaming.
+func (t *Topology) waitStreaming(ctx context.Context, standby string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		state, err := t.replicationState(ctx, standby)
+		if err == nil && state == "streaming" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			n := t.Node(standby)
+			return fmt.Errorf("%s does not stream from %s after %v (state %q, %v)%s", standby, t.Primary().Name, timeout, state, err, logTail(n.LogFile))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (t *Topology) replicationState(ctx context.Context, standby string) (string, error) {
+	c, err := t.Connect(ctx, t.Primary())
+	if err != nil {
+		return "", err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	var state string
+	err = c.QueryRow(ctx, `SELECT state FROM pg_stat_replication WHERE application_name = $1`, standby).Scan(&state)
+	return state, err
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,110 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Start starts every node, the primary first, and waits until each standby streams again.
+func (t *Topology) Start(ctx context.Context) error {
+	p := t.Primary()
+	if err := t.startNode(ctx, p); err != nil {
+		return err
+	}
+	for _, s := range t.Standbys() {
+		if err := t.writeConf(s); err != nil {
+			return err
+		}
+		if err := t.startNode(ctx, s); err != nil {
+			return err
+		}
+	}
+	for _, s := range t.Standbys() {
+		if err := t.waitStreaming(ctx, s.Name, streamingTimeout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Stop stops every node (fast shutdown), the primary first so that the standbys receive its
+// shutdown checkpoint.
+func (t *Topology) Stop(ctx context.Context) error {
+	var errs []error
+	if err := t.stopNode(ctx, t.Primary(), "fast"); err != nil {
+		errs = append(errs, err)
+	}
+	for _, s := range t.Standbys() {
+		if err := t.stopNode(ctx, s, "fast"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Running reports, per node name, whether its server is up.
+func (t *Topology) Running() map[string]bool {
+	m := map[string]bool{}
+	for i := range t.Nodes {
+		m[t.Nodes[i].Name] = t.nodeRunning(&t.Nodes[i])
+	}
+	return m
+}
+
+// Destroy stops every node and the cluster's listener and removes the cluster's folder,
+// and nothing outside it.
+func (t *Topology) Destroy(ctx context.Context) error {
+	return t.removeAll(ctx)
+}
+
+func (t *Topology) removeAll(ctx context.Context) error {
+	var errs []error
+	if t.Listener != nil && t.Listener.PID > 0 {
+		stopPID(t.Listener.PID)
+	}
+	for i := range t.Nodes {
+		n := &t.Nodes[i]
+		if err := t.stopNode(ctx, n, "immediate"); err != nil {
+			// pg_ctl could not stop it: kill the postmaster ourselves.
+			if pid := postmasterPID(n.DataDir); pid > 0 {
+				syscall.Kill(pid, syscall.SIGQUIT)
+			}
+			errs = append(errs, err)
+		}
+	}
+	for i := range t.Nodes {
+		waitGone(postmasterPID(t.Nodes[i].DataDir), 10*time.Second)
+	}
+	if !strings.Contains(t.Dir, string(os.PathSeparator)+"clusters"+string(os.PathSeparator)) {
+		return fmt.Errorf("refusing to remove %s: not a cluster folder", t.Dir)
+	}
+	if err := os.RemoveAll(t.Dir); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// stopPID asks a process to stop and waits a little for it.
+func stopPID(pid int) {
+	if syscall.Kill(pid, syscall.SIGTERM) == nil {
+		waitGone(pid, 5*time.Second)
+	}
+}
+
+func waitGone(pid int, d time.Duration) {
+	if pid <= 0 {
+		return
+	}
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
