@@ -1,0 +1,12 @@
+// Package sample owns the samplers that run beside a workload and measure the layers under
+// it: the operating system (/proc/diskstats for the devices behind the data directories,
+// /proc/stat CPU, /proc/pressure, /proc/net/dev, the load generator's own CPU) and, per
+// PostgreSQL node, the database (wait events, pg_stat_database, pg_stat_io, checkpoints,
+// WAL written, replication lag).
+//
+// Parsers are pure functions of the bytes they are given; samplers turn two readings into
+// rates over the interval between them. Samplers never slow the workload: cheap reads, one
+// connection per node, and they only ever read.
+//
+// It must not import the runner, workloads, the analysis or the report.
+package sample

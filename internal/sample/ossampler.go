@@ -1,0 +1,225 @@
+package sample
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// DefaultInterval is how often samplers read their sources unless told otherwise.
+const DefaultInterval = time.Second
+
+// OSConfig says what the OS sampler watches.
+type OSConfig struct {
+	// Paths are the folders whose block devices are watched (data directories, test files).
+	// A path on a file system with no block device is skipped and reported in OSSampler.Skipped.
+	Paths []string
+	// Devices are extra device names (as in /proc/diskstats) to watch.
+	Devices []string
+	// ProcRoot and SysRoot default to /proc and /sys; tests point them at copies.
+	ProcRoot, SysRoot string
+}
+
+// OSSample is one interval's view of the machine. Fields whose source is missing (no PSI on
+// old kernels) stay nil.
+type OSSample struct {
+	At      time.Time   `json:"at"`      // end of the interval
+	Seconds float64     `json:"seconds"` // length of the interval
+	CPU     CPUShares   `json:"cpu"`
+	NCPU    int         `json:"ncpu"`
+	Disks   []DiskRates `json:"disks,omitempty"`
+	Net     []NetRates  `json:"net,omitempty"`
+	// Pressure: stall shares of cpu, io and memory (keys), when the kernel has PSI.
+	Pressure map[string]PressureShares `json:"pressure,omitempty"`
+	// SelfCores is the CPU this process used, in cores (1.0 = one core busy all interval);
+	// SelfShare is the same as a share of all the machine's CPUs.
+	SelfCores float64 `json:"self_cores"`
+	SelfShare float64 `json:"self_share"`
+}
+
+// Disk returns the sample's rates of the named device.
+func (s OSSample) Disk(name string) (DiskRates, bool) {
+	for _, d := range s.Disks {
+		if d.Device == name {
+			return d, true
+		}
+	}
+	return DiskRates{}, false
+}
+
+type osReading struct {
+	at       time.Time
+	cpu      CPUTicks
+	ncpu     int
+	disks    map[string]DiskCounters
+	net      map[string]NetCounters
+	pressure map[string]PressureTotals
+	self     time.Duration
+}
+
+// OSSampler reads the OS's counters and reports rates between successive readings.
+// It is not safe for concurrent use; Run owns it while it runs.
+type OSSampler struct {
+	cfg     OSConfig
+	devices []string
+	// Skipped maps each configured path with no block device to the reason.
+	Skipped map[string]string
+	prev    osReading
+}
+
+var pressureKinds = []string{"cpu", "io", "memory"}
+
+// NewOS resolves the devices behind cfg.Paths and takes the first reading.
+func NewOS(cfg OSConfig) (*OSSampler, error) {
+	if cfg.ProcRoot == "" {
+		cfg.ProcRoot = "/proc"
+	}
+	if cfg.SysRoot == "" {
+		cfg.SysRoot = "/sys"
+	}
+	s := &OSSampler{cfg: cfg, Skipped: map[string]string{}}
+	seen := map[string]bool{}
+	for _, p := range cfg.Paths {
+		dev, err := DeviceForPath(cfg.SysRoot, p)
+		if errors.Is(err, ErrNoBlockDevice) {
+			s.Skipped[p] = err.Error()
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !seen[dev] {
+			seen[dev] = true
+			s.devices = append(s.devices, dev)
+		}
+	}
+	for _, d := range cfg.Devices {
+		if !seen[d] {
+			seen[d] = true
+			s.devices = append(s.devices, d)
+		}
+	}
+	sort.Strings(s.devices)
+	r, err := s.read(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	s.prev = r
+	return s, nil
+}
+
+// Devices lists the block devices the sampler watches.
+func (s *OSSampler) Devices() []string { return append([]string(nil), s.devices...) }
+
+func (s *OSSampler) read(at time.Time) (osReading, error) {
+	r := osReading{at: at, pressure: map[string]PressureTotals{}}
+	data, err := os.ReadFile(filepath.Join(s.cfg.ProcRoot, "stat"))
+	if err != nil {
+		return r, err
+	}
+	if r.cpu, r.ncpu, err = ParseProcStat(data); err != nil {
+		return r, err
+	}
+	if data, err = os.ReadFile(filepath.Join(s.cfg.ProcRoot, "diskstats")); err != nil {
+		return r, err
+	}
+	if r.disks, err = ParseDiskstats(data); err != nil {
+		return r, err
+	}
+	for _, d := range s.devices {
+		if _, ok := r.disks[d]; !ok {
+			return r, fmt.Errorf("device %s is not in /proc/diskstats", d)
+		}
+	}
+	if data, err = os.ReadFile(filepath.Join(s.cfg.ProcRoot, "net", "dev")); err != nil {
+		return r, err
+	}
+	if r.net, err = ParseNetDev(data); err != nil {
+		return r, err
+	}
+	for _, k := range pressureKinds {
+		data, err := os.ReadFile(filepath.Join(s.cfg.ProcRoot, "pressure", k))
+		if err != nil {
+			continue // no PSI on this kernel, or disabled: leave it out
+		}
+		p, err := ParsePressure(data)
+		if err != nil {
+			return r, err
+		}
+		r.pressure[k] = p
+	}
+	if r.self, err = SelfCPU(); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// Sample reads the counters now and returns the rates since the previous reading.
+func (s *OSSampler) Sample() (OSSample, error) {
+	cur, err := s.read(time.Now())
+	if err != nil {
+		return OSSample{}, err
+	}
+	prev := s.prev
+	s.prev = cur
+	return delta(prev, cur, s.devices), nil
+}
+
+func delta(prev, cur osReading, devices []string) OSSample {
+	secs := cur.at.Sub(prev.at).Seconds()
+	out := OSSample{At: cur.at, Seconds: secs, CPU: CPUDelta(prev.cpu, cur.cpu), NCPU: cur.ncpu}
+	for _, d := range devices {
+		out.Disks = append(out.Disks, DiskDelta(prev.disks[d], cur.disks[d], secs))
+	}
+	ifaces := make([]string, 0, len(cur.net))
+	for name := range cur.net {
+		ifaces = append(ifaces, name)
+	}
+	sort.Strings(ifaces)
+	for _, name := range ifaces {
+		if p, ok := prev.net[name]; ok {
+			out.Net = append(out.Net, NetDelta(name, p, cur.net[name], secs))
+		}
+	}
+	for k, c := range cur.pressure {
+		if p, ok := prev.pressure[k]; ok {
+			if out.Pressure == nil {
+				out.Pressure = map[string]PressureShares{}
+			}
+			out.Pressure[k] = PressureDelta(p, c, secs)
+		}
+	}
+	if secs > 0 {
+		out.SelfCores = (cur.self - prev.self).Seconds() / secs
+		if cur.ncpu > 0 {
+			out.SelfShare = out.SelfCores / float64(cur.ncpu)
+		}
+	}
+	return out
+}
+
+// Run samples every interval until ctx ends, calling emit with each sample from this
+// goroutine. It returns the first read error, or nil when ctx ends.
+func (s *OSSampler) Run(ctx context.Context, interval time.Duration, emit func(OSSample)) error {
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			smp, err := s.Sample()
+			if err != nil {
+				return err
+			}
+			emit(smp)
+		}
+	}
+}
