@@ -3,6 +3,7 @@ module github.com/agbench/agbench
 go 1.26.8
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/sys v0.46.0

@@ -1,0 +1,242 @@
+// Package result owns the result file of one agbench run, results/<time>-<command>/result.json:
+// its versioned schema (meta, steps × variants with merged HDR histograms, counters, time
+// series, analysis), and reading and writing it atomically. Every workload, sampler, analysis
+// and report meets here, so the schema only grows: fields are added, never renamed or given a
+// new meaning, and readers ignore what they do not know.
+//
+// It imports nothing from agbench but agerr and atomicfile; it must not import the runner,
+// workloads, samplers, analyze or report (they import it).
+package result
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// SchemaVersion is the version of the layout written by this agbench. Readers accept any
+// version up to theirs; a change that would break an older reader bumps it.
+const SchemaVersion = 1
+
+// FileName is the name of the result file inside a run's folder.
+const FileName = "result.json"
+
+// Result is one run of one command: what ran, where, and what it measured.
+type Result struct {
+	// Schema is SchemaVersion at the time of writing.
+	Schema int `json:"schema"`
+	// Meta says what ran, on what, with which settings.
+	Meta Meta `json:"meta"`
+	// Steps are the measured steps in the order they ran: one per step of a sweep × variant
+	// of a comparison × repeat.
+	Steps []Step `json:"steps"`
+	// Complete is false when the run was cut short (Ctrl-C, an error); IncompleteReason says why.
+	// What was measured before is kept.
+	Complete         bool   `json:"complete"`
+	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	// Warnings are validity warnings found while running (e.g. read-intent sessions that did
+	// not land on a standby, load generator saturated).
+	Warnings []string `json:"warnings,omitempty"`
+	// Extra holds run-level data of a workload or tool that fits nowhere else (e.g. the disk
+	// tester's device description, seeding phases), keyed by its owner's name.
+	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+	// Analysis is owned by internal/analyze (knee, Little's law, validity, bottleneck). This
+	// package stores it untouched.
+	Analysis json.RawMessage `json:"analysis,omitempty"`
+}
+
+// Meta describes the run: tool, host, server, topology, command line and configuration.
+type Meta struct {
+	// Tool is "agbench"; ToolVersion is the binary's version (git describe).
+	Tool        string `json:"tool"`
+	ToolVersion string `json:"tool_version"`
+	// Command is the command that ran ("stress", "scan", "tpcc run", "disk", "seed").
+	Command string `json:"command"`
+	// Args is the full command line after the program name, credentials removed (see Redact).
+	Args []string `json:"args"`
+	// Config is the command's effective configuration (flags with defaults applied), as the
+	// command chose to record it, credentials removed.
+	Config map[string]any `json:"config,omitempty"`
+	// Seed is the seed all randomness of the run derives from.
+	Seed int64 `json:"seed,omitempty"`
+	// Started and Ended bound the whole run, set-up included.
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended,omitzero"`
+	Host    Host      `json:"host"`
+	// Server is the PostgreSQL server the run talked to (the primary), when there is one.
+	Server *Server `json:"server,omitempty"`
+	// Topology summarises the cluster or connection strings used, when there are any.
+	Topology *Topology `json:"topology,omitempty"`
+}
+
+// Host is the machine the load generator ran on.
+type Host struct {
+	Hostname    string `json:"hostname"`
+	OS          string `json:"os"`
+	Arch        string `json:"arch"`
+	Kernel      string `json:"kernel,omitempty"`
+	CPUModel    string `json:"cpu_model,omitempty"`
+	Cores       int    `json:"cores"`
+	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
+	GoVersion   string `json:"go_version"`
+}
+
+// Server is a PostgreSQL server's version and the settings that matter to a benchmark
+// (shared_buffers, synchronous_commit, max_connections, ...), as reported by the server.
+type Server struct {
+	Version    string            `json:"version"`
+	VersionNum int               `json:"version_num,omitempty"`
+	Settings   map[string]string `json:"settings,omitempty"`
+}
+
+// Topology summarises where the run sent its sessions.
+type Topology struct {
+	// Cluster is the agbench cluster's name, when --cluster was used.
+	Cluster string `json:"cluster,omitempty"`
+	// Commit is the cluster's commit mode (sync, async), when known.
+	Commit string `json:"commit,omitempty"`
+	Nodes  []Node `json:"nodes,omitempty"`
+	// Listener is the listener's address, when sessions went through one.
+	Listener string `json:"listener,omitempty"`
+	// RoutingList is the listener's read-only routing list, when known.
+	RoutingList string `json:"routing_list,omitempty"`
+}
+
+// Node is one server of the topology.
+type Node struct {
+	Name string `json:"name"`
+	Role string `json:"role"`
+	Addr string `json:"addr"`
+}
+
+// Step is one measured step of a run: one point of a sweep for one variant and repeat.
+type Step struct {
+	// Index is the step's position in the order the run executed it (0-based).
+	Index int `json:"index"`
+	// Point is the step's position in the sweep (0-based): steps of the same Point and Variant
+	// but another Repeat measure the same thing.
+	Point int `json:"point"`
+	// Variant names the compared variant ("routing=off"); "" when nothing is compared.
+	Variant string `json:"variant,omitempty"`
+	Repeat  int    `json:"repeat"`
+	// Params are the step's knobs as given ("threads": "4", "routing": "on").
+	Params map[string]string `json:"params,omitempty"`
+	// VUs is the number of virtual users (threads, clients) of the step.
+	VUs int `json:"vus"`
+	// Iterations per VU, when the step ran a fixed count; Duration when it ran for a time.
+	Iterations int64   `json:"iterations,omitempty"`
+	Rate       float64 `json:"rate_per_second,omitempty"`
+	// Rampup is the warm-up before the measured window, excluded from every figure.
+	RampupSeconds float64 `json:"rampup_seconds,omitempty"`
+	// Window is the measured window; every figure of the step belongs to it.
+	Window Window `json:"window"`
+	// Ops are the operations by type ("query", "new_order", "read"), each with its latencies.
+	Ops map[string]*Op `json:"ops"`
+	// LateStarts counts operations of a fixed-rate step that started after their scheduled
+	// time (their queueing delay is part of their latency).
+	LateStarts int64 `json:"late_starts,omitempty"`
+	// Counters are workload-specific figures of the step: "nopm", "tpm", "iops", "mb_per_s",
+	// "buffer_hits", "buffer_reads" ... Names are snake_case and carry their unit when not a count.
+	Counters map[string]float64 `json:"counters,omitempty"`
+	// Sessions counts the step's sessions by where they landed.
+	Sessions []Sessions `json:"sessions,omitempty"`
+	// Client is the load generator's own CPU use during the window.
+	Client ClientCPU `json:"client"`
+	// Throughput is operations completed per second, per op type (successes and errors
+	// together, one point per second of the window); Throughput["*"] is all types together.
+	Throughput map[string]TimeSeries `json:"throughput,omitempty"`
+	// Series holds named time series of samplers (replication lag, wait events, diskstats,
+	// CPU ...), keyed by "<sampler>.<series>", e.g. "pg.wait.LWLock", "disk.sda.iops".
+	Series map[string]TimeSeries `json:"series,omitempty"`
+	// ErrorSamples keeps the first distinct error messages of the step (a few, for the report).
+	ErrorSamples []string `json:"error_samples,omitempty"`
+	// Complete is false when the step was cut short; the figures cover what ran.
+	Complete         bool   `json:"complete"`
+	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	// Extra holds step-level data of a workload that fits nowhere else, keyed by owner.
+	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+	// Analysis is internal/analyze's verdict on the step, stored untouched.
+	Analysis json.RawMessage `json:"analysis,omitempty"`
+}
+
+// Window is a measured time interval.
+type Window struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// Seconds is the window's length in seconds.
+func (w Window) Seconds() float64 { return w.End.Sub(w.Start).Seconds() }
+
+// Op is one operation type's figures in a step.
+type Op struct {
+	// Count is the number of successful operations, Errors the failed ones.
+	Count  int64 `json:"count"`
+	Errors int64 `json:"errors"`
+	// Retries counts retries inside operations (e.g. serialization failures retried by tpcc).
+	Retries int64 `json:"retries,omitempty"`
+	// Rows and Bytes are what the operations returned to the client.
+	Rows  int64 `json:"rows,omitempty"`
+	Bytes int64 `json:"bytes,omitempty"`
+	// Latency of successful and failed operations, apart.
+	Latency      Hist  `json:"latency"`
+	ErrorLatency *Hist `json:"error_latency,omitempty"`
+}
+
+// Sessions counts sessions that landed on one node.
+type Sessions struct {
+	// Node is the node's name in the topology, or host:port when it is not in one.
+	Node string `json:"node"`
+	// InRecovery is true when the node was a standby (pg_is_in_recovery()) when the session began.
+	InRecovery bool `json:"in_recovery"`
+	Count      int  `json:"count"`
+}
+
+// ClientCPU is the load generator's own CPU time during a window.
+type ClientCPU struct {
+	UserSeconds   float64 `json:"user_seconds"`
+	SystemSeconds float64 `json:"system_seconds"`
+	// Utilisation is CPU seconds per wall second divided by the host's cores (0..1).
+	Utilisation float64 `json:"utilisation"`
+	// PerOpMicros is CPU microseconds per completed operation.
+	PerOpMicros float64 `json:"per_op_us,omitempty"`
+}
+
+// TimeSeries is a named series of values at offsets from a start time. T and V have the
+// same length; T is seconds since Start, increasing.
+type TimeSeries struct {
+	Unit  string    `json:"unit,omitempty"`
+	Start time.Time `json:"start"`
+	T     []float64 `json:"t"`
+	V     []float64 `json:"v"`
+}
+
+// Add appends one point at time at.
+func (s *TimeSeries) Add(at time.Time, v float64) {
+	if s.Start.IsZero() {
+		s.Start = at
+	}
+	s.T = append(s.T, at.Sub(s.Start).Seconds())
+	s.V = append(s.V, v)
+}
+
+// Totals sums Count, Errors, Rows and Bytes over all op types of the step.
+func (s *Step) Totals() Op {
+	var t Op
+	for _, o := range s.Ops {
+		t.Count += o.Count
+		t.Errors += o.Errors
+		t.Retries += o.Retries
+		t.Rows += o.Rows
+		t.Bytes += o.Bytes
+	}
+	return t
+}
+
+// OpsPerSecond returns successful operations per second of the window, all types together.
+func (s *Step) OpsPerSecond() float64 {
+	sec := s.Window.Seconds()
+	if sec <= 0 {
+		return 0
+	}
+	return float64(s.Totals().Count) / sec
+}
