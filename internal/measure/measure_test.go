@@ -1,0 +1,112 @@
+package measure
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+// Handles recorded concurrently and merged on ticks give exactly the histogram of all
+// values recorded into one.
+func TestTicksMergeExactly(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	r := NewRegistry(t0)
+	const vus, per = 8, 2000
+	want := NewHistogram()
+	wantErr := NewHistogram()
+	var wg sync.WaitGroup
+	handles := make([]*Handle, vus)
+	for v := range handles {
+		handles[v] = r.NewHandle()
+	}
+	for v := 0; v < vus; v++ {
+		for i := 0; i < per; i++ {
+			us := int64((v*per+i)*7919%500000 + 1)
+			if i%10 == 0 {
+				wantErr.RecordValue(us)
+			} else {
+				want.RecordValue(us)
+			}
+		}
+	}
+	for v := 0; v < vus; v++ {
+		wg.Add(1)
+		go func(v int) {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				us := int64((v*per+i)*7919%500000 + 1)
+				handles[v].Record(Sample{Op: "q", Latency: time.Duration(us) * time.Microsecond, Err: i%10 == 0, Rows: 2, Bytes: 10})
+			}
+		}(v)
+	}
+	done := make(chan struct{})
+	ticks := 0
+	go func() {
+		defer close(done)
+		for i := 1; i <= 50; i++ {
+			r.Tick(t0.Add(time.Duration(i) * time.Millisecond))
+			ticks++
+		}
+	}()
+	wg.Wait()
+	<-done
+	last := r.Freeze(t0.Add(time.Second))
+	q := last.Total["q"]
+	if !q.Success.Equals(want) || !q.Error.Equals(wantErr) {
+		t.Fatalf("merged success %d / error %d, want %d / %d", q.Count(), q.Errors(), want.TotalCount(), wantErr.TotalCount())
+	}
+	if q.Rows != 2*vus*per || q.Bytes != 10*vus*per {
+		t.Fatalf("rows %d bytes %d", q.Rows, q.Bytes)
+	}
+	// The throughput series adds up to every operation.
+	tp := r.Throughput()
+	var sum float64
+	prev := t0
+	for i, sec := range tp[AllOps].T {
+		at := t0.Add(time.Duration(sec * float64(time.Second)))
+		sum += tp[AllOps].V[i] * at.Sub(prev).Seconds()
+		prev = at
+	}
+	if int64(sum+0.5) != vus*per {
+		t.Fatalf("throughput series sums to %v, want %d", sum, vus*per)
+	}
+	ops, err := r.Ops()
+	if err != nil || ops["q"].Count != want.TotalCount() || ops["q"].ErrorLatency == nil || ops["q"].Latency.P99 == 0 {
+		t.Fatalf("Ops: %v %+v", err, ops["q"])
+	}
+}
+
+func TestResetAndFreezeBoundTheWindow(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	r := NewRegistry(t0)
+	h := r.NewHandle()
+	h.Record(Sample{Op: "warmup", Latency: time.Millisecond})
+	r.Tick(t0.Add(time.Second))
+	r.Reset(t0.Add(2 * time.Second))
+	h.Record(Sample{Op: "q", Latency: 2 * time.Millisecond})
+	r.Freeze(t0.Add(3 * time.Second))
+	h.Record(Sample{Op: "q", Latency: 3 * time.Millisecond})
+	late := r.NewHandle()
+	late.Record(Sample{Op: "q", Latency: 3 * time.Millisecond})
+	tk := r.Tick(t0.Add(4 * time.Second))
+	if _, ok := tk.Total["warmup"]; ok {
+		t.Fatal("ramp-up operation counted after Reset")
+	}
+	if n := tk.Total["q"].Count(); n != 1 {
+		t.Fatalf("counted %d operations, want 1 (those after Freeze dropped)", n)
+	}
+	if got := tk.Total["q"].Success.Max(); got < 1990 || got > 2010 {
+		t.Fatalf("max %d us, want ~2000", got)
+	}
+}
+
+func TestClipsHugeLatencies(t *testing.T) {
+	r := NewRegistry(time.Unix(0, 0))
+	h := r.NewHandle()
+	h.Record(Sample{Op: "q", Latency: 3 * time.Hour})
+	h.Record(Sample{Op: "q", Latency: 0})
+	q := r.Tick(time.Unix(1, 0)).Total["q"]
+	if q.Count() != 2 || q.Clipped != 1 || q.Success.Min() != MinLatencyMicros {
+		t.Fatalf("count %d clipped %d min %d", q.Count(), q.Clipped, q.Success.Min())
+	}
+}

@@ -1,0 +1,112 @@
+// Package workload owns the contract between a workload and the runner, and the registry of
+// workloads by name. A workload makes one Worker per virtual user; the runner alone owns
+// goroutines, ramp-up, duration, rate, measurement and error tolerance. Capabilities beyond
+// the core (closing a worker, reporting where its session landed, step hooks, schema set-up)
+// are optional interfaces, found by type assertion.
+//
+// Workloads live in subpackages (stress, scan, tpcc, ...) and register themselves in an init
+// function; package all blank-imports every one. This package imports only internal/result;
+// workloads must not import the runner, the cluster, the listener or the report.
+package workload
+
+import (
+	"context"
+	"time"
+)
+
+// Workload makes the per-virtual-user state of a run.
+type Workload interface {
+	// NewWorker makes one virtual user's state: its connection, random source and prepared
+	// statements, made once and used for every operation of the step.
+	NewWorker(ctx context.Context, vu VU) (Worker, error)
+}
+
+// VU describes the virtual user a worker is made for.
+type VU struct {
+	// ID is the VU's number in its step, 0-based.
+	ID int
+	// Of is the number of VUs in the step.
+	Of int
+	// Seed derives the worker's randomness: the run's --seed, the step and the VU.
+	Seed int64
+	// Params are the step's knobs, including the compared variant's ("routing": "on").
+	Params map[string]string
+}
+
+// Worker runs the operations of one virtual user, one call at a time.
+type Worker interface {
+	// Do runs one operation and describes it in op. An error counts the operation as
+	// failed (its latency goes to the error histogram); the run goes on.
+	Do(ctx context.Context, op *Op) error
+}
+
+// Op is one operation as the worker describes it to the runner. The runner clears it
+// before every call.
+type Op struct {
+	// Name is the operation type ("query", "new_order"); "" means the workload's only type,
+	// DefaultOp. A workload that picks a transaction per call sets it on every call.
+	Name string
+	// Rows and Bytes are what the operation returned to the client.
+	Rows, Bytes int64
+	// Retries counts retries inside the operation (e.g. after a serialization failure).
+	Retries int64
+	// Excluded is time inside Do that is not part of the operation's latency: keying and
+	// think time. Wait adds to it.
+	Excluded time.Duration
+}
+
+// DefaultOp is the name of an operation whose worker left Op.Name empty.
+const DefaultOp = "op"
+
+// Wait sleeps for d (keying or think time) without counting it in the latency. It returns
+// early with the context's error when ctx ends.
+func (o *Op) Wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	start := time.Now()
+	select {
+	case <-t.C:
+		o.Excluded += time.Since(start)
+		return nil
+	case <-ctx.Done():
+		o.Excluded += time.Since(start)
+		return ctx.Err()
+	}
+}
+
+// Closer is a Worker (or Workload) holding something to release: a connection, a file.
+type Closer interface {
+	Close() error
+}
+
+// Landing says where a session landed: the node's name (or host:port) and whether it was
+// in recovery (a standby) when the session began.
+type Landing struct {
+	Node       string
+	InRecovery bool
+}
+
+// Lander is a Worker that reports where its session(s) landed, for the result's count of
+// sessions per node.
+type Lander interface {
+	Landings() []Landing
+}
+
+// StepHooks is a Workload with work of its own around each measured step: restarting a
+// server for a cold read, reading the server's buffer counters before and after. Counters
+// returned by AfterStep go into the step's counters.
+type StepHooks interface {
+	BeforeStep(ctx context.Context, params map[string]string) error
+	AfterStep(ctx context.Context, params map[string]string, window time.Duration) (map[string]float64, error)
+}
+
+// Meta describes a workload in the registry.
+type Meta struct {
+	Name        string
+	Description string
+	// New returns a workload configured with its defaults; commands set its options.
+	New func() Workload
+}
