@@ -147,6 +147,8 @@ type Step struct {
 	// Series holds named time series of samplers (replication lag, wait events, diskstats,
 	// CPU ...), keyed by "<sampler>.<series>", e.g. "pg.wait.LWLock", "disk.sda.iops".
 	Series map[string]TimeSeries `json:"series,omitempty"`
+	// Warnings are the step's validity warnings and the errors of its samplers.
+	Warnings []string `json:"warnings,omitempty"`
 	// ErrorSamples keeps the first distinct error messages of the step (a few, for the report).
 	ErrorSamples []string `json:"error_samples,omitempty"`
 	// Complete is false when the step was cut short; the figures cover what ran.

@@ -1,0 +1,500 @@
+// Package runner owns running a workload: virtual users (VUs) each with their own worker,
+// iterations per VU or a duration, ramp-up excluded from the measured window, an optional
+// fixed rate (an open model), the steps of a sweep and their variants in a planned order,
+// cancellation that keeps what was measured, samplers started and stopped around each
+// measured window, and the load generator's own CPU use.
+//
+// The runner never knows SQL: workloads do the work (internal/workload), measure records it
+// (internal/measure) and the runner hands each step over as a result.Step. It must not import
+// workloads' packages, the cluster, the listener or the report.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agbench/agbench/internal/measure"
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/workload"
+)
+
+// Defaults and limits.
+const (
+	// DefaultTick is how often handles are merged, throughput points taken and progress shown.
+	DefaultTick = time.Second
+	// LateThreshold: an operation of a fixed-rate step that starts later than this after its
+	// scheduled time is counted as a late start.
+	LateThreshold = time.Millisecond
+	// maxErrorSamples is how many distinct error messages a step keeps.
+	maxErrorSamples = 5
+)
+
+// ErrTooManyErrors ends a step whose operations failed more than StepSpec.MaxErrors times.
+var ErrTooManyErrors = errors.New("too many failed operations")
+
+// StepSpec is how one step runs.
+type StepSpec struct {
+	// VUs is the number of virtual users, each with its own worker.
+	VUs int
+	// Iterations per VU (with Rate: in total, VUs × Iterations); 0 means run for Duration.
+	Iterations int64
+	Duration   time.Duration
+	// Rampup runs the load before the measured window; nothing of it is counted.
+	Rampup time.Duration
+	// Rate, when above 0, is a fixed rate of operations per second for the whole step: the
+	// i-th operation is scheduled at start + i/Rate and its latency is measured from then,
+	// so queueing delay behind busy VUs counts (no coordinated omission).
+	Rate float64
+	// MaxErrors stops the step after more failed operations than this; 0 means no limit.
+	MaxErrors int64
+}
+
+// Sampler measures something beside the load (the database, the OS) during each measured
+// window. Start is called as the window opens (step.Window.Start set) and Stop as it closes
+// (step.Window set, figures filled); Stop adds the sampler's series to step.Series and its
+// figures to step.Counters. A sampler's error becomes a warning of the step, never a failure.
+type Sampler interface {
+	Start(ctx context.Context, step *result.Step) error
+	Stop(ctx context.Context, step *result.Step) error
+}
+
+// Progress is the state of a running step, given on every tick.
+type Progress struct {
+	Point   Point
+	Spec    StepSpec
+	Of      int // steps in the plan
+	Elapsed time.Duration
+	// Measuring is false during ramp-up.
+	Measuring bool
+	// Ops and Errors so far in the window; Rate is operations per second of the last tick.
+	Ops, Errors int64
+	Rate        float64
+	// P50 and P99 of the last tick's successful operations.
+	P50, P99 time.Duration
+}
+
+// Config is a whole run.
+type Config struct {
+	Workload workload.Workload
+	Plan     []Point
+	// Spec gives each step's shape from its point (VUs from "threads", and so on).
+	Spec func(Point) StepSpec
+	Seed int64
+	// Samplers run around every measured window.
+	Samplers []Sampler
+	// Tick defaults to DefaultTick.
+	Tick time.Duration
+	// Progress, when set, is called on every tick (from the runner's goroutine).
+	Progress func(Progress)
+	// StepDone, when set, is called after each step with everything measured so far, so
+	// that a command can write its result file as it goes.
+	StepDone func(steps []result.Step)
+}
+
+// Run runs every step of the plan in order and returns what was measured. When ctx ends or
+// a step fails, the steps measured so far are returned (the last one marked incomplete)
+// with the error.
+func Run(ctx context.Context, cfg Config) ([]result.Step, error) {
+	var steps []result.Step
+	for _, p := range cfg.Plan {
+		if ctx.Err() != nil {
+			return steps, ctx.Err()
+		}
+		st, err := runStep(ctx, cfg, p)
+		if st != nil {
+			steps = append(steps, *st)
+			if cfg.StepDone != nil {
+				cfg.StepDone(steps)
+			}
+		}
+		if err != nil {
+			return steps, fmt.Errorf("step %d (%s): %w", p.Index+1, p, err)
+		}
+	}
+	return steps, nil
+}
+
+// vuSeed derives a VU's seed from the run's seed, the step and the VU.
+func vuSeed(seed int64, step, vu int) int64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%d/%d", seed, step, vu)
+	return int64(h.Sum64() &^ (1 << 63))
+}
+
+// makeWorkers makes one worker per VU, concurrently; on any failure it closes those made.
+func makeWorkers(ctx context.Context, cfg Config, p Point, n int) ([]workload.Worker, error) {
+	workers := make([]workload.Worker, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			vu := workload.VU{ID: i, Of: n, Seed: vuSeed(cfg.Seed, p.Index, i), Params: copyParams(p.Params)}
+			workers[i], errs[i] = cfg.Workload.NewWorker(ctx, vu)
+		}(i)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		closeWorkers(workers)
+		return nil, err
+	}
+	return workers, nil
+}
+
+func closeWorkers(ws []workload.Worker) {
+	for _, w := range ws {
+		if c, ok := w.(workload.Closer); ok && w != nil {
+			c.Close()
+		}
+	}
+}
+
+// landings counts the sessions of the workers by node.
+func landings(ws []workload.Worker) []result.Sessions {
+	counts := map[workload.Landing]int{}
+	for _, w := range ws {
+		if l, ok := w.(workload.Lander); ok {
+			for _, x := range l.Landings() {
+				counts[x]++
+			}
+		}
+	}
+	var out []result.Sessions
+	for l, n := range counts {
+		out = append(out, result.Sessions{Node: l.Node, InRecovery: l.InRecovery, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out
+}
+
+// tally is the state the VUs of a step share.
+type tally struct {
+	measuring atomic.Bool
+	late      atomic.Int64
+	errors    atomic.Int64
+	mu        sync.Mutex
+	samples   []string
+}
+
+func (t *tally) noteError(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	msg := err.Error()
+	if len(t.samples) >= maxErrorSamples {
+		return
+	}
+	for _, s := range t.samples {
+		if s == msg {
+			return
+		}
+	}
+	t.samples = append(t.samples, msg)
+}
+
+// runStep runs one step and returns it, measured. Set-up failures return no step.
+func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
+	spec := cfg.Spec(p)
+	if spec.VUs < 1 {
+		return nil, fmt.Errorf("a step needs at least one VU, got %d", spec.VUs)
+	}
+	if spec.Iterations <= 0 && spec.Duration <= 0 {
+		return nil, fmt.Errorf("a step needs iterations or a duration")
+	}
+	hooks, _ := cfg.Workload.(workload.StepHooks)
+	if hooks != nil {
+		if err := hooks.BeforeStep(ctx, copyParams(p.Params)); err != nil {
+			return nil, err
+		}
+	}
+	workers, err := makeWorkers(ctx, cfg, p, spec.VUs)
+	if err != nil {
+		return nil, err
+	}
+	defer closeWorkers(workers)
+
+	st := &result.Step{
+		Index: p.Index, Point: p.Point, Variant: p.VariantName, Repeat: p.Repeat, Params: copyParams(p.Params),
+		VUs: spec.VUs, Iterations: spec.Iterations, Rate: spec.Rate, RampupSeconds: spec.Rampup.Seconds(),
+	}
+	ex := newExecution(cfg, p, spec, workers)
+	runErr := ex.run(ctx, st)
+
+	st.Sessions = landings(workers)
+	st.ErrorSamples = ex.tally.samples
+	st.LateStarts = ex.tally.late.Load()
+	ops, err := ex.reg.Ops()
+	if err != nil {
+		return st, err
+	}
+	st.Ops = ops
+	st.Throughput = ex.reg.Throughput()
+	if st.Client.UserSeconds+st.Client.SystemSeconds > 0 {
+		if n := st.Totals(); n.Count+n.Errors > 0 {
+			st.Client.PerOpMicros = (st.Client.UserSeconds + st.Client.SystemSeconds) * 1e6 / float64(n.Count+n.Errors)
+		}
+	}
+	// Samplers and hooks read the server after the window, even when it was cut short,
+	// but not when the whole run is being cancelled.
+	postCtx := context.WithoutCancel(ctx)
+	if ctx.Err() == nil {
+		for _, s := range ex.startedSamplers {
+			if err := s.Stop(postCtx, st); err != nil {
+				st.Warnings = append(st.Warnings, fmt.Sprintf("sampler: %v", err))
+			}
+		}
+		if hooks != nil {
+			counters, err := hooks.AfterStep(postCtx, copyParams(p.Params), st.Window.End.Sub(st.Window.Start))
+			if err != nil {
+				st.Warnings = append(st.Warnings, fmt.Sprintf("after step: %v", err))
+			}
+			for k, v := range counters {
+				if st.Counters == nil {
+					st.Counters = map[string]float64{}
+				}
+				st.Counters[k] = v
+			}
+		}
+	}
+	st.Complete = runErr == nil
+	if runErr != nil {
+		st.IncompleteReason = runErr.Error()
+	}
+	return st, runErr
+}
+
+// execution is one step while it runs.
+type execution struct {
+	cfg             Config
+	p               Point
+	spec            StepSpec
+	workers         []workload.Worker
+	reg             *measure.Registry
+	tally           tally
+	startedSamplers []Sampler
+	cpuUser, cpuSys time.Duration
+}
+
+func newExecution(cfg Config, p Point, spec StepSpec, workers []workload.Worker) *execution {
+	return &execution{cfg: cfg, p: p, spec: spec, workers: workers, reg: measure.NewRegistry(time.Now())}
+}
+
+// run drives the VUs through ramp-up and the measured window and fills the step's window
+// and client CPU. It returns ctx's error when cancelled and ErrTooManyErrors when the
+// errors went over the limit.
+func (ex *execution) run(ctx context.Context, st *result.Step) error {
+	loadCtx, stopLoad := context.WithCancelCause(ctx)
+	defer stopLoad(nil)
+	start := time.Now()
+	windowStart := start.Add(ex.spec.Rampup)
+
+	var jobs chan time.Time
+	if ex.spec.Rate > 0 {
+		jobs = make(chan time.Time)
+		go ex.schedule(loadCtx, start, jobs)
+	}
+	var wg sync.WaitGroup
+	for i, w := range ex.workers {
+		wg.Add(1)
+		h := ex.reg.NewHandle()
+		delay := time.Duration(0)
+		if jobs == nil && ex.spec.Rampup > 0 {
+			delay = ex.spec.Rampup * time.Duration(i) / time.Duration(len(ex.workers))
+		}
+		go func() {
+			defer wg.Done()
+			ex.vu(loadCtx, stopLoad, w, h, delay, jobs)
+		}()
+	}
+	allDone := make(chan struct{})
+	go func() { wg.Wait(); close(allDone) }()
+
+	tick := ex.cfg.Tick
+	if tick <= 0 {
+		tick = DefaultTick
+	}
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	var rampTimer <-chan time.Time
+	if ex.spec.Rampup > 0 {
+		rampTimer = time.After(ex.spec.Rampup)
+	} else {
+		ex.openWindow(ctx, st, start)
+	}
+	var deadline <-chan time.Time
+	if ex.spec.Iterations == 0 {
+		deadline = time.After(ex.spec.Rampup + ex.spec.Duration)
+	}
+	var err error
+loop:
+	for {
+		select {
+		case <-rampTimer:
+			ex.openWindow(ctx, st, time.Now())
+		case now := <-ticker.C:
+			tk := ex.reg.Tick(now)
+			ex.progress(tk, now.Sub(windowStart))
+		case <-deadline:
+			break loop
+		case <-allDone:
+			break loop
+		case <-loadCtx.Done():
+			err = context.Cause(loadCtx)
+			break loop
+		}
+	}
+	end := time.Now()
+	if !ex.tally.measuring.Load() {
+		// Cut short (or finished) before the window opened: an empty window.
+		ex.openWindow(ctx, st, end)
+	}
+	ex.reg.Freeze(end)
+	ex.tally.measuring.Store(false)
+	stopLoad(nil)
+	<-allDone
+	st.Window.End = end
+	u, s := cpuTimes()
+	st.Client.UserSeconds = (u - ex.cpuUser).Seconds()
+	st.Client.SystemSeconds = (s - ex.cpuSys).Seconds()
+	if sec := st.Window.Seconds(); sec > 0 {
+		st.Client.Utilisation = (st.Client.UserSeconds + st.Client.SystemSeconds) / sec / float64(runtime.NumCPU())
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return err
+}
+
+// openWindow starts the measured window at now: counters reset, CPU noted, samplers started.
+func (ex *execution) openWindow(ctx context.Context, st *result.Step, now time.Time) {
+	ex.reg.Reset(now)
+	ex.tally.late.Store(0)
+	ex.tally.errors.Store(0)
+	ex.tally.mu.Lock()
+	ex.tally.samples = nil
+	ex.tally.mu.Unlock()
+	st.Window.Start = now
+	ex.cpuUser, ex.cpuSys = cpuTimes()
+	ex.tally.measuring.Store(true)
+	for _, smp := range ex.cfg.Samplers {
+		if err := smp.Start(ctx, st); err != nil {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("sampler: %v", err))
+			continue
+		}
+		ex.startedSamplers = append(ex.startedSamplers, smp)
+	}
+}
+
+func (ex *execution) progress(tk measure.Tick, elapsed time.Duration) {
+	if ex.cfg.Progress == nil {
+		return
+	}
+	pr := Progress{Point: ex.p, Spec: ex.spec, Of: len(ex.cfg.Plan), Elapsed: elapsed, Measuring: ex.tally.measuring.Load()}
+	iv := measure.NewHistogram()
+	var ivn int64
+	for _, o := range tk.Total {
+		pr.Ops += o.Count()
+		pr.Errors += o.Errors()
+	}
+	for _, o := range tk.IntervalOps {
+		iv.Merge(o.Success)
+		ivn += o.Count() + o.Errors()
+	}
+	if tk.Interval > 0 {
+		pr.Rate = float64(ivn) / tk.Interval.Seconds()
+	}
+	pr.P50 = time.Duration(iv.ValueAtQuantile(50)) * time.Microsecond
+	pr.P99 = time.Duration(iv.ValueAtQuantile(99)) * time.Microsecond
+	ex.cfg.Progress(pr)
+}
+
+// schedule sends the scheduled start of operation i, start + i/rate, for as long as the
+// load runs (or VUs × iterations operations). A send blocks while every VU is busy; the
+// times it sends next are then already past, and that queueing delay counts in latency.
+func (ex *execution) schedule(ctx context.Context, start time.Time, jobs chan<- time.Time) {
+	defer close(jobs)
+	period := time.Duration(float64(time.Second) / ex.spec.Rate)
+	total := ex.spec.Iterations * int64(ex.spec.VUs)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	for i := int64(0); total == 0 || i < total; i++ {
+		at := start.Add(time.Duration(i) * period)
+		if d := time.Until(at); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+		select {
+		case jobs <- at:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// vu is one virtual user's loop.
+func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w workload.Worker, h *measure.Handle,
+	delay time.Duration, jobs <-chan time.Time) {
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+	var done int64
+	var op workload.Op
+	for ctx.Err() == nil {
+		if jobs == nil && ex.spec.Iterations > 0 && done >= ex.spec.Iterations {
+			return
+		}
+		begin := time.Now()
+		if jobs != nil {
+			at, ok := <-jobs
+			if !ok {
+				return
+			}
+			now := time.Now()
+			if now.Sub(at) > LateThreshold && ex.tally.measuring.Load() {
+				ex.tally.late.Add(1)
+			}
+			begin = at
+		}
+		op = workload.Op{}
+		measuring := ex.tally.measuring.Load()
+		err := w.Do(ctx, &op)
+		lat := time.Since(begin) - op.Excluded
+		if ctx.Err() != nil {
+			// Cut off by the end of the window or cancellation: not an operation of the window.
+			return
+		}
+		if measuring && ex.tally.measuring.Load() {
+			done++
+		}
+		name := op.Name
+		if name == "" {
+			name = workload.DefaultOp
+		}
+		h.Record(measure.Sample{Op: name, Latency: lat, Err: err != nil, Rows: op.Rows, Bytes: op.Bytes, Retries: op.Retries})
+		if err != nil && measuring {
+			ex.tally.noteError(err)
+			if n := ex.tally.errors.Add(1); ex.spec.MaxErrors > 0 && n > ex.spec.MaxErrors {
+				stop(fmt.Errorf("%w (%d; first: %v)", ErrTooManyErrors, n, err))
+				return
+			}
+		}
+	}
+}

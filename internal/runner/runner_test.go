@@ -1,0 +1,224 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/workload"
+)
+
+// fakeLoad is an in-process workload whose operation is a function.
+type fakeLoad struct {
+	do      func(ctx context.Context, vu workload.VU, op *workload.Op) error
+	made    atomic.Int64
+	closed  atomic.Int64
+	before  atomic.Int64
+	counter float64
+}
+
+type fakeWorker struct {
+	l  *fakeLoad
+	vu workload.VU
+}
+
+func (l *fakeLoad) NewWorker(_ context.Context, vu workload.VU) (workload.Worker, error) {
+	l.made.Add(1)
+	return &fakeWorker{l: l, vu: vu}, nil
+}
+
+func (l *fakeLoad) BeforeStep(context.Context, map[string]string) error { l.before.Add(1); return nil }
+func (l *fakeLoad) AfterStep(context.Context, map[string]string, time.Duration) (map[string]float64, error) {
+	return map[string]float64{"fake_counter": l.counter}, nil
+}
+
+func (w *fakeWorker) Do(ctx context.Context, op *workload.Op) error { return w.l.do(ctx, w.vu, op) }
+func (w *fakeWorker) Close() error                                 { w.l.closed.Add(1); return nil }
+func (w *fakeWorker) Landings() []workload.Landing {
+	return []workload.Landing{{Node: "node" + strconv.Itoa(w.vu.ID%2+1), InRecovery: w.vu.ID%2 == 1}}
+}
+
+func runOne(t *testing.T, ctx context.Context, l workload.Workload, spec StepSpec, samplers ...Sampler) (result.Step, error) {
+	t.Helper()
+	steps, err := Run(ctx, Config{
+		Workload: l, Plan: Sweep{}.Plan(), Spec: func(Point) StepSpec { return spec },
+		Samplers: samplers, Tick: 50 * time.Millisecond,
+	})
+	if len(steps) != 1 {
+		t.Fatalf("%d steps, err %v", len(steps), err)
+	}
+	return steps[0], err
+}
+
+func TestIterationsCountExactly(t *testing.T) {
+	l := &fakeLoad{counter: 42, do: func(_ context.Context, _ workload.VU, op *workload.Op) error {
+		op.Name, op.Rows, op.Bytes = "query", 2, 100
+		return nil
+	}}
+	st, err := runOne(t, context.Background(), l, StepSpec{VUs: 3, Iterations: 50})
+	if err != nil || !st.Complete {
+		t.Fatalf("err %v complete %v", err, st.Complete)
+	}
+	q := st.Ops["query"]
+	if q.Count != 150 || q.Errors != 0 || q.Rows != 300 || q.Bytes != 15000 || q.Latency.Count != 150 {
+		t.Fatalf("query op %+v", q)
+	}
+	if l.made.Load() != 3 || l.closed.Load() != 3 || l.before.Load() != 1 || st.Counters["fake_counter"] != 42 {
+		t.Fatalf("made %d closed %d before %d counters %v", l.made.Load(), l.closed.Load(), l.before.Load(), st.Counters)
+	}
+	want := []result.Sessions{{Node: "node1", Count: 2}, {Node: "node2", InRecovery: true, Count: 1}}
+	if fmt.Sprint(st.Sessions) != fmt.Sprint(want) {
+		t.Fatalf("sessions %v, want %v", st.Sessions, want)
+	}
+	if st.Window.End.Before(st.Window.Start) || st.Client.UserSeconds+st.Client.SystemSeconds < 0 {
+		t.Fatalf("window %v client %+v", st.Window, st.Client)
+	}
+}
+
+// A fixed-rate run faster than the operation can go: latency is measured from each
+// operation's scheduled time, so the queueing delay shows (coordinated omission not hidden).
+func TestFixedRateCountsQueueingDelay(t *testing.T) {
+	const service = 20 * time.Millisecond
+	l := &fakeLoad{do: func(ctx context.Context, _ workload.VU, op *workload.Op) error {
+		time.Sleep(service)
+		return nil
+	}}
+	// 1 VU, 200/s: an operation is scheduled every 5 ms but takes at least 20 ms.
+	st, err := runOne(t, context.Background(), l, StepSpec{VUs: 1, Iterations: 40, Rate: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := st.Ops[workload.DefaultOp]
+	if op.Count != 40 {
+		t.Fatalf("count %d", op.Count)
+	}
+	// The 40th operation is scheduled at 195 ms but cannot start before 39 × 20 ms = 780 ms.
+	if minQueue := 39*service - 195*time.Millisecond; time.Duration(op.Latency.Max)*time.Microsecond < minQueue {
+		t.Fatalf("max latency %d us hides the queueing delay (at least %v)", op.Latency.Max, minQueue)
+	}
+	if st.LateStarts < 30 {
+		t.Fatalf("late starts %d, want nearly all of 40", st.LateStarts)
+	}
+}
+
+func TestExcludedTimeAndOpPerCall(t *testing.T) {
+	var mu sync.Mutex
+	var longest time.Duration
+	l := &fakeLoad{do: func(ctx context.Context, vu workload.VU, op *workload.Op) error {
+		begin := time.Now()
+		op.Name = []string{"new_order", "payment"}[vu.ID%2]
+		if err := op.Wait(ctx, 30*time.Millisecond); err != nil {
+			return err
+		}
+		op.Retries = 1
+		mu.Lock()
+		longest = max(longest, time.Since(begin))
+		mu.Unlock()
+		return nil
+	}}
+	st, err := runOne(t, context.Background(), l, StepSpec{VUs: 2, Iterations: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Ops["new_order"].Count != 5 || st.Ops["payment"].Count != 5 || st.Ops["payment"].Retries != 5 {
+		t.Fatalf("ops %v", st.Ops)
+	}
+	for name, o := range st.Ops {
+		if maxLat := time.Duration(o.Latency.Max) * time.Microsecond; maxLat > longest-29*time.Millisecond {
+			t.Fatalf("%s: max latency %v includes the excluded wait (longest call %v)", name, maxLat, longest)
+		}
+	}
+}
+
+func TestRampupIsExcluded(t *testing.T) {
+	var start atomic.Int64
+	l := &fakeLoad{do: func(ctx context.Context, _ workload.VU, op *workload.Op) error {
+		start.CompareAndSwap(0, time.Now().UnixNano())
+		op.Name = "late"
+		if time.Since(time.Unix(0, start.Load())) < 100*time.Millisecond {
+			op.Name = "early"
+		}
+		time.Sleep(time.Millisecond)
+		return nil
+	}}
+	st, err := runOne(t, context.Background(), l, StepSpec{VUs: 2, Duration: 300 * time.Millisecond, Rampup: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.Ops["early"]; ok {
+		t.Fatalf("ramp-up operations counted: %v", st.Ops["early"].Count)
+	}
+	if st.Ops["late"] == nil || st.Ops["late"].Count == 0 || st.RampupSeconds != 1 {
+		t.Fatalf("ops %v rampup %v", st.Ops, st.RampupSeconds)
+	}
+}
+
+func TestCancellationKeepsWhatWasMeasured(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var n atomic.Int64
+	l := &fakeLoad{do: func(ctx context.Context, _ workload.VU, op *workload.Op) error {
+		if n.Add(1) == 100 {
+			cancel()
+		}
+		return nil
+	}}
+	st, err := runOne(t, ctx, l, StepSpec{VUs: 2, Duration: time.Hour})
+	if !errors.Is(err, context.Canceled) || st.Complete || st.IncompleteReason == "" {
+		t.Fatalf("err %v complete %v reason %q", err, st.Complete, st.IncompleteReason)
+	}
+	if c := st.Ops[workload.DefaultOp].Count; c < 90 || c > n.Load() {
+		t.Fatalf("kept %d of %d operations", c, n.Load())
+	}
+}
+
+func TestMaxErrorsStopsTheStep(t *testing.T) {
+	l := &fakeLoad{do: func(context.Context, workload.VU, *workload.Op) error { return errors.New("relation \"nope\" does not exist") }}
+	st, err := runOne(t, context.Background(), l, StepSpec{VUs: 2, Duration: time.Hour, MaxErrors: 5})
+	if !errors.Is(err, ErrTooManyErrors) || st.Complete {
+		t.Fatalf("err %v complete %v", err, st.Complete)
+	}
+	if len(st.ErrorSamples) != 1 || st.Ops[workload.DefaultOp].Errors < 6 || st.Ops[workload.DefaultOp].ErrorLatency == nil {
+		t.Fatalf("samples %v op %+v", st.ErrorSamples, st.Ops[workload.DefaultOp])
+	}
+}
+
+type fakeSampler struct{ started, stopped time.Time }
+
+func (s *fakeSampler) Start(_ context.Context, st *result.Step) error {
+	s.started = st.Window.Start
+	return nil
+}
+
+func (s *fakeSampler) Stop(_ context.Context, st *result.Step) error {
+	s.stopped = st.Window.End
+	var ts result.TimeSeries
+	ts.Add(st.Window.Start, 1)
+	ts.Add(st.Window.End, 2)
+	if st.Series == nil {
+		st.Series = map[string]result.TimeSeries{}
+	}
+	st.Series["fake.value"] = ts
+	return nil
+}
+
+func TestSamplerSeesTheWindow(t *testing.T) {
+	l := &fakeLoad{do: func(context.Context, workload.VU, *workload.Op) error { time.Sleep(time.Millisecond); return nil }}
+	s := &fakeSampler{}
+	st, err := runOne(t, context.Background(), l, StepSpec{VUs: 1, Duration: 200 * time.Millisecond, Rampup: 50 * time.Millisecond}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.started.Equal(st.Window.Start) || !s.stopped.Equal(st.Window.End) || len(st.Series["fake.value"].V) != 2 {
+		t.Fatalf("sampler saw %v..%v, window %v; series %v", s.started, s.stopped, st.Window, st.Series)
+	}
+	if len(st.Throughput["*"].V) == 0 {
+		t.Fatal("no throughput series")
+	}
+}
