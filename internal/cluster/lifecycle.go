@@ -102,9 +102,60 @@ func waitGone(pid int, d time.Duration) {
 	}
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if syscall.Kill(pid, 0) != nil {
+		if !Alive(pid) {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// StartNode starts one node by name.
+func (t *Topology) StartNode(ctx context.Context, name string) error {
+	n := t.Node(name)
+	if n == nil {
+		return fmt.Errorf("no node %q", name)
+	}
+	if n.Role == RoleStandby {
+		if err := t.writeConf(n); err != nil {
+			return err
+		}
+	}
+	return t.startNode(ctx, n)
+}
+
+// StopNode stops one node by name (fast shutdown).
+func (t *Topology) StopNode(ctx context.Context, name string) error {
+	return t.StopNodeMode(ctx, name, "fast")
+}
+
+// StopNodeMode stops one node with pg_ctl's mode: smart, fast or immediate (a crash).
+func (t *Topology) StopNodeMode(ctx context.Context, name, mode string) error {
+	n := t.Node(name)
+	if n == nil {
+		return fmt.Errorf("no node %q", name)
+	}
+	return t.stopNode(ctx, n, mode)
+}
+
+// WaitCaughtUp waits until every running standby has replayed the primary's current WAL position.
+func (t *Topology) WaitCaughtUp(ctx context.Context, timeout time.Duration) error {
+	c, err := t.Connect(ctx, t.Primary())
+	if err != nil {
+		return err
+	}
+	var lsn string
+	err = c.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&lsn)
+	c.Close(context.WithoutCancel(ctx))
+	if err != nil {
+		return err
+	}
+	for _, s := range t.Standbys() {
+		if !t.nodeRunning(s) {
+			continue
+		}
+		if err := t.waitReplayedPast(ctx, s, lsn, timeout); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -159,10 +159,23 @@ func postmasterPID(dataDir string) int {
 	if err != nil || pid <= 0 {
 		return 0
 	}
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+	if !Alive(pid) {
 		return 0
 	}
 	return pid
+}
+
+// Alive reports whether a process exists and is not a zombie (an exited postmaster that its
+// new parent has not reaped yet is gone for every purpose of ours).
+func Alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses and may contain spaces.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
 
 // checkPortFree fails with bad input when something listens on host:port.

@@ -147,3 +147,12 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// PortFree returns an error when something listens on 127.0.0.1:port.
+func PortFree(port int) error {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return fmt.Errorf("port %d is in use", port)
+	}
+	return l.Close()
+}

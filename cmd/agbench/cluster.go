@@ -1,0 +1,343 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cluster"
+)
+
+func init() { register(newClusterCmd) }
+
+func newClusterCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "cluster",
+		Short: "A local availability group: a primary and readable hot standbys on loopback",
+		Long: `A local PostgreSQL "availability group": one primary and N hot standbys, each a
+streaming-replication standby with its own replication slot and application_name,
+listening on 127.0.0.1 with SCRAM authentication. Clusters live under $AGBENCH_HOME
+(default ~/.local/share/agbench; /var/lib/agbench for root) in clusters/NAME/, with a
+topology.json that every other agbench command reads (--cluster NAME).`,
+	}
+	c.AddCommand(clusterCreateCmd(a), clusterStatusCmd(a), clusterSimpleCmd(a, "start"), clusterSimpleCmd(a, "stop"),
+		clusterSimpleCmd(a, "destroy"), clusterFailoverCmd(a), clusterListCmd(a), clusterEnvCmd(a))
+	return c
+}
+
+func home(a *app) string { return cluster.Home(a.getenv) }
+
+func clusterCreateCmd(a *app) *cobra.Command {
+	o := cluster.CreateOptions{}
+	c := &cobra.Command{
+		Use:   "create",
+		Short: "Create and start a cluster: initdb the primary, pg_basebackup each standby",
+		Long: `Create and start a cluster. The primary is made with initdb and configured for
+replication; each standby is made with pg_basebackup from it, with its own physical
+replication slot and application_name/cluster_name (standby1, standby2, ...), as a
+readable hot standby. Ports are base-port (primary), base-port+1, ... on 127.0.0.1.
+
+--commit sync sets synchronous_standby_names = 'ANY 1 (standby1, ...)' and
+synchronous_commit = on: every commit waits until one standby has flushed it.
+--commit async leaves replication asynchronous.
+
+A password is generated and kept in the cluster's pgpass file (mode 0600); see
+'agbench cluster env'. Run as root, the servers run as the user postgres (or --os-user).
+A create that fails or is interrupted removes everything it made.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Home = home(a)
+			o.Progress = a.stderr
+			start := time.Now()
+			topo, err := cluster.Create(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "cluster %s created in %.1fs: PostgreSQL %s, %d standby(s), %s commit\n\n",
+				topo.Name, time.Since(start).Seconds(), topo.PG.Version, len(topo.Standbys()), topo.Commit)
+			printStatus(a.stdout, topo.Status(cmd.Context()))
+			fmt.Fprintf(a.stdout, "\nconnect: eval \"$(agbench cluster env --name %s)\" && psql\n", topo.Name)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.Name, "name", "lab", "cluster name")
+	f.IntVar(&o.Standbys, "standbys", 2, "number of hot standbys (0-9)")
+	f.StringVar(&o.Commit, "commit", cluster.CommitAsync, "sync or async commit")
+	f.IntVar(&o.BasePort, "base-port", cluster.DefaultBasePort, "port of the primary; standbys take the next ones")
+	f.StringVar(&o.PGBin, "pg-bin", "", "folder of PostgreSQL server binaries (default: PATH, pg_config, /usr/lib/postgresql/*/bin)")
+	f.StringVar(&o.OSUser, "os-user", "", "user that runs the servers when agbench runs as root (default postgres)")
+	f.StringArrayVar(&o.Settings, "set", nil, "server setting key=value for every node (repeatable)")
+	return c
+}
+
+func loadCluster(a *app, name string) (*cluster.Topology, error) {
+	return cluster.Load(home(a), name)
+}
+
+func clusterStatusCmd(a *app) *cobra.Command {
+	var name string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "Show each node's role, state, LSNs, replication lag and sync state",
+		Long: `Show each node: role, port, state, current (primary) or received and replayed (standby)
+WAL positions, write/flush/replay lag in bytes behind the primary's current position and in
+time (from pg_stat_replication), sync state, and whether it is readable. --json for machines.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			topo, err := loadCluster(a, name)
+			if err != nil {
+				return err
+			}
+			st := topo.Status(cmd.Context())
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			printStatus(a.stdout, st)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&name, "name", "lab", "cluster name")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+func printStatus(w io.Writer, st *cluster.Status) {
+	fmt.Fprintf(w, "cluster %s · PostgreSQL %s · %s commit\n", st.Name, st.Version, st.Commit)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tROLE\tPORT\tSTATE\tREADABLE\tCURRENT/RECEIVED\tREPLAYED\tWRITE LAG\tFLUSH LAG\tREPLAY LAG\tSYNC")
+	for _, n := range st.Nodes {
+		lsn := n.CurrentLSN
+		if n.Role == cluster.RoleStandby {
+			lsn = n.ReceivedLSN
+		}
+		state := n.State
+		if n.ReplayPaused {
+			state += " (replay paused)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Role, n.Port, state, yesNo(n.Readable),
+			dash(lsn), dash(n.ReplayedLSN), lag(n.WriteLagBytes, n.WriteLagSec), lag(n.FlushLagBytes, n.FlushLagSec),
+			lag(n.ReplayLagBytes, n.ReplayLagSec), dash(n.SyncState))
+	}
+	tw.Flush()
+	for _, n := range st.Nodes {
+		if n.Error != "" {
+			fmt.Fprintf(w, "%s: %s\n", n.Name, n.Error)
+		}
+	}
+	if st.Listener != nil {
+		fmt.Fprintf(w, "listener: %s", st.Listener.Listen)
+		if st.Listener.ReadOnlyListen != "" {
+			fmt.Fprintf(w, " (read-only port %s)", st.Listener.ReadOnlyListen)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func lag(bytes *int64, sec *float64) string {
+	if bytes == nil {
+		return "-"
+	}
+	s := humanBytes(*bytes)
+	if sec != nil {
+		s += fmt.Sprintf(" / %.3fs", *sec)
+	}
+	return s
+}
+
+func humanBytes(b int64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	div, exp := int64(unit), 0
+	for n := b / unit; n >= unit; n /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}
+
+func clusterSimpleCmd(a *app, verb string) *cobra.Command {
+	var name string
+	short := map[string]string{
+		"start":   "Start every node (primary first) and wait until the standbys stream",
+		"stop":    "Stop every node (fast shutdown)",
+		"destroy": "Stop every node and remove the cluster's folder, and nothing else",
+	}[verb]
+	c := &cobra.Command{
+		Use:   verb,
+		Short: short,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			topo, err := loadCluster(a, name)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			switch verb {
+			case "start":
+				err = topo.Start(cmd.Context())
+			case "stop":
+				err = topo.Stop(cmd.Context())
+			case "destroy":
+				err = topo.Destroy(cmd.Context())
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "cluster %s: %s done in %.1fs\n", topo.Name, verb, time.Since(start).Seconds())
+			return nil
+		},
+	}
+	c.Flags().StringVar(&name, "name", "lab", "cluster name")
+	return c
+}
+
+func clusterFailoverCmd(a *app) *cobra.Command {
+	var name string
+	o := cluster.FailoverOptions{}
+	c := &cobra.Command{
+		Use:   "failover",
+		Short: "Promote a standby, re-point the others, bring the old primary back as a standby",
+		Long: `Promote a standby to primary: the one named with --to, or the one that received the
+most WAL. When the primary is up, it is first shut down cleanly and the new primary replays
+all of its WAL, so no committed transaction is lost. The other standbys are re-pointed to the
+new primary; the old primary comes back as a standby (pg_rewind where needed). The topology
+file follows. Prints the time writes were unavailable and the total time.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			topo, err := loadCluster(a, name)
+			if err != nil {
+				return err
+			}
+			o.Progress = a.stdout
+			r, err := topo.Failover(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			kind := "unplanned (primary was down)"
+			if r.Planned {
+				kind = "planned (primary shut down cleanly first: no data loss)"
+			}
+			fmt.Fprintf(a.stdout, "\nfailover %s -> %s, %s\nwrites unavailable for %.3fs; total %.3fs; old primary %s: %s\n",
+				r.From, r.To, kind, r.WriteOutage.Seconds(), r.Total.Seconds(), r.From, r.OldPrimary)
+			for node, p := range r.Problems {
+				fmt.Fprintf(a.stdout, "problem on %s: %s\n", node, p)
+			}
+			fmt.Fprintln(a.stdout)
+			printStatus(a.stdout, topo.Status(cmd.Context()))
+			if len(r.Problems) > 0 {
+				return fmt.Errorf("failover done, but %d node(s) did not rejoin", len(r.Problems))
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&name, "name", "lab", "cluster name")
+	c.Flags().StringVar(&o.To, "to", "", "standby to promote (default: the most advanced)")
+	c.Flags().BoolVar(&o.Force, "force", false, "promote a standby that is behind another (loses what only the other received)")
+	return c
+}
+
+func clusterListCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the clusters under $AGBENCH_HOME",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			names, err := cluster.List(home(a))
+			if err != nil {
+				return err
+			}
+			if len(names) == 0 {
+				fmt.Fprintf(a.stdout, "no clusters under %s\n", home(a))
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tPOSTGRES\tCOMMIT\tPRIMARY\tNODES\tRUNNING")
+			for _, n := range names {
+				topo, err := cluster.Load(home(a), n)
+				if err != nil {
+					fmt.Fprintf(tw, "%s\t?\t?\t?\t?\t%v\n", n, err)
+					continue
+				}
+				up := 0
+				for _, r := range topo.Running() {
+					if r {
+						up++
+					}
+				}
+				p := topo.Primary()
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s (%s:%d)\t%d\t%d\n", topo.Name, topo.PG.Version, topo.Commit, p.Name, p.Host, p.Port, len(topo.Nodes), up)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func clusterEnvCmd(a *app) *cobra.Command {
+	var name, node string
+	c := &cobra.Command{
+		Use:   "env",
+		Short: "Print shell exports (PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSFILE) for a node",
+		Long: `Print shell exports so that psql, pgbench and scripts connect to the primary (or the
+node named with --node) with no further set-up:
+
+  eval "$(agbench cluster env --name lab)" && psql -c 'select pg_is_in_recovery()'
+
+The password stays in the pgpass file; it is never printed.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			topo, err := loadCluster(a, name)
+			if err != nil {
+				return err
+			}
+			n := topo.Primary()
+			if node != "" {
+				if n = topo.Node(node); n == nil {
+					return agerr.BadInputf("--node %s: no such node in cluster %s (nodes: %s)", node, topo.Name, strings.Join(topo.NodeNames(), ", "))
+				}
+			}
+			for _, kv := range [][2]string{{"PGHOST", n.Host}, {"PGPORT", fmt.Sprint(n.Port)}, {"PGUSER", topo.Superuser},
+				{"PGDATABASE", topo.Database}, {"PGPASSFILE", topo.PassFile}, {"PGSSLMODE", "disable"}} {
+				fmt.Fprintf(a.stdout, "export %s=%s\n", kv[0], shellQuote(kv[1]))
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&name, "name", "lab", "cluster name")
+	c.Flags().StringVar(&node, "node", "", "node to connect to (default: the primary)")
+	return c
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
