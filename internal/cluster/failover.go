@@ -100,7 +100,11 @@ func (t *Topology) Failover(ctx context.Context, o FailoverOptions) (*FailoverRe
 	r.To = target.Name
 
 	if _, err := t.install().Run(ctx, t.user(), "pg_ctl", "promote", "-w", "-t", fmt.Sprint(int(promoteTimeout.Seconds())), "-D", target.DataDir); err != nil {
-		return nil, fmt.Errorf("promote %s: %w", target.Name, err)
+		err = fmt.Errorf("promote %s: %w", target.Name, err)
+		if r.Planned {
+			return nil, t.restartAfter(ctx, old, err)
+		}
+		return nil, err
 	}
 	// Roles change in the topology at once, so an interruption from here on leaves a file
 	// that names the node that really is primary.
