@@ -197,6 +197,11 @@ func clusterSimpleCmd(a *app, verb string) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			unlock, err := topo.Lock()
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			start := time.Now()
 			switch verb {
 			case "start":
@@ -234,6 +239,11 @@ file follows. Prints the time writes were unavailable and the total time.`,
 			if err != nil {
 				return err
 			}
+			unlock, err := topo.Lock()
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			o.Progress = a.stdout
 			r, err := topo.Failover(cmd.Context(), o)
 			if err != nil {

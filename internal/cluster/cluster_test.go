@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -339,4 +340,22 @@ func TestCreateRefusesPortInUseAndMakesNothing(t *testing.T) {
 	if _, serr := os.Stat(cluster.ClusterDir(home, "second")); !os.IsNotExist(serr) {
 		t.Fatal("a refused create left a folder")
 	}
+}
+
+func TestLockIsExclusive(t *testing.T) {
+	dir := t.TempDir()
+	topo := &cluster.Topology{Name: "x", Dir: dir}
+	unlock, err := topo.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := topo.Lock(); !errors.Is(err, cluster.ErrBusy) {
+		t.Fatalf("second lock: %v, want ErrBusy", err)
+	}
+	unlock()
+	unlock2, err := topo.Lock()
+	if err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+	unlock2()
 }

@@ -39,7 +39,7 @@ func (l *fakeLoad) AfterStep(context.Context, map[string]string, time.Duration) 
 }
 
 func (w *fakeWorker) Do(ctx context.Context, op *workload.Op) error { return w.l.do(ctx, w.vu, op) }
-func (w *fakeWorker) Close() error                                 { w.l.closed.Add(1); return nil }
+func (w *fakeWorker) Close() error                                  { w.l.closed.Add(1); return nil }
 func (w *fakeWorker) Landings() []workload.Landing {
 	return []workload.Landing{{Node: "node" + strconv.Itoa(w.vu.ID%2+1), InRecovery: w.vu.ID%2 == 1}}
 }
@@ -179,7 +179,9 @@ func TestCancellationKeepsWhatWasMeasured(t *testing.T) {
 }
 
 func TestMaxErrorsStopsTheStep(t *testing.T) {
-	l := &fakeLoad{do: func(context.Context, workload.VU, *workload.Op) error { return errors.New("relation \"nope\" does not exist") }}
+	l := &fakeLoad{do: func(context.Context, workload.VU, *workload.Op) error {
+		return errors.New("relation \"nope\" does not exist")
+	}}
 	st, err := runOne(t, context.Background(), l, StepSpec{VUs: 2, Duration: time.Hour, MaxErrors: 5})
 	if !errors.Is(err, ErrTooManyErrors) || st.Complete {
 		t.Fatalf("err %v complete %v", err, st.Complete)

@@ -1,0 +1,26 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// ErrBusy says another agbench process is changing the same cluster.
+var ErrBusy = errors.New("cluster is busy")
+
+// Lock takes the cluster's lock for a change (start, stop, failover, destroy, seeding), so two
+// agbench processes never change one cluster at once. It returns the function that releases it.
+func (t *Topology) Lock() (func(), error) {
+	f, err := os.OpenFile(filepath.Join(t.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w: another agbench is changing cluster %s; try again when it is done", ErrBusy, t.Name)
+	}
+	return func() { f.Close() }, nil
+}
