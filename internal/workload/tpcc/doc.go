@@ -1,0 +1,9 @@
+// Package tpcc owns agbench's TPC-C-derived OLTP workload: the data generators of the TPC-C
+// specification (clause 4.3), the schema and its parallel binary-COPY loader, the five
+// transactions (clause 2.4-2.8) both as server-side PL/pgSQL functions and as statements sent
+// from the client, the shuffled deck of the transaction mix (clause 5.2.4.2), the consistency
+// conditions (clause 3.3.2) and the server-side counters used to cross-check NOPM and TPM.
+//
+// It never prints or logs: progress goes to a callback and failures are returned as errors.
+// It must not import the runner, the cluster, the listener or the report packages.
+package tpcc

@@ -1,0 +1,139 @@
+package tpcc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agbench/agbench/internal/agerr"
+)
+
+// Mode says where a transaction's logic runs.
+type Mode string
+
+// Modes: one call of a server-side function per transaction (as HammerDB does), or the
+// statements sent one by one from the client (prepared, in an explicit transaction).
+const (
+	ModeFunctions Mode = "functions"
+	ModeClient    Mode = "client"
+)
+
+// ParseMode validates --mode.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case ModeFunctions, ModeClient:
+		return Mode(s), nil
+	}
+	return "", agerr.BadInputf("--mode %q: must be functions or client", s)
+}
+
+// SQLSTATEs the workload treats specially.
+const (
+	// StateItemInvalid is raised by neword for the 1% of orders that roll back.
+	StateItemInvalid   = "AGB01"
+	stateSerialization = "40001"
+	stateDeadlock      = "40P01"
+	maxAttempts        = 10
+)
+
+// Retryable reports whether err is a serialization failure or a deadlock, which the
+// transaction is retried for.
+func Retryable(err error) bool {
+	s := SQLState(err)
+	return s == stateSerialization || s == stateDeadlock
+}
+
+// SQLState returns the SQLSTATE of a server error, or "" for other errors.
+func SQLState(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// Outcome is what one transaction did.
+type Outcome struct {
+	Kind Kind
+	// RolledBack marks a New-Order rolled back by its unused item (it counts as done).
+	RolledBack bool
+	// Retries counts attempts that failed with a serialization failure or a deadlock.
+	Retries int
+	// OnRead is set when the transaction ran on the read-intent connection.
+	OnRead bool
+}
+
+// Session runs transactions for one terminal on its connections: Primary for all, or for the
+// read-write ones only when Read (a read-intent connection) is set.
+type Session struct {
+	Primary *pgx.Conn
+	Read    *pgx.Conn
+	Mode    Mode
+	T       *Terminal
+}
+
+// Run draws the inputs of one transaction of kind k and runs it, retrying serialization
+// failures and deadlocks with the same inputs.
+func (s *Session) Run(ctx context.Context, k Kind) (Outcome, error) {
+	out := Outcome{Kind: k}
+	conn := s.Primary
+	if k.ReadOnly() && s.Read != nil {
+		conn, out.OnRead = s.Read, true
+	}
+	var run func(context.Context, *pgx.Conn) error
+	switch k {
+	case NewOrder:
+		in := s.T.NewOrder()
+		run = func(ctx context.Context, c *pgx.Conn) error {
+			err := s.newOrder(ctx, c, in)
+			if errors.Is(err, errRolledBack) {
+				out.RolledBack = true
+				return nil
+			}
+			return err
+		}
+	case Payment:
+		in := s.T.Payment()
+		run = func(ctx context.Context, c *pgx.Conn) error { return s.payment(ctx, c, in) }
+	case OrderStatus:
+		in := s.T.OrderStatus()
+		run = func(ctx context.Context, c *pgx.Conn) error { return s.orderStatus(ctx, c, in) }
+	case Delivery:
+		in := s.T.Delivery()
+		run = func(ctx context.Context, c *pgx.Conn) error { return s.delivery(ctx, c, in) }
+	case StockLevel:
+		in := s.T.StockLevel()
+		run = func(ctx context.Context, c *pgx.Conn) error { return s.stockLevel(ctx, c, in) }
+	default:
+		return out, fmt.Errorf("unknown transaction kind %d", k)
+	}
+	for attempt := 1; ; attempt++ {
+		err := run(ctx, conn)
+		if err == nil || !Retryable(err) || attempt == maxAttempts || ctx.Err() != nil {
+			if err != nil {
+				err = fmt.Errorf("%s: %w", k, err)
+			}
+			return out, err
+		}
+		out.Retries++
+	}
+}
+
+// errRolledBack is how the New-Order bodies report the 1% intended rollback.
+var errRolledBack = errors.New("new-order rolled back: unused item")
+
+// inTx runs f in a transaction on c: committed when f returns nil, rolled back otherwise.
+func inTx(ctx context.Context, c *pgx.Conn, f func(pgx.Tx) error) error {
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	return tx.Commit(ctx)
+}

@@ -1,0 +1,132 @@
+-- agbench tpcc: the five TPC-C transactions as server-side functions (one call, one
+-- transaction), as HammerDB runs them on PostgreSQL. Installed into schema tpcc by build.
+-- Clause numbers refer to the TPC-C specification 5.11.
+
+-- New-Order (clause 2.4.2). The client sorts the items by (supply warehouse, item) so that
+-- concurrent orders lock stock rows in one order. An unused item id makes the order roll
+-- back (clause 2.4.2.3): SQLSTATE AGB01.
+CREATE FUNCTION tpcc.neword(p_w_id int, p_d_id int, p_c_id int, p_all_local int,
+    p_i_ids int[], p_supply_w_ids int[], p_quantities int[], OUT o_id int, OUT total numeric)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_w_tax numeric; v_d_tax numeric; v_c_discount numeric; v_c_last text; v_c_credit text;
+    v_i_price numeric; v_i_name text; v_i_data text; v_s_data text; v_s_dist text;
+    v_amount numeric; v_cnt int := array_length(p_i_ids, 1);
+BEGIN
+    SELECT w_tax INTO v_w_tax FROM tpcc.warehouse WHERE w_id = p_w_id;
+    UPDATE tpcc.district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = p_w_id AND d_id = p_d_id
+        RETURNING d_next_o_id - 1, d_tax INTO o_id, v_d_tax;
+    SELECT c_discount, c_last, c_credit INTO v_c_discount, v_c_last, v_c_credit
+        FROM tpcc.customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = p_c_id;
+    INSERT INTO tpcc.orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
+        VALUES (o_id, p_d_id, p_w_id, p_c_id, localtimestamp, NULL, v_cnt, p_all_local);
+    INSERT INTO tpcc.new_order (no_o_id, no_d_id, no_w_id) VALUES (o_id, p_d_id, p_w_id);
+    total := 0;
+    FOR i IN 1..v_cnt LOOP
+        SELECT i_price, i_name, i_data INTO v_i_price, v_i_name, v_i_data FROM tpcc.item WHERE i_id = p_i_ids[i];
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'item number % is not valid', p_i_ids[i] USING ERRCODE = 'AGB01';
+        END IF;
+        UPDATE tpcc.stock SET
+            s_quantity = CASE WHEN s_quantity - p_quantities[i] >= 10 THEN s_quantity - p_quantities[i]
+                              ELSE s_quantity - p_quantities[i] + 91 END,
+            s_ytd = s_ytd + p_quantities[i], s_order_cnt = s_order_cnt + 1,
+            s_remote_cnt = s_remote_cnt + CASE WHEN p_supply_w_ids[i] <> p_w_id THEN 1 ELSE 0 END
+        WHERE s_w_id = p_supply_w_ids[i] AND s_i_id = p_i_ids[i]
+        RETURNING s_data, CASE p_d_id WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03
+            WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07
+            WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END INTO v_s_data, v_s_dist;
+        v_amount := p_quantities[i] * v_i_price;
+        total := total + v_amount;
+        INSERT INTO tpcc.order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id,
+            ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)
+        VALUES (o_id, p_d_id, p_w_id, i, p_i_ids[i], p_supply_w_ids[i], NULL, p_quantities[i], v_amount, v_s_dist);
+    END LOOP;
+    total := total * (1 - v_c_discount) * (1 + v_w_tax + v_d_tax);
+END $$;
+
+-- Payment (clause 2.5.2): by customer id, or by last name taking the customer at position
+-- ceil(n/2) of those of that name sorted by first name (clause 2.5.2.2).
+CREATE FUNCTION tpcc.payment(p_w_id int, p_d_id int, p_c_w_id int, p_c_d_id int, p_c_id int,
+    p_c_last text, p_h_amount numeric, OUT c_id int, OUT c_balance numeric, OUT c_credit text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_w_name text; v_d_name text; v_ids int[];
+BEGIN
+    UPDATE tpcc.warehouse SET w_ytd = w_ytd + p_h_amount WHERE w_id = p_w_id RETURNING w_name INTO v_w_name;
+    UPDATE tpcc.district SET d_ytd = d_ytd + p_h_amount WHERE d_w_id = p_w_id AND d_id = p_d_id
+        RETURNING d_name INTO v_d_name;
+    c_id := p_c_id;
+    IF p_c_last IS NOT NULL THEN
+        SELECT array_agg(cu.c_id ORDER BY cu.c_first) INTO v_ids FROM tpcc.customer cu
+            WHERE cu.c_w_id = p_c_w_id AND cu.c_d_id = p_c_d_id AND cu.c_last = p_c_last;
+        c_id := v_ids[(array_length(v_ids, 1) + 1) / 2];
+    END IF;
+    UPDATE tpcc.customer cu SET c_balance = cu.c_balance - p_h_amount, c_ytd_payment = cu.c_ytd_payment + p_h_amount,
+        c_payment_cnt = cu.c_payment_cnt + 1,
+        c_data = CASE WHEN cu.c_credit = 'BC' THEN left(format('%s %s %s %s %s %s | ', cu.c_id, p_c_d_id, p_c_w_id,
+            p_d_id, p_w_id, p_h_amount) || cu.c_data, 500) ELSE cu.c_data END
+        WHERE cu.c_w_id = p_c_w_id AND cu.c_d_id = p_c_d_id AND cu.c_id = payment.c_id
+        RETURNING cu.c_balance, cu.c_credit INTO c_balance, c_credit;
+    INSERT INTO tpcc.history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
+        VALUES (c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, localtimestamp, p_h_amount, v_w_name || '    ' || v_d_name);
+END $$;
+
+-- Order-Status (clause 2.6.2): the customer's most recent order and its lines.
+CREATE FUNCTION tpcc.ostat(p_w_id int, p_d_id int, p_c_id int, p_c_last text,
+    OUT c_id int, OUT c_balance numeric, OUT o_id int, OUT lines int, OUT amount numeric)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_ids int[];
+BEGIN
+    c_id := p_c_id;
+    IF p_c_last IS NOT NULL THEN
+        SELECT array_agg(cu.c_id ORDER BY cu.c_first) INTO v_ids FROM tpcc.customer cu
+            WHERE cu.c_w_id = p_w_id AND cu.c_d_id = p_d_id AND cu.c_last = p_c_last;
+        c_id := v_ids[(array_length(v_ids, 1) + 1) / 2];
+    END IF;
+    SELECT cu.c_balance INTO c_balance FROM tpcc.customer cu
+        WHERE cu.c_w_id = p_w_id AND cu.c_d_id = p_d_id AND cu.c_id = ostat.c_id;
+    SELECT o.o_id INTO o_id FROM tpcc.orders o
+        WHERE o.o_w_id = p_w_id AND o.o_d_id = p_d_id AND o.o_c_id = ostat.c_id ORDER BY o.o_id DESC LIMIT 1;
+    SELECT count(*), sum(ol_amount) INTO lines, amount FROM tpcc.order_line
+        WHERE ol_w_id = p_w_id AND ol_d_id = p_d_id AND ol_o_id = ostat.o_id;
+END $$;
+
+-- Delivery (clause 2.7.4), run in the foreground: for each district, the oldest undelivered
+-- order. SKIP LOCKED lets two deliveries of one warehouse take different orders.
+CREATE FUNCTION tpcc.delivery(p_w_id int, p_carrier_id int) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_o_id int; v_c_id int; v_total numeric; v_done int := 0;
+BEGIN
+    FOR d IN 1..10 LOOP
+        SELECT no_o_id INTO v_o_id FROM tpcc.new_order WHERE no_w_id = p_w_id AND no_d_id = d
+            ORDER BY no_o_id LIMIT 1 FOR UPDATE SKIP LOCKED;
+        CONTINUE WHEN NOT FOUND;
+        DELETE FROM tpcc.new_order WHERE no_w_id = p_w_id AND no_d_id = d AND no_o_id = v_o_id;
+        UPDATE tpcc.orders SET o_carrier_id = p_carrier_id WHERE o_w_id = p_w_id AND o_d_id = d AND o_id = v_o_id
+            RETURNING o_c_id INTO v_c_id;
+        WITH l AS (UPDATE tpcc.order_line SET ol_delivery_d = localtimestamp
+            WHERE ol_w_id = p_w_id AND ol_d_id = d AND ol_o_id = v_o_id RETURNING ol_amount)
+        SELECT coalesce(sum(ol_amount), 0) INTO v_total FROM l;
+        UPDATE tpcc.customer SET c_balance = c_balance + v_total, c_delivery_cnt = c_delivery_cnt + 1
+            WHERE c_w_id = p_w_id AND c_d_id = d AND c_id = v_c_id;
+        v_done := v_done + 1;
+    END LOOP;
+    RETURN v_done;
+END $$;
+
+-- Stock-Level (clause 2.8.2): distinct items of the district's last 20 orders whose stock is
+-- below the threshold.
+CREATE FUNCTION tpcc.slev(p_w_id int, p_d_id int, p_threshold int) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_next int; v_low int;
+BEGIN
+    SELECT d_next_o_id INTO v_next FROM tpcc.district WHERE d_w_id = p_w_id AND d_id = p_d_id;
+    SELECT count(DISTINCT s_i_id) INTO v_low FROM tpcc.order_line JOIN tpcc.stock ON s_w_id = p_w_id AND s_i_id = ol_i_id
+        WHERE ol_w_id = p_w_id AND ol_d_id = p_d_id AND ol_o_id >= v_next - 20 AND ol_o_id < v_next
+          AND s_quantity < p_threshold;
+    RETURN v_low;
+END $$;
