@@ -295,6 +295,9 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 	start := time.Now()
 	windowStart := start.Add(ex.spec.Rampup)
 
+	if ex.spec.Rampup <= 0 {
+		ex.openWindow(ctx, st, start)
+	}
 	var jobs chan time.Time
 	if ex.spec.Rate > 0 {
 		jobs = make(chan time.Time)
@@ -325,8 +328,6 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 	var rampTimer <-chan time.Time
 	if ex.spec.Rampup > 0 {
 		rampTimer = time.After(ex.spec.Rampup)
-	} else {
-		ex.openWindow(ctx, st, start)
 	}
 	var deadline <-chan time.Time
 	if ex.spec.Iterations == 0 {
@@ -481,15 +482,17 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 			// Cut off by the end of the window or cancellation: not an operation of the window.
 			return
 		}
-		if measuring && ex.tally.measuring.Load() {
-			done++
+		if !measuring {
+			// Begun in ramp-up: not an operation of the window.
+			continue
 		}
+		done++
 		name := op.Name
 		if name == "" {
 			name = workload.DefaultOp
 		}
 		h.Record(measure.Sample{Op: name, Latency: lat, Err: err != nil, Rows: op.Rows, Bytes: op.Bytes, Retries: op.Retries})
-		if err != nil && measuring {
+		if err != nil {
 			ex.tally.noteError(err)
 			if n := ex.tally.errors.Add(1); ex.spec.MaxErrors > 0 && n > ex.spec.MaxErrors {
 				stop(fmt.Errorf("%w (%d; first: %v)", ErrTooManyErrors, n, err))
