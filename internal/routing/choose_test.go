@@ -1,0 +1,185 @@
+package routing
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func mustParse(t *testing.T, s string) List {
+	t.Helper()
+	l, err := Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func healthy() []Node {
+	return []Node{
+		{Name: "primary", Up: true, Role: RolePrimary},
+		{Name: "standby1", Up: true, Role: RoleStandby},
+		{Name: "standby2", Up: true, Role: RoleStandby},
+	}
+}
+
+func choose(t *testing.T, r *Router, intent Intent, nodes []Node) string {
+	t.Helper()
+	d, err := r.Choose(intent, nodes)
+	if err != nil {
+		t.Fatalf("Choose(%s): %v", intent, err)
+	}
+	return d.Node
+}
+
+func TestReadWriteGoesToPrimary(t *testing.T) {
+	r := NewRouter(Policy{Lists: map[string]List{"": mustParse(t, "('standby1')")}})
+	if got := choose(t, r, ReadWrite, healthy()); got != "primary" {
+		t.Fatalf("read-write went to %s", got)
+	}
+	nodes := healthy()
+	nodes[0].Up, nodes[0].Why = false, "connection refused"
+	_, err := r.Choose(ReadWrite, nodes)
+	var nt *NoTargetError
+	if !errors.As(err, &nt) || !strings.Contains(err.Error(), "primary: down (connection refused)") {
+		t.Fatalf("no primary: %v", err)
+	}
+}
+
+func TestLoadBalancedSetSpreads(t *testing.T) {
+	r := NewRouter(Policy{Lists: map[string]List{"": mustParse(t, "(('standby1','standby2'),'primary')")}})
+	count := map[string]int{}
+	for i := 0; i < 10; i++ {
+		count[choose(t, r, ReadOnly, healthy())]++
+	}
+	if count["standby1"] != 5 || count["standby2"] != 5 {
+		t.Fatalf("spread = %v, want 5 and 5", count)
+	}
+	// One member down: the other takes all; the primary is not used while a set member is up.
+	nodes := healthy()
+	nodes[1].Up = false
+	for i := 0; i < 4; i++ {
+		if got := choose(t, r, ReadOnly, nodes); got != "standby2" {
+			t.Fatalf("with standby1 down got %s", got)
+		}
+	}
+}
+
+func TestFallbackAndRefusal(t *testing.T) {
+	r := NewRouter(Policy{Lists: map[string]List{"": mustParse(t, "('standby1','standby2','primary')")}})
+	nodes := healthy()
+	if got := choose(t, r, ReadOnly, nodes); got != "standby1" {
+		t.Fatalf("first entry: %s", got)
+	}
+	nodes[1].Up = false
+	if got := choose(t, r, ReadOnly, nodes); got != "standby2" {
+		t.Fatalf("second entry: %s", got)
+	}
+	nodes[2].Up = false
+	d, err := r.Choose(ReadOnly, nodes)
+	if err != nil || d.Node != "primary" || !d.Primary {
+		t.Fatalf("listed primary: %+v %v", d, err)
+	}
+
+	// Not listed: the primary never serves read intent; the error names the list.
+	r = NewRouter(Policy{Lists: map[string]List{"": mustParse(t, "(('standby1','standby2'))")}})
+	_, err = r.Choose(ReadOnly, nodes)
+	var nt *NoTargetError
+	if !errors.As(err, &nt) {
+		t.Fatalf("want refusal, got %v", err)
+	}
+	for _, want := range []string{"('standby1','standby2')", "standby1: down", "standby2: down", "primary: primary, not listed"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestMaxLagSkipsLaggingStandby(t *testing.T) {
+	r := NewRouter(Policy{Lists: map[string]List{"": mustParse(t, "('standby1','standby2')")}, MaxLag: 5 * time.Second})
+	nodes := healthy()
+	nodes[1].Lag = 7 * time.Second
+	nodes[2].Lag = 5 * time.Second // equal is within the limit
+	if got := choose(t, r, ReadOnly, nodes); got != "standby2" {
+		t.Fatalf("got %s, want standby2", got)
+	}
+	nodes[2].Lag = 6 * time.Second
+	_, err := r.Choose(ReadOnly, nodes)
+	if err == nil || !strings.Contains(err.Error(), "standby1: lag 7s > max 5s") {
+		t.Fatalf("want lag refusal, got %v", err)
+	}
+}
+
+func TestRoutingOffSendsReadIntentToPrimary(t *testing.T) {
+	r := NewRouter(Policy{Off: true, Lists: map[string]List{"": mustParse(t, "('standby1')")}})
+	if got := choose(t, r, ReadOnly, healthy()); got != "primary" {
+		t.Fatalf("routing off: %s", got)
+	}
+}
+
+func TestPerPrimaryListsFollowFailover(t *testing.T) {
+	r := NewRouter(Policy{Lists: map[string]List{
+		"primary":  mustParse(t, "('standby1','primary')"),
+		"standby1": mustParse(t, "('primary','standby1')"),
+	}})
+	if got := choose(t, r, ReadOnly, healthy()); got != "standby1" {
+		t.Fatalf("before failover: %s", got)
+	}
+	after := []Node{
+		{Name: "primary", Up: true, Role: RoleStandby},
+		{Name: "standby1", Up: true, Role: RolePrimary},
+		{Name: "standby2", Up: true, Role: RoleStandby},
+	}
+	if got := choose(t, r, ReadOnly, after); got != "primary" {
+		t.Fatalf("after failover: %s", got)
+	}
+	if got := choose(t, r, ReadWrite, after); got != "standby1" {
+		t.Fatalf("writes after failover: %s", got)
+	}
+}
+
+func TestDefaultListIsStandbysThenPrimary(t *testing.T) {
+	r := NewRouter(Policy{})
+	count := map[string]int{}
+	for i := 0; i < 4; i++ {
+		count[choose(t, r, ReadOnly, healthy())]++
+	}
+	if count["standby1"] != 2 || count["standby2"] != 2 {
+		t.Fatalf("default spread: %v", count)
+	}
+	nodes := healthy()
+	nodes[1].Up, nodes[2].Up = false, false
+	if got := choose(t, r, ReadOnly, nodes); got != "primary" {
+		t.Fatalf("default fallback: %s", got)
+	}
+	l, _ := r.ListFor("primary", healthy())
+	if l.String() != "(('standby1','standby2'),'primary')" {
+		t.Fatalf("default list %s", l)
+	}
+}
+
+func TestStalePrimaryIsNotAStandby(t *testing.T) {
+	r := NewRouter(Policy{Lists: map[string]List{"": mustParse(t, "('standby1','standby2')")}})
+	nodes := healthy()
+	nodes[1].Role = RoleUnknown
+	if got := choose(t, r, ReadOnly, nodes); got != "standby2" {
+		t.Fatalf("got %s", got)
+	}
+}
+
+func TestParseIntent(t *testing.T) {
+	for _, s := range []string{"read-only", "ReadOnly", "read_only", "readonly", "RO"} {
+		if i, err := ParseIntent(s); err != nil || i != ReadOnly {
+			t.Errorf("ParseIntent(%q) = %v, %v", s, i, err)
+		}
+	}
+	for _, s := range []string{"read-write", "ReadWrite", "rw"} {
+		if i, err := ParseIntent(s); err != nil || i != ReadWrite {
+			t.Errorf("ParseIntent(%q) = %v, %v", s, i, err)
+		}
+	}
+	if _, err := ParseIntent("sometimes"); err == nil {
+		t.Error("ParseIntent(sometimes) accepted")
+	}
+}
