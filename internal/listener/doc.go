@@ -1,0 +1,57 @@
+// Package listener owns agbench's PostgreSQL wire-protocol listener: the availability
+// group listener that PostgreSQL lacks. It accepts client sessions, reads only the
+// startup phase (SSLRequest, GSSENCRequest, CancelRequest, StartupMessage, parsed with
+// pgproto3), learns the session's intent, chooses a backend with the routing package,
+// forwards the startup message and then copies bytes both ways until either side
+// closes (splice(2) between TCP sockets on Linux; no per-message parsing after the first
+// ReadyForQuery, no buffering of results).
+//
+// Read intent is declared by a startup parameter agbench.intent=read-only (pgx sends
+// unknown connection-string keys as startup parameters), the same inside options
+// (options='-c agbench.intent=read-only', as libpq and psql send it), or by connecting
+// to the read-only port. The listener removes its parameter before forwarding. Sessions
+// without intent go to the primary.
+//
+// Health: every backend is probed on an interval (pg_is_in_recovery, WAL position
+// written or replayed, replay paused). Two failed probes in a row take a node out of
+// routing; a good probe brings it back. Standby lag is the time since the primary was
+// first seen past the standby's replay position. After a promotion the new primary is
+// found within a probe interval or two; sessions that went to the old primary while it
+// was primary are ended, not left writing into a node that is no longer primary.
+//
+// CancelRequest: the listener notes each session's BackendKeyData (it reads the
+// backend's messages only until ReadyForQuery) and sends a client's CancelRequest to the
+// backend of the session it names. TLS: with Config.TLS the listener terminates TLS for
+// clients that ask (and with RequireTLS refuses those that do not); without it, it
+// declines SSLRequest as a server without ssl does. Authentication (SCRAM, md5, trust)
+// passes through untouched: the listener never sees a password.
+//
+// # In-process API
+//
+//	l, err := listener.Start(ctx, listener.Config{
+//		Listen: "127.0.0.1:0", ReadOnlyListen: "127.0.0.1:0", Metrics: "127.0.0.1:0",
+//		Backends: []listener.Backend{{Name: "primary", Addr: "127.0.0.1:5432", ProbeConnString: "..."}, ...},
+//		RoutingList: "(('standby1','standby2'),'primary')", Routing: true, MaxLag: 5 * time.Second,
+//	})
+//	defer l.Close()          // idempotent; drains sessions for DrainTimeout, then cuts them
+//	l.Addr(), l.ReadOnlyAddr(), l.MetricsAddr(), l.Status(), l.Counts()
+//
+// listener.ConfigFromTopology(topo) builds the Config of a local agbench cluster.
+// Config.Routing false sends read intent to the primary (routing off), so that a
+// benchmark can run one listener per variant of --compare routing=off,on.
+//
+// # Redirect path
+//
+// Routing can cost one round trip per session instead of a proxy hop per query, as SQL
+// Server's listener redirects a client at login: GET /route?intent=read-only on the
+// metrics address answers {"node":"standby1","addr":"127.0.0.1:5433"} (503 with the
+// reason when the list has no available node). Clients use Resolve(ctx, metricsAddr,
+// listener.ReadOnly) for host:port, or Redirect to point a pgconn.Config there, connect
+// directly, and ask again after a connection error. /status answers every node's health
+// as JSON; /metrics is in Prometheus text format (sessions by intent and node, failures
+// and refusals by reason, bytes forwarded, cancels, backend up/primary/lag).
+//
+// The package never logs: Config.OnEvent receives role changes, nodes going down and
+// back, refusals and ended sessions. It imports routing and cluster (for the topology
+// type only); it must not import the runner, workloads, measure or report.
+package listener

@@ -1,0 +1,59 @@
+package listener
+
+import (
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// Failure classifies why a session did not reach the spliced state; metrics count
+// sessions by it.
+type Failure uint8
+
+// Failures.
+const (
+	FailNone               Failure = iota
+	FailBadStartup                 // malformed startup packet
+	FailStartupTimeout             // the client was too slow in the startup phase
+	FailClientGone                 // the client closed during the startup phase
+	FailTLSHandshake               // the TLS handshake failed
+	FailTLSRequired                // the client did not ask for TLS and the listener requires it
+	FailBadIntent                  // an intent value the listener does not know
+	FailNoTarget                   // no node may take the session (refusal)
+	FailBackendUnreachable         // the chosen backend did not accept the connection
+	FailBackendStartup             // the backend ended the session before it was ready (auth failed, ...)
+	FailShuttingDown               // the listener is closing
+)
+
+var failureNames = [...]string{"none", "bad_startup", "startup_timeout", "client_gone", "tls_handshake",
+	"tls_required", "bad_intent", "no_target", "backend_unreachable", "backend_startup", "shutting_down"}
+
+func (f Failure) String() string {
+	if int(f) < len(failureNames) {
+		return failureNames[f]
+	}
+	return "unknown"
+}
+
+// SQLSTATEs the listener answers with, from PostgreSQL's errcodes.txt.
+const (
+	codeProtocolViolation = "08P01" // protocol_violation
+	codeRejected          = "08004" // sqlserver_rejected_establishment_of_sqlconnection
+	codeConnectionFailure = "08006" // connection_failure
+	codeInvalidAuthSpec   = "28000" // invalid_authorization_specification
+	codeInvalidParamValue = "22023" // invalid_parameter_value
+	codeCannotConnectNow  = "57P03" // cannot_connect_now
+)
+
+// sendError writes a FATAL ErrorResponse to the client; errors are ignored since the
+// session ends either way.
+func sendError(c net.Conn, code, msg, hint string) {
+	b, err := (&pgproto3.ErrorResponse{
+		Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: code, Message: msg, Hint: hint,
+	}).Encode(nil)
+	if err == nil {
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = c.Write(b)
+	}
+}

@@ -1,0 +1,56 @@
+package listener
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/agbench/agbench/internal/routing"
+)
+
+// httpHandler serves /metrics, /status and /route on the metrics address.
+func (l *Listener) httpHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		l.writeProm(w)
+	})
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(struct {
+			Nodes []NodeStatus `json:"nodes"`
+		}{l.Status()})
+	})
+	mux.HandleFunc("GET /route", func(w http.ResponseWriter, r *http.Request) {
+		intent := routing.ReadWrite
+		if v := r.URL.Query().Get("intent"); v != "" {
+			var err error
+			if intent, err = routing.ParseIntent(v); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+		}
+		name, addr, err := l.Route(intent)
+		var nt *routing.NoTargetError
+		switch {
+		case errors.As(err, &nt):
+			l.metrics.addFailure(FailNoTarget, intent.String()+"-redirect")
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		l.metrics.sessionRedirected(intent, name)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(RouteAnswer{Node: name, Addr: addr})
+	})
+	return mux
+}
+
+// RouteAnswer is the redirect path's answer: the node a session of the asked intent
+// belongs on, and its address.
+type RouteAnswer struct {
+	Node string `json:"node"`
+	Addr string `json:"addr"`
+}

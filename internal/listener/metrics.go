@@ -1,0 +1,182 @@
+package listener
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/agbench/agbench/internal/routing"
+)
+
+// metrics counts what the listener did. Sessions are counted per session, never per
+// message, so a mutex is cheap enough.
+type metrics struct {
+	mu       sync.Mutex
+	sessions map[[2]string]uint64 // intent, node
+	active   map[string]int64     // node
+	failures map[[2]string]uint64 // reason, intent
+	bytes    map[[2]string]uint64 // node, direction
+	cancels  map[string]uint64    // result
+	ended    map[string]uint64    // node
+}
+
+func newMetrics() *metrics {
+	return &metrics{sessions: map[[2]string]uint64{}, active: map[string]int64{}, failures: map[[2]string]uint64{},
+		bytes: map[[2]string]uint64{}, cancels: map[string]uint64{}, ended: map[string]uint64{}}
+}
+
+func (m *metrics) sessionStarted(i routing.Intent, node string) {
+	m.mu.Lock()
+	m.sessions[[2]string{i.String(), node}]++
+	m.active[node]++
+	m.mu.Unlock()
+}
+
+func (m *metrics) sessionEnded(node string) {
+	m.mu.Lock()
+	m.active[node]--
+	m.mu.Unlock()
+}
+
+func (m *metrics) addFailure(f Failure, intent string) {
+	m.mu.Lock()
+	m.failures[[2]string{f.String(), intent}]++
+	m.mu.Unlock()
+}
+
+func (m *metrics) addBytes(node, dir string, n int64) {
+	m.mu.Lock()
+	m.bytes[[2]string{node, dir}] += uint64(max(n, 0))
+	m.mu.Unlock()
+}
+
+func (m *metrics) addCancel(result string) {
+	m.mu.Lock()
+	m.cancels[result]++
+	m.mu.Unlock()
+}
+
+func (m *metrics) addDemotionEnded(node string, n int) {
+	m.mu.Lock()
+	m.ended[node] += uint64(n)
+	m.mu.Unlock()
+}
+
+// Counts is a snapshot of the listener's counters, for tests and reports.
+type Counts struct {
+	// Sessions counts routed sessions by "intent/node".
+	Sessions map[string]uint64
+	// Failures counts sessions that were not routed or did not start, by "reason/intent".
+	Failures map[string]uint64
+	// Cancels counts cancel requests by result: forwarded, unknown, failed.
+	Cancels map[string]uint64
+}
+
+// Counts returns the listener's counters.
+func (l *Listener) Counts() Counts {
+	m := l.metrics
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := Counts{Sessions: map[string]uint64{}, Failures: map[string]uint64{}, Cancels: map[string]uint64{}}
+	for k, v := range m.sessions {
+		c.Sessions[k[0]+"/"+k[1]] = v
+	}
+	for k, v := range m.failures {
+		c.Failures[k[0]+"/"+k[1]] = v
+	}
+	for k, v := range m.cancels {
+		c.Cancels[k] = v
+	}
+	return c
+}
+
+// writeProm writes the metrics in Prometheus' text exposition format.
+func (l *Listener) writeProm(w io.Writer) {
+	m := l.metrics
+	m.mu.Lock()
+	var b strings.Builder
+	family(&b, "agbench_listener_sessions_total", "counter", "Sessions routed, by declared intent and target node.")
+	for _, k := range sortedKeys2(m.sessions) {
+		fmt.Fprintf(&b, "agbench_listener_sessions_total{intent=%q,node=%q} %d\n", k[0], k[1], m.sessions[k])
+	}
+	family(&b, "agbench_listener_sessions_active", "gauge", "Sessions open now, by target node.")
+	for _, k := range sortedKeys(m.active) {
+		fmt.Fprintf(&b, "agbench_listener_sessions_active{node=%q} %d\n", k, m.active[k])
+	}
+	family(&b, "agbench_listener_session_failures_total", "counter", "Sessions refused or failed before forwarding, by reason (no_target is a routing refusal) and intent.")
+	for _, k := range sortedKeys2(m.failures) {
+		fmt.Fprintf(&b, "agbench_listener_session_failures_total{reason=%q,intent=%q} %d\n", k[0], k[1], m.failures[k])
+	}
+	family(&b, "agbench_listener_bytes_total", "counter", "Bytes forwarded, by node and direction, counted when each session ends.")
+	for _, k := range sortedKeys2(m.bytes) {
+		fmt.Fprintf(&b, "agbench_listener_bytes_total{node=%q,direction=%q} %d\n", k[0], k[1], m.bytes[k])
+	}
+	family(&b, "agbench_listener_cancel_requests_total", "counter", "Cancel requests, by result.")
+	for _, k := range sortedKeys(m.cancels) {
+		fmt.Fprintf(&b, "agbench_listener_cancel_requests_total{result=%q} %d\n", k, m.cancels[k])
+	}
+	family(&b, "agbench_listener_demotion_ended_sessions_total", "counter", "Sessions ended because their node stopped being the primary.")
+	for _, k := range sortedKeys(m.ended) {
+		fmt.Fprintf(&b, "agbench_listener_demotion_ended_sessions_total{node=%q} %d\n", k, m.ended[k])
+	}
+	m.mu.Unlock()
+	st := l.health.status()
+	family(&b, "agbench_listener_backend_up", "gauge", "1 when the last health probes of the node succeeded.")
+	for _, n := range st {
+		fmt.Fprintf(&b, "agbench_listener_backend_up{node=%q} %d\n", n.Name, b2i(n.Up))
+	}
+	family(&b, "agbench_listener_backend_primary", "gauge", "1 for the node the listener takes for the primary.")
+	for _, n := range st {
+		fmt.Fprintf(&b, "agbench_listener_backend_primary{node=%q} %d\n", n.Name, b2i(n.Role == routing.RolePrimary.String()))
+	}
+	family(&b, "agbench_listener_backend_lag_seconds", "gauge", "How long the standby's replay has been behind the primary.")
+	for _, n := range st {
+		fmt.Fprintf(&b, "agbench_listener_backend_lag_seconds{node=%q} %g\n", n.Name, n.LagSeconds)
+	}
+	_, _ = io.WriteString(w, b.String())
+}
+
+func family(b *strings.Builder, name, typ, help string) {
+	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	k := make([]string, 0, len(m))
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}
+
+func sortedKeys2[V any](m map[[2]string]V) [][2]string {
+	k := make([][2]string, 0, len(m))
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Slice(k, func(i, j int) bool { return k[i][0]+"\x00"+k[i][1] < k[j][0]+"\x00"+k[j][1] })
+	return k
+}
+
+// sessionRedirected counts a redirect answer as a session of that intent and node
+// (intent label "read-only-redirect"), since the client then connects there directly.
+func (m *metrics) sessionRedirected(i routing.Intent, node string) {
+	m.mu.Lock()
+	m.sessions[[2]string{i.String() + "-redirect", node}]++
+	m.mu.Unlock()
+}
+
+func (m *metrics) snapshotActive(node string) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.active[node]
+}

@@ -1,0 +1,292 @@
+package listener
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/agbench/agbench/internal/routing"
+)
+
+// maxStartupBackendMsg bounds one backend message before ReadyForQuery (authentication
+// requests, parameter status, notices), the only backend messages the listener reads.
+const maxStartupBackendMsg = 1 << 20
+
+// session is one client session after routing.
+type session struct {
+	client  net.Conn
+	backend net.Conn
+	node    string
+	intent  routing.Intent
+	// primary is true when the session went to the node while it was the primary.
+	primary bool
+	key     string
+	once    sync.Once
+}
+
+// kill cuts the session's connections; the forwarding goroutines then end.
+func (s *session) kill() {
+	s.once.Do(func() {
+		_ = s.client.Close()
+		_ = s.backend.Close()
+	})
+}
+
+// handle serves one client connection from accept to close.
+func (l *Listener) handle(c net.Conn, readOnlyPort bool) {
+	defer c.Close()
+	tuneTCP(c)
+	_ = c.SetDeadline(time.Now().Add(l.cfg.StartupTimeout))
+	conn, sm, fail := l.startupPhase(c)
+	if fail != FailNone {
+		l.metrics.addFailure(fail, "")
+		return
+	}
+	if sm == nil { // a cancel request, served
+		return
+	}
+	intent, err := takeIntent(sm.Parameters, readOnlyPort)
+	if err != nil {
+		sendError(conn, codeInvalidParamValue, err.Error(), "")
+		l.metrics.addFailure(FailBadIntent, "")
+		return
+	}
+	d, err := l.router.Choose(intent, l.health.routingNodes())
+	if err != nil {
+		var nt *routing.NoTargetError
+		hint := "agbench listener: see its /status or metrics for each node's health"
+		if errors.As(err, &nt) && intent == routing.ReadOnly {
+			hint = "Bring a listed node back, raise --max-lag, or list the primary to let it serve read intent."
+		}
+		sendError(conn, codeRejected, "agbench listener: "+err.Error(), hint)
+		l.metrics.addFailure(FailNoTarget, intent.String())
+		l.emit(Event{Kind: "refused", Msg: err.Error()})
+		return
+	}
+	b := l.backend(d.Node)
+	backend, err := (&net.Dialer{Timeout: l.cfg.DialTimeout, KeepAlive: 15 * time.Second}).Dial("tcp", b.Addr)
+	if err != nil {
+		sendError(conn, codeConnectionFailure, fmt.Sprintf("agbench listener: cannot reach node %s at %s: %v", d.Node, b.Addr, err), "")
+		l.metrics.addFailure(FailBackendUnreachable, intent.String())
+		return
+	}
+	defer backend.Close()
+	tuneTCP(backend)
+	startup, err := sm.Encode(nil)
+	if err != nil {
+		sendError(conn, codeProtocolViolation, "agbench listener: "+err.Error(), "")
+		l.metrics.addFailure(FailBadStartup, "")
+		return
+	}
+	s := &session{client: conn, backend: backend, node: d.Node, intent: intent, primary: d.Primary}
+	if !l.register(s) {
+		sendError(conn, codeCannotConnectNow, "agbench listener is shutting down", "")
+		l.metrics.addFailure(FailShuttingDown, intent.String())
+		return
+	}
+	defer l.unregister(s)
+	_ = c.SetDeadline(time.Time{})
+	if _, err := backend.Write(startup); err != nil {
+		sendError(conn, codeConnectionFailure, fmt.Sprintf("agbench listener: node %s: %v", d.Node, err), "")
+		l.metrics.addFailure(FailBackendUnreachable, intent.String())
+		return
+	}
+	l.metrics.sessionStarted(intent, d.Node)
+	defer l.metrics.sessionEnded(d.Node)
+	l.forward(s)
+}
+
+// startupPhase answers SSLRequest and GSSENCRequest, serves a CancelRequest, and returns
+// the client's StartupMessage with the connection to use from then on (TLS or not).
+// A nil message with FailNone means a cancel request was served.
+func (l *Listener) startupPhase(c net.Conn) (net.Conn, *pgproto3.StartupMessage, Failure) {
+	conn := c
+	encrypted := false
+	for {
+		msg, err := readStartup(conn)
+		if err != nil {
+			return conn, nil, l.startupFailure(conn, err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.SSLRequest:
+			if encrypted {
+				sendError(conn, codeProtocolViolation, "agbench listener: SSLRequest inside TLS", "")
+				return conn, nil, FailBadStartup
+			}
+			if l.cfg.TLS == nil {
+				if _, err := conn.Write([]byte{'N'}); err != nil {
+					return conn, nil, FailClientGone
+				}
+				continue
+			}
+			if _, err := conn.Write([]byte{'S'}); err != nil {
+				return conn, nil, FailClientGone
+			}
+			tc := tls.Server(c, l.cfg.TLS)
+			if err := tc.HandshakeContext(context.Background()); err != nil {
+				return conn, nil, FailTLSHandshake
+			}
+			conn, encrypted = tc, true
+		case *pgproto3.GSSEncRequest:
+			if _, err := conn.Write([]byte{'N'}); err != nil {
+				return conn, nil, FailClientGone
+			}
+		case *pgproto3.CancelRequest:
+			l.cancel(m)
+			return conn, nil, FailNone
+		case *pgproto3.StartupMessage:
+			if l.cfg.RequireTLS && !encrypted {
+				sendError(conn, codeInvalidAuthSpec, "agbench listener requires TLS", "Connect with sslmode=require.")
+				return conn, nil, FailTLSRequired
+			}
+			return conn, m, FailNone
+		default:
+			sendError(conn, codeProtocolViolation, fmt.Sprintf("agbench listener: unexpected startup message %T", msg), "")
+			return conn, nil, FailBadStartup
+		}
+	}
+}
+
+func (l *Listener) startupFailure(conn net.Conn, err error) Failure {
+	var pe *ProtocolError
+	switch {
+	case errors.As(err, &pe):
+		sendError(conn, codeProtocolViolation, "agbench listener: "+pe.Error(), "")
+		return FailBadStartup
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		sendError(conn, codeProtocolViolation, "agbench listener: startup timeout", "")
+		return FailStartupTimeout
+	}
+	return FailClientGone
+}
+
+func (l *Listener) register(s *session) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
+	l.sessions[s] = struct{}{}
+	return true
+}
+
+func (l *Listener) unregister(s *session) {
+	l.mu.Lock()
+	delete(l.sessions, s)
+	if s.key != "" && l.keys[s.key] == s {
+		delete(l.keys, s.key)
+	}
+	l.mu.Unlock()
+}
+
+// forward copies bytes both ways until either side closes. Backend messages are read one
+// by one only until the first ReadyForQuery, to learn the cancel key; after that both
+// directions are plain copies (splice(2) between TCP sockets on Linux).
+func (l *Listener) forward(s *session) {
+	up := make(chan struct{})
+	go func() {
+		defer close(up)
+		n, err := io.Copy(s.backend, s.client)
+		l.metrics.addBytes(s.node, "to_backend", n)
+		if err == nil {
+			if cw, ok := s.backend.(interface{ CloseWrite() error }); ok {
+				_ = cw.CloseWrite()
+				return
+			}
+		}
+		s.kill()
+	}()
+	n, err := l.relayStartup(s)
+	if err == nil {
+		var m int64
+		m, _ = io.Copy(s.client, s.backend)
+		n += m
+	}
+	l.metrics.addBytes(s.node, "to_client", n)
+	s.kill()
+	<-up
+	if err != nil && !errors.Is(err, io.EOF) {
+		l.metrics.addFailure(FailBackendStartup, s.intent.String())
+	}
+}
+
+// relayStartup passes the backend's messages to the client until ReadyForQuery, noting
+// BackendKeyData for cancel requests; then it passes on what it has read ahead.
+func (l *Listener) relayStartup(s *session) (int64, error) {
+	br := bufio.NewReaderSize(s.backend, 8192)
+	var out []byte
+	var sent int64
+	flush := func() error {
+		if len(out) == 0 {
+			return nil
+		}
+		_, err := s.client.Write(out)
+		sent += int64(len(out))
+		out = out[:0]
+		return err
+	}
+	for {
+		hdr, err := br.Peek(5)
+		if err != nil {
+			_ = flush()
+			if errors.Is(err, io.EOF) && len(hdr) == 0 {
+				return sent, io.ErrUnexpectedEOF
+			}
+			return sent, err
+		}
+		typ, size := hdr[0], int(int32(binary.BigEndian.Uint32(hdr[1:])))
+		if size < 4 || size > maxStartupBackendMsg {
+			_ = flush()
+			return sent, fmt.Errorf("backend message %q of length %d", typ, size)
+		}
+		start := len(out)
+		out = append(out, make([]byte, size+1)...)
+		if _, err := io.ReadFull(br, out[start:]); err != nil {
+			_ = flush()
+			return sent, err
+		}
+		switch typ {
+		case 'K':
+			var k pgproto3.BackendKeyData
+			if k.Decode(out[start+5:]) == nil {
+				l.setKey(s, cancelKey(k.ProcessID, k.SecretKey))
+			}
+		case 'Z':
+			if err := flush(); err != nil {
+				return sent, err
+			}
+			if k := br.Buffered(); k > 0 {
+				b, _ := br.Peek(k)
+				if _, err := s.client.Write(b); err != nil {
+					return sent, err
+				}
+				sent += int64(k)
+			}
+			return sent, nil
+		}
+		if br.Buffered() == 0 {
+			if err := flush(); err != nil {
+				return sent, err
+			}
+		}
+	}
+}
+
+// tuneTCP turns off Nagle (Go's default, made explicit) and keeps idle sessions alive.
+func tuneTCP(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+		_ = tc.SetKeepAlive(true)
+		_ = tc.SetKeepAlivePeriod(15 * time.Second)
+	}
+}
