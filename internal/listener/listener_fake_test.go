@@ -151,9 +151,9 @@ func TestFakeBadStartupDoesNotHurtOthers(t *testing.T) {
 	l := startFake(t, Config{StartupTimeout: 300 * time.Millisecond}, p)
 	good := connect(t, l.Addr().String(), "")
 	for _, junk := range [][]byte{
-		{0, 0, 0, 4},                    // length too small
-		{0x7f, 0xff, 0xff, 0xff, 1, 2},  // huge length
-		{0, 0, 0, 8, 0, 2, 0, 0},        // protocol 2.0
+		{0, 0, 0, 4},                     // length too small
+		{0x7f, 0xff, 0xff, 0xff, 1, 2},   // huge length
+		{0, 0, 0, 8, 0, 2, 0, 0},         // protocol 2.0
 		[]byte("GET / HTTP/1.1\r\n\r\n"), // not PostgreSQL at all
 	} {
 		c, err := net.Dial("tcp", l.Addr().String())

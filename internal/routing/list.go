@@ -27,7 +27,7 @@ func (e *SyntaxError) Error() string {
 const maxNameLen = 128
 
 // Parse reads a routing list in SQL Server's syntax: a parenthesised, comma-separated
-// list of quoted node names ('name' or N'name', with '' for a quote inside), where an
+// list of quoted node names ('name' or N'name', with ” for a quote inside), where an
 // entry may itself be a parenthesised list of names (a load-balanced set; one level
 // only). The outer parentheses may be left out: 'a','b' is ('a','b'). Whitespace between
 // tokens is ignored. A name may appear only once in the whole list.
@@ -152,7 +152,7 @@ func (p *parser) entry(nestedOK bool, seen map[string]int) ([]string, error) {
 	}
 }
 
-// name reads one quoted node name: 'name' or N'name', '' standing for a quote.
+// name reads one quoted node name: 'name' or N'name', ” standing for a quote.
 func (p *parser) name(seen map[string]int) (string, error) {
 	c := p.peek()
 	start := p.pos
