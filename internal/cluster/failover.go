@@ -65,7 +65,8 @@ func (c *stepClock) done(name string) {
 // primary is shut down cleanly and the new primary replays all of its WAL first, so no
 // committed transaction is lost, synchronous or not. The other standbys are re-pointed to
 // the new primary, and the old primary comes back as a standby (pg_rewind where needed).
-// The topology file follows every change.
+// The topology file follows every change. Cancelling ctx does not stop a failover that has
+// begun.
 func (t *Topology) Failover(ctx context.Context, o FailoverOptions) (*FailoverReport, error) {
 	if len(t.Standbys()) == 0 {
 		return nil, agerr.BadInputf("cluster %s has no standby to fail over to", t.Name)
@@ -81,6 +82,9 @@ func (t *Topology) Failover(ctx context.Context, o FailoverOptions) (*FailoverRe
 			return nil, agerr.BadInputf("--to %s: it is not running (agbench cluster start)", o.To)
 		}
 	}
+	// Once begun, a failover runs to its end even when interrupted (every wait has its own
+	// bound): stopping half-way would leave no primary, or two.
+	ctx = context.WithoutCancel(ctx)
 	start := time.Now()
 	old := t.Primary()
 	r := &FailoverReport{From: old.Name, Problems: map[string]string{}}
