@@ -1,0 +1,155 @@
+package analyze
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+)
+
+// Input is everything the analysis reads from one run.
+type Input struct {
+	// LoadName names the swept knob in sentences ("VUs", "threads"); Unit the throughput's.
+	LoadName string     `json:"load_name"`
+	Unit     string     `json:"unit"`
+	Steps    []Step     `json:"steps"`
+	Evidence []Evidence `json:"evidence,omitempty"`
+	Facts    Facts      `json:"facts"`
+	SLOs     []SLO      `json:"slos,omitempty"`
+}
+
+// Analysis is the judgement of a run, stored in its result and printed after its table.
+type Analysis struct {
+	LoadName  string     `json:"load_name"`
+	Unit      string     `json:"unit"`
+	Knee      Knee       `json:"knee"`
+	USL       *USL       `json:"usl,omitempty"` // only when the fit is good
+	Little    []Little   `json:"little,omitempty"`
+	Saturated Saturation `json:"saturated"`
+	Verdicts  []Verdict  `json:"verdicts"`
+}
+
+// Analyze runs every analysis on a run.
+func Analyze(in Input) Analysis {
+	if in.LoadName == "" {
+		in.LoadName = "VUs"
+	}
+	if in.Unit == "" {
+		in.Unit = "ops/s"
+	}
+	a := Analysis{LoadName: in.LoadName, Unit: in.Unit}
+	a.Knee = FindKnee(in.Steps, in.SLOs)
+	if u, ok := FitUSL(in.Steps); ok && u.Good {
+		a.USL = &u
+	}
+	a.Little = CheckLittle(in.Steps)
+	a.Saturated = WhatSaturated(a.Knee, in.Evidence, in.LoadName)
+	a.Verdicts = Check(in.Steps, in.Evidence, in.Facts, in.LoadName)
+	if a.Verdicts == nil {
+		a.Verdicts = []Verdict{}
+	}
+	return a
+}
+
+// WriteText prints the analysis for a terminal: the knee line, the USL line when it fits,
+// the saturation sentence and the validity verdicts. Every workload ends its output with it.
+func (a Analysis) WriteText(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("knee: " + a.kneeLine() + "\n")
+	if u := a.USL; u != nil {
+		peak := "no peak (κ = 0)"
+		if !math.IsInf(u.PeakLoad, 1) {
+			peak = fmt.Sprintf("peak %s %s at %s %s", num(u.PeakThroughput), a.Unit, fmtNum(math.Round(u.PeakLoad)), a.LoadName)
+		}
+		fmt.Fprintf(&b, "USL: σ=%.3g κ=%.3g λ=%s %s, %s (R² %.3f, %d loads)\n", u.Sigma, u.Kappa, num(u.Lambda), a.Unit, peak, u.R2, u.Points)
+	}
+	if a.Saturated.Sentence != "" {
+		b.WriteString("saturated: " + a.Saturated.Sentence + "\n")
+	}
+	if len(a.Verdicts) == 0 {
+		b.WriteString("validity: no problem found\n")
+	} else {
+		b.WriteString("validity:\n")
+		for _, v := range a.Verdicts {
+			fmt.Fprintf(&b, "  ! %s: %s\n", v.Code, v.Message)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (a Analysis) kneeLine() string {
+	k := a.Knee
+	if k.Characteristic == nil {
+		return "no steps measured"
+	}
+	pt := func(p *Point) string {
+		return fmt.Sprintf("%s %s (%s %s, mean %s, p99 %s)", fmtNum(p.Load), a.LoadName, num(p.Throughput), a.Unit, ms(p.MeanMs), ms(p.P99Ms))
+	}
+	parts := []string{"characteristic latency " + ms(k.Characteristic.MeanMs) + " at " + fmtNum(k.Characteristic.Load) + " " + a.LoadName}
+	switch {
+	case k.Knee != nil:
+		s := "knee " + pt(k.Knee)
+		if n := len(k.KneeLoads); n > 1 {
+			s += fmt.Sprintf(" [repeats %s..%s]", fmtNum(k.KneeLoads[0]), fmtNum(k.KneeLoads[n-1]))
+		}
+		parts = append(parts, s)
+	case k.RisingAtEnd:
+		parts = append(parts, "no knee: throughput still rising at "+fmtNum(k.Peak.Load)+" "+a.LoadName)
+	default:
+		parts = append(parts, "no knee found")
+	}
+	if k.Efficient != nil {
+		parts = append(parts, "most efficient "+fmtNum(k.Efficient.Load)+" "+a.LoadName)
+	}
+	if k.Saturation != nil {
+		parts = append(parts, fmt.Sprintf("saturation %s %s (≥%.0f%% of peak %s %s at %s)", fmtNum(k.Saturation.Load), a.LoadName,
+			100*SaturationShare, num(k.Peak.Throughput), a.Unit, fmtNum(k.Peak.Load)))
+	}
+	if len(k.SLOs) > 0 {
+		var names []string
+		for _, s := range k.SLOs {
+			names = append(names, s.String())
+		}
+		slo := "SLO " + strings.Join(names, ",") + ": "
+		if k.SLOPoint != nil {
+			slo += fmt.Sprintf("met up to %s %s (%s %s)", fmtNum(k.SLOPoint.Load), a.LoadName, num(k.SLOPoint.Throughput), a.Unit)
+		} else {
+			slo += "not met at any load"
+		}
+		parts = append(parts, slo)
+	}
+	return strings.Join(parts, " · ")
+}
+
+func ms(x float64) string {
+	switch {
+	case x >= 100:
+		return fmt.Sprintf("%.0f ms", x)
+	case x >= 1:
+		return fmt.Sprintf("%.2g ms", x)
+	default:
+		return fmt.Sprintf("%.2f ms", x)
+	}
+}
+
+// num prints a rate with thousands separators and no needless fraction.
+func num(x float64) string {
+	if math.Abs(x) < 100 {
+		return fmt.Sprintf("%.3g", x)
+	}
+	s := fmt.Sprintf("%.0f", x)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,66 @@
+package analyze
+
+// Waits is a wait profile: the mean number of sessions in each class over a window, sampled
+// from pg_stat_activity. Classes follow what a SQL Server DBA reads from wait stats.
+type Waits struct {
+	CPU      float64 `json:"cpu"`       // active with no wait: running (or runnable) on a CPU
+	Log      float64 `json:"log"`       // WALWrite, WALSync, WAL insert locks (≈ WRITELOG)
+	DataRead float64 `json:"data_read"` // DataFileRead, DataFilePrefetch (≈ PAGEIOLATCH)
+	OtherIO  float64 `json:"other_io"`  // any other IO wait
+	LWLock   float64 `json:"lwlock"`    // lightweight locks other than the WAL's
+	Lock     float64 `json:"lock"`      // heavyweight (row, table, transaction) locks
+	Client   float64 `json:"client"`    // waiting for the client: ClientRead/ClientWrite, idle in transaction
+	SyncRep  float64 `json:"sync_rep"`  // waiting for a synchronous standby to confirm
+	Other    float64 `json:"other"`
+}
+
+// Total is the mean number of sessions sampled (active, or idle in a transaction).
+func (w Waits) Total() float64 {
+	return w.CPU + w.Log + w.DataRead + w.OtherIO + w.LWLock + w.Lock + w.Client + w.SyncRep + w.Other
+}
+
+// Device is what the block layer saw of the device under the data (means over a window).
+type Device struct {
+	Name      string  `json:"name"`
+	IOPS      float64 `json:"iops"`
+	ReadMBps  float64 `json:"read_mbps"`
+	WriteMBps float64 `json:"write_mbps"`
+	AwaitMs   float64 `json:"await_ms"`
+	Queue     float64 `json:"queue"`
+	Util      float64 `json:"util"`
+}
+
+// MBps is read plus write throughput.
+func (d Device) MBps() float64 { return d.ReadMBps + d.WriteMBps }
+
+// Evidence is what the samplers saw during one step's measured window (means over it).
+// Zero values mean "not measured".
+type Evidence struct {
+	Load  float64 `json:"load"`
+	Waits Waits   `json:"waits"`
+	// CPUBusy and Steal are shares (0..1) of the machine's CPU time where the database runs.
+	CPUBusy float64 `json:"cpu_busy"`
+	Steal   float64 `json:"steal"`
+	// LoadGenCores is the CPU the load generator used, in cores; LoadGenShare of the machine.
+	LoadGenCores float64 `json:"loadgen_cores"`
+	LoadGenShare float64 `json:"loadgen_share"`
+	Device       Device  `json:"device"`
+	// ExpectedDeviceMBps is the device traffic the workload itself accounts for (the bytes a
+	// storage test moved, or the database's own reads, writes and WAL); 0 when unknown.
+	ExpectedDeviceMBps float64 `json:"expected_device_mbps,omitempty"`
+	// ReplayLagSec is the largest replay lag among standbys at the end of the window, on
+	// Standby; LagGrowth is how many seconds of lag it gained per second of the window.
+	Standby      string  `json:"standby,omitempty"`
+	ReplayLagSec float64 `json:"replay_lag_sec"`
+	LagGrowth    float64 `json:"lag_growth"`
+}
+
+// evidenceAt returns the evidence of the step with this load, if any.
+func evidenceAt(ev []Evidence, load float64) (Evidence, bool) {
+	for _, e := range ev {
+		if e.Load == load {
+			return e, true
+		}
+	}
+	return Evidence{}, false
+}

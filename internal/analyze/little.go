@@ -1,0 +1,35 @@
+package analyze
+
+// LittleTolerance is how far X·(R+Z) may stray from the concurrency N, as a share of N,
+// before Little's law is said to fail for a closed-loop step.
+const LittleTolerance = 0.15
+
+// Little checks Little's law on one closed-loop step: with N users each always either
+// waiting for an operation (R) or thinking (Z), throughput X must satisfy X·(R+Z) = N.
+// A ratio well under 1 means time the client spent outside the measured operations (its
+// own CPU, scheduling, recording); over 1 means latency or throughput was over-counted.
+type Little struct {
+	Load     float64 `json:"load"`
+	Implied  float64 `json:"implied"` // X·(R+Z)
+	Ratio    float64 `json:"ratio"`   // Implied / Load
+	Holds    bool    `json:"holds"`
+	OpenLoop bool    `json:"open_loop,omitempty"` // not checked: load is an arrival rate
+}
+
+// CheckLittle checks every step, in load order.
+func CheckLittle(steps []Step) []Little {
+	var out []Little
+	for _, s := range sortedSteps(steps) {
+		l := Little{Load: s.Load, OpenLoop: s.OpenLoop}
+		if s.OpenLoop || s.Throughput <= 0 {
+			l.Holds = true
+			out = append(out, l)
+			continue
+		}
+		l.Implied = s.Throughput * (s.MeanMs + s.ThinkMs) / 1000
+		l.Ratio = l.Implied / s.Load
+		l.Holds = l.Ratio >= 1-LittleTolerance && l.Ratio <= 1+LittleTolerance
+		out = append(out, l)
+	}
+	return out
+}

@@ -1,0 +1,207 @@
+package analyze
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Attribution thresholds.
+const (
+	// DominantWaitShare is the share of sampled sessions a wait class needs to be named.
+	DominantWaitShare = 0.30
+	// CPUSaturatedShare is the machine CPU busy share at which the CPU counts as pinned.
+	CPUSaturatedShare = 0.90
+	// LoadGenHeavyShare is the share of the busy CPU, used by the load generator itself,
+	// beyond which a pinned CPU is blamed on the generator rather than the database.
+	LoadGenHeavyShare = 0.50
+	// DeviceSaturatedUtil is the device utilisation at which the device counts as busy.
+	DeviceSaturatedUtil = 0.90
+	// DeviceQueueGrowth is how many times the device's queue and await must grow from the
+	// lowest load for queueing in the block layer to count as the bottleneck.
+	DeviceQueueGrowth = 2.0
+	// LagGrowthLimit is replay lag gained per second (s/s) that counts as a standby falling behind.
+	LagGrowthLimit = 0.05
+)
+
+// Resources that can saturate.
+const (
+	ResLog      = "log"
+	ResDataRead = "data reads"
+	ResIO       = "other IO"
+	ResLocks    = "locks"
+	ResLWLocks  = "internal locks (LWLock)"
+	ResClient   = "the client or network"
+	ResSyncRep  = "the synchronous standby"
+	ResCPU      = "database CPU"
+	ResLoadGen  = "the load generator's CPU"
+	ResDevice   = "the storage device"
+	ResReplica  = "the replica"
+	ResNone     = ""
+)
+
+// Saturation says what gave at the knee and beyond, with the figures that show it.
+type Saturation struct {
+	Resource string  `json:"resource"` // one of the Res constants; empty when nothing stood out
+	From     float64 `json:"from"`     // the load from which the evidence was taken
+	Sentence string  `json:"sentence"`
+}
+
+type waitClass struct {
+	res, label string
+	v          func(Waits) float64
+}
+
+var waitClasses = []waitClass{
+	{ResLog, "WAL write/sync waits", func(w Waits) float64 { return w.Log }},
+	{ResDataRead, "DataFileRead waits", func(w Waits) float64 { return w.DataRead }},
+	{ResIO, "other IO waits", func(w Waits) float64 { return w.OtherIO }},
+	{ResLocks, "lock waits", func(w Waits) float64 { return w.Lock }},
+	{ResLWLocks, "LWLock waits", func(w Waits) float64 { return w.LWLock }},
+	{ResClient, "client waits", func(w Waits) float64 { return w.Client }},
+	{ResSyncRep, "SyncRep waits", func(w Waits) float64 { return w.SyncRep }},
+}
+
+// WhatSaturated names the resource that gave at the knee and beyond. It averages the
+// evidence of every step from the knee (or the saturation point, or the highest load when
+// throughput was still rising) up, and compares it with the lowest load's.
+func WhatSaturated(k Knee, ev []Evidence, loadName string) Saturation {
+	if k.Characteristic == nil || len(ev) == 0 {
+		return Saturation{Sentence: "No sampler evidence was recorded, so what saturated is not known."}
+	}
+	from := k.Peak.Load
+	switch {
+	case k.Knee != nil:
+		from = k.Knee.Load
+	case k.Saturation != nil && !k.RisingAtEnd:
+		from = k.Saturation.Load
+	}
+	var hot []Evidence
+	for _, e := range ev {
+		if e.Load >= from {
+			hot = append(hot, e)
+		}
+	}
+	if len(hot) == 0 {
+		return Saturation{Sentence: "No sampler evidence was recorded at the knee, so what saturated is not known."}
+	}
+	h := meanEvidence(hot)
+	base, _ := evidenceAt(ev, k.Characteristic.Load)
+	where := fmt.Sprintf("At %s %s and beyond", fmtNum(from), loadName)
+	if len(hot) == 1 {
+		where = fmt.Sprintf("At %s %s", fmtNum(from), loadName)
+	}
+	s := attribute(h, base, k.Characteristic.Load, loadName)
+	s.From = from
+	if k.RisingAtEnd {
+		where = fmt.Sprintf("Throughput was still rising at %s %s (no knee reached); there", fmtNum(from), loadName)
+	}
+	if s.Resource == ResNone {
+		s.Sentence = where + ", no layer measured as saturated: " + s.Sentence + "."
+	} else {
+		s.Sentence = where + ", " + s.Resource + " saturated: " + s.Sentence + "."
+	}
+	if s.Resource != ResReplica && h.LagGrowth >= LagGrowthLimit {
+		s.Sentence = strings.TrimSuffix(s.Sentence, ".") + fmt.Sprintf("; meanwhile standby %s fell behind (replay lag %.1f s, growing %.2f s/s).", h.Standby, h.ReplayLagSec, h.LagGrowth)
+	}
+	return s
+}
+
+func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
+	at := fmt.Sprintf("at %s %s", fmtNum(baseLoad), loadName)
+	total := h.Waits.Total()
+	share := func(v float64, w Waits) float64 {
+		if t := w.Total(); t > 0 {
+			return v / t
+		}
+		return 0
+	}
+	// A load generator starved of CPU shows on the server as sessions waiting for the
+	// client, so it is ruled out before the waits are read.
+	if h.CPUBusy >= CPUSaturatedShare && h.LoadGenShare >= LoadGenHeavyShare*h.CPUBusy {
+		return Saturation{Resource: ResLoadGen, Sentence: fmt.Sprintf("machine CPU %s busy, the load generator itself using %.1f cores (%s of the machine; %.1f cores %s)",
+			pct(h.CPUBusy), h.LoadGenCores, pct(h.LoadGenShare), base.LoadGenCores, at)}
+	}
+	// Named waits next: they say where sessions queue.
+	if total > 0 {
+		sorted := append([]waitClass(nil), waitClasses...)
+		sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].v(h.Waits) > sorted[j].v(h.Waits) })
+		top := sorted[0]
+		if sh := share(top.v(h.Waits), h.Waits); sh >= DominantWaitShare && top.v(h.Waits) >= h.Waits.CPU {
+			msg := fmt.Sprintf("%s were %s of sampled sessions (%s %s)", top.label, pct(sh), pct(share(top.v(base.Waits), base.Waits)), at)
+			if (top.res == ResDataRead || top.res == ResLog || top.res == ResIO) && h.Device.Name != "" {
+				msg += fmt.Sprintf(", device %s await %.2f ms and queue %.1f (%.2f ms, %.1f %s)", h.Device.Name, h.Device.AwaitMs, h.Device.Queue, base.Device.AwaitMs, base.Device.Queue, at)
+			}
+			return Saturation{Resource: top.res, Sentence: msg}
+		}
+	}
+	if h.CPUBusy >= CPUSaturatedShare {
+		res := ResCPU
+		msg := fmt.Sprintf("machine CPU %s busy (%s %s), the load generator itself using %.1f cores (%s of the machine)", pct(h.CPUBusy), pct(base.CPUBusy), at, h.LoadGenCores, pct(h.LoadGenShare))
+		if total > 0 {
+			msg += fmt.Sprintf(", %s of sampled sessions on CPU with no wait", pct(share(h.Waits.CPU, h.Waits)))
+		}
+		return Saturation{Resource: res, Sentence: msg}
+	}
+	if d := h.Device; d.Name != "" && (d.Util >= DeviceSaturatedUtil ||
+		base.Device.AwaitMs > 0 && d.AwaitMs >= DeviceQueueGrowth*base.Device.AwaitMs && d.Queue >= DeviceQueueGrowth*max(base.Device.Queue, 1)) {
+		return Saturation{Resource: ResDevice, Sentence: fmt.Sprintf("device %s %s busy, await %.2f ms, queue %.1f (%.2f ms, %.1f %s)", d.Name, pct(d.Util), d.AwaitMs, d.Queue, base.Device.AwaitMs, base.Device.Queue, at)}
+	}
+	if h.LagGrowth >= LagGrowthLimit {
+		return Saturation{Resource: ResReplica, Sentence: fmt.Sprintf("standby %s's replay fell behind, lag %.1f s and growing %.2f s per second", h.Standby, h.ReplayLagSec, h.LagGrowth)}
+	}
+	if total > 0 && share(h.Waits.CPU, h.Waits) >= 1-DominantWaitShare && h.CPUBusy > 0 {
+		return Saturation{Resource: ResNone, Sentence: fmt.Sprintf("sessions ran on CPU with no wait (%s of samples) but the machine CPU was only %s busy", pct(share(h.Waits.CPU, h.Waits)), pct(h.CPUBusy))}
+	}
+	return Saturation{Resource: ResNone, Sentence: fmt.Sprintf("CPU %s busy, device %s %s busy, no wait class above %s of sessions", pct(h.CPUBusy), orDash(h.Device.Name), pct(h.Device.Util), pct(DominantWaitShare))}
+}
+
+func meanEvidence(es []Evidence) Evidence {
+	var m Evidence
+	n := float64(len(es))
+	for _, e := range es {
+		m.Waits.CPU += e.Waits.CPU / n
+		m.Waits.Log += e.Waits.Log / n
+		m.Waits.DataRead += e.Waits.DataRead / n
+		m.Waits.OtherIO += e.Waits.OtherIO / n
+		m.Waits.LWLock += e.Waits.LWLock / n
+		m.Waits.Lock += e.Waits.Lock / n
+		m.Waits.Client += e.Waits.Client / n
+		m.Waits.SyncRep += e.Waits.SyncRep / n
+		m.Waits.Other += e.Waits.Other / n
+		m.CPUBusy += e.CPUBusy / n
+		m.Steal += e.Steal / n
+		m.LoadGenCores += e.LoadGenCores / n
+		m.LoadGenShare += e.LoadGenShare / n
+		m.Device.Name = e.Device.Name
+		m.Device.IOPS += e.Device.IOPS / n
+		m.Device.ReadMBps += e.Device.ReadMBps / n
+		m.Device.WriteMBps += e.Device.WriteMBps / n
+		m.Device.AwaitMs += e.Device.AwaitMs / n
+		m.Device.Queue += e.Device.Queue / n
+		m.Device.Util += e.Device.Util / n
+		m.ExpectedDeviceMBps += e.ExpectedDeviceMBps / n
+		if e.ReplayLagSec >= m.ReplayLagSec {
+			m.ReplayLagSec, m.Standby = e.ReplayLagSec, e.Standby
+		}
+		m.LagGrowth += e.LagGrowth / n
+	}
+	return m
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// fmtNum prints a load or count without a needless fraction.
+func fmtNum(x float64) string {
+	if x == float64(int64(x)) {
+		return fmt.Sprintf("%d", int64(x))
+	}
+	return fmt.Sprintf("%.3g", x)
+}

@@ -1,0 +1,122 @@
+package analyze
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// sweepWithEvidence is an 8-server closed system (knee at 8) whose evidence at loads ≥ 8
+// is hot(e) and at lower loads calm.
+func sweepWithEvidence(hot func(*Evidence)) ([]Step, []Evidence) {
+	steps := mmcSweep([]int{1, 2, 4, 8, 16, 32, 64}, 8, 1000, 0)
+	var ev []Evidence
+	for _, s := range steps {
+		e := Evidence{Load: s.Load, CPUBusy: 0.2, LoadGenCores: 0.05, LoadGenShare: 0.02,
+			Device: Device{Name: "vda", ReadMBps: 5, WriteMBps: 5, AwaitMs: 0.3, Queue: 0.5, Util: 0.2},
+			Waits:  Waits{CPU: s.Load * 0.7, Log: s.Load * 0.1, Client: s.Load * 0.2}, Standby: "node2", ReplayLagSec: 0.01}
+		if s.Load >= 8 {
+			hot(&e)
+		}
+		ev = append(ev, e)
+	}
+	return steps, ev
+}
+
+func TestWhatSaturated(t *testing.T) {
+	cases := []struct {
+		name string
+		hot  func(*Evidence)
+		res  string
+		want []string
+	}{
+		{"log", func(e *Evidence) {
+			e.Waits = Waits{CPU: 3, Log: 10, Client: 1}
+			e.Device.AwaitMs, e.Device.Queue = 4.1, 6
+		}, ResLog, []string{"At 8 VUs and beyond, log saturated", "WAL write/sync waits were 71%", "(10% at 1 VUs)", "await 4.10 ms"}},
+		{"data reads", func(e *Evidence) { e.Waits = Waits{CPU: 2, DataRead: 12, Log: 1} }, ResDataRead, []string{"DataFileRead waits were 80%"}},
+		{"locks", func(e *Evidence) { e.Waits = Waits{CPU: 2, Lock: 6, Client: 2} }, ResLocks, []string{"lock waits were 60%"}},
+		{"client", func(e *Evidence) { e.Waits = Waits{CPU: 1, Client: 7} }, ResClient, []string{"client waits were 88%"}},
+		{"sync standby", func(e *Evidence) { e.Waits = Waits{CPU: 1, SyncRep: 7} }, ResSyncRep, []string{"SyncRep waits"}},
+		{"database CPU", func(e *Evidence) { e.Waits = Waits{CPU: 9, Log: 1}; e.CPUBusy = 0.98 }, ResCPU, []string{"machine CPU 98% busy", "90% of sampled sessions on CPU"}},
+		{"load generator", func(e *Evidence) {
+			e.Waits = Waits{CPU: 3, Client: 5}
+			e.CPUBusy, e.LoadGenShare, e.LoadGenCores = 0.99, 0.6, 1.2
+		}, ResLoadGen, []string{"1.2 cores"}},
+		{"device", func(e *Evidence) { e.Waits = Waits{}; e.Device.Util, e.Device.AwaitMs, e.Device.Queue = 0.97, 3.2, 31 }, ResDevice, []string{"device vda 97% busy", "queue 31.0"}},
+		{"replica", func(e *Evidence) { e.Waits = Waits{}; e.LagGrowth, e.ReplayLagSec = 0.4, 12 }, ResReplica, []string{"standby node2", "12.0 s"}},
+		{"nothing", func(e *Evidence) {}, ResNone, []string{"no layer measured as saturated"}},
+	}
+	for _, c := range cases {
+		steps, ev := sweepWithEvidence(c.hot)
+		k := FindKnee(steps, nil)
+		s := WhatSaturated(k, ev, "VUs")
+		if s.Resource != c.res {
+			t.Errorf("%s: resource %q, want %q (%s)", c.name, s.Resource, c.res, s.Sentence)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(s.Sentence, w) {
+				t.Errorf("%s: %q lacks %q", c.name, s.Sentence, w)
+			}
+		}
+		if strings.Count(s.Sentence, ".") > 8 || !strings.HasSuffix(s.Sentence, ".") {
+			t.Errorf("%s: not one sentence: %q", c.name, s.Sentence)
+		}
+	}
+}
+
+func TestWhatSaturatedMentionsLaggingStandby(t *testing.T) {
+	steps, ev := sweepWithEvidence(func(e *Evidence) { e.Waits = Waits{CPU: 1, Log: 9}; e.LagGrowth, e.ReplayLagSec = 0.2, 5 })
+	s := WhatSaturated(FindKnee(steps, nil), ev, "VUs")
+	if s.Resource != ResLog || !strings.Contains(s.Sentence, "meanwhile standby node2 fell behind") {
+		t.Errorf("%+v", s)
+	}
+}
+
+func TestWhatSaturatedWithoutEvidence(t *testing.T) {
+	steps, _ := sweepWithEvidence(func(*Evidence) {})
+	if s := WhatSaturated(FindKnee(steps, nil), nil, "VUs"); s.Resource != ResNone || !strings.Contains(s.Sentence, "not known") {
+		t.Errorf("%+v", s)
+	}
+	rising := uslSweep([]float64{1, 2, 4, 8}, 100, 0, 0)
+	ev := []Evidence{{Load: 1, CPUBusy: 0.1}, {Load: 8, CPUBusy: 0.3}}
+	if s := WhatSaturated(FindKnee(rising, nil), ev, "VUs"); !strings.Contains(s.Sentence, "still rising at 8 VUs") {
+		t.Errorf("rising sweep: %+v", s)
+	}
+}
+
+func TestAnalyzeAndWriteText(t *testing.T) {
+	steps, ev := sweepWithEvidence(func(e *Evidence) { e.Waits = Waits{CPU: 3, Log: 10}; e.Device.AwaitMs = 4 })
+	slos, _ := ParseSLOs("p99<5ms")
+	steps[0].WindowSec = 10
+	a := Analyze(Input{LoadName: "VUs", Unit: "tx/s", Steps: steps, Evidence: ev, SLOs: slos,
+		Facts: Facts{DatasetBytes: 100 << 20, SharedBuffersBytes: 128 << 20}})
+	var b bytes.Buffer
+	if err := a.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, w := range []string{
+		"knee: characteristic latency 1 ms at 1 VUs",
+		"knee 8 VUs (8,000 tx/s",
+		"saturation 8 VUs (≥90% of peak 8,000 tx/s at 8)",
+		"SLO p99<5ms: met up to 8 VUs (8,000 tx/s)",
+		"saturated: At 8 VUs and beyond, log saturated",
+		"! fits-in-memory: the dataset (100.0 MiB)",
+		"! window-short:",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	if a.USL != nil {
+		t.Errorf("USL shown for a hard-capped M/M/c curve: %+v", a.USL)
+	}
+	u := Analyze(Input{Steps: uslSweep(floats(doubling), 1000, 0.05, 0.001)})
+	b.Reset()
+	_ = u.WriteText(&b)
+	if !strings.Contains(b.String(), "USL: σ=0.05 κ=0.001") || !strings.Contains(b.String(), "validity: no problem found") {
+		t.Errorf("USL sweep output:\n%s", b.String())
+	}
+}

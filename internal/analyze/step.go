@@ -1,0 +1,65 @@
+package analyze
+
+import "sort"
+
+// Step is one load level of a sweep as the analysis sees it. Latencies are in
+// milliseconds and cover one operation as the client saw it.
+type Step struct {
+	// Load is the offered concurrency: virtual users, threads or queue depth.
+	Load float64 `json:"load"`
+	// Throughput is operations per second over the measured window (mean of repeats).
+	Throughput float64 `json:"throughput"`
+	// Repeats holds the throughput of each repeat of this load, when it was repeated.
+	Repeats []float64 `json:"repeats,omitempty"`
+	MeanMs  float64   `json:"mean_ms"`
+	P50Ms   float64   `json:"p50_ms"`
+	P95Ms   float64   `json:"p95_ms"`
+	P99Ms   float64   `json:"p99_ms"`
+	P999Ms  float64   `json:"p999_ms"`
+	// ThinkMs is the time each virtual user waits between operations.
+	ThinkMs float64 `json:"think_ms,omitempty"`
+	// WindowSec is the length of the measured window, ramp-up excluded.
+	WindowSec float64 `json:"window_sec"`
+	// PerSecond is the throughput of each second (or tick) of the measured window.
+	PerSecond []float64 `json:"per_second,omitempty"`
+	// OpenLoop is set for fixed-rate steps, whose Load is not the concurrency in flight.
+	OpenLoop bool `json:"open_loop,omitempty"`
+}
+
+// sortedSteps returns the steps ordered by load, dropping those with no load.
+func sortedSteps(steps []Step) []Step {
+	out := make([]Step, 0, len(steps))
+	for _, s := range steps {
+		if s.Load > 0 {
+			out = append(out, s)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Load < out[j].Load })
+	return out
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// quantile returns the q-quantile (0..1) of xs by linear interpolation; xs is not changed.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	pos := q * float64(len(s)-1)
+	i := int(pos)
+	if i >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	return s[i] + (pos-float64(i))*(s[i+1]-s[i])
+}

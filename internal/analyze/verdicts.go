@@ -1,0 +1,235 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// Validity thresholds. The article: "30-second runs measure warmup, not steady state. Run
+// for 5 to 10 minutes minimum"; a database at least twice the memory for a storage test.
+const (
+	// MinWindowSec is the shortest measured window per step not flagged as too short.
+	MinWindowSec = 60
+	// MinSteadySamples is the fewest per-second throughputs on which steadiness is judged.
+	MinSteadySamples = 5
+	// TrendLimit is the largest change of throughput across the window, by linear trend, as a
+	// share of its mean, for a step to count as steady.
+	TrendLimit = 0.20
+	// CVLimit is the largest coefficient of variation of per-second throughput for a step to
+	// count as steady.
+	CVLimit = 0.30
+	// LoadGenAloneShare is the share of the whole machine the load generator may use before
+	// it is called saturated regardless of what else runs.
+	LoadGenAloneShare = 0.80
+	// LoadGenCompeteShare is the share of the machine the load generator may use while the
+	// machine's CPU is pinned (CPUSaturatedShare) before it is said to compete with the database.
+	LoadGenCompeteShare = 0.25
+	// StealLimit is the mean steal share (CPU time taken by the hypervisor for others) that
+	// marks noisy neighbours.
+	StealLimit = 0.05
+	// ForeignIOShare and ForeignIOFloorMBps: device traffic beyond what the workload accounts
+	// for, by this share and this many MB/s, is foreign (someone else's IO).
+	ForeignIOShare     = 0.50
+	ForeignIOFloorMBps = 1.0
+	// CacheBypassShare: a storage test whose device traffic is below this share of what it
+	// moved was served from the page cache.
+	CacheBypassShare = 0.50
+)
+
+// Verdict codes.
+const (
+	VFitsInMemory     = "fits-in-memory"
+	VWindowShort      = "window-short"
+	VNotSteady        = "not-steady"
+	VLoadGenSaturated = "loadgen-saturated"
+	VReadIntent       = "read-intent-on-primary"
+	VPageCache        = "page-cache"
+	VLittle           = "littles-law"
+	VSteal            = "steal"
+	VForeignIO        = "foreign-io"
+	VNoDifference     = "no-difference"
+)
+
+// Verdict is one way the run may not measure what it claims.
+type Verdict struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Facts are what is known of the run as a whole.
+type Facts struct {
+	// Storage is set for storage tests (disk); DirectIO when they bypassed the page cache.
+	Storage  bool `json:"storage,omitempty"`
+	DirectIO bool `json:"direct_io,omitempty"`
+	// DatasetBytes is the database (or test files') size; SharedBuffersBytes the database's
+	// cache; PageCacheBytes the memory the OS could cache it in (MemAvailable at the start).
+	DatasetBytes       int64 `json:"dataset_bytes,omitempty"`
+	SharedBuffersBytes int64 `json:"shared_buffers_bytes,omitempty"`
+	PageCacheBytes     int64 `json:"page_cache_bytes,omitempty"`
+	// ReadIntentSessions counts sessions that declared read intent, ReadIntentOnStandby
+	// those that found themselves on a standby (pg_is_in_recovery()).
+	ReadIntentSessions  int64 `json:"read_intent_sessions,omitempty"`
+	ReadIntentOnStandby int64 `json:"read_intent_on_standby,omitempty"`
+}
+
+// Check returns every validity verdict that fires on the run, in a fixed order.
+func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
+	var out []Verdict
+	add := func(code, format string, a ...any) { out = append(out, Verdict{code, fmt.Sprintf(format, a...)}) }
+	st := sortedSteps(steps)
+	if f.DatasetBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes {
+		add(VFitsInMemory, "the dataset (%s) fits in memory (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
+			bytesStr(f.DatasetBytes), bytesStr(f.SharedBuffersBytes), bytesStr(f.PageCacheBytes))
+	}
+	if short := stepsWhere(st, func(s Step) bool { return s.WindowSec > 0 && s.WindowSec < MinWindowSec }); len(short) > 0 {
+		add(VWindowShort, "measured window of %.0f s at %s %s is shorter than %d s: it may measure warm-up, not steady state",
+			short[0].WindowSec, loadList(short), loadName, MinWindowSec)
+	}
+	for _, s := range st {
+		if why := unsteady(s.PerSecond); why != "" {
+			add(VNotSteady, "throughput at %s %s was not steady: %s", fmtNum(s.Load), loadName, why)
+			break
+		}
+	}
+	for _, e := range ev {
+		if e.LoadGenShare >= LoadGenAloneShare || e.CPUBusy >= CPUSaturatedShare && e.LoadGenShare >= LoadGenCompeteShare {
+			add(VLoadGenSaturated, "the load generator used %.1f cores (%s of the machine, CPU %s busy) at %s %s: it may have limited the load it offered",
+				e.LoadGenCores, pct(e.LoadGenShare), pct(e.CPUBusy), fmtNum(e.Load), loadName)
+			break
+		}
+	}
+	if f.ReadIntentSessions > 0 && f.ReadIntentOnStandby < f.ReadIntentSessions {
+		add(VReadIntent, "%d of %d read-intent sessions did not land on a standby", f.ReadIntentSessions-f.ReadIntentOnStandby, f.ReadIntentSessions)
+	}
+	if f.Storage {
+		out = append(out, pageCache(f, ev, loadName)...)
+	}
+	for _, l := range CheckLittle(st) {
+		if !l.Holds {
+			add(VLittle, "Little's law fails at %s %s: throughput × (latency + think) = %.2f, not %s (ratio %.2f): time was spent outside the measured operations or counted twice",
+				fmtNum(l.Load), loadName, l.Implied, fmtNum(l.Load), l.Ratio)
+			break
+		}
+	}
+	for _, e := range ev {
+		if e.Steal >= StealLimit {
+			add(VSteal, "steal time was %s of CPU at %s %s: a noisy neighbour on the hypervisor took CPU during the run", pct(e.Steal), fmtNum(e.Load), loadName)
+			break
+		}
+	}
+	for _, e := range ev {
+		if x := e.ExpectedDeviceMBps; x > 0 && e.Device.MBps() > x*(1+ForeignIOShare)+ForeignIOFloorMBps {
+			add(VForeignIO, "device %s moved %.1f MB/s at %s %s but the workload accounts for %.1f MB/s: other IO shared the device",
+				e.Device.Name, e.Device.MBps(), fmtNum(e.Load), loadName, x)
+			break
+		}
+	}
+	return out
+}
+
+func pageCache(f Facts, ev []Evidence, loadName string) []Verdict {
+	if !f.DirectIO {
+		return []Verdict{{VPageCache, "the storage test used buffered IO: it went through the page cache and measured memory as much as the device"}}
+	}
+	for _, e := range ev {
+		if x := e.ExpectedDeviceMBps; x > ForeignIOFloorMBps && e.Device.Name != "" && e.Device.MBps() < CacheBypassShare*x {
+			return []Verdict{{VPageCache, fmt.Sprintf("at %s %s the test moved %.1f MB/s but device %s saw %.1f MB/s: a cache served the rest", fmtNum(e.Load), loadName, x, e.Device.Name, e.Device.MBps())}}
+		}
+	}
+	return nil
+}
+
+// unsteady says why a per-second throughput series is not steady, or "" when it is.
+func unsteady(ps []float64) string {
+	if len(ps) < MinSteadySamples {
+		return ""
+	}
+	m, sd := stat.MeanStdDev(ps, nil)
+	if m <= 0 {
+		return ""
+	}
+	xs := make([]float64, len(ps))
+	for i := range xs {
+		xs[i] = float64(i)
+	}
+	_, beta := stat.LinearRegression(xs, ps, nil, false)
+	if change := beta * float64(len(ps)-1) / m; math.Abs(change) > TrendLimit {
+		return fmt.Sprintf("it trended %+.0f%% across the window (limit ±%.0f%%)", 100*change, 100*TrendLimit)
+	}
+	if cv := sd / m; cv > CVLimit {
+		return fmt.Sprintf("per-second throughput varied by %.0f%% (coefficient of variation; limit %.0f%%)", 100*cv, 100*CVLimit)
+	}
+	return ""
+}
+
+func stepsWhere(st []Step, f func(Step) bool) []Step {
+	var out []Step
+	for _, s := range st {
+		if f(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func loadList(st []Step) string {
+	s := ""
+	for i, x := range st {
+		if i > 0 {
+			s += ","
+		}
+		s += fmtNum(x.Load)
+	}
+	return s
+}
+
+func bytesStr(b int64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	v, i := float64(b), -1
+	for v >= unit && i < 4 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %ciB", v, "KMGTP"[i])
+}
+
+// Variant is one side of a comparison (a --compare value) with its throughput samples:
+// repeats, or per-second throughputs of the measured window.
+type Variant struct {
+	Name    string
+	Samples []float64
+}
+
+// Comparison says whether two variants differ: their 10th–90th percentile ranges overlap or not.
+type Comparison struct {
+	Verdict *Verdict `json:"verdict,omitempty"` // VNoDifference when the ranges overlap
+	Winner  string   `json:"winner,omitempty"`
+	Ratio   float64  `json:"ratio"` // median of the winner / median of the other
+}
+
+// CompareVariants compares two variants at one load. Overlapping spread says "no
+// difference measured" rather than naming a winner.
+func CompareVariants(a, b Variant, what string) Comparison {
+	alo, ahi, amed := quantile(a.Samples, 0.1), quantile(a.Samples, 0.9), quantile(a.Samples, 0.5)
+	blo, bhi, bmed := quantile(b.Samples, 0.1), quantile(b.Samples, 0.9), quantile(b.Samples, 0.5)
+	if len(a.Samples) == 0 || len(b.Samples) == 0 || alo <= bhi && blo <= ahi {
+		return Comparison{Verdict: &Verdict{VNoDifference, fmt.Sprintf("%s: %s (%.4g..%.4g) and %s (%.4g..%.4g) overlap: no difference measured",
+			what, a.Name, alo, ahi, b.Name, blo, bhi)}}
+	}
+	if amed >= bmed {
+		return Comparison{Winner: a.Name, Ratio: ratioOf(amed, bmed)}
+	}
+	return Comparison{Winner: b.Name, Ratio: ratioOf(bmed, amed)}
+}
+
+func ratioOf(a, b float64) float64 {
+	if b == 0 {
+		return math.Inf(1)
+	}
+	return a / b
+}

@@ -1,0 +1,120 @@
+package analyze
+
+import (
+	"strings"
+	"testing"
+)
+
+// goodRun is a clean sweep: long steady windows, Little's law exact, no steal, the device
+// traffic what the workload made, a dataset four times memory, reads on standbys.
+func goodRun() ([]Step, []Evidence, Facts) {
+	steps := mmcSweep([]int{1, 2, 4, 8, 16, 32}, 8, 1000, 0)
+	var ev []Evidence
+	for i := range steps {
+		ps := make([]float64, 300)
+		for j := range ps {
+			ps[j] = steps[i].Throughput * (1 + 0.02*float64(j%3-1))
+		}
+		steps[i].PerSecond = ps
+		ev = append(ev, Evidence{Load: steps[i].Load, CPUBusy: 0.5, Steal: 0.001, LoadGenCores: 0.1, LoadGenShare: 0.05,
+			Device:             Device{Name: "vda", ReadMBps: 40, WriteMBps: 10, AwaitMs: 0.4, Queue: 1, Util: 0.5},
+			ExpectedDeviceMBps: 50, Waits: Waits{CPU: 2, Log: 0.2}})
+	}
+	return steps, ev, Facts{DatasetBytes: 64 << 30, SharedBuffersBytes: 1 << 30, PageCacheBytes: 15 << 30,
+		ReadIntentSessions: 10, ReadIntentOnStandby: 10}
+}
+
+func codes(vs []Verdict) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.Code)
+	}
+	return out
+}
+
+func TestVerdictsQuietOnGoodRun(t *testing.T) {
+	steps, ev, f := goodRun()
+	if vs := Check(steps, ev, f, "VUs"); len(vs) != 0 {
+		t.Errorf("good run got verdicts: %v", vs)
+	}
+	f.Storage, f.DirectIO = true, true
+	if vs := Check(steps, ev, f, "threads"); len(vs) != 0 {
+		t.Errorf("good storage run got verdicts: %v", vs)
+	}
+}
+
+// Each bad run breaks one thing and must get exactly that verdict.
+func TestEachVerdictFiresOnItsBadRun(t *testing.T) {
+	cases := []struct {
+		code  string
+		spoil func([]Step, []Evidence, *Facts)
+		want  string // a figure the message must carry
+	}{
+		{VFitsInMemory, func(s []Step, e []Evidence, f *Facts) { f.DatasetBytes = 2 << 30 }, "2.0 GiB"},
+		{VWindowShort, func(s []Step, e []Evidence, f *Facts) { s[2].WindowSec, s[3].WindowSec = 30, 30 }, "at 4,8 VUs"},
+		{VNotSteady, func(s []Step, e []Evidence, f *Facts) {
+			for j := range s[3].PerSecond { // warm-up: throughput climbs across the window
+				s[3].PerSecond[j] = s[3].Throughput * (0.6 + 0.8*float64(j)/float64(len(s[3].PerSecond)))
+			}
+		}, "trended +"},
+		{VNotSteady, func(s []Step, e []Evidence, f *Facts) {
+			for j := range s[1].PerSecond { // stalls: every fourth second gets nothing done
+				if j%4 == 0 {
+					s[1].PerSecond[j] = 0
+				}
+			}
+		}, "varied by"},
+		{VLoadGenSaturated, func(s []Step, e []Evidence, f *Facts) {
+			e[4].CPUBusy, e[4].LoadGenShare, e[4].LoadGenCores = 0.97, 0.4, 0.8
+		}, "0.8 cores"},
+		{VReadIntent, func(s []Step, e []Evidence, f *Facts) { f.ReadIntentOnStandby = 7 }, "3 of 10"},
+		{VLittle, func(s []Step, e []Evidence, f *Facts) { s[1].MeanMs *= 0.5 }, "ratio 0.50"},
+		{VSteal, func(s []Step, e []Evidence, f *Facts) { e[2].Steal = 0.12 }, "12%"},
+		{VForeignIO, func(s []Step, e []Evidence, f *Facts) { e[3].Device.WriteMBps = 200 }, "240.0 MB/s"},
+	}
+	for _, c := range cases {
+		steps, ev, f := goodRun()
+		c.spoil(steps, ev, &f)
+		vs := Check(steps, ev, f, "VUs")
+		if len(vs) != 1 || vs[0].Code != c.code {
+			t.Errorf("%s: got %v", c.code, vs)
+			continue
+		}
+		if !strings.Contains(vs[0].Message, c.want) {
+			t.Errorf("%s: message %q lacks %q", c.code, vs[0].Message, c.want)
+		}
+	}
+}
+
+func TestPageCacheVerdicts(t *testing.T) {
+	steps, ev, f := goodRun()
+	f.Storage = true
+	if vs := Check(steps, ev, f, "threads"); len(vs) != 1 || vs[0].Code != VPageCache || !strings.Contains(vs[0].Message, "buffered") {
+		t.Errorf("buffered storage test: %v", vs)
+	}
+	f.DirectIO = true
+	ev[2].Device.ReadMBps, ev[2].Device.WriteMBps = 5, 0 // claimed direct, device saw a tenth
+	if vs := Check(steps, ev, f, "threads"); len(vs) != 1 || vs[0].Code != VPageCache || !strings.Contains(vs[0].Message, "5.0 MB/s") {
+		t.Errorf("cache-served direct test: %v", vs)
+	}
+}
+
+func TestCompareVariants(t *testing.T) {
+	off := Variant{"routing=off", []float64{1000, 1020, 990, 1010, 1005}}
+	close := Variant{"routing=on", []float64{1015, 1030, 1000, 1025, 1012}}
+	far := Variant{"routing=on", []float64{1500, 1480, 1520, 1510, 1490}}
+	c := CompareVariants(off, close, "throughput at 8 VUs")
+	if c.Verdict == nil || c.Verdict.Code != VNoDifference || c.Winner != "" || !strings.Contains(c.Verdict.Message, "no difference measured") {
+		t.Errorf("overlapping variants: %+v", c)
+	}
+	c = CompareVariants(off, far, "throughput at 8 VUs")
+	if c.Verdict != nil || c.Winner != "routing=on" || c.Ratio < 1.45 || c.Ratio > 1.55 {
+		t.Errorf("separated variants: %+v", c)
+	}
+	if c := CompareVariants(far, off, "x"); c.Winner != "routing=on" {
+		t.Errorf("order matters: %+v", c)
+	}
+	if c := CompareVariants(off, Variant{Name: "none"}, "x"); c.Verdict == nil {
+		t.Error("a variant without samples named a winner")
+	}
+}
