@@ -1,0 +1,419 @@
+package sample
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+// Database sampler defaults.
+const (
+	// DefaultWaitInterval is how often pg_stat_activity is sampled for wait events (10 Hz).
+	DefaultWaitInterval = 100 * time.Millisecond
+	// SamplerAppName is the sampler's application_name; its own sessions are left out of
+	// every wait profile, so several samplers do not count each other.
+	SamplerAppName = "agbench-sampler"
+	// maxTopWaits is how many distinct wait events per node a step keeps in Extra.
+	maxTopWaits = 10
+)
+
+// PGNode is one server the database sampler watches.
+type PGNode struct {
+	Name       string
+	ConnString string // libpq keyword/value or URL; credentials never leave it
+}
+
+// PGOptions tune the database sampler; zero values take the defaults.
+type PGOptions struct {
+	Interval     time.Duration // statistics (default DefaultInterval, 1 s)
+	WaitInterval time.Duration // wait events (default DefaultWaitInterval, 100 ms)
+}
+
+// NodeInfo is what the sampler learnt of a node when it connected.
+type NodeInfo struct {
+	Name               string `json:"name"`
+	VersionNum         int    `json:"version_num"`
+	InRecovery         bool   `json:"in_recovery"`
+	DataDirectory      string `json:"data_directory,omitempty"` // when the role may read it
+	SharedBuffersBytes int64  `json:"shared_buffers_bytes"`
+	DatabaseBytes      int64  `json:"database_bytes"` // all databases together
+	HasStatIO          bool   `json:"has_stat_io"`    // pg_stat_io exists (16+)
+}
+
+// PG samples PostgreSQL nodes beside a workload over one connection per node: a wait
+// profile from pg_stat_activity (10 Hz), and each second pg_stat_database, pg_stat_io (16+),
+// checkpoints, WAL written or replayed, and per standby the lags of pg_stat_replication.
+// It implements the runner's Sampler (Start and Stop around each measured window) and only
+// reads. It is not safe for concurrent use.
+type PG struct {
+	opts    PGOptions
+	nodes   []*pgNode
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	started time.Time
+}
+
+// NewPG connects to every node and learns what each can report. On error it closes what
+// it opened.
+func NewPG(ctx context.Context, nodes []PGNode, opts PGOptions) (*PG, error) {
+	if opts.Interval <= 0 {
+		opts.Interval = DefaultInterval
+	}
+	if opts.WaitInterval <= 0 {
+		opts.WaitInterval = DefaultWaitInterval
+	}
+	p := &PG{opts: opts}
+	for _, n := range nodes {
+		node, err := connectNode(ctx, n)
+		if err != nil {
+			p.Close(context.Background())
+			return nil, fmt.Errorf("sampler: node %s: %w", n.Name, err)
+		}
+		p.nodes = append(p.nodes, node)
+	}
+	return p, nil
+}
+
+// Nodes describes the nodes as found when the sampler connected.
+func (p *PG) Nodes() []NodeInfo {
+	out := make([]NodeInfo, len(p.nodes))
+	for i, n := range p.nodes {
+		out[i] = n.info
+	}
+	return out
+}
+
+// Close closes every connection. It is safe to call more than once.
+func (p *PG) Close(ctx context.Context) error {
+	var errs []error
+	for _, n := range p.nodes {
+		if n.conn != nil {
+			errs = append(errs, n.conn.Close(ctx))
+			n.conn = nil
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Start takes each node's first reading and starts sampling.
+func (p *PG) Start(ctx context.Context, st *result.Step) error {
+	if p.cancel != nil {
+		return errors.New("sampler already started")
+	}
+	p.started = st.Window.Start
+	if p.started.IsZero() {
+		p.started = time.Now()
+	}
+	var errs []error
+	for _, n := range p.nodes {
+		n.reset(p.started)
+		if n.conn == nil {
+			n.err = errors.New("not connected")
+			continue
+		}
+		c, err := n.readCounters(ctx)
+		if err != nil {
+			n.err = err
+			errs = append(errs, fmt.Errorf("node %s: %w", n.info.Name, err))
+			continue
+		}
+		n.first, n.prev = c, c
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	p.cancel = cancel
+	for _, n := range p.nodes {
+		if n.err == nil {
+			p.wg.Add(1)
+			go func() {
+				defer p.wg.Done()
+				n.loop(runCtx, p.opts)
+			}()
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Stop ends sampling, takes each node's last reading, and adds the nodes' series to
+// st.Series, their window means to st.Counters and their top wait events to
+// st.Extra["sample"].
+func (p *PG) Stop(ctx context.Context, st *result.Step) error {
+	if p.cancel == nil {
+		return errors.New("sampler not started")
+	}
+	p.cancel()
+	p.wg.Wait()
+	p.cancel = nil
+	if st.Series == nil {
+		st.Series = map[string]result.TimeSeries{}
+	}
+	if st.Counters == nil {
+		st.Counters = map[string]float64{}
+	}
+	extra := stepExtra{Nodes: map[string]nodeExtra{}}
+	var errs []error
+	for _, n := range p.nodes {
+		if n.err == nil && n.conn != nil {
+			if c, err := n.readCounters(ctx); err != nil {
+				n.err = err
+			} else {
+				n.record(c)
+			}
+		}
+		if n.err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %w", n.info.Name, n.err))
+		}
+		prefix := "pg." + SeriesNodeName(n.info.Name) + "."
+		for k, s := range n.series {
+			st.Series[prefix+k] = *s
+		}
+		for k, v := range n.windowCounters() {
+			st.Counters[prefix+k] = v
+		}
+		extra.Nodes[n.info.Name] = nodeExtra{Info: n.info, TopWaits: n.topWaits(), WaitSamples: n.waitSamples}
+	}
+	if err := putExtra(st, extra); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// WaitEvent is one wait event's mean number of sessions over a window.
+type WaitEvent struct {
+	Type     string  `json:"type"`
+	Event    string  `json:"event"`
+	Class    string  `json:"class"`
+	Sessions float64 `json:"sessions"`
+}
+
+type nodeExtra struct {
+	Info        NodeInfo    `json:"info"`
+	TopWaits    []WaitEvent `json:"top_waits,omitempty"`
+	WaitSamples int         `json:"wait_samples"`
+}
+
+// stepExtra is what the samplers keep of a step under Step.Extra["sample"].
+type stepExtra struct {
+	Nodes map[string]nodeExtra `json:"nodes,omitempty"`
+}
+
+// pgNode is one node's connection and what has been sampled of it in the current window.
+type pgNode struct {
+	info        NodeInfo
+	conn        *pgx.Conn
+	start       time.Time
+	first, prev pgCounters
+	series      map[string]*result.TimeSeries
+	err         error
+	// wait profile: counts per class in the current bucket and per event over the window
+	bucket      map[string]int
+	bucketN     int
+	events      map[[3]string]int
+	waitSamples int
+	classTotal  map[string]int
+	lagFirst    map[string]float64
+}
+
+func connectNode(ctx context.Context, n PGNode) (*pgNode, error) {
+	cfg, err := pgx.ParseConfig(n.ConnString)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RuntimeParams["application_name"] = SamplerAppName
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	node := &pgNode{info: NodeInfo{Name: n.Name}, conn: conn}
+	err = conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int, pg_is_in_recovery(),
+		pg_size_bytes(current_setting('shared_buffers')),
+		(SELECT coalesce(sum(pg_database_size(oid)), 0)::bigint FROM pg_database WHERE datallowconn),
+		to_regclass('pg_catalog.pg_stat_io') IS NOT NULL`).Scan(
+		&node.info.VersionNum, &node.info.InRecovery, &node.info.SharedBuffersBytes, &node.info.DatabaseBytes, &node.info.HasStatIO)
+	if err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
+	// The data directory needs superuser or pg_read_all_settings; without it, no device.
+	var dir string
+	if conn.QueryRow(ctx, `SELECT current_setting('data_directory')`).Scan(&dir) == nil {
+		node.info.DataDirectory = dir
+	}
+	return node, nil
+}
+
+func (n *pgNode) reset(start time.Time) {
+	n.start, n.err = start, nil
+	n.series = map[string]*result.TimeSeries{}
+	n.bucket, n.bucketN = map[string]int{}, 0
+	n.events, n.classTotal, n.waitSamples = map[[3]string]int{}, map[string]int{}, 0
+	n.lagFirst = map[string]float64{}
+}
+
+func (n *pgNode) loop(ctx context.Context, o PGOptions) {
+	waitT := time.NewTicker(o.WaitInterval)
+	statT := time.NewTicker(o.Interval)
+	defer waitT.Stop()
+	defer statT.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-waitT.C:
+			if err := n.sampleWaits(ctx); err != nil {
+				if ctx.Err() == nil {
+					n.err = err
+				}
+				return
+			}
+		case <-statT.C:
+			c, err := n.readCounters(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					n.err = err
+				}
+				return
+			}
+			n.record(c)
+		}
+	}
+}
+
+const waitsQuery = `SELECT coalesce(wait_event_type, ''), coalesce(wait_event, ''), coalesce(state, ''), count(*)::int
+FROM pg_stat_activity
+WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND application_name <> '` + SamplerAppName + `'
+  AND state IN ('active', 'idle in transaction', 'idle in transaction (aborted)')
+GROUP BY 1, 2, 3`
+
+func (n *pgNode) sampleWaits(ctx context.Context) error {
+	rows, err := n.conn.Query(ctx, waitsQuery)
+	if err != nil {
+		return err
+	}
+	var typ, event, state string
+	var count int
+	_, err = pgx.ForEachRow(rows, []any{&typ, &event, &state, &count}, func() error {
+		class := ClassifyWait(typ, event, state)
+		n.bucket[class] += count
+		n.classTotal[class] += count
+		if state != "active" {
+			event = state // idle in transaction: the client holds a transaction open
+		}
+		n.events[[3]string{typ, event, class}] += count
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	n.bucketN++
+	n.waitSamples++
+	return nil
+}
+
+func (n *pgNode) add(name, unit string, at time.Time, v float64) {
+	s := n.series[name]
+	if s == nil {
+		s = &result.TimeSeries{Unit: unit, Start: n.start}
+		n.series[name] = s
+	}
+	s.Add(at, v)
+}
+
+// record turns a reading into one point of every series, from the previous reading.
+func (n *pgNode) record(c pgCounters) {
+	p := n.prev
+	n.prev = c
+	secs := c.at.Sub(p.at).Seconds()
+	if secs <= 0 {
+		return
+	}
+	if n.bucketN > 0 {
+		for _, class := range WaitClasses {
+			n.add("wait."+class, "sessions", c.at, float64(n.bucket[class])/float64(n.bucketN))
+		}
+		n.bucket, n.bucketN = map[string]int{}, 0
+	}
+	for _, r := range c.rates(p, secs) {
+		n.add(r.name, r.unit, c.at, r.v)
+	}
+	for name, s := range c.standbys {
+		pre := "standby." + SeriesNodeName(name) + "."
+		n.add(pre+"write_lag_s", "s", c.at, s.writeLag)
+		n.add(pre+"flush_lag_s", "s", c.at, s.flushLag)
+		n.add(pre+"replay_lag_s", "s", c.at, s.replayLag)
+		n.add(pre+"behind_mb", "MB", c.at, float64(s.behind)/1e6)
+		if ps, ok := p.standbys[name]; ok {
+			n.add(pre+"replay_mb_per_s", "MB/s", c.at, float64(sub64(s.replayLSN, ps.replayLSN))/1e6/secs)
+		}
+	}
+}
+
+// windowCounters are the node's figures over the whole window: rates from the first and
+// last readings, mean sessions per wait class, and each standby's lag at the end and its growth.
+func (n *pgNode) windowCounters() map[string]float64 {
+	out := map[string]float64{
+		"shared_buffers_bytes": float64(n.info.SharedBuffersBytes),
+		"database_bytes":       float64(n.info.DatabaseBytes),
+	}
+	if n.waitSamples > 0 {
+		for _, class := range WaitClasses {
+			out["wait."+class] = float64(n.classTotal[class]) / float64(n.waitSamples)
+		}
+	}
+	f, l := n.first, n.prev
+	secs := l.at.Sub(f.at).Seconds()
+	if secs <= 0 {
+		return out
+	}
+	for _, r := range l.rates(f, secs) {
+		out[r.name] = r.v
+	}
+	out["checkpoints"] = float64(sub64(l.checkpoints, f.checkpoints))
+	for name, s := range l.standbys {
+		pre := "standby." + SeriesNodeName(name) + "."
+		out[pre+"replay_lag_s"] = s.replayLag
+		out[pre+"behind_mb"] = float64(s.behind) / 1e6
+		if fs, ok := f.standbys[name]; ok {
+			out[pre+"replay_lag_growth"] = (s.replayLag - fs.replayLag) / secs
+			out[pre+"replay_mb_per_s"] = float64(sub64(s.replayLSN, fs.replayLSN)) / 1e6 / secs
+		}
+	}
+	return out
+}
+
+func (n *pgNode) topWaits() []WaitEvent {
+	if n.waitSamples == 0 {
+		return nil
+	}
+	var out []WaitEvent
+	for k, c := range n.events {
+		out = append(out, WaitEvent{Type: k[0], Event: k[1], Class: k[2], Sessions: float64(c) / float64(n.waitSamples)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Sessions != out[j].Sessions {
+			return out[i].Sessions > out[j].Sessions
+		}
+		return out[i].Type+out[i].Event < out[j].Type+out[j].Event
+	})
+	if len(out) > maxTopWaits {
+		out = out[:maxTopWaits]
+	}
+	return out
+}
+
+func sub64(cur, prev int64) int64 {
+	if cur < prev {
+		return 0
+	}
+	return cur - prev
+}
+
+// SeriesNodeName turns a node name into the form used in series keys (no dots).
+func SeriesNodeName(name string) string { return strings.ReplaceAll(name, ".", "_") }

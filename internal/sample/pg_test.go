@@ -1,0 +1,169 @@
+package sample
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/result"
+)
+
+// A primary and a standby under a small write load, one session holding a table lock in an
+// open transaction and another blocked behind it: the sampler must see commits, WAL, the
+// standby's replay, a checkpoint, the lock wait and the idle transaction, and never itself.
+func TestPGSamplerOnCluster(t *testing.T) {
+	clustertest.Require(t)
+	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	prim, stby := topo.Primary(), topo.Standbys()[0]
+	connect := func() *pgx.Conn {
+		c, err := pgx.Connect(ctx, topo.ConnString(prim, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(context.Background()) })
+		return c
+	}
+	setup := connect()
+	for _, q := range []string{"CREATE TABLE w (id bigserial PRIMARY KEY, v text)", "CREATE TABLE locked (id int)"} {
+		if _, err := setup.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	p, err := NewPG(ctx, []PGNode{{prim.Name, topo.ConnString(prim, "")}, {stby.Name, topo.ConnString(stby, "")}}, PGOptions{Interval: 250 * time.Millisecond, WaitInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	infos := p.Nodes()
+	if infos[0].InRecovery || !infos[1].InRecovery || infos[0].VersionNum < 130000 || infos[0].SharedBuffersBytes <= 0 || infos[0].DatabaseBytes <= 0 {
+		t.Fatalf("node info: %+v", infos)
+	}
+	if infos[0].HasStatIO != (infos[0].VersionNum >= 160000) {
+		t.Errorf("pg_stat_io detection: %+v", infos[0])
+	}
+
+	holder, waiter := connect(), connect()
+	if _, err := holder.Exec(ctx, "BEGIN; LOCK TABLE locked IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	blocked := make(chan error, 1)
+	go func() { _, err := waiter.Exec(ctx, "SELECT count(*) FROM locked"); blocked <- err }()
+	waitFor(t, ctx, setup, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+
+	st := &result.Step{Window: result.Window{Start: time.Now()}}
+	if err := p.Start(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	load, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ {
+		c := connect()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for load.Err() == nil {
+				c.Exec(load, "INSERT INTO w (v) SELECT repeat('x', 200) FROM generate_series(1, 20)")
+			}
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if _, err := setup.Exec(ctx, "CHECKPOINT"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	stop()
+	wg.Wait()
+	st.Window.End = time.Now()
+	if err := p.Stop(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.Exec(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-blocked; err != nil {
+		t.Fatal(err)
+	}
+
+	pre, spre := "pg."+prim.Name+".", "pg."+stby.Name+"."
+	c := st.Counters
+	for _, k := range []string{pre + "commits_per_s", pre + "wal_mb_per_s", pre + "checkpoints", spre + "replay_mb_per_s",
+		pre + "standby." + stby.Name + ".replay_mb_per_s"} {
+		if c[k] <= 0 {
+			t.Errorf("counter %s = %v, want > 0", k, c[k])
+		}
+	}
+	// One session blocked on the lock, one idle in its transaction, the whole window long.
+	if v := c[pre+"wait.lock"]; v < 0.8 || v > 1.2 {
+		t.Errorf("mean sessions in lock waits = %v, want about 1", v)
+	}
+	if v := c[pre+"wait.client"]; v < 0.8 {
+		t.Errorf("mean sessions idle in transaction = %v, want at least 1", v)
+	}
+	if v := c[spre+"wait.cpu"] + c[spre+"wait.other"]; v != 0 {
+		t.Errorf("the standby had no client sessions but shows %v (the sampler counted itself?)", v)
+	}
+	for _, k := range []string{pre + "commits_per_s", pre + "wait.lock", pre + "standby." + stby.Name + ".replay_lag_s"} {
+		s, ok := st.Series[k]
+		if !ok || len(s.V) < 3 {
+			t.Errorf("series %s has %d points, want several", k, len(s.V))
+		}
+	}
+	var ex stepExtra
+	if err := json.Unmarshal(st.Extra["sample"], &ex); err != nil {
+		t.Fatal(err)
+	}
+	top := ex.Nodes[prim.Name].TopWaits
+	found := false
+	for _, w := range top {
+		found = found || w.Type == "Lock" && w.Class == WaitLock
+	}
+	if !found || ex.Nodes[prim.Name].WaitSamples < 10 {
+		t.Errorf("top waits %+v (%d samples) lack the lock wait", top, ex.Nodes[prim.Name].WaitSamples)
+	}
+
+	// A second window on the same connections starts afresh.
+	st2 := &result.Step{Window: result.Window{Start: time.Now()}}
+	if err := p.Start(ctx, st2); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := p.Stop(ctx, st2); err != nil {
+		t.Fatal(err)
+	}
+	if v := st2.Counters[pre+"wait.lock"]; v != 0 {
+		t.Errorf("second window still sees the released lock: %v", v)
+	}
+}
+
+func TestPGSamplerBadConnString(t *testing.T) {
+	clustertest.Require(t)
+	ctx := context.Background()
+	_, err := NewPG(ctx, []PGNode{{"x", "host=127.0.0.1 port=1 connect_timeout=2 sslmode=disable"}}, PGOptions{})
+	if err == nil {
+		t.Fatal("connected to nothing")
+	}
+}
+
+func waitFor(t *testing.T, ctx context.Context, c *pgx.Conn, countQuery string) {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		var n int
+		if err := c.QueryRow(ctx, countQuery).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatal(fmt.Sprintf("timed out waiting for %s", countQuery))
+}

@@ -1,0 +1,177 @@
+package sample
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+// pgCounters is one reading of a node's cumulative statistics.
+type pgCounters struct {
+	at                                    time.Time
+	commits, rollbacks, blksRead, blksHit int64
+	tempBytes, deadlocks                  int64
+	blkReadMs, blkWriteMs                 float64
+	inRecovery                            bool
+	// lsn is the WAL position written (primary) or replayed (standby), in bytes.
+	lsn                      int64
+	checkpoints, ckptBuffers int64
+	io                       *ioCounters
+	standbys                 map[string]standbyState
+}
+
+// ioCounters are pg_stat_io's sums over backend types, objects and contexts.
+type ioCounters struct {
+	reads, writes, fsyncs, readBytes, writeBytes int64
+	readMs, writeMs, fsyncMs                     float64
+}
+
+// standbyState is one row of pg_stat_replication, on a primary.
+type standbyState struct {
+	writeLag, flushLag, replayLag float64 // seconds; 0 when the standby is caught up (NULL)
+	replayLSN, behind             int64   // replay position, and bytes behind the primary's WAL
+}
+
+const statsQuery = `SELECT coalesce(sum(xact_commit), 0)::bigint, coalesce(sum(xact_rollback), 0)::bigint,
+  coalesce(sum(blks_read), 0)::bigint, coalesce(sum(blks_hit), 0)::bigint,
+  coalesce(sum(temp_bytes), 0)::bigint, coalesce(sum(deadlocks), 0)::bigint,
+  coalesce(sum(blk_read_time), 0)::float8, coalesce(sum(blk_write_time), 0)::float8,
+  pg_is_in_recovery(),
+  coalesce(pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END, '0/0'), 0)::bigint
+FROM pg_stat_database`
+
+// Checkpoint counters moved from pg_stat_bgwriter to pg_stat_checkpointer in 17.
+const (
+	checkpointsQuery16 = `SELECT (checkpoints_timed + checkpoints_req)::bigint, buffers_checkpoint::bigint FROM pg_stat_bgwriter`
+	checkpointsQuery17 = `SELECT (num_timed + num_requested)::bigint, buffers_written::bigint FROM pg_stat_checkpointer`
+)
+
+// pg_stat_io (16+) counts operations of op_bytes each in 16 and 17; 18 gives bytes instead.
+const (
+	ioQuery16 = `SELECT coalesce(sum(reads), 0)::bigint, coalesce(sum(writes), 0)::bigint, coalesce(sum(fsyncs), 0)::bigint,
+  coalesce(sum(reads * op_bytes), 0)::bigint, coalesce(sum(writes * op_bytes), 0)::bigint,
+  coalesce(sum(read_time), 0)::float8, coalesce(sum(write_time), 0)::float8, coalesce(sum(fsync_time), 0)::float8 FROM pg_stat_io`
+	ioQuery18 = `SELECT coalesce(sum(reads), 0)::bigint, coalesce(sum(writes), 0)::bigint, coalesce(sum(fsyncs), 0)::bigint,
+  coalesce(sum(read_bytes), 0)::bigint, coalesce(sum(write_bytes), 0)::bigint,
+  coalesce(sum(read_time), 0)::float8, coalesce(sum(write_time), 0)::float8, coalesce(sum(fsync_time), 0)::float8 FROM pg_stat_io`
+)
+
+const replicationQuery = `SELECT coalesce(application_name, ''),
+  coalesce(extract(epoch FROM write_lag), 0)::float8, coalesce(extract(epoch FROM flush_lag), 0)::float8,
+  coalesce(extract(epoch FROM replay_lag), 0)::float8,
+  coalesce(pg_wal_lsn_diff(replay_lsn, '0/0'), 0)::bigint,
+  coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn), 0)::bigint
+FROM pg_stat_replication WHERE NOT pg_is_in_recovery()`
+
+// readCounters reads everything in one round trip (a pipelined batch).
+func (n *pgNode) readCounters(ctx context.Context) (pgCounters, error) {
+	c := pgCounters{standbys: map[string]standbyState{}}
+	b := &pgx.Batch{}
+	b.Queue(statsQuery).QueryRow(func(r pgx.Row) error {
+		return r.Scan(&c.commits, &c.rollbacks, &c.blksRead, &c.blksHit, &c.tempBytes, &c.deadlocks,
+			&c.blkReadMs, &c.blkWriteMs, &c.inRecovery, &c.lsn)
+	})
+	ckpt := checkpointsQuery16
+	if n.info.VersionNum >= 170000 {
+		ckpt = checkpointsQuery17
+	}
+	b.Queue(ckpt).QueryRow(func(r pgx.Row) error { return r.Scan(&c.checkpoints, &c.ckptBuffers) })
+	if n.info.HasStatIO {
+		q := ioQuery16
+		if n.info.VersionNum >= 180000 {
+			q = ioQuery18
+		}
+		c.io = &ioCounters{}
+		b.Queue(q).QueryRow(func(r pgx.Row) error {
+			i := c.io
+			return r.Scan(&i.reads, &i.writes, &i.fsyncs, &i.readBytes, &i.writeBytes, &i.readMs, &i.writeMs, &i.fsyncMs)
+		})
+	}
+	b.Queue(replicationQuery).Query(func(rows pgx.Rows) error {
+		var name string
+		var s standbyState
+		_, err := pgx.ForEachRow(rows, []any{&name, &s.writeLag, &s.flushLag, &s.replayLag, &s.replayLSN, &s.behind}, func() error {
+			c.standbys[name] = s
+			return nil
+		})
+		return err
+	})
+	err := n.conn.SendBatch(ctx, b).Close()
+	c.at = time.Now()
+	return c, err
+}
+
+type rate struct {
+	name, unit string
+	v          float64
+}
+
+// rates are the node's rates from reading p to c, secs apart.
+func (c pgCounters) rates(p pgCounters, secs float64) []rate {
+	per := func(a, b int64) float64 { return float64(sub64(a, b)) / secs }
+	out := []rate{
+		{"commits_per_s", "1/s", per(c.commits, p.commits)},
+		{"rollbacks_per_s", "1/s", per(c.rollbacks, p.rollbacks)},
+		{"blks_read_per_s", "1/s", per(c.blksRead, p.blksRead)},
+		{"blks_hit_per_s", "1/s", per(c.blksHit, p.blksHit)},
+		{"temp_mb_per_s", "MB/s", per(c.tempBytes, p.tempBytes) / 1e6},
+		{"deadlocks_per_s", "1/s", per(c.deadlocks, p.deadlocks)},
+		{"checkpoint_buffers_per_s", "1/s", per(c.ckptBuffers, p.ckptBuffers)},
+	}
+	if hits, reads := sub64(c.blksHit, p.blksHit), sub64(c.blksRead, p.blksRead); hits+reads > 0 {
+		out = append(out, rate{"hit_ratio", "", float64(hits) / float64(hits+reads)})
+	}
+	if reads := sub64(c.blksRead, p.blksRead); reads > 0 && c.blkReadMs > p.blkReadMs {
+		out = append(out, rate{"blk_read_ms", "ms", (c.blkReadMs - p.blkReadMs) / float64(reads)})
+	}
+	wal := "wal_mb_per_s"
+	if c.inRecovery {
+		wal = "replay_mb_per_s"
+	}
+	if c.inRecovery == p.inRecovery {
+		out = append(out, rate{wal, "MB/s", per(c.lsn, p.lsn) / 1e6})
+	}
+	if c.io != nil && p.io != nil {
+		i, j := c.io, p.io
+		out = append(out,
+			rate{"io_reads_per_s", "1/s", per(i.reads, j.reads)},
+			rate{"io_writes_per_s", "1/s", per(i.writes, j.writes)},
+			rate{"io_fsyncs_per_s", "1/s", per(i.fsyncs, j.fsyncs)},
+			rate{"io_read_mb_per_s", "MB/s", per(i.readBytes, j.readBytes) / 1e6},
+			rate{"io_write_mb_per_s", "MB/s", per(i.writeBytes, j.writeBytes) / 1e6})
+		if r := sub64(i.reads, j.reads); r > 0 && i.readMs > j.readMs {
+			out = append(out, rate{"io_read_ms", "ms", (i.readMs - j.readMs) / float64(r)})
+		}
+		if f := sub64(i.fsyncs, j.fsyncs); f > 0 && i.fsyncMs > j.fsyncMs {
+			out = append(out, rate{"io_fsync_ms", "ms", (i.fsyncMs - j.fsyncMs) / float64(f)})
+		}
+	}
+	return out
+}
+
+// putExtra merges the samplers' step data into st.Extra["sample"].
+func putExtra(st *result.Step, e stepExtra) error {
+	if st.Extra == nil {
+		st.Extra = map[string]json.RawMessage{}
+	}
+	var old stepExtra
+	if raw, ok := st.Extra["sample"]; ok {
+		_ = json.Unmarshal(raw, &old)
+	}
+	if old.Nodes == nil {
+		old.Nodes = map[string]nodeExtra{}
+	}
+	for k, v := range e.Nodes {
+		old.Nodes[k] = v
+	}
+	raw, err := json.Marshal(old)
+	if err != nil {
+		return err
+	}
+	st.Extra["sample"] = raw
+	return nil
+}
