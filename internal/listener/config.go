@@ -212,3 +212,10 @@ func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
+
+// Validate reports every problem of the configuration at once, as bad input; Start
+// validates too.
+func (c Config) Validate() error {
+	_, err := c.withDefaults().policy()
+	return err
+}

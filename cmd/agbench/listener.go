@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/spf13/cobra"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/listener"
+)
+
+func init() { register(newListenerCmd) }
+
+type listenerFlags struct {
+	cluster, listen, roListen, metrics, routing string
+	primary                                     string
+	standbys, lists                             []string
+	maxLag, probe, startup                      time.Duration
+	tlsCert, tlsKey                             string
+	tlsRequire                                  bool
+}
+
+func newListenerCmd(a *app) *cobra.Command {
+	var f listenerFlags
+	c := &cobra.Command{
+		Use:   "listener",
+		Short: "A PostgreSQL listener that routes read-intent sessions to standbys by a routing list",
+		Long: `Run the availability-group listener: a PostgreSQL wire-protocol endpoint that sends
+sessions with read intent to a standby chosen by a SQL Server-style routing list, and
+every other session to the primary. Any client connects to it as to the server.
+
+Read intent: the startup parameter agbench.intent=read-only (a pgx connection-string
+key), options='-c agbench.intent=read-only' (libpq, psql), or the --read-only-listen
+port. The routing list is SQL Server's READ_ONLY_ROUTING_LIST: entries in order, one level
+of parentheses a load-balanced set, the primary used only when listed; when no entry is
+available the client gets SQLSTATE 08004 naming the list. Default: every standby as one
+load-balanced set, then the primary. --routing-list NODE=LIST gives the list used while
+NODE is the primary (as SQL Server keeps one per replica).
+
+Backends are probed every --probe-interval (role, WAL replayed, lag); roles follow a
+failover, and sessions on a node that stopped being primary are ended. --metrics serves
+/metrics (Prometheus), /status (JSON) and /route?intent=read-only (the redirect path:
+where a read-intent session belongs, to connect there directly).
+
+Targets: --cluster NAME (a local agbench cluster), or --primary URL and --standby URL
+for any cluster; a node is named by NAME=URL or else by the URL's host:port.`,
+		Example: `  agbench listener --cluster lab --routing-list "(('standby1','standby2'),'primary')" --max-lag 5s
+  psql "host=127.0.0.1 port=6432 options='-c agbench.intent=read-only'" -c 'select pg_is_in_recovery()'
+  agbench listener --primary p=postgres://app@db1:5432/app --standby s=postgres://app@db2:5432/app --metrics 127.0.0.1:9187`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.config(a, cmd)
+			if err != nil {
+				return err
+			}
+			return runListener(cmd.Context(), a, cfg)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.cluster, "cluster", "", "local agbench cluster to front")
+	fl.StringVar(&f.primary, "primary", "", "primary's connection string for any existing cluster ([NAME=]URL)")
+	fl.StringArrayVar(&f.standbys, "standby", nil, "a standby's connection string, [NAME=]URL (repeatable)")
+	fl.StringVar(&f.listen, "listen", listener.DefaultListen, "address of the listener")
+	fl.StringVar(&f.roListen, "read-only-listen", "", "address on which every session has read intent")
+	fl.StringArrayVar(&f.lists, "routing-list", nil, "routing list, e.g. \"(('standby1','standby2'),'primary')\"; NODE=LIST for one primary's list (repeatable)")
+	fl.DurationVar(&f.maxLag, "max-lag", 0, "skip standbys whose replay lags more (0: no limit)")
+	fl.StringVar(&f.routing, "routing", "on", "on: route read intent by the routing list; off: send it to the primary")
+	fl.StringVar(&f.metrics, "metrics", "", "HTTP address for /metrics, /status and /route")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate: terminate TLS for clients that ask")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
+	fl.BoolVar(&f.tlsRequire, "tls-require", false, "refuse sessions without TLS")
+	fl.DurationVar(&f.probe, "probe-interval", listener.DefaultProbeInterval, "how often each backend is probed")
+	fl.DurationVar(&f.startup, "startup-timeout", listener.DefaultStartupTimeout, "how long a client may take over its startup phase")
+	return c
+}
+
+// config turns the flags into a listener configuration, reporting every problem at once.
+func (f *listenerFlags) config(a *app, cmd *cobra.Command) (listener.Config, error) {
+	var cfg listener.Config
+	var errs []error
+	switch {
+	case f.cluster != "" && (f.primary != "" || len(f.standbys) > 0):
+		errs = append(errs, agerr.BadInputf("--cluster and --primary/--standby: give one or the other"))
+	case f.cluster != "":
+		topo, err := loadCluster(a, f.cluster)
+		if err != nil {
+			return cfg, err
+		}
+		cfg = listener.ConfigFromTopology(topo)
+	case f.primary != "":
+		b, err := backendFromURL("--primary", f.primary)
+		errs = append(errs, err)
+		cfg.Backends = append(cfg.Backends, b)
+		for _, s := range f.standbys {
+			b, err := backendFromURL("--standby", s)
+			errs = append(errs, err)
+			cfg.Backends = append(cfg.Backends, b)
+		}
+	default:
+		errs = append(errs, agerr.BadInputf("give --cluster NAME, or --primary URL (and --standby URL ...)"))
+	}
+	changed := cmd.Flags().Changed
+	if cfg.Listen == "" || changed("listen") {
+		cfg.Listen = f.listen
+	}
+	if changed("read-only-listen") {
+		cfg.ReadOnlyListen = f.roListen
+	}
+	if changed("metrics") {
+		cfg.Metrics = f.metrics
+	}
+	if changed("routing-list") {
+		cfg.RoutingList = ""
+	}
+	for _, l := range f.lists {
+		if node, list, ok := perPrimaryList(l); ok {
+			if cfg.RoutingLists == nil {
+				cfg.RoutingLists = map[string]string{}
+			}
+			cfg.RoutingLists[node] = list
+			continue
+		}
+		if cfg.RoutingList != "" {
+			errs = append(errs, agerr.BadInputf("--routing-list %q: a second list for any primary; use NODE=LIST for one primary's list", l))
+		}
+		cfg.RoutingList = l
+	}
+	switch f.routing {
+	case "on":
+		cfg.Routing = true
+	case "off":
+		cfg.Routing = false
+	default:
+		errs = append(errs, agerr.BadInputf("--routing %q: want on or off", f.routing))
+	}
+	cfg.MaxLag, cfg.ProbeInterval, cfg.StartupTimeout, cfg.RequireTLS = f.maxLag, f.probe, f.startup, f.tlsRequire
+	if f.probe <= 0 {
+		errs = append(errs, agerr.BadInputf("--probe-interval %s: must be positive", f.probe))
+	}
+	if f.startup <= 0 {
+		errs = append(errs, agerr.BadInputf("--startup-timeout %s: must be positive", f.startup))
+	}
+	switch {
+	case (f.tlsCert == "") != (f.tlsKey == ""):
+		errs = append(errs, agerr.BadInputf("--tls-cert and --tls-key go together"))
+	case f.tlsCert != "":
+		tc, err := listener.LoadTLS(f.tlsCert, f.tlsKey)
+		errs = append(errs, err)
+		cfg.TLS = tc
+	}
+	if f.tlsRequire && cfg.TLS == nil {
+		cfg.RequireTLS = false // reported above or below once, not twice
+		if f.tlsCert == "" && f.tlsKey == "" {
+			errs = append(errs, agerr.BadInputf("--tls-require needs --tls-cert and --tls-key"))
+		}
+	}
+	if len(cfg.Backends) > 0 {
+		errs = append(errs, cfg.Validate())
+	}
+	return cfg, agerr.Join(errs...)
+}
+
+var nodeNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,63}$`)
+
+// perPrimaryList splits "NODE=LIST"; a plain list starts with ( or a quote.
+func perPrimaryList(s string) (node, list string, ok bool) {
+	n, l, found := strings.Cut(s, "=")
+	n = strings.TrimSpace(n)
+	if !found || !nodeNameRE.MatchString(n) {
+		return "", "", false
+	}
+	return n, l, true
+}
+
+// backendFromURL reads [NAME=]URL (or a keyword/value connection string, named by its
+// host:port) into a backend.
+func backendFromURL(flag, s string) (listener.Backend, error) {
+	name, conn := "", s
+	if n, rest, ok := strings.Cut(s, "="); ok && nodeNameRE.MatchString(n) &&
+		(strings.HasPrefix(rest, "postgres://") || strings.HasPrefix(rest, "postgresql://")) {
+		name, conn = n, rest
+	}
+	cfg, err := pgconn.ParseConfig(conn)
+	if err != nil {
+		return listener.Backend{}, agerr.BadInputf("%s: %v", flag, err)
+	}
+	if strings.HasPrefix(cfg.Host, "/") {
+		return listener.Backend{}, agerr.BadInputf("%s: host %s is a Unix socket; the listener forwards TCP only", flag, cfg.Host)
+	}
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+	if name == "" {
+		name = addr
+	}
+	return listener.Backend{Name: name, Addr: addr, ProbeConnString: conn}, nil
+}
+
+// runListener serves until the command's context ends (Ctrl-C), printing events as lines.
+func runListener(ctx context.Context, a *app, cfg listener.Config) error {
+	var mu sync.Mutex
+	cfg.OnEvent = func(e listener.Event) {
+		mu.Lock()
+		fmt.Fprintf(a.stderr, "%s\n", e)
+		mu.Unlock()
+	}
+	l, err := listener.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	mu.Lock()
+	printListener(a.stdout, l, cfg)
+	mu.Unlock()
+	<-ctx.Done()
+	l.Close()
+	fmt.Fprintln(a.stdout, "agbench listener: stopped")
+	return nil
+}
+
+func printListener(w io.Writer, l *listener.Listener, cfg listener.Config) {
+	fmt.Fprintf(w, "agbench listener on %s", l.Addr())
+	if a := l.ReadOnlyAddr(); a != nil {
+		fmt.Fprintf(w, ", read-only port %s", a)
+	}
+	if a := l.MetricsAddr(); a != nil {
+		fmt.Fprintf(w, ", metrics http://%s/metrics", a)
+	}
+	fmt.Fprintln(w)
+	switch {
+	case !cfg.Routing:
+		fmt.Fprintln(w, "routing: off (read intent goes to the primary)")
+	case cfg.RoutingList == "":
+		fmt.Fprintln(w, "routing list: every standby (load-balanced), then the primary")
+	default:
+		fmt.Fprintf(w, "routing list: %s\n", cfg.RoutingList)
+	}
+	for n, list := range cfg.RoutingLists {
+		fmt.Fprintf(w, "routing list while %s is primary: %s\n", n, list)
+	}
+	if cfg.MaxLag > 0 {
+		fmt.Fprintf(w, "max lag: %s\n", cfg.MaxLag)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tADDRESS\tROLE\tUP\tLAG")
+	for _, n := range l.Status() {
+		up := "yes"
+		if !n.Up {
+			up = "no: " + n.Error
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1fs\n", n.Name, n.Addr, n.Role, up, n.LagSeconds)
+	}
+	tw.Flush()
+}
