@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/workload/tpcc"
+)
+
+func init() { register(newTPCCCmd) }
+
+func newTPCCCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "tpcc",
+		Short: "TPC-C-derived OLTP workload (HammerDB's TPROC-C): build, run, check, drop",
+		Long: `A TPC-C-derived OLTP workload, faithful to the TPC-C specification: nine tables in
+schema tpcc, data made by the specification's rules (NURand with run-time constants,
+a-strings, last-name syllables, 10% ORIGINAL), the five transactions as server-side
+PL/pgSQL functions (--mode functions, as HammerDB runs them) or as statements sent from
+the client (--mode client), picked from a shuffled deck of the 45/43/4/4/4 mix.
+
+Targets: --cluster NAME (a local cluster made by agbench cluster create) or --primary URL
+(any PostgreSQL server; credentials from the URL, PG* variables or ~/.pgpass).`,
+	}
+	c.AddCommand(tpccBuildCmd(a), tpccCheckCmd(a), tpccDropCmd(a))
+	if tpccRunCmd != nil {
+		c.AddCommand(tpccRunCmd(a))
+	}
+	return c
+}
+
+// tpccRunCmd is set by tpcc_run.go.
+var tpccRunCmd func(*app) *cobra.Command
+
+// tpccTarget is where a tpcc command connects: a local cluster or connection strings.
+type tpccTarget struct {
+	cluster  string
+	primary  string
+	standbys []string
+}
+
+func (t *tpccTarget) flags(f *pflag.FlagSet, standbys bool) {
+	f.StringVar(&t.cluster, "cluster", "", "local cluster NAME (agbench cluster create)")
+	f.StringVar(&t.primary, "primary", "", "connection string (URL or key=value) of the primary")
+	if standbys {
+		f.StringArrayVar(&t.standbys, "standby", nil, "connection string of a standby for read-intent sessions (repeatable)")
+	}
+}
+
+// resolved is a target with its connection configurations.
+type resolved struct {
+	primary *pgx.ConnConfig
+	// standbys are the read-intent targets (with --cluster, its standbys).
+	standbys []*pgx.ConnConfig
+	// names maps host:port to the node's name in the topology.
+	names map[string]string
+	topo  *cluster.Topology
+}
+
+func (t *tpccTarget) resolve(a *app) (*resolved, error) {
+	if (t.cluster == "") == (t.primary == "") {
+		return nil, agerr.BadInputf("give exactly one of --cluster NAME or --primary URL")
+	}
+	r := &resolved{names: map[string]string{}}
+	if t.cluster != "" {
+		if len(t.standbys) > 0 {
+			return nil, agerr.BadInputf("--standby: not with --cluster (its standbys are known)")
+		}
+		topo, err := cluster.Load(home(a), t.cluster)
+		if err != nil {
+			return nil, err
+		}
+		r.topo = topo
+		if r.primary, err = tpcc.ConnConfig(topo.ConnString(topo.Primary(), ""), "--cluster "+t.cluster); err != nil {
+			return nil, err
+		}
+		for _, n := range topo.Nodes {
+			r.names[fmt.Sprintf("%s:%d", n.Host, n.Port)] = n.Name
+		}
+		for _, n := range topo.Standbys() {
+			cfg, err := tpcc.ConnConfig(topo.ConnString(n, ""), "--cluster "+t.cluster)
+			if err != nil {
+				return nil, err
+			}
+			r.standbys = append(r.standbys, cfg)
+		}
+		return r, nil
+	}
+	var errs []error
+	var err error
+	if r.primary, err = tpcc.ConnConfig(t.primary, "--primary"); err != nil {
+		errs = append(errs, err)
+	}
+	for _, s := range t.standbys {
+		cfg, err := tpcc.ConnConfig(s, "--standby")
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		r.standbys = append(r.standbys, cfg)
+	}
+	return r, agerr.Join(errs...)
+}
+
+func (r *resolved) connect(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := tpcc.Connect(ctx, r.primary)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the primary: %w", err)
+	}
+	return conn, nil
+}
+
+func tpccBuildCmd(a *app) *cobra.Command {
+	var t tpccTarget
+	var o tpcc.BuildOptions
+	var seed int64
+	c := &cobra.Command{
+		Use:   "build",
+		Short: "Create the schema and load W warehouses in parallel",
+		Long: `Create schema tpcc and load --warehouses warehouses with binary COPY by --build-vus
+loaders in parallel (each warehouse by exactly one loader), then make the primary keys and
+the secondary indexes (customer by last name, orders by customer), install the server-side
+functions, ANALYZE and CHECKPOINT. The data is deterministic from --seed. A build cut short
+(Ctrl-C) leaves a schema marked half-built: build again (it is dropped first) or drop it.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Seed = uint64(seed)
+			r, err := t.resolve(a)
+			if err = agerr.Join(err, o.Validate(), seedErr(seed)); err != nil {
+				return err
+			}
+			o.Progress = &tpcc.Progress{}
+			stop := showBuildProgress(a, o.Progress)
+			rep, err := tpcc.Build(cmd.Context(), r.primary, o)
+			stop()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "built %d warehouses in %.1fs: %d rows loaded in %.1fs (%.0f rows/s, %d loaders), indexes %.1fs, seed %d\n",
+				o.Warehouses, rep.Total.Seconds(), rep.Rows, rep.Load.Seconds(), float64(rep.Rows)/rep.Load.Seconds(),
+				o.Loaders, rep.Indexes.Seconds(), o.Seed)
+			return nil
+		},
+	}
+	t.flags(c.Flags(), false)
+	c.Flags().IntVar(&o.Warehouses, "warehouses", 1, "number of warehouses (about 100 MB each)")
+	c.Flags().IntVar(&o.Loaders, "build-vus", runtime.NumCPU(), "parallel loaders (connections)")
+	c.Flags().Int64Var(&seed, "seed", 1, "seed of all generated data")
+	return c
+}
+
+func seedErr(seed int64) error {
+	if seed < 0 {
+		return agerr.BadInputf("--seed %d: must be 0 or more", seed)
+	}
+	return nil
+}
+
+// showBuildProgress shows the build's progress until the returned function is called: a
+// bar with rows/s and time left on a terminal, a line every few seconds otherwise.
+func showBuildProgress(a *app, p *tpcc.Progress) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var bar *progressbar.ProgressBar
+		tick := 5 * time.Second
+		if a.interactive {
+			tick = 200 * time.Millisecond
+		}
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		start := time.Now()
+		lastPhase := ""
+		for {
+			select {
+			case <-done:
+				if bar != nil {
+					_ = bar.Finish()
+					fmt.Fprintln(a.stderr)
+				}
+				return
+			case <-t.C:
+			}
+			phase, rows, total := p.Snapshot()
+			if a.interactive && phase == tpcc.PhaseLoad {
+				if bar == nil {
+					bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(a.stderr),
+						progressbar.OptionSetDescription("load"), progressbar.OptionShowCount(),
+						progressbar.OptionSetItsString("rows"), progressbar.OptionShowIts(),
+						progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond))
+				}
+				_ = bar.Set64(min(rows, total))
+				continue
+			}
+			if phase != tpcc.PhaseLoad && phase != lastPhase && phase != "" {
+				if bar != nil {
+					_ = bar.Finish()
+					fmt.Fprintln(a.stderr)
+					bar = nil
+				}
+				fmt.Fprintf(a.stderr, "%s ...\n", phase)
+			} else if phase == tpcc.PhaseLoad && !a.interactive {
+				el := time.Since(start).Seconds()
+				rate := float64(rows) / el
+				left := "?"
+				if rate > 0 {
+					left = fmt.Sprintf("%.0fs", float64(total-rows)/rate)
+				}
+				fmt.Fprintf(a.stderr, "load: %d of ~%d rows (%.0f%%), %.0f rows/s, %s left\n", rows, total,
+					100*float64(rows)/float64(total), rate, left)
+			}
+			lastPhase = phase
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+func tpccCheckCmd(a *app) *cobra.Command {
+	var t tpccTarget
+	c := &cobra.Command{
+		Use:   "check",
+		Short: "Run the specification's consistency conditions (clause 3.3.2); exit 1 when one fails",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := t.resolve(a)
+			if err != nil {
+				return err
+			}
+			conn, err := r.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer conn.Close(context.WithoutCancel(cmd.Context()))
+			return runCheck(cmd.Context(), a.stdout, conn)
+		},
+	}
+	t.flags(c.Flags(), false)
+	return c
+}
+
+// runCheck runs the consistency conditions, prints them, and fails when one does not hold.
+func runCheck(ctx context.Context, w io.Writer, conn *pgx.Conn) error {
+	res, err := tpcc.Check(ctx, conn)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "clause\tcondition\tviolations\ttime\tresult")
+	var failed []string
+	for _, r := range res {
+		verdict := "ok"
+		if r.Violations > 0 {
+			verdict = "FAIL"
+			failed = append(failed, r.Clause)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2fs\t%s\n", r.Clause, r.Name, r.Violations, r.Took.Seconds(), verdict)
+	}
+	tw.Flush()
+	if len(failed) > 0 {
+		return fmt.Errorf("consistency conditions failed: %s", strings.Join(failed, ", "))
+	}
+	fmt.Fprintf(w, "all %d consistency conditions hold\n", len(res))
+	return nil
+}
+
+func tpccDropCmd(a *app) *cobra.Command {
+	var t tpccTarget
+	var force bool
+	c := &cobra.Command{
+		Use:   "drop",
+		Short: "Drop schema tpcc and everything in it (also a half-built one)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := t.resolve(a)
+			if err != nil {
+				return err
+			}
+			conn, err := r.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer conn.Close(context.WithoutCancel(cmd.Context()))
+			found, err := tpcc.Drop(cmd.Context(), conn, force)
+			if err != nil {
+				return err
+			}
+			if found {
+				fmt.Fprintf(a.stdout, "dropped schema %s of database %s\n", tpcc.Schema, r.primary.Database)
+			} else {
+				fmt.Fprintf(a.stdout, "nothing to drop: database %s has no schema %s\n", r.primary.Database, tpcc.Schema)
+			}
+			return nil
+		},
+	}
+	t.flags(c.Flags(), false)
+	c.Flags().BoolVar(&force, "force", false, "also drop a schema tpcc that agbench did not make")
+	return c
+}
