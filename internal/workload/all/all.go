@@ -1,2 +1,6 @@
 // Package all registers every workload of agbench by importing it for its side effect.
 package all
+
+import (
+	_ "github.com/agbench/agbench/internal/workload/tpcc" // tpcc: TPC-C-derived OLTP
+)

@@ -1,0 +1,403 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/runner"
+	"github.com/agbench/agbench/internal/workload/tpcc"
+)
+
+func init() { tpccRunCmd = newTPCCRunCmd }
+
+// tpccRunOptions are the flags of tpcc run.
+type tpccRunOptions struct {
+	target        tpccTarget
+	vus           string
+	rampup        time.Duration
+	duration      time.Duration
+	rate          float64
+	mode          string
+	compare       string
+	seed          int64
+	allWarehouses bool
+	keying        bool
+	readIntent    bool
+	check         bool
+	results       string
+	maxErrors     int64
+}
+
+func newTPCCRunCmd(a *app) *cobra.Command {
+	var o tpccRunOptions
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Run the TPC-C mix with a sweep of virtual users; NOPM, TPM and latency per transaction",
+		Long: `Run the five transactions from a shuffled deck of the 45/43/4/4/4 mix (clause 5.2.4.2)
+with --vus virtual users per step (a list sweeps), each with a home warehouse and district
+spread evenly (or any warehouse with --all-warehouses). Each step ramps up for --rampup,
+then measures for --duration.
+
+NOPM (New-Orders per minute) and TPM (transactions per minute) are counted by the client
+and cross-checked against the server as HammerDB computes them (the districts' next order
+ids, pg_stat_database's commits + rollbacks); a warning says when they disagree.
+
+--read-intent runs Order-Status and Stock-Level on a second, read-intent, session of each
+VU: on a standby when routing is on (the default), on the primary when off;
+--compare routing=off,on runs both at every step, interleaved (the articles' "AG" vs
+"AG with ROR"). --keying adds the specification's keying and think times (excluded from
+latency). Every run writes results/<time>-tpcc-run/result.json, also when cut short.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runTPCC(cmd.Context(), a, &o, cmd) },
+	}
+	f := c.Flags()
+	o.target.flags(f, true)
+	f.StringVar(&o.vus, "vus", "1", "virtual users per step, a comma-separated list sweeps (1,2,4,8)")
+	f.DurationVar(&o.rampup, "rampup", 30*time.Second, "warm-up before each measured window")
+	f.DurationVar(&o.duration, "duration", 2*time.Minute, "measured window of each step")
+	f.Float64Var(&o.rate, "rate", 0, "fixed rate of transactions per second for the whole step (0: as fast as possible)")
+	f.StringVar(&o.mode, "mode", string(tpcc.ModeFunctions), "functions (one server-side call per transaction) or client (statements from the client)")
+	f.StringVar(&o.compare, "compare", "", "compare variants at every step: routing=off,on")
+	f.Int64Var(&o.seed, "seed", 1, "seed of all randomness of the run")
+	f.BoolVar(&o.allWarehouses, "all-warehouses", false, "draw every transaction's warehouse from all warehouses")
+	f.BoolVar(&o.keying, "keying", false, "add the specification's keying and think times")
+	f.BoolVar(&o.readIntent, "read-intent", false, "run Order-Status and Stock-Level on a read-intent session")
+	f.BoolVar(&o.check, "check", false, "run the consistency conditions after the run (exit 1 if one fails)")
+	f.StringVar(&o.results, "results", "results", "folder for the run's result folder")
+	f.Int64Var(&o.maxErrors, "max-errors", 1000, "stop a step after this many failed transactions (0: no limit)")
+	return c
+}
+
+// plan validates the options and returns the sweep, reporting every problem at once.
+func (o *tpccRunOptions) plan() (runner.Sweep, tpcc.Mode, error) {
+	var errs []error
+	sw := runner.Sweep{Seed: o.seed}
+	vus, err := runner.ParseInts("--vus", o.vus, 1)
+	errs = append(errs, err)
+	if err == nil {
+		vals := make([]string, len(vus))
+		for i, v := range vus {
+			vals[i] = strconv.Itoa(v)
+		}
+		sw.Axes = []runner.Axis{{Name: "vus", Values: vals}}
+	}
+	mode, err := tpcc.ParseMode(o.mode)
+	errs = append(errs, err)
+	if o.compare != "" {
+		ax, err := runner.ParseCompare(o.compare)
+		errs = append(errs, err)
+		if err == nil {
+			if ax.Name != tpcc.ParamRouting {
+				errs = append(errs, agerr.BadInputf("--compare %q: tpcc compares routing=off,on", o.compare))
+			}
+			for _, v := range ax.Values {
+				if v != "on" && v != "off" {
+					errs = append(errs, agerr.BadInputf("--compare %q: routing is on or off, not %q", o.compare, v))
+				}
+			}
+			sw.Compare = ax
+			o.readIntent = true
+		}
+	}
+	if o.rampup < 0 {
+		errs = append(errs, agerr.BadInputf("--rampup %v: must not be negative", o.rampup))
+	}
+	if o.duration <= 0 {
+		errs = append(errs, agerr.BadInputf("--duration %v: must be positive", o.duration))
+	}
+	if o.rate < 0 {
+		errs = append(errs, agerr.BadInputf("--rate %v: must not be negative", o.rate))
+	}
+	if o.maxErrors < 0 {
+		errs = append(errs, agerr.BadInputf("--max-errors %d: must not be negative", o.maxErrors))
+	}
+	errs = append(errs, seedErr(o.seed))
+	return sw, mode, agerr.Join(errs...)
+}
+
+func maxVUs(sw runner.Sweep) int {
+	m := 0
+	for _, ax := range sw.Axes {
+		for _, v := range ax.Values {
+			n, _ := strconv.Atoi(v)
+			m = max(m, n)
+		}
+	}
+	return m
+}
+
+func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command) error {
+	sw, mode, err := o.plan()
+	r, terr := o.target.resolve(a)
+	if err = agerr.Join(err, terr); err != nil {
+		return err
+	}
+	if o.readIntent && len(r.standbys) == 0 && (sw.Compare == nil || contains(sw.Compare.Values, "on")) {
+		return agerr.BadInputf("--read-intent: routing on needs a standby (--cluster with standbys, or --standby URL)")
+	}
+	w := &tpcc.Workload{Primary: r.primary, Standbys: r.standbys, Mode: mode, ReadIntent: o.readIntent,
+		AllWarehouses: o.allWarehouses, Keying: o.keying, Names: r.names, Seed: uint64(o.seed)}
+	meta, err := w.Prepare(ctx)
+	if err != nil {
+		return err
+	}
+	conn, err := r.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	perVU := 1
+	if o.readIntent && (sw.Compare != nil || len(r.standbys) == 0) {
+		perVU = 2 // routing off: the read-intent session is on the primary too
+	}
+	if err := tpcc.CheckCapacity(ctx, conn, maxVUs(sw)*perVU+1, "--vus "+o.vus); err != nil {
+		return err
+	}
+	res := result.New("tpcc run", version, os.Args[1:])
+	res.Meta.Seed = o.seed
+	res.Meta.Config = map[string]any{"warehouses": meta.Warehouses, "build_seed": meta.Seed, "mode": string(mode),
+		"vus": o.vus, "rampup_seconds": o.rampup.Seconds(), "duration_seconds": o.duration.Seconds(), "rate": o.rate,
+		"all_warehouses": o.allWarehouses, "keying": o.keying, "read_intent": o.readIntent, "compare": o.compare,
+		"run_constants": w.Constants(), "load_constants": meta.C}
+	res.Meta.Server = tpcc.ServerInfo(ctx, conn)
+	res.Meta.Topology = topologyOf(r)
+	dir := result.RunDir(o.results, res.Meta.Started, "tpcc run")
+
+	smp := w.NewSampler()
+	defer smp.Close()
+	plan := sw.Plan()
+	fmt.Fprintf(a.stderr, "tpcc run: %d warehouses, %s mode, %d step(s) of %v ramp-up + %v\n",
+		meta.Warehouses, mode, len(plan), o.rampup, o.duration)
+	cfg := runner.Config{
+		Workload: w, Plan: plan, Seed: o.seed, Samplers: []runner.Sampler{smp},
+		Spec: func(p runner.Point) runner.StepSpec {
+			n, _ := strconv.Atoi(p.Params["vus"])
+			return runner.StepSpec{VUs: n, Duration: o.duration, Rampup: o.rampup, Rate: o.rate, MaxErrors: o.maxErrors}
+		},
+		Progress: runProgress(a),
+		StepDone: func(steps []result.Step) {
+			res.Steps = steps
+			_, _ = result.Write(dir, res)
+		},
+	}
+	steps, runErr := runner.Run(ctx, cfg)
+	if a.interactive {
+		fmt.Fprintln(a.stderr)
+	}
+	res.Steps = steps
+	res.Finish(runErr)
+	path, werr := result.Write(dir, res)
+	printTPCCRun(a.stdout, meta, mode, sw, steps)
+	if werr != nil {
+		return errors.Join(runErr, fmt.Errorf("write result: %w", werr))
+	}
+	fmt.Fprintf(a.stdout, "result: %s\n", path)
+	if runErr != nil {
+		return runErr
+	}
+	if o.check {
+		fmt.Fprintln(a.stdout)
+		return runCheck(ctx, a.stdout, conn)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func topologyOf(r *resolved) *result.Topology {
+	t := &result.Topology{}
+	if r.topo != nil {
+		t.Cluster, t.Commit = r.topo.Name, r.topo.Commit
+		for _, n := range r.topo.Nodes {
+			t.Nodes = append(t.Nodes, result.Node{Name: n.Name, Role: n.Role, Addr: fmt.Sprintf("%s:%d", n.Host, n.Port)})
+		}
+		return t
+	}
+	t.Nodes = append(t.Nodes, result.Node{Name: "primary", Role: "primary", Addr: fmt.Sprintf("%s:%d", r.primary.Host, r.primary.Port)})
+	for i, s := range r.standbys {
+		t.Nodes = append(t.Nodes, result.Node{Name: fmt.Sprintf("standby%d", i+1), Role: "standby", Addr: fmt.Sprintf("%s:%d", s.Host, s.Port)})
+	}
+	return t
+}
+
+// runProgress shows the runner's ticks: one rewritten line on a terminal, a line every ten
+// seconds otherwise.
+func runProgress(a *app) func(runner.Progress) {
+	var last time.Time
+	return func(p runner.Progress) {
+		if !a.interactive && time.Since(last) < 10*time.Second {
+			return
+		}
+		last = time.Now()
+		phase := fmt.Sprintf("measuring %3.0fs of %.0fs", p.Elapsed.Seconds(), p.Spec.Duration.Seconds())
+		if !p.Measuring {
+			phase = fmt.Sprintf("ramp-up, %3.0fs left", -p.Elapsed.Seconds())
+		}
+		line := fmt.Sprintf("step %d/%d %s: %s, %6.0f tx/s, p99 %v, %d errors",
+			p.Point.Index+1, p.Of, p.Point, phase, p.Rate, p.P99.Round(100*time.Microsecond), p.Errors)
+		if a.interactive {
+			fmt.Fprintf(a.stderr, "\r%-100s", line)
+		} else {
+			fmt.Fprintln(a.stderr, line)
+		}
+	}
+}
+
+func ms(us int64) string { return fmt.Sprintf("%.1fms", float64(us)/1000) }
+
+func num(v float64) string {
+	s := strconv.FormatInt(int64(v+0.5), 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && c != '-' {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// printTPCCRun prints the articles' table (VUs | NOPM | TPM | NEWORD p95 | p99, per
+// variant side by side), the server's cross-check, then each step's transactions.
+func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep, steps []result.Step) {
+	fmt.Fprintf(w, "\ntpcc: %d warehouses, %s mode\n\n", meta.Warehouses, mode)
+	variants := []string{""}
+	if sw.Compare != nil {
+		variants = nil
+		for _, v := range sw.Compare.Values {
+			variants = append(variants, sw.Compare.Name+"="+v)
+		}
+	}
+	type key struct {
+		vus     int
+		variant string
+	}
+	byKey := map[key]*result.Step{}
+	var vusList []int
+	for i := range steps {
+		st := &steps[i]
+		k := key{st.VUs, st.Variant}
+		if _, seen := byKey[key{st.VUs, variants[0]}]; !seen && !containsInt(vusList, st.VUs) {
+			vusList = append(vusList, st.VUs)
+		}
+		byKey[k] = st
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "VUs\t"
+	for _, v := range variants {
+		p := ""
+		if v != "" {
+			p = v + " "
+		}
+		head += p + "NOPM\t" + p + "TPM\t" + p + "NEWORD p95\t" + p + "p99\t"
+	}
+	fmt.Fprintln(tw, head+"server NOPM\tserver TPM\t")
+	for _, n := range vusList {
+		line := fmt.Sprintf("%d\t", n)
+		var srv []string
+		for _, v := range variants {
+			st := byKey[key{n, v}]
+			if st == nil {
+				line += "-\t-\t-\t-\t"
+				continue
+			}
+			no := st.Ops[tpcc.NewOrder.String()]
+			p95, p99 := "-", "-"
+			if no != nil && no.Latency.Count > 0 {
+				p95, p99 = ms(no.Latency.P95), ms(no.Latency.P99)
+			}
+			line += num(st.Counters[tpcc.CounterNOPM]) + "\t" + num(st.Counters[tpcc.CounterTPM]) + "\t" + p95 + "\t" + p99 + "\t"
+			srv = append(srv, fmt.Sprintf("%s\t%s", num(st.Counters[tpcc.CounterServerNOPM]), num(st.Counters[tpcc.CounterServerTPM])))
+		}
+		if len(srv) > 0 {
+			line += strings.Split(srv[0], "\t")[0] + "\t" + strings.Split(srv[0], "\t")[1] + "\t"
+		} else {
+			line += "-\t-\t"
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+	if sw.Compare != nil {
+		fmt.Fprintf(w, "(server columns: %s; per variant in the result file)\n", variants[0])
+	}
+
+	for i := range steps {
+		st := &steps[i]
+		variant := ""
+		if st.Variant != "" {
+			variant = " " + st.Variant
+		}
+		fmt.Fprintf(w, "\nstep %d: %d VUs%s, %.0fs window, client CPU %.0fµs/tx (%.0f%% of the host)\n", st.Index+1, st.VUs,
+			variant, st.Window.Seconds(), st.Client.PerOpMicros, 100*st.Client.Utilisation)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "tx\tcount\terrors\tretries\tp50\tp95\tp99\tp99.9\tmax\t")
+		for _, k := range tpcc.Kinds {
+			op := st.Ops[k.String()]
+			if op == nil {
+				continue
+			}
+			h := op.Latency
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", k, op.Count, op.Errors, op.Retries,
+				ms(h.P50), ms(h.P95), ms(h.P99), ms(h.P999), ms(h.Max))
+		}
+		tw.Flush()
+		var notes []string
+		if n, ok := st.Counters[tpcc.CounterReadOnStandby]; ok {
+			notes = append(notes, fmt.Sprintf("read transactions on a standby %s, on the primary %s",
+				num(n), num(st.Counters[tpcc.CounterReadOnPrimary])))
+		}
+		if b, ok := st.Counters[tpcc.CounterLagBytesMax]; ok {
+			notes = append(notes, fmt.Sprintf("max replay lag %s bytes, %.3fs", num(b), st.Counters[tpcc.CounterLagSecondsMax]))
+		}
+		var codes []string
+		for name, v := range st.Counters {
+			if code, ok := strings.CutPrefix(name, "errors_sqlstate_"); ok {
+				codes = append(codes, fmt.Sprintf("%s×%s", code, num(v)))
+			}
+		}
+		sort.Strings(codes)
+		if len(codes) > 0 {
+			notes = append(notes, "errors by SQLSTATE: "+strings.Join(codes, " "))
+		}
+		notes = append(notes, fmt.Sprintf("rolled-back new orders %s; server NOPM %s, TPM %s (client on the primary %s)",
+			num(st.Counters[tpcc.CounterRolledBack]), num(st.Counters[tpcc.CounterServerNOPM]),
+			num(st.Counters[tpcc.CounterServerTPM]), num(st.Counters[tpcc.CounterPrimaryTPM])))
+		for _, n := range notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+		for _, warn := range st.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", warn)
+		}
+		if !st.Complete {
+			fmt.Fprintf(w, "  incomplete: %s\n", st.IncompleteReason)
+		}
+	}
+}
+
+func containsInt(list []int, n int) bool {
+	for _, v := range list {
+		if v == n {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,221 @@
+package tpcc
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/workload"
+)
+
+func init() {
+	workload.Register(workload.Meta{Name: "tpcc", Description: "TPC-C-derived OLTP (HammerDB's TPROC-C)",
+		New: func() workload.Workload { return &Workload{Mode: ModeFunctions} }})
+}
+
+// ParamRouting is the step parameter that --compare routing=off,on varies: "on" sends the
+// read-intent sessions to standbys, "off" to the primary (an AG without read-only routing).
+const ParamRouting = "routing"
+
+// Workload runs the TPC-C transactions for the runner: one Worker per VU, each with a home
+// warehouse and district, its own connections, random source and deck.
+type Workload struct {
+	// Primary is where every read-write transaction runs.
+	Primary *pgx.ConnConfig
+	// Standbys receive the read-intent sessions when routing is on (VU i uses i mod n).
+	Standbys []*pgx.ConnConfig
+	Mode     Mode
+	// ReadIntent runs Order-Status and Stock-Level on a second, read-intent, connection.
+	ReadIntent bool
+	// AllWarehouses draws the warehouse of every transaction from all warehouses instead
+	// of the VU's home.
+	AllWarehouses bool
+	// Keying adds the specification's keying and think times (excluded from latency).
+	Keying bool
+	// Names maps host:port to node names, for the sessions' landings.
+	Names map[string]string
+	Seed  uint64
+
+	meta *Meta
+	run  Constants
+	win  windowStats
+}
+
+// windowStats counts what the runner's histograms do not: reset when a window opens.
+type windowStats struct {
+	rolledBack       atomic.Int64
+	primaryXacts     atomic.Int64 // attempts sent to the primary, each one server transaction
+	readOnStandby    atomic.Int64
+	readOnPrimary    atomic.Int64
+	mu               sync.Mutex
+	errorsBySQLSTATE map[string]int64
+}
+
+func (s *windowStats) reset() {
+	s.rolledBack.Store(0)
+	s.primaryXacts.Store(0)
+	s.readOnStandby.Store(0)
+	s.readOnPrimary.Store(0)
+	s.mu.Lock()
+	s.errorsBySQLSTATE = map[string]int64{}
+	s.mu.Unlock()
+}
+
+func (s *windowStats) noteError(err error) {
+	code := SQLState(err)
+	if code == "" {
+		code = "client"
+	}
+	s.mu.Lock()
+	if s.errorsBySQLSTATE == nil {
+		s.errorsBySQLSTATE = map[string]int64{}
+	}
+	s.errorsBySQLSTATE[code]++
+	s.mu.Unlock()
+}
+
+// Prepare checks that the database is built and draws the run's NURand constants from the
+// load's (clause 2.1.6.1). It returns the build's metadata.
+func (w *Workload) Prepare(ctx context.Context) (*Meta, error) {
+	if w.Primary == nil {
+		return nil, fmt.Errorf("tpcc: no primary to connect to")
+	}
+	conn, err := Connect(ctx, w.Primary)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the primary: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	m, err := RequireReady(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	w.meta = m
+	w.run = RunConstants(NewRand(w.Seed, stream(0, streamConstants)+1), m.C)
+	w.win.reset()
+	return m, nil
+}
+
+// Constants returns the run's NURand constants (after Prepare).
+func (w *Workload) Constants() Constants { return w.run }
+
+// routingOn reports whether a step's read-intent sessions go to a standby.
+func (w *Workload) routingOn(params map[string]string) bool {
+	return w.ReadIntent && params[ParamRouting] != "off"
+}
+
+// NewWorker makes one VU: its home warehouse and district spread evenly over the
+// warehouses and districts, its connections and its deck.
+func (w *Workload) NewWorker(ctx context.Context, vu workload.VU) (workload.Worker, error) {
+	if w.meta == nil {
+		if _, err := w.Prepare(ctx); err != nil {
+			return nil, err
+		}
+	}
+	wh := w.meta.Warehouses
+	g := NewRand(uint64(vu.Seed), 1)
+	wk := &worker{wl: w, deck: NewDeck(g)}
+	wk.sess = Session{Mode: w.Mode, T: &Terminal{G: g, C: w.run, Warehouses: wh,
+		HomeW: vu.ID%wh + 1, HomeD: (vu.ID/wh)%DistrictsPerWH + 1, AllWarehouses: w.AllWarehouses}}
+	var err error
+	if wk.sess.Primary, err = Connect(ctx, w.Primary); err != nil {
+		return nil, fmt.Errorf("VU %d: connect to the primary: %w", vu.ID+1, err)
+	}
+	wk.landings = append(wk.landings, w.landing(ctx, wk.sess.Primary))
+	if w.ReadIntent {
+		cfg := w.Primary
+		if w.routingOn(vu.Params) {
+			if len(w.Standbys) == 0 {
+				wk.Close()
+				return nil, agerr.BadInputf("--read-intent: routing on needs a standby (--cluster with standbys, or --standby)")
+			}
+			cfg = w.Standbys[vu.ID%len(w.Standbys)]
+		}
+		if wk.sess.Read, err = Connect(ctx, cfg); err != nil {
+			wk.Close()
+			return nil, fmt.Errorf("VU %d: connect the read-intent session: %w", vu.ID+1, err)
+		}
+		l := w.landing(ctx, wk.sess.Read)
+		wk.readOnStandby = l.InRecovery
+		wk.landings = append(wk.landings, l)
+	}
+	return wk, nil
+}
+
+// landing says where a session is: the node's name and whether it is a standby.
+func (w *Workload) landing(ctx context.Context, c *pgx.Conn) workload.Landing {
+	cfg := c.Config()
+	addr := fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)
+	l := workload.Landing{Node: addr}
+	if n, ok := w.Names[addr]; ok {
+		l.Node = n
+	}
+	_ = c.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&l.InRecovery)
+	return l
+}
+
+// worker is one VU.
+type worker struct {
+	wl            *Workload
+	sess          Session
+	deck          *Deck
+	landings      []workload.Landing
+	readOnStandby bool
+}
+
+// Do deals the next transaction from the deck and runs it; with keying, the keying time
+// before and the think time after are waited outside the latency.
+func (wk *worker) Do(ctx context.Context, op *workload.Op) error {
+	k := wk.deck.Next()
+	op.Name = k.String()
+	if wk.wl.Keying {
+		if err := op.Wait(ctx, KeyingTime(k)); err != nil {
+			return nil
+		}
+	}
+	out, err := wk.sess.Run(ctx, k)
+	op.Retries = int64(out.Retries)
+	s := &wk.wl.win
+	attempts := int64(out.Retries + 1)
+	switch {
+	case out.OnRead && wk.readOnStandby:
+		s.readOnStandby.Add(1)
+	case out.OnRead:
+		s.readOnPrimary.Add(1)
+		s.primaryXacts.Add(attempts)
+	default:
+		if k.ReadOnly() {
+			s.readOnPrimary.Add(1)
+		}
+		s.primaryXacts.Add(attempts)
+	}
+	if out.RolledBack {
+		s.rolledBack.Add(1)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			s.noteError(err)
+		}
+		return err
+	}
+	if wk.wl.Keying {
+		_ = op.Wait(ctx, wk.sess.T.ThinkTime(k))
+	}
+	return nil
+}
+
+// Landings reports where the VU's sessions are.
+func (wk *worker) Landings() []workload.Landing { return wk.landings }
+
+// Close closes the VU's connections.
+func (wk *worker) Close() error {
+	for _, c := range []*pgx.Conn{wk.sess.Primary, wk.sess.Read} {
+		if c != nil {
+			c.Close(context.Background())
+		}
+	}
+	return nil
+}
