@@ -54,9 +54,11 @@ type NodeInfo struct {
 // It implements the runner's Sampler (Start and Stop around each measured window) and only
 // reads. It is not safe for concurrent use.
 type PG struct {
-	opts    PGOptions
-	nodes   []*pgNode
-	cancel  context.CancelFunc
+	opts  PGOptions
+	nodes []*pgNode
+	// stop ends the sampling loops between queries: cancelling a query's context would make
+	// pgx close the connection, which the next window still needs.
+	stop    chan struct{}
 	wg      sync.WaitGroup
 	started time.Time
 }
@@ -105,7 +107,7 @@ func (p *PG) Close(ctx context.Context) error {
 
 // Start takes each node's first reading and starts sampling.
 func (p *PG) Start(ctx context.Context, st *result.Step) error {
-	if p.cancel != nil {
+	if p.stop != nil {
 		return errors.New("sampler already started")
 	}
 	p.started = st.Window.Start
@@ -127,14 +129,14 @@ func (p *PG) Start(ctx context.Context, st *result.Step) error {
 		}
 		n.first, n.prev = c, c
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p.cancel = cancel
+	p.stop = make(chan struct{})
+	runCtx := context.WithoutCancel(ctx)
 	for _, n := range p.nodes {
 		if n.err == nil {
 			p.wg.Add(1)
 			go func() {
 				defer p.wg.Done()
-				n.loop(runCtx, p.opts)
+				n.loop(runCtx, p.stop, p.opts)
 			}()
 		}
 	}
@@ -145,12 +147,12 @@ func (p *PG) Start(ctx context.Context, st *result.Step) error {
 // st.Series, their window means to st.Counters and their top wait events to
 // st.Extra["sample"].
 func (p *PG) Stop(ctx context.Context, st *result.Step) error {
-	if p.cancel == nil {
+	if p.stop == nil {
 		return errors.New("sampler not started")
 	}
-	p.cancel()
+	close(p.stop)
 	p.wg.Wait()
-	p.cancel = nil
+	p.stop = nil
 	if st.Series == nil {
 		st.Series = map[string]result.TimeSeries{}
 	}
@@ -257,28 +259,27 @@ func (n *pgNode) reset(start time.Time) {
 	n.lagFirst = map[string]float64{}
 }
 
-func (n *pgNode) loop(ctx context.Context, o PGOptions) {
+// queryTimeout bounds each sampling query; a server too slow to answer it is reported.
+const queryTimeout = 10 * time.Second
+
+func (n *pgNode) loop(ctx context.Context, stop <-chan struct{}, o PGOptions) {
 	waitT := time.NewTicker(o.WaitInterval)
 	statT := time.NewTicker(o.Interval)
 	defer waitT.Stop()
 	defer statT.Stop()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-stop:
 			return
 		case <-waitT.C:
 			if err := n.sampleWaits(ctx); err != nil {
-				if ctx.Err() == nil {
-					n.err = err
-				}
+				n.err = err
 				return
 			}
 		case <-statT.C:
 			c, err := n.readCounters(ctx)
 			if err != nil {
-				if ctx.Err() == nil {
-					n.err = err
-				}
+				n.err = err
 				return
 			}
 			n.record(c)
@@ -293,6 +294,8 @@ WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND applicatio
 GROUP BY 1, 2, 3`
 
 func (n *pgNode) sampleWaits(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
 	rows, err := n.conn.Query(ctx, waitsQuery)
 	if err != nil {
 		return err

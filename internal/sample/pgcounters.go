@@ -100,6 +100,8 @@ func (n *pgNode) readCounters(ctx context.Context) (pgCounters, error) {
 		})
 		return err
 	})
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
 	err := n.conn.SendBatch(ctx, b).Close()
 	c.at = time.Now()
 	return c, err
