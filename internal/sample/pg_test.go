@@ -101,9 +101,10 @@ func TestPGSamplerOnCluster(t *testing.T) {
 			t.Errorf("counter %s = %v, want > 0", k, c[k])
 		}
 	}
-	// One session blocked on the lock, one idle in its transaction, the whole window long.
-	if v := c[pre+"wait.lock"]; v < 0.8 || v > 1.2 {
-		t.Errorf("mean sessions in lock waits = %v, want about 1", v)
+	// One session blocked on the lock, one idle in its transaction, the whole window long
+	// (the inserters may add relation-extension lock waits of their own).
+	if v := c[pre+"wait.lock"]; v < 0.8 {
+		t.Errorf("mean sessions in lock waits = %v, want at least 1", v)
 	}
 	if v := c[pre+"wait.client"]; v < 0.8 {
 		t.Errorf("mean sessions idle in transaction = %v, want at least 1", v)
@@ -124,7 +125,7 @@ func TestPGSamplerOnCluster(t *testing.T) {
 	top := ex.Nodes[prim.Name].TopWaits
 	found := false
 	for _, w := range top {
-		found = found || w.Type == "Lock" && w.Class == WaitLock
+		found = found || w.Type == "Lock" && w.Event == "relation" && w.Class == WaitLock && w.Sessions > 0.8 && w.Sessions < 1.2
 	}
 	if !found || ex.Nodes[prim.Name].WaitSamples < 10 {
 		t.Errorf("top waits %+v (%d samples) lack the lock wait", top, ex.Nodes[prim.Name].WaitSamples)
