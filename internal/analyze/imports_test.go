@@ -6,14 +6,14 @@ import (
 	"testing"
 )
 
-// The analysis is pure: it imports no other agbench package.
+// The analysis is pure: of agbench it imports only the result schema it reads.
 func TestImportsNoAgbenchPackage(t *testing.T) {
 	p, err := build.ImportDir(".", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, imp := range p.Imports {
-		if strings.HasPrefix(imp, "github.com/agbench/agbench/") {
+		if strings.HasPrefix(imp, "github.com/agbench/agbench/") && imp != "github.com/agbench/agbench/internal/result" {
 			t.Errorf("analyze imports %s", imp)
 		}
 	}

@@ -21,7 +21,7 @@ func CheckLittle(steps []Step) []Little {
 	var out []Little
 	for _, s := range sortedSteps(steps) {
 		l := Little{Load: s.Load, OpenLoop: s.OpenLoop}
-		if s.OpenLoop || s.Throughput <= 0 {
+		if s.OpenLoop || s.ThinkUnknown || s.Throughput <= 0 {
 			l.Holds = true
 			out = append(out, l)
 			continue

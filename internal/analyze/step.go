@@ -24,6 +24,9 @@ type Step struct {
 	PerSecond []float64 `json:"per_second,omitempty"`
 	// OpenLoop is set for fixed-rate steps, whose Load is not the concurrency in flight.
 	OpenLoop bool `json:"open_loop,omitempty"`
+	// ThinkUnknown is set when users waited between operations for times not recorded
+	// (TPC-C keying without a think_ms counter): Little's law cannot be checked.
+	ThinkUnknown bool `json:"think_unknown,omitempty"`
 }
 
 // sortedSteps returns the steps ordered by load, dropping those with no load.

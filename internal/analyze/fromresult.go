@@ -1,0 +1,371 @@
+package analyze
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+// Options say how to read a result: the swept knob's name and the throughput's unit for
+// sentences, objectives, and facts the result cannot tell (read intent, for instance).
+type Options struct {
+	LoadName string
+	Unit     string
+	SLOs     []SLO
+	// Facts overrides: fields set here win over what is read from the result.
+	Facts Facts
+}
+
+// Run is the analysis of a whole result: one Analysis per compared variant (one when
+// nothing is compared) and, for two variants, their comparison at each load.
+type Run struct {
+	Variants    []VariantAnalysis `json:"variants"`
+	Comparisons []Verdict         `json:"comparisons,omitempty"`
+	// Differences name the winner at each load where the variants' spreads do not overlap.
+	Differences []string `json:"differences,omitempty"`
+}
+
+// VariantAnalysis is the analysis of the steps of one variant ("" when nothing is compared).
+type VariantAnalysis struct {
+	Variant string   `json:"variant,omitempty"`
+	Input   Input    `json:"input"`
+	Result  Analysis `json:"analysis"`
+}
+
+// Series and counter names written by internal/sample and read here (a contract kept by a
+// test in internal/sample that feeds one into the other).
+const (
+	pgPrefix       = "pg."
+	waitInfix      = ".wait."
+	osCPUBusy      = "os.cpu.busy"
+	osCPUSteal     = "os.cpu.steal"
+	osMemAvailable = "os.mem_available_bytes"
+	diskPrefix     = "disk."
+)
+
+// Attach analyses a result and stores the analysis in r.Analysis.
+func Attach(r *result.Result, o Options) (*Run, error) {
+	run := FromResult(r, o)
+	raw, err := json.Marshal(run)
+	if err != nil {
+		return nil, fmt.Errorf("analysis: %w", err)
+	}
+	r.Analysis = raw
+	return run, nil
+}
+
+// FromResult analyses a result: steps are grouped by variant, repeats of a point merged.
+func FromResult(r *result.Result, o Options) *Run {
+	if o.LoadName == "" {
+		o.LoadName = "VUs"
+	}
+	byVariant := map[string][]result.Step{}
+	var order []string
+	for _, st := range r.Steps {
+		if _, ok := byVariant[st.Variant]; !ok {
+			order = append(order, st.Variant)
+		}
+		byVariant[st.Variant] = append(byVariant[st.Variant], st)
+	}
+	run := &Run{}
+	for _, v := range order {
+		in := Input{LoadName: o.LoadName, Unit: o.Unit, SLOs: o.SLOs, Facts: factsOf(r, byVariant[v], o.Facts)}
+		in.Steps, in.Evidence = stepsOf(r, byVariant[v])
+		run.Variants = append(run.Variants, VariantAnalysis{Variant: v, Input: in, Result: Analyze(in)})
+	}
+	if len(order) == 2 {
+		run.compare(byVariant[order[0]], byVariant[order[1]], order, o.LoadName)
+	}
+	return run
+}
+
+// stepsOf turns the result's steps of one variant into analysis steps (repeats of a point
+// merged) and the samplers' evidence for each.
+func stepsOf(r *result.Result, steps []result.Step) ([]Step, []Evidence) {
+	byPoint := map[int][]result.Step{}
+	var points []int
+	for _, st := range steps {
+		if _, ok := byPoint[st.Point]; !ok {
+			points = append(points, st.Point)
+		}
+		byPoint[st.Point] = append(byPoint[st.Point], st)
+	}
+	sort.Ints(points)
+	keying := false
+	if v, ok := r.Meta.Config["keying"].(bool); ok {
+		keying = v
+	}
+	var out []Step
+	var ev []Evidence
+	for _, p := range points {
+		reps := byPoint[p]
+		s := stepOf(reps, keying)
+		if s.Load <= 0 {
+			continue
+		}
+		out = append(out, s)
+		var es []Evidence
+		for _, st := range reps {
+			es = append(es, evidenceOf(st))
+		}
+		e := meanEvidence(es)
+		e.Load = s.Load
+		ev = append(ev, e)
+	}
+	return out, ev
+}
+
+func stepOf(reps []result.Step, keying bool) Step {
+	first := reps[0]
+	s := Step{Load: float64(first.VUs), OpenLoop: first.Rate > 0}
+	var hists []result.Hist
+	var think, window float64
+	thinkKnown := !keying
+	for _, st := range reps {
+		s.Repeats = append(s.Repeats, st.OpsPerSecond())
+		window += st.Window.Seconds() / float64(len(reps))
+		for _, op := range st.Ops {
+			hists = append(hists, op.Latency)
+		}
+		if v, ok := st.Counters["think_ms"]; ok {
+			think += v / float64(len(reps))
+			thinkKnown = true
+		}
+		if ts, ok := st.Throughput["*"]; ok && len(s.PerSecond) == 0 {
+			s.PerSecond = append([]float64(nil), ts.V...)
+		}
+	}
+	s.Throughput = mean(s.Repeats)
+	if len(reps) == 1 {
+		s.Repeats = nil
+	}
+	s.WindowSec, s.ThinkMs, s.ThinkUnknown = window, think, !thinkKnown
+	if h, err := result.MergeHists(hists...); err == nil && h.Count > 0 {
+		const us = 1000.0
+		s.MeanMs, s.P50Ms, s.P95Ms = h.Mean/us, float64(h.P50)/us, float64(h.P95)/us
+		s.P99Ms, s.P999Ms = float64(h.P99)/us, float64(h.P999)/us
+	}
+	return s
+}
+
+// evidenceOf reads one step's sampler figures: wait classes summed over nodes, the machine's
+// CPU, the busiest watched device, the load generator's CPU, and the most lagging standby.
+func evidenceOf(st result.Step) Evidence {
+	c := st.Counters
+	e := Evidence{Load: float64(st.VUs)}
+	for k, v := range c {
+		if !strings.HasPrefix(k, pgPrefix) {
+			continue
+		}
+		if i := strings.Index(k, waitInfix); i > 0 && !strings.Contains(k[:i], ".standby.") {
+			addWait(&e.Waits, k[i+len(waitInfix):], v)
+		}
+		if strings.HasSuffix(k, ".replay_lag_s") && v >= e.ReplayLagSec {
+			name := strings.TrimSuffix(k, ".replay_lag_s")
+			e.ReplayLagSec, e.Standby = v, name[strings.LastIndex(name, ".")+1:]
+			e.LagGrowth = c[name+".replay_lag_growth"]
+		}
+	}
+	e.CPUBusy, e.Steal = c[osCPUBusy], c[osCPUSteal]
+	if _, ok := c[osCPUBusy]; !ok { // the disk tester's own names
+		e.CPUBusy, e.Steal = c["machine_cpu_user"]+c["machine_cpu_system"], c["machine_cpu_steal"]
+	}
+	if w := st.Window.Seconds(); w > 0 {
+		e.LoadGenCores = (st.Client.UserSeconds + st.Client.SystemSeconds) / w
+	}
+	e.LoadGenShare = st.Client.Utilisation
+	e.Device = deviceOf(c)
+	if _, ok := c["device_iops"]; ok { // a storage test: it knows what it moved
+		e.ExpectedDeviceMBps = c["mb_per_s"]
+	} else if e.Device.Name != "" {
+		e.ExpectedDeviceMBps = pgIOMBps(c)
+	}
+	return e
+}
+
+// pgIOMBps is the database's own IO from pg_stat_io plus WAL, summed over nodes (on one
+// host they share the device); 0 when pg_stat_io was not there (before 16).
+func pgIOMBps(c map[string]float64) float64 {
+	total, seen := 0.0, false
+	for k, v := range c {
+		if !strings.HasPrefix(k, pgPrefix) || strings.Contains(k, ".standby.") {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(k, ".io_read_mb_per_s"), strings.HasSuffix(k, ".io_write_mb_per_s"):
+			total, seen = total+v, true
+		case strings.HasSuffix(k, ".wal_mb_per_s"):
+			total += v
+		}
+	}
+	if !seen {
+		return 0
+	}
+	return total
+}
+
+func addWait(w *Waits, class string, v float64) {
+	switch class {
+	case "cpu":
+		w.CPU += v
+	case "log":
+		w.Log += v
+	case "data_read":
+		w.DataRead += v
+	case "other_io":
+		w.OtherIO += v
+	case "lwlock":
+		w.LWLock += v
+	case "lock":
+		w.Lock += v
+	case "client":
+		w.Client += v
+	case "sync_rep":
+		w.SyncRep += v
+	default:
+		w.Other += v
+	}
+}
+
+// deviceOf picks the busiest device the OS sampler watched, or the disk tester's device.
+func deviceOf(c map[string]float64) Device {
+	if _, ok := c["device_iops"]; ok {
+		return Device{Name: "device", IOPS: c["device_iops"], ReadMBps: c["device_mb_per_s"],
+			AwaitMs: math.Max(c["device_read_await_ms"], c["device_write_await_ms"]), Queue: c["device_avg_queue"], Util: c["device_util"]}
+	}
+	var best Device
+	for k := range c {
+		if !strings.HasPrefix(k, diskPrefix) || !strings.HasSuffix(k, ".util") {
+			continue
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(k, diskPrefix), ".util")
+		p := diskPrefix + name + "."
+		d := Device{Name: name, IOPS: c[p+"iops"], ReadMBps: c[p+"read_mbps"], WriteMBps: c[p+"write_mbps"],
+			AwaitMs: c[p+"await_ms"], Queue: c[p+"queue"], Util: c[p+"util"]}
+		if best.Name == "" || d.IOPS > best.IOPS || d.IOPS == best.IOPS && d.Name < best.Name {
+			best = d
+		}
+	}
+	return best
+}
+
+// factsOf reads run-level facts: a storage test and its cache mode, the database size,
+// shared_buffers and the memory available for the page cache. Overrides win.
+func factsOf(r *result.Result, steps []result.Step, over Facts) Facts {
+	var f Facts
+	if _, ok := r.Extra["disk"]; ok || r.Meta.Command == "disk" {
+		f.Storage = true
+		var w struct {
+			Direct bool `json:"direct"`
+		}
+		if raw, err := json.Marshal(r.Meta.Config["workload"]); err == nil {
+			_ = json.Unmarshal(raw, &w)
+		}
+		f.DirectIO = w.Direct
+	}
+	if len(steps) > 0 {
+		c := steps[0].Counters
+		f.PageCacheBytes = int64(c[osMemAvailable])
+		for k, v := range c {
+			if !strings.HasPrefix(k, pgPrefix) || strings.Count(k, ".") != 2 {
+				continue
+			}
+			switch {
+			case strings.HasSuffix(k, ".database_bytes") && !f.Storage:
+				f.DatasetBytes = max(f.DatasetBytes, int64(v))
+			case strings.HasSuffix(k, ".shared_buffers_bytes"):
+				f.SharedBuffersBytes = max(f.SharedBuffersBytes, int64(v))
+			}
+		}
+	}
+	if f.PageCacheBytes == 0 && f.DatasetBytes > 0 {
+		f.PageCacheBytes = int64(r.Meta.Host.MemoryBytes)
+	}
+	if f.PageCacheBytes == 0 && f.SharedBuffersBytes == 0 {
+		f.DatasetBytes = 0 // nothing known of memory: no verdict either way
+	}
+	mergeFacts(&f, over)
+	return f
+}
+
+func mergeFacts(f *Facts, o Facts) {
+	if o.Storage {
+		f.Storage, f.DirectIO = true, o.DirectIO
+	}
+	if o.DatasetBytes > 0 {
+		f.DatasetBytes = o.DatasetBytes
+	}
+	if o.SharedBuffersBytes > 0 {
+		f.SharedBuffersBytes = o.SharedBuffersBytes
+	}
+	if o.PageCacheBytes > 0 {
+		f.PageCacheBytes = o.PageCacheBytes
+	}
+	if o.ReadIntentSessions > 0 {
+		f.ReadIntentSessions, f.ReadIntentOnStandby = o.ReadIntentSessions, o.ReadIntentOnStandby
+	}
+}
+
+// compare compares two variants at every load from their per-second throughput (or
+// repeats): overlapping spreads say "no difference measured".
+func (run *Run) compare(a, b []result.Step, names []string, loadName string) {
+	samples := func(steps []result.Step) map[int][]float64 {
+		out := map[int][]float64{}
+		for _, st := range steps {
+			if ts, ok := st.Throughput["*"]; ok && len(ts.V) > 0 {
+				out[st.VUs] = append(out[st.VUs], ts.V...)
+			} else {
+				out[st.VUs] = append(out[st.VUs], st.OpsPerSecond())
+			}
+		}
+		return out
+	}
+	sa, sb := samples(a), samples(b)
+	var loads []int
+	for l := range sa {
+		if _, ok := sb[l]; ok {
+			loads = append(loads, l)
+		}
+	}
+	sort.Ints(loads)
+	for _, l := range loads {
+		what := fmt.Sprintf("throughput at %d %s", l, loadName)
+		c := CompareVariants(Variant{names[0], sa[l]}, Variant{names[1], sb[l]}, what)
+		if c.Verdict != nil {
+			run.Comparisons = append(run.Comparisons, *c.Verdict)
+		} else {
+			run.Differences = append(run.Differences, fmt.Sprintf("%s: %s ahead, %.2f× (medians; 10th–90th percentile ranges apart)", what, c.Winner, c.Ratio))
+		}
+	}
+}
+
+// WriteText prints every variant's analysis (knee line, USL, saturation sentence, validity
+// verdicts) and the comparison of variants: the common ending of every workload's output.
+func (run *Run) WriteText(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("\nanalysis\n")
+	for _, v := range run.Variants {
+		if len(run.Variants) > 1 {
+			fmt.Fprintf(&b, "[%s]\n", v.Variant)
+		}
+		if err := v.Result.WriteText(&b); err != nil {
+			return err
+		}
+	}
+	if len(run.Comparisons)+len(run.Differences) > 0 {
+		b.WriteString("comparison:\n")
+		for _, d := range run.Differences {
+			b.WriteString("  " + d + "\n")
+		}
+		for _, c := range run.Comparisons {
+			fmt.Fprintf(&b, "  ! %s: %s\n", c.Code, c.Message)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,172 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+// resultOf builds a result from a synthetic sweep as the runner and samplers would write
+// it: one step per load and repeat, a latency histogram around each step's mean, per-second
+// throughput, and sampler counters under their real names.
+func resultOf(t *testing.T, steps []Step, variant string, counters func(Step) map[string]float64) []result.Step {
+	t.Helper()
+	var out []result.Step
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, s := range steps {
+		h := hdrhistogram.New(1, 60_000_000, 3)
+		us := int64(s.MeanMs * 1000)
+		for j := 0; j < 1000; j++ {
+			h.RecordValue(max(1, us*int64(50+j%101)/100)) // mean = us, spread ±50%
+		}
+		hist, err := result.NewHist(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		window := 300.0
+		st := result.Step{Index: len(out), Point: i, Variant: variant, VUs: int(s.Load),
+			Window: result.Window{Start: t0, End: t0.Add(time.Duration(window * float64(time.Second)))},
+			Ops:    map[string]*result.Op{"query": {Count: int64(s.Throughput * window), Latency: hist}},
+			Client: result.ClientCPU{UserSeconds: 3, SystemSeconds: 3, Utilisation: 0.01},
+			Throughput: map[string]result.TimeSeries{"*": {T: []float64{1, 2, 3, 4, 5, 6}, V: []float64{
+				s.Throughput * 0.99, s.Throughput * 1.01, s.Throughput, s.Throughput * 0.98, s.Throughput * 1.02, s.Throughput}}},
+			Counters: counters(s)}
+		out = append(out, st)
+	}
+	return out
+}
+
+func TestFromResult(t *testing.T) {
+	sweep := mmcSweep([]int{1, 2, 4, 8, 16, 32}, 8, 1000, 0)
+	counters := func(s Step) map[string]float64 {
+		c := map[string]float64{
+			"os.cpu.busy": 0.3, "os.cpu.steal": 0.0, "os.mem_available_bytes": 8 << 30,
+			"disk.vda.iops": 100, "disk.vda.util": 0.2, "disk.vda.await_ms": 0.4, "disk.vda.queue": 0.5,
+			"disk.loop0.iops": 0, "disk.loop0.util": 0,
+			"pg.node1.database_bytes": 200 << 20, "pg.node1.shared_buffers_bytes": 128 << 20,
+			"pg.node1.wait.cpu": s.Load * 0.2, "pg.node1.wait.log": 0, "pg.node2.wait.cpu": 0.1,
+			"pg.node1.standby.node2.replay_lag_s": 0.01, "pg.node1.standby.node2.replay_lag_growth": 0,
+		}
+		if s.Load >= 8 {
+			c["pg.node1.wait.log"] = s.Load * 0.7
+			c["disk.vda.await_ms"] = 3
+		}
+		return c
+	}
+	r := &result.Result{Meta: result.Meta{Command: "stress"}, Steps: resultOf(t, sweep, "", counters)}
+	run, err := Attach(r, Options{LoadName: "clients", Unit: "q/s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Variants) != 1 {
+		t.Fatalf("%d variants", len(run.Variants))
+	}
+	a := run.Variants[0].Result
+	if a.Knee.Knee == nil || a.Knee.Knee.Load != 8 {
+		t.Errorf("knee %+v, want 8", a.Knee.Knee)
+	}
+	if m := a.Knee.Characteristic.MeanMs; m < 0.95 || m > 1.05 {
+		t.Errorf("characteristic latency %v ms from the histogram, want 1", m)
+	}
+	if a.Saturated.Resource != ResLog || !strings.Contains(a.Saturated.Sentence, "device vda") {
+		t.Errorf("saturation: %+v", a.Saturated)
+	}
+	ev := run.Variants[0].Input.Evidence
+	if math.Abs(ev[0].Waits.CPU-0.3) > 1e-9 || ev[0].Device.Name != "vda" || ev[0].Standby != "node2" || ev[0].LoadGenCores != 6.0/300 {
+		t.Errorf("evidence: %+v", ev[0])
+	}
+	if f := run.Variants[0].Input.Facts; f.DatasetBytes != 200<<20 || f.SharedBuffersBytes != 128<<20 || f.PageCacheBytes != 8<<30 || f.Storage {
+		t.Errorf("facts: %+v", f)
+	}
+	codes := codes(a.Verdicts)
+	if len(codes) != 1 || codes[0] != VFitsInMemory {
+		t.Errorf("verdicts %v, want only fits-in-memory (200 MiB database, 8 GiB free)", codes)
+	}
+	var stored Run
+	if err := json.Unmarshal(r.Analysis, &stored); err != nil || len(stored.Variants) != 1 {
+		t.Errorf("stored analysis: %v %+v", err, stored)
+	}
+	var b bytes.Buffer
+	if err := run.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"analysis\n", "knee: characteristic latency", "knee 8 clients", "saturated: At 8 clients and beyond, log saturated", "! fits-in-memory"} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("output lacks %q:\n%s", w, b.String())
+		}
+	}
+}
+
+func TestFromResultVariantsAndRepeats(t *testing.T) {
+	sweep := mmcSweep([]int{1, 2, 4, 8}, 4, 1000, 0)
+	faster := mmcSweep([]int{1, 2, 4, 8}, 8, 1000, 0) // twice the servers: same at 1..4, double at 8
+	none := func(Step) map[string]float64 { return nil }
+	var steps []result.Step
+	for rep := 0; rep < 2; rep++ {
+		for _, st := range resultOf(t, sweep, "routing=off", none) {
+			st.Repeat = rep
+			steps = append(steps, st)
+		}
+		for _, st := range resultOf(t, faster, "routing=on", none) {
+			st.Repeat = rep
+			steps = append(steps, st)
+		}
+	}
+	run := FromResult(&result.Result{Steps: steps}, Options{})
+	if len(run.Variants) != 2 || run.Variants[0].Variant != "routing=off" {
+		t.Fatalf("variants: %+v", run.Variants)
+	}
+	in := run.Variants[0].Input
+	if len(in.Steps) != 4 || len(in.Steps[0].Repeats) != 2 {
+		t.Errorf("repeats not merged: %+v", in.Steps)
+	}
+	if len(run.Comparisons) != 3 || len(run.Differences) != 1 || !strings.Contains(run.Differences[0], "at 8 VUs: routing=on ahead, 2.00×") {
+		t.Errorf("comparisons %v, differences %v", run.Comparisons, run.Differences)
+	}
+	for _, c := range run.Comparisons {
+		if c.Code != VNoDifference {
+			t.Errorf("comparison %+v", c)
+		}
+	}
+}
+
+func TestFromResultStorageAndKeying(t *testing.T) {
+	sweep := mmcSweep([]int{1, 2, 4}, 2, 1000, 0)
+	disk := func(s Step) map[string]float64 {
+		return map[string]float64{"device_iops": s.Throughput, "device_mb_per_s": s.Throughput * 0.128, "mb_per_s": s.Throughput * 0.128,
+			"device_util": 0.5, "device_read_await_ms": 0.3, "machine_cpu_user": 0.1, "machine_cpu_system": 0.1, "machine_cpu_steal": 0.2}
+	}
+	r := &result.Result{Meta: result.Meta{Command: "disk", Config: map[string]any{"workload": map[string]any{"direct": false}}},
+		Steps: resultOf(t, sweep, "", disk)}
+	a := FromResult(r, Options{LoadName: "outstanding IOs"}).Variants[0]
+	if !a.Input.Facts.Storage || a.Input.Facts.DirectIO {
+		t.Errorf("facts %+v", a.Input.Facts)
+	}
+	got := codes(a.Result.Verdicts)
+	if strings.Join(got, ",") != VPageCache+","+VSteal {
+		t.Errorf("verdicts %v, want page-cache and steal", got)
+	}
+	if e := a.Input.Evidence[0]; e.CPUBusy != 0.2 || e.Device.Util != 0.5 {
+		t.Errorf("disk evidence %+v", e)
+	}
+
+	keyed := resultOf(t, sweep, "", func(Step) map[string]float64 { return nil })
+	for i := range keyed {
+		keyed[i].Ops["query"].Count /= 10 // users spent 90% of the time keying and thinking
+	}
+	r = &result.Result{Meta: result.Meta{Config: map[string]any{"keying": true}}, Steps: keyed}
+	if got := codes(FromResult(r, Options{}).Variants[0].Result.Verdicts); len(got) != 0 {
+		t.Errorf("keying run judged by Little's law: %v", got)
+	}
+	r.Meta.Config["keying"] = false
+	if got := codes(FromResult(r, Options{}).Variants[0].Result.Verdicts); len(got) != 1 || got[0] != VLittle {
+		t.Errorf("verdicts %v, want Little's law", got)
+	}
+}
