@@ -218,7 +218,6 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer closeWorkers(workers)
 
 	st := &result.Step{
 		Index: p.Index, Point: p.Point, Variant: p.VariantName, Repeat: p.Repeat, Params: copyParams(p.Params),
@@ -228,6 +227,8 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 	runErr := ex.run(ctx, st)
 
 	st.Sessions = landings(workers)
+	// Sessions end before the hooks read the server, so that their statistics are flushed.
+	closeWorkers(workers)
 	st.ErrorSamples = ex.tally.samples
 	st.LateStarts = ex.tally.late.Load()
 	ops, err := ex.reg.Ops()

@@ -1,0 +1,163 @@
+// Package table renders the steps of a result as a terminal table shaped like the
+// articles' (basic-ag-read-only-routing-2016, ag-read-only-routing-s2d-2022): one row per
+// point of the sweep, one column group per compared variant, repeats folded into their
+// median. It reads only result values; it must not import the runner or workloads.
+package table
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+// Column is one column of a variant's group: a header and a figure of one step.
+type Column struct {
+	Header string
+	// Value is the step's figure; Format prints the median of the repeats' figures.
+	Value  func(st *result.Step) float64
+	Format string
+}
+
+// Group is the steps of one point × variant (its repeats).
+type group struct {
+	point   int
+	variant string
+	steps   []*result.Step
+}
+
+// Write prints the table: the first column is the sweep's knob (key, e.g. "threads"), then
+// for every variant its columns. Steps that are incomplete are marked with '*'.
+func Write(w io.Writer, r *result.Result, key string, cols []Column) error {
+	groups := map[[2]string]*group{}
+	var variants []string
+	seenVariant := map[string]bool{}
+	var points []int
+	seenPoint := map[int]string{}
+	for i := range r.Steps {
+		st := &r.Steps[i]
+		k := [2]string{fmt.Sprint(st.Point), st.Variant}
+		g := groups[k]
+		if g == nil {
+			g = &group{point: st.Point, variant: st.Variant}
+			groups[k] = g
+		}
+		g.steps = append(g.steps, st)
+		if !seenVariant[st.Variant] {
+			seenVariant[st.Variant] = true
+			variants = append(variants, st.Variant)
+		}
+		if _, ok := seenPoint[st.Point]; !ok {
+			seenPoint[st.Point] = st.Params[key]
+			points = append(points, st.Point)
+		}
+	}
+	sort.Ints(points)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	// Header: the variant names over their column groups, then the columns.
+	if len(variants) > 1 || variants[0] != "" {
+		line := []string{""}
+		for _, v := range variants {
+			for i := range cols {
+				if i == 0 {
+					line = append(line, v)
+				} else {
+					line = append(line, "")
+				}
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(line, "\t")+"\t")
+	}
+	head := []string{key}
+	for range variants {
+		for _, c := range cols {
+			head = append(head, c.Header)
+		}
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, p := range points {
+		line := []string{seenPoint[p]}
+		for _, v := range variants {
+			g := groups[[2]string{fmt.Sprint(p), v}]
+			for _, c := range cols {
+				if g == nil {
+					line = append(line, "-")
+					continue
+				}
+				line = append(line, cell(g, c))
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(line, "\t")+"\t")
+	}
+	return tw.Flush()
+}
+
+func cell(g *group, c Column) string {
+	vals := make([]float64, 0, len(g.steps))
+	mark := ""
+	for _, st := range g.steps {
+		vals = append(vals, c.Value(st))
+		if !st.Complete {
+			mark = "*"
+		}
+	}
+	return fmt.Sprintf(c.Format, Median(vals)) + mark
+}
+
+// Median returns the median of xs (the mean of the middle two for an even count); 0 for none.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
+
+// Landed summarises where each variant's sessions landed, e.g.
+// "routing=on: node2 (standby) 12 sessions".
+func Landed(r *result.Result) []string {
+	type key struct {
+		variant, node string
+		standby       bool
+	}
+	counts := map[key]int{}
+	var order []key
+	for _, st := range r.Steps {
+		for _, s := range st.Sessions {
+			k := key{st.Variant, s.Node, s.InRecovery}
+			if _, ok := counts[k]; !ok {
+				order = append(order, k)
+			}
+			counts[k] += s.Count
+		}
+	}
+	byVariant := map[string][]string{}
+	var variants []string
+	for _, k := range order {
+		role := "primary"
+		if k.standby {
+			role = "standby"
+		}
+		if _, ok := byVariant[k.variant]; !ok {
+			variants = append(variants, k.variant)
+		}
+		byVariant[k.variant] = append(byVariant[k.variant], fmt.Sprintf("%s (%s) %d", k.node, role, counts[k]))
+	}
+	var out []string
+	for _, v := range variants {
+		name := v
+		if name == "" {
+			name = "sessions"
+		}
+		out = append(out, fmt.Sprintf("%s: %s", name, strings.Join(byVariant[v], ", ")))
+	}
+	return out
+}

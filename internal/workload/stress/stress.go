@@ -1,0 +1,156 @@
+// Package stress is the SQLQueryStress workload of the articles (basic-ag-read-only-routing,
+// ag-read-only-routing-s2d): each virtual user runs a query (or a file of queries, in turn)
+// for its iterations, with parameters drawn from a file or a range, and reports rows and
+// bytes received; the server's buffer counters around each step give MB read per second.
+//
+// It imports pgx, internal/workload and internal/workload/pgops; it must not import the
+// runner, the cluster, the listener or the report.
+package stress
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/workload"
+	"github.com/agbench/agbench/internal/workload/pgops"
+)
+
+// Name is the workload's name in the registry.
+const Name = "stress"
+
+func init() {
+	workload.Register(workload.Meta{Name: Name, Description: "SQLQueryStress: N threads × M iterations of a query", New: func() workload.Workload { return New(Config{}) }})
+}
+
+// OpName is the name of the stress operation in results.
+const OpName = "query"
+
+// Connector opens one virtual user's session and says where it landed.
+type Connector func(ctx context.Context, vu workload.VU) (*pgx.Conn, workload.Landing, error)
+
+// Config configures the workload.
+type Config struct {
+	// Queries run in turn, one per operation.
+	Queries []string
+	// Params gives each operation's parameters ($1, $2 ...); nil for none.
+	Params Params
+	// Connect opens a VU's session.
+	Connect Connector
+	// CounterConns opens a session to every node whose buffer counters the step reads; nil
+	// reads none.
+	CounterConns func(ctx context.Context) ([]*pgx.Conn, error)
+}
+
+// Stress is the workload.
+type Stress struct {
+	cfg      Config
+	counters []*pgx.Conn
+	before   pgops.Counters
+}
+
+// New returns the workload.
+func New(cfg Config) *Stress { return &Stress{cfg: cfg} }
+
+// NewWorker connects and prepares the queries.
+func (s *Stress) NewWorker(ctx context.Context, vu workload.VU) (workload.Worker, error) {
+	if s.cfg.Connect == nil || len(s.cfg.Queries) == 0 {
+		return nil, fmt.Errorf("stress: no queries or no target")
+	}
+	c, landing, err := s.cfg.Connect(ctx, vu)
+	if err != nil {
+		return nil, err
+	}
+	w := &worker{s: s, c: c, landing: landing, rng: rand.New(rand.NewPCG(uint64(vu.Seed), uint64(vu.ID)))}
+	for i, q := range s.cfg.Queries {
+		name := fmt.Sprintf("agbench_q%d", i)
+		if _, err := c.Prepare(ctx, name, q); err != nil {
+			c.Close(context.WithoutCancel(ctx))
+			return nil, &QueryError{Index: i, Query: q, Err: err}
+		}
+		w.stmts = append(w.stmts, name)
+	}
+	return w, nil
+}
+
+// QueryError is a query the server would not prepare.
+type QueryError struct {
+	Index int
+	Query string
+	Err   error
+}
+
+func (e *QueryError) Error() string {
+	return fmt.Sprintf("query %d %q: %v", e.Index+1, e.Query, e.Err)
+}
+
+func (e *QueryError) Unwrap() error { return e.Err }
+
+type worker struct {
+	s       *Stress
+	c       *pgx.Conn
+	landing workload.Landing
+	rng     *rand.Rand
+	stmts   []string
+	n       int
+}
+
+// Do runs the next query.
+func (w *worker) Do(ctx context.Context, op *workload.Op) error {
+	op.Name = OpName
+	stmt := w.stmts[w.n%len(w.stmts)]
+	w.n++
+	var params [][]byte
+	if w.s.cfg.Params != nil {
+		params = w.s.cfg.Params.Next(w.rng)
+	}
+	rows, bytes, err := pgops.Run(ctx, w.c.PgConn(), stmt, params)
+	op.Rows, op.Bytes = rows, bytes
+	return err
+}
+
+func (w *worker) Close() error { return w.c.Close(context.Background()) }
+
+func (w *worker) Landings() []workload.Landing { return []workload.Landing{w.landing} }
+
+// BeforeStep reads the nodes' buffer counters.
+func (s *Stress) BeforeStep(ctx context.Context, _ map[string]string) error {
+	if s.cfg.CounterConns == nil {
+		return nil
+	}
+	if s.counters == nil {
+		cs, err := s.cfg.CounterConns(ctx)
+		if err != nil {
+			return err
+		}
+		s.counters = cs
+	}
+	var err error
+	s.before, err = pgops.ReadCounters(ctx, s.counters)
+	return err
+}
+
+// AfterStep waits for the step's sessions to end and returns the buffer counters' change.
+func (s *Stress) AfterStep(ctx context.Context, _ map[string]string, window time.Duration) (map[string]float64, error) {
+	if s.counters == nil {
+		return nil, nil
+	}
+	pgops.WaitWorkersGone(ctx, s.counters, 5*time.Second)
+	after, err := pgops.ReadCounters(ctx, s.counters)
+	if err != nil {
+		return nil, err
+	}
+	return pgops.StepCounters(s.before, after, window.Seconds()), nil
+}
+
+// Close closes the counter sessions.
+func (s *Stress) Close() error {
+	for _, c := range s.counters {
+		c.Close(context.Background())
+	}
+	s.counters = nil
+	return nil
+}
