@@ -4,17 +4,22 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agbench/agbench/internal/result"
 )
 
-// Connect opens one session. The error names the server without its password.
-func Connect(ctx context.Context, cs string) (*pgx.Conn, error) {
+// Connect opens one session, named appName (application_name) when not "". The error names
+// the server without its password.
+func Connect(ctx context.Context, cs, appName string) (*pgx.Conn, error) {
 	cfg, err := pgx.ParseConfig(cs)
 	if err != nil {
 		return nil, fmt.Errorf("connection string %q: %w", result.Redact(cs), err)
+	}
+	if appName != "" {
+		cfg.RuntimeParams["application_name"] = appName
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = ConnectTimeout
@@ -84,4 +89,43 @@ func ServerInfo(ctx context.Context, c *pgx.Conn) (*result.Server, error) {
 		s.Settings[k] = v
 	}
 	return s, rows.Err()
+}
+
+// WaitReplayed waits until every standby has replayed the primary's current WAL position,
+// so that what was just written there can be read on them.
+func (t *Target) WaitReplayed(ctx context.Context, timeout time.Duration) error {
+	if len(t.Standbys) == 0 {
+		return nil
+	}
+	p, err := Connect(ctx, t.Primary, "agbench")
+	if err != nil {
+		return err
+	}
+	var lsn string
+	err = p.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&lsn)
+	p.Close(context.WithoutCancel(ctx))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for _, cs := range t.Standbys {
+		s, err := Connect(ctx, cs, "agbench")
+		if err != nil {
+			return err
+		}
+		for {
+			var done bool
+			err = s.QueryRow(ctx, `SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn`, lsn).Scan(&done)
+			if err != nil || done {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		s.Close(context.WithoutCancel(ctx))
+		if err != nil {
+			return fmt.Errorf("wait for standby replay: %w", err)
+		}
+	}
+	return nil
 }

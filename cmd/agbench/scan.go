@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/table"
+	"github.com/agbench/agbench/internal/workload/scan"
+)
+
+func init() { register(newScanCmd) }
+
+type scanFlags struct {
+	load     loadFlags
+	table    string
+	rows     int64
+	cold     bool
+	initRows int64
+}
+
+func newScanCmd(a *app) *cobra.Command {
+	f := &scanFlags{}
+	c := &cobra.Command{
+		Use:   "scan",
+		Short: "Time reading N rows of a table to the client (the articles' OLAP read), warm or cold",
+		Long: `Read N rows of a table to the client and report the elapsed time, rows/s, MB/s received
+and the servers' buffer hits and reads (× 8 kB: MB/s read by the server).
+
+--cold restarts the cluster's servers (--cluster only) and drops the OS page cache
+(needs root and a writable /proc/sys/vm/drop_caches) before every step; where the cache
+cannot be dropped the run says it was warm. --compare routing=off,on reads with read
+intent from the primary, then routed to the standbys.`,
+		Example: `  agbench scan --cluster lab --table customer --rows 1000000 --compare routing=off,on`,
+		Args:    noArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runScan(cmd, a, f) },
+	}
+	f.load.add(c, "1", 1)
+	fs := c.Flags()
+	fs.StringVar(&f.table, "table", "customer", "table to read")
+	fs.Int64Var(&f.rows, "rows", 1000000, "rows to read (0: all)")
+	fs.BoolVar(&f.cold, "cold", false, "restart the servers and drop the OS cache before each step")
+	fs.Int64Var(&f.initRows, "init", 0, "make --table with this many rows first, if it does not exist")
+	return c
+}
+
+func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
+	var errs []error
+	p, err := f.load.check(a)
+	errs = append(errs, err)
+	if f.table == "" {
+		errs = append(errs, agerr.BadInputf("--table: empty"))
+	}
+	if f.rows < 0 || f.initRows < 0 {
+		errs = append(errs, agerr.BadInputf("--rows and --init: must be 0 or more"))
+	}
+	if f.cold && p != nil && p.tgt.Topo == nil {
+		errs = append(errs, agerr.BadInputf("--cold restarts the servers: it needs --cluster"))
+	}
+	if err := agerr.Join(errs...); err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if f.initRows > 0 {
+		if err := initTable(ctx, a, p, f.table, f.initRows); err != nil {
+			return err
+		}
+	}
+	if err := p.startRouting(ctx); err != nil {
+		return err
+	}
+	defer p.stopRouting()
+	cfg := scan.Config{Table: f.table, Rows: f.rows, Connect: p.connector(), CounterConns: p.nodeConns}
+	var coldNotes []string
+	if f.cold {
+		cfg.Cold = func(ctx context.Context) error {
+			note, err := coldCache(ctx, p)
+			if note != "" && len(coldNotes) == 0 {
+				coldNotes = append(coldNotes, note)
+			}
+			return err
+		}
+	}
+	if err := checkQueries(ctx, p, []string{cfg.Query()}); err != nil {
+		return err
+	}
+	w := scan.New(cfg)
+	defer w.Close()
+	config := map[string]any{"table": f.table, "rows": f.rows, "cold": f.cold, "threads": f.load.threads,
+		"iterations": f.load.iterations, "intent": f.load.intent, "compare": f.load.compare, "repeat": f.load.repeat}
+	res, dir, runErr := p.run(ctx, a, cmd, "scan", w, config)
+	if len(coldNotes) > 0 {
+		res.Warnings = append(res.Warnings, coldNotes...)
+		if dir != "" {
+			result.Write(dir, res)
+		}
+	}
+	fmt.Fprintln(a.stdout)
+	if len(res.Steps) > 0 {
+		table.Write(a.stdout, res, "threads", scanColumns)
+		fmt.Fprintln(a.stdout)
+	}
+	printFooter(a.stdout, res, dir, table.Landed(res))
+	return runErr
+}
+
+var scanColumns = []table.Column{
+	{Header: "time (s)", Format: "%.2f", Value: func(s *result.Step) float64 { return s.Window.Seconds() }},
+	{Header: "rows/s", Format: "%.0f", Value: func(s *result.Step) float64 { return perSecond(s, s.Totals().Rows) }},
+	{Header: "MB/s recv", Format: "%.1f", Value: func(s *result.Step) float64 { return perSecond(s, s.Totals().Bytes) / 1e6 }},
+	{Header: "hits", Format: "%.0f", Value: func(s *result.Step) float64 { return s.Counters["buffer_hits"] }},
+	{Header: "reads", Format: "%.0f", Value: func(s *result.Step) float64 { return s.Counters["buffer_reads"] }},
+	{Header: "MB/s server", Format: "%.1f", Value: func(s *result.Step) float64 { return s.Counters["server_mb_per_s"] }},
+}
+
+// coldCache restarts the cluster and drops the OS page cache. It returns a note when the
+// OS cache could not be dropped (the run was then warm at the OS level).
+func coldCache(ctx context.Context, p *loadPlan) (string, error) {
+	topo := p.tgt.Topo
+	if err := topo.Stop(ctx); err != nil {
+		return "", err
+	}
+	note := ""
+	exec.CommandContext(ctx, "sync").Run()
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0o200); err != nil {
+		note = "OS page cache not dropped (" + strings.TrimSpace(err.Error()) + "): servers restarted, OS cache warm"
+	}
+	if err := topo.Start(ctx); err != nil {
+		return note, err
+	}
+	return note, nil
+}

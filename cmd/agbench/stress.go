@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/table"
+	"github.com/agbench/agbench/internal/target"
+	"github.com/agbench/agbench/internal/workload/pgops"
+	"github.com/agbench/agbench/internal/workload/stress"
+)
+
+func init() { register(newStressCmd) }
+
+type stressFlags struct {
+	load       loadFlags
+	query      string
+	queryFile  string
+	paramFile  string
+	paramRange string
+	initRows   int64
+	initTable  string
+}
+
+func newStressCmd(a *app) *cobra.Command {
+	f := &stressFlags{}
+	c := &cobra.Command{
+		Use:   "stress",
+		Short: "SQLQueryStress: threads × iterations of a query, with routing off and on",
+		Long: `Run a query (or a file of queries, in turn) on every thread for the given iterations,
+as SQLQueryStress does, and report per step: total time, iterations per second, MB read
+per second on the servers (buffer hits and reads × 8 kB), rows and MB received, latency
+percentiles and errors.
+
+--threads takes a list (1,2,4,8,10,12) and runs one step per value. --compare
+routing=off,on runs every step twice, interleaved, with read intent: off sends it to the
+primary, on routes it to the standbys; the table shows where the sessions landed.
+Parameters $1, $2 ... come from --param-file (CSV rows, one drawn per iteration) or
+--param-range LO:HI (one integer). --init N makes a simple table of N rows (--init-table)
+when it does not exist, for demos until 'agbench tpcc build'.`,
+		Example: `  agbench stress --cluster lab --init 100000 --query "SELECT count(*) FROM customer" \
+      --threads 1,2,4,8 --iterations 100 --compare routing=off,on`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runStress(cmd, a, f) },
+	}
+	f.load.add(c, "1", 1000)
+	fs := c.Flags()
+	fs.StringVarP(&f.query, "query", "q", "", "the query")
+	fs.StringVar(&f.queryFile, "query-file", "", "a file of queries, each ending with ';' at the end of a line, run in turn")
+	fs.StringVar(&f.paramFile, "param-file", "", "CSV file of parameters ($1, $2 ...), a row drawn per iteration")
+	fs.StringVar(&f.paramRange, "param-range", "", "one integer parameter $1 drawn from LO:HI")
+	fs.Int64Var(&f.initRows, "init", 0, "make --init-table with this many rows first, if it does not exist")
+	fs.StringVar(&f.initTable, "init-table", "customer", "table made by --init")
+	return c
+}
+
+func (f *stressFlags) check(a *app) (*loadPlan, stress.Config, error) {
+	var cfg stress.Config
+	var errs []error
+	p, err := f.load.check(a)
+	errs = append(errs, err)
+	switch {
+	case f.query != "" && f.queryFile != "":
+		errs = append(errs, agerr.BadInputf("--query and --query-file: give one"))
+	case f.query != "":
+		cfg.Queries = []string{f.query}
+	case f.queryFile != "":
+		b, err := os.ReadFile(f.queryFile)
+		if err != nil {
+			errs = append(errs, agerr.BadInputf("--query-file %s: %v", f.queryFile, err))
+		} else if cfg.Queries = stress.SplitQueries(b); len(cfg.Queries) == 0 {
+			errs = append(errs, agerr.BadInputf("--query-file %s: no queries in it", f.queryFile))
+		}
+	default:
+		errs = append(errs, agerr.BadInputf("no query: give --query or --query-file"))
+	}
+	switch {
+	case f.paramFile != "" && f.paramRange != "":
+		errs = append(errs, agerr.BadInputf("--param-file and --param-range: give one"))
+	case f.paramFile != "":
+		fh, err := os.Open(f.paramFile)
+		if err != nil {
+			errs = append(errs, agerr.BadInputf("--param-file %s: %v", f.paramFile, err))
+			break
+		}
+		params, err := stress.ParseParamFile(fh)
+		fh.Close()
+		if err != nil {
+			errs = append(errs, agerr.BadInputf("--param-file %s: %v", f.paramFile, err))
+		} else {
+			cfg.Params = params
+		}
+	case f.paramRange != "":
+		r, err := stress.ParseRange(f.paramRange)
+		if err != nil {
+			errs = append(errs, agerr.BadInputf("--param-range %q: %v", f.paramRange, err))
+		} else {
+			cfg.Params = r
+		}
+	}
+	if f.initRows < 0 {
+		errs = append(errs, agerr.BadInputf("--init %d: must be 0 or more rows", f.initRows))
+	}
+	if err := agerr.Join(errs...); err != nil {
+		return nil, cfg, err
+	}
+	return p, cfg, nil
+}
+
+func runStress(cmd *cobra.Command, a *app, f *stressFlags) error {
+	p, cfg, err := f.check(a)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if f.initRows > 0 {
+		if err := initTable(ctx, a, p, f.initTable, f.initRows); err != nil {
+			return err
+		}
+	}
+	if err := p.startRouting(ctx); err != nil {
+		return err
+	}
+	defer p.stopRouting()
+	if err := checkQueries(ctx, p, cfg.Queries); err != nil {
+		return err
+	}
+	cfg.Connect = p.connector()
+	cfg.CounterConns = p.nodeConns
+	w := stress.New(cfg)
+	defer w.Close()
+	config := map[string]any{"queries": cfg.Queries, "threads": f.load.threads, "iterations": f.load.iterations,
+		"duration": f.load.duration.String(), "rampup": f.load.rampup.String(), "rate": f.load.rate, "intent": f.load.intent,
+		"compare": f.load.compare, "repeat": f.load.repeat, "param_file": f.paramFile, "param_range": f.paramRange}
+	res, dir, runErr := p.run(ctx, a, cmd, "stress", w, config)
+	fmt.Fprintln(a.stdout)
+	if len(res.Steps) > 0 {
+		table.Write(a.stdout, res, "threads", stressColumns)
+		fmt.Fprintln(a.stdout)
+	}
+	printFooter(a.stdout, res, dir, table.Landed(res))
+	return runErr
+}
+
+// stressColumns are the articles' columns (time, MB/s) with throughput and latency.
+var stressColumns = []table.Column{
+	{Header: "time (s)", Format: "%.2f", Value: func(s *result.Step) float64 { return s.Window.Seconds() }},
+	{Header: "it/s", Format: "%.0f", Value: func(s *result.Step) float64 { return s.OpsPerSecond() }},
+	{Header: "MB/s", Format: "%.0f", Value: func(s *result.Step) float64 { return s.Counters["server_mb_per_s"] }},
+	{Header: "rows/s", Format: "%.0f", Value: func(s *result.Step) float64 { return perSecond(s, s.Totals().Rows) }},
+	{Header: "p50 ms", Format: "%.2f", Value: func(s *result.Step) float64 { return latencyMs(s, func(h result.Hist) int64 { return h.P50 }) }},
+	{Header: "p99 ms", Format: "%.2f", Value: func(s *result.Step) float64 { return latencyMs(s, func(h result.Hist) int64 { return h.P99 }) }},
+	{Header: "err", Format: "%.0f", Value: func(s *result.Step) float64 { return float64(s.Totals().Errors) }},
+}
+
+func perSecond(s *result.Step, n int64) float64 {
+	if sec := s.Window.Seconds(); sec > 0 {
+		return float64(n) / sec
+	}
+	return 0
+}
+
+// latencyMs reads a percentile of the step's merged operation latencies, in milliseconds.
+func latencyMs(s *result.Step, pick func(result.Hist) int64) float64 {
+	var hs []result.Hist
+	for _, o := range s.Ops {
+		hs = append(hs, o.Latency)
+	}
+	h, err := result.MergeHists(hs...)
+	if err != nil {
+		return 0
+	}
+	return float64(pick(h)) / 1000
+}
+
+// initTable makes the demo table on the primary and waits until the standbys have it.
+func initTable(ctx context.Context, a *app, p *loadPlan, name string, rows int64) error {
+	c, err := target.Connect(ctx, p.tgt.Primary, "agbench")
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	start := time.Now()
+	created, err := pgops.InitTable(ctx, c, name, rows)
+	if err != nil {
+		return err
+	}
+	if created {
+		fmt.Fprintf(a.stderr, "made table %s with %d rows in %.1fs\n", name, rows, time.Since(start).Seconds())
+	}
+	return p.tgt.WaitReplayed(ctx, 5*time.Minute)
+}
+
+// checkQueries prepares every query on a session of the first step, so that SQL the
+// server rejects is reported as bad input before anything runs.
+func checkQueries(ctx context.Context, p *loadPlan, queries []string) error {
+	plan := p.sweep.Plan()
+	if len(plan) == 0 {
+		return nil
+	}
+	c, err := target.Connect(ctx, p.connString(plan[0].Params, 0), "agbench")
+	if err != nil {
+		return fmt.Errorf("target unreachable: %w", err)
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	for i, q := range queries {
+		if _, err := c.Prepare(ctx, fmt.Sprintf("agbench_check%d", i), q); err != nil {
+			qe := &stress.QueryError{Index: i, Query: q, Err: err}
+			if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+				return qe
+			}
+			return agerr.BadInput(qe)
+		}
+	}
+	return nil
+}
