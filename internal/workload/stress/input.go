@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -63,7 +64,7 @@ func ParseRange(s string) (RangeParams, error) {
 	a, b, ok := strings.Cut(s, ":")
 	lo, err1 := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
 	hi, err2 := strconv.ParseInt(strings.TrimSpace(b), 10, 64)
-	if !ok || err1 != nil || err2 != nil || lo > hi || hi-lo < 0 {
+	if !ok || err1 != nil || err2 != nil || lo > hi || hi-lo < 0 || hi-lo == math.MaxInt64 {
 		return RangeParams{}, fmt.Errorf("want LO:HI with whole numbers LO <= HI")
 	}
 	return RangeParams{Lo: lo, Hi: hi}, nil

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/result"
+)
+
+func TestStressBadInput(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"AGBENCH_HOME": dir}
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"stress", "--primary", "host=127.0.0.1", "--query", "SELECT 1", "--threads", "1,,x"}, []string{`--threads "1,,x": element 2`}},
+		{[]string{"stress", "--threads", "0", "--intent", "sideways"}, []string{"--threads", "--intent \"sideways\"", "no query", "no target"}},
+		{[]string{"stress", "--primary", "host=127.0.0.1", "--query-file", filepath.Join(dir, "nope.sql")}, []string{"--query-file"}},
+		{[]string{"stress", "--primary", "host=127.0.0.1", "-q", "SELECT 1", "--compare", "routing=on"}, []string{"at least two"}},
+		{[]string{"stress", "--primary", "host=127.0.0.1", "-q", "SELECT 1", "--compare", "colour=red,blue"}, []string{"compares routing"}},
+		{[]string{"stress", "--primary", "host=127.0.0.1", "-q", "SELECT 1", "--param-range", "9:1"}, []string{"--param-range"}},
+		{[]string{"stress", "--cluster", "nosuch", "-q", "SELECT 1"}, []string{"nosuch"}},
+		{[]string{"scan", "--primary", "host=127.0.0.1", "--cold"}, []string{"--cold"}},
+	}
+	for _, c := range cases {
+		code, _, errs := runCLI(t, env, append(c.args, "--results", filepath.Join(dir, "results"))...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", c.args, code, errs)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%v: stderr %q lacks %q", c.args, errs, w)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "results")); !os.IsNotExist(err) {
+		t.Fatalf("bad input wrote results: %v", err)
+	}
+}
+
+// stress and scan against a real cluster with one standby, routing off and on: the tables,
+// where sessions landed, and the result files.
+func TestStressAndScanOnCluster(t *testing.T) {
+	clustertest.Require(t)
+	home := clustertest.Home(t)
+	topo := clustertest.NewIn(t, home, clustertest.Options{Standbys: 1})
+	env := map[string]string{"AGBENCH_HOME": home}
+	res := filepath.Join(t.TempDir(), "results")
+
+	code, out, errs := runCLI(t, env, "stress", "--cluster", topo.Name, "--init", "2000", "--query", "SELECT count(*) FROM customer WHERE c_id <= $1",
+		"--param-range", "1:2000", "--threads", "1,2", "--iterations", "30", "--compare", "routing=off,on", "--results", res)
+	if code != 0 {
+		t.Fatalf("stress: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	for _, want := range []string{"routing=off", "routing=on", "time (s)", "it/s", "MB/s",
+		"landed  routing=off: " + topo.Primary().Name + " (primary) 3", "landed  routing=on: " + topo.Standbys()[0].Name + " (standby) 3"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stress output lacks %q:\n%s", want, out)
+		}
+	}
+	r := readResult(t, out)
+	if !r.Complete || len(r.Steps) != 4 || r.Meta.Server == nil || r.Meta.Topology.Cluster != topo.Name {
+		t.Fatalf("result: complete %v, %d steps, server %v", r.Complete, len(r.Steps), r.Meta.Server)
+	}
+	order := []string{}
+	for _, st := range r.Steps {
+		order = append(order, st.Params["threads"]+st.Params["routing"])
+		q := st.Ops["query"]
+		vus := st.VUs
+		if q == nil || q.Count != int64(30*vus) || q.Rows != q.Count || st.Counters["buffer_hits"] <= 0 {
+			t.Errorf("step %d: op %+v counters %v", st.Index, q, st.Counters)
+		}
+		if len(st.Sessions) != 1 || st.Sessions[0].Count != vus || st.Sessions[0].InRecovery != (st.Params["routing"] == "on") {
+			t.Errorf("step %d (%s): sessions %+v", st.Index, st.Variant, st.Sessions)
+		}
+	}
+	if strings.Join(order, " ") != "1off 1on 2off 2on" {
+		t.Errorf("steps ran in order %v, want interleaved", order)
+	}
+
+	code, out, errs = runCLI(t, env, "scan", "--cluster", topo.Name, "--rows", "1500", "--compare", "routing=off,on", "--results", res)
+	if code != 0 {
+		t.Fatalf("scan: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	r = readResult(t, out)
+	for _, st := range r.Steps {
+		if st.Ops["read"] == nil || st.Ops["read"].Rows != 1500 || st.Ops["read"].Bytes < 1500*100 {
+			t.Errorf("scan step %d: %+v", st.Index, st.Ops["read"])
+		}
+	}
+	if !strings.Contains(out, "landed  routing=on: "+topo.Standbys()[0].Name+" (standby) 1") {
+		t.Errorf("scan output:\n%s", out)
+	}
+
+	// SQL that fails is bad input, named; nothing is written.
+	code, _, errs = runCLI(t, env, "stress", "--cluster", topo.Name, "--query", "SELECT * FROM no_such_table", "--results", res+"-bad")
+	if code != 2 || !strings.Contains(errs, "no_such_table") {
+		t.Fatalf("failing SQL: exit %d, stderr %q", code, errs)
+	}
+	if _, err := os.Stat(res + "-bad"); !os.IsNotExist(err) {
+		t.Fatal("bad SQL wrote a result")
+	}
+}
+
+func readResult(t *testing.T, out string) *result.Result {
+	t.Helper()
+	m := regexp.MustCompile(`result  (\S+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no result path in output:\n%s", out)
+	}
+	r, err := result.Read(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

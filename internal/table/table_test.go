@@ -1,0 +1,51 @@
+package table
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+func step(point int, threads, variant string, repeat int, secs float64, complete bool) result.Step {
+	t0 := time.Unix(0, 0)
+	return result.Step{Point: point, Variant: variant, Repeat: repeat, Params: map[string]string{"threads": threads},
+		Window: result.Window{Start: t0, End: t0.Add(time.Duration(secs * float64(time.Second)))}, Complete: complete,
+		Sessions: []result.Sessions{{Node: "n-" + variant, InRecovery: variant == "routing=on", Count: 1}}}
+}
+
+func TestWriteFoldsRepeatsIntoMedians(t *testing.T) {
+	r := &result.Result{Steps: []result.Step{
+		step(0, "1", "routing=off", 0, 1, true), step(0, "1", "routing=on", 0, 2, true),
+		step(0, "1", "routing=off", 1, 3, true), step(0, "1", "routing=on", 1, 4, true),
+		step(0, "1", "routing=off", 2, 10, true), step(0, "1", "routing=on", 2, 6, false),
+		step(1, "8", "routing=off", 0, 5, true),
+	}}
+	var b bytes.Buffer
+	cols := []Column{{Header: "time (s)", Format: "%.1f", Value: func(s *result.Step) float64 { return s.Window.Seconds() }}}
+	if err := Write(&b, r, "threads", cols); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("table:\n%s", b.String())
+	}
+	if f := strings.Fields(lines[0]); strings.Join(f, " ") != "routing=off routing=on" {
+		t.Errorf("variant header %q", lines[0])
+	}
+	if f := strings.Fields(lines[2]); strings.Join(f, " ") != "1 3.0 4.0*" {
+		t.Errorf("row 1 %q: want medians 3.0 and 4.0 marked incomplete", lines[2])
+	}
+	if f := strings.Fields(lines[3]); strings.Join(f, " ") != "8 5.0 -" {
+		t.Errorf("row 2 %q", lines[3])
+	}
+	landed := Landed(r)
+	if len(landed) != 2 || landed[0] != "routing=off: n-routing=off (primary) 4" || landed[1] != "routing=on: n-routing=on (standby) 3" {
+		t.Errorf("landed %q", landed)
+	}
+	if Median([]float64{4, 1, 3, 2}) != 2.5 || Median(nil) != 0 {
+		t.Error("Median")
+	}
+}
