@@ -1,0 +1,406 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/atomicfile"
+	"github.com/agbench/agbench/internal/diskio"
+)
+
+func init() { register(newDiskCmd) }
+
+// diskFlags are `agbench disk`'s own flags (the DiskSpd syntax after -- is the other way in).
+type diskFlags struct {
+	size, block, qd, threads, align    string
+	write                              int
+	random, sequential, shared, direct bool
+	dsync, verify, force, keep         bool
+	duration, warmup                   time.Duration
+	rate                               float64
+	preset, sweep, engine, resultsDir  string
+	seed                               uint64
+}
+
+// workloadFlags change the IO shape; they may not be mixed with DiskSpd's syntax.
+var workloadFlags = []string{"size", "block-size", "qd", "threads", "align", "write", "random", "sequential",
+	"shared-sequential", "direct", "dsync", "duration", "warmup", "rate", "preset", "engine", "seed"}
+
+func newDiskCmd(a *app) *cobra.Command {
+	var f diskFlags
+	c := &cobra.Command{
+		Use:   "disk [FILE] [flags] | disk [flags] -- DISKSPD-ARGS... FILE",
+		Short: "Storage load test (DiskSpd/fio-like) that walks up the load curve to the knee",
+		Long: `disk measures a file's storage the way the storage article does: a single-thread
+baseline, then threads or queue depth raised step by step (--sweep) until latency climbs
+and throughput stops: the characteristic latency, the knee and saturation are marked.
+Each row shows the tester's view (IOPS, MB/s, latency percentiles to 99.9999) beside the
+block device's own (/proc/diskstats) and IO pressure, with a Little's-law check.
+
+The test file is created (incompressible data, marked with an agbench header) and removed
+afterwards unless --keep; a file agbench did not create is refused unless --force.
+DiskSpd's syntax is accepted after --, e.g.
+  agbench disk -- -d60 -b128K -o1 -t1 -Sh -L -w0 -c1G testfile.dat
+Presets: ` + presetHelp(),
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error { return runDisk(c, a, &f, args) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.size, "size", "", "test file data size (e.g. 1G); default 1G for a new file, else the file's")
+	fl.StringVarP(&f.block, "block-size", "b", "128K", "IO size, or several (8K,64K) picked at random per IO")
+	fl.StringVar(&f.qd, "qd", "1", "outstanding IOs per thread; a list (1,4,16) sweeps it")
+	fl.StringVar(&f.threads, "threads", "1", "threads; a list (1,10,20) sweeps it")
+	fl.StringVar(&f.align, "align", "", "offset alignment of random IO (default: the smallest block size)")
+	fl.IntVar(&f.write, "write", 0, "percentage of IOs that are writes (0-100)")
+	fl.BoolVar(&f.random, "random", false, "random offsets")
+	fl.BoolVar(&f.sequential, "sequential", false, "sequential offsets, one stream per thread (the default)")
+	fl.BoolVar(&f.shared, "shared-sequential", false, "one sequential stream shared by all threads (DiskSpd -si)")
+	fl.BoolVar(&f.direct, "direct", true, "O_DIRECT: bypass the page cache (DiskSpd -Sh); false measures the page cache")
+	fl.BoolVar(&f.dsync, "dsync", false, "make every write durable before it completes (O_DSYNC)")
+	fl.DurationVar(&f.duration, "duration", 60*time.Second, "measured time per step")
+	fl.DurationVar(&f.warmup, "warmup", 5*time.Second, "warm-up per step, not measured")
+	fl.Float64Var(&f.rate, "rate", 0, "total IOPS to issue (0: as fast as the queue allows)")
+	fl.StringVar(&f.preset, "preset", "", "database IO shape: "+strings.Join(diskio.PresetNames(), ", "))
+	fl.StringVar(&f.sweep, "sweep", "", "walk the curve: qd=1,2,4,8,16,32,64 or threads=1,10,20,40")
+	fl.BoolVar(&f.verify, "verify", false, "write a checksummed pattern, run, read it all back and report blocks that differ")
+	fl.BoolVar(&f.force, "force", false, "use a file agbench did not create (its contents may be overwritten)")
+	fl.BoolVar(&f.keep, "keep", false, "keep the test file afterwards")
+	fl.StringVar(&f.engine, "engine", diskio.EngineAuto, "IO engine: auto (io_uring where the kernel allows), io_uring, sync")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of the offsets and the data")
+	fl.StringVar(&f.resultsDir, "results", "results", "folder for results/<time>-disk/result.json")
+	return c
+}
+
+func presetHelp() string {
+	var s []string
+	for _, n := range diskio.PresetNames() {
+		p, _ := diskio.LookupPreset(n)
+		s = append(s, fmt.Sprintf("\n  %-10s %s", n, p.Description))
+	}
+	return strings.Join(s, "")
+}
+
+// diskPlan is a validated run: the file and the steps.
+type diskPlan struct {
+	path    string
+	size    int64 // data bytes wanted, 0 for the default or the existing file's
+	base    diskio.Workload
+	sweep   *diskio.Sweep
+	steps   []diskio.Workload
+	diskspd *diskio.DiskSpdCommand
+}
+
+func planDisk(c *cobra.Command, f *diskFlags, args []string) (*diskPlan, error) {
+	dash := c.ArgsLenAtDash()
+	if dash >= 0 {
+		return planDiskSpd(c, f, args, dash)
+	}
+	var errs []error
+	p := &diskPlan{path: "agbench-disk.dat"}
+	switch len(args) {
+	case 0:
+	case 1:
+		p.path = args[0]
+	default:
+		errs = append(errs, agerr.BadInputf("disk takes one FILE, got %q", strings.Join(args, " ")))
+	}
+	w := diskio.DefaultWorkload()
+	if f.preset != "" {
+		pr, err := diskio.LookupPreset(f.preset)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			pr.Apply(&w)
+		}
+	}
+	ch := c.Flags().Changed
+	if ch("size") {
+		n, err := diskio.ParseSize(f.size)
+		if err != nil || n <= 0 {
+			errs = append(errs, agerr.BadInputf("--size %q: a positive size such as 1G or 512M", f.size))
+		}
+		p.size = n
+	}
+	if ch("block-size") || f.preset == "" {
+		w.BlockSizes = nil
+		for _, s := range strings.Split(f.block, ",") {
+			n, err := diskio.ParseSize(s)
+			if err != nil || n <= 0 {
+				errs = append(errs, agerr.BadInputf("--block-size %q: a positive size such as 4K or 128K", s))
+				continue
+			}
+			w.BlockSizes = append(w.BlockSizes, n)
+		}
+		if !ch("align") && len(w.BlockSizes) > 0 {
+			w.Align = 0
+		}
+	}
+	if ch("align") {
+		n, err := diskio.ParseSize(f.align)
+		if err != nil || n <= 0 {
+			errs = append(errs, agerr.BadInputf("--align %q: a positive size such as 4K", f.align))
+		}
+		w.Align = n
+	}
+	listed := map[string][]int{}
+	for _, k := range []struct {
+		name string
+		val  string
+		dst  *int
+		hi   int
+	}{{"qd", f.qd, &w.QD, diskio.MaxQD}, {"threads", f.threads, &w.Threads, diskio.MaxThreads}} {
+		if !ch(k.name) {
+			continue
+		}
+		v, err := diskio.ParseIntList(k.val, "--"+k.name, 1, k.hi)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		*k.dst = v[0]
+		if len(v) > 1 {
+			listed[k.name] = v
+		}
+	}
+	if ch("write") {
+		w.WritePct = f.write
+	}
+	if ch("random") && ch("sequential") && f.random && f.sequential {
+		errs = append(errs, agerr.BadInputf("--random and --sequential: choose one"))
+	}
+	if ch("random") {
+		w.Random = f.random
+	}
+	if ch("sequential") {
+		w.Random = !f.sequential
+	}
+	if ch("shared-sequential") {
+		w.SharedSequential = f.shared
+	}
+	if ch("direct") {
+		w.Direct = f.direct
+	}
+	if ch("dsync") {
+		w.Dsync = f.dsync
+	}
+	w.Duration, w.Warmup, w.Rate, w.Engine, w.Seed, w.Verify = f.duration, f.warmup, f.rate, f.engine, f.seed, f.verify
+	p.base = w
+
+	if f.sweep != "" {
+		s, err := diskio.ParseSweep(f.sweep)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		p.sweep = s
+		if len(listed) > 0 {
+			errs = append(errs, agerr.BadInputf("--sweep with a list in --qd or --threads: sweep one knob at a time"))
+		}
+	} else if len(listed) > 1 {
+		errs = append(errs, agerr.BadInputf("--qd and --threads both list values: sweep one knob at a time"))
+	} else {
+		for k, v := range listed {
+			p.sweep = &diskio.Sweep{Key: k, Values: v}
+		}
+	}
+	if err := agerr.Join(errs...); err != nil {
+		return nil, err
+	}
+	return p, p.expand()
+}
+
+// planDiskSpd reads DiskSpd's syntax after --; agbench's own run flags still apply.
+func planDiskSpd(c *cobra.Command, f *diskFlags, args []string, dash int) (*diskPlan, error) {
+	var errs []error
+	if dash > 0 {
+		errs = append(errs, agerr.BadInputf("with DiskSpd's syntax the target file goes after --, got %q before it", strings.Join(args[:dash], " ")))
+	}
+	for _, n := range workloadFlags {
+		if c.Flags().Changed(n) {
+			errs = append(errs, agerr.BadInputf("--%s: use DiskSpd's own switches after -- instead, or agbench's flags without --", n))
+		}
+	}
+	ds, err := diskio.ParseDiskSpd(args[dash:])
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := agerr.Join(errs...); err != nil {
+		return nil, err
+	}
+	ds.Workload.Verify = f.verify
+	p := &diskPlan{path: ds.Path, size: ds.CreateSize, base: ds.Workload, diskspd: ds}
+	if f.sweep != "" {
+		s, err := diskio.ParseSweep(f.sweep)
+		if err != nil {
+			return nil, err
+		}
+		p.sweep = s
+	}
+	return p, p.expand()
+}
+
+// expand makes the steps and validates every one before anything is written.
+func (p *diskPlan) expand() error {
+	p.steps = []diskio.Workload{p.base}
+	if p.sweep != nil {
+		p.steps = nil
+		for _, v := range p.sweep.Values {
+			p.steps = append(p.steps, p.sweep.Apply(p.base, v))
+		}
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, w := range p.steps {
+		if err := w.Validate(); err != nil && !seen[err.Error()] {
+			seen[err.Error()] = true
+			errs = append(errs, err)
+		}
+		if w.Verify && w.Alignment()%512 != 0 {
+			errs = append(errs, agerr.BadInputf("--verify: the alignment %d must be a multiple of 512", w.Alignment()))
+		}
+		for _, b := range w.BlockSizes {
+			if w.Verify && b%w.Alignment() != 0 {
+				errs = append(errs, agerr.BadInputf("--verify: block size %s is not a multiple of the alignment %s", diskio.FormatSize(b), diskio.FormatSize(w.Alignment())))
+			}
+		}
+	}
+	if p.size > 0 && p.size < p.base.MaxBlock() {
+		errs = append(errs, agerr.BadInputf("--block-size %s is larger than --size %s", diskio.FormatSize(p.base.MaxBlock()), diskio.FormatSize(p.size)))
+	}
+	return agerr.Join(errs...)
+}
+
+func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
+	ctx := c.Context()
+	p, err := planDisk(c, f, args)
+	if err != nil {
+		return err
+	}
+	logf := func(format string, v ...any) { fmt.Fprintf(a.stderr, format+"\n", v...) }
+	size := int64(0)
+	if p.size > 0 {
+		size = p.size + diskio.HeaderSize
+	}
+	maxBlock := int64(0)
+	for _, w := range p.steps {
+		maxBlock = max(maxBlock, w.MaxBlock())
+	}
+	lastPct := int64(-1)
+	tf, err := diskio.PrepareFile(ctx, p.path, diskio.PrepareOptions{Size: size, MinRegion: maxBlock, Force: f.force,
+		Progress: func(done, total int64) {
+			if pct := done * 100 / total; pct/10 != lastPct/10 {
+				lastPct = pct
+				logf("creating %s: %d%%", p.path, pct)
+			}
+		}})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if !f.keep {
+			if err := diskio.RemoveFile(tf); err != nil {
+				logf("could not remove %s: %v", tf.Path, err)
+			}
+		}
+	}()
+	rep := &diskio.Report{Version: diskio.ReportVersion, Command: "disk", Args: os.Args[1:], Start: time.Now().UTC(),
+		File: tf, Sweep: p.sweep, Complete: true, DiskSpd: p.diskspd, Host: hostname(), Kernel: kernel()}
+	if p.diskspd != nil {
+		rep.Notes = append(rep.Notes, p.diskspd.Notes...)
+	}
+	if tf.Foreign {
+		rep.Notes = append(rep.Notes, "the file was not created by agbench; used because of --force")
+	}
+	dev, err := diskio.DeviceOf(tf.Path, "/sys")
+	if err != nil {
+		rep.Notes = append(rep.Notes, "no device view: "+err.Error())
+	}
+	rep.Device = dev
+	gen := uint64(time.Now().UnixNano())
+	if f.verify {
+		logf("verify: writing a checksummed pattern over %s", tf.Path)
+		if err := diskio.WritePattern(ctx, tf, p.base.Alignment(), gen); err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+	}
+	var runErr error
+	for i, w := range p.steps {
+		if ctx.Err() != nil {
+			break
+		}
+		logf("step %d/%d: %s, %s + %s warm-up", i+1, len(p.steps), w.Describe(), w.Duration, w.Warmup)
+		s, err := diskio.RunStep(ctx, tf, w, diskio.StepOptions{Device: dev, Gen: gen})
+		if err != nil {
+			runErr = err
+			break
+		}
+		rep.Steps = append(rep.Steps, s)
+		if !s.Complete {
+			break
+		}
+	}
+	if f.verify && runErr == nil && ctx.Err() == nil {
+		logf("verify: reading %s back", tf.Path)
+		v, err := diskio.CheckPattern(ctx, tf, p.base.Alignment())
+		if err != nil {
+			runErr = fmt.Errorf("verify: %w", err)
+		}
+		rep.Verify = v
+	}
+	rep.End = time.Now().UTC()
+	rep.Complete = runErr == nil && ctx.Err() == nil && len(rep.Steps) == len(p.steps)
+	if p.sweep != nil {
+		rep.Marks = diskio.FindMarks(rep.Points())
+	}
+	if len(rep.Steps) > 0 || rep.Verify != nil {
+		rep.WriteText(a.stdout)
+	}
+	path, err := writeDiskResult(f.resultsDir, rep)
+	if err != nil {
+		return agerr.Join(runErr, fmt.Errorf("write results: %w", err))
+	}
+	fmt.Fprintf(a.stdout, "\nresults: %s\n", path)
+	switch {
+	case runErr != nil:
+		return runErr
+	case ctx.Err() != nil:
+		return context.Canceled
+	case rep.Verify != nil && rep.Verify.BadCount > 0:
+		return fmt.Errorf("verify: %d block(s) differ from what was written", rep.Verify.BadCount)
+	}
+	return nil
+}
+
+func writeDiskResult(dir string, rep *diskio.Report) (string, error) {
+	d := filepath.Join(dir, rep.Start.Format("20060102T150405Z")+"-disk")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(d, "result.json")
+	return p, atomicfile.Write(p, append(b, '\n'), 0o644)
+}
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+func kernel() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}

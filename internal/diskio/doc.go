@@ -1,0 +1,11 @@
+// Package diskio owns the storage load tester behind `agbench disk`: the test files it
+// creates and marks as its own, aligned O_DIRECT buffers, the IO engines (io_uring and
+// synchronous pread/pwrite), access patterns, read/write mixes, rate limits, warm-up,
+// presets for database IO shapes, checksum verification, DiskSpd's command-line syntax,
+// the OS counters read around each step (/proc/diskstats of the device behind the file,
+// /proc/pressure/io, /proc/stat, the tester's own rusage), Little's-law checks and the
+// knee marks of a sweep.
+//
+// It never prints and never reads flags; the command layer does. It must not import
+// cmd/agbench, the cluster, the runner, the workloads or the report.
+package diskio

@@ -1,0 +1,227 @@
+package diskio
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	uringOpRead  = 22
+	uringOpWrite = 23
+)
+
+// worker is what every engine needs to issue one stream of IO.
+type worker struct {
+	w     *Workload
+	fd    int
+	clk   clock
+	win   *window
+	rec   *recorder
+	pick  *picker
+	qd    int
+	buf   []byte // qd x MaxBlock, page-aligned
+	block int64
+	// period is the nanoseconds between this worker's IOs at a fixed rate (0: none);
+	// phase staggers workers so they do not all fire at once.
+	period, phase int64
+	// verify: stamp writes with gen; check reads when checkReads.
+	unit       int64
+	gen        uint64
+	checkReads bool
+}
+
+func (k *worker) slot(i int) []byte { return k.buf[int64(i)*k.block : int64(i+1)*k.block] }
+
+// due returns when IO number i should start at a fixed rate.
+func (k *worker) due(i int64) int64 { return k.phase + i*k.period }
+
+func sleepUntil(c clock, t int64) {
+	if d := t - c.now(); d > 0 {
+		time.Sleep(time.Duration(d))
+	}
+}
+
+func (k *worker) prepare(b []byte, r ioReq) {
+	if r.write && k.w.Verify {
+		stampBuffer(b, r.off, k.unit, k.gen)
+	}
+}
+
+func (k *worker) checked(b []byte, r ioReq) {
+	if !r.write && k.checkReads {
+		var bad []int64
+		bad = checkBuffer(b, r.off, k.unit, bad)
+		if len(bad) > 0 {
+			k.rec.noteBad(bad)
+		}
+	}
+}
+
+// runSync issues one IO at a time with pread/pwrite; queue depth comes from running
+// several such workers per thread.
+func (k *worker) runSync() {
+	b0 := k.slot(0)
+	for i := int64(0); ; i++ {
+		now := k.clk.now()
+		if now >= k.win.end.Load() {
+			return
+		}
+		var due int64 = -1
+		if k.period > 0 {
+			due = k.due(i)
+			if due > now {
+				sleepUntil(k.clk, due)
+				if k.clk.now() >= k.win.end.Load() {
+					return
+				}
+			}
+		}
+		r := k.pick.next()
+		b := b0[:r.size]
+		k.prepare(b, r)
+		var n int
+		var err error
+		t0 := k.clk.now()
+		if r.write {
+			n, err = unix.Pwrite(k.fd, b, r.off)
+		} else {
+			n, err = unix.Pread(k.fd, b, r.off)
+		}
+		done := k.clk.now()
+		if err == nil && n != len(b) {
+			err = fmt.Errorf("short %s at offset %d: %d of %d bytes", opName(r.write), r.off, n, len(b))
+		}
+		if err != nil {
+			k.rec.err = fmt.Errorf("%s at offset %d: %w", opName(r.write), r.off, err)
+			return
+		}
+		k.checked(b, r)
+		if due >= 0 {
+			if t0-due > k.period {
+				k.rec.late++
+			}
+			t0 = min(t0, due)
+		}
+		k.rec.record(r.write, r.size, t0, done)
+	}
+}
+
+func opName(write bool) string {
+	if write {
+		return "write"
+	}
+	return "read"
+}
+
+type inflight struct {
+	req    ioReq
+	submit int64
+}
+
+// runUring keeps qd IOs in flight on one io_uring, on a locked OS thread; buffers and
+// the file are registered with the ring so each IO skips page pinning and fd lookup.
+func (k *worker) runUring() error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	r, err := newRing(uint32(k.qd))
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	bufs := make([][]byte, k.qd)
+	for i := range bufs {
+		bufs[i] = k.slot(i)
+	}
+	fixedBufs := r.registerBuffers(bufs) == nil
+	fixedFile := r.registerFile(k.fd) == nil
+	fd := int32(k.fd)
+	if fixedFile {
+		fd = 0
+	}
+	rdOp, wrOp := uint8(uringOpRead), uint8(uringOpWrite)
+	if fixedBufs {
+		rdOp, wrOp = uringOpReadFixed, uringOpWriteFixed
+	}
+	slots := make([]inflight, k.qd)
+	free := make([]int, k.qd)
+	for i := range free {
+		free[i] = k.qd - 1 - i
+	}
+	n := 0
+	var done int64
+	stopping := false
+	reap := func(ud uint64, res int32) {
+		s := &slots[ud]
+		free = append(free, int(ud))
+		n--
+		switch {
+		case res < 0:
+			if k.rec.err == nil {
+				k.rec.err = fmt.Errorf("%s at offset %d: %w", opName(s.req.write), s.req.off, unix.Errno(-res))
+			}
+			stopping = true
+			return
+		case int64(res) != s.req.size:
+			if k.rec.err == nil {
+				k.rec.err = fmt.Errorf("short %s at offset %d: %d of %d bytes", opName(s.req.write), s.req.off, res, s.req.size)
+			}
+			stopping = true
+			return
+		}
+		k.checked(bufs[ud][:s.req.size], s.req)
+		k.rec.record(s.req.write, s.req.size, s.submit, done)
+	}
+	var seq int64
+	for {
+		now := k.clk.now()
+		live := !stopping && now < k.win.end.Load()
+		for live && len(free) > 0 {
+			submit := now
+			if k.period > 0 {
+				due := k.due(seq)
+				if due > now {
+					break
+				}
+				if now-due > k.period {
+					k.rec.late++
+				}
+				submit = due
+			}
+			seq++
+			i := free[len(free)-1]
+			free = free[:len(free)-1]
+			req := k.pick.next()
+			b := bufs[i][:req.size]
+			k.prepare(b, req)
+			op := rdOp
+			if req.write {
+				op = wrOp
+			}
+			r.queue(op, fixedFile, fd, b, int(req.size), req.off, uint16(i), 0, uint64(i))
+			slots[i] = inflight{req, submit}
+			n++
+		}
+		if n == 0 {
+			if !live {
+				return nil
+			}
+			sleepUntil(k.clk, k.due(seq))
+			continue
+		}
+		var timeout int64
+		if live && k.period > 0 && len(free) > 0 {
+			timeout = max(k.due(seq)-now, 1000)
+		}
+		if err := r.enter(1, timeout); err != nil {
+			if k.rec.err == nil {
+				k.rec.err = err
+			}
+			return nil
+		}
+		done = k.clk.now()
+		r.reap(reap)
+	}
+}

@@ -1,0 +1,217 @@
+package diskio
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// ReportVersion is the version of the Report layout written to result.json.
+const ReportVersion = 1
+
+// Report is one `agbench disk` run: its steps, marks and verify pass.
+type Report struct {
+	Version  int             `json:"version"`
+	Command  string          `json:"command"`
+	Args     []string        `json:"args"`
+	Start    time.Time       `json:"start"`
+	End      time.Time       `json:"end"`
+	Host     string          `json:"host"`
+	Kernel   string          `json:"kernel"`
+	File     *TestFile       `json:"file"`
+	Device   *Device         `json:"device,omitempty"`
+	Sweep    *Sweep          `json:"sweep,omitempty"`
+	Steps    []*StepResult   `json:"steps"`
+	Marks    *Marks          `json:"marks,omitempty"`
+	Verify   *VerifyReport   `json:"verify,omitempty"`
+	Complete bool            `json:"complete"`
+	Notes    []string        `json:"notes,omitempty"`
+	DiskSpd  *DiskSpdCommand `json:"diskspd,omitempty"`
+}
+
+// Points turns the steps into the knee finder's input.
+func (r *Report) Points() []Point {
+	var p []Point
+	for _, s := range r.Steps {
+		p = append(p, Point{Load: float64(s.Workload.Outstanding()), IOPS: s.Total.IOPS, MeanUs: s.Total.MeanUs})
+	}
+	return p
+}
+
+func ms(us float64) string {
+	switch {
+	case us != us: // NaN
+		return "-"
+	case us < 10:
+		return fmt.Sprintf("%.4f", us/1e3)
+	case us < 1e5:
+		return fmt.Sprintf("%.3f", us/1e3)
+	default:
+		return fmt.Sprintf("%.1f", us/1e3)
+	}
+}
+
+// WriteText writes the run as tables shaped like the storage article's and DiskSpd's.
+func (r *Report) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "file     %s (%s of data%s)\n", r.File.Path, humanBytes(r.File.RegionLen()), map[bool]string{true: ", created by this run", false: ""}[r.File.Created])
+	if r.Device != nil {
+		part := ""
+		if r.Device.Partition != "" {
+			part = " (partition " + r.Device.Partition + ")"
+		}
+		fmt.Fprintf(w, "device   %s%s\n", r.Device.Name, part)
+	}
+	if len(r.Steps) > 0 {
+		s := r.Steps[0]
+		fmt.Fprintf(w, "workload %s\n", s.Workload.Describe())
+		if r.Sweep != nil {
+			fmt.Fprintf(w, "sweep    %s = %s\n", r.Sweep.Key, joinInts(r.Sweep.Values))
+		}
+		fmt.Fprintf(w, "engine   %s; %s measured after %s warm-up per step\n", s.Engine, s.Workload.Duration, s.Workload.Warmup)
+	}
+	if len(r.Steps) == 1 {
+		r.Steps[0].WriteDetail(w)
+	} else if len(r.Steps) > 1 {
+		r.writeSweep(w)
+	}
+	if r.Verify != nil {
+		v := r.Verify
+		if v.BadCount == 0 {
+			fmt.Fprintf(w, "\nverify   %d blocks of %s read back: all match their checksums\n", v.Checked, FormatSize(v.Unit))
+		} else {
+			fmt.Fprintf(w, "\nverify   %d of %d blocks of %s DIFFER; first at offsets %s\n", v.BadCount, v.Checked, FormatSize(v.Unit), offsets(v.Bad, 10))
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+func offsets(o []int64, n int) string {
+	var s []string
+	for i, x := range o {
+		if i == n {
+			s = append(s, "...")
+			break
+		}
+		s = append(s, fmt.Sprint(x))
+	}
+	return strings.Join(s, ", ")
+}
+
+func (r *Report) writeSweep(w io.Writer) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "threads\tQD\tIOPS\tMB/s\tmean ms\tp50\tp99\tp99.9\tIOPS sd\tL=X*W\t|\tdev IOPS\tdev MB/s\tawait ms\tqueue\tutil%\tio psi%\t|\tcpu%\tus/IO\tmark\t")
+	for i, s := range r.Steps {
+		mark := ""
+		if r.Marks != nil {
+			var m []string
+			if i == r.Marks.Characteristic {
+				m = append(m, "characteristic")
+			}
+			if i == r.Marks.Knee {
+				m = append(m, "KNEE")
+			}
+			if i == r.Marks.Saturation {
+				m = append(m, "saturation")
+			}
+			mark = strings.Join(m, ",")
+		}
+		l := fmt.Sprintf("%.2f", s.Little.Measured)
+		if !s.Little.OK {
+			l += "!"
+		}
+		dev := "-\t-\t-\t-\t-"
+		if d := s.Device; d != nil {
+			await := d.ReadAwaitMs
+			if s.Workload.WritePct > 50 {
+				await = d.WriteAwait
+			}
+			dev = fmt.Sprintf("%.0f\t%.1f\t%.3f\t%.2f\t%.0f", d.ReadIOPS+d.WriteIOPS, d.ReadMBps+d.WriteMBps, await, d.AvgQueue, d.UtilPct)
+		}
+		psi := "-"
+		if s.Pressure != nil {
+			psi = fmt.Sprintf("%.1f", s.Pressure.SomePct)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%.0f\t%s\t|\t%s\t%s\t|\t%.0f\t%.1f\t%s\t\n",
+			s.Workload.Threads, s.Workload.QD, s.Total.IOPS, s.Total.MBps, ms(s.Total.MeanUs), ms(s.Total.At(50)),
+			ms(s.Total.At(99)), ms(s.Total.At(99.9)), s.IOPSStddev, l, dev, psi, s.CPU.TesterPct, s.CPU.TesterUsPerIO, mark)
+	}
+	tw.Flush()
+	if m := r.Marks; m != nil {
+		c, k, s := r.Steps[m.Characteristic], r.Steps[m.Knee], r.Steps[m.Saturation]
+		fmt.Fprintf(w, "\ncharacteristic latency %s ms at %d outstanding (%.0f IOPS)\n", ms(c.Total.MeanUs), c.Workload.Outstanding(), c.Total.IOPS)
+		fmt.Fprintf(w, "knee                   %d outstanding: %.0f IOPS, %.1f MB/s at %s ms (%.1fx characteristic)\n", k.Workload.Outstanding(), k.Total.IOPS, k.Total.MBps, ms(k.Total.MeanUs), k.Total.MeanUs/c.Total.MeanUs)
+		fmt.Fprintf(w, "saturation             %d outstanding: %.0f IOPS, %.1f MB/s at %s ms\n", s.Workload.Outstanding(), s.Total.IOPS, s.Total.MBps, ms(s.Total.MeanUs))
+		fmt.Fprintf(w, "(%s)\n", m.Method)
+	}
+	for _, s := range r.Steps {
+		for _, wn := range s.Warnings {
+			fmt.Fprintf(w, "warning [threads %d, QD %d]: %s\n", s.Workload.Threads, s.Workload.QD, wn)
+		}
+	}
+}
+
+// WriteDetail writes one step as DiskSpd does: totals, per-thread lines, the latency
+// table, then the device's view, IO pressure, CPU and warnings.
+func (s *StepResult) WriteDetail(w io.Writer) {
+	fmt.Fprintf(w, "\n%.2f s measured%s\n\n", s.Seconds, map[bool]string{true: "", false: " (INCOMPLETE)"}[s.Complete])
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "thread\tbytes\tIOs\tMB/s\tIOPS\treads\twrites\tmean ms\t")
+	for _, t := range s.Threads {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%.2f\t%.0f\t%d\t%d\t%s\t\n", t.Thread, t.Bytes, t.IOs, t.MBps, t.IOPS, t.Reads, t.Writes, ms(t.MeanUs))
+	}
+	fmt.Fprintf(tw, "total\t%d\t%d\t%.2f\t%.0f\t%d\t%d\t%s\t\n", s.Total.Bytes, s.Total.IOs, s.Total.MBps, s.Total.IOPS, s.Read.IOs, s.Write.IOs, ms(s.Total.MeanUs))
+	tw.Flush()
+	fmt.Fprintf(w, "IOPS standard deviation over 1 s intervals: %.0f\n", s.IOPSStddev)
+	lc := s.Little
+	fmt.Fprintf(w, "Little's law: IOPS x mean latency = %.2f in flight vs %d outstanding (%+.1f%%)%s\n\n", lc.Measured, s.Workload.Outstanding(), lc.Deviation*100, map[bool]string{true: "", false: " MISMATCH"}[lc.OK])
+
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "%-ile\tread (ms)\twrite (ms)\ttotal (ms)\t")
+	for _, p := range Percentiles {
+		name := fmt.Sprintf("%g", p)
+		switch p {
+		case 0:
+			name = "min"
+		case 100:
+			name = "max"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", name, ms(s.Read.At(p)), ms(s.Write.At(p)), ms(s.Total.At(p)))
+	}
+	fmt.Fprintf(tw, "mean\t%s\t%s\t%s\t\n", msOr(s.Read), msOr(s.Write), msOr(s.Total))
+	tw.Flush()
+
+	if d := s.Device; d != nil {
+		fmt.Fprintf(w, "\ndevice %s (the block layer's view, /proc/diskstats; includes any other IO on it)\n", d.Name)
+		fmt.Fprintf(w, "  read  %.0f IOPS  %.2f MB/s  await %.3f ms\n  write %.0f IOPS  %.2f MB/s  await %.3f ms\n  queue %.2f  util %.0f%%\n",
+			d.ReadIOPS, d.ReadMBps, d.ReadAwaitMs, d.WriteIOPS, d.WriteMBps, d.WriteAwait, d.AvgQueue, d.UtilPct)
+	}
+	if p := s.Pressure; p != nil {
+		fmt.Fprintf(w, "IO pressure: some %.1f%%  full %.1f%% of the window\n", p.SomePct, p.FullPct)
+	}
+	c := s.CPU
+	fmt.Fprintf(w, "CPU tester: %.1f%% of one CPU (user %.2f s, sys %.2f s), %.2f us per IO; machine: user %.1f%% sys %.1f%% iowait %.1f%% steal %.1f%% idle %.1f%%\n",
+		c.TesterPct, c.TesterUserS, c.TesterSysS, c.TesterUsPerIO, c.MachineUserPct, c.MachineSysPct, c.MachineIOWait, c.MachineStealPct, c.MachineIdlePct)
+	for _, wn := range s.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", wn)
+	}
+}
+
+func msOr(o OpStats) string {
+	if o.IOs == 0 {
+		return "-"
+	}
+	return ms(o.MeanUs)
+}
+
+func joinInts(v []int) string {
+	var s []string
+	for _, x := range v {
+		s = append(s, fmt.Sprint(x))
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,269 @@
+package diskio
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Percentiles reported for every operation, up to six nines as DiskSpd's -L table.
+var Percentiles = []float64{0, 25, 50, 75, 90, 95, 99, 99.9, 99.99, 99.999, 99.9999, 100}
+
+// LittleTolerance is how far IOPS x mean latency may stray from the IOs kept in flight
+// before a row is flagged (Little's law: L = lambda x W).
+const LittleTolerance = 0.10
+
+// Pct is one latency percentile in microseconds.
+type Pct struct {
+	P  float64 `json:"p"`
+	Us float64 `json:"us"`
+}
+
+// OpStats are the figures of one operation (read, write or both) over the window.
+type OpStats struct {
+	IOs       int64   `json:"ios"`
+	Bytes     int64   `json:"bytes"`
+	IOPS      float64 `json:"iops"`
+	MBps      float64 `json:"mbps"`
+	MeanUs    float64 `json:"mean_us"`
+	StddevUs  float64 `json:"stddev_us"`
+	Latencies []Pct   `json:"percentiles_us,omitempty"`
+	// Histogram is the HDR histogram (ns) in its compressed, base64 form.
+	Histogram string `json:"hdr_histogram,omitempty"`
+	hist      *hdr.Histogram
+}
+
+// At returns the latency at percentile p in microseconds (NaN when not reported).
+func (o *OpStats) At(p float64) float64 {
+	for _, x := range o.Latencies {
+		if x.P == p {
+			return x.Us
+		}
+	}
+	return math.NaN()
+}
+
+// ThreadStats is one thread's line.
+type ThreadStats struct {
+	Thread int     `json:"thread"`
+	IOs    int64   `json:"ios"`
+	Bytes  int64   `json:"bytes"`
+	IOPS   float64 `json:"iops"`
+	MBps   float64 `json:"mbps"`
+	Reads  int64   `json:"reads"`
+	Writes int64   `json:"writes"`
+	MeanUs float64 `json:"mean_us"`
+}
+
+// LittleCheck compares IOPS x mean latency with the IOs kept in flight.
+type LittleCheck struct {
+	Outstanding float64 `json:"outstanding"`
+	Measured    float64 `json:"measured"`
+	Deviation   float64 `json:"deviation"`
+	OK          bool    `json:"ok"`
+	// Applies is false for fixed-rate runs, where the queue is not kept full.
+	Applies bool `json:"applies"`
+}
+
+// StepResult is everything one step measured.
+type StepResult struct {
+	Workload Workload  `json:"workload"`
+	Engine   string    `json:"engine"`
+	Start    time.Time `json:"start"`
+	Seconds  float64   `json:"seconds"`
+	Complete bool      `json:"complete"`
+	Read     OpStats   `json:"read"`
+	Write    OpStats   `json:"write"`
+	Total    OpStats   `json:"total"`
+	// IOPSStddev is the standard deviation of IOPS over whole 1 s intervals.
+	IOPSStddev float64       `json:"iops_stddev"`
+	PerSecond  []int64       `json:"iops_per_second"`
+	Threads    []ThreadStats `json:"threads"`
+	CPU        CPUView       `json:"cpu"`
+	Device     *DeviceView   `json:"device,omitempty"`
+	Pressure   *PressureView `json:"io_pressure,omitempty"`
+	Little     LittleCheck   `json:"little"`
+	// AllIOs counts every IO issued, warm-up and drain included.
+	AllIOs int64 `json:"all_ios"`
+	// Late counts IOs of a fixed-rate run that started more than one period late.
+	Late      int64    `json:"late,omitempty"`
+	BadBlocks []int64  `json:"bad_blocks,omitempty"`
+	BadCount  int64    `json:"bad_count,omitempty"`
+	Warnings  []string `json:"warnings,omitempty"`
+}
+
+func opStats(h *hdr.Histogram, ios, bytes int64, secs float64) OpStats {
+	o := OpStats{IOs: ios, Bytes: bytes, hist: h}
+	if secs > 0 {
+		o.IOPS = float64(ios) / secs
+		o.MBps = float64(bytes) / 1e6 / secs
+	}
+	if h.TotalCount() == 0 {
+		return o
+	}
+	o.MeanUs = h.Mean() / 1e3
+	o.StddevUs = h.StdDev() / 1e3
+	vals := h.ValueAtPercentilesSlice(Percentiles)
+	for i, p := range Percentiles {
+		v := vals[i]
+		switch p {
+		case 0:
+			v = h.Min()
+		case 100:
+			v = h.Max()
+		}
+		o.Latencies = append(o.Latencies, Pct{P: p, Us: float64(v) / 1e3})
+	}
+	if b, err := h.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
+		o.Histogram = base64.StdEncoding.EncodeToString(b)
+	}
+	return o
+}
+
+func buildResult(w Workload, engine string, recs []*recorder, measured time.Duration, complete bool) *StepResult {
+	secs := measured.Seconds()
+	r := &StepResult{Workload: w, Engine: engine, Seconds: secs, Complete: complete}
+	hr, hw, ht := newHist(), newHist(), newHist()
+	var ios, bytes [2]int64
+	var perSec []int64
+	threads := make([]ThreadStats, w.Threads)
+	thist := make([]*hdr.Histogram, w.Threads)
+	for _, rc := range recs {
+		hr.Merge(rc.hist[0])
+		hw.Merge(rc.hist[1])
+		for op := 0; op < 2; op++ {
+			ios[op] += rc.ios[op]
+			bytes[op] += rc.bytes[op]
+		}
+		if perSec == nil {
+			perSec = make([]int64, len(rc.perSec))
+		}
+		for i, v := range rc.perSec {
+			perSec[i] += v
+		}
+		r.AllIOs += rc.all
+		r.Late += rc.late
+		r.BadCount += rc.badCount
+		for _, b := range rc.bad {
+			if len(r.BadBlocks) < MaxBadReported {
+				r.BadBlocks = append(r.BadBlocks, b)
+			}
+		}
+		t := &threads[rc.thread]
+		t.Thread = rc.thread
+		t.Reads += rc.ios[0]
+		t.Writes += rc.ios[1]
+		t.IOs += rc.ios[0] + rc.ios[1]
+		t.Bytes += rc.bytes[0] + rc.bytes[1]
+		if thist[rc.thread] == nil {
+			thist[rc.thread] = newHist()
+		}
+		thist[rc.thread].Merge(rc.hist[0])
+		thist[rc.thread].Merge(rc.hist[1])
+	}
+	ht.Merge(hr)
+	ht.Merge(hw)
+	r.Read = opStats(hr, ios[0], bytes[0], secs)
+	r.Write = opStats(hw, ios[1], bytes[1], secs)
+	r.Total = opStats(ht, ios[0]+ios[1], bytes[0]+bytes[1], secs)
+	for i := range threads {
+		if secs > 0 {
+			threads[i].IOPS = float64(threads[i].IOs) / secs
+			threads[i].MBps = float64(threads[i].Bytes) / 1e6 / secs
+		}
+		if thist[i] != nil && thist[i].TotalCount() > 0 {
+			threads[i].MeanUs = thist[i].Mean() / 1e3
+		}
+	}
+	r.Threads = threads
+	// Only whole seconds count for the spread of IOPS.
+	whole := int(secs)
+	if whole > len(perSec) {
+		whole = len(perSec)
+	}
+	r.PerSecond = perSec[:whole]
+	r.IOPSStddev = stddev(r.PerSecond)
+	return r
+}
+
+func stddev(v []int64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	var s float64
+	for _, x := range v {
+		s += float64(x)
+	}
+	m := s / float64(len(v))
+	var q float64
+	for _, x := range v {
+		q += (float64(x) - m) * (float64(x) - m)
+	}
+	return math.Sqrt(q / float64(len(v)-1))
+}
+
+// Validity thresholds.
+const (
+	// MinSteadySeconds: shorter windows measure warm-up transients (the article asks for
+	// minutes; seconds are flagged below this).
+	MinSteadySeconds = 10
+	// TesterSaturatedPct: a tester using this much of one CPU per thread may be the bottleneck.
+	TesterSaturatedPct = 90
+	// StealWarnPct: steal time above this means a noisy neighbour on the hypervisor.
+	StealWarnPct = 5
+)
+
+// little computes the Little's-law check.
+func little(w Workload, total OpStats) LittleCheck {
+	c := LittleCheck{Outstanding: float64(w.Outstanding()), Applies: w.Rate == 0}
+	c.Measured = total.IOPS * total.MeanUs / 1e6
+	if c.Outstanding > 0 {
+		c.Deviation = (c.Measured - c.Outstanding) / c.Outstanding
+	}
+	c.OK = !c.Applies || math.Abs(c.Deviation) <= LittleTolerance
+	return c
+}
+
+// check fills the Little's-law check and the validity warnings.
+func (r *StepResult) check() {
+	r.Little = little(r.Workload, r.Total)
+	var warn []string
+	if !r.Little.OK {
+		warn = append(warn, fmt.Sprintf("Little's law: IOPS x mean latency = %.2f IOs in flight, but %d were kept outstanding (%+.0f%%): the tester, not the device, is queueing", r.Little.Measured, r.Workload.Outstanding(), r.Little.Deviation*100))
+	}
+	if !r.Complete {
+		warn = append(warn, "interrupted: the window was cut short; figures cover what was measured")
+	}
+	if r.Seconds < MinSteadySeconds {
+		warn = append(warn, fmt.Sprintf("short run: %.0f s measured; under %d s measures transients more than steady state", r.Seconds, MinSteadySeconds))
+	}
+	if !r.Workload.Direct {
+		warn = append(warn, "buffered IO: this measures the page cache, not the device")
+	}
+	if r.CPU.TesterPct > TesterSaturatedPct*float64(r.Workload.Threads) && r.Workload.Threads > 0 {
+		warn = append(warn, fmt.Sprintf("tester busy: %.0f%% of a CPU for %d thread(s); the load generator may be the bottleneck", r.CPU.TesterPct, r.Workload.Threads))
+	}
+	if r.CPU.MachineStealPct > StealWarnPct {
+		warn = append(warn, fmt.Sprintf("steal time %.1f%%: a noisy neighbour shares the CPUs", r.CPU.MachineStealPct))
+	}
+	if r.Device != nil && r.Workload.Direct {
+		tot := float64(r.Total.Bytes)
+		dev := float64(r.Device.ReadBytes + r.Device.WriteBytes)
+		if tot > 0 && dev < tot*0.5 {
+			warn = append(warn, fmt.Sprintf("device %s moved %.0f%% of the bytes the tester did: caches (page cache or a cache layer) were not bypassed", r.Device.Name, dev/tot*100))
+		}
+		if tot > 0 && dev > tot*1.5 {
+			warn = append(warn, fmt.Sprintf("device %s moved %.1fx the bytes the tester did: other IO shares the device", r.Device.Name, dev/tot))
+		}
+	}
+	if r.Late > 0 {
+		warn = append(warn, fmt.Sprintf("rate not kept: %d IOs started more than one period late (latency is counted from when they were due)", r.Late))
+	}
+	if r.BadCount > 0 {
+		warn = append(warn, fmt.Sprintf("verify: %d block(s) read back differ from what was written", r.BadCount))
+	}
+	r.Warnings = warn
+}

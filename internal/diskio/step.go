@@ -1,0 +1,207 @@
+package diskio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agbench/agbench/internal/agerr"
+)
+
+// StepOptions are the surroundings of a step.
+type StepOptions struct {
+	// ProcRoot is where /proc is ("/proc" outside tests).
+	ProcRoot string
+	// Device is the block device behind the file (nil: no device view).
+	Device *Device
+	// Gen is the verify generation stamped into written blocks.
+	Gen uint64
+}
+
+// openFlags returns the open(2) flags for w.
+func openFlags(w *Workload) int {
+	fl := unix.O_RDONLY
+	if w.Writes() {
+		fl = unix.O_RDWR
+	}
+	if w.Direct {
+		fl |= unix.O_DIRECT
+	}
+	if w.Dsync {
+		fl |= unix.O_DSYNC
+	}
+	return fl | unix.O_CLOEXEC
+}
+
+// chooseEngine resolves "auto": io_uring when a ring can be set up here, else sync.
+func chooseEngine(want string) (string, error) {
+	if want == EngineSync {
+		return EngineSync, nil
+	}
+	r, err := newRing(1)
+	if err == nil {
+		r.close()
+		return EngineUring, nil
+	}
+	if want == EngineUring {
+		return "", agerr.BadInputf("--engine io_uring: not available here (%v)", err)
+	}
+	return EngineSync, nil
+}
+
+// RunStep runs one workload against the test file: warm-up, then the measured window,
+// while the device's counters, IO pressure and CPU are read at the window's edges.
+// Cancelling ctx ends the window early; what was measured is kept and marked incomplete.
+func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*StepResult, error) {
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	l := newLayout(t, &w)
+	if l.span < w.MaxBlock() {
+		return nil, agerr.BadInputf("--block-size %s is larger than the test file's %s of data", FormatSize(w.MaxBlock()), FormatSize(t.RegionLen()))
+	}
+	engine, err := chooseEngine(w.Engine)
+	if err != nil {
+		return nil, err
+	}
+	if o.ProcRoot == "" {
+		o.ProcRoot = "/proc"
+	}
+	fd, err := unix.Open(t.Path, openFlags(&w), 0)
+	if err != nil {
+		if errors.Is(err, unix.EINVAL) && w.Direct {
+			return nil, agerr.BadInputf("%s: the filesystem refuses O_DIRECT; run with --direct=false (measures the page cache)", t.Path)
+		}
+		return nil, fmt.Errorf("open %s: %w", t.Path, err)
+	}
+	defer unix.Close(fd)
+	if !w.Direct {
+		// A buffered run starts from a cold cache for this file; it measures the page cache.
+		unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED)
+	}
+
+	clk := clock{epoch: time.Now()}
+	// Workers start within a few ms; the window opens after the warm-up.
+	win := &window{start: int64(w.Warmup) + int64(20*time.Millisecond)}
+	win.end.Store(win.start + int64(w.Duration))
+	seconds := int(w.Duration/time.Second) + 1
+
+	// io_uring keeps a thread's QD in flight on one ring; the sync engine needs one
+	// goroutine per outstanding IO.
+	perThread, qd := 1, w.QD
+	if engine == EngineSync {
+		perThread, qd = w.QD, 1
+	}
+	goroutines := w.Threads * perThread
+	var period int64
+	if w.Rate > 0 {
+		period = int64(float64(time.Second) * float64(goroutines) / w.Rate)
+	}
+	var shared *seqStream
+	if w.SharedSequential {
+		shared = &seqStream{}
+	}
+	workers := make([]*worker, 0, goroutines)
+	recs := make([]*recorder, 0, goroutines)
+	var bufs [][]byte
+	defer func() {
+		for _, b := range bufs {
+			freeBuffer(b)
+		}
+	}()
+	wr := newRand(w.Seed ^ 0x5eed)
+	for th := 0; th < w.Threads; th++ {
+		seq := shared
+		if seq == nil {
+			seq = &seqStream{base: threadBase(l, th, w.Threads)}
+		}
+		for q := 0; q < perThread; q++ {
+			idx := len(workers)
+			buf, err := alignedBuffer(int(int64(qd) * w.MaxBlock()))
+			if err != nil {
+				return nil, fmt.Errorf("IO buffers: %w", err)
+			}
+			bufs = append(bufs, buf)
+			fillRandom(buf, &wr)
+			rec := newRecorder(th, win, seconds)
+			k := &worker{w: &w, fd: fd, clk: clk, win: win, rec: rec, qd: qd, buf: buf, block: w.MaxBlock(),
+				pick:   newPicker(&w, l, w.Seed*1000003+uint64(idx), seq),
+				period: period, unit: w.Alignment(), gen: o.Gen, checkReads: w.Verify && !w.Writes()}
+			if period > 0 {
+				k.phase = period * int64(idx) / int64(goroutines)
+			}
+			workers = append(workers, k)
+			recs = append(recs, rec)
+		}
+	}
+
+	var wg sync.WaitGroup
+	uringErrs := make([]error, len(workers))
+	for i, k := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if engine == EngineUring {
+				uringErrs[i] = k.runUring()
+			} else {
+				k.runSync()
+			}
+		}()
+	}
+
+	complete := true
+	var before, after osSnap
+	wait := func(until int64) bool {
+		d := time.Duration(until - clk.now())
+		if d <= 0 {
+			return true
+		}
+		tm := time.NewTimer(d)
+		defer tm.Stop()
+		select {
+		case <-tm.C:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	if wait(win.start) {
+		before = takeSnap(o.ProcRoot, o.Device)
+		if !wait(win.end.Load()) {
+			complete = false
+			win.end.Store(clk.now())
+		}
+		after = takeSnap(o.ProcRoot, o.Device)
+	} else {
+		complete = false
+		win.end.Store(clk.now())
+		before = takeSnap(o.ProcRoot, o.Device)
+		after = before
+	}
+	measured := time.Duration(win.end.Load() - win.start)
+	wg.Wait()
+
+	for _, e := range uringErrs {
+		if e != nil {
+			return nil, fmt.Errorf("io_uring engine: %w", e)
+		}
+	}
+	var errs []error
+	for _, r := range recs {
+		if r.err != nil {
+			errs = append(errs, r.err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("IO failed: %w", errors.Join(errs...))
+	}
+	res := buildResult(w, engine, recs, measured, complete)
+	res.Start = clk.epoch.Add(time.Duration(win.start)).UTC()
+	res.Device, res.Pressure, res.CPU = diffOS(before, after, res.Total.IOs, o.Device)
+	res.check()
+	return res, nil
+}
