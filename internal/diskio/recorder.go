@@ -22,9 +22,10 @@ type clock struct{ epoch time.Time }
 func (c clock) now() int64 { return int64(time.Since(c.epoch)) }
 
 // window is the measured part of a step: IOs submitted at or after start and completed
-// by end count; warm-up before start and the drain after end do not.
+// by end count; warm-up before start and the drain after end do not. The step sets both
+// edges at the instants it reads the kernel's counters, so the two views cover one window.
 type window struct {
-	start int64
+	start atomic.Int64
 	end   atomic.Int64
 }
 
@@ -53,7 +54,8 @@ func newRecorder(thread int, win *window, seconds int) *recorder {
 
 func (r *recorder) record(write bool, size int64, submit, done int64) {
 	r.all++
-	if submit < r.win.start || done > r.win.end.Load() {
+	start := r.win.start.Load()
+	if submit < start || done > r.win.end.Load() {
 		return
 	}
 	op := 0
@@ -67,7 +69,7 @@ func (r *recorder) record(write bool, size int64, submit, done int64) {
 	r.hist[op].RecordValue(lat)
 	r.ios[op]++
 	r.bytes[op] += size
-	if s := int((done - r.win.start) / int64(time.Second)); s >= 0 && s < len(r.perSec) {
+	if s := int((done - start) / int64(time.Second)); s >= 0 && s < len(r.perSec) {
 		r.perSec[s]++
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -85,9 +87,13 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 	}
 
 	clk := clock{epoch: time.Now()}
-	// Workers start within a few ms; the window opens after the warm-up.
-	win := &window{start: int64(w.Warmup) + int64(20*time.Millisecond)}
-	win.end.Store(win.start + int64(w.Duration))
+	// Workers start within a few ms; the window opens after the warm-up, when the
+	// coordinator below reads the counters.
+	plannedStart := int64(w.Warmup) + int64(20*time.Millisecond)
+	plannedEnd := plannedStart + int64(w.Duration)
+	win := &window{}
+	win.start.Store(math.MaxInt64)
+	win.end.Store(plannedEnd)
 	seconds := int(w.Duration/time.Second) + 1
 
 	// io_uring keeps a thread's QD in flight on one ring; the sync engine needs one
@@ -169,20 +175,21 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 			return false
 		}
 	}
-	if wait(win.start) {
-		before = takeSnap(o.ProcRoot, o.Device)
-		if !wait(win.end.Load()) {
-			complete = false
-			win.end.Store(clk.now())
-		}
-		after = takeSnap(o.ProcRoot, o.Device)
+	// mark sets an edge of the window to now and then reads the counters.
+	mark := func(edge *atomic.Int64) osSnap {
+		edge.Store(clk.now())
+		return takeSnap(o.ProcRoot, o.Device)
+	}
+	if wait(plannedStart) {
+		before = mark(&win.start)
+		complete = wait(plannedEnd)
+		after = mark(&win.end)
 	} else {
 		complete = false
-		win.end.Store(clk.now())
-		before = takeSnap(o.ProcRoot, o.Device)
-		after = before
+		before = mark(&win.start)
+		after = mark(&win.end)
 	}
-	measured := time.Duration(win.end.Load() - win.start)
+	measured := time.Duration(win.end.Load() - win.start.Load())
 	wg.Wait()
 
 	for _, e := range uringErrs {
@@ -200,7 +207,7 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 		return nil, fmt.Errorf("IO failed: %w", errors.Join(errs...))
 	}
 	res := buildResult(w, engine, recs, measured, complete)
-	res.Start = clk.epoch.Add(time.Duration(win.start)).UTC()
+	res.Start = clk.epoch.Add(time.Duration(win.start.Load())).UTC()
 	res.Device, res.Pressure, res.CPU = diffOS(before, after, res.Total.IOs, o.Device)
 	res.check()
 	return res, nil
