@@ -2,19 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
+	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
-	"github.com/agbench/agbench/internal/atomicfile"
 	"github.com/agbench/agbench/internal/diskio"
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/sample"
 )
 
 func init() { register(newDiskCmd) }
@@ -284,6 +282,9 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	if _, err := diskio.ResolveEngine(p.base.Engine); err != nil {
+		return err
+	}
 	logf := func(format string, v ...any) { fmt.Fprintf(a.stderr, format+"\n", v...) }
 	size := int64(0)
 	if p.size > 0 {
@@ -311,15 +312,15 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 			}
 		}
 	}()
-	rep := &diskio.Report{Version: diskio.ReportVersion, Command: "disk", Args: os.Args[1:], Start: time.Now().UTC(),
-		File: tf, Sweep: p.sweep, Complete: true, DiskSpd: p.diskspd, Host: hostname(), Kernel: kernel()}
+	res := result.New("disk", version, diskArgv(c, args))
+	rep := &diskio.Report{Start: res.Meta.Started, File: tf, Sweep: p.sweep, DiskSpd: p.diskspd}
 	if p.diskspd != nil {
 		rep.Notes = append(rep.Notes, p.diskspd.Notes...)
 	}
 	if tf.Foreign {
 		rep.Notes = append(rep.Notes, "the file was not created by agbench; used because of --force")
 	}
-	dev, err := diskio.DeviceOf(tf.Path, "/sys")
+	dev, err := sample.DeviceForPath("/sys", tf.Path)
 	if err != nil {
 		rep.Notes = append(rep.Notes, "no device view: "+err.Error())
 	}
@@ -337,7 +338,7 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 			break
 		}
 		logf("step %d/%d: %s, %s + %s warm-up", i+1, len(p.steps), w.Describe(), w.Duration, w.Warmup)
-		s, err := diskio.RunStep(ctx, tf, w, diskio.StepOptions{Device: dev, Gen: gen})
+		s, err := diskio.RunStep(ctx, tf, w, diskio.StepOptions{Gen: gen})
 		if err != nil {
 			runErr = err
 			break
@@ -355,52 +356,39 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 		}
 		rep.Verify = v
 	}
-	rep.End = time.Now().UTC()
-	rep.Complete = runErr == nil && ctx.Err() == nil && len(rep.Steps) == len(p.steps)
 	if p.sweep != nil {
 		rep.Marks = diskio.FindMarks(rep.Points())
 	}
 	if len(rep.Steps) > 0 || rep.Verify != nil {
 		rep.WriteText(a.stdout)
 	}
-	path, err := writeDiskResult(f.resultsDir, rep)
+	finalErr := runErr
+	switch {
+	case finalErr != nil:
+	case ctx.Err() != nil:
+		finalErr = context.Canceled
+	case rep.Verify != nil && rep.Verify.BadCount > 0:
+		finalErr = fmt.Errorf("verify: %d block(s) differ from what was written", rep.Verify.BadCount)
+	}
+	if err := rep.FillResult(res); err != nil {
+		return agerr.Join(finalErr, fmt.Errorf("results: %w", err))
+	}
+	res.Finish(finalErr)
+	path, err := result.Write(result.RunDir(f.resultsDir, res.Meta.Started, "disk"), res)
 	if err != nil {
-		return agerr.Join(runErr, fmt.Errorf("write results: %w", err))
+		return agerr.Join(finalErr, fmt.Errorf("write results: %w", err))
 	}
 	fmt.Fprintf(a.stdout, "\nresults: %s\n", path)
-	switch {
-	case runErr != nil:
-		return runErr
-	case ctx.Err() != nil:
-		return context.Canceled
-	case rep.Verify != nil && rep.Verify.BadCount > 0:
-		return fmt.Errorf("verify: %d block(s) differ from what was written", rep.Verify.BadCount)
-	}
-	return nil
+	return finalErr
 }
 
-func writeDiskResult(dir string, rep *diskio.Report) (string, error) {
-	d := filepath.Join(dir, rep.Start.Format("20060102T150405Z")+"-disk")
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		return "", err
+// diskArgv rebuilds the command line from what cobra parsed (flags set, FILE, DiskSpd's
+// switches after --), for the result's meta.
+func diskArgv(c *cobra.Command, args []string) []string {
+	argv := []string{"disk"}
+	c.Flags().Visit(func(f *pflag.Flag) { argv = append(argv, "--"+f.Name+"="+f.Value.String()) })
+	if d := c.ArgsLenAtDash(); d >= 0 {
+		return append(append(append(argv, args[:d]...), "--"), args[d:]...)
 	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(d, "result.json")
-	return p, atomicfile.Write(p, append(b, '\n'), 0o644)
-}
-
-func hostname() string {
-	h, _ := os.Hostname()
-	return h
-}
-
-func kernel() string {
-	var u unix.Utsname
-	if unix.Uname(&u) != nil {
-		return ""
-	}
-	return unix.ByteSliceToString(u.Release[:])
+	return append(argv, args...)
 }

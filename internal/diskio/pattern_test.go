@@ -80,7 +80,7 @@ func TestRecorderCountsOnlyTheWindow(t *testing.T) {
 		t.Fatalf("perSec %v", r.perSec)
 	}
 	res := buildResult(Workload{Threads: 1, QD: 1}, EngineSync, []*recorder{r}, 2*time.Second, true)
-	if res.Total.IOs != 2 || res.Total.Bytes != 12288 || res.Read.IOPS != 0.5 || res.Total.Histogram == "" {
+	if res.Total.IOs != 2 || res.Total.Bytes != 12288 || res.Read.IOPS != 0.5 || res.Total.hist.TotalCount() != 2 {
 		t.Fatalf("%+v", res.Total)
 	}
 	if got := res.Write.At(50); got < 999e3 || got > 1001e3 { // 1 s within HDR's 3 digits

@@ -8,27 +8,18 @@ import (
 	"time"
 )
 
-// ReportVersion is the version of the Report layout written to result.json.
-const ReportVersion = 1
-
-// Report is one `agbench disk` run: its steps, marks and verify pass.
+// Report is one `agbench disk` run as the text tables show it; FillResult writes it into
+// the common result schema.
 type Report struct {
-	Version  int             `json:"version"`
-	Command  string          `json:"command"`
-	Args     []string        `json:"args"`
-	Start    time.Time       `json:"start"`
-	End      time.Time       `json:"end"`
-	Host     string          `json:"host"`
-	Kernel   string          `json:"kernel"`
-	File     *TestFile       `json:"file"`
-	Device   *Device         `json:"device,omitempty"`
-	Sweep    *Sweep          `json:"sweep,omitempty"`
-	Steps    []*StepResult   `json:"steps"`
-	Marks    *Marks          `json:"marks,omitempty"`
-	Verify   *VerifyReport   `json:"verify,omitempty"`
-	Complete bool            `json:"complete"`
-	Notes    []string        `json:"notes,omitempty"`
-	DiskSpd  *DiskSpdCommand `json:"diskspd,omitempty"`
+	Start   time.Time
+	File    *TestFile
+	Device  string
+	Sweep   *Sweep
+	Steps   []*StepResult
+	Marks   *Marks
+	Verify  *VerifyReport
+	Notes   []string
+	DiskSpd *DiskSpdCommand
 }
 
 // Points turns the steps into the knee finder's input.
@@ -56,12 +47,8 @@ func ms(us float64) string {
 // WriteText writes the run as tables shaped like the storage article's and DiskSpd's.
 func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "file     %s (%s of data%s)\n", r.File.Path, humanBytes(r.File.RegionLen()), map[bool]string{true: ", created by this run", false: ""}[r.File.Created])
-	if r.Device != nil {
-		part := ""
-		if r.Device.Partition != "" {
-			part = " (partition " + r.Device.Partition + ")"
-		}
-		fmt.Fprintf(w, "device   %s%s\n", r.Device.Name, part)
+	if r.Device != "" {
+		fmt.Fprintf(w, "device   %s\n", r.Device)
 	}
 	if len(r.Steps) > 0 {
 		s := r.Steps[0]

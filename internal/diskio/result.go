@@ -1,7 +1,6 @@
 package diskio
 
 import (
-	"encoding/base64"
 	"fmt"
 	"math"
 	"time"
@@ -31,9 +30,8 @@ type OpStats struct {
 	MeanUs    float64 `json:"mean_us"`
 	StddevUs  float64 `json:"stddev_us"`
 	Latencies []Pct   `json:"percentiles_us,omitempty"`
-	// Histogram is the HDR histogram (ns) in its compressed, base64 form.
-	Histogram string `json:"hdr_histogram,omitempty"`
-	hist      *hdr.Histogram
+	// hist is the HDR histogram in nanoseconds; the result file keeps it in microseconds.
+	hist *hdr.Histogram
 }
 
 // At returns the latency at percentile p in microseconds (NaN when not reported).
@@ -117,9 +115,6 @@ func opStats(h *hdr.Histogram, ios, bytes int64, secs float64) OpStats {
 		}
 		o.Latencies = append(o.Latencies, Pct{P: p, Us: float64(v) / 1e3})
 	}
-	if b, err := h.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
-		o.Histogram = base64.StdEncoding.EncodeToString(b)
-	}
 	return o
 }
 
@@ -180,7 +175,7 @@ func buildResult(w Workload, engine string, recs []*recorder, measured time.Dura
 	}
 	r.Threads = threads
 	// Only whole seconds count for the spread of IOPS.
-	whole := int(secs)
+	whole := int(secs + 0.05) // a window of 2.000 s may end a hair early
 	if whole > len(perSec) {
 		whole = len(perSec)
 	}
@@ -251,7 +246,7 @@ func (r *StepResult) check() {
 	}
 	if r.Device != nil && r.Workload.Direct {
 		tot := float64(r.Total.Bytes)
-		dev := float64(r.Device.ReadBytes + r.Device.WriteBytes)
+		dev := r.Device.Bytes
 		if tot > 0 && dev < tot*0.5 {
 			warn = append(warn, fmt.Sprintf("device %s moved %.0f%% of the bytes the tester did: caches (page cache or a cache layer) were not bypassed", r.Device.Name, dev/tot*100))
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -18,8 +17,8 @@ import (
 type StepOptions struct {
 	// ProcRoot is where /proc is ("/proc" outside tests).
 	ProcRoot string
-	// Device is the block device behind the file (nil: no device view).
-	Device *Device
+	// SysRoot is where /sys is ("/sys" outside tests).
+	SysRoot string
 	// Gen is the verify generation stamped into written blocks.
 	Gen uint64
 }
@@ -39,8 +38,9 @@ func openFlags(w *Workload) int {
 	return fl | unix.O_CLOEXEC
 }
 
-// chooseEngine resolves "auto": io_uring when a ring can be set up here, else sync.
-func chooseEngine(want string) (string, error) {
+// ResolveEngine resolves "auto": io_uring when a ring can be set up here, else sync. Asking
+// for io_uring where it cannot run is bad input.
+func ResolveEngine(want string) (string, error) {
 	if want == EngineSync {
 		return EngineSync, nil
 	}
@@ -66,12 +66,9 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 	if l.span < w.MaxBlock() {
 		return nil, agerr.BadInputf("--block-size %s is larger than the test file's %s of data", FormatSize(w.MaxBlock()), FormatSize(t.RegionLen()))
 	}
-	engine, err := chooseEngine(w.Engine)
+	engine, err := ResolveEngine(w.Engine)
 	if err != nil {
 		return nil, err
-	}
-	if o.ProcRoot == "" {
-		o.ProcRoot = "/proc"
 	}
 	fd, err := unix.Open(t.Path, openFlags(&w), 0)
 	if err != nil {
@@ -160,7 +157,7 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 	}
 
 	complete := true
-	var before, after osSnap
+	osw := newOSWindow(t.Path, o)
 	wait := func(until int64) bool {
 		d := time.Duration(until - clk.now())
 		if d <= 0 {
@@ -175,20 +172,18 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 			return false
 		}
 	}
-	// mark sets an edge of the window to now and then reads the counters.
-	mark := func(edge *atomic.Int64) osSnap {
-		edge.Store(clk.now())
-		return takeSnap(o.ProcRoot, o.Device)
-	}
+	// The window's edges are set at the instants the kernel's counters are read.
 	if wait(plannedStart) {
-		before = mark(&win.start)
+		win.start.Store(clk.now())
+		osw.open()
 		complete = wait(plannedEnd)
-		after = mark(&win.end)
 	} else {
 		complete = false
-		before = mark(&win.start)
-		after = mark(&win.end)
+		win.start.Store(clk.now())
+		osw.open()
 	}
+	win.end.Store(clk.now())
+	osw.close()
 	measured := time.Duration(win.end.Load() - win.start.Load())
 	wg.Wait()
 
@@ -208,7 +203,9 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 	}
 	res := buildResult(w, engine, recs, measured, complete)
 	res.Start = clk.epoch.Add(time.Duration(win.start.Load())).UTC()
-	res.Device, res.Pressure, res.CPU = diffOS(before, after, res.Total.IOs, o.Device)
+	var notes []string
+	res.Device, res.Pressure, res.CPU, notes = osw.views(res.Total.IOs)
 	res.check()
+	res.Warnings = append(res.Warnings, notes...)
 	return res, nil
 }
