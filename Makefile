@@ -7,7 +7,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # Packages with goroutines of their own; `make test` runs them under the race detector too.
 RACE_PKGS ?= $(shell $(GO) list ./... 2>/dev/null | grep -E '/(cluster|listener|runner|measure|sample|seed|diskio)$$')
 
-.PHONY: all build deps test test-unit race vet demo bench fuzz clean
+.PHONY: all build deps test test-unit race vet demo bench bench-disk fuzz clean
 
 all: build
 
@@ -35,6 +35,11 @@ demo: deps build
 
 bench: deps build
 	@echo "benchmarks: see the bench-* targets"
+
+# agbench disk against fio, same parameters, interleaved, on a 1 GiB file on the real disk
+# (O_DIRECT; under /work, else /tmp; removed afterwards). BENCH_DISK_ARGS="-runs 5" etc.
+bench-disk: deps build
+	$(GO) run ./scripts/benchdisk -agbench $(BIN) $(BENCH_DISK_ARGS)
 
 clean:
 	rm -rf bin
