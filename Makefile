@@ -43,3 +43,9 @@ bench-disk: deps build
 
 clean:
 	rm -rf bin
+
+# The listener against direct, pgbouncer (session mode) and HAProxy (TCP mode): pgbench -S
+# at 1, 8 and 32 clients, interleaved, medians (REPS=5 SECS=5 by default).
+.PHONY: bench-listener
+bench-listener: deps build
+	@bench/listener.sh $(BIN)

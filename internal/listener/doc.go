@@ -3,8 +3,8 @@
 // startup phase (SSLRequest, GSSENCRequest, CancelRequest, StartupMessage, parsed with
 // pgproto3), learns the session's intent, chooses a backend with the routing package,
 // forwards the startup message and then copies bytes both ways until either side
-// closes (splice(2) between TCP sockets on Linux; no per-message parsing after the first
-// ReadyForQuery, no buffering of results).
+// closes (raw non-blocking reads and writes between the two TCP sockets, one 32 KiB buffer
+// each way; no per-message parsing after the first ReadyForQuery, no buffering of results).
 //
 // Read intent is declared by a startup parameter agbench.intent=read-only (pgx sends
 // unknown connection-string keys as startup parameters), the same inside options

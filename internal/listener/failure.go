@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
-// Failure classifies why a session did not reach the spliced state; metrics count
+// Failure classifies why a session did not reach the forwarding state; metrics count
 // sessions by it.
 type Failure uint8
 

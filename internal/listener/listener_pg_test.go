@@ -137,6 +137,10 @@ func TestWithCluster(t *testing.T) {
 		if v, _ := tryQueryOne(c, "SHOW work_mem"); v != "3MB" {
 			t.Errorf("work_mem through the listener = %q", v)
 		}
+		// A result far larger than the copy buffer and the socket buffers arrives whole.
+		if v, err := tryQueryOne(c, "SELECT string_agg(md5(i::text), '') FROM generate_series(1, 300000) i"); err != nil || len(v) != 32*300000 {
+			t.Errorf("large result: %d bytes, %v", len(v), err)
+		}
 		c.Close(ctx)
 	})
 

@@ -191,12 +191,12 @@ func (l *Listener) unregister(s *session) {
 
 // forward copies bytes both ways until either side closes. Backend messages are read one
 // by one only until the first ReadyForQuery, to learn the cancel key; after that both
-// directions are plain copies (splice(2) between TCP sockets on Linux).
+// directions are plain copies (copyConn).
 func (l *Listener) forward(s *session) {
 	up := make(chan struct{})
 	go func() {
 		defer close(up)
-		n, err := io.Copy(s.backend, s.client)
+		n, err := copyConn(s.backend, s.client)
 		l.metrics.addBytes(s.node, "to_backend", n)
 		if err == nil {
 			if cw, ok := s.backend.(interface{ CloseWrite() error }); ok {
@@ -209,7 +209,7 @@ func (l *Listener) forward(s *session) {
 	n, err := l.relayStartup(s)
 	if err == nil {
 		var m int64
-		m, _ = io.Copy(s.client, s.backend)
+		m, _ = copyConn(s.client, s.backend)
 		n += m
 	}
 	l.metrics.addBytes(s.node, "to_client", n)

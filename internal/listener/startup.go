@@ -32,7 +32,7 @@ func (e *ProtocolError) Error() string { return "protocol error: " + e.Msg }
 
 // readStartup reads exactly one startup-phase packet (SSLRequest, GSSENCRequest,
 // CancelRequest or StartupMessage) from r and decodes it with pgproto3. It reads no byte
-// beyond the packet, so the connection can be handed on (to TLS, or spliced) afterwards.
+// beyond the packet, so the connection can be handed on (to TLS, or forwarded) afterwards.
 func readStartup(r io.Reader) (pgproto3.FrontendMessage, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {

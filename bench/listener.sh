@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# bench/listener.sh BIN — `make bench-listener`: pgbench select-only (-S, prepared) straight to
+# the primary and through four paths to it, at 1, 8 and 32 clients, interleaved (the order of
+# the paths rotates each round) so a drifting machine favours no one; medians of REPS runs of
+# SECS seconds each. Every path ends on the same primary of a throwaway agbench cluster:
+#   direct     pgbench -> primary
+#   agbench    pgbench -> agbench listener (proxied: startup parsed, then spliced) -> primary
+#   redirect   pgbench -> the address agbench's /route answers (asked once per pgbench run;
+#              each session would ask once at login), i.e. the redirect path: routing costs
+#              one HTTP round trip per session and nothing per query
+#   pgbouncer  pgbench -> pgbouncer (pool_mode=session) -> primary
+#   haproxy    pgbench -> HAProxy (mode tcp) -> primary
+# Knobs (environment): REPS=5 SECS=5 CLIENTS="1 8 32" SCALE=10 PATHS="direct agbench redirect pgbouncer haproxy"
+# Everything runs on loopback and is removed at the end.
+set -euo pipefail
+BIN=${1:-bin/agbench}
+BIN=$(readlink -f "$BIN")
+REPS=${REPS:-5}
+SECS=${SECS:-5}
+CLIENTS=${CLIENTS:-"1 8 32"}
+SCALE=${SCALE:-10}
+PATHS=${PATHS:-"direct agbench redirect pgbouncer haproxy"}
+PGBENCH=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench | tail -1)
+PGBOUNCER=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
+HAPROXY=$(command -v haproxy || echo /usr/sbin/haproxy)
+
+WORK=$(mktemp -d /tmp/agbench-bench-listener.XXXXXX)
+chmod 755 "$WORK"
+export AGBENCH_HOME=$WORK/home
+mkdir -p "$AGBENCH_HOME"
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	"$BIN" cluster destroy --name bench >/dev/null 2>&1 || true
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+freeport() { # a free loopback port base with n consecutive free ports
+	local n=$1 p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 12000)) # below the ephemeral range
+		local ok=1
+		for i in $(seq 0 $((n - 1))); do
+			if (exec 3<>/dev/tcp/127.0.0.1/$((p + i))) 2>/dev/null; then ok=0; break; fi
+		done
+		if [ $ok = 1 ]; then echo "$p"; return; fi
+	done
+	echo "no free port" >&2; exit 1
+}
+
+BASE=$(freeport 1)
+echo "== cluster: a lone primary on 127.0.0.1:$BASE (fsync=off), pgbench scale $SCALE"
+"$BIN" cluster create --name bench --standbys 0 --base-port "$BASE" --set fsync=off --set max_connections=200 >/dev/null
+eval "$("$BIN" cluster env --name bench)"
+PASSWORD=$(awk -F: 'NR==1 {print $5}' "$PGPASSFILE")
+"$PGBENCH" -i -q -s "$SCALE" >/dev/null 2>&1
+
+P=$(freeport 4)
+LPORT=$P; MPORT=$((P + 1)); BPORT=$((P + 2)); HPORT=$((P + 3))
+
+# agbench listener
+"$BIN" listener --cluster bench --listen 127.0.0.1:$LPORT --metrics 127.0.0.1:$MPORT >"$WORK/listener.log" 2>&1 &
+PIDS+=($!)
+
+# pgbouncer, session mode (it refuses to run as root: run it as the server's user)
+mkdir -p "$WORK/pgbouncer"
+printf '"%s" "%s"\n' "$PGUSER" "$PASSWORD" >"$WORK/pgbouncer/userlist.txt"
+cat >"$WORK/pgbouncer/pgbouncer.ini" <<INI
+[databases]
+* = host=127.0.0.1 port=$BASE
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $BPORT
+unix_socket_dir =
+auth_type = scram-sha-256
+auth_file = $WORK/pgbouncer/userlist.txt
+pool_mode = session
+max_client_conn = 200
+default_pool_size = 64
+logfile = $WORK/pgbouncer/pgbouncer.log
+pidfile =
+INI
+BOUNCER_USER=""
+if [ "$(id -u)" = 0 ]; then BOUNCER_USER=postgres; chown -R postgres "$WORK/pgbouncer"; fi
+if [ -n "$BOUNCER_USER" ]; then
+	runuser -u "$BOUNCER_USER" -- "$PGBOUNCER" "$WORK/pgbouncer/pgbouncer.ini" >/dev/null 2>&1 &
+else
+	"$PGBOUNCER" "$WORK/pgbouncer/pgbouncer.ini" >/dev/null 2>&1 &
+fi
+PIDS+=($!)
+
+# HAProxy, TCP mode
+cat >"$WORK/haproxy.cfg" <<CFG
+global
+	maxconn 1000
+defaults
+	mode tcp
+	timeout connect 5s
+	timeout client 1h
+	timeout server 1h
+frontend pg
+	bind 127.0.0.1:$HPORT
+	default_backend pg
+backend pg
+	server primary 127.0.0.1:$BASE
+CFG
+"$HAPROXY" -f "$WORK/haproxy.cfg" -db >"$WORK/haproxy.log" 2>&1 &
+PIDS+=($!)
+
+sleep 2
+port_of() {
+	case $1 in
+	direct) echo "$BASE" ;;
+	agbench) echo "$LPORT" ;;
+	pgbouncer) echo "$BPORT" ;;
+	haproxy) echo "$HPORT" ;;
+	redirect)
+		curl -sf "http://127.0.0.1:$MPORT/route?intent=read-write" | sed -E 's/.*"addr":"[^"]*:([0-9]+)".*/\1/'
+		;;
+	esac
+}
+for p in $PATHS; do # every path answers before we measure
+	"$PGBENCH" -n -S -t 1 -h 127.0.0.1 -p "$(port_of "$p")" >/dev/null 2>&1 || { echo "path $p does not work" >&2; cat "$WORK"/*.log >&2; exit 1; }
+done
+
+echo "== pgbench -S -M prepared, ${SECS}s runs, $REPS rounds, paths interleaved; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+RES=$WORK/results.txt
+: >"$RES"
+read -r -a order <<<"$PATHS"
+for c in $CLIENTS; do
+	j=$((c < 2 ? 1 : 2))
+	for r in $(seq "$REPS"); do
+		for i in "${!order[@]}"; do
+			p=${order[$(((i + r) % ${#order[@]}))]}
+			out=$("$PGBENCH" -n -S -M prepared -c "$c" -j "$j" -T "$SECS" -h 127.0.0.1 -p "$(port_of "$p")" 2>&1) || { echo "$out" >&2; exit 1; }
+			tps=$(sed -nE 's/^tps = ([0-9.]+).*/\1/p' <<<"$out" | head -1)
+			lat=$(sed -nE 's/^latency average = ([0-9.]+) ms/\1/p' <<<"$out")
+			echo "$c $p $tps $lat" >>"$RES"
+			printf '.'
+		done
+	done
+done
+echo
+
+median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+printf '%-8s %-10s %12s %12s %10s\n' clients path "TPS (median)" "latency ms" "x direct"
+for c in $CLIENTS; do
+	d=$(awk -v c="$c" '$1==c && $2=="direct" {print $3}' "$RES" | median)
+	for p in $PATHS; do
+		t=$(awk -v c="$c" -v p="$p" '$1==c && $2==p {print $3}' "$RES" | median)
+		l=$(awk -v c="$c" -v p="$p" '$1==c && $2==p {print $4}' "$RES" | median)
+		printf '%-8s %-10s %12.0f %12.3f %9.2fx\n' "$c" "$p" "$t" "$l" "$(awk -v t="$t" -v d="$d" 'BEGIN {print (d > 0 ? t / d : 0)}')"
+	done
+done
+echo "(raw runs: clients path tps latency_ms)"
+sort -k1,1n -k2,2 "$RES" | awk '{printf "  %s\n", $0}'
