@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/listener"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/target"
@@ -70,6 +71,7 @@ type loadPlan struct {
 	// in-process listener that serves it; listenerAddr records it for the result.
 	routes       map[string]string
 	listenerAddr string
+	listeners    []*listener.Listener
 }
 
 // check validates the shared flags, every problem at once, and resolves the target.
@@ -135,8 +137,8 @@ func (f *loadFlags) check(a *app) (*loadPlan, error) {
 	if err := agerr.Join(errs...); err != nil {
 		return nil, err
 	}
-	if p.routing && p.tgt.Topo == nil && p.tgt.Listener == "" && len(p.tgt.Standbys) == 0 {
-		return nil, agerr.BadInputf("--compare routing=...: needs --cluster, or --primary with --standby connection strings")
+	if p.routing && (p.tgt.Primary == "" || p.tgt.Listener != "") {
+		return nil, agerr.BadInputf("--compare routing=off,on starts its own listeners in front of the servers: give --cluster, or --primary and --standby, not --listener")
 	}
 	return p, nil
 }
@@ -157,9 +159,6 @@ func (p *loadPlan) connString(params map[string]string, vu int) string {
 		intent = target.ReadOnly
 		if r := p.routes[params["routing"]]; r != "" {
 			return target.WithIntent(r, intent)
-		}
-		if params["routing"] == "off" {
-			return p.tgt.Primary
 		}
 	}
 	return p.tgt.ConnString(intent, vu)

@@ -134,5 +134,5 @@ func coldCache(ctx context.Context, p *loadPlan) (string, error) {
 	if err := topo.Start(ctx); err != nil {
 		return note, err
 	}
-	return note, nil
+	return note, p.waitRoutes(ctx)
 }

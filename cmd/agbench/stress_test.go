@@ -64,6 +64,9 @@ func TestStressAndScanOnCluster(t *testing.T) {
 		}
 	}
 	r := readResult(t, out)
+	if !strings.Contains(r.Meta.Topology.Listener, "routing=on 127.0.0.1:") {
+		t.Errorf("result does not name the in-process listeners: %q", r.Meta.Topology.Listener)
+	}
 	if !r.Complete || len(r.Steps) != 4 || r.Meta.Server == nil || r.Meta.Topology.Cluster != topo.Name {
 		t.Fatalf("result: complete %v, %d steps, server %v", r.Complete, len(r.Steps), r.Meta.Server)
 	}

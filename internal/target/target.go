@@ -10,6 +10,8 @@ package target
 
 import (
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -167,4 +169,17 @@ func addrOf(cs string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s:%d", c.Host, c.Port)
+}
+
+// Redirect returns a connection string like cs (user, database, passfile ...) that goes to
+// host:port instead, e.g. to a listener in front of the server.
+func Redirect(cs, host, port string) string {
+	if strings.Contains(cs, "://") {
+		if u, err := url.Parse(cs); err == nil {
+			u.Host = net.JoinHostPort(host, port)
+			return u.String()
+		}
+	}
+	// In a keyword/value string the last value of a keyword wins.
+	return cs + " host=" + host + " port=" + port
 }
