@@ -1,0 +1,240 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/atomicfile"
+	"github.com/agbench/agbench/internal/report"
+	"github.com/agbench/agbench/internal/result"
+)
+
+func init() {
+	register(newReportCmd)
+	register(newCompareCmd)
+}
+
+func newReportCmd(a *app) *cobra.Command {
+	var out, csvDir string
+	var quiet bool
+	c := &cobra.Command{
+		Use:   "report RESULT...",
+		Short: "Render results as one self-contained HTML report (and CSV tables)",
+		Long: `Render one or more results as a single HTML file that opens offline and makes no
+network request: per experiment, throughput and p95/p99 latency against load with one line
+per variant and the knee, saturation and SLO points marked; the articles' tables; latency
+per operation; the wait profile per step; the layers side by side (client, database,
+device); replication lag over time; validity verdicts and what saturated at the top; the
+environment and the exact commands at the bottom. Runs of the same command are shown side
+by side. The main tables are also printed, and --csv writes every table as CSV.
+
+RESULT is a result.json, a run's folder, or a folder of run folders (a plan's results).`,
+		Example: `  agbench report results/20261122T010203Z-stress -o report.html
+  agbench report results/ror-quick-20261122T010000Z --csv tables/`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return agerr.BadInputf("%s: give at least one result file or folder", c.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			runs, err := loadRuns(args)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				return agerr.BadInputf("-o: give the HTML file to write")
+			}
+			exps, err := report.Build(runs)
+			if err != nil {
+				return err
+			}
+			if !quiet {
+				if err := printTables(a.stdout, exps); err != nil {
+					return err
+				}
+			}
+			page, err := report.HTML(exps, time.Now())
+			if err != nil {
+				return err
+			}
+			if err := atomicfile.Write(out, page, 0o644); err != nil {
+				return fmt.Errorf("write %s: %w", out, err)
+			}
+			if csvDir != "" {
+				var all []report.Table
+				for _, e := range exps {
+					all = append(all, e.Tables()...)
+				}
+				if err := os.MkdirAll(csvDir, 0o755); err != nil {
+					return err
+				}
+				paths, err := report.WriteCSVs(csvDir, all)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "wrote %d CSV tables to %s\n", len(paths), csvDir)
+			}
+			abs, _ := filepath.Abs(out)
+			fmt.Fprintf(a.stdout, "report: %s\n", abs)
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&out, "output", "o", "report.html", "HTML file to write")
+	c.Flags().StringVar(&csvDir, "csv", "", "also write every table as CSV into this folder")
+	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "do not print the tables")
+	return c
+}
+
+// printTables prints each experiment's findings and its articles' table.
+func printTables(w io.Writer, exps []*report.Experiment) error {
+	for i, e := range exps {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := report.WriteText(w, e.MainTable()); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "  "+e.Headline())
+		if err := report.WriteSummary(w, e); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// loadRuns reads every result named (files, run folders, or folders of run folders), and
+// reports every unreadable one at once.
+func loadRuns(args []string) ([]*report.Run, error) {
+	var runs []*report.Run
+	var errs []error
+	for _, arg := range args {
+		paths, err := resultPaths(arg)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, p := range paths {
+			r, err := result.Read(p)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			runs = append(runs, report.NewRun(filepath.Dir(p), r))
+		}
+	}
+	return runs, agerr.Join(errs...)
+}
+
+// resultPaths expands an argument into result files: a file is itself, a run's folder its
+// result.json, any other folder the result.json of each folder below it (sorted, so runs
+// named by time come in the order they ran).
+func resultPaths(arg string) ([]string, error) {
+	st, err := os.Stat(arg)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, agerr.BadInputf("%s: no such result file or folder", arg)
+		}
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []string{arg}, nil
+	}
+	own := filepath.Join(arg, result.FileName)
+	if _, err := os.Stat(own); err == nil {
+		return []string{own}, nil
+	}
+	var found []string
+	err = filepath.WalkDir(arg, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && d.Name() == result.FileName {
+			found = append(found, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(found) == 0 {
+		return nil, agerr.BadInputf("%s: no %s in this folder or below it", arg, result.FileName)
+	}
+	sort.Strings(found)
+	return found, nil
+}
+
+func newCompareCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "compare A [B]",
+		Short: "Compare two runs (or the variants of one) in the terminal, against their spread",
+		Long: `Compare run B with run A point by point (each load of the sweep, each variant of a
+--compare), or, given one run, its first variant with each other: the headline metric
+(NOPM, IOPS, MB/s or ops/s) and p99 latency, the difference, and whether the difference is
+larger than the run-to-run spread (the range of the repeats; run with --repeat 3 or more to
+know it).`,
+		Example: `  agbench compare results/20261122T010203Z-stress            # routing=off vs routing=on
+  agbench compare results/before results/after`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return agerr.BadInputf("%s: give one result (to compare its variants) or two (A and B), got %d", c.CommandPath(), len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var runs []*report.Run
+			var errs []error
+			for i, arg := range args {
+				r, err := result.Read(arg)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				run := report.NewRun(arg, r)
+				if len(args) == 2 {
+					run.Label = string(rune('A' + i))
+				}
+				runs = append(runs, run)
+			}
+			if err := agerr.Join(errs...); err != nil {
+				return err
+			}
+			exps, err := report.Build(runs)
+			if err != nil {
+				return err
+			}
+			pairs, e, err := report.Pairs(exps)
+			if err != nil {
+				return agerr.BadInput(err)
+			}
+			if len(args) == 2 {
+				fmt.Fprintf(a.stdout, "A = %s\nB = %s\n\n", args[0], args[1])
+			}
+			unknown := false
+			for i, p := range pairs {
+				if i > 0 {
+					fmt.Fprintln(a.stdout)
+				}
+				cmp := report.Compare(e, p[0], p[1])
+				unknown = unknown || cmp.OneRunEach
+				if err := report.WriteText(a.stdout, cmp.Table()); err != nil {
+					return err
+				}
+			}
+			if unknown {
+				fmt.Fprintln(a.stdout, "\nspread unknown where a side ran once: repeat the run (--repeat 3) to tell a difference from noise")
+			}
+			return nil
+		},
+	}
+	return c
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/runner"
+	"github.com/agbench/agbench/internal/workload"
+)
+
+// sleepLoad is a workload whose operation waits: a server of fixed capacity shared by all
+// VUs (a token per op), so throughput rises with VUs up to the capacity, then flattens.
+type sleepLoad struct{ server chan struct{} }
+
+type sleepWorker struct{ l *sleepLoad }
+
+func (l *sleepLoad) NewWorker(context.Context, workload.VU) (workload.Worker, error) {
+	return &sleepWorker{l}, nil
+}
+
+func (w *sleepWorker) Do(ctx context.Context, op *workload.Op) error {
+	select {
+	case w.l.server <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	time.Sleep(10 * time.Millisecond)
+	<-w.l.server
+	op.Name, op.Bytes = "query", 8192
+	return nil
+}
+
+// measuredRun runs a real sweep of the sleep workload with the runner (threads × routing
+// variants × repeats) and writes its result file under dir, as a command does.
+func measuredRun(t *testing.T, dir string, threads []string, servers map[string]int, repeat int) string {
+	t.Helper()
+	var values []string
+	for _, v := range []string{"off", "on"} {
+		if _, ok := servers[v]; ok {
+			values = append(values, v)
+		}
+	}
+	sweep := runner.Sweep{Axes: []runner.Axis{{Name: "threads", Values: threads}}, Compare: &runner.Axis{Name: "routing", Values: values}, Repeat: repeat, Seed: 1}
+	loads := map[string]*sleepLoad{}
+	for k, n := range servers {
+		loads[k] = &sleepLoad{server: make(chan struct{}, n)}
+	}
+	res := result.New("stress", "test", []string{"stress", "--threads", strings.Join(threads, ","), "--compare", "routing=off,on"})
+	var steps []result.Step
+	for _, p := range sweep.Plan() {
+		n, _ := strconv.Atoi(p.Params["threads"])
+		st, err := runner.Run(context.Background(), runner.Config{
+			Workload: loads[p.Params["routing"]], Plan: []runner.Point{p},
+			Spec: func(runner.Point) runner.StepSpec { return runner.StepSpec{VUs: n, Duration: 500 * time.Millisecond} },
+			Tick: 100 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, st...)
+	}
+	res.Steps = steps
+	res.Finish(nil)
+	out := result.RunDir(dir, res.Meta.Started, "stress")
+	if _, err := result.Write(out, res); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestReportCommand(t *testing.T) {
+	dir := t.TempDir()
+	run := measuredRun(t, dir, []string{"1", "2", "4"}, map[string]int{"off": 1, "on": 2}, 1)
+	html := filepath.Join(dir, "report.html")
+	csvDir := filepath.Join(dir, "csv")
+	code, out, errs := runCLI(t, nil, "report", run, "-o", html, "--csv", csvDir)
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errs)
+	}
+	for _, want := range []string{"stress: throughput and latency per threads", "routing=off", "| routing=on", "report: " + html} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	page, err := os.ReadFile(html)
+	if err != nil || !strings.Contains(string(page), `<svg class="chart throughput"`) {
+		t.Fatalf("report not written: %v", err)
+	}
+	f, err := os.Open(filepath.Join(csvDir, "stress-main.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) != 4 || recs[0][0] != "threads" {
+		t.Fatalf("csv %v %v", recs, err)
+	}
+	// A folder of runs is read whole.
+	code, out, _ = runCLI(t, nil, "report", dir, "-o", html, "-q")
+	if code != 0 || strings.Contains(out, "throughput and latency") {
+		t.Fatalf("folder: code %d, out %s", code, out)
+	}
+}
+
+func TestReportBadInput(t *testing.T) {
+	dir := t.TempDir()
+	notResult := filepath.Join(dir, "x.json")
+	_ = os.WriteFile(notResult, []byte(`{"hello": 1}`), 0o644)
+	html := filepath.Join(dir, "r.html")
+	code, _, errs := runCLI(t, nil, "report", filepath.Join(dir, "missing"), notResult, "-o", html)
+	if code != 2 || !strings.Contains(errs, "missing: no such result file") || !strings.Contains(errs, "x.json") {
+		t.Fatalf("code %d: %s", code, errs)
+	}
+	if _, err := os.Stat(html); !os.IsNotExist(err) {
+		t.Fatal("a report was written from bad input")
+	}
+	code, _, errs = runCLI(t, nil, "report")
+	if code != 2 || !strings.Contains(errs, "at least one result") {
+		t.Fatalf("no args: code %d %s", code, errs)
+	}
+	code, _, errs = runCLI(t, nil, "report", dir, "-o", html)
+	if code != 2 || !strings.Contains(errs, "no result.json") {
+		t.Fatalf("empty folder: code %d %s", code, errs)
+	}
+	code, _, errs = runCLI(t, nil, "compare", "a", "b", "c")
+	if code != 2 || !strings.Contains(errs, "got 3") {
+		t.Fatalf("compare 3: code %d %s", code, errs)
+	}
+}
+
+func TestCompareCommand(t *testing.T) {
+	dir := t.TempDir()
+	// routing=on has three times the capacity of off: at 4 threads the gap is far beyond the
+	// spread of three repeats; at 1 thread both are limited by the service time.
+	run := measuredRun(t, dir, []string{"1", "4"}, map[string]int{"off": 1, "on": 3}, 3)
+	code, out, errs := runCLI(t, nil, "compare", run)
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errs)
+	}
+	lines := strings.Split(out, "\n")
+	if !strings.Contains(lines[0], "B = routing=on vs A = routing=off") || !strings.Contains(out, "verdict") {
+		t.Fatalf("compare output:\n%s", out)
+	}
+	var at4 string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "4 ") {
+			at4 = l
+		}
+	}
+	if !strings.Contains(at4, "larger than spread") {
+		t.Fatalf("4 threads not told apart:\n%s", out)
+	}
+	// Two runs, one repeat each: the spread is unknown and said so.
+	other := measuredRun(t, filepath.Join(dir, "b"), []string{"1", "4"}, map[string]int{"off": 1, "on": 3}, 1)
+	code, out, _ = runCLI(t, nil, "compare", run, other)
+	if code != 0 || !strings.Contains(out, "A = "+run) || !strings.Contains(out, "spread unknown") {
+		t.Fatalf("A/B: code %d\n%s", code, out)
+	}
+}

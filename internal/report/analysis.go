@@ -1,0 +1,247 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+// VariantAnalysis is the part of internal/analyze's judgement the report shows, read from
+// the JSON a result stores (fields it does not know are ignored, so the analysis may grow).
+// Variant is "" for a run-level analysis.
+type VariantAnalysis struct {
+	Variant  string `json:"variant,omitempty"`
+	LoadName string `json:"load_name"`
+	Unit     string `json:"unit"`
+	Knee     struct {
+		Characteristic *KneePoint `json:"characteristic"`
+		Efficient      *KneePoint `json:"efficient"`
+		Knee           *KneePoint `json:"knee"`
+		Saturation     *KneePoint `json:"saturation"`
+		Peak           *KneePoint `json:"peak"`
+		SLOPoint       *KneePoint `json:"slo_point"`
+		SLOBroken      *KneePoint `json:"slo_broken"`
+		RisingAtEnd    bool       `json:"rising_at_end"`
+	} `json:"knee"`
+	Saturated struct {
+		Sentence string `json:"sentence"`
+	} `json:"saturated"`
+	Verdicts []Verdict `json:"verdicts"`
+}
+
+// KneePoint is a notable load of a sweep.
+type KneePoint struct {
+	Load       float64 `json:"load"`
+	Throughput float64 `json:"throughput"`
+	MeanMs     float64 `json:"mean_ms"`
+	P99Ms      float64 `json:"p99_ms"`
+}
+
+// Verdict is one validity verdict: a code and a sentence.
+type Verdict struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// decodeAnalysis reads a stored analysis in any of the shapes a run may hold: one analysis,
+// a list of analyses each naming its variant, or an object of analyses keyed by variant.
+// Anything else yields nothing (the report then shows the figures without the judgement).
+func decodeAnalysis(raw json.RawMessage) []VariantAnalysis {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &probe); err == nil {
+		if isAnalysis(probe) {
+			var a VariantAnalysis
+			if json.Unmarshal(raw, &a) == nil {
+				return []VariantAnalysis{a}
+			}
+			return nil
+		}
+		var out []VariantAnalysis
+		for _, k := range sortedKeys(probe) {
+			var inner map[string]json.RawMessage
+			if json.Unmarshal(probe[k], &inner) != nil || !isAnalysis(inner) {
+				continue
+			}
+			var a VariantAnalysis
+			if json.Unmarshal(probe[k], &a) == nil {
+				if a.Variant == "" {
+					a.Variant = k
+				}
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	var list []VariantAnalysis
+	if json.Unmarshal(raw, &list) == nil {
+		return list
+	}
+	return nil
+}
+
+func isAnalysis(m map[string]json.RawMessage) bool {
+	_, k := m["knee"]
+	_, v := m["verdicts"]
+	_, s := m["saturated"]
+	return k || v || s
+}
+
+// stepVerdicts reads the verdicts of a step's stored analysis, if it has any.
+func stepVerdicts(raw json.RawMessage) []Verdict {
+	if len(raw) == 0 {
+		return nil
+	}
+	var a struct {
+		Verdicts []Verdict `json:"verdicts"`
+	}
+	if json.Unmarshal(raw, &a) != nil {
+		return nil
+	}
+	return a.Verdicts
+}
+
+// analysisFor returns the analysis of a variant of a run: its own, or the run's.
+func (r *Run) analysisFor(variant string) *VariantAnalysis {
+	var runLevel *VariantAnalysis
+	for i := range r.Analysis {
+		a := &r.Analysis[i]
+		switch a.Variant {
+		case variant:
+			return a
+		case "":
+			runLevel = a
+		}
+	}
+	if runLevel != nil && len(r.variantNames()) <= 1 {
+		return runLevel
+	}
+	return nil
+}
+
+// runAnalysis returns the run-level analysis (one that names no variant).
+func (r *Run) runAnalysis() *VariantAnalysis {
+	for i := range r.Analysis {
+		if r.Analysis[i].Variant == "" {
+			return &r.Analysis[i]
+		}
+	}
+	return nil
+}
+
+func (r *Run) variantNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, st := range r.Result.Steps {
+		if !seen[st.Variant] {
+			seen[st.Variant] = true
+			out = append(out, st.Variant)
+		}
+	}
+	return out
+}
+
+// Finding is one line of the report's summary: a sentence and its severity.
+type Finding struct {
+	// Kind is "saturated", "knee", "warning" or "incomplete".
+	Kind string
+	Text string
+}
+
+// Findings gathers what the top of the report says about an experiment: what saturated,
+// where the knee is, and every validity verdict and warning (each once).
+func (e *Experiment) Findings() []Finding {
+	var out []Finding
+	seen := map[string]bool{}
+	add := func(kind, text string) {
+		text = strings.TrimSpace(text)
+		if text == "" || seen[kind+text] {
+			return
+		}
+		seen[kind+text] = true
+		out = append(out, Finding{Kind: kind, Text: text})
+	}
+	for _, r := range e.Runs {
+		prefix := ""
+		if len(e.Runs) > 1 {
+			prefix = r.Label + ": "
+		}
+		if !r.Result.Complete {
+			reason := r.Result.IncompleteReason
+			if reason == "" {
+				reason = "cut short"
+			}
+			add("incomplete", prefix+"run incomplete: "+reason)
+		}
+		for _, a := range r.Analysis {
+			p := prefix
+			if a.Variant != "" {
+				p += a.Variant + ": "
+			}
+			add("saturated", p+a.Saturated.Sentence)
+			if kp := a.Knee.Knee; kp != nil {
+				add("knee", p+e.kneeText(r, a, kp))
+			} else if a.Knee.RisingAtEnd {
+				add("knee", p+"no knee reached: throughput still rises at the highest load")
+			}
+		}
+		for _, a := range r.Analysis {
+			for _, v := range a.Verdicts {
+				add("warning", prefix+v.Code+": "+v.Message)
+			}
+		}
+		for _, w := range r.Result.Warnings {
+			add("warning", prefix+w)
+		}
+		for _, st := range r.Result.Steps {
+			for _, v := range stepVerdicts(st.Analysis) {
+				add("warning", prefix+v.Code+": "+v.Message)
+			}
+			for _, w := range st.Warnings {
+				add("warning", prefix+stepName(&st)+": "+w)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return kindRank(out[i].Kind) < kindRank(out[j].Kind) })
+	return out
+}
+
+func kindRank(k string) int {
+	return map[string]int{"incomplete": 0, "saturated": 1, "knee": 2, "warning": 3}[k]
+}
+
+// stepName names a step in a warning: its variant and load.
+func stepName(st *result.Step) string {
+	name := fmt.Sprintf("step %d (%d VUs", st.Index+1, st.VUs)
+	if st.Variant != "" {
+		name += ", " + st.Variant
+	}
+	return name + ")"
+}
+
+// kneeText describes a knee by its load and, from the measured figures at that load, the
+// throughput and p99 there.
+func (e *Experiment) kneeText(r *Run, a VariantAnalysis, kp *KneePoint) string {
+	load := a.LoadName
+	if load == "" {
+		load = e.LoadName
+	}
+	text := "knee at " + fmtNum(kp.Load) + " " + load
+	_, label, get := e.metric()
+	for _, v := range e.Variants {
+		if v.Run != r || (a.Variant != "" && v.Variant != a.Variant) {
+			continue
+		}
+		for _, c := range v.Cells {
+			if c != nil && c.Load == kp.Load {
+				return text + " (" + fmtNum(get(c)) + " " + label + ", p99 " + fmtNum(ms(c.Latency.P99)) + " ms)"
+			}
+		}
+	}
+	return text
+}

@@ -1,0 +1,540 @@
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+//go:embed report.css
+var css string
+
+//go:embed report.html.tmpl
+var pageTmpl string
+
+// CSP forbids the page every script, every fetch, frame, font and form: it can only draw
+// itself from its own inline styles and inline SVG (data: images allowed for none in use).
+const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'none'; " +
+	"connect-src 'none'; font-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'"
+
+type page struct {
+	Title       string
+	Generated   string
+	CSP         string
+	CSS         template.CSS
+	Summary     []summaryView
+	Experiments []expView
+	Runs        []runView
+}
+
+type summaryView struct {
+	ID, Title string
+	Headline  string
+	Findings  []Finding
+	Warnings  int
+}
+
+type expView struct {
+	ID, Title string
+	Subtitle  string
+	Findings  []Finding
+	KPIs      []kpi
+	Charts    []chartView
+	Tables    []Table
+}
+
+type kpi struct{ Label, Value, Note string }
+
+type chartView struct {
+	Title, Note string
+	Wide        bool
+	SVG         template.HTML
+	Legend      []legendItem
+}
+
+type legendItem struct {
+	Name, Colour string
+	Dash         bool
+}
+
+type runView struct {
+	Label, Command, Started, Duration, Status string
+	Host, Server, Topology, Tool              string
+	Settings                                  [][2]string
+}
+
+// HTML renders the experiments as one self-contained HTML page: no script, no external
+// resource, everything inline.
+func HTML(exps []*Experiment, generated time.Time) ([]byte, error) {
+	p := page{Title: "agbench report", Generated: generated.UTC().Format("2006-01-02 15:04 UTC"), CSP: CSP, CSS: template.CSS(css)}
+	var cmds []string
+	for i, e := range exps {
+		id := fmt.Sprintf("exp%d-%s", i+1, e.slug())
+		ev := e.view(id)
+		p.Experiments = append(p.Experiments, ev)
+		warn := 0
+		for _, f := range ev.Findings {
+			if f.Kind == "warning" || f.Kind == "incomplete" {
+				warn++
+			}
+		}
+		p.Summary = append(p.Summary, summaryView{ID: id, Title: ev.Title, Headline: e.Headline(), Findings: ev.Findings, Warnings: warn})
+		cmds = append(cmds, e.Command)
+		for _, r := range e.Runs {
+			p.Runs = append(p.Runs, runViewOf(r))
+		}
+	}
+	if len(cmds) > 0 {
+		p.Title = "agbench: " + strings.Join(cmds, ", ")
+	}
+	t, err := template.New("page").Funcs(template.FuncMap{
+		"colspan": func(g Group) int { return g.Span },
+	}).Parse(pageTmpl)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, p); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// metric is what an experiment's throughput chart shows: a headline counter when the result
+// has one the articles chart (NOPM, IOPS, MB/s), operations per second otherwise.
+func (e *Experiment) metric() (name, label string, get func(*Figures) float64) {
+	for _, c := range []string{"nopm", "iops", "mb_per_s"} {
+		for _, have := range e.Counters {
+			if have == c {
+				return c, counterLabel(c), func(f *Figures) float64 { return f.Counters[c] }
+			}
+		}
+	}
+	if e.HasBytes() {
+		return "mb_per_s", "MB/s", func(f *Figures) float64 { return f.MBps }
+	}
+	return "ops", "ops/s", func(f *Figures) float64 { return f.Throughput }
+}
+
+// Headline is the one sentence the summary gives an experiment: its best result, and with
+// two or more variants, how far the last differs from the first at its largest gap.
+func (e *Experiment) Headline() string {
+	_, label, get := e.metric()
+	if len(e.Variants) == 0 {
+		return "no steps measured"
+	}
+	if len(e.Variants) >= 2 && e.Sweep {
+		a, b := e.Variants[0], e.Variants[len(e.Variants)-1]
+		best, at, last := 0.0, -1, -1
+		for i := range e.Points {
+			if a.Cells[i] == nil || b.Cells[i] == nil || get(a.Cells[i]) <= 0 {
+				continue
+			}
+			last = i
+			if d := get(b.Cells[i])/get(a.Cells[i]) - 1; at < 0 || math.Abs(d) > math.Abs(best) {
+				best, at = d, i
+			}
+		}
+		if last >= 0 {
+			gap := func(i int) string {
+				return fmt.Sprintf("%+.0f%% %s at %s %s (%s vs %s)", 100*(get(b.Cells[i])/get(a.Cells[i])-1), label,
+					e.Points[i], e.LoadName, fmtNum(get(b.Cells[i])), fmtNum(get(a.Cells[i])))
+			}
+			h := fmt.Sprintf("%s vs %s: %s", b.Name, a.Name, gap(last))
+			if at != last {
+				h += "; largest gap " + gap(at)
+			}
+			return h
+		}
+	}
+	var parts []string
+	for _, v := range e.Variants {
+		pk, at := 0.0, -1
+		for i, c := range v.Cells {
+			if c != nil && (at < 0 || get(c) > pk) {
+				pk, at = get(c), i
+			}
+		}
+		if at >= 0 {
+			where := ""
+			if e.Sweep {
+				where = " at " + e.Points[at] + " " + e.LoadName
+			}
+			parts = append(parts, fmt.Sprintf("%s: peak %s %s%s", v.Name, fmtNum(pk), label, where))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (e *Experiment) view(id string) expView {
+	ev := expView{ID: id, Title: e.Command, Findings: e.Findings(), Tables: e.Tables()}
+	var sub []string
+	for _, r := range e.Runs {
+		sub = append(sub, r.Label)
+	}
+	ev.Subtitle = strings.Join(sub, " · ")
+	ev.KPIs = e.kpis()
+	ev.Charts = e.charts()
+	return ev
+}
+
+func (e *Experiment) kpis() []kpi {
+	_, label, get := e.metric()
+	var out []kpi
+	for _, v := range e.Variants {
+		pk, at := 0.0, -1
+		for i, c := range v.Cells {
+			if c != nil && (at < 0 || get(c) > pk) {
+				pk, at = get(c), i
+			}
+		}
+		if at < 0 {
+			continue
+		}
+		note := ""
+		if e.Sweep {
+			note = "at " + e.Points[at] + " " + e.LoadName
+		}
+		note += fmt.Sprintf(", p99 %s ms", fmtNum(ms(v.Cells[at].Latency.P99)))
+		out = append(out, kpi{Label: v.Name + " · peak " + label, Value: fmtNum(pk), Note: strings.TrimPrefix(note, ", ")})
+	}
+	return out
+}
+
+func (e *Experiment) legend() []legendItem {
+	var out []legendItem
+	for i, v := range e.Variants {
+		out = append(out, legendItem{Name: v.Name, Colour: colour(i)})
+	}
+	return out
+}
+
+func (e *Experiment) charts() []chartView {
+	var out []chartView
+	_, label, get := e.metric()
+	if e.Sweep {
+		tp := lineChart{Class: "throughput", YLabel: label, XLabel: e.LoadName, XTicks: e.Points}
+		lat := lineChart{Class: "latency", YLabel: "ms", XLabel: e.LoadName, XTicks: e.Points}
+		for i, v := range e.Variants {
+			xs, ys, p95, p99 := make([]float64, len(e.Points)), make([]float64, len(e.Points)), make([]float64, len(e.Points)), make([]float64, len(e.Points))
+			for pi, c := range v.Cells {
+				xs[pi] = float64(pi)
+				if c == nil {
+					ys[pi], p95[pi], p99[pi] = math.NaN(), math.NaN(), math.NaN()
+					continue
+				}
+				ys[pi], p95[pi], p99[pi] = get(c), ms(c.Latency.P95), ms(c.Latency.P99)
+			}
+			tp.Lines = append(tp.Lines, line{Name: v.Name, Colour: colour(i), X: xs, Y: ys})
+			lat.Lines = append(lat.Lines, line{Name: v.Name + " p99", Colour: colour(i), X: xs, Y: p99},
+				line{Name: v.Name + " p95", Colour: colour(i), X: xs, Y: p95, Dash: true})
+			tp.Marks = append(tp.Marks, e.marks(v, i)...)
+			lat.Marks = append(lat.Marks, e.marks(v, i)...)
+		}
+		out = append(out, chartView{Title: label + " vs " + e.LoadName, Note: "one line per variant; knee, saturation and SLO points marked", SVG: tp.SVG(), Legend: e.legend()})
+		leg := e.legend()
+		leg = append(leg, legendItem{Name: "p99 solid, p95 dashed", Colour: "#888", Dash: true})
+		out = append(out, chartView{Title: "p95 / p99 latency vs " + e.LoadName, Note: "all operations together, as the client saw them", SVG: lat.SVG(), Legend: leg})
+	} else {
+		bars := stackedBars{Class: "steps", YLabel: "seconds", Stacks: []string{"duration"}, Colours: []string{colour(0)}}
+		for _, v := range e.Variants {
+			g := barGroup{Name: v.Name}
+			for pi, c := range v.Cells {
+				if c != nil {
+					g.Bars = append(g.Bars, bar{Label: e.Points[pi], Values: []float64{c.Seconds}})
+				}
+			}
+			bars.Groups = append(bars.Groups, g)
+		}
+		out = append(out, chartView{Title: "duration per step", SVG: bars.SVG(), Legend: []legendItem{{Name: "duration", Colour: colour(0)}}})
+	}
+	if e.HasWaits() {
+		out = append(out, e.waitChart())
+	}
+	if e.Sweep && (e.HasWaits() || e.HasDevice()) {
+		out = append(out, e.layerCharts()...)
+	}
+	if c, ok := e.seriesChart("lag", "replication lag over time", "s"); ok {
+		out = append(out, c)
+	}
+	if c, ok := e.throughputOverTime(); ok {
+		out = append(out, c)
+	}
+	return out
+}
+
+// marks returns the knee, saturation and SLO points of a variant's analysis.
+func (e *Experiment) marks(v *Variant, i int) []mark {
+	a := v.Run.analysisFor(v.Variant)
+	if a == nil {
+		return nil
+	}
+	suffix := ""
+	if len(e.Variants) > 1 {
+		suffix = " (" + v.Name + ")"
+	}
+	var out []mark
+	add := func(p *KneePoint, what string) {
+		if p == nil {
+			return
+		}
+		for pi, c := range v.Cells {
+			if c != nil && c.Load == p.Load {
+				out = append(out, mark{X: float64(pi), Label: what + suffix, Colour: colour(i)})
+				return
+			}
+		}
+	}
+	add(a.Knee.Knee, "knee")
+	add(a.Knee.Saturation, "saturation")
+	add(a.Knee.SLOPoint, "SLO point")
+	add(a.Knee.SLOBroken, "SLO broken")
+	return out
+}
+
+func (e *Experiment) waitChart() chartView {
+	classes := e.WaitClasses()
+	bars := stackedBars{Class: "waits", Wide: true, YLabel: "sessions", Stacks: classes}
+	var leg []legendItem
+	for i, k := range classes {
+		bars.Colours = append(bars.Colours, waitColour(k, i))
+		leg = append(leg, legendItem{Name: k, Colour: waitColour(k, i)})
+	}
+	for _, v := range e.Variants {
+		g := barGroup{Name: v.Name}
+		for pi, c := range v.Cells {
+			if c == nil {
+				continue
+			}
+			br := bar{Label: e.Points[pi]}
+			for _, k := range classes {
+				br.Values = append(br.Values, waitOf(c, k))
+			}
+			g.Bars = append(g.Bars, br)
+		}
+		bars.Groups = append(bars.Groups, g)
+	}
+	return chartView{Title: "wait profile per step", Note: "mean sessions in each wait class (pg_stat_activity samples)", Wide: true, SVG: bars.SVG(), Legend: leg}
+}
+
+// layerCharts are the layers side by side against load: client latency, database sessions
+// waiting, device await and queue.
+func (e *Experiment) layerCharts() []chartView {
+	type layer struct {
+		title, unit string
+		get         func(*Figures) (float64, bool)
+	}
+	layers := []layer{
+		{"client: mean latency", "ms", func(f *Figures) (float64, bool) { return f.Latency.Mean / 1000, true }},
+		{"database: active sessions", "sessions", func(f *Figures) (float64, bool) {
+			t := 0.0
+			for _, w := range f.Waits {
+				t += w
+			}
+			return t, len(f.Waits) > 0
+		}},
+		{"device: await", "ms", func(f *Figures) (float64, bool) { return f.DeviceAwaitMs, f.HasDevice }},
+		{"device: queue depth", "requests", func(f *Figures) (float64, bool) { return f.DeviceQueue, f.HasDevice }},
+	}
+	var out []chartView
+	for _, l := range layers {
+		c := lineChart{Class: "layer", YLabel: l.unit, XLabel: e.LoadName, XTicks: e.Points}
+		any := false
+		for i, v := range e.Variants {
+			xs, ys := make([]float64, len(e.Points)), make([]float64, len(e.Points))
+			for pi, f := range v.Cells {
+				xs[pi], ys[pi] = float64(pi), math.NaN()
+				if f != nil {
+					if y, ok := l.get(f); ok {
+						ys[pi], any = y, true
+					}
+				}
+			}
+			c.Lines = append(c.Lines, line{Name: v.Name, Colour: colour(i), X: xs, Y: ys})
+		}
+		if any {
+			out = append(out, chartView{Title: "layers · " + l.title, SVG: c.SVG(), Legend: e.legend()})
+		}
+	}
+	return out
+}
+
+// seriesChart draws every sampler series whose name contains key over the run's time,
+// one line per series name (its steps joined, with gaps between them).
+func (e *Experiment) seriesChart(key, title, unit string) (chartView, bool) {
+	type pts struct{ x, y []float64 }
+	lines := map[string]*pts{}
+	for _, r := range e.Runs {
+		t0 := r.Result.Meta.Started
+		if len(r.Result.Steps) > 0 {
+			t0 = r.Result.Steps[0].Window.Start
+		}
+		for _, st := range r.Result.Steps {
+			for name, s := range st.Series {
+				if !strings.Contains(name, key) || len(s.T) == 0 {
+					continue
+				}
+				ln := name
+				if len(e.Runs) > 1 {
+					ln = r.Label + ": " + name
+				}
+				p := lines[ln]
+				if p == nil {
+					p = &pts{}
+					lines[ln] = p
+				}
+				if len(p.x) > 0 {
+					p.x, p.y = append(p.x, p.x[len(p.x)-1]), append(p.y, math.NaN())
+				}
+				off := s.Start.Sub(t0).Seconds()
+				for i := range min(len(s.T), len(s.V)) {
+					p.x, p.y = append(p.x, off+s.T[i]), append(p.y, s.V[i])
+				}
+				if s.Unit != "" {
+					unit = s.Unit
+				}
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return chartView{}, false
+	}
+	c := lineChart{Class: "timeseries " + key, Wide: true, YLabel: unit, XLabel: "seconds", Numeric: true}
+	var leg []legendItem
+	for i, name := range sortedKeys(lines) {
+		c.Lines = append(c.Lines, line{Name: name, Colour: colour(i), X: lines[name].x, Y: lines[name].y})
+		leg = append(leg, legendItem{Name: name, Colour: colour(i)})
+	}
+	return chartView{Title: title, Note: "measured windows of every step, in the order they ran", Wide: true, SVG: c.SVG(), Legend: leg}, true
+}
+
+// throughputOverTime draws each variant's per-second throughput across the run, so that
+// warm-up and drift show.
+func (e *Experiment) throughputOverTime() (chartView, bool) {
+	c := lineChart{Class: "timeseries throughput-time", Wide: true, YLabel: "ops/s", XLabel: "seconds", Numeric: true}
+	found := false
+	for i, v := range e.Variants {
+		t0 := v.Run.Result.Meta.Started
+		if len(v.Run.Result.Steps) > 0 {
+			t0 = v.Run.Result.Steps[0].Window.Start
+		}
+		var xs, ys []float64
+		steps := stepsOf(v)
+		for _, st := range steps {
+			s, ok := st.Throughput["*"]
+			if !ok || len(s.T) == 0 {
+				continue
+			}
+			if len(xs) > 0 {
+				xs, ys = append(xs, xs[len(xs)-1]), append(ys, math.NaN())
+			}
+			off := s.Start.Sub(t0).Seconds()
+			for j := range min(len(s.T), len(s.V)) {
+				xs, ys = append(xs, off+s.T[j]), append(ys, s.V[j])
+			}
+			found = true
+		}
+		c.Lines = append(c.Lines, line{Name: v.Name, Colour: colour(i), X: xs, Y: ys})
+	}
+	if !found {
+		return chartView{}, false
+	}
+	return chartView{Title: "throughput over time", Note: "per second, measured windows only; gaps are ramp-ups and other variants' steps", Wide: true, SVG: c.SVG(), Legend: e.legend()}, true
+}
+
+func stepsOf(v *Variant) []*result.Step {
+	var out []*result.Step
+	for _, c := range v.Cells {
+		if c != nil {
+			out = append(out, c.Steps...)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Window.Start.Before(out[j].Window.Start) })
+	return out
+}
+
+func runViewOf(r *Run) runView {
+	m := r.Result.Meta
+	v := runView{Label: r.Label, Command: CommandLine(m), Started: m.Started.UTC().Format("2006-01-02 15:04:05 UTC"), Status: "complete"}
+	if !m.Ended.IsZero() {
+		v.Duration = m.Ended.Sub(m.Started).Round(time.Second).String()
+	}
+	if !r.Result.Complete {
+		v.Status = "incomplete: " + r.Result.IncompleteReason
+	}
+	h := m.Host
+	var host []string
+	for _, part := range []string{h.Hostname, h.OS + "/" + h.Arch, prefixed("kernel ", h.Kernel), h.CPUModel,
+		fmt.Sprintf("%d cores", h.Cores), bytesText(h.MemoryBytes), h.GoVersion} {
+		if part != "" && part != "/" && part != "0 cores" {
+			host = append(host, part)
+		}
+	}
+	v.Host = strings.Join(host, " · ")
+	v.Tool = m.Tool + " " + m.ToolVersion
+	if m.Server != nil {
+		v.Server = "PostgreSQL " + m.Server.Version
+		for _, k := range sortedKeys(m.Server.Settings) {
+			v.Settings = append(v.Settings, [2]string{k, m.Server.Settings[k]})
+		}
+	}
+	if t := m.Topology; t != nil {
+		var parts []string
+		if t.Cluster != "" {
+			parts = append(parts, "cluster "+t.Cluster)
+		}
+		if t.Commit != "" {
+			parts = append(parts, t.Commit+" commit")
+		}
+		for _, n := range t.Nodes {
+			parts = append(parts, fmt.Sprintf("%s (%s) %s", n.Name, n.Role, n.Addr))
+		}
+		if t.Listener != "" {
+			parts = append(parts, "listener "+t.Listener)
+		}
+		if t.RoutingList != "" {
+			parts = append(parts, "routing list "+t.RoutingList)
+		}
+		v.Topology = strings.Join(parts, " · ")
+	}
+	return v
+}
+
+// CommandLine is the exact command that produced a result, quoted for a POSIX shell.
+func CommandLine(m result.Meta) string {
+	parts := []string{"agbench"}
+	for _, a := range m.Args {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=,:@%+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func bytesText(b uint64) string {
+	if b == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.1f GiB RAM", float64(b)/(1<<30))
+}
+
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
+}

@@ -1,0 +1,499 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+// Run is one result file with the label it is shown under.
+type Run struct {
+	// Label names the run in legends and tables (its folder's name unless set).
+	Label string
+	// Path is where the result was read from.
+	Path   string
+	Result *result.Result
+	// Analysis is the run's analysis as stored by internal/analyze, when there is one.
+	Analysis []VariantAnalysis
+}
+
+// NewRun wraps a result read from path, labelled by its folder's name.
+func NewRun(path string, r *result.Result) *Run {
+	label := filepath.Base(filepath.Clean(path))
+	if label == result.FileName {
+		label = filepath.Base(filepath.Dir(filepath.Clean(path)))
+	}
+	return &Run{Label: label, Path: path, Result: r, Analysis: decodeAnalysis(r.Analysis)}
+}
+
+// Experiment is what one command measured, over one or more runs of it: one line per
+// variant (per run and compared variant) in its charts and one column group in its tables.
+type Experiment struct {
+	// Command is the command that ran ("stress", "tpcc run").
+	Command string
+	Runs    []*Run
+	// LoadName names the swept knob ("threads", "VUs"); Sweep is true when the steps walk a
+	// load (two or more points), false for a list of steps (seeding phases, one-off runs).
+	LoadName string
+	Sweep    bool
+	// Points are the sweep's positions (x axis), in order.
+	Points   []string
+	Variants []*Variant
+	// Counters are the counter names found in any step, headline ones first.
+	Counters []string
+}
+
+// Variant is one line of an experiment: a compared variant of one run.
+type Variant struct {
+	// Name is the variant as shown ("routing=on", or "<run>: routing=on" with several runs).
+	Name    string
+	Variant string
+	Run     *Run
+	// Cells holds the variant's figures at each of the experiment's points (nil when it did
+	// not run there).
+	Cells []*Figures
+}
+
+// Figures is one variant at one point of a sweep: its steps (repeats) merged.
+type Figures struct {
+	Load  float64
+	Label string
+	Steps []*result.Step
+	// Seconds is the mean measured window; Throughput the mean of the repeats' ops/s.
+	Seconds    float64
+	Throughput float64
+	// Repeats holds each repeat's ops/s (one value without repeats).
+	Repeats []float64
+	Count   int64
+	Errors  int64
+	// MBps is bytes returned per second (10^6), from the mb_per_s counter when there is one.
+	MBps float64
+	// Latency merges every operation type's histogram of every repeat.
+	Latency result.Hist
+	// Ops is each operation type merged over the repeats, by name.
+	Ops      map[string]*result.Op
+	Counters map[string]float64
+	// Waits is the mean number of sessions in each wait class (from "pg.wait.*" series).
+	Waits map[string]float64
+	// DeviceAwaitMs and DeviceQueue are the means of the device series, when sampled.
+	DeviceAwaitMs, DeviceQueue float64
+	HasDevice                  bool
+}
+
+// headlineCounters are shown in the articles' tables, in this order, when a result has them.
+var headlineCounters = []string{"nopm", "tpm", "iops", "read_iops", "write_iops", "mb_per_s", "read_mb_per_s", "write_mb_per_s", "rows_per_s"}
+
+// Build groups runs into experiments: runs of the same command become one experiment whose
+// variants are shown side by side; each command gets its own.
+func Build(runs []*Run) ([]*Experiment, error) {
+	var exps []*Experiment
+	byCmd := map[string]*Experiment{}
+	for _, r := range runs {
+		cmd := r.Result.Meta.Command
+		if cmd == "" {
+			cmd = "run"
+		}
+		e := byCmd[cmd]
+		if e == nil {
+			e = &Experiment{Command: cmd}
+			byCmd[cmd] = e
+			exps = append(exps, e)
+		}
+		e.Runs = append(e.Runs, r)
+	}
+	for _, e := range exps {
+		if err := e.build(); err != nil {
+			return nil, err
+		}
+	}
+	return exps, nil
+}
+
+// pointKey identifies a position of the sweep across runs: its load and its other params.
+func pointKey(st *result.Step, compareKey string) (key, label string, load float64) {
+	var parts []string
+	for _, k := range sortedKeys(st.Params) {
+		if k == compareKey {
+			continue
+		}
+		parts = append(parts, k+"="+st.Params[k])
+	}
+	load = float64(st.VUs)
+	key = fmt.Sprintf("%g|%s", load, strings.Join(parts, ","))
+	return key, strings.Join(parts, " "), load
+}
+
+func (e *Experiment) build() error {
+	e.LoadName = e.loadName()
+	type slot struct {
+		key, label string
+		load       float64
+		first      int
+	}
+	slots := map[string]*slot{}
+	var order []*slot
+	counters := map[string]bool{}
+	for _, r := range e.Runs {
+		for i := range r.Result.Steps {
+			st := &r.Result.Steps[i]
+			key, label, load := pointKey(st, compareKey(st))
+			if slots[key] == nil {
+				s := &slot{key: key, label: label, load: load, first: len(order)}
+				slots[key] = s
+				order = append(order, s)
+			}
+			for c := range st.Counters {
+				counters[c] = true
+			}
+		}
+	}
+	// Points in load order (then first appearance), so runs that swept in another order line up.
+	sort.SliceStable(order, func(i, j int) bool { return order[i].load < order[j].load })
+	index := map[string]int{}
+	loads := map[float64]int{}
+	for i, s := range order {
+		index[s.key] = i
+		loads[s.load]++
+	}
+	// A sweep walks distinct loads; otherwise the params tell the points apart.
+	e.Sweep = len(order) >= 2 && len(loads) == len(order)
+	for _, s := range order {
+		if e.Sweep {
+			e.Points = append(e.Points, fmtNum(s.load))
+		} else if s.label != "" {
+			e.Points = append(e.Points, s.label)
+		} else {
+			e.Points = append(e.Points, fmt.Sprintf("%s %s", fmtNum(s.load), e.LoadName))
+		}
+	}
+	e.Counters = orderCounters(counters)
+
+	for _, r := range e.Runs {
+		var names []string
+		groups := map[string][]*result.Step{}
+		for i := range r.Result.Steps {
+			st := &r.Result.Steps[i]
+			if _, ok := groups[st.Variant]; !ok {
+				names = append(names, st.Variant)
+			}
+			groups[st.Variant] = append(groups[st.Variant], st)
+		}
+		names = orderVariants(names, r.Result.Meta)
+		for _, vn := range names {
+			v := &Variant{Variant: vn, Run: r, Name: variantName(e, r, vn), Cells: make([]*Figures, len(order))}
+			byPoint := map[int][]*result.Step{}
+			for _, st := range groups[vn] {
+				key, _, _ := pointKey(st, compareKey(st))
+				byPoint[index[key]] = append(byPoint[index[key]], st)
+			}
+			for pi, steps := range byPoint {
+				c, err := newFigures(steps)
+				if err != nil {
+					return fmt.Errorf("%s: %w", r.Path, err)
+				}
+				c.Label = e.Points[pi]
+				v.Cells[pi] = c
+			}
+			e.Variants = append(e.Variants, v)
+		}
+	}
+	return nil
+}
+
+// compareKey is the param that names the step's variant ("routing" of "routing=on").
+func compareKey(st *result.Step) string {
+	k, _, _ := strings.Cut(st.Variant, "=")
+	return k
+}
+
+func variantName(e *Experiment, r *Run, v string) string {
+	if len(e.Runs) == 1 {
+		if v == "" {
+			return e.Command
+		}
+		return v
+	}
+	if v == "" {
+		return r.Label
+	}
+	return r.Label + ": " + v
+}
+
+// loadName is the analysis's name for the load, else the param that always equals the VUs.
+func (e *Experiment) loadName() string {
+	for _, r := range e.Runs {
+		for _, a := range r.Analysis {
+			if a.LoadName != "" {
+				return a.LoadName
+			}
+		}
+	}
+	candidates := map[string]bool{}
+	first := true
+	for _, r := range e.Runs {
+		for _, st := range r.Result.Steps {
+			match := map[string]bool{}
+			for k, v := range st.Params {
+				if v == strconv.Itoa(st.VUs) && k != compareKey(&st) {
+					match[k] = true
+				}
+			}
+			if first {
+				candidates, first = match, false
+				continue
+			}
+			for k := range candidates {
+				if !match[k] {
+					delete(candidates, k)
+				}
+			}
+		}
+	}
+	if names := sortedKeys(candidates); len(names) > 0 {
+		if strings.EqualFold(names[0], "vus") {
+			return "VUs"
+		}
+		return names[0]
+	}
+	return "VUs"
+}
+
+func orderCounters(set map[string]bool) []string {
+	var out []string
+	for _, c := range headlineCounters {
+		if set[c] {
+			out = append(out, c)
+			delete(set, c)
+		}
+	}
+	return append(out, sortedKeys(set)...)
+}
+
+// newFigures merges the repeats of one variant at one point.
+func newFigures(steps []*result.Step) (*Figures, error) {
+	c := &Figures{Steps: steps, Load: float64(steps[0].VUs), Ops: map[string]*result.Op{}, Counters: map[string]float64{}, Waits: map[string]float64{}}
+	var all []result.Hist
+	perOp := map[string][]result.Hist{}
+	var bytes int64
+	var awaits, queues []float64
+	waitSum := map[string]float64{}
+	for _, st := range steps {
+		sec := st.Window.Seconds()
+		c.Seconds += sec / float64(len(steps))
+		tp := st.OpsPerSecond()
+		c.Repeats = append(c.Repeats, tp)
+		c.Throughput += tp / float64(len(steps))
+		for name, op := range st.Ops {
+			if op == nil {
+				continue
+			}
+			agg := c.Ops[name]
+			if agg == nil {
+				agg = &result.Op{}
+				c.Ops[name] = agg
+			}
+			agg.Count += op.Count
+			agg.Errors += op.Errors
+			agg.Retries += op.Retries
+			agg.Rows += op.Rows
+			agg.Bytes += op.Bytes
+			c.Count += op.Count
+			c.Errors += op.Errors
+			bytes += op.Bytes
+			perOp[name] = append(perOp[name], op.Latency)
+			all = append(all, op.Latency)
+		}
+		for k, v := range st.Counters {
+			c.Counters[k] += v / float64(len(steps))
+		}
+		for k, s := range st.Series {
+			switch {
+			case strings.HasPrefix(k, "pg.wait."):
+				waitSum[strings.TrimPrefix(k, "pg.wait.")] += meanOf(s.V) / float64(len(steps))
+			case isAwait(k):
+				awaits = append(awaits, meanOf(s.V))
+			case isQueue(k):
+				queues = append(queues, meanOf(s.V))
+			}
+		}
+	}
+	for k, v := range waitSum {
+		c.Waits[k] = v
+	}
+	if len(awaits)+len(queues) > 0 {
+		c.HasDevice = true
+		c.DeviceAwaitMs, c.DeviceQueue = maxOf(awaits), maxOf(queues)
+	}
+	var secs float64
+	for _, st := range steps {
+		secs += st.Window.Seconds()
+	}
+	if v, ok := c.Counters["mb_per_s"]; ok {
+		c.MBps = v
+	} else if secs > 0 {
+		c.MBps = float64(bytes) / secs / 1e6
+	}
+	var err error
+	if c.Latency, err = result.MergeHists(all...); err != nil {
+		return nil, err
+	}
+	for name, hs := range perOp {
+		if c.Ops[name].Latency, err = result.MergeHists(hs...); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func isAwait(k string) bool { return strings.HasPrefix(k, "disk.") && strings.Contains(k, "await") }
+func isQueue(k string) bool {
+	return strings.HasPrefix(k, "disk.") && (strings.Contains(k, "queue") || strings.Contains(k, "aqu"))
+}
+
+func meanOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func maxOf(v []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range v {
+		m = math.Max(m, x)
+	}
+	if math.IsInf(m, -1) {
+		return 0
+	}
+	return m
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// HasBytes is true when any cell moved bytes (MB/s worth a column).
+func (e *Experiment) HasBytes() bool {
+	for _, v := range e.Variants {
+		for _, c := range v.Cells {
+			if c != nil && c.MBps > 0 {
+				if _, ok := c.Counters["mb_per_s"]; !ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// HasWaits is true when any cell has a wait profile.
+func (e *Experiment) HasWaits() bool {
+	for _, v := range e.Variants {
+		for _, c := range v.Cells {
+			if c != nil && len(c.Waits) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// HasDevice is true when any cell has device figures.
+func (e *Experiment) HasDevice() bool {
+	for _, v := range e.Variants {
+		for _, c := range v.Cells {
+			if c != nil && c.HasDevice {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ms converts a histogram value (microseconds) to milliseconds.
+func ms(us int64) float64 { return float64(us) / 1000 }
+
+// fmtNum prints a number the way a table shows it: integers plain, others with three
+// significant digits, large ones with thousands separated.
+func fmtNum(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "-"
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return group(strconv.FormatFloat(v, 'f', 0, 64))
+	case math.Abs(v) >= 1000:
+		return group(strconv.FormatFloat(v, 'f', 0, 64))
+	case math.Abs(v) >= 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case math.Abs(v) >= 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+}
+
+// group separates thousands with commas ("1200000" -> "1,200,000").
+func group(s string) string {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// orderVariants puts a run's variants in the order its --compare listed them (the runner
+// shuffles the order of the steps inside a repeat, so the first step may be any variant);
+// variants not found there keep the order they first ran in.
+func orderVariants(names []string, m result.Meta) []string {
+	spec := ""
+	if v, ok := m.Config["compare"].(string); ok {
+		spec = v
+	}
+	for i, a := range m.Args {
+		if a == "--compare" && i+1 < len(m.Args) {
+			spec = m.Args[i+1]
+		} else if v, ok := strings.CutPrefix(a, "--compare="); ok {
+			spec = v
+		}
+	}
+	key, values, ok := strings.Cut(spec, "=")
+	if !ok {
+		return names
+	}
+	rank := map[string]int{}
+	for i, v := range strings.Split(values, ",") {
+		rank[key+"="+strings.TrimSpace(v)] = i
+	}
+	out := append([]string(nil), names...)
+	sort.SliceStable(out, func(i, j int) bool {
+		ri, okI := rank[out[i]]
+		rj, okJ := rank[out[j]]
+		if okI && okJ {
+			return ri < rj
+		}
+		return okI && !okJ
+	})
+	return out
+}
