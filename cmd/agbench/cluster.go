@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -35,6 +36,7 @@ func home(a *app) string { return cluster.Home(a.getenv) }
 
 func clusterCreateCmd(a *app) *cobra.Command {
 	o := cluster.CreateOptions{}
+	var listenerAddr string
 	c := &cobra.Command{
 		Use:   "create",
 		Short: "Create and start a cluster: initdb the primary, pg_basebackup each standby",
@@ -54,10 +56,23 @@ A create that fails or is interrupted removes everything it made.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Home = home(a)
 			o.Progress = a.stderr
+			var li *cluster.ListenerInfo
+			if listenerAddr != "" {
+				var err error
+				if li, err = clusterListenerInfo(listenerAddr); err != nil {
+					return err
+				}
+			}
 			start := time.Now()
 			topo, err := cluster.Create(cmd.Context(), o)
 			if err != nil {
 				return err
+			}
+			if li != nil {
+				topo.Listener = li
+				if err := startClusterListener(a, topo); err != nil {
+					return fmt.Errorf("cluster %s created, but its listener did not start: %w", topo.Name, err)
+				}
 			}
 			fmt.Fprintf(a.stdout, "cluster %s created in %.1fs: PostgreSQL %s, %d standby(s), %s commit\n\n",
 				topo.Name, time.Since(start).Seconds(), topo.PG.Version, len(topo.Standbys()), topo.Commit)
@@ -74,6 +89,8 @@ A create that fails or is interrupted removes everything it made.`,
 	f.StringVar(&o.PGBin, "pg-bin", "", "folder of PostgreSQL server binaries (default: PATH, pg_config, /usr/lib/postgresql/*/bin)")
 	f.StringVar(&o.OSUser, "os-user", "", "user that runs the servers when agbench runs as root (default postgres)")
 	f.StringArrayVar(&o.Settings, "set", nil, "server setting key=value for every node (repeatable)")
+	f.StringVar(&listenerAddr, "listener", "", "also start `agbench listener` at this address (read-only port +1, metrics +2); --listener alone: 127.0.0.1:6432")
+	f.Lookup("listener").NoOptDefVal = "127.0.0.1:6432"
 	return c
 }
 
@@ -135,11 +152,7 @@ func printStatus(w io.Writer, st *cluster.Status) {
 		}
 	}
 	if st.Listener != nil {
-		fmt.Fprintf(w, "listener: %s", st.Listener.Listen)
-		if st.Listener.ReadOnlyListen != "" {
-			fmt.Fprintf(w, " (read-only port %s)", st.Listener.ReadOnlyListen)
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, listenerLine(st.Listener))
 	}
 }
 
@@ -206,8 +219,11 @@ func clusterSimpleCmd(a *app, verb string) *cobra.Command {
 			switch verb {
 			case "start":
 				err = topo.Start(cmd.Context())
+				if err == nil && topo.Listener != nil {
+					err = startClusterListener(a, topo)
+				}
 			case "stop":
-				err = topo.Stop(cmd.Context())
+				err = errors.Join(stopClusterListener(topo), topo.Stop(cmd.Context()))
 			case "destroy":
 				err = topo.Destroy(cmd.Context())
 			}
