@@ -160,4 +160,3 @@ func tail(path string) string {
 	}
 	return s
 }
-
