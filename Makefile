@@ -49,3 +49,9 @@ clean:
 .PHONY: bench-listener
 bench-listener: deps build
 	@bench/listener.sh $(BIN)
+
+# agbench stress (pgbench's select-only statement) vs pgbench -S -M prepared at 1, 2, 4, 8
+# clients, interleaved, medians; TPS ratio and client CPU per transaction (issue 4).
+.PHONY: bench-stress
+bench-stress: deps build
+	$(GO) run ./scripts/benchstress -agbench $(BIN) $(BENCH_STRESS_ARGS)
