@@ -36,6 +36,8 @@ type Conditions struct {
 	// Device describes the private device, or why there is none.
 	Device     string `json:"device"`
 	DeviceName string `json:"device_name,omitempty"`
+	// Mount is where the private device was mounted (gone after Close).
+	Mount string `json:"mount,omitempty"`
 	// Throttle describes the IO throttle, or why there is none ("" when none was asked).
 	Throttle string `json:"throttle,omitempty"`
 	// IOSource says where IO operations and their size come from.
@@ -149,7 +151,7 @@ func (e *Experiment) makeDevice(ctx context.Context) {
 	}
 	e.dev = d
 	e.closers = append(e.closers, d.Close)
-	e.cond.DeviceName = d.Name
+	e.cond.DeviceName, e.cond.Mount = d.Name, d.Mount
 	e.cond.Device = fmt.Sprintf("%s: ext4 on a sparse file, attached with direct IO, mounted at %s; read_ahead_kb 0 (off) vs %d (on)",
 		d.Device, d.Mount, e.cfg.ReadAheadKB)
 }

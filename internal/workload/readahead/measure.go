@@ -177,3 +177,5 @@ func coldMark(m Measurement) string {
 	}
 	return ""
 }
+
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

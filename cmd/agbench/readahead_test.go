@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/workload/readahead"
+)
+
+func TestReadaheadBadInputWritesNothing(t *testing.T) {
+	out := t.TempDir()
+	code, _, errs := runCLI(t, nil, "readahead", "--out", out, "--cluster", "lab", "--pg-bin", "/nowhere",
+		"--rows", "10", "--repeat", "0", "--queries", "full,bogus", "--device", "tape")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr %s", code, errs)
+	}
+	for _, want := range []string{"--cluster and --pg-bin", "--rows", "--repeat", "--queries", "--device"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr does not name %s: %s", want, errs)
+		}
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("bad input wrote %d entries into %s", len(entries), out)
+	}
+	code, _, errs = runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "readahead", "--cluster", "nosuch", "--rows", "2000", "--out", out)
+	if code != 2 || !strings.Contains(errs, "nosuch") {
+		t.Errorf("unknown cluster: exit %d, stderr %s", code, errs)
+	}
+}
+
+func TestReadaheadPrivateServerSmallRun(t *testing.T) {
+	clustertest.Require(t)
+	out := t.TempDir()
+	code, stdout, errs := runCLI(t, nil, "readahead", "--pg-bin", os.Getenv("AGBENCH_PG_BIN"), "--rows", "20000", "--repeat", "1",
+		"--queries", "full,join-bitmap", "--join-ids", "200", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errs)
+	}
+	t.Log(stdout)
+	for _, want := range []string{"full scan", "Bitmap Heap Scan", "OFF/ON", "cold:", "prefetch off:"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-readahead"))
+	if len(dirs) != 1 {
+		t.Fatalf("result folders: %v", dirs)
+	}
+	r, err := result.Read(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Complete || len(r.Steps) != 4 || r.Meta.Server == nil || r.Meta.Command != "readahead" {
+		t.Fatalf("result: complete %v, %d steps, server %v", r.Complete, len(r.Steps), r.Meta.Server)
+	}
+	var extra readahead.RunExtra
+	if err := json.Unmarshal(r.Extra[readahead.ExtraKey], &extra); err != nil {
+		t.Fatal(err)
+	}
+	if len(extra.Table) != 2 || extra.Table[0].Off.Runs != 1 || extra.Table[0].On.Runs != 1 || extra.Conditions.ColdMethod == "" {
+		t.Errorf("extra: %+v", extra)
+	}
+	for _, s := range r.Steps {
+		if s.Counters["buffer_reads"] == 0 || s.Counters["cold"] != 1 {
+			t.Errorf("step %d (%s %s): counters %v", s.Index, s.Params["query"], s.Variant, s.Counters)
+		}
+	}
+	if m := extra.Conditions.Mount; m != "" {
+		if b, _ := os.ReadFile("/proc/mounts"); strings.Contains(string(b), m) {
+			t.Errorf("%s is still mounted", m)
+		}
+		if _, err := os.Stat(filepath.Dir(m)); !os.IsNotExist(err) {
+			t.Errorf("device folder %s is left (%v)", filepath.Dir(m), err)
+		}
+	}
+}
