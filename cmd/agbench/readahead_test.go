@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -77,5 +78,39 @@ func TestReadaheadPrivateServerSmallRun(t *testing.T) {
 		if _, err := os.Stat(filepath.Dir(m)); !os.IsNotExist(err) {
 			t.Errorf("device folder %s is left (%v)", filepath.Dir(m), err)
 		}
+	}
+}
+
+func TestReadaheadOnClusterWithStandbyLeavesItAsItWas(t *testing.T) {
+	clustertest.Require(t)
+	home := clustertest.Home(t)
+	topo := clustertest.NewIn(t, home, clustertest.Options{Standbys: 1})
+	out := t.TempDir()
+	code, stdout, errs := runCLI(t, map[string]string{"AGBENCH_HOME": home}, "readahead", "--cluster", topo.Name,
+		"--rows", "20000", "--repeat", "1", "--queries", "full", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errs)
+	}
+	t.Log(stdout)
+	if !strings.Contains(stdout, "device:        none: the cluster has standbys") {
+		t.Errorf("no plain statement that no device was made:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "1/1") {
+		t.Errorf("runs not cold:\n%s", stdout)
+	}
+	for name, up := range topo.Running() {
+		if !up {
+			t.Errorf("node %s is not running after readahead", name)
+		}
+	}
+	s := topoServer{topo}
+	c, err := s.Connect(context.Background(), "postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	var dbs int
+	if err := c.QueryRow(context.Background(), "SELECT count(*) FROM pg_database WHERE datname = $1", readahead.Database).Scan(&dbs); err != nil || dbs != 0 {
+		t.Errorf("experiment database left: %d (%v)", dbs, err)
 	}
 }

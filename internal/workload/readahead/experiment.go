@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/sample"
 )
 
 // Database is the database the experiment makes for its tables, and drops at the end.
@@ -64,6 +66,7 @@ type Experiment struct {
 	made    bool // agbench created the database (and tablespace)
 	tsMade  bool
 	rels    []string // relation file paths, relative to the data directory
+	ioDev   string   // the device whose /proc/diskstats counters are read: the private one, else the data directory's
 	closers []func() error
 }
 
@@ -90,6 +93,10 @@ func Setup(ctx context.Context, srv Server, cfg Config) (_ *Experiment, err erro
 	}
 	if err := e.build(ctx); err != nil {
 		return nil, err
+	}
+	e.ioDev = e.cond.DeviceName
+	if e.dev == nil {
+		e.ioDev, _ = sample.DeviceForPath("/sys", srv.DataDir())
 	}
 	e.describe()
 	return e, nil
@@ -321,6 +328,8 @@ func (e *Experiment) describe() {
 		}
 	case e.dev != nil:
 		c.IOSource = "/proc/diskstats of " + e.dev.Name
+	case e.ioDev != "":
+		c.IOSource = "/proc/diskstats of " + e.ioDev + ", the data directory's device, shared: other processes' reads count too"
 	default:
 		c.IOSource = "none (PostgreSQL 15 has no pg_stat_io and there is no private device)"
 	}
@@ -334,7 +343,14 @@ func (e *Experiment) Close() error {
 	defer cancel()
 	var errs []error
 	if e.made || e.setIO {
-		if c, err := e.srv.Connect(ctx, "postgres"); err != nil {
+		c, err := e.srv.Connect(ctx, "postgres")
+		if err != nil {
+			// Interrupted in a restart: start the server again to undo what is in it.
+			if rerr := e.srv.Restart(ctx); rerr == nil {
+				c, err = e.srv.Connect(ctx, "postgres")
+			}
+		}
+		if err != nil {
 			errs = append(errs, err)
 		} else {
 			if e.made {

@@ -26,7 +26,8 @@ type Measurement struct {
 	// PgIO are pg_stat_io's relation reads during the run (16+): operations and bytes.
 	PgIOOps   int64 `json:"pg_io_ops,omitempty"`
 	PgIOBytes int64 `json:"pg_io_bytes,omitempty"`
-	// Dev are the private device's reads during the run (/proc/diskstats).
+	// Dev are the device's reads during the run (/proc/diskstats): the private device's, else
+	// those of the data directory's device, shared with every other process on it.
 	DevOps   int64   `json:"dev_ops,omitempty"`
 	DevBytes int64   `json:"dev_bytes,omitempty"`
 	DevMs    float64 `json:"dev_read_ms,omitempty"`
@@ -104,8 +105,8 @@ func (e *Experiment) Measure(ctx context.Context, q Query, prefetch, cold bool, 
 			return m, fmt.Errorf("pg_stat_io: %w", err)
 		}
 	}
-	if e.dev != nil {
-		if dev0, err = readDevice(e.dev.Name); err != nil {
+	if e.ioDev != "" {
+		if dev0, err = readDevice(e.ioDev); err != nil {
 			return m, err
 		}
 	}
@@ -116,8 +117,8 @@ func (e *Experiment) Measure(ctx context.Context, q Query, prefetch, cold bool, 
 	if err != nil {
 		return m, fmt.Errorf("%s: %w", q.Name, err)
 	}
-	if e.dev != nil {
-		if dev1, err = readDevice(e.dev.Name); err != nil {
+	if e.ioDev != "" {
+		if dev1, err = readDevice(e.ioDev); err != nil {
 			return m, err
 		}
 		d := dev1.sub(dev0)
@@ -137,7 +138,7 @@ func (e *Experiment) Measure(ctx context.Context, q Query, prefetch, cold bool, 
 	switch {
 	case usePg:
 		m.IOOps, m.IOBytes = m.PgIOOps, m.PgIOBytes
-	case e.dev != nil:
+	case e.ioDev != "":
 		m.IOOps, m.IOBytes = m.DevOps, m.DevBytes
 	}
 	m.Cold = cold && m.Plan.SharedRead > 0 && (e.dev == nil || m.DevOps > 0)
