@@ -220,7 +220,7 @@ func printReadahead(w io.Writer, c readahead.Conditions, rows []readahead.Row, w
 	fmt.Fprintf(w, "prefetch off:  %s\nprefetch on:   %s\n", c.PrefetchOff, c.PrefetchOn)
 	fmt.Fprintf(w, "sequential:    %s\nIO ops from:   %s\n\n", c.SequentialPrefetch, c.IOSource)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUERY\tPLAN NODE\tPREFETCH\tELAPSED ms\tHITS\tREADS\tIO OPS\tAVG IO kB\tIO READ ms\tCOLD RUNS\tOFF/ON\t")
+	fmt.Fprintln(tw, "QUERY\tPLAN NODE\tPREFETCH\tELAPSED ms\tHITS\tREADS\tIO OPS\tAVG IO kB\tIO READ ms\tDEVICE ms\tCOLD RUNS\tOFF/ON\t")
 	for _, r := range rows {
 		for i, side := range []readahead.Figures{r.Off, r.On} {
 			q, node, name, ratio := "", "", "off", ""
@@ -235,15 +235,24 @@ func printReadahead(w io.Writer, c readahead.Conditions, rows []readahead.Row, w
 					ratio = fmt.Sprintf("%.1fx", r.Ratio)
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%d/%d\t%s\t\n", q, node, name, side.ElapsedMs,
-				side.SharedHit, side.Read, side.IOOps, side.AvgIOKB, side.IOReadMs, side.Cold, side.Runs, ratio)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%s\t%d/%d\t%s\t\n", q, node, name, side.ElapsedMs,
+				side.SharedHit, side.Read, side.IOOps, side.AvgIOKB, side.IOReadMs, devMs(c, side), side.Cold, side.Runs, ratio)
 		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "medians; HITS = shared buffer hits (logical reads), READS = pages read from storage (physical reads)")
+	fmt.Fprintln(w, "medians; HITS = shared buffer hits (logical reads), READS = pages read from storage (physical reads),")
+	fmt.Fprintln(w, "IO READ ms = PostgreSQL's read time (track_io_timing), DEVICE ms = the device's own (/proc/diskstats)")
 	for _, s := range warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}
+}
+
+// devMs is the device's read time, or "-" when the device is shared with other processes.
+func devMs(c readahead.Conditions, f readahead.Figures) string {
+	if c.DeviceName == "" {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", f.DeviceMs)
 }
 
 // topoServer is readahead.Server over a cluster's primary.

@@ -17,6 +17,9 @@ type Figures struct {
 	IOOps     float64 `json:"io_ops"`
 	AvgIOKB   float64 `json:"avg_io_kb"`
 	IOReadMs  float64 `json:"io_read_ms"`
+	// DeviceMs is the device's own read time (/proc/diskstats): storage time without the
+	// waits inside PostgreSQL and the kernel above the device.
+	DeviceMs float64 `json:"device_read_ms"`
 	// Cold counts the runs that read from storage; Plan is the last run's plan nodes.
 	Cold int    `json:"cold"`
 	Plan string `json:"plan"`
@@ -54,7 +57,7 @@ func Summarize(queries []Query, ms []Measurement) []Row {
 }
 
 func figures(ms []Measurement, query string, prefetch bool) Figures {
-	var el, hit, rd, ops, kb, iot []float64
+	var el, hit, rd, ops, kb, iot, dev []float64
 	f := Figures{NodeOK: true}
 	for _, m := range ms {
 		if m.Query != query || m.Prefetch != prefetch {
@@ -67,6 +70,7 @@ func figures(ms []Measurement, query string, prefetch bool) Figures {
 		ops = append(ops, float64(m.IOOps))
 		kb = append(kb, m.AvgIOKB())
 		iot = append(iot, m.Plan.IOReadMs)
+		dev = append(dev, m.DevMs)
 		if m.Cold {
 			f.Cold++
 		}
@@ -74,7 +78,7 @@ func figures(ms []Measurement, query string, prefetch bool) Figures {
 		f.Plan = m.Plan.Plan()
 	}
 	f.ElapsedMs, f.SharedHit, f.Read = Median(el), Median(hit), Median(rd)
-	f.IOOps, f.AvgIOKB, f.IOReadMs = Median(ops), Median(kb), Median(iot)
+	f.IOOps, f.AvgIOKB, f.IOReadMs, f.DeviceMs = Median(ops), Median(kb), Median(iot), Median(dev)
 	return f
 }
 
