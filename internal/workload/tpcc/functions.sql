@@ -4,14 +4,17 @@
 
 -- New-Order (clause 2.4.2). The client sorts the items by (supply warehouse, item) so that
 -- concurrent orders lock stock rows in one order. An unused item id makes the order roll
--- back (clause 2.4.2.3): SQLSTATE AGB01.
+-- back (clause 2.4.2.3): SQLSTATE AGB01. The lines are processed set-wise, one statement for
+-- the stock updates and one for the order lines, when no item repeats within the order (the
+-- usual case); an order that repeats an item takes the line-by-line path, because the stock
+-- rule of clause 2.4.2.2 applies to each line in turn.
 CREATE FUNCTION tpcc.neword(p_w_id int, p_d_id int, p_c_id int, p_all_local int,
     p_i_ids int[], p_supply_w_ids int[], p_quantities int[], OUT o_id int, OUT total numeric)
 LANGUAGE plpgsql AS $$
 DECLARE
     v_w_tax numeric; v_d_tax numeric; v_c_discount numeric; v_c_last text; v_c_credit text;
     v_i_price numeric; v_i_name text; v_i_data text; v_s_data text; v_s_dist text;
-    v_amount numeric; v_cnt int := array_length(p_i_ids, 1);
+    v_amount numeric; v_cnt int := array_length(p_i_ids, 1); v_lines int; v_distinct bool := true;
 BEGIN
     SELECT w_tax INTO v_w_tax FROM tpcc.warehouse WHERE w_id = p_w_id;
     UPDATE tpcc.district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = p_w_id AND d_id = p_d_id
@@ -21,27 +24,53 @@ BEGIN
     INSERT INTO tpcc.orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
         VALUES (o_id, p_d_id, p_w_id, p_c_id, localtimestamp, NULL, v_cnt, p_all_local);
     INSERT INTO tpcc.new_order (no_o_id, no_d_id, no_w_id) VALUES (o_id, p_d_id, p_w_id);
-    total := 0;
-    FOR i IN 1..v_cnt LOOP
-        SELECT i_price, i_name, i_data INTO v_i_price, v_i_name, v_i_data FROM tpcc.item WHERE i_id = p_i_ids[i];
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'item number % is not valid', p_i_ids[i] USING ERRCODE = 'AGB01';
+    FOR i IN 2..v_cnt LOOP
+        IF p_i_ids[i] = p_i_ids[i-1] AND p_supply_w_ids[i] = p_supply_w_ids[i-1] THEN
+            v_distinct := false;
         END IF;
-        UPDATE tpcc.stock SET
-            s_quantity = CASE WHEN s_quantity - p_quantities[i] >= 10 THEN s_quantity - p_quantities[i]
-                              ELSE s_quantity - p_quantities[i] + 91 END,
-            s_ytd = s_ytd + p_quantities[i], s_order_cnt = s_order_cnt + 1,
-            s_remote_cnt = s_remote_cnt + CASE WHEN p_supply_w_ids[i] <> p_w_id THEN 1 ELSE 0 END
-        WHERE s_w_id = p_supply_w_ids[i] AND s_i_id = p_i_ids[i]
-        RETURNING s_data, CASE p_d_id WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03
-            WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07
-            WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END INTO v_s_data, v_s_dist;
-        v_amount := p_quantities[i] * v_i_price;
-        total := total + v_amount;
-        INSERT INTO tpcc.order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id,
-            ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)
-        VALUES (o_id, p_d_id, p_w_id, i, p_i_ids[i], p_supply_w_ids[i], NULL, p_quantities[i], v_amount, v_s_dist);
     END LOOP;
+    IF v_distinct THEN
+        WITH u AS (SELECT * FROM unnest(p_i_ids, p_supply_w_ids, p_quantities) WITH ORDINALITY AS u(i_id, w_id, qty, n)),
+        s AS (UPDATE tpcc.stock SET
+                s_quantity = CASE WHEN s_quantity - u.qty >= 10 THEN s_quantity - u.qty ELSE s_quantity - u.qty + 91 END,
+                s_ytd = s_ytd + u.qty, s_order_cnt = s_order_cnt + 1,
+                s_remote_cnt = s_remote_cnt + CASE WHEN u.w_id <> p_w_id THEN 1 ELSE 0 END
+            FROM u WHERE s_w_id = u.w_id AND s_i_id = u.i_id
+            RETURNING u.n, u.i_id, u.w_id, u.qty, s_data, CASE p_d_id WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02
+                WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06
+                WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END AS dist),
+        l AS (INSERT INTO tpcc.order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id,
+                ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)
+            SELECT o_id, p_d_id, p_w_id, s.n, s.i_id, s.w_id, NULL, s.qty, s.qty * i.i_price, s.dist
+            FROM s JOIN tpcc.item i ON i.i_id = s.i_id
+            RETURNING ol_amount)
+        SELECT count(*), coalesce(sum(ol_amount), 0) INTO v_lines, total FROM l;
+        IF v_lines < v_cnt THEN
+            RAISE EXCEPTION 'item number % is not valid', p_i_ids[v_cnt] USING ERRCODE = 'AGB01';
+        END IF;
+    ELSE
+        total := 0;
+        FOR i IN 1..v_cnt LOOP
+            SELECT i_price, i_name, i_data INTO v_i_price, v_i_name, v_i_data FROM tpcc.item WHERE i_id = p_i_ids[i];
+            IF NOT FOUND THEN
+                RAISE EXCEPTION 'item number % is not valid', p_i_ids[i] USING ERRCODE = 'AGB01';
+            END IF;
+            UPDATE tpcc.stock SET
+                s_quantity = CASE WHEN s_quantity - p_quantities[i] >= 10 THEN s_quantity - p_quantities[i]
+                                  ELSE s_quantity - p_quantities[i] + 91 END,
+                s_ytd = s_ytd + p_quantities[i], s_order_cnt = s_order_cnt + 1,
+                s_remote_cnt = s_remote_cnt + CASE WHEN p_supply_w_ids[i] <> p_w_id THEN 1 ELSE 0 END
+            WHERE s_w_id = p_supply_w_ids[i] AND s_i_id = p_i_ids[i]
+            RETURNING s_data, CASE p_d_id WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03
+                WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07
+                WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END INTO v_s_data, v_s_dist;
+            v_amount := p_quantities[i] * v_i_price;
+            total := total + v_amount;
+            INSERT INTO tpcc.order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id,
+                ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)
+            VALUES (o_id, p_d_id, p_w_id, i, p_i_ids[i], p_supply_w_ids[i], NULL, p_quantities[i], v_amount, v_s_dist);
+        END LOOP;
+    END IF;
     total := total * (1 - v_c_discount) * (1 + v_w_tax + v_d_tax);
 END $$;
 

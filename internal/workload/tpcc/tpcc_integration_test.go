@@ -137,6 +137,13 @@ func TestBuildRunCheck(t *testing.T) {
 			t.Fatalf("%s: remote new-order: %v", mode, err)
 		}
 		newOrders++
+		// An item twice in one order takes the line-by-line path of neword.
+		in = s.T.NewOrder()
+		in.Items[1] = in.Items[0]
+		if err := s.newOrder(ctx, conn, in); err != nil {
+			t.Fatalf("%s: new-order with a repeated item: %v", mode, err)
+		}
+		newOrders++
 		pay := s.T.Payment()
 		pay.CW, pay.CD, pay.CLast, pay.C = 2, 9, "BARBARBAR", 0
 		if err := s.payment(ctx, conn, pay); err != nil {
