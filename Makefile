@@ -52,6 +52,11 @@ bench-readahead: deps pg18 build
 	$(BIN) readahead --repeat 3 $(READAHEAD_FLAGS)
 	@if [ -x "$$(scripts/get-pg18.sh 2>/dev/null)/postgres" ]; then $(BIN) readahead --repeat 3 --pg-bin "$$(scripts/get-pg18.sh)" $(READAHEAD_FLAGS); fi
 
+# TPC-C: build 2 and 10 warehouses, run 1, 2, 4 VUs, beside HammerDB's and go-tpc's figures.
+.PHONY: bench-tpcc
+bench-tpcc: deps build
+	@scripts/bench-tpcc.sh $(BIN)
+
 clean:
 	rm -rf bin
 

@@ -148,9 +148,10 @@ functions, ANALYZE and CHECKPOINT. The data is deterministic from --seed. A buil
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "built %d warehouses in %.1fs: %d rows loaded in %.1fs (%.0f rows/s, %d loaders), indexes %.1fs, seed %d\n",
+			fmt.Fprintf(a.stdout, "built %d warehouses in %.1fs: %d rows loaded in %.1fs (%.0f rows/s, %d loaders), "+
+				"indexes and analyze %.1fs, checkpoint %.1fs, seed %d\n",
 				o.Warehouses, rep.Total.Seconds(), rep.Rows, rep.Load.Seconds(), float64(rep.Rows)/rep.Load.Seconds(),
-				o.Loaders, rep.Indexes.Seconds(), o.Seed)
+				o.Loaders, rep.Indexes.Seconds(), rep.Checkpoint.Seconds(), o.Seed)
 			return nil
 		},
 	}

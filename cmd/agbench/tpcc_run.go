@@ -38,6 +38,7 @@ type tpccRunOptions struct {
 	check         bool
 	results       string
 	maxErrors     int64
+	repeat        int
 }
 
 func newTPCCRunCmd(a *app) *cobra.Command {
@@ -76,6 +77,7 @@ latency). Every run writes results/<time>-tpcc-run/result.json, also when cut sh
 	f.BoolVar(&o.readIntent, "read-intent", false, "run Order-Status and Stock-Level on a read-intent session")
 	f.BoolVar(&o.check, "check", false, "run the consistency conditions after the run (exit 1 if one fails)")
 	f.StringVar(&o.results, "results", "results", "folder for the run's result folder")
+	f.IntVar(&o.repeat, "repeat", 1, "run every step this many times; the table shows medians")
 	f.Int64Var(&o.maxErrors, "max-errors", 1000, "stop a step after this many failed transactions (0: no limit)")
 	return c
 }
@@ -83,7 +85,10 @@ latency). Every run writes results/<time>-tpcc-run/result.json, also when cut sh
 // plan validates the options and returns the sweep, reporting every problem at once.
 func (o *tpccRunOptions) plan() (runner.Sweep, tpcc.Mode, error) {
 	var errs []error
-	sw := runner.Sweep{Seed: o.seed}
+	sw := runner.Sweep{Seed: o.seed, Repeat: o.repeat}
+	if o.repeat < 1 || o.repeat > 100 {
+		errs = append(errs, agerr.BadInputf("--repeat %d: must be 1..100", o.repeat))
+	}
 	vus, err := runner.ParseInts("--vus", o.vus, 1)
 	errs = append(errs, err)
 	if err == nil {
@@ -175,7 +180,10 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 	res.Meta.Topology = topologyOf(r)
 	dir := result.RunDir(o.results, res.Meta.Started, "tpcc run")
 
-	smp := w.NewSampler()
+	smp, err := w.NewSampler(ctx)
+	if err != nil {
+		return err
+	}
 	defer smp.Close()
 	plan := sw.Plan()
 	fmt.Fprintf(a.stderr, "tpcc run: %d warehouses, %s mode, %d step(s) of %v ramp-up + %v\n",
@@ -291,15 +299,15 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 		vus     int
 		variant string
 	}
-	byKey := map[key]*result.Step{}
+	byKey := map[key][]*result.Step{}
 	var vusList []int
 	for i := range steps {
 		st := &steps[i]
-		k := key{st.VUs, st.Variant}
-		if _, seen := byKey[key{st.VUs, variants[0]}]; !seen && !containsInt(vusList, st.VUs) {
+		if !containsInt(vusList, st.VUs) {
 			vusList = append(vusList, st.VUs)
 		}
-		byKey[k] = st
+		k := key{st.VUs, st.Variant}
+		byKey[k] = append(byKey[k], st)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "VUs\t"
@@ -308,36 +316,45 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 		if v != "" {
 			p = v + " "
 		}
-		head += p + "NOPM\t" + p + "TPM\t" + p + "NEWORD p95\t" + p + "p99\t"
+		head += p + "NOPM\t" + p + "TPM\t" + p + "NEWORD p95\t" + p + "p99\t" + p + "server NOPM\t" + p + "server TPM\t"
 	}
-	fmt.Fprintln(tw, head+"server NOPM\tserver TPM\t")
+	fmt.Fprintln(tw, head)
 	for _, n := range vusList {
 		line := fmt.Sprintf("%d\t", n)
-		var srv []string
 		for _, v := range variants {
-			st := byKey[key{n, v}]
-			if st == nil {
-				line += "-\t-\t-\t-\t"
+			sts := byKey[key{n, v}]
+			if len(sts) == 0 {
+				line += "-\t-\t-\t-\t-\t-\t"
 				continue
 			}
-			no := st.Ops[tpcc.NewOrder.String()]
-			p95, p99 := "-", "-"
-			if no != nil && no.Latency.Count > 0 {
-				p95, p99 = ms(no.Latency.P95), ms(no.Latency.P99)
+			med := func(f func(*result.Step) float64) float64 {
+				vals := make([]float64, len(sts))
+				for i, st := range sts {
+					vals[i] = f(st)
+				}
+				return median(vals)
 			}
-			line += num(st.Counters[tpcc.CounterNOPM]) + "\t" + num(st.Counters[tpcc.CounterTPM]) + "\t" + p95 + "\t" + p99 + "\t"
-			srv = append(srv, fmt.Sprintf("%s\t%s", num(st.Counters[tpcc.CounterServerNOPM]), num(st.Counters[tpcc.CounterServerTPM])))
-		}
-		if len(srv) > 0 {
-			line += strings.Split(srv[0], "\t")[0] + "\t" + strings.Split(srv[0], "\t")[1] + "\t"
-		} else {
-			line += "-\t-\t"
+			lat := func(q func(result.Hist) int64) func(*result.Step) float64 {
+				return func(st *result.Step) float64 {
+					if no := st.Ops[tpcc.NewOrder.String()]; no != nil {
+						return float64(q(no.Latency))
+					}
+					return 0
+				}
+			}
+			counter := func(name string) func(*result.Step) float64 {
+				return func(st *result.Step) float64 { return st.Counters[name] }
+			}
+			line += num(med(counter(tpcc.CounterNOPM))) + "\t" + num(med(counter(tpcc.CounterTPM))) + "\t" +
+				ms(int64(med(lat(func(h result.Hist) int64 { return h.P95 })))) + "\t" +
+				ms(int64(med(lat(func(h result.Hist) int64 { return h.P99 })))) + "\t" +
+				num(med(counter(tpcc.CounterServerNOPM))) + "\t" + num(med(counter(tpcc.CounterServerTPM))) + "\t"
 		}
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
-	if sw.Compare != nil {
-		fmt.Fprintf(w, "(server columns: %s; per variant in the result file)\n", variants[0])
+	if sw.Repeat > 1 {
+		fmt.Fprintf(w, "(medians of %d repeats)\n", sw.Repeat)
 	}
 
 	for i := range steps {
@@ -400,4 +417,18 @@ func containsInt(list []int, n int) bool {
 		}
 	}
 	return false
+}
+
+// median of the values (the mean of the middle two for an even count).
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
 }

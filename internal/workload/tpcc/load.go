@@ -40,13 +40,12 @@ func (o BuildOptions) Validate() error {
 
 // Phases of a build, as Progress reports them.
 const (
-	PhaseSchema  = "schema"
-	PhaseLoad    = "load"
-	PhaseIndex   = "indexes"
-	PhaseFuncs   = "functions"
-	PhaseAnalyze = "analyze"
-	PhaseCkpt    = "checkpoint"
-	PhaseDone    = "done"
+	PhaseSchema = "schema"
+	PhaseLoad   = "load"
+	PhaseIndex  = "indexes and analyze"
+	PhaseFuncs  = "functions"
+	PhaseCkpt   = "checkpoint"
+	PhaseDone   = "done"
 )
 
 // Progress is a build's progress, safe to read while the build writes it.
@@ -70,11 +69,14 @@ func (p *Progress) setPhase(s string) {
 
 // BuildReport tells what a build did.
 type BuildReport struct {
-	Rows      int64
-	Load      time.Duration // the COPY phase
-	Indexes   time.Duration
-	Total     time.Duration
-	Constants Constants
+	Rows    int64
+	Load    time.Duration // the COPY phase
+	Indexes time.Duration
+	Analyze time.Duration
+	// Checkpoint includes installing the functions and marking the build ready.
+	Checkpoint time.Duration
+	Total      time.Duration
+	Constants  Constants
 }
 
 // RowsPerWarehouse is the expected number of rows of one warehouse (order lines on average).
@@ -129,7 +131,7 @@ func Build(ctx context.Context, cfg *pgx.ConnConfig, o BuildOptions) (*BuildRepo
 	rep.Load = time.Since(t)
 	o.Progress.setPhase(PhaseIndex)
 	t = time.Now()
-	if err := parallel(ctx, cfg, o.Loaders, indexDDL, "SET maintenance_work_mem = '256MB'"); err != nil {
+	if err := parallel(ctx, cfg, o.Loaders, afterLoad, "SET maintenance_work_mem = '256MB'"); err != nil {
 		return nil, fmt.Errorf("indexes: %w", err)
 	}
 	rep.Indexes = time.Since(t)
@@ -137,21 +139,15 @@ func Build(ctx context.Context, cfg *pgx.ConnConfig, o BuildOptions) (*BuildRepo
 	if _, err := conn.Exec(ctx, functionsSQL); err != nil {
 		return nil, fmt.Errorf("install functions: %w", err)
 	}
-	o.Progress.setPhase(PhaseAnalyze)
-	var analyze []string
-	for _, t := range Tables {
-		analyze = append(analyze, "ANALYZE "+Schema+"."+t)
-	}
-	if err := parallel(ctx, cfg, o.Loaders, analyze, ""); err != nil {
-		return nil, fmt.Errorf("analyze: %w", err)
-	}
 	o.Progress.setPhase(PhaseCkpt)
+	t = time.Now()
 	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	if _, err := conn.Exec(ctx, `UPDATE tpcc.tpcc_meta SET state = $1, finished = now()`, StateReady); err != nil {
 		return nil, fmt.Errorf("mark the build ready: %w", err)
 	}
+	rep.Checkpoint = time.Since(t)
 	o.Progress.setPhase(PhaseDone)
 	rep.Total = time.Since(start)
 	return rep, nil
@@ -249,9 +245,10 @@ func (c *counting) Next() bool {
 func (c *counting) Values() ([]any, error) { return c.src.Values() }
 func (c *counting) Err() error             { return c.src.Err() }
 
-// parallel runs the statements on up to n connections, each statement once.
-func parallel(ctx context.Context, cfg *pgx.ConnConfig, n int, stmts []string, setup string) error {
-	work := make(chan string, len(stmts))
+// parallel runs the groups of statements on up to n connections, each group once, its
+// statements in order.
+func parallel(ctx context.Context, cfg *pgx.ConnConfig, n int, stmts [][]string, setup string) error {
+	work := make(chan []string, len(stmts))
 	for _, s := range stmts {
 		work <- s
 	}
@@ -267,9 +264,11 @@ func parallel(ctx context.Context, cfg *pgx.ConnConfig, n int, stmts []string, s
 				return err
 			}
 		}
-		for s := range work {
-			if _, err := conn.Exec(ctx, s); err != nil {
-				return fmt.Errorf("%s: %w", s, err)
+		for group := range work {
+			for _, s := range group {
+				if _, err := conn.Exec(ctx, s); err != nil {
+					return fmt.Errorf("%s: %w", s, err)
+				}
 			}
 		}
 		return nil

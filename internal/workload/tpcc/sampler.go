@@ -55,8 +55,15 @@ type Sampler struct {
 	maxLagS float64
 }
 
-// NewSampler returns the workload's sampler; it connects to the primary on Start.
-func (w *Workload) NewSampler() *Sampler { return &Sampler{w: w} }
+// NewSampler returns the workload's sampler with its own connection to the primary, made
+// now so that opening a window costs only the reading of the counters.
+func (w *Workload) NewSampler(ctx context.Context) (*Sampler, error) {
+	c, err := Connect(ctx, w.Primary)
+	if err != nil {
+		return nil, fmt.Errorf("tpcc counters: %w", err)
+	}
+	return &Sampler{w: w, conn: c}, nil
+}
 
 // Start resets the window's counts and reads the server's counters.
 func (s *Sampler) Start(ctx context.Context, step *result.Step) error {
