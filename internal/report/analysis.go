@@ -46,23 +46,43 @@ type Verdict struct {
 	Message string `json:"message"`
 }
 
-// decodeAnalysis reads a stored analysis in any of the shapes a run may hold: one analysis,
-// a list of analyses each naming its variant, or an object of analyses keyed by variant.
-// Anything else yields nothing (the report then shows the figures without the judgement).
-func decodeAnalysis(raw json.RawMessage) []VariantAnalysis {
+// decodeAnalysis reads a stored analysis: internal/analyze's {"variants": [{"variant",
+// "analysis"}], "comparisons", "differences"}, or a bare analysis, a list of analyses each
+// naming its variant, or an object of analyses keyed by variant. Anything else yields
+// nothing (the report then shows the figures without the judgement).
+func (r *Run) decodeAnalysis(raw json.RawMessage) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil
+		return
 	}
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &probe); err == nil {
+		if _, ok := probe["variants"]; ok {
+			var ar struct {
+				Variants []struct {
+					Variant  string          `json:"variant"`
+					Analysis VariantAnalysis `json:"analysis"`
+				} `json:"variants"`
+				Comparisons []Verdict `json:"comparisons"`
+				Differences []string  `json:"differences"`
+			}
+			if json.Unmarshal(raw, &ar) != nil {
+				return
+			}
+			for _, v := range ar.Variants {
+				a := v.Analysis
+				a.Variant = v.Variant
+				r.Analysis = append(r.Analysis, a)
+			}
+			r.Comparisons, r.Differences = ar.Comparisons, ar.Differences
+			return
+		}
 		if isAnalysis(probe) {
 			var a VariantAnalysis
 			if json.Unmarshal(raw, &a) == nil {
-				return []VariantAnalysis{a}
+				r.Analysis = []VariantAnalysis{a}
 			}
-			return nil
+			return
 		}
-		var out []VariantAnalysis
 		for _, k := range sortedKeys(probe) {
 			var inner map[string]json.RawMessage
 			if json.Unmarshal(probe[k], &inner) != nil || !isAnalysis(inner) {
@@ -73,16 +93,15 @@ func decodeAnalysis(raw json.RawMessage) []VariantAnalysis {
 				if a.Variant == "" {
 					a.Variant = k
 				}
-				out = append(out, a)
+				r.Analysis = append(r.Analysis, a)
 			}
 		}
-		return out
+		return
 	}
 	var list []VariantAnalysis
 	if json.Unmarshal(raw, &list) == nil {
-		return list
+		r.Analysis = list
 	}
-	return nil
 }
 
 func isAnalysis(m map[string]json.RawMessage) bool {
@@ -148,7 +167,7 @@ func (r *Run) variantNames() []string {
 
 // Finding is one line of the report's summary: a sentence and its severity.
 type Finding struct {
-	// Kind is "saturated", "knee", "warning" or "incomplete".
+	// Kind is "incomplete", "difference", "saturated", "knee" or "warning".
 	Kind string
 	Text string
 }
@@ -190,10 +209,16 @@ func (e *Experiment) Findings() []Finding {
 				add("knee", p+"no knee reached: throughput still rises at the highest load")
 			}
 		}
+		for _, d := range r.Differences {
+			add("difference", prefix+d)
+		}
 		for _, a := range r.Analysis {
 			for _, v := range a.Verdicts {
 				add("warning", prefix+v.Code+": "+v.Message)
 			}
+		}
+		for _, v := range r.Comparisons {
+			add("warning", prefix+v.Code+": "+v.Message)
 		}
 		for _, w := range r.Result.Warnings {
 			add("warning", prefix+w)
@@ -212,7 +237,7 @@ func (e *Experiment) Findings() []Finding {
 }
 
 func kindRank(k string) int {
-	return map[string]int{"incomplete": 0, "saturated": 1, "knee": 2, "warning": 3}[k]
+	return map[string]int{"incomplete": 0, "difference": 1, "saturated": 2, "knee": 3, "warning": 4}[k]
 }
 
 // stepName names a step in a warning: its variant and load.

@@ -81,13 +81,20 @@ func (s synth) result(t testing.TB) *result.Result {
 				st.Throughput = map[string]result.TimeSeries{"*": series(st.Window.Start, s.Seconds, tput, rng)}
 				if s.Samplers {
 					busy := tput / capacity * float64(load)
+					at := st.Window.Start
 					st.Series = map[string]result.TimeSeries{
-						"pg.wait.cpu":              series(st.Window.Start, s.Seconds, busy*0.6, rng),
-						"pg.wait.log":              series(st.Window.Start, s.Seconds, busy*0.3, rng),
-						"pg.wait.lock":             series(st.Window.Start, s.Seconds, busy*0.1, rng),
-						"disk.sda.await_ms":        series(st.Window.Start, s.Seconds, 0.3+0.1*float64(load), rng),
-						"disk.sda.queue":           series(st.Window.Start, s.Seconds, 0.2*float64(load), rng),
-						"pg.lag.standby1.replay_s": series(st.Window.Start, s.Seconds, 0.01*float64(load), rng),
+						"pg.primary.wait.cpu":                         series(at, s.Seconds, busy*0.4, rng),
+						"pg.standby1.wait.cpu":                        series(at, s.Seconds, busy*0.2, rng),
+						"pg.primary.wait.log":                         series(at, s.Seconds, busy*0.3, rng),
+						"pg.primary.wait.lock":                        series(at, s.Seconds, busy*0.1, rng),
+						"pg.primary.standby.standby1.replay_mb_per_s": series(at, s.Seconds, 5, rng),
+						"disk.sda.await_ms":                           series(at, s.Seconds, 0.3+0.1*float64(load), rng),
+						"disk.sda.queue":                              series(at, s.Seconds, 0.2*float64(load), rng),
+						"pg.primary.standby.standby1.replay_lag_s":    series(at, s.Seconds, 0.01*float64(load), rng),
+					}
+					// As the samplers do: each series' window mean is also a counter.
+					for k, ts := range st.Series {
+						st.Counters[k] = meanOf(ts.V)
 					}
 				}
 				r.Steps = append(r.Steps, st)

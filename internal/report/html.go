@@ -110,7 +110,7 @@ func HTML(exps []*Experiment, generated time.Time) ([]byte, error) {
 // metric is what an experiment's throughput chart shows: a headline counter when the result
 // has one the articles chart (NOPM, IOPS, MB/s), operations per second otherwise.
 func (e *Experiment) metric() (name, label string, get func(*Figures) float64) {
-	for _, c := range []string{"nopm", "iops", "mb_per_s"} {
+	for _, c := range []string{"nopm", "iops", "server_mb_per_s", "mb_per_s"} {
 		for _, have := range e.Counters {
 			if have == c {
 				return c, counterLabel(c), func(f *Figures) float64 { return f.Counters[c] }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -18,17 +20,43 @@ type Run struct {
 	// Path is where the result was read from.
 	Path   string
 	Result *result.Result
-	// Analysis is the run's analysis as stored by internal/analyze, when there is one.
-	Analysis []VariantAnalysis
+	// Analysis is the run's analysis by internal/analyze, per variant; Differences and
+	// Comparisons are its comparison of two variants. AnalysedHere is true when the result
+	// held none and the report made it.
+	Analysis     []VariantAnalysis
+	Differences  []string
+	Comparisons  []Verdict
+	AnalysedHere bool
 }
 
-// NewRun wraps a result read from path, labelled by its folder's name.
+// NewRun wraps a result read from path, labelled by its folder's name. A result that holds
+// no analysis is analysed here (internal/analyze is a pure function of the result).
 func NewRun(path string, r *result.Result) *Run {
 	label := filepath.Base(filepath.Clean(path))
 	if label == result.FileName {
 		label = filepath.Base(filepath.Dir(filepath.Clean(path)))
 	}
-	return &Run{Label: label, Path: path, Result: r, Analysis: decodeAnalysis(r.Analysis)}
+	run := &Run{Label: label, Path: path, Result: r}
+	raw := r.Analysis
+	if len(raw) == 0 && len(r.Steps) > 0 {
+		if b, ok := analyseHere(r, paramLoadName([]*Run{run})); ok {
+			raw, run.AnalysedHere = b, true
+		}
+	}
+	run.decodeAnalysis(raw)
+	return run
+}
+
+// analyseHere runs internal/analyze on a result read from a file. A result file is outside
+// bytes: should the analysis fail on one (a panic), the report goes on without it.
+func analyseHere(r *result.Result, loadName string) (raw []byte, ok bool) {
+	defer func() {
+		if recover() != nil {
+			raw, ok = nil, false
+		}
+	}()
+	b, err := json.Marshal(analyze.FromResult(r, analyze.Options{LoadName: loadName}))
+	return b, err == nil
 }
 
 // Experiment is what one command measured, over one or more runs of it: one line per
@@ -86,7 +114,7 @@ type Figures struct {
 }
 
 // headlineCounters are shown in the articles' tables, in this order, when a result has them.
-var headlineCounters = []string{"nopm", "tpm", "iops", "read_iops", "write_iops", "mb_per_s", "read_mb_per_s", "write_mb_per_s", "rows_per_s"}
+var headlineCounters = []string{"nopm", "tpm", "iops", "read_iops", "write_iops", "mb_per_s", "server_mb_per_s", "read_mb_per_s", "write_mb_per_s", "rows_per_s"}
 
 // Build groups runs into experiments: runs of the same command become one experiment whose
 // variants are shown side by side; each command gets its own.
@@ -228,14 +256,20 @@ func variantName(e *Experiment, r *Run, v string) string {
 func (e *Experiment) loadName() string {
 	for _, r := range e.Runs {
 		for _, a := range r.Analysis {
-			if a.LoadName != "" {
+			if a.LoadName != "" && (a.LoadName != "VUs" || !r.AnalysedHere) {
 				return a.LoadName
 			}
 		}
 	}
+	return paramLoadName(e.Runs)
+}
+
+// paramLoadName names the load by the param that equals the VUs in every step ("threads",
+// "vus" as "VUs"), or "VUs".
+func paramLoadName(runs []*Run) string {
 	candidates := map[string]bool{}
 	first := true
-	for _, r := range e.Runs {
+	for _, r := range runs {
 		for _, st := range r.Result.Steps {
 			match := map[string]bool{}
 			for k, v := range st.Params {
@@ -311,14 +345,23 @@ func newFigures(steps []*result.Step) (*Figures, error) {
 		for k, v := range st.Counters {
 			c.Counters[k] += v / float64(len(steps))
 		}
-		for k, s := range st.Series {
+		// Samplers store each series' window mean as a counter of the same name; a series
+		// without one is averaged here.
+		figures := map[string]float64{}
+		for k, ts := range st.Series {
+			figures[k] = meanOf(ts.V)
+		}
+		for k, v := range st.Counters {
+			figures[k] = v
+		}
+		for k, v := range figures {
 			switch {
-			case strings.HasPrefix(k, "pg.wait."):
-				waitSum[strings.TrimPrefix(k, "pg.wait.")] += meanOf(s.V) / float64(len(steps))
+			case waitClass(k) != "":
+				waitSum[waitClass(k)] += v / float64(len(steps))
 			case isAwait(k):
-				awaits = append(awaits, meanOf(s.V))
+				awaits = append(awaits, v)
 			case isQueue(k):
-				queues = append(queues, meanOf(s.V))
+				queues = append(queues, v)
 			}
 		}
 	}
@@ -335,6 +378,8 @@ func newFigures(steps []*result.Step) (*Figures, error) {
 	}
 	if v, ok := c.Counters["mb_per_s"]; ok {
 		c.MBps = v
+	} else if v, ok := c.Counters["server_mb_per_s"]; ok {
+		c.MBps = v
 	} else if secs > 0 {
 		c.MBps = float64(bytes) / secs / 1e6
 	}
@@ -350,9 +395,28 @@ func newFigures(steps []*result.Step) (*Figures, error) {
 	return c, nil
 }
 
-func isAwait(k string) bool { return strings.HasPrefix(k, "disk.") && strings.Contains(k, "await") }
+// waitClass returns the wait class of a sampler figure "pg.<node>.wait.<class>" (sessions
+// of a node in that class), or "" for any other figure. Figures about a standby seen from
+// the primary ("pg.<node>.standby.<name>...") are not waits.
+func waitClass(k string) string {
+	if !strings.HasPrefix(k, "pg.") {
+		return ""
+	}
+	i := strings.Index(k, ".wait.")
+	if i < 2 || strings.Contains(k[:i], ".standby.") {
+		return ""
+	}
+	return strings.ToLower(k[i+len(".wait."):])
+}
+
+// isAwait and isQueue find the device figures: the OS sampler's "disk.<dev>.await_ms" and
+// ".queue", or the storage tester's "device_*_await_ms" and "device_avg_queue".
+func isAwait(k string) bool {
+	return (strings.HasPrefix(k, "disk.") || strings.HasPrefix(k, "device_")) && strings.Contains(k, "await")
+}
+
 func isQueue(k string) bool {
-	return strings.HasPrefix(k, "disk.") && (strings.Contains(k, "queue") || strings.Contains(k, "aqu"))
+	return (strings.HasPrefix(k, "disk.") || strings.HasPrefix(k, "device_")) && strings.Contains(k, "queue")
 }
 
 func meanOf(v []float64) float64 {
@@ -388,12 +452,15 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // HasBytes is true when any cell moved bytes (MB/s worth a column).
 func (e *Experiment) HasBytes() bool {
+	for _, c := range e.Counters {
+		if c == "mb_per_s" || c == "server_mb_per_s" {
+			return false
+		}
+	}
 	for _, v := range e.Variants {
 		for _, c := range v.Cells {
 			if c != nil && c.MBps > 0 {
-				if _, ok := c.Counters["mb_per_s"]; !ok {
-					return true
-				}
+				return true
 			}
 		}
 	}

@@ -3,12 +3,14 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"math"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -75,8 +77,22 @@ func TestTablesFromCountersAndOps(t *testing.T) {
 		t.Fatalf("%d op rows", len(ops.Rows))
 	}
 	ctr := e.CountersTable()
-	if len(ctr.Rows) != 4 || ctr.Rows[0][2].Text != "buffer_hits" {
-		t.Fatalf("counters %+v", ctr.Rows)
+	hits := 0
+	for _, r := range ctr.Rows {
+		if r[2].Text == "buffer_hits" {
+			hits++
+		}
+		if r[2].Text == "nopm" || r[2].Text == "tpm" {
+			t.Fatalf("headline counter %s repeated in the counters table", r[2].Text)
+		}
+	}
+	if hits != 4 {
+		t.Fatalf("buffer_hits in %d rows", hits)
+	}
+	// Waits are summed over nodes: primary cpu + standby1 cpu.
+	c := e.Variants[0].Cells[3]
+	if want := c.Counters["pg.primary.wait.cpu"] + c.Counters["pg.standby1.wait.cpu"]; math.Abs(c.Waits["cpu"]-want) > 1e-9 || c.Waits["log"] == 0 {
+		t.Fatalf("waits %v, want cpu %v", c.Waits, want)
 	}
 	names := map[string]bool{}
 	for _, tb := range e.Tables() {
@@ -212,8 +228,38 @@ func TestAnalysisShapesAndFindings(t *testing.T) {
 			}
 		})
 	}
-	if got := decodeAnalysis([]byte(`"nonsense"`)); got != nil {
-		t.Fatalf("decoded %v", got)
+	var junk Run
+	if junk.decodeAnalysis([]byte(`"nonsense"`)); junk.Analysis != nil {
+		t.Fatalf("decoded %v", junk.Analysis)
+	}
+}
+
+// A result without an analysis is analysed by internal/analyze when read; one with the
+// analysis stored in analyze's own shape is read as it is.
+func TestAnalysisFromAnalyze(t *testing.T) {
+	s := rorStudy()
+	s.Repeats = 3
+	r := s.result(t)
+	run := NewRun("x", r)
+	if !run.AnalysedHere || len(run.Analysis) != 2 || run.Analysis[1].Variant != "routing=on" || run.Analysis[0].LoadName != "threads" {
+		t.Fatalf("analysis %+v", run.Analysis)
+	}
+	// routing=on's capacity is 1500 ops/s against 900: analyze says so at the high loads.
+	if len(run.Differences) == 0 {
+		t.Fatalf("no differences found: %+v", run)
+	}
+	stored, err := json.Marshal(analyze.FromResult(r, analyze.Options{LoadName: "threads", Unit: "ops/s"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Analysis = stored
+	again := NewRun("x", r)
+	if again.AnalysedHere || len(again.Analysis) != 2 || len(again.Differences) != len(run.Differences) {
+		t.Fatalf("stored analysis not read: %+v", again)
+	}
+	e := build(t, again)[0]
+	if !hasFinding(e.Findings(), "difference", "routing=on") {
+		t.Fatalf("findings %+v", e.Findings())
 	}
 }
 

@@ -50,6 +50,9 @@ func counterLabel(c string) string {
 	case "iops":
 		return "IOPS"
 	}
+	if c == "server_mb_per_s" {
+		return "MB/s"
+	}
 	s := strings.ReplaceAll(c, "mb_per_s", "MB/s")
 	s = strings.ReplaceAll(s, "_per_s", "/s")
 	s = strings.ReplaceAll(s, "iops", "IOPS")
