@@ -136,7 +136,7 @@ func (h *health) round(ctx context.Context) {
 		n.probed = true
 		if r.err != nil {
 			n.fails++
-			n.why = r.err.Error()
+			n.why = rootCause(r.err)
 			if n.fails >= probeFailuresDown || !wasUp {
 				n.up = false
 			}
@@ -353,3 +353,23 @@ func parseLSN(s string) (uint64, error) {
 }
 
 func formatLSN(v uint64) string { return fmt.Sprintf("%X/%X", v>>32, uint32(v)) }
+
+// rootCause is the innermost error's message ("connection refused", "password
+// authentication failed for user ..."), short enough for status lines and refusals.
+func rootCause(err error) string {
+	for {
+		var next error
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			next = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			if es := u.Unwrap(); len(es) > 0 {
+				next = es[0]
+			}
+		}
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
+}
