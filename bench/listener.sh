@@ -10,6 +10,9 @@
 #              one HTTP round trip per session and nothing per query
 #   pgbouncer  pgbench -> pgbouncer (pool_mode=session) -> primary
 #   haproxy    pgbench -> HAProxy (mode tcp) -> primary
+# Besides TPS and latency it reports each proxy's own CPU time per transaction (utime+stime
+# of its process over the run): on a shared, busy machine TPS swings with the neighbours,
+# while CPU per transaction is what a proxy costs when the machine is the limit.
 # Knobs (environment): REPS=5 SECS=5 CLIENTS="1 8 32" SCALE=10 PATHS="direct agbench redirect pgbouncer haproxy"
 # Everything runs on loopback and is removed at the end.
 set -euo pipefail
@@ -63,6 +66,7 @@ LPORT=$P; MPORT=$((P + 1)); BPORT=$((P + 2)); HPORT=$((P + 3))
 # agbench listener
 "$BIN" listener --cluster bench --listen 127.0.0.1:$LPORT --metrics 127.0.0.1:$MPORT >"$WORK/listener.log" 2>&1 &
 PIDS+=($!)
+AGBENCH_PID=$!
 
 # pgbouncer, session mode (it refuses to run as root: run it as the server's user)
 mkdir -p "$WORK/pgbouncer"
@@ -80,7 +84,7 @@ pool_mode = session
 max_client_conn = 200
 default_pool_size = 64
 logfile = $WORK/pgbouncer/pgbouncer.log
-pidfile =
+pidfile = $WORK/pgbouncer/pgbouncer.pid
 INI
 BOUNCER_USER=""
 if [ "$(id -u)" = 0 ]; then BOUNCER_USER=postgres; chown -R postgres "$WORK/pgbouncer"; fi
@@ -108,8 +112,23 @@ backend pg
 CFG
 "$HAPROXY" -f "$WORK/haproxy.cfg" -db >"$WORK/haproxy.log" 2>&1 &
 PIDS+=($!)
+HAPROXY_PID=$!
 
 sleep 2
+BOUNCER_PID=$(cat "$WORK/pgbouncer/pgbouncer.pid" 2>/dev/null || pgrep -f "pgbouncer $WORK" | head -1)
+pid_of() {
+	case $1 in
+	agbench) echo "$AGBENCH_PID" ;;
+	pgbouncer) echo "$BOUNCER_PID" ;;
+	haproxy) echo "$HAPROXY_PID" ;;
+	*) echo "" ;;
+	esac
+}
+ticks() { # CPU time of a process in clock ticks (utime + stime), 0 without one
+	if [ -z "$1" ]; then echo 0; return; fi
+	awk '{print $14 + $15}' "/proc/$1/stat"
+}
+HZ=$(getconf CLK_TCK)
 port_of() {
 	case $1 in
 	direct) echo "$BASE" ;;
@@ -134,10 +153,20 @@ for c in $CLIENTS; do
 	for r in $(seq "$REPS"); do
 		for i in "${!order[@]}"; do
 			p=${order[$(((i + r) % ${#order[@]}))]}
+			pid=$(pid_of "$p")
+			t0=$(ticks "$pid")
 			out=$("$PGBENCH" -n -S -M prepared -c "$c" -j "$j" -T "$SECS" -h 127.0.0.1 -p "$(port_of "$p")" 2>&1) || { echo "$out" >&2; exit 1; }
+			t1=$(ticks "$pid")
 			tps=$(sed -nE 's/^tps = ([0-9.]+).*/\1/p' <<<"$out" | head -1)
 			lat=$(sed -nE 's/^latency average = ([0-9.]+) ms/\1/p' <<<"$out")
-			echo "$c $p $tps $lat" >>"$RES"
+			n=$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' <<<"$out")
+			if [ -z "$tps" ] || [ -z "$lat" ] || [ -z "${n:-}" ] || [ "$n" = 0 ]; then
+				echo "$c $p failed" >>"$WORK/failed.txt"
+				printf 'x'
+				continue
+			fi
+			cpu=$(awk -v d=$((t1 - t0)) -v hz="$HZ" -v n="$n" 'BEGIN {printf "%.2f", d * 1e6 / hz / n}')
+			echo "$c $p $tps $lat $cpu" >>"$RES"
 			printf '.'
 		done
 	done
@@ -145,14 +174,18 @@ done
 echo
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-printf '%-8s %-10s %12s %12s %10s\n' clients path "TPS (median)" "latency ms" "x direct"
+printf '%-8s %-10s %12s %12s %10s %16s %5s\n' clients path "TPS (median)" "latency ms" "x direct" "proxy CPU us/tx" runs
 for c in $CLIENTS; do
 	d=$(awk -v c="$c" '$1==c && $2=="direct" {print $3}' "$RES" | median)
 	for p in $PATHS; do
+		k=$(awk -v c="$c" -v p="$p" '$1==c && $2==p' "$RES" | wc -l)
+		if [ "$k" = 0 ]; then printf '%-8s %-10s %12s\n' "$c" "$p" "no run succeeded"; continue; fi
 		t=$(awk -v c="$c" -v p="$p" '$1==c && $2==p {print $3}' "$RES" | median)
 		l=$(awk -v c="$c" -v p="$p" '$1==c && $2==p {print $4}' "$RES" | median)
-		printf '%-8s %-10s %12.0f %12.3f %9.2fx\n' "$c" "$p" "$t" "$l" "$(awk -v t="$t" -v d="$d" 'BEGIN {print (d > 0 ? t / d : 0)}')"
+		u=$(awk -v c="$c" -v p="$p" '$1==c && $2==p {print $5}' "$RES" | median)
+		printf '%-8s %-10s %12.0f %12.3f %9.2fx %16.1f %5s\n' "$c" "$p" "$t" "$l" "$(awk -v t="$t" -v d="$d" 'BEGIN {print (d > 0 ? t / d : 0)}')" "$u" "$k"
 	done
 done
-echo "(raw runs: clients path tps latency_ms)"
+if [ -s "$WORK/failed.txt" ]; then echo "runs that failed (no figures; left out of the medians):"; sort "$WORK/failed.txt" | uniq -c; fi
+echo "(raw runs: clients path tps latency_ms proxy_cpu_us_per_tx)"
 sort -k1,1n -k2,2 "$RES" | awk '{printf "  %s\n", $0}'

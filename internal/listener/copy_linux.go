@@ -31,18 +31,35 @@ func copyConn(dst, src net.Conn) (int64, error) {
 		return io.Copy(dst, src)
 	}
 	buf := make([]byte, copyBuf)
+	// The callbacks are made once, not per message: each would be a heap allocation.
+	var n, off int
+	var rerr, werr syscall.Errno
+	read := func(fd uintptr) bool {
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		if e == syscall.EAGAIN || e == syscall.EINTR {
+			return false
+		}
+		n, rerr = int(r), e
+		return true
+	}
+	write := func(fd uintptr) bool {
+		for off < n {
+			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&buf[off])), uintptr(n-off))
+			switch e {
+			case 0:
+				off += int(r)
+			case syscall.EAGAIN, syscall.EINTR:
+				return false
+			default:
+				werr = e
+				return true
+			}
+		}
+		return true
+	}
 	var total int64
 	for {
-		var n int
-		var rerr syscall.Errno
-		if err := rc.Read(func(fd uintptr) bool {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-			if e == syscall.EAGAIN || e == syscall.EINTR {
-				return false
-			}
-			n, rerr = int(r), e
-			return true
-		}); err != nil {
+		if err := rc.Read(read); err != nil {
 			return total, err
 		}
 		if rerr != 0 {
@@ -51,23 +68,8 @@ func copyConn(dst, src net.Conn) (int64, error) {
 		if n == 0 {
 			return total, nil
 		}
-		off := 0
-		var werr syscall.Errno
-		err := wc.Write(func(fd uintptr) bool {
-			for off < n {
-				r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&buf[off])), uintptr(n-off))
-				switch e {
-				case 0:
-					off += int(r)
-				case syscall.EAGAIN, syscall.EINTR:
-					return false
-				default:
-					werr = e
-					return true
-				}
-			}
-			return true
-		})
+		off = 0
+		err := wc.Write(write)
 		total += int64(off)
 		if err != nil {
 			return total, err
