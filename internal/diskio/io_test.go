@@ -175,7 +175,7 @@ func TestVerifyFindsCorruptedBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err := CheckPattern(ctx, tf, unit)
-	if err != nil || rep.BadCount != 0 || rep.Checked != (4<<20-HeaderSize)/unit {
+	if err != nil || rep.BadCount != 0 || rep.Checked != (4<<20-unit)/unit {
 		t.Fatalf("clean file: %+v %v", rep, err)
 	}
 	// A write workload with --verify stamps what it writes; the pattern stays intact.
@@ -186,7 +186,7 @@ func TestVerifyFindsCorruptedBlock(t *testing.T) {
 	}
 	// Flip one byte in one block, behind the tester's back.
 	f, _ := os.OpenFile(tf.Path, os.O_RDWR, 0)
-	bad := tf.DataStart + 37*unit
+	bad := int64(unit + 37*unit) // units start at the first multiple of the unit past the header
 	f.WriteAt([]byte{0xff ^ readByte(f, bad+100)}, bad+100)
 	f.Sync()
 	f.Close()

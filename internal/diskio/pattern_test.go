@@ -20,8 +20,8 @@ func TestRandomOffsetsAlignedAndInside(t *testing.T) {
 	const n = 20000
 	for i := 0; i < n; i++ {
 		r := p.next()
-		if (r.off-HeaderSize)%w.Align != 0 {
-			t.Fatalf("offset %d not aligned to %d past the header", r.off, w.Align)
+		if r.off%w.Align != 0 {
+			t.Fatalf("offset %d not aligned to %d", r.off, w.Align)
 		}
 		if r.off < HeaderSize || r.off+r.size > HeaderSize+region {
 			t.Fatalf("IO [%d,%d) outside the data region", r.off, r.off+r.size)
@@ -55,6 +55,11 @@ func TestSequentialOffsetsPerThreadAndWrap(t *testing.T) {
 		if r := p1.next(); r.off != want1 {
 			t.Fatalf("thread 1 IO %d at %d, want %d", i, r.off, want1)
 		}
+	}
+	// Large blocks start at a multiple of their size, not straight after the 4K header.
+	big := Workload{BlockSizes: []int64{128 << 10}}
+	if r := newPicker(&big, testLayout(1<<20, &big), 1, &seqStream{}).next(); r.off != 128<<10 {
+		t.Fatalf("first 128K IO at %d", r.off)
 	}
 	// A shared stream (-si) hands consecutive blocks to whoever asks next.
 	shared := &seqStream{}

@@ -250,6 +250,10 @@ func (r *StepResult) check() {
 		if tot > 0 && dev < tot*0.5 {
 			warn = append(warn, fmt.Sprintf("device %s moved %.0f%% of the bytes the tester did: caches (page cache or a cache layer) were not bypassed", r.Device.Name, dev/tot*100))
 		}
+		devIOs := (r.Device.ReadIOPS + r.Device.WriteIOPS) * r.Seconds
+		if n := float64(r.Total.IOs); n > 0 && devIOs > 1.8*n && dev < tot*1.2 {
+			warn = append(warn, fmt.Sprintf("device %s completed %.1fx as many IOs as were issued for the same bytes: IOs are being split (alignment, max_sectors_kb)", r.Device.Name, devIOs/n))
+		}
 		if tot > 0 && dev > tot*1.5 {
 			warn = append(warn, fmt.Sprintf("device %s moved %.1fx the bytes the tester did: other IO shares the device", r.Device.Name, dev/tot))
 		}

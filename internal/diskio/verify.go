@@ -88,8 +88,9 @@ func WritePattern(ctx context.Context, t *TestFile, unit int64, gen uint64) erro
 		return err
 	}
 	defer freeBuffer(buf)
-	end := t.DataStart + (t.RegionLen()/unit)*unit
-	for off := t.DataStart; off < end; off += chunk {
+	start := t.alignedStart(unit)
+	end := start + (t.Size-start)/unit*unit
+	for off := start; off < end; off += chunk {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -119,9 +120,10 @@ func CheckPattern(ctx context.Context, t *TestFile, unit int64) (*VerifyReport, 
 	}
 	defer freeBuffer(buf)
 	rep := &VerifyReport{Unit: unit}
-	end := t.DataStart + (t.RegionLen()/unit)*unit
+	start := t.alignedStart(unit)
+	end := start + (t.Size-start)/unit*unit
 	var bad []int64
-	for off := t.DataStart; off < end; off += chunk {
+	for off := start; off < end; off += chunk {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}

@@ -14,6 +14,9 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/agbench/agbench/internal/diskio"
+	"github.com/agbench/agbench/internal/result"
 )
 
 // Targets from issue 6.
@@ -162,32 +165,12 @@ func runAgbench(c benchCase, _, bin, file string, _ int64, res string, d time.Du
 	if len(m) != 1 {
 		check(fmt.Errorf("no result.json under %s", rd))
 	}
-	b, err := os.ReadFile(m[0])
+	r, err := result.Read(m[0])
 	check(err)
-	var j struct {
-		Steps []struct {
-			AllIOs int64 `json:"all_ios"`
-			Total  struct {
-				IOPS float64 `json:"iops"`
-				Pct  []struct {
-					P  float64 `json:"p"`
-					Us float64 `json:"us"`
-				} `json:"percentiles_us"`
-			} `json:"total"`
-		} `json:"steps"`
-	}
-	check(json.Unmarshal(b, &j))
-	s := j.Steps[0]
-	out2 := sample{iops: s.Total.IOPS, cpuUsPerIO: cpuOf(cmd.ProcessState) / float64(s.AllIOs) * 1e6}
-	for _, p := range s.Total.Pct {
-		switch p.P {
-		case 50:
-			out2.p50us = p.Us
-		case 99:
-			out2.p99us = p.Us
-		}
-	}
-	return out2
+	var st diskio.StepResult
+	check(json.Unmarshal(r.Steps[0].Extra["disk"], &st))
+	return sample{iops: st.Total.IOPS, p50us: st.Total.At(50), p99us: st.Total.At(99),
+		cpuUsPerIO: cpuOf(cmd.ProcessState) / float64(st.AllIOs) * 1e6}
 }
 
 func median(s []sample) sample {
