@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/diskio"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/sample"
@@ -356,12 +357,6 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 		}
 		rep.Verify = v
 	}
-	if p.sweep != nil {
-		rep.Marks = diskio.FindMarks(rep.Points())
-	}
-	if len(rep.Steps) > 0 || rep.Verify != nil {
-		rep.WriteText(a.stdout)
-	}
 	finalErr := runErr
 	switch {
 	case finalErr != nil:
@@ -373,6 +368,18 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 	if err := rep.FillResult(res); err != nil {
 		return agerr.Join(finalErr, fmt.Errorf("results: %w", err))
 	}
+	if len(rep.Steps) > 0 {
+		run, err := analyze.Attach(res, analyze.Options{LoadName: "outstanding IOs", Unit: "IOPS"})
+		if err == nil && p.sweep != nil && len(run.Variants) == 1 {
+			rep.Marks = diskMarks(rep, run.Variants[0].Result)
+			if err := rep.SetExtra(res); err != nil {
+				return agerr.Join(finalErr, fmt.Errorf("results: %w", err))
+			}
+		}
+	}
+	if len(rep.Steps) > 0 || rep.Verify != nil {
+		rep.WriteText(a.stdout)
+	}
 	res.Finish(finalErr)
 	path, err := result.Write(result.RunDir(f.resultsDir, res.Meta.Started, "disk"), res)
 	if err != nil {
@@ -380,6 +387,24 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "\nresults: %s\n", path)
 	return finalErr
+}
+
+// diskMarks places the analysis's knee points on the rows of the run.
+func diskMarks(rep *diskio.Report, an analyze.Analysis) *diskio.Marks {
+	row := func(p *analyze.Point) int {
+		if p == nil {
+			return -1
+		}
+		return rep.RowOfLoad(p.Load)
+	}
+	k := an.Knee
+	m := &diskio.Marks{Characteristic: row(k.Characteristic), Efficient: row(k.Efficient), Knee: row(k.Knee),
+		Saturation: row(k.Saturation), RisingAtEnd: k.RisingAtEnd,
+		Method: fmt.Sprintf("internal/analyze: knee by Kneedle on log2(outstanding) vs IOPS; efficient = most IOPS per ms of mean latency; saturation at %.0f%% of peak IOPS", analyze.SaturationShare*100)}
+	for _, v := range an.Verdicts {
+		m.Verdicts = append(m.Verdicts, v.Message)
+	}
+	return m
 }
 
 // diskArgv rebuilds the command line from what cobra parsed (flags set, FILE, DiskSpd's

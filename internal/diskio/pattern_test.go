@@ -113,18 +113,6 @@ func TestStddevAndLittle(t *testing.T) {
 	}
 }
 
-func TestFindMarks(t *testing.T) {
-	// Flat latency, IOPS doubling, then latency climbing with no more IOPS: the article's curve.
-	pts := []Point{{1, 3000, 330}, {2, 6000, 333}, {4, 11500, 348}, {8, 15000, 533}, {16, 15500, 1032}, {32, 15600, 2051}}
-	m := FindMarks(pts)
-	if m == nil || m.Characteristic != 0 || m.Knee != 2 || m.Saturation != 3 {
-		t.Fatalf("marks %+v", m)
-	}
-	if FindMarks(pts[:2]) != nil {
-		t.Fatal("marks from two points")
-	}
-}
-
 func TestSweep(t *testing.T) {
 	s, err := ParseSweep("qd=1,2,4")
 	if err != nil || s.Key != "qd" || len(s.Values) != 3 {

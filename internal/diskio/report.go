@@ -22,15 +22,6 @@ type Report struct {
 	DiskSpd *DiskSpdCommand
 }
 
-// Points turns the steps into the knee finder's input.
-func (r *Report) Points() []Point {
-	var p []Point
-	for _, s := range r.Steps {
-		p = append(p, Point{Load: float64(s.Workload.Outstanding()), IOPS: s.Total.IOPS, MeanUs: s.Total.MeanUs})
-	}
-	return p
-}
-
 func ms(us float64) string {
 	switch {
 	case us != us: // NaN
@@ -94,18 +85,17 @@ func (r *Report) writeSweep(w io.Writer) {
 	fmt.Fprintln(tw, "threads\tQD\tIOPS\tMB/s\tmean ms\tp50\tp99\tp99.9\tIOPS sd\tL=X*W\t|\tdev IOPS\tdev MB/s\tawait ms\tqueue\tutil%\tio psi%\t|\tcpu%\tus/IO\tmark\t")
 	for i, s := range r.Steps {
 		mark := ""
-		if r.Marks != nil {
-			var m []string
-			if i == r.Marks.Characteristic {
-				m = append(m, "characteristic")
+		if m := r.Marks; m != nil {
+			var ms []string
+			for _, x := range []struct {
+				row  int
+				name string
+			}{{m.Characteristic, "characteristic"}, {m.Efficient, "efficient"}, {m.Knee, "KNEE"}, {m.Saturation, "saturation"}} {
+				if x.row == i {
+					ms = append(ms, x.name)
+				}
 			}
-			if i == r.Marks.Knee {
-				m = append(m, "KNEE")
-			}
-			if i == r.Marks.Saturation {
-				m = append(m, "saturation")
-			}
-			mark = strings.Join(m, ",")
+			mark = strings.Join(ms, ",")
 		}
 		l := fmt.Sprintf("%.2f", s.Little.Measured)
 		if !s.Little.OK {
@@ -129,16 +119,47 @@ func (r *Report) writeSweep(w io.Writer) {
 	}
 	tw.Flush()
 	if m := r.Marks; m != nil {
-		c, k, s := r.Steps[m.Characteristic], r.Steps[m.Knee], r.Steps[m.Saturation]
-		fmt.Fprintf(w, "\ncharacteristic latency %s ms at %d outstanding (%.0f IOPS)\n", ms(c.Total.MeanUs), c.Workload.Outstanding(), c.Total.IOPS)
-		fmt.Fprintf(w, "knee                   %d outstanding: %.0f IOPS, %.1f MB/s at %s ms (%.1fx characteristic)\n", k.Workload.Outstanding(), k.Total.IOPS, k.Total.MBps, ms(k.Total.MeanUs), k.Total.MeanUs/c.Total.MeanUs)
-		fmt.Fprintf(w, "saturation             %d outstanding: %.0f IOPS, %.1f MB/s at %s ms\n", s.Workload.Outstanding(), s.Total.IOPS, s.Total.MBps, ms(s.Total.MeanUs))
-		fmt.Fprintf(w, "(%s)\n", m.Method)
+		r.writeMarks(w, m)
 	}
 	for _, s := range r.Steps {
 		for _, wn := range s.Warnings {
 			fmt.Fprintf(w, "warning [threads %d, QD %d]: %s\n", s.Workload.Threads, s.Workload.QD, wn)
 		}
+	}
+}
+
+func (r *Report) writeMarks(w io.Writer, m *Marks) {
+	row := func(i int) *StepResult {
+		if i < 0 || i >= len(r.Steps) {
+			return nil
+		}
+		return r.Steps[i]
+	}
+	c := row(m.Characteristic)
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(w, "\ncharacteristic latency %s ms at %d outstanding (%.0f IOPS)\n", ms(c.Total.MeanUs), c.Workload.Outstanding(), c.Total.IOPS)
+	line := func(name string, s *StepResult) {
+		fmt.Fprintf(w, "%-22s %d outstanding: %.0f IOPS, %.1f MB/s at %s ms mean, %s ms p99 (%.1fx characteristic)\n", name,
+			s.Workload.Outstanding(), s.Total.IOPS, s.Total.MBps, ms(s.Total.MeanUs), ms(s.Total.At(99)), s.Total.MeanUs/c.Total.MeanUs)
+	}
+	if s := row(m.Efficient); s != nil {
+		line("most efficient", s)
+	}
+	if s := row(m.Knee); s != nil {
+		line("knee", s)
+	} else if m.RisingAtEnd {
+		fmt.Fprintln(w, "knee                   not reached: IOPS still rise at the highest load; sweep further")
+	} else {
+		fmt.Fprintln(w, "knee                   none found")
+	}
+	if s := row(m.Saturation); s != nil {
+		line("saturation", s)
+	}
+	fmt.Fprintf(w, "(%s)\n", m.Method)
+	for _, v := range m.Verdicts {
+		fmt.Fprintf(w, "analysis: %s\n", v)
 	}
 }
 

@@ -56,6 +56,11 @@ func (r *Report) FillResult(res *result.Result) error {
 		res.Steps = append(res.Steps, st)
 		res.Warnings = append(res.Warnings, stepWarnings(s)...)
 	}
+	return r.SetExtra(res)
+}
+
+// SetExtra (re)writes the run-level Extra["disk"], e.g. once the marks are known.
+func (r *Report) SetExtra(res *result.Result) error {
 	ex, err := json.Marshal(RunExtra{File: r.File, Device: r.Device, Sweep: r.Sweep, Marks: r.Marks, Verify: r.Verify, DiskSpd: r.DiskSpd, Notes: r.Notes})
 	if err != nil {
 		return err
