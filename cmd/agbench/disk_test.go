@@ -78,7 +78,7 @@ func TestDiskSweepWritesResultAndMarks(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"characteristic", "KNEE", "saturation", "dev IOPS", "L=X*W", "results: "} {
+	for _, want := range []string{"characteristic", "\nknee ", "saturation", "dev IOPS", "L=X*W", "results: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

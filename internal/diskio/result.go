@@ -233,7 +233,7 @@ func (r *StepResult) check() {
 		warn = append(warn, "interrupted: the window was cut short; figures cover what was measured")
 	}
 	if r.Seconds < MinSteadySeconds {
-		warn = append(warn, fmt.Sprintf("short run: %.0f s measured; under %d s measures transients more than steady state", r.Seconds, MinSteadySeconds))
+		warn = append(warn, fmt.Sprintf("short run: %.1f s measured; under %d s measures transients more than steady state", r.Seconds, MinSteadySeconds))
 	}
 	if !r.Workload.Direct {
 		warn = append(warn, "buffered IO: this measures the page cache, not the device")
