@@ -21,6 +21,7 @@ func Connect(ctx context.Context, cs, appName string) (*pgx.Conn, error) {
 	if appName != "" {
 		cfg.RuntimeParams["application_name"] = appName
 	}
+	cfg.DialFunc = dialBlocking
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = ConnectTimeout
 	}

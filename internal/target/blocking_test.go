@@ -1,0 +1,126 @@
+package target
+
+import (
+	"context"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+)
+
+// Sessions over the blocking connection work like any: queries, a large result, a
+// cancelled query, and close while a read is blocked.
+func TestBlockingConnOnServer(t *testing.T) {
+	clustertest.Require(t)
+	topo := clustertest.New(t, clustertest.Options{})
+	ctx := context.Background()
+	cs := topo.ConnString(topo.Primary(), "")
+	c, err := Connect(ctx, cs, "agbench-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, ok := c.PgConn().Conn().(*blockingConn); !ok {
+		t.Fatalf("connection is %T, want the blocking one", c.PgConn().Conn())
+	}
+	var n int64
+	if err := c.QueryRow(ctx, `SELECT sum(length(repeat('x', g))) FROM generate_series(1, 2000) g`).Scan(&n); err != nil || n != 2001000 {
+		t.Fatalf("sum %d, %v", n, err)
+	}
+	var total int
+	rows, _ := c.Query(ctx, `SELECT repeat('y', 1000) FROM generate_series(1, 5000)`)
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		total += len(s)
+	}
+	if rows.Err() != nil || total != 5_000_000 {
+		t.Fatalf("large result: %d bytes, %v", total, rows.Err())
+	}
+	l, err := Land(ctx, c)
+	if err != nil || l.Node != topo.Primary().Name || l.InRecovery {
+		t.Fatalf("landing %+v %v", l, err)
+	}
+	// A cancelled query ends promptly (the cancel request reaches the server).
+	qctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = c.Exec(qctx, `SELECT pg_sleep(60)`)
+	if err == nil || time.Since(start) > 30*time.Second {
+		t.Fatalf("cancelled sleep: %v after %v", err, time.Since(start))
+	}
+	// Close wakes a read blocked in the kernel.
+	c2, err := Connect(ctx, cs, "agbench-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c2.Exec(context.Background(), `SELECT pg_sleep(60)`)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	c2.PgConn().Conn().Close()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close did not wake the blocked read")
+	}
+}
+
+// BenchmarkRoundTripCPU compares the client CPU of a prepared point query over the blocking
+// connection and over Go's network poller, interleaved, on 4 concurrent sessions.
+func BenchmarkRoundTripCPU(b *testing.B) {
+	topo := clustertest.New(b, clustertest.Options{})
+	ctx := context.Background()
+	cs := topo.ConnString(topo.Primary(), "")
+	for _, mode := range []string{"poller", "blocking", "poller", "blocking"} {
+		b.Run(mode, func(b *testing.B) {
+			const vus = 4
+			conns := make([]*pgx.Conn, vus)
+			for i := range conns {
+				cfg, _ := pgx.ParseConfig(cs)
+				if mode == "blocking" {
+					cfg.DialFunc = dialBlocking
+				}
+				c, err := pgx.ConnectConfig(ctx, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close(ctx)
+				c.Prepare(ctx, "q", `SELECT $1::int + 1`)
+				conns[i] = c
+			}
+			u0, s0 := cpu()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			per := b.N/vus + 1
+			for _, c := range conns {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < per; i++ {
+						rr := c.PgConn().ExecPrepared(ctx, "q", [][]byte{[]byte("1")}, nil, nil)
+						rr.Close()
+					}
+				}()
+			}
+			wg.Wait()
+			u1, s1 := cpu()
+			b.ReportMetric(float64((u1-u0)+(s1-s0))/float64(time.Microsecond)/float64(per*vus), "cpu-us/op")
+		})
+	}
+}
+
+func cpu() (time.Duration, time.Duration) {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+}
