@@ -32,6 +32,8 @@ const (
 	// LateThreshold: an operation of a fixed-rate step that starts later than this after its
 	// scheduled time is counted as a late start.
 	LateThreshold = time.Millisecond
+	// samplerStopTimeout bounds stopping the samplers and the after-step hooks.
+	samplerStopTimeout = time.Minute
 	// maxErrorSamples is how many distinct error messages a step keeps.
 	maxErrorSamples = 5
 )
@@ -242,15 +244,17 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 			st.Client.PerOpMicros = (st.Client.UserSeconds + st.Client.SystemSeconds) * 1e6 / float64(n.Count+n.Errors)
 		}
 	}
-	// Samplers and hooks read the server after the window, even when it was cut short,
-	// but not when the whole run is being cancelled.
-	postCtx := context.WithoutCancel(ctx)
-	if ctx.Err() == nil {
-		for _, s := range ex.startedSamplers {
-			if err := s.Stop(postCtx, st); err != nil {
-				st.Warnings = append(st.Warnings, fmt.Sprintf("sampler: %v", err))
-			}
+	// Samplers always stop (with a bounded context of their own when the run is being
+	// cancelled); hooks read the server after a window cut short, but not when the whole
+	// run is being cancelled.
+	postCtx, cancelPost := context.WithTimeout(context.WithoutCancel(ctx), samplerStopTimeout)
+	defer cancelPost()
+	for _, s := range ex.startedSamplers {
+		if err := s.Stop(postCtx, st); err != nil {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("sampler: %v", err))
 		}
+	}
+	if ctx.Err() == nil {
 		if hooks != nil {
 			counters, err := hooks.AfterStep(postCtx, copyParams(p.Params), st.Window.End.Sub(st.Window.Start))
 			if err != nil {
@@ -314,7 +318,11 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 		}
 		go func() {
 			defer wg.Done()
-			ex.vu(loadCtx, stopLoad, w, h, delay, jobs)
+			// A context per VU: the driver registers on it for every operation, and VUs
+			// sharing one would contend for its lock.
+			vuCtx, cancel := context.WithCancel(loadCtx)
+			defer cancel()
+			ex.vu(vuCtx, stopLoad, w, h, delay, jobs)
 		}()
 	}
 	allDone := make(chan struct{})

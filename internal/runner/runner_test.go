@@ -169,7 +169,11 @@ func TestCancellationKeepsWhatWasMeasured(t *testing.T) {
 		}
 		return nil
 	}}
-	st, err := runOne(t, ctx, l, StepSpec{VUs: 2, Duration: time.Hour})
+	smp := &fakeSampler{}
+	st, err := runOne(t, ctx, l, StepSpec{VUs: 2, Duration: time.Hour}, smp)
+	if smp.stopped.IsZero() || len(st.Series["fake.value"].V) != 2 {
+		t.Fatal("the sampler was not stopped when the run was cancelled")
+	}
 	if !errors.Is(err, context.Canceled) || st.Complete || st.IncompleteReason == "" {
 		t.Fatalf("err %v complete %v reason %q", err, st.Complete, st.IncompleteReason)
 	}
