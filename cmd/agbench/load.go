@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/listener"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
@@ -37,7 +38,7 @@ type loadFlags struct {
 	seed       int64
 	results    string
 	maxErrors  int64
-	noResults  bool
+	sample     bool
 }
 
 func (f *loadFlags) add(c *cobra.Command, defThreads string, defIterations int64) {
@@ -58,6 +59,7 @@ func (f *loadFlags) add(c *cobra.Command, defThreads string, defIterations int64
 	fs.Int64Var(&f.seed, "seed", 1, "seed of all randomness")
 	fs.StringVar(&f.results, "results", "results", "folder for results/<time>-<command>/result.json")
 	fs.Int64Var(&f.maxErrors, "max-errors", 1000, "stop a step after this many failed operations (0: no limit)")
+	fs.BoolVar(&f.sample, "sample", true, "sample the OS and the servers beside every step and analyse the run (--sample=false: neither)")
 }
 
 // loadPlan is a checked load command line.
@@ -72,6 +74,12 @@ type loadPlan struct {
 	routes       map[string]string
 	listenerAddr string
 	listeners    []*listener.Listener
+	// restarts is true when the servers restart between steps (cold scans).
+	restarts bool
+	// unit names the throughput in the analysis ("it/s").
+	unit string
+	// analysis is internal/analyze's view of the run, also stored in the result.
+	analysis *analyze.Run
 }
 
 // check validates the shared flags, every problem at once, and resolves the target.
@@ -226,8 +234,15 @@ func (p *loadPlan) run(ctx context.Context, a *app, cmd *cobra.Command, command 
 	}
 	plan := p.sweep.Plan()
 	prog := newProgress(a, len(plan))
+	var samplers []runner.Sampler
+	if p.f.sample {
+		smps, closeSamplers, warns := p.startSamplers(ctx, !p.restarts)
+		defer closeSamplers()
+		samplers = smps
+		res.Warnings = append(res.Warnings, warns...)
+	}
 	steps, err := runner.Run(ctx, runner.Config{
-		Workload: w, Plan: plan, Spec: p.spec, Seed: p.f.seed, Progress: prog.show,
+		Workload: w, Plan: plan, Spec: p.spec, Seed: p.f.seed, Progress: prog.show, Samplers: samplers,
 		StepDone: func(steps []result.Step) {
 			prog.done(steps[len(steps)-1])
 			res.Steps = steps
@@ -238,6 +253,9 @@ func (p *loadPlan) run(ctx context.Context, a *app, cmd *cobra.Command, command 
 	res.Steps = steps
 	res.Warnings = append(res.Warnings, landingWarnings(res, p)...)
 	res.Finish(err)
+	if p.f.sample && len(res.Steps) > 0 {
+		p.analysis, _ = analyze.Attach(res, analyze.Options{LoadName: "threads", Unit: p.unit})
+	}
 	if len(res.Steps) > 0 || err == nil {
 		save()
 	} else {

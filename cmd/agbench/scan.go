@@ -79,6 +79,7 @@ func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 	cfg := scan.Config{Table: f.table, Rows: f.rows, Connect: p.connector(), CounterConns: p.nodeConns}
 	var coldNotes []string
 	if f.cold {
+		p.restarts = true
 		cfg.Cold = func(ctx context.Context) error {
 			note, err := coldCache(ctx, p)
 			if note != "" && len(coldNotes) == 0 {
@@ -94,6 +95,7 @@ func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 	defer w.Close()
 	config := map[string]any{"table": f.table, "rows": f.rows, "cold": f.cold, "threads": f.load.threads,
 		"iterations": f.load.iterations, "intent": f.load.intent, "compare": f.load.compare, "repeat": f.load.repeat}
+	p.unit = "reads/s"
 	res, dir, runErr := p.run(ctx, a, cmd, "scan", w, config)
 	if len(coldNotes) > 0 {
 		res.Warnings = append(res.Warnings, coldNotes...)
@@ -106,6 +108,7 @@ func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 		table.Write(a.stdout, res, "threads", scanColumns)
 		fmt.Fprintln(a.stdout)
 	}
+	printAnalysis(a.stdout, p.analysis)
 	printFooter(a.stdout, res, dir, table.Landed(res))
 	return runErr
 }

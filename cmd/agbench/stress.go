@@ -139,12 +139,14 @@ func runStress(cmd *cobra.Command, a *app, f *stressFlags) error {
 	config := map[string]any{"queries": cfg.Queries, "threads": f.load.threads, "iterations": f.load.iterations,
 		"duration": f.load.duration.String(), "rampup": f.load.rampup.String(), "rate": f.load.rate, "intent": f.load.intent,
 		"compare": f.load.compare, "repeat": f.load.repeat, "param_file": f.paramFile, "param_range": f.paramRange}
+	p.unit = "it/s"
 	res, dir, runErr := p.run(ctx, a, cmd, "stress", w, config)
 	fmt.Fprintln(a.stdout)
 	if len(res.Steps) > 0 {
 		table.Write(a.stdout, res, "threads", stressColumns)
 		fmt.Fprintln(a.stdout)
 	}
+	printAnalysis(a.stdout, p.analysis)
 	printFooter(a.stdout, res, dir, table.Landed(res))
 	return runErr
 }
