@@ -109,6 +109,13 @@ func (s *seeding) baseBackup(ctx context.Context, dir, format, transfer string) 
 		}
 		return fmt.Errorf("pg_basebackup: %v: %s", err, lastLines(stderr.String(), 5))
 	}
+	// The server's last progress reading may be up to a poll interval old; the manifest
+	// has the exact bytes of the files.
+	if n, err := manifestBytesOf(filepath.Join(dir, "backup_manifest")); err == nil {
+		s.streamed.Store(n)
+	} else {
+		s.rep.Warnings = append(s.rep.Warnings, "streamed bytes from the last progress reading: "+err.Error())
+	}
 	return nil
 }
 

@@ -108,12 +108,14 @@ func restoreFile(f backupFile, dataDir string, compressedRead, written *atomic.I
 }
 
 // extractTar writes a tar stream's entries under dest. Names that would leave dest
-// (absolute, or climbing with ..) are refused; only files, folders and symbolic links are
-// made. It returns the bytes of file contents written.
+// (absolute, or climbing with ..) are refused, and so are entries under a symbolic link the
+// stream made; only files, folders and symbolic links are made. It returns the bytes of
+// file contents written.
 func extractTar(r io.Reader, dest string, written *atomic.Int64) (int64, error) {
 	tr := tar.NewReader(r)
 	var total int64
 	buf := make([]byte, 1<<20)
+	links := map[string]bool{}
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -125,6 +127,14 @@ func extractTar(r io.Reader, dest string, written *atomic.Int64) (int64, error) 
 		path, err := safeJoin(dest, h.Name)
 		if err != nil {
 			return total, err
+		}
+		for p := filepath.Dir(path); len(p) > len(dest); p = filepath.Dir(p) {
+			if links[p] {
+				return total, fmt.Errorf("tar entry %q lies under a symbolic link", h.Name)
+			}
+		}
+		if links[path] {
+			return total, fmt.Errorf("tar entry %q replaces a symbolic link", h.Name)
 		}
 		mode := os.FileMode(h.Mode).Perm()
 		switch h.Typeflag {
@@ -152,9 +162,13 @@ func extractTar(r io.Reader, dest string, written *atomic.Int64) (int64, error) 
 				return total, err
 			}
 		case tar.TypeSymlink:
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				return total, err
+			}
 			if err := os.Symlink(h.Linkname, path); err != nil {
 				return total, err
 			}
+			links[path] = true
 		default:
 			return total, fmt.Errorf("%s: tar entry type %q is not a file, folder or link", h.Name, h.Typeflag)
 		}

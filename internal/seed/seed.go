@@ -35,7 +35,8 @@ type Report struct {
 	Phases       []PhaseUse `json:"phases"`
 	TotalSeconds float64    `json:"total_seconds"`
 	// EstimatedBytes is the server's estimate of the backup (pg_stat_progress_basebackup's
-	// backup_total); StreamedBytes what it streamed (uncompressed).
+	// backup_total); StreamedBytes the database files it copied (uncompressed), from the
+	// backup's manifest.
 	EstimatedBytes int64 `json:"estimated_bytes"`
 	StreamedBytes  int64 `json:"streamed_bytes"`
 	// WireBytes is what the primary sent on the base backup's connection (compressed as

@@ -1,0 +1,569 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/seed"
+	"github.com/agbench/agbench/internal/table"
+	"github.com/agbench/agbench/internal/target"
+)
+
+func init() { register(newSeedCmd) }
+
+// seedFlags are the flags of `agbench seed` as given, before validation.
+type seedFlags struct {
+	cluster, method, compress, maxRate, name, lag, backupDir, initSize, results string
+	sync, async, keepBackup, initOnly, noWire                                   bool
+	retries, repeat                                                             int
+	catchUp                                                                     time.Duration
+	compare                                                                     []string
+}
+
+func newSeedCmd(a *app) *cobra.Command {
+	f := &seedFlags{}
+	c := &cobra.Command{
+		Use:   "seed",
+		Short: "Add a standby by direct seeding or by backup and restore, timed phase by phase",
+		Long: `Add a standby to a local cluster the way an availability group adds a replica
+(reference/ag-direct-seeding-2016), and time it:
+
+  direct          pg_basebackup streams the primary's files into the new data folder,
+                  WAL streamed beside them through the new standby's replication slot
+  backup-restore  pg_basebackup writes a tar backup into a backup folder, then agbench
+                  extracts it into the new data folder
+
+then the new standby is flushed to disk, started, caught up (replay lag under
+--lag-threshold) and joined to the topology. --compress compresses on the server
+(PostgreSQL 15+: gzip, lz4, zstd, optionally :level), as SQL Server's trace flag 9567.
+
+Phases (checkpoint, transfer or backup+restore, sync, start, catch-up, join) are
+timed apart, with the CPU of the primary's walsender and of the receiver, device
+bytes, bytes on the wire and the compression ratio. Progress shows bytes of the
+server's estimate, rate, time left and what the walsender waits on.
+
+--compare method=direct,backup-restore compress=none,lz4,zstd seeds every variant
+on the same database, dropping each added standby again, and prints the article's
+table (phase | duration per variant). --init-size 2G first grows the database to
+about that size with data that is about 28% random bytes and 72% repetitive text.
+
+A seeding that fails or is interrupted removes the half-made standby and its slot
+and records why in the history (agbench seed history).`,
+		Args: func(c *cobra.Command, args []string) error {
+			for _, x := range args {
+				if !strings.Contains(x, "=") || len(f.compare) == 0 {
+					return agerr.BadInputf("%s: unexpected argument %q (compare keys go after --compare: --compare method=a,b compress=x,y)", c.CommandPath(), x)
+				}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.compare = append(f.compare, args...)
+			return runSeed(cmd, a, f)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.cluster, "cluster", "lab", "cluster made by agbench cluster create")
+	fl.StringVar(&f.method, "method", seed.MethodDirect, "direct or backup-restore")
+	fl.StringVar(&f.compress, "compress", "none", "server-side compression: none, gzip, lz4, zstd, with :level (zstd:3)")
+	fl.StringVar(&f.maxRate, "max-rate", "", "limit the transfer, bytes per second (32k to 1024M), as pg_basebackup --max-rate")
+	fl.StringVar(&f.name, "name", "", "name of the new standby (default: the first free standbyN)")
+	fl.BoolVar(&f.sync, "sync", false, "wait until the primary counts the new standby as synchronous (a --commit sync cluster)")
+	fl.BoolVar(&f.async, "async", false, "do not wait for synchronous state (the default)")
+	fl.StringVar(&f.lag, "lag-threshold", "16M", "replay lag under which the new standby has caught up")
+	fl.DurationVar(&f.catchUp, "catchup-timeout", seed.DefaultCatchUpTimeout, "how long the new standby may take to stream and catch up")
+	fl.StringVar(&f.backupDir, "backup-dir", "", "folder for backups of backup-restore (default: the cluster's backups/)")
+	fl.BoolVar(&f.keepBackup, "keep-backup", false, "keep the backup after restoring it")
+	fl.IntVar(&f.retries, "retries", 0, "try a failed transfer again this many times")
+	fl.StringVar(&f.initSize, "init-size", "", "first grow the database to about this size (e.g. 2G) with partly compressible data")
+	fl.BoolVar(&f.initOnly, "init-only", false, "with --init-size: only make the data, do not seed")
+	fl.StringArrayVar(&f.compare, "compare", nil, "compare variants: method=direct,backup-restore and/or compress=none,lz4,zstd")
+	fl.IntVar(&f.repeat, "repeat", 1, "with --compare: seed every variant this many times, round after round (the table shows medians)")
+	fl.BoolVar(&f.noWire, "no-wire-meter", false, "connect pg_basebackup to the primary directly, not through agbench's counting relay (bytes on the wire unknown)")
+	fl.StringVar(&f.results, "results", "results", "folder for results/<time>-seed/result.json")
+	c.AddCommand(seedHistoryCmd(a), seedDropCmd(a))
+	return c
+}
+
+// seedOptions validates the flags into options and compare variants, reporting every problem.
+func seedOptions(f *seedFlags) (seed.Options, []seed.Variant, int64, error) {
+	var errs []error
+	o := seed.Options{Method: f.method, Name: f.name, Sync: f.sync, CatchUpTimeout: f.catchUp, BackupDir: f.backupDir,
+		KeepBackup: f.keepBackup, Retries: f.retries, NoWireMeter: f.noWire}
+	var err error
+	if o.Compress, err = seed.ParseCompression(f.compress); err != nil {
+		errs = append(errs, err)
+	}
+	if f.maxRate != "" {
+		if o.MaxRate, err = seed.ParseBytes(f.maxRate); err != nil {
+			errs = append(errs, agerr.BadInputf("--max-rate: %v", err))
+		}
+	}
+	if o.LagThreshold, err = seed.ParseBytes(f.lag); err != nil {
+		errs = append(errs, agerr.BadInputf("--lag-threshold: %v", err))
+	}
+	if f.sync && f.async {
+		errs = append(errs, agerr.BadInputf("--sync and --async: choose one"))
+	}
+	if f.catchUp <= 0 {
+		errs = append(errs, agerr.BadInputf("--catchup-timeout %v: must be positive", f.catchUp))
+	}
+	var size int64
+	if f.initSize != "" {
+		if size, err = seed.ParseBytes(f.initSize); err != nil || size < 16<<20 {
+			errs = append(errs, agerr.BadInputf("--init-size %q: want a size of 16M or more (e.g. 2G)", f.initSize))
+		}
+	} else if f.initOnly {
+		errs = append(errs, agerr.BadInputf("--init-only needs --init-size"))
+	}
+	if f.repeat < 1 || f.repeat > 20 {
+		errs = append(errs, agerr.BadInputf("--repeat %d: want 1 to 20", f.repeat))
+	}
+	var variants []seed.Variant
+	if len(f.compare) > 0 {
+		variants, err = seed.ParseCompare(f.compare, seed.Variant{Method: o.Method, Compress: o.Compress})
+		errs = append(errs, err)
+	} else if f.repeat > 1 {
+		errs = append(errs, agerr.BadInputf("--repeat needs --compare"))
+	}
+	if o.Method != seed.MethodDirect && o.Method != seed.MethodBackupRestore {
+		errs = append(errs, agerr.BadInputf("--method %q: want direct or backup-restore", o.Method))
+	}
+	return o, variants, size, agerr.Join(errs...)
+}
+
+func runSeed(cmd *cobra.Command, a *app, f *seedFlags) error {
+	o, variants, initSize, err := seedOptions(f)
+	if err != nil {
+		return err
+	}
+	topo, err := loadCluster(a, f.cluster)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if initSize > 0 {
+		if err := seedInit(ctx, a, topo, initSize); err != nil {
+			return err
+		}
+		if f.initOnly {
+			return nil
+		}
+	}
+	if len(variants) == 0 {
+		variants = []seed.Variant{{Method: o.Method, Compress: o.Compress}}
+	}
+	res := result.New("seed", version, cmdArgs(cmd))
+	res.Meta.Config = map[string]any{"method": o.Method, "compress": o.Compress.String(), "max_rate": o.MaxRate,
+		"lag_threshold": o.LagThreshold, "variants": labels(variants), "repeat": f.repeat, "init_size": initSize}
+	res.Meta.Topology = clusterSummary(topo)
+	if c, err := topo.Connect(ctx, topo.Primary()); err == nil {
+		res.Meta.Server, _ = target.ServerInfo(ctx, c)
+		c.Close(context.WithoutCancel(ctx))
+	}
+	compare := len(f.compare) > 0
+	dir := result.RunDir(f.results, res.Meta.Started, "seed")
+	var runErr error
+	for i, run := range seed.Plan(variants, f.repeat) {
+		ro := o
+		ro.Method, ro.Compress = run.Variant.Method, run.Variant.Compress
+		if compare {
+			fmt.Fprintf(a.stderr, "seeding %s\n", run)
+		}
+		show := newSeedProgress(a)
+		ro.Progress = show.update
+		rep, err := seed.Seed(ctx, topo, ro)
+		show.done()
+		if err != nil {
+			if agerr.IsBadInput(err) && i == 0 {
+				return err // nothing was made
+			}
+			runErr = err
+			break
+		}
+		res.Steps = append(res.Steps, rep.Step(i, run.Point, run.Repeat, run.Variant.Label(), run.Variant.Params()))
+		if compare {
+			if err := seed.Drop(context.WithoutCancel(ctx), topo, rep.Standby); err != nil {
+				runErr = fmt.Errorf("drop %s between runs: %w", rep.Standby, err)
+				break
+			}
+		} else {
+			printSeedReport(a.stdout, rep)
+		}
+		if _, err := result.Write(dir, res); err != nil {
+			return err
+		}
+	}
+	res.Finish(runErr)
+	if len(res.Steps) == 0 && runErr != nil {
+		return runErr
+	}
+	if compare {
+		printSeedCompare(a.stdout, res, variants)
+	}
+	path, err := result.Write(dir, res)
+	if err != nil {
+		return errors.Join(runErr, err)
+	}
+	fmt.Fprintf(a.stdout, "\nresult: %s\n", path)
+	return runErr
+}
+
+func labels(vs []seed.Variant) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.Label()
+	}
+	return out
+}
+
+func clusterSummary(topo *cluster.Topology) *result.Topology {
+	t := &result.Topology{Cluster: topo.Name, Commit: topo.Commit}
+	for _, n := range topo.Nodes {
+		t.Nodes = append(t.Nodes, result.Node{Name: n.Name, Role: n.Role, Addr: fmt.Sprintf("%s:%d", n.Host, n.Port)})
+	}
+	return t
+}
+
+func seedInit(ctx context.Context, a *app, topo *cluster.Topology, size int64) error {
+	start := time.Now()
+	var last time.Time
+	got, err := seed.InitData(ctx, topo, size, func(done, target int64) {
+		if time.Since(last) > 5*time.Second || done >= target {
+			fmt.Fprintf(a.stderr, "init: database %s of %s\n", seed.FormatBytes(done), seed.FormatBytes(target))
+			last = time.Now()
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("--init-size: %w", err)
+	}
+	fmt.Fprintf(a.stdout, "database %s is %s (table %s: %.0f%% random bytes, the rest repetitive text), made in %.1fs\n",
+		topo.Database, seed.FormatBytes(got), seed.DataTable, seed.RandomShare*100, time.Since(start).Seconds())
+	return nil
+}
+
+// seedProgress shows progress: a bar per phase on a terminal, a line every few seconds otherwise.
+type seedProgress struct {
+	a     *app
+	mu    sync.Mutex
+	bar   *progressbar.ProgressBar
+	phase string
+	last  time.Time
+}
+
+// progressLineEvery is how often plain progress lines are written.
+const progressLineEvery = 2 * time.Second
+
+func newSeedProgress(a *app) *seedProgress { return &seedProgress{a: a} }
+
+func (s *seedProgress) update(p seed.Progress) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p.Phase != s.phase {
+		s.finishBar()
+		s.phase = p.Phase
+		if !s.a.interactive {
+			fmt.Fprintf(s.a.stderr, "%8.1fs  %s\n", p.Elapsed.Seconds(), p.Phase)
+		}
+	}
+	desc := progressDetail(p)
+	if s.a.interactive && p.Total > 0 {
+		if s.bar == nil {
+			s.bar = progressbar.NewOptions64(p.Total, progressbar.OptionSetWriter(s.a.stdout), progressbar.OptionShowBytes(true),
+				progressbar.OptionSetWidth(30), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionShowCount())
+		}
+		if s.bar.GetMax64() < p.Total {
+			s.bar.ChangeMax64(p.Total)
+		}
+		s.bar.Describe(fmt.Sprintf("%-9s %s", p.Phase, desc))
+		s.bar.Set64(min(p.Done, p.Total))
+		return
+	}
+	if time.Since(s.last) < progressLineEvery {
+		return
+	}
+	s.last = time.Now()
+	w := s.a.stderr
+	if s.a.interactive {
+		w = s.a.stdout
+	}
+	switch {
+	case p.Total > 0:
+		eta := "?"
+		if p.ETA >= 0 {
+			eta = p.ETA.Round(time.Second).String()
+		}
+		fmt.Fprintf(w, "%8.1fs  %-9s %s of %s (%.0f%%)  %.1f MB/s  ETA %s  %s\n", p.Elapsed.Seconds(), p.Phase,
+			seed.FormatBytes(p.Done), seed.FormatBytes(p.Total), 100*float64(p.Done)/float64(p.Total), p.Rate/1e6, eta, desc)
+	case p.Phase == seed.PhaseCatchUp:
+		fmt.Fprintf(w, "%8.1fs  %-9s %s  replay lag %s\n", p.Elapsed.Seconds(), p.Phase, p.ServerPhase, seed.FormatBytes(p.LagBytes))
+	default:
+		fmt.Fprintf(w, "%8.1fs  %-9s %s\n", p.Elapsed.Seconds(), p.Phase, p.ServerPhase)
+	}
+}
+
+func progressDetail(p seed.Progress) string {
+	var parts []string
+	if p.Wait != "" {
+		parts = append(parts, "waits on "+p.Wait)
+	}
+	if p.Device != "" {
+		parts = append(parts, fmt.Sprintf("%s %.0f%% busy", p.Device, p.DiskUtil*100))
+	}
+	if p.SenderCores > 0 || p.ReceiverCores > 0 {
+		parts = append(parts, fmt.Sprintf("CPU sender %.2f receiver %.2f", p.SenderCores, p.ReceiverCores))
+	}
+	if p.WireBytes > 0 {
+		parts = append(parts, "wire "+seed.FormatBytes(p.WireBytes))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (s *seedProgress) finishBar() {
+	if s.bar != nil {
+		s.bar.Finish()
+		fmt.Fprintln(s.a.stdout)
+		s.bar = nil
+	}
+}
+
+func (s *seedProgress) done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.finishBar()
+}
+
+func mb(b int64) float64 { return float64(b) / 1e6 }
+
+func printSeedReport(w io.Writer, r *seed.Report) {
+	fmt.Fprintf(w, "\nseeded %s (port %d) by %s, compression %s, in %.1fs", r.Standby, r.Port, r.Method, r.Compression, r.TotalSeconds)
+	if r.Attempts > 1 {
+		fmt.Fprintf(w, " (%d attempts)", r.Attempts)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "phase\tseconds\tsender CPU s\treceiver CPU s\tdisk read MB\tdisk write MB\t")
+	for _, p := range r.Phases {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t\n", p.Name, p.Seconds, p.SenderCPUSeconds, p.ReceiverCPUSeconds, mb(p.DiskReadBytes), mb(p.DiskWriteBytes))
+	}
+	fmt.Fprintf(tw, "total\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t\n", r.TotalSeconds, r.SenderCPUSeconds, r.ReceiverCPUSeconds, mb(r.DiskReadBytes), mb(r.DiskWriteBytes))
+	tw.Flush()
+	fmt.Fprintf(w, "\n%s streamed (server's estimate %s) at %.1f MB/s", seed.FormatBytes(r.StreamedBytes), seed.FormatBytes(r.EstimatedBytes), r.MBps)
+	if r.WireBytes > 0 {
+		fmt.Fprintf(w, "; %s on the wire (compression ratio %.2f), plus %s of WAL", seed.FormatBytes(r.WireBytes), r.CompressionRatio, seed.FormatBytes(r.WALWireBytes))
+	}
+	if r.BackupFileBytes > 0 {
+		fmt.Fprintf(w, "; backup files %s", seed.FormatBytes(r.BackupFileBytes))
+	}
+	fmt.Fprintln(w)
+	if ws := waitShares(r.Waits); ws != "" {
+		fmt.Fprintf(w, "the primary's walsender waited on: %s\n", ws)
+	}
+	for _, x := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", x)
+	}
+}
+
+// waitShares writes wait categories by share of readings, largest first.
+func waitShares(waits map[string]int) string {
+	total := 0
+	var keys []string
+	for k, n := range waits {
+		total += n
+		keys = append(keys, k)
+	}
+	if total == 0 {
+		return ""
+	}
+	sort.Slice(keys, func(i, j int) bool { return waits[keys[i]] > waits[keys[j]] || waits[keys[i]] == waits[keys[j]] && keys[i] < keys[j] })
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", k, 100*float64(waits[k])/float64(total)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// seedCompareRows are the rows of the comparison table after the phases: a label, a counter
+// and its format.
+var seedCompareRows = []struct{ label, counter, format string }{
+	{"total", "total_seconds", "%.1fs"},
+	{"MB/s", "mb_per_s", "%.1f"},
+	{"sender CPU s", "sender_cpu_seconds", "%.1f"},
+	{"receiver CPU s", "receiver_cpu_seconds", "%.1f"},
+	{"wire MB", "wire_bytes", "mb"},
+	{"compression ratio", "compression_ratio", "%.2f"},
+	{"disk write MB", "disk_write_bytes", "mb"},
+}
+
+// printSeedCompare prints the article's table: one row per phase, one column per variant
+// (median of its repeats), then rate, CPU and bytes on the wire.
+func printSeedCompare(w io.Writer, res *result.Result, variants []seed.Variant) {
+	phases := []string{seed.PhaseCheckpoint, seed.PhaseTransfer, seed.PhaseBackup, seed.PhaseRestore, seed.PhaseSync,
+		seed.PhaseStart, seed.PhaseCatchUp, seed.PhaseJoin, seed.PhaseSyncCommit}
+	byVariant := map[string][]*result.Step{}
+	for i := range res.Steps {
+		st := &res.Steps[i]
+		byVariant[st.Variant] = append(byVariant[st.Variant], st)
+	}
+	median := func(label, counter string) (float64, bool) {
+		var xs []float64
+		for _, st := range byVariant[label] {
+			if v, ok := st.Counters[counter]; ok {
+				xs = append(xs, v)
+			}
+		}
+		if len(xs) == 0 {
+			return 0, false
+		}
+		return table.Median(xs), true
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "step\t")
+	for _, v := range variants {
+		fmt.Fprintf(tw, "%s\t", v.Label())
+	}
+	fmt.Fprintln(tw)
+	for _, ph := range phases {
+		key := "seconds_" + strings.ReplaceAll(ph, "-", "_")
+		has := false
+		for _, v := range variants {
+			if _, ok := median(v.Label(), key); ok {
+				has = true
+			}
+		}
+		if !has {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t", ph)
+		for _, v := range variants {
+			if x, ok := median(v.Label(), key); ok {
+				fmt.Fprintf(tw, "%.1fs\t", x)
+			} else {
+				fmt.Fprint(tw, "-\t")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	for _, row := range seedCompareRows {
+		fmt.Fprintf(tw, "%s\t", row.label)
+		for _, v := range variants {
+			x, ok := median(v.Label(), row.counter)
+			switch {
+			case !ok:
+				fmt.Fprint(tw, "-\t")
+			case row.format == "mb":
+				fmt.Fprintf(tw, "%.0f\t", x/1e6)
+			default:
+				fmt.Fprintf(tw, row.format+"\t", x)
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	if n := len(res.Steps); n > 0 {
+		if v, ok := res.Steps[0].Counters["streamed_bytes"]; ok {
+			fmt.Fprintf(w, "\ndatabase files streamed per seeding: %s; medians of %d run(s) per variant\n", seed.FormatBytes(int64(v)), n/len(variants))
+		}
+	}
+}
+
+func seedHistoryCmd(a *app) *cobra.Command {
+	var name string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "history",
+		Short: "Every seeding of a cluster: start, end, method, compression, size, rate, state, failure reason, attempts",
+		Long: `Every seeding of the cluster, oldest first, like sys.dm_hadr_automatic_seeding: start
+and end, method, compression, size streamed, bytes on the wire, rate, state (seeding,
+completed, failed, interrupted, removed), failure reason and attempts.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			topo, err := loadCluster(a, name)
+			if err != nil {
+				return err
+			}
+			recs, err := seed.History(topo.Dir)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				if recs == nil {
+					recs = []seed.Record{}
+				}
+				return enc.Encode(recs)
+			}
+			if len(recs) == 0 {
+				fmt.Fprintf(a.stdout, "no seeding on cluster %s yet\n", topo.Name)
+				return nil
+			}
+			printHistory(a.stdout, recs)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&name, "cluster", "lab", "cluster name")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the records as JSON")
+	return c
+}
+
+func printHistory(w io.Writer, recs []seed.Record) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "id\tstandby\tmethod\tcompress\tstart (UTC)\tend\tseconds\tsize\twire\tMB/s\tstate\tattempts\tfailure reason")
+	for _, r := range recs {
+		end := "-"
+		if !r.End.IsZero() {
+			end = r.End.Format("15:04:05")
+		}
+		reason := r.Reason
+		if len(reason) > 60 {
+			reason = reason[:57] + "..."
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%.1f\t%s\t%d\t%s\n", r.ID, r.Standby, r.Method, r.Compression,
+			r.Start.Format("2006-01-02 15:04:05"), end, r.Seconds, seed.FormatBytes(r.SizeBytes), seed.FormatBytes(r.WireBytes), r.MBps,
+			r.State, r.Attempts, strings.ReplaceAll(reason, "\n", " "))
+	}
+	tw.Flush()
+}
+
+func seedDropCmd(a *app) *cobra.Command {
+	var clusterName, name string
+	c := &cobra.Command{
+		Use:   "drop",
+		Short: "Remove a standby: stop it, drop its slot, delete its data folder, take it out of the topology",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			topo, err := loadCluster(a, clusterName)
+			if err != nil {
+				return err
+			}
+			if name == "" {
+				return agerr.BadInputf("--name: which standby to drop (nodes: %s)", strings.Join(topo.NodeNames(), ", "))
+			}
+			if err := seed.Drop(cmd.Context(), topo, name); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "dropped %s from cluster %s\n", name, topo.Name)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&clusterName, "cluster", "lab", "cluster name")
+	c.Flags().StringVar(&name, "name", "", "standby to drop")
+	return c
+}
