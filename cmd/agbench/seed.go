@@ -390,7 +390,9 @@ func waitShares(waits map[string]int) string {
 	if total == 0 {
 		return ""
 	}
-	sort.Slice(keys, func(i, j int) bool { return waits[keys[i]] > waits[keys[j]] || waits[keys[i]] == waits[keys[j]] && keys[i] < keys[j] })
+	sort.Slice(keys, func(i, j int) bool {
+		return waits[keys[i]] > waits[keys[j]] || waits[keys[i]] == waits[keys[j]] && keys[i] < keys[j]
+	})
 	var parts []string
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s %.0f%%", k, 100*float64(waits[k])/float64(total)))

@@ -36,10 +36,10 @@ type Record struct {
 	Start       time.Time `json:"start"`
 	End         time.Time `json:"end,omitzero"`
 	// Removed is when a completed standby was dropped again (a --compare run, seed drop).
-	Removed time.Time `json:"removed,omitzero"`
-	State       string    `json:"state"`
-	Reason      string    `json:"failure_reason,omitempty"`
-	Attempts    int       `json:"attempts"`
+	Removed  time.Time `json:"removed,omitzero"`
+	State    string    `json:"state"`
+	Reason   string    `json:"failure_reason,omitempty"`
+	Attempts int       `json:"attempts"`
 	// SizeBytes is the data streamed (uncompressed); WireBytes what pg_basebackup received.
 	SizeBytes int64   `json:"size_bytes,omitempty"`
 	WireBytes int64   `json:"wire_bytes,omitempty"`
