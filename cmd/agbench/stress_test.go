@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,8 +10,15 @@ import (
 	"testing"
 
 	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/listener"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/target"
 )
+
+func withFreePort(c listener.Config) listener.Config {
+	c.Listen, c.ReadOnlyListen, c.Metrics = "127.0.0.1:0", "", ""
+	return c
+}
 
 func TestStressBadInput(t *testing.T) {
 	dir := t.TempDir()
@@ -98,6 +107,33 @@ func TestStressAndScanOnCluster(t *testing.T) {
 	}
 	if !strings.Contains(out, "landed  routing=on: "+topo.Standbys()[0].Name+" (standby) 1") {
 		t.Errorf("scan output:\n%s", out)
+	}
+
+	// A fixed rate faster than a deliberately slow query: latencies count from each
+	// operation's scheduled time, so the queueing delay shows (coordinated omission).
+	code, out, errs = runCLI(t, env, "stress", "--cluster", topo.Name, "--query", "SELECT pg_sleep(0.05)",
+		"--threads", "1", "--iterations", "20", "--rate", "40", "--sample=false", "--results", res)
+	if code != 0 {
+		t.Fatalf("fixed rate: exit %d\n%s\n%s", code, out, errs)
+	}
+	st := readResult(t, out).Steps[0]
+	// The 20th query is due at 475 ms but cannot start before 19 × 50 ms = 950 ms.
+	if q := st.Ops["query"]; q.Count != 20 || q.Latency.Max < 475_000 || st.LateStarts < 10 || st.Rate != 40 {
+		t.Fatalf("fixed rate: op %+v late %d", q, st.LateStarts)
+	}
+
+	// Through a listener given by connection string, read intent lands on the standby.
+	l, err := listener.Start(context.Background(), withFreePort(listener.ConfigFromTopology(topo)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	host, port, _ := net.SplitHostPort(l.Addr().String())
+	lcs := target.Redirect(topo.ConnString(topo.Primary(), ""), host, port)
+	code, out, errs = runCLI(t, env, "stress", "--listener", lcs, "--intent", "read-only", "--query", "SELECT 1",
+		"--threads", "2", "--iterations", "5", "--sample=false", "--results", res)
+	if code != 0 || !strings.Contains(out, "landed  sessions: "+topo.Standbys()[0].Name+" (standby) 2") {
+		t.Fatalf("read intent through --listener: exit %d\n%s\n%s", code, out, errs)
 	}
 
 	// SQL that fails is bad input, named; nothing is written.
