@@ -59,7 +59,7 @@ func (a Analysis) WriteText(w io.Writer) error {
 	if u := a.USL; u != nil {
 		peak := "no peak (κ = 0)"
 		if !math.IsInf(u.PeakLoad, 1) {
-			peak = fmt.Sprintf("peak %s %s at %s %s", num(u.PeakThroughput), a.Unit, fmtNum(math.Round(u.PeakLoad)), a.LoadName)
+			peak = fmt.Sprintf("peak %s %s at %s", num(u.PeakThroughput), a.Unit, count(math.Round(u.PeakLoad), a.LoadName))
 		}
 		fmt.Fprintf(&b, "USL: σ=%.3g κ=%.3g λ=%s %s, %s (R² %.3f, %d loads)\n", u.Sigma, u.Kappa, num(u.Lambda), a.Unit, peak, u.R2, u.Points)
 	}
@@ -84,9 +84,9 @@ func (a Analysis) kneeLine() string {
 		return "no steps measured"
 	}
 	pt := func(p *Point) string {
-		return fmt.Sprintf("%s %s (%s %s, mean %s, p99 %s)", fmtNum(p.Load), a.LoadName, num(p.Throughput), a.Unit, ms(p.MeanMs), ms(p.P99Ms))
+		return fmt.Sprintf("%s (%s %s, mean %s, p99 %s)", count(p.Load, a.LoadName), num(p.Throughput), a.Unit, ms(p.MeanMs), ms(p.P99Ms))
 	}
-	parts := []string{"characteristic latency " + ms(k.Characteristic.MeanMs) + " at " + fmtNum(k.Characteristic.Load) + " " + a.LoadName}
+	parts := []string{"characteristic latency " + ms(k.Characteristic.MeanMs) + " at " + count(k.Characteristic.Load, a.LoadName)}
 	switch {
 	case k.Knee != nil:
 		s := "knee " + pt(k.Knee)
@@ -95,15 +95,15 @@ func (a Analysis) kneeLine() string {
 		}
 		parts = append(parts, s)
 	case k.RisingAtEnd:
-		parts = append(parts, "no knee: throughput still rising at "+fmtNum(k.Peak.Load)+" "+a.LoadName)
+		parts = append(parts, "no knee: throughput still rising at "+count(k.Peak.Load, a.LoadName))
 	default:
 		parts = append(parts, "no knee found")
 	}
 	if k.Efficient != nil {
-		parts = append(parts, "most efficient "+fmtNum(k.Efficient.Load)+" "+a.LoadName)
+		parts = append(parts, "most efficient "+count(k.Efficient.Load, a.LoadName))
 	}
 	if k.Saturation != nil {
-		parts = append(parts, fmt.Sprintf("saturation %s %s (≥%.0f%% of peak %s %s at %s)", fmtNum(k.Saturation.Load), a.LoadName,
+		parts = append(parts, fmt.Sprintf("saturation %s (≥%.0f%% of peak %s %s at %s)", count(k.Saturation.Load, a.LoadName),
 			100*SaturationShare, num(k.Peak.Throughput), a.Unit, fmtNum(k.Peak.Load)))
 	}
 	if len(k.SLOs) > 0 {
@@ -113,7 +113,7 @@ func (a Analysis) kneeLine() string {
 		}
 		slo := "SLO " + strings.Join(names, ",") + ": "
 		if k.SLOPoint != nil {
-			slo += fmt.Sprintf("met up to %s %s (%s %s)", fmtNum(k.SLOPoint.Load), a.LoadName, num(k.SLOPoint.Throughput), a.Unit)
+			slo += fmt.Sprintf("met up to %s (%s %s)", count(k.SLOPoint.Load, a.LoadName), num(k.SLOPoint.Throughput), a.Unit)
 		} else {
 			slo += "not met at any load"
 		}

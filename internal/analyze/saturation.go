@@ -33,7 +33,7 @@ const (
 	ResLWLocks  = "internal locks (LWLock)"
 	ResClient   = "the client or network"
 	ResSyncRep  = "the synchronous standby"
-	ResCPU      = "database CPU"
+	ResCPU      = "the CPU"
 	ResLoadGen  = "the load generator's CPU"
 	ResDevice   = "the storage device"
 	ResReplica  = "the replica"
@@ -87,14 +87,14 @@ func WhatSaturated(k Knee, ev []Evidence, loadName string) Saturation {
 	}
 	h := meanEvidence(hot)
 	base, _ := evidenceAt(ev, k.Characteristic.Load)
-	where := fmt.Sprintf("At %s %s and beyond", fmtNum(from), loadName)
+	where := fmt.Sprintf("At %s and beyond", count(from, loadName))
 	if len(hot) == 1 {
-		where = fmt.Sprintf("At %s %s", fmtNum(from), loadName)
+		where = fmt.Sprintf("At %s", count(from, loadName))
 	}
 	s := attribute(h, base, k.Characteristic.Load, loadName)
 	s.From = from
 	if k.RisingAtEnd {
-		where = fmt.Sprintf("Throughput was still rising at %s %s (no knee reached); there", fmtNum(from), loadName)
+		where = fmt.Sprintf("Throughput was still rising at %s (no knee reached); there", count(from, loadName))
 	}
 	if s.Resource == ResNone {
 		s.Sentence = where + ", no layer measured as saturated: " + s.Sentence + "."
@@ -108,7 +108,7 @@ func WhatSaturated(k Knee, ev []Evidence, loadName string) Saturation {
 }
 
 func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
-	at := fmt.Sprintf("at %s %s", fmtNum(baseLoad), loadName)
+	at := fmt.Sprintf("at %s", count(baseLoad, loadName))
 	total := h.Waits.Total()
 	share := func(v float64, w Waits) float64 {
 		if t := w.Total(); t > 0 {
@@ -140,6 +140,9 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 		msg := fmt.Sprintf("machine CPU %s busy (%s %s), the load generator itself using %.1f cores (%s of the machine)", pct(h.CPUBusy), pct(base.CPUBusy), at, h.LoadGenCores, pct(h.LoadGenShare))
 		if total > 0 {
 			msg += fmt.Sprintf(", %s of sampled sessions on CPU with no wait", pct(share(h.Waits.CPU, h.Waits)))
+		}
+		if base.CPUBusy >= CPUSaturatedShare {
+			msg += fmt.Sprintf(", and as busy already %s, so other work on the machine took CPU too", at)
 		}
 		return Saturation{Resource: res, Sentence: msg}
 	}
@@ -196,6 +199,14 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// count prints a load with its unit, singular for one: "1 VU", "8 VUs".
+func count(n float64, name string) string {
+	if n == 1 && strings.HasSuffix(name, "s") {
+		name = strings.TrimSuffix(name, "s")
+	}
+	return fmtNum(n) + " " + name
 }
 
 // fmtNum prints a load or count without a needless fraction.

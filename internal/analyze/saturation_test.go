@@ -33,7 +33,7 @@ func TestWhatSaturated(t *testing.T) {
 		{"log", func(e *Evidence) {
 			e.Waits = Waits{CPU: 3, Log: 10, Client: 1}
 			e.Device.AwaitMs, e.Device.Queue = 4.1, 6
-		}, ResLog, []string{"At 8 VUs and beyond, log saturated", "WAL write/sync waits were 71%", "(10% at 1 VUs)", "await 4.10 ms"}},
+		}, ResLog, []string{"At 8 VUs and beyond, log saturated", "WAL write/sync waits were 71%", "(10% at 1 VU)", "await 4.10 ms"}},
 		{"data reads", func(e *Evidence) { e.Waits = Waits{CPU: 2, DataRead: 12, Log: 1} }, ResDataRead, []string{"DataFileRead waits were 80%"}},
 		{"locks", func(e *Evidence) { e.Waits = Waits{CPU: 2, Lock: 6, Client: 2} }, ResLocks, []string{"lock waits were 60%"}},
 		{"client", func(e *Evidence) { e.Waits = Waits{CPU: 1, Client: 7} }, ResClient, []string{"client waits were 88%"}},
@@ -98,7 +98,7 @@ func TestAnalyzeAndWriteText(t *testing.T) {
 	}
 	out := b.String()
 	for _, w := range []string{
-		"knee: characteristic latency 1 ms at 1 VUs",
+		"knee: characteristic latency 1 ms at 1 VU ·",
 		"knee 8 VUs (8,000 tx/s",
 		"saturation 8 VUs (≥90% of peak 8,000 tx/s at 8)",
 		"SLO p99<5ms: met up to 8 VUs (8,000 tx/s)",

@@ -84,19 +84,23 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 			bytesStr(f.DatasetBytes), bytesStr(f.SharedBuffersBytes), bytesStr(f.PageCacheBytes))
 	}
 	if short := stepsWhere(st, func(s Step) bool { return s.WindowSec > 0 && s.WindowSec < MinWindowSec }); len(short) > 0 {
-		add(VWindowShort, "measured window of %.0f s at %s %s is shorter than %d s: it may measure warm-up, not steady state",
-			short[0].WindowSec, loadList(short), loadName, MinWindowSec)
+		at := loadList(short) + " " + loadName
+		if len(short) == 1 {
+			at = count(short[0].Load, loadName)
+		}
+		add(VWindowShort, "measured window of %.0f s at %s is shorter than %d s: it may measure warm-up, not steady state",
+			short[0].WindowSec, at, MinWindowSec)
 	}
 	for _, s := range st {
 		if why := unsteady(s.PerSecond); why != "" {
-			add(VNotSteady, "throughput at %s %s was not steady: %s", fmtNum(s.Load), loadName, why)
+			add(VNotSteady, "throughput at %s was not steady: %s", count(s.Load, loadName), why)
 			break
 		}
 	}
 	for _, e := range ev {
 		if e.LoadGenShare >= LoadGenAloneShare || e.CPUBusy >= CPUSaturatedShare && e.LoadGenShare >= LoadGenCompeteShare {
-			add(VLoadGenSaturated, "the load generator used %.1f cores (%s of the machine, CPU %s busy) at %s %s: it may have limited the load it offered",
-				e.LoadGenCores, pct(e.LoadGenShare), pct(e.CPUBusy), fmtNum(e.Load), loadName)
+			add(VLoadGenSaturated, "the load generator used %.1f cores (%s of the machine, CPU %s busy) at %s: it may have limited the load it offered",
+				e.LoadGenCores, pct(e.LoadGenShare), pct(e.CPUBusy), count(e.Load, loadName))
 			break
 		}
 	}
@@ -108,21 +112,21 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	}
 	for _, l := range CheckLittle(st) {
 		if !l.Holds {
-			add(VLittle, "Little's law fails at %s %s: throughput × (latency + think) = %.2f, not %s (ratio %.2f): time was spent outside the measured operations or counted twice",
-				fmtNum(l.Load), loadName, l.Implied, fmtNum(l.Load), l.Ratio)
+			add(VLittle, "Little's law fails at %s: throughput × (latency + think) = %.2f, not %s (ratio %.2f): time was spent outside the measured operations or counted twice",
+				count(l.Load, loadName), l.Implied, fmtNum(l.Load), l.Ratio)
 			break
 		}
 	}
 	for _, e := range ev {
 		if e.Steal >= StealLimit {
-			add(VSteal, "steal time was %s of CPU at %s %s: a noisy neighbour on the hypervisor took CPU during the run", pct(e.Steal), fmtNum(e.Load), loadName)
+			add(VSteal, "steal time was %s of CPU at %s: a noisy neighbour on the hypervisor took CPU during the run", pct(e.Steal), count(e.Load, loadName))
 			break
 		}
 	}
 	for _, e := range ev {
 		if x := e.ExpectedDeviceMBps; x > 0 && e.Device.MBps() > x*(1+ForeignIOShare)+ForeignIOFloorMBps {
-			add(VForeignIO, "device %s moved %.1f MB/s at %s %s but the workload accounts for %.1f MB/s: other IO shared the device",
-				e.Device.Name, e.Device.MBps(), fmtNum(e.Load), loadName, x)
+			add(VForeignIO, "device %s moved %.1f MB/s at %s but the workload accounts for %.1f MB/s: other IO shared the device",
+				e.Device.Name, e.Device.MBps(), count(e.Load, loadName), x)
 			break
 		}
 	}
@@ -135,7 +139,7 @@ func pageCache(f Facts, ev []Evidence, loadName string) []Verdict {
 	}
 	for _, e := range ev {
 		if x := e.ExpectedDeviceMBps; x > ForeignIOFloorMBps && e.Device.Name != "" && e.Device.MBps() < CacheBypassShare*x {
-			return []Verdict{{VPageCache, fmt.Sprintf("at %s %s the test moved %.1f MB/s but device %s saw %.1f MB/s: a cache served the rest", fmtNum(e.Load), loadName, x, e.Device.Name, e.Device.MBps())}}
+			return []Verdict{{VPageCache, fmt.Sprintf("at %s the test moved %.1f MB/s but device %s saw %.1f MB/s: a cache served the rest", count(e.Load, loadName), x, e.Device.Name, e.Device.MBps())}}
 		}
 	}
 	return nil
