@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/workload/tpcc"
@@ -39,6 +40,7 @@ type tpccRunOptions struct {
 	results       string
 	maxErrors     int64
 	repeat        int
+	analysis      analysisFlags
 }
 
 func newTPCCRunCmd(a *app) *cobra.Command {
@@ -79,6 +81,7 @@ latency). Every run writes results/<time>-tpcc-run/result.json, also when cut sh
 	f.StringVar(&o.results, "results", "results", "folder for the run's result folder")
 	f.IntVar(&o.repeat, "repeat", 1, "run every step this many times; the table shows medians")
 	f.Int64Var(&o.maxErrors, "max-errors", 1000, "stop a step after this many failed transactions (0: no limit)")
+	o.analysis.register(f)
 	return c
 }
 
@@ -129,6 +132,8 @@ func (o *tpccRunOptions) plan() (runner.Sweep, tpcc.Mode, error) {
 		errs = append(errs, agerr.BadInputf("--max-errors %d: must not be negative", o.maxErrors))
 	}
 	errs = append(errs, seedErr(o.seed))
+	_, err = o.analysis.slos()
+	errs = append(errs, err)
 	return sw, mode, agerr.Join(errs...)
 }
 
@@ -185,11 +190,18 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 		return err
 	}
 	defer smp.Close()
+	samplers := []runner.Sampler{smp}
+	if !o.analysis.noSamples {
+		set := startSamplers(ctx, pgNodesOf(r.topo, r.primary, r.standbys), nil)
+		defer set.Close()
+		samplers = append(samplers, set.Samplers...)
+		res.Warnings = append(res.Warnings, set.Warnings...)
+	}
 	plan := sw.Plan()
 	fmt.Fprintf(a.stderr, "tpcc run: %d warehouses, %s mode, %d step(s) of %v ramp-up + %v\n",
 		meta.Warehouses, mode, len(plan), o.rampup, o.duration)
 	cfg := runner.Config{
-		Workload: w, Plan: plan, Seed: o.seed, Samplers: []runner.Sampler{smp},
+		Workload: w, Plan: plan, Seed: o.seed, Samplers: samplers,
 		Spec: func(p runner.Point) runner.StepSpec {
 			n, _ := strconv.Atoi(p.Params["vus"])
 			return runner.StepSpec{VUs: n, Duration: o.duration, Rampup: o.rampup, Rate: o.rate, MaxErrors: o.maxErrors}
@@ -206,8 +218,11 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 	}
 	res.Steps = steps
 	res.Finish(runErr)
+	slos, _ := o.analysis.slos()
+	an := finishAnalysis(res, analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos})
 	path, werr := result.Write(dir, res)
 	printTPCCRun(a.stdout, meta, mode, sw, steps)
+	printAnalysis(a.stdout, an)
 	if werr != nil {
 		return errors.Join(runErr, fmt.Errorf("write result: %w", werr))
 	}
