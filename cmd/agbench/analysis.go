@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 
@@ -107,14 +106,6 @@ func finishAnalysis(res *result.Result, o analyze.Options) *analyze.Run {
 		return nil
 	}
 	return run
-}
-
-// printAnalysis ends a workload's output with the knee line, the saturation sentence and
-// the validity verdicts.
-func printAnalysis(w io.Writer, run *analyze.Run) {
-	if run != nil {
-		_ = run.WriteText(w)
-	}
 }
 
 // pgNodesOf lists the nodes to sample: a cluster's nodes by name, or the primary and
