@@ -61,19 +61,11 @@ func (p *loadPlan) startSamplers(ctx context.Context, withPG bool) ([]runner.Sam
 	}, warns
 }
 
-// printAnalysis prints internal/analyze's verdicts per variant.
+// printAnalysis ends a workload's output with internal/analyze's text: per variant the knee
+// line, the saturation sentence and the validity verdicts, then the comparison of variants
+// ("no difference measured" where their spreads overlap).
 func printAnalysis(w io.Writer, run *analyze.Run) {
-	if run == nil {
-		return
+	if run != nil {
+		_ = run.WriteText(w)
 	}
-	for _, v := range run.Variants {
-		if v.Variant != "" {
-			fmt.Fprintf(w, "-- %s\n", v.Variant)
-		}
-		v.Result.WriteText(w)
-	}
-	for _, d := range run.Differences {
-		fmt.Fprintln(w, "difference: "+d)
-	}
-	fmt.Fprintln(w)
 }
