@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -295,14 +296,27 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 	for _, w := range p.steps {
 		maxBlock = max(maxBlock, w.MaxBlock())
 	}
+	var fillBar *progressbar.ProgressBar
 	lastPct := int64(-1)
 	tf, err := diskio.PrepareFile(ctx, p.path, diskio.PrepareOptions{Size: size, MinRegion: maxBlock, Force: f.force,
 		Progress: func(done, total int64) {
+			if a.interactive {
+				if fillBar == nil {
+					fillBar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(a.stderr), progressbar.OptionShowBytes(true),
+						progressbar.OptionSetDescription("creating "+p.path), progressbar.OptionSetPredictTime(true),
+						progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+				}
+				_ = fillBar.Set64(done)
+				return
+			}
 			if pct := done * 100 / total; pct/10 != lastPct/10 {
 				lastPct = pct
 				logf("creating %s: %d%%", p.path, pct)
 			}
 		}})
+	if fillBar != nil {
+		_ = fillBar.Finish()
+	}
 	if err != nil {
 		return err
 	}
@@ -338,8 +352,15 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 		if ctx.Err() != nil {
 			break
 		}
-		logf("step %d/%d: %s, %s + %s warm-up", i+1, len(p.steps), w.Describe(), w.Duration, w.Warmup)
+		desc := fmt.Sprintf("step %d/%d: %s, %s + %s warm-up", i+1, len(p.steps), w.Describe(), w.Duration, w.Warmup)
+		stop := func() {}
+		if a.interactive {
+			stop = stepBar(a, desc, w.Warmup+w.Duration)
+		} else {
+			logf("%s", desc)
+		}
 		s, err := diskio.RunStep(ctx, tf, w, diskio.StepOptions{Gen: gen})
+		stop()
 		if err != nil {
 			runErr = err
 			break
@@ -387,6 +408,30 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "\nresults: %s\n", path)
 	return finalErr
+}
+
+// stepBar shows a step's time on a terminal until the returned function is called.
+func stepBar(a *app, desc string, total time.Duration) func() {
+	bar := progressbar.NewOptions64(total.Milliseconds(), progressbar.OptionSetWriter(a.stderr), progressbar.OptionSetDescription(desc),
+		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				_ = bar.Finish()
+				return
+			case <-t.C:
+				_ = bar.Set64(min(time.Since(start).Milliseconds(), total.Milliseconds()))
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // diskMarks places the analysis's knee points on the rows of the run.

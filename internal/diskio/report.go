@@ -121,8 +121,12 @@ func (r *Report) writeSweep(w io.Writer) {
 	if m := r.Marks; m != nil {
 		r.writeMarks(w, m)
 	}
+	analysed := r.Marks != nil && len(r.Marks.Verdicts) > 0
 	for _, s := range r.Steps {
 		for _, wn := range s.Warnings {
+			if analysed && SharedWarning(wn) {
+				continue
+			}
 			fmt.Fprintf(w, "warning [threads %d, QD %d]: %s\n", s.Workload.Threads, s.Workload.QD, wn)
 		}
 	}

@@ -3,6 +3,7 @@ package diskio
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -211,6 +212,25 @@ const (
 	StealWarnPct = 5
 )
 
+// Warnings that internal/analyze also gives for a sweep start with these words; the sweep
+// table leaves them to the analysis.
+const (
+	warnLittle  = "Little's law:"
+	warnShort   = "short run:"
+	warnSteal   = "steal time"
+	warnOtherIO = "other IO shares the device:"
+)
+
+// SharedWarning reports whether w is one internal/analyze also gives.
+func SharedWarning(w string) bool {
+	for _, p := range []string{warnLittle, warnShort, warnSteal, warnOtherIO} {
+		if strings.HasPrefix(w, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // little computes the Little's-law check.
 func little(w Workload, total OpStats) LittleCheck {
 	c := LittleCheck{Outstanding: float64(w.Outstanding()), Applies: w.Rate == 0}
@@ -227,13 +247,17 @@ func (r *StepResult) check() {
 	r.Little = little(r.Workload, r.Total)
 	var warn []string
 	if !r.Little.OK {
-		warn = append(warn, fmt.Sprintf("Little's law: IOPS x mean latency = %.2f IOs in flight, but %d were kept outstanding (%+.0f%%): the tester, not the device, is queueing", r.Little.Measured, r.Workload.Outstanding(), r.Little.Deviation*100))
+		why := "the tester did not keep the queue full (descheduled, or slow to resubmit)"
+		if r.Little.Deviation > 0 {
+			why = "latency was counted for more IOs than were in flight"
+		}
+		warn = append(warn, fmt.Sprintf("%s IOPS x mean latency = %.2f IOs in flight, but %d were kept outstanding (%+.0f%%): %s", warnLittle, r.Little.Measured, r.Workload.Outstanding(), r.Little.Deviation*100, why))
 	}
 	if !r.Complete {
 		warn = append(warn, "interrupted: the window was cut short; figures cover what was measured")
 	}
-	if r.Seconds < MinSteadySeconds {
-		warn = append(warn, fmt.Sprintf("short run: %.1f s measured; under %d s measures transients more than steady state", r.Seconds, MinSteadySeconds))
+	if r.Workload.Duration < MinSteadySeconds*time.Second {
+		warn = append(warn, fmt.Sprintf("%s %s measured; under %d s measures transients more than steady state", warnShort, r.Workload.Duration, MinSteadySeconds))
 	}
 	if !r.Workload.Direct {
 		warn = append(warn, "buffered IO: this measures the page cache, not the device")
@@ -242,7 +266,7 @@ func (r *StepResult) check() {
 		warn = append(warn, fmt.Sprintf("tester busy: %.0f%% of a CPU for %d thread(s); the load generator may be the bottleneck", r.CPU.TesterPct, r.Workload.Threads))
 	}
 	if r.CPU.MachineStealPct > StealWarnPct {
-		warn = append(warn, fmt.Sprintf("steal time %.1f%%: a noisy neighbour shares the CPUs", r.CPU.MachineStealPct))
+		warn = append(warn, fmt.Sprintf("%s %.1f%%: a noisy neighbour shares the CPUs", warnSteal, r.CPU.MachineStealPct))
 	}
 	if r.Device != nil && r.Workload.Direct {
 		tot := float64(r.Total.Bytes)
@@ -255,7 +279,7 @@ func (r *StepResult) check() {
 			warn = append(warn, fmt.Sprintf("device %s completed %.1fx as many IOs as were issued for the same bytes: IOs are being split (alignment, max_sectors_kb)", r.Device.Name, devIOs/n))
 		}
 		if tot > 0 && dev > tot*1.5 {
-			warn = append(warn, fmt.Sprintf("device %s moved %.1fx the bytes the tester did: other IO shares the device", r.Device.Name, dev/tot))
+			warn = append(warn, fmt.Sprintf("%s device %s moved %.1fx the bytes the tester did", warnOtherIO, r.Device.Name, dev/tot))
 		}
 	}
 	if r.Late > 0 {
