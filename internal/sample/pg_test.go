@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +21,25 @@ import (
 // standby's replay, a checkpoint, the lock wait and the idle transaction, and never itself.
 func TestPGSamplerOnCluster(t *testing.T) {
 	clustertest.Require(t)
+	checkPGSampler(t)
+}
+
+// On PostgreSQL 18 (when scripts/get-pg18.sh fetched it): pg_stat_io with byte columns,
+// and checkpoints from pg_stat_checkpointer.
+func TestPGSamplerOnPG18(t *testing.T) {
+	clustertest.Require(t)
+	bin := os.Getenv("AGBENCH_PG18_BIN")
+	if bin == "" {
+		bin = "/var/cache/agbench/pg18/bin"
+	}
+	if _, err := os.Stat(filepath.Join(bin, "postgres")); err != nil {
+		t.Skipf("no PostgreSQL 18 at %s (run scripts/get-pg18.sh)", bin)
+	}
+	t.Setenv("AGBENCH_PG_BIN", bin)
+	checkPGSampler(t)
+}
+
+func checkPGSampler(t *testing.T) {
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -111,6 +132,13 @@ func TestPGSamplerOnCluster(t *testing.T) {
 	}
 	if v := c[spre+"wait.cpu"] + c[spre+"wait.other"]; v != 0 {
 		t.Errorf("the standby had no client sessions but shows %v (the sampler counted itself?)", v)
+	}
+	if infos[0].HasStatIO {
+		for _, k := range []string{pre + "io_writes_per_s", pre + "io_write_mb_per_s"} {
+			if c[k] <= 0 {
+				t.Errorf("pg_stat_io counter %s = %v, want > 0 (a checkpoint ran)", k, c[k])
+			}
+		}
 	}
 	for _, k := range []string{pre + "commits_per_s", pre + "wait.lock", pre + "standby." + stby.Name + ".replay_lag_s"} {
 		s, ok := st.Series[k]
