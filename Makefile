@@ -71,3 +71,10 @@ bench-listener: deps build
 .PHONY: bench-stress
 bench-stress: deps build
 	$(GO) run ./scripts/benchstress -agbench $(BIN) $(BENCH_STRESS_ARGS)
+
+# The samplers' cost and accuracy (issue 7): pgbench -S TPS with and without the database and
+# OS samplers, interleaved, medians, and the sampler's own CPU; the OS sampler's device IOs
+# and utilisation against fio's own disk stats for the same jobs.
+.PHONY: bench-sample
+bench-sample: deps
+	AGBENCH_REQUIRE_PG=1 $(GO) test -run XXX -bench 'PGSamplerOverhead|DiskstatsVsFio' -benchtime 1x -v ./internal/sample
