@@ -346,3 +346,41 @@ func topoWait(t *testing.T, topo *cluster.Topology) {
 		t.Fatal(err)
 	}
 }
+
+// TestPromotionWhileOldPrimaryRuns promotes the standby with pg_ctl promote and leaves the old
+// primary running (a split brain): the listener must take the promoted node for the primary,
+// keep the old one out of routing, and end the sessions that are still writing into it.
+func TestPromotionWhileOldPrimaryRuns(t *testing.T) {
+	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
+	e := startPG(t, topo, Config{Routing: true})
+	ctx := context.Background()
+	old, err := e.connect(e.l.Addr().String(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close(ctx)
+	if n, _ := e.nodeOf(old); n != "primary" {
+		t.Fatalf("before promotion on %s", n)
+	}
+	s := topo.Node("standby1")
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if out, err := topo.OSUser.Command(pctx, topo.PG.Path("pg_ctl"), "promote", "-w", "-D", s.DataDir).CombinedOutput(); err != nil {
+		t.Fatalf("pg_ctl promote: %v\n%s", err, out)
+	}
+	waitFor(t, "standby1 taken for the primary", func() bool { return e.status("standby1").Role == "primary" })
+	if r := e.status("primary").Role; r != "unknown" {
+		t.Errorf("the old primary's role is %q, want unknown (a stale primary takes no sessions)", r)
+	}
+	if _, err := tryQueryOne(old, "SELECT 1::text"); err == nil {
+		t.Error("the session on the old primary was not ended")
+	}
+	if n, rec := e.where(e.l.Addr().String(), ""); n != "standby1" || rec {
+		t.Errorf("read-write after promotion: %s (in recovery %v)", n, rec)
+	}
+	// The old primary is neither a standby nor the primary: read intent has nowhere to go
+	// but the new primary, which the default list names last.
+	if n, _ := e.where(e.l.Addr().String(), "agbench.intent=read-only"); n != "standby1" {
+		t.Errorf("read intent after promotion: %s", n)
+	}
+}
