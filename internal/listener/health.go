@@ -74,6 +74,7 @@ type health struct {
 	mu          sync.Mutex // guards nodes' fields, lastPrimary, hist
 	lastPrimary string
 	hist        []lsnSample
+	demoted     []string // nodes that stopped being primary in this round
 
 	view atomic.Pointer[[]routing.Node]
 }
@@ -158,10 +159,17 @@ func (h *health) round(ctx context.Context) {
 		}
 	}
 	events = append(events, h.settle(time.Now())...)
+	demoted := h.demoted
+	h.demoted = nil
 	h.mu.Unlock()
 	h.publish()
 	for _, e := range events {
 		h.emit(e)
+	}
+	for _, n := range demoted { // outside the lock: the callback may read the status
+		if h.onDemote != nil {
+			h.onDemote(n)
+		}
 	}
 }
 
@@ -244,10 +252,8 @@ func (h *health) settle(now time.Time) []Event {
 	if h.lastPrimary != "" && cur != h.lastPrimary {
 		last := h.node(h.lastPrimary)
 		if cur != "" || (last.up && last.inRecovery) {
-			events = append(events, Event{Kind: "role", Node: h.lastPrimary, Msg: "no longer the primary (now: " + orNone(cur) + "); ending its read-write sessions"})
-			if h.onDemote != nil {
-				h.onDemote(h.lastPrimary)
-			}
+			events = append(events, Event{Kind: "role", Node: h.lastPrimary, Msg: "no longer the primary (now: " + orNone(cur) + "); ending its sessions"})
+			h.demoted = append(h.demoted, h.lastPrimary)
 			h.lastPrimary = ""
 			h.hist = nil
 		}

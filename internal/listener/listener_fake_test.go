@@ -237,11 +237,19 @@ func TestFakeFailoverEndsOldPrimarySessions(t *testing.T) {
 	p, s1 := startFakePG(t, "primary", false), startFakePG(t, "standby1", true)
 	var mu sync.Mutex
 	var events []Event
-	l := startFake(t, Config{Routing: true, OnEvent: func(e Event) {
+	var l *Listener
+	var ready sync.WaitGroup
+	ready.Add(1)
+	l = startFake(t, Config{Routing: true, OnEvent: func(e Event) {
 		mu.Lock()
 		events = append(events, e)
 		mu.Unlock()
+		if e.Kind == "ended" {
+			ready.Wait()
+			_ = l.Status() // a hook may read the status without deadlocking the probes
+		}
 	}}, p, s1)
+	ready.Done()
 	old := connect(t, l.Addr().String(), "")
 	if queryOne(t, old, "SELECT node") != "primary" {
 		t.Fatal("not on primary")
