@@ -38,9 +38,19 @@ func (k *worker) slot(i int) []byte { return k.buf[int64(i)*k.block : int64(i+1)
 // due returns when IO number i should start at a fixed rate.
 func (k *worker) due(i int64) int64 { return k.phase + i*k.period }
 
-func sleepUntil(c clock, t int64) {
-	if d := t - c.now(); d > 0 {
-		time.Sleep(time.Duration(d))
+// maxNap bounds one sleep of a fixed-rate worker, so the end of the window (or Ctrl-C)
+// is noticed promptly even at a slow rate.
+const maxNap = 50 * time.Millisecond
+
+// sleepUntil sleeps until t or the end of the window, whichever comes first.
+func (k *worker) sleepUntil(t int64) {
+	for {
+		now := k.clk.now()
+		d := min(t, k.win.end.Load()) - now
+		if d <= 0 {
+			return
+		}
+		time.Sleep(min(time.Duration(d), maxNap))
 	}
 }
 
@@ -73,7 +83,7 @@ func (k *worker) runSync() {
 		if k.period > 0 {
 			due = k.due(i)
 			if due > now {
-				sleepUntil(k.clk, due)
+				k.sleepUntil(due)
 				if k.clk.now() >= k.win.end.Load() {
 					return
 				}
@@ -208,7 +218,7 @@ func (k *worker) runUring() error {
 			if !live {
 				return nil
 			}
-			sleepUntil(k.clk, k.due(seq))
+			k.sleepUntil(k.due(seq))
 			continue
 		}
 		var timeout int64
