@@ -440,3 +440,22 @@ func TestConfigErrorsAllAtOnce(t *testing.T) {
 		t.Fatalf("unknown node: %v", err)
 	}
 }
+
+func TestFakeUnreachableNodeIsSkippedAtOnce(t *testing.T) {
+	p, s1, s2 := startFakePG(t, "primary", false), startFakePG(t, "standby1", true), startFakePG(t, "standby2", true)
+	// Probes too rare to notice: the session itself finds standby1 gone and moves on.
+	l := startFake(t, Config{Routing: true, RoutingList: "('standby1','standby2')", ProbeInterval: time.Hour}, p, s1, s2)
+	s1.stop()
+	if got := queryOne(t, connect(t, l.Addr().String(), "agbench.intent=read-only"), "SELECT node"); got != "standby2" {
+		t.Fatalf("got %s, want standby2", got)
+	}
+	s2.stop()
+	_, err := tryConnect(l.Addr().String(), "agbench.intent=read-only")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != codeRejected || !strings.Contains(pe.Message, "standby2: down (connection refused)") {
+		t.Fatalf("with both standbys gone: %v", err)
+	}
+	if f := l.Counts().Failures; f["backend_unreachable/read-only"] != 3 || f["no_target/read-only"] != 1 {
+		t.Fatalf("failures %v", f)
+	}
+}

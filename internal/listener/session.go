@@ -61,7 +61,7 @@ func (l *Listener) handle(c net.Conn, readOnlyPort bool) {
 		l.metrics.addFailure(FailBadIntent, "")
 		return
 	}
-	d, err := l.router.Choose(intent, l.health.routingNodes())
+	d, backend, err := l.dialRoute(intent)
 	if err != nil {
 		var nt *routing.NoTargetError
 		hint := "agbench listener: see its /status or metrics for each node's health"
@@ -71,13 +71,6 @@ func (l *Listener) handle(c net.Conn, readOnlyPort bool) {
 		sendError(conn, codeRejected, "agbench listener: "+err.Error(), hint)
 		l.metrics.addFailure(FailNoTarget, intent.String())
 		l.emit(Event{Kind: "refused", Msg: err.Error()})
-		return
-	}
-	b := l.backend(d.Node)
-	backend, err := (&net.Dialer{Timeout: l.cfg.DialTimeout, KeepAlive: 15 * time.Second}).Dial("tcp", b.Addr)
-	if err != nil {
-		sendError(conn, codeConnectionFailure, fmt.Sprintf("agbench listener: cannot reach node %s at %s: %v", d.Node, b.Addr, err), "")
-		l.metrics.addFailure(FailBackendUnreachable, intent.String())
 		return
 	}
 	defer backend.Close()
@@ -104,6 +97,38 @@ func (l *Listener) handle(c net.Conn, readOnlyPort bool) {
 	l.metrics.sessionStarted(intent, d.Node)
 	defer l.metrics.sessionEnded(d.Node)
 	l.forward(s)
+}
+
+// dialRoute chooses a node for the intent and connects to it. A node that does not answer
+// although its last probe was good counts as down for this session, and the choice is made
+// again, so a node that just failed costs a retry, not a refused session.
+func (l *Listener) dialRoute(intent routing.Intent) (routing.Decision, net.Conn, error) {
+	nodes := l.health.routingNodes()
+	dialer := &net.Dialer{Timeout: l.cfg.DialTimeout, KeepAlive: 15 * time.Second}
+	for {
+		d, err := l.router.Choose(intent, nodes)
+		if err != nil {
+			return d, nil, err
+		}
+		c, err := dialer.Dial("tcp", l.backend(d.Node).Addr)
+		if err == nil {
+			return d, c, nil
+		}
+		l.metrics.addFailure(FailBackendUnreachable, intent.String())
+		l.emit(Event{Kind: "error", Node: d.Node, Msg: "connect: " + rootCause(err)})
+		nodes = withDown(nodes, d.Node, rootCause(err))
+	}
+}
+
+// withDown returns a copy of nodes with one marked down.
+func withDown(nodes []routing.Node, name, why string) []routing.Node {
+	c := append([]routing.Node(nil), nodes...)
+	for i := range c {
+		if c[i].Name == name {
+			c[i].Up, c[i].Why = false, why
+		}
+	}
+	return c
 }
 
 // startupPhase answers SSLRequest and GSSENCRequest, serves a CancelRequest, and returns
