@@ -325,21 +325,22 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 		byKey[k] = append(byKey[k], st)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "VUs\t"
-	for _, v := range variants {
-		p := ""
-		if v != "" {
-			p = v + " "
+	if sw.Compare != nil {
+		group := "\t"
+		for _, v := range variants {
+			group += v + "\t\t\t\t"
 		}
-		head += p + "NOPM\t" + p + "TPM\t" + p + "NEWORD p95\t" + p + "p99\t" + p + "server NOPM\t" + p + "server TPM\t"
+		fmt.Fprintln(tw, group)
 	}
-	fmt.Fprintln(tw, head)
+	head := "VUs\t" + strings.Repeat("NOPM\tTPM\tNEWORD p95\tp99\t", len(variants))
+	fmt.Fprintln(tw, head+"server NOPM\tserver TPM\t")
 	for _, n := range vusList {
 		line := fmt.Sprintf("%d\t", n)
+		var srvNOPM, srvTPM []string
 		for _, v := range variants {
 			sts := byKey[key{n, v}]
 			if len(sts) == 0 {
-				line += "-\t-\t-\t-\t-\t-\t"
+				line += "-\t-\t-\t-\t"
 				continue
 			}
 			med := func(f func(*result.Step) float64) float64 {
@@ -362,12 +363,15 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 			}
 			line += num(med(counter(tpcc.CounterNOPM))) + "\t" + num(med(counter(tpcc.CounterTPM))) + "\t" +
 				ms(int64(med(lat(func(h result.Hist) int64 { return h.P95 })))) + "\t" +
-				ms(int64(med(lat(func(h result.Hist) int64 { return h.P99 })))) + "\t" +
-				num(med(counter(tpcc.CounterServerNOPM))) + "\t" + num(med(counter(tpcc.CounterServerTPM))) + "\t"
+				ms(int64(med(lat(func(h result.Hist) int64 { return h.P99 })))) + "\t"
+			srvNOPM = append(srvNOPM, num(med(counter(tpcc.CounterServerNOPM))))
+			srvTPM = append(srvTPM, num(med(counter(tpcc.CounterServerTPM))))
 		}
-		fmt.Fprintln(tw, line)
+		fmt.Fprintln(tw, line+strings.Join(srvNOPM, " / ")+"\t"+strings.Join(srvTPM, " / ")+"\t")
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "(server: the districts' next order ids and pg_stat_database commits+rollbacks on the primary"+
+		map[bool]string{true: ", per variant", false: ""}[sw.Compare != nil]+")")
 	if sw.Repeat > 1 {
 		fmt.Fprintf(w, "(medians of %d repeats)\n", sw.Repeat)
 	}
