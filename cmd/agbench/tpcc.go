@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
-	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/target"
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
 
@@ -32,7 +32,8 @@ PL/pgSQL functions (--mode functions, as HammerDB runs them) or as statements se
 the client (--mode client), picked from a shuffled deck of the 45/43/4/4/4 mix.
 
 Targets: --cluster NAME (a local cluster made by agbench cluster create) or --primary URL
-(any PostgreSQL server; credentials from the URL, PG* variables or ~/.pgpass).`,
+(any PostgreSQL server; credentials from the URL, PG* variables or ~/.pgpass); run also
+takes --standby and --listener for its read-intent sessions.`,
 	}
 	c.AddCommand(tpccBuildCmd(a), tpccCheckCmd(a), tpccDropCmd(a))
 	if tpccRunCmd != nil {
@@ -46,72 +47,39 @@ var tpccRunCmd func(*app) *cobra.Command
 
 // tpccTarget is where a tpcc command connects: a local cluster or connection strings.
 type tpccTarget struct {
-	cluster  string
-	primary  string
-	standbys []string
+	spec target.Spec
 }
 
-func (t *tpccTarget) flags(f *pflag.FlagSet, standbys bool) {
-	f.StringVar(&t.cluster, "cluster", "", "local cluster NAME (agbench cluster create)")
-	f.StringVar(&t.primary, "primary", "", "connection string (URL or key=value) of the primary")
-	if standbys {
-		f.StringArrayVar(&t.standbys, "standby", nil, "connection string of a standby for read-intent sessions (repeatable)")
+func (t *tpccTarget) flags(f *pflag.FlagSet, run bool) {
+	f.StringVar(&t.spec.Cluster, "cluster", "", "target: an agbench cluster by name")
+	f.StringVar(&t.spec.Primary, "primary", "", "target: the primary's connection string (URL or key=value)")
+	f.StringVarP(&t.spec.Database, "database", "d", "", "database (default: the cluster's)")
+	if run {
+		f.StringArrayVar(&t.spec.Standbys, "standby", nil, "target: a standby's connection string for read-intent sessions (repeatable)")
+		f.StringVar(&t.spec.Listener, "listener", "", "target: a listener's connection string (read-intent sessions declare their intent to it)")
 	}
 }
 
-// resolved is a target with its connection configurations.
+// resolved is a target with the primary's connection configuration.
 type resolved struct {
+	tgt     *target.Target
 	primary *pgx.ConnConfig
-	// standbys are the read-intent targets (with --cluster, its standbys).
-	standbys []*pgx.ConnConfig
-	// names maps host:port to the node's name in the topology.
-	names map[string]string
-	topo  *cluster.Topology
 }
 
 func (t *tpccTarget) resolve(a *app) (*resolved, error) {
-	if (t.cluster == "") == (t.primary == "") {
-		return nil, agerr.BadInputf("give exactly one of --cluster NAME or --primary URL")
+	tgt, err := target.Resolve(home(a), t.spec)
+	if err != nil {
+		return nil, err
 	}
-	r := &resolved{names: map[string]string{}}
-	if t.cluster != "" {
-		if len(t.standbys) > 0 {
-			return nil, agerr.BadInputf("--standby: not with --cluster (its standbys are known)")
-		}
-		topo, err := cluster.Load(home(a), t.cluster)
-		if err != nil {
-			return nil, err
-		}
-		r.topo = topo
-		if r.primary, err = tpcc.ConnConfig(topo.ConnString(topo.Primary(), ""), "--cluster "+t.cluster); err != nil {
-			return nil, err
-		}
-		for _, n := range topo.Nodes {
-			r.names[fmt.Sprintf("%s:%d", n.Host, n.Port)] = n.Name
-		}
-		for _, n := range topo.Standbys() {
-			cfg, err := tpcc.ConnConfig(topo.ConnString(n, ""), "--cluster "+t.cluster)
-			if err != nil {
-				return nil, err
-			}
-			r.standbys = append(r.standbys, cfg)
-		}
-		return r, nil
+	cs, flag := tgt.Primary, "--primary"
+	if cs == "" { // only --listener: read-write sessions through it reach the primary
+		cs, flag = tgt.Listener, "--listener"
 	}
-	var errs []error
-	var err error
-	if r.primary, err = tpcc.ConnConfig(t.primary, "--primary"); err != nil {
-		errs = append(errs, err)
+	cfg, err := tpcc.ConnConfig(cs, flag)
+	if err != nil {
+		return nil, err
 	}
-	for _, s := range t.standbys {
-		cfg, err := tpcc.ConnConfig(s, "--standby")
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		r.standbys = append(r.standbys, cfg)
-	}
-	return r, agerr.Join(errs...)
+	return &resolved{tgt: tgt, primary: cfg}, nil
 }
 
 func (r *resolved) connect(ctx context.Context) (*pgx.Conn, error) {

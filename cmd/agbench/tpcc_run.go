@@ -12,12 +12,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
+	"github.com/agbench/agbench/internal/target"
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
 
@@ -58,9 +60,10 @@ and cross-checked against the server as HammerDB computes them (the districts' n
 ids, pg_stat_database's commits + rollbacks); a warning says when they disagree.
 
 --read-intent runs Order-Status and Stock-Level on a second, read-intent, session of each
-VU: on a standby when routing is on (the default), on the primary when off;
---compare routing=off,on runs both at every step, interleaved (the articles' "AG" vs
-"AG with ROR"). --keying adds the specification's keying and think times (excluded from
+VU: to the standbys in turn (or to --listener, declaring read intent);
+--compare routing=off,on starts an agbench listener per variant in front of the servers
+(off: read intent lands on the primary; on: routed to the standbys) and runs both at every
+step, interleaved (the articles' "AG" vs "AG with ROR"). --keying adds the specification's keying and think times (excluded from
 latency). Every run writes results/<time>-tpcc-run/result.json, also when cut short.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTPCC(cmd.Context(), a, &o, cmd) },
@@ -154,14 +157,43 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 	if err = agerr.Join(err, terr); err != nil {
 		return err
 	}
-	if o.readIntent && len(r.standbys) == 0 && (sw.Compare == nil || contains(sw.Compare.Values, "on")) {
-		return agerr.BadInputf("--read-intent: routing on needs a standby (--cluster with standbys, or --standby URL)")
+	tgt := r.tgt
+	if o.readIntent && len(tgt.Standbys) == 0 && tgt.Listener == "" {
+		return agerr.BadInputf("--read-intent: needs a standby or a listener (--cluster with standbys, --standby or --listener)")
 	}
-	w := &tpcc.Workload{Primary: r.primary, Standbys: r.standbys, Mode: mode, ReadIntent: o.readIntent,
-		AllWarehouses: o.allWarehouses, Keying: o.keying, Names: r.names, Seed: uint64(o.seed)}
+	if sw.Compare != nil && (tgt.Primary == "" || tgt.Listener != "") {
+		return agerr.BadInputf("--compare routing=off,on starts its own listeners in front of the servers: give --cluster, or --primary and --standby, not --listener")
+	}
+	w := &tpcc.Workload{Primary: r.primary, Mode: mode, ReadIntent: o.readIntent,
+		AllWarehouses: o.allWarehouses, Keying: o.keying, Seed: uint64(o.seed)}
 	meta, err := w.Prepare(ctx)
 	if err != nil {
 		return err
+	}
+	// Read-intent sessions: through an in-process listener per routing variant (--compare),
+	// else to the listener with read intent, or to the standbys in turn.
+	var routes *loadPlan
+	if sw.Compare != nil {
+		routes = &loadPlan{sweep: sw, tgt: tgt, routing: true}
+		if err := routes.startRouting(ctx); err != nil {
+			return err
+		}
+		defer routes.stopRouting()
+		if err := routes.waitRoutes(ctx); err != nil {
+			return err
+		}
+	}
+	w.ReadConfig = func(params map[string]string, vu int) (*pgx.ConnConfig, error) {
+		cs := tgt.ConnString(target.ReadOnly, vu)
+		if routes != nil {
+			cs = target.WithIntent(routes.routes[params[tpcc.ParamRouting]], target.ReadOnly)
+		}
+		return tpcc.ConnConfig(cs, "read-intent session")
+	}
+	if o.readIntent {
+		if err := tgt.WaitReplayed(ctx, 5*time.Minute); err != nil {
+			return fmt.Errorf("wait for the standbys to replay the build: %w", err)
+		}
 	}
 	conn, err := r.connect(ctx)
 	if err != nil {
@@ -169,7 +201,7 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	perVU := 1
-	if o.readIntent && (sw.Compare != nil || len(r.standbys) == 0) {
+	if o.readIntent && (sw.Compare != nil || len(tgt.Standbys) == 0) {
 		perVU = 2 // routing off: the read-intent session is on the primary too
 	}
 	if err := tpcc.CheckCapacity(ctx, conn, maxVUs(sw)*perVU+1, "--vus "+o.vus); err != nil {
@@ -182,7 +214,10 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 		"all_warehouses": o.allWarehouses, "keying": o.keying, "read_intent": o.readIntent, "compare": o.compare,
 		"run_constants": w.Constants(), "load_constants": meta.C}
 	res.Meta.Server = tpcc.ServerInfo(ctx, conn)
-	res.Meta.Topology = topologyOf(r)
+	res.Meta.Topology = tgt.Summary()
+	if routes != nil {
+		res.Meta.Topology.Listener = routes.listenerAddr
+	}
 	dir := result.RunDir(o.results, res.Meta.Started, "tpcc run")
 
 	smp, err := w.NewSampler(ctx)
@@ -235,31 +270,6 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 		return runCheck(ctx, a.stdout, conn)
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-func topologyOf(r *resolved) *result.Topology {
-	t := &result.Topology{}
-	if r.topo != nil {
-		t.Cluster, t.Commit = r.topo.Name, r.topo.Commit
-		for _, n := range r.topo.Nodes {
-			t.Nodes = append(t.Nodes, result.Node{Name: n.Name, Role: n.Role, Addr: fmt.Sprintf("%s:%d", n.Host, n.Port)})
-		}
-		return t
-	}
-	t.Nodes = append(t.Nodes, result.Node{Name: "primary", Role: "primary", Addr: fmt.Sprintf("%s:%d", r.primary.Host, r.primary.Port)})
-	for i, s := range r.standbys {
-		t.Nodes = append(t.Nodes, result.Node{Name: fmt.Sprintf("standby%d", i+1), Role: "standby", Addr: fmt.Sprintf("%s:%d", s.Host, s.Port)})
-	}
-	return t
 }
 
 // runProgress shows the runner's ticks: one rewritten line on a terminal, a line every ten

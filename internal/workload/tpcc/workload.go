@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/workload"
 )
 
@@ -26,9 +25,10 @@ const ParamRouting = "routing"
 type Workload struct {
 	// Primary is where every read-write transaction runs.
 	Primary *pgx.ConnConfig
-	// Standbys receive the read-intent sessions when routing is on (VU i uses i mod n).
-	Standbys []*pgx.ConnConfig
-	Mode     Mode
+	// ReadConfig, with ReadIntent, says where VU vu's read-intent session connects in a step
+	// with these parameters (a standby, a listener with read intent, or the primary).
+	ReadConfig func(params map[string]string, vu int) (*pgx.ConnConfig, error)
+	Mode       Mode
 	// ReadIntent runs Order-Status and Stock-Level on a second, read-intent, connection.
 	ReadIntent bool
 	// AllWarehouses draws the warehouse of every transaction from all warehouses instead
@@ -36,9 +36,7 @@ type Workload struct {
 	AllWarehouses bool
 	// Keying adds the specification's keying and think times (excluded from latency).
 	Keying bool
-	// Names maps host:port to node names, for the sessions' landings.
-	Names map[string]string
-	Seed  uint64
+	Seed uint64
 
 	meta *Meta
 	run  Constants
@@ -102,11 +100,6 @@ func (w *Workload) Prepare(ctx context.Context) (*Meta, error) {
 // Constants returns the run's NURand constants (after Prepare).
 func (w *Workload) Constants() Constants { return w.run }
 
-// routingOn reports whether a step's read-intent sessions go to a standby.
-func (w *Workload) routingOn(params map[string]string) bool {
-	return w.ReadIntent && params[ParamRouting] != "off"
-}
-
 // NewWorker makes one VU: its home warehouse and district spread evenly over the
 // warehouses and districts, its connections and its deck.
 func (w *Workload) NewWorker(ctx context.Context, vu workload.VU) (workload.Worker, error) {
@@ -126,13 +119,10 @@ func (w *Workload) NewWorker(ctx context.Context, vu workload.VU) (workload.Work
 	}
 	wk.landings = append(wk.landings, w.landing(ctx, wk.sess.Primary))
 	if w.ReadIntent {
-		cfg := w.Primary
-		if w.routingOn(vu.Params) {
-			if len(w.Standbys) == 0 {
-				wk.Close()
-				return nil, agerr.BadInputf("--read-intent: routing on needs a standby (--cluster with standbys, or --standby)")
-			}
-			cfg = w.Standbys[vu.ID%len(w.Standbys)]
+		cfg, err := w.ReadConfig(vu.Params, vu.ID)
+		if err != nil {
+			wk.Close()
+			return nil, err
 		}
 		if wk.sess.Read, err = Connect(ctx, cfg); err != nil {
 			wk.Close()
@@ -145,15 +135,16 @@ func (w *Workload) NewWorker(ctx context.Context, vu workload.VU) (workload.Work
 	return wk, nil
 }
 
-// landing says where a session is: the node's name and whether it is a standby.
+// landing says where a session is: the server's cluster_name (agbench names every node so;
+// else its address) and whether it is a standby.
 func (w *Workload) landing(ctx context.Context, c *pgx.Conn) workload.Landing {
-	cfg := c.Config()
-	addr := fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)
-	l := workload.Landing{Node: addr}
-	if n, ok := w.Names[addr]; ok {
-		l.Node = n
+	var l workload.Landing
+	var addr *string
+	_ = c.QueryRow(ctx, `SELECT current_setting('cluster_name'), inet_server_addr()::text || ':' || inet_server_port(),
+		pg_is_in_recovery()`).Scan(&l.Node, &addr, &l.InRecovery)
+	if l.Node == "" && addr != nil {
+		l.Node = *addr
 	}
-	_ = c.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&l.InRecovery)
 	return l
 }
 
