@@ -3,6 +3,7 @@ package tpcc
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNURandRange(t *testing.T) {
@@ -181,5 +182,41 @@ func TestTerminalInputs(t *testing.T) {
 		if p := one.Payment(); p.CW != 1 {
 			t.Fatal("remote payment with one warehouse")
 		}
+	}
+}
+
+func TestThinkTimeAndKeying(t *testing.T) {
+	g := NewRand(11, 11)
+	term := &Terminal{G: g, Warehouses: 1, HomeW: 1, HomeD: 1}
+	for _, k := range Kinds {
+		var sum time.Duration
+		const n = 20000
+		for i := 0; i < n; i++ {
+			d := term.ThinkTime(k)
+			if d < 0 || d > 10*meanThinkTime[k] {
+				t.Fatalf("%s: think time %v outside [0, 10 × mean]", k, d)
+			}
+			sum += d
+		}
+		mean := sum / n
+		if mean < meanThinkTime[k]*95/100 || mean > meanThinkTime[k]*105/100 {
+			t.Errorf("%s: mean think time %v, want about %v (clause 5.2.5.7)", k, mean, meanThinkTime[k])
+		}
+	}
+	if KeyingTime(NewOrder) != 18*time.Second || KeyingTime(Payment) != 3*time.Second || KeyingTime(StockLevel) != 2*time.Second {
+		t.Error("keying times differ from clause 5.2.5.7")
+	}
+}
+
+func TestAllWarehouses(t *testing.T) {
+	g := NewRand(12, 12)
+	term := &Terminal{G: g, C: NewConstants(g), Warehouses: 5, HomeW: 3, HomeD: 2, AllWarehouses: true}
+	seen := map[int]bool{}
+	for i := 0; i < 1000; i++ {
+		seen[term.NewOrder().W] = true
+		seen[term.StockLevel().W] = true
+	}
+	if len(seen) != 5 {
+		t.Fatalf("--all-warehouses reached warehouses %v, want all 5", seen)
 	}
 }

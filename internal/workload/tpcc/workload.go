@@ -110,7 +110,7 @@ func (w *Workload) NewWorker(ctx context.Context, vu workload.VU) (workload.Work
 	}
 	wh := w.meta.Warehouses
 	g := NewRand(uint64(vu.Seed), 1)
-	wk := &worker{wl: w, deck: NewDeck(g)}
+	wk := &worker{wl: w, vu: vu, deck: NewDeck(g)}
 	wk.sess = Session{Mode: w.Mode, T: &Terminal{G: g, C: w.run, Warehouses: wh,
 		HomeW: vu.ID%wh + 1, HomeD: (vu.ID/wh)%DistrictsPerWH + 1, AllWarehouses: w.AllWarehouses}}
 	var err error
@@ -151,6 +151,7 @@ func (w *Workload) landing(ctx context.Context, c *pgx.Conn) workload.Landing {
 // worker is one VU.
 type worker struct {
 	wl            *Workload
+	vu            workload.VU
 	sess          Session
 	deck          *Deck
 	landings      []workload.Landing
@@ -162,6 +163,10 @@ type worker struct {
 func (wk *worker) Do(ctx context.Context, op *workload.Op) error {
 	k := wk.deck.Next()
 	op.Name = k.String()
+	if err := wk.reconnect(ctx); err != nil {
+		wk.wl.win.noteError(err)
+		return err
+	}
 	if wk.wl.Keying {
 		if err := op.Wait(ctx, KeyingTime(k)); err != nil {
 			return nil
@@ -194,6 +199,31 @@ func (wk *worker) Do(ctx context.Context, op *workload.Op) error {
 	}
 	if wk.wl.Keying {
 		_ = op.Wait(ctx, wk.sess.T.ThinkTime(k))
+	}
+	return nil
+}
+
+// reconnect replaces a session that the server or the network closed (after a failover, a
+// restart, a terminated backend), so that one broken connection does not fail every later
+// transaction of the VU.
+func (wk *worker) reconnect(ctx context.Context) error {
+	if wk.sess.Primary.IsClosed() {
+		c, err := Connect(ctx, wk.wl.Primary)
+		if err != nil {
+			return fmt.Errorf("reconnect to the primary: %w", err)
+		}
+		wk.sess.Primary = c
+	}
+	if wk.sess.Read != nil && wk.sess.Read.IsClosed() {
+		cfg, err := wk.wl.ReadConfig(wk.vu.Params, wk.vu.ID)
+		if err != nil {
+			return err
+		}
+		c, err := Connect(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("reconnect the read-intent session: %w", err)
+		}
+		wk.sess.Read = c
 	}
 	return nil
 }
