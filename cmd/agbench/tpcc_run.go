@@ -227,7 +227,17 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 	defer smp.Close()
 	samplers := []runner.Sampler{smp}
 	if !o.analysis.noSamples {
-		set := startSamplers(ctx, pgNodesOf(r.topo, r.primary, r.standbys), nil)
+		var standbys []*pgx.ConnConfig
+		for _, cs := range tgt.Standbys {
+			if c, err := pgx.ParseConfig(cs); err == nil {
+				standbys = append(standbys, c)
+			}
+		}
+		primary := r.primary
+		if tgt.Primary == "" {
+			primary = nil // only a listener: no server to sample directly
+		}
+		set := startSamplers(ctx, pgNodesOf(tgt.Topo, primary, standbys), nil)
 		defer set.Close()
 		samplers = append(samplers, set.Samplers...)
 		res.Warnings = append(res.Warnings, set.Warnings...)

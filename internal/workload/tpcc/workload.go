@@ -36,7 +36,7 @@ type Workload struct {
 	AllWarehouses bool
 	// Keying adds the specification's keying and think times (excluded from latency).
 	Keying bool
-	Seed uint64
+	Seed   uint64
 
 	meta *Meta
 	run  Constants
