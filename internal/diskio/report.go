@@ -180,7 +180,11 @@ func (s *StepResult) WriteDetail(w io.Writer) {
 	tw.Flush()
 	fmt.Fprintf(w, "IOPS standard deviation over 1 s intervals: %.0f\n", s.IOPSStddev)
 	lc := s.Little
-	fmt.Fprintf(w, "Little's law: IOPS x mean latency = %.2f in flight vs %d outstanding (%+.1f%%)%s\n\n", lc.Measured, s.Workload.Outstanding(), lc.Deviation*100, map[bool]string{true: "", false: " MISMATCH"}[lc.OK])
+	if lc.Applies {
+		fmt.Fprintf(w, "Little's law: IOPS x mean latency = %.2f in flight vs %d outstanding (%+.1f%%)%s\n\n", lc.Measured, s.Workload.Outstanding(), lc.Deviation*100, map[bool]string{true: "", false: " MISMATCH"}[lc.OK])
+	} else {
+		fmt.Fprintf(w, "Little's law: IOPS x mean latency = %.2f in flight (not checked: a fixed rate does not keep %d outstanding)\n\n", lc.Measured, s.Workload.Outstanding())
+	}
 
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "%-ile\tread (ms)\twrite (ms)\ttotal (ms)\t")
