@@ -88,5 +88,10 @@ func TestTPCCSweepIsAnalysed(t *testing.T) {
 	if a.Knee.Characteristic == nil || a.Knee.Characteristic.Load != 1 || a.Saturated.Sentence == "" {
 		t.Errorf("analysis %+v", a)
 	}
+	// The samplers' names are what the analysis reads: the evidence is not empty.
+	e := run.Variants[0].Input.Evidence[len(run.Variants[0].Input.Evidence)-1]
+	if e.Waits.Total() <= 0 || e.CPUBusy <= 0 || e.Device.Name == "" || len(e.TopWaits) == 0 || e.Standby != stby {
+		t.Errorf("evidence read from the result: %+v", e)
+	}
 	t.Logf("analysis of this run:%s", tail)
 }

@@ -171,6 +171,7 @@ func evidenceOf(st result.Step) Evidence {
 			e.LagGrowth = c[name+".replay_lag_growth"]
 		}
 	}
+	e.TopWaits = topWaitsOf(st)
 	e.CPUBusy, e.Steal = c[osCPUBusy], c[osCPUSteal]
 	if _, ok := c[osCPUBusy]; !ok { // the disk tester's own names
 		e.CPUBusy, e.Steal = c["machine_cpu_user"]+c["machine_cpu_system"], c["machine_cpu_steal"]
@@ -186,6 +187,32 @@ func evidenceOf(st result.Step) Evidence {
 		e.ExpectedDeviceMBps = pgIOMBps(c)
 	}
 	return e
+}
+
+// topWaitsOf reads the samplers' top wait events of each node (Step.Extra["sample"]) and
+// sums them over nodes.
+func topWaitsOf(st result.Step) []WaitEvent {
+	raw, ok := st.Extra["sample"]
+	if !ok {
+		return nil
+	}
+	var x struct {
+		Nodes map[string]struct {
+			TopWaits []WaitEvent `json:"top_waits"`
+		} `json:"nodes"`
+	}
+	if json.Unmarshal(raw, &x) != nil {
+		return nil
+	}
+	var es []Evidence
+	for _, n := range x.Nodes {
+		es = append(es, Evidence{TopWaits: n.TopWaits})
+	}
+	merged := mergeWaitEvents(es)
+	for i := range merged {
+		merged[i].Sessions *= float64(len(es)) // a sum over nodes, not a mean
+	}
+	return merged
 }
 
 // pgIOMBps is the database's own IO from pg_stat_io plus WAL, summed over nodes (on one

@@ -61,6 +61,11 @@ func TestFromResult(t *testing.T) {
 		return c
 	}
 	r := &result.Result{Meta: result.Meta{Command: "stress"}, Steps: resultOf(t, sweep, "", counters)}
+	for i := range r.Steps {
+		r.Steps[i].Extra = map[string]json.RawMessage{"sample": json.RawMessage(`{"nodes": {
+			"node1": {"top_waits": [{"type": "IO", "event": "WALWrite", "class": "log", "sessions": 3}, {"type": "IO", "event": "WALSync", "class": "log", "sessions": 2}]},
+			"node2": {"top_waits": [{"type": "IO", "event": "WALSync", "class": "log", "sessions": 2}]}}}`)}
+	}
 	run, err := Attach(r, Options{LoadName: "clients", Unit: "q/s"})
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +80,8 @@ func TestFromResult(t *testing.T) {
 	if m := a.Knee.Characteristic.MeanMs; m < 0.95 || m > 1.05 {
 		t.Errorf("characteristic latency %v ms from the histogram, want 1", m)
 	}
-	if a.Saturated.Resource != ResLog || !strings.Contains(a.Saturated.Sentence, "device vda") {
+	if a.Saturated.Resource != ResLog || !strings.Contains(a.Saturated.Sentence, "device vda") ||
+		!strings.Contains(a.Saturated.Sentence, "(mostly IO:WALSync)") {
 		t.Errorf("saturation: %+v", a.Saturated)
 	}
 	ev := run.Variants[0].Input.Evidence

@@ -48,18 +48,32 @@ type Saturation struct {
 }
 
 type waitClass struct {
-	res, label string
-	v          func(Waits) float64
+	res, label, class string
+	v                 func(Waits) float64
 }
 
 var waitClasses = []waitClass{
-	{ResLog, "WAL write/sync waits", func(w Waits) float64 { return w.Log }},
-	{ResDataRead, "DataFileRead waits", func(w Waits) float64 { return w.DataRead }},
-	{ResIO, "other IO waits", func(w Waits) float64 { return w.OtherIO }},
-	{ResLocks, "lock waits", func(w Waits) float64 { return w.Lock }},
-	{ResLWLocks, "LWLock waits", func(w Waits) float64 { return w.LWLock }},
-	{ResClient, "client waits", func(w Waits) float64 { return w.Client }},
-	{ResSyncRep, "SyncRep waits", func(w Waits) float64 { return w.SyncRep }},
+	{ResLog, "WAL write/sync waits", "log", func(w Waits) float64 { return w.Log }},
+	{ResDataRead, "DataFileRead waits", "data_read", func(w Waits) float64 { return w.DataRead }},
+	{ResIO, "other IO waits", "other_io", func(w Waits) float64 { return w.OtherIO }},
+	{ResLocks, "lock waits", "lock", func(w Waits) float64 { return w.Lock }},
+	{ResLWLocks, "LWLock waits", "lwlock", func(w Waits) float64 { return w.LWLock }},
+	{ResClient, "client waits", "client", func(w Waits) float64 { return w.Client }},
+	{ResSyncRep, "SyncRep waits", "sync_rep", func(w Waits) float64 { return w.SyncRep }},
+}
+
+// topEvent names the most frequent wait event of a class, e.g. " (mostly Lock:tuple)".
+func topEvent(ws []WaitEvent, class string) string {
+	best := WaitEvent{}
+	for _, w := range ws {
+		if w.Class == class && w.Sessions > best.Sessions {
+			best = w
+		}
+	}
+	if best.Sessions == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (mostly %s:%s)", best.Type, best.Event)
 }
 
 // WhatSaturated names the resource that gave at the knee and beyond. It averages the
@@ -93,12 +107,14 @@ func WhatSaturated(k Knee, ev []Evidence, loadName string) Saturation {
 	}
 	s := attribute(h, base, k.Characteristic.Load, loadName)
 	s.From = from
-	if k.RisingAtEnd {
-		where = fmt.Sprintf("Throughput was still rising at %s (no knee reached); there", count(from, loadName))
-	}
-	if s.Resource == ResNone {
+	switch {
+	case k.RisingAtEnd && s.Resource == ResNone:
+		s.Sentence = fmt.Sprintf("Throughput was still rising at %s (no knee reached) and no layer measured as saturated: %s.", count(from, loadName), s.Sentence)
+	case k.RisingAtEnd:
+		s.Sentence = fmt.Sprintf("Throughput was still rising at %s (no knee reached); the busiest layer there was %s: %s.", count(from, loadName), s.Resource, s.Sentence)
+	case s.Resource == ResNone:
 		s.Sentence = where + ", no layer measured as saturated: " + s.Sentence + "."
-	} else {
+	default:
 		s.Sentence = where + ", " + s.Resource + " saturated: " + s.Sentence + "."
 	}
 	if s.Resource != ResReplica && h.LagGrowth >= LagGrowthLimit {
@@ -128,7 +144,7 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 		sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].v(h.Waits) > sorted[j].v(h.Waits) })
 		top := sorted[0]
 		if sh := share(top.v(h.Waits), h.Waits); sh >= DominantWaitShare && top.v(h.Waits) >= h.Waits.CPU {
-			msg := fmt.Sprintf("%s were %s of sampled sessions (%s %s)", top.label, pct(sh), pct(share(top.v(base.Waits), base.Waits)), at)
+			msg := fmt.Sprintf("%s%s were %s of sampled sessions (%s %s)", top.label, topEvent(h.TopWaits, top.class), pct(sh), pct(share(top.v(base.Waits), base.Waits)), at)
 			if (top.res == ResDataRead || top.res == ResLog || top.res == ResIO) && h.Device.Name != "" {
 				msg += fmt.Sprintf(", device %s await %.2f ms and queue %.1f (%.2f ms, %.1f %s)", h.Device.Name, h.Device.AwaitMs, h.Device.Queue, base.Device.AwaitMs, base.Device.Queue, at)
 			}
@@ -189,7 +205,29 @@ func meanEvidence(es []Evidence) Evidence {
 		}
 		m.LagGrowth += e.LagGrowth / n
 	}
+	m.TopWaits = mergeWaitEvents(es)
 	return m
+}
+
+// mergeWaitEvents averages the top wait events of several windows (absent counts as 0).
+func mergeWaitEvents(es []Evidence) []WaitEvent {
+	sum := map[[3]string]float64{}
+	for _, e := range es {
+		for _, w := range e.TopWaits {
+			sum[[3]string{w.Type, w.Event, w.Class}] += w.Sessions / float64(len(es))
+		}
+	}
+	var out []WaitEvent
+	for k, v := range sum {
+		out = append(out, WaitEvent{Type: k[0], Event: k[1], Class: k[2], Sessions: v})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Sessions != out[j].Sessions {
+			return out[i].Sessions > out[j].Sessions
+		}
+		return out[i].Type+out[i].Event < out[j].Type+out[j].Event
+	})
+	return out
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }

@@ -32,8 +32,9 @@ func TestWhatSaturated(t *testing.T) {
 	}{
 		{"log", func(e *Evidence) {
 			e.Waits = Waits{CPU: 3, Log: 10, Client: 1}
+			e.TopWaits = []WaitEvent{{"Lock", "tuple", "lock", 11}, {"IO", "WALSync", "log", 6}, {"LWLock", "WALWrite", "log", 4}}
 			e.Device.AwaitMs, e.Device.Queue = 4.1, 6
-		}, ResLog, []string{"At 8 VUs and beyond, log saturated", "WAL write/sync waits were 71%", "(10% at 1 VU)", "await 4.10 ms"}},
+		}, ResLog, []string{"At 8 VUs and beyond, log saturated", "WAL write/sync waits (mostly IO:WALSync) were 71%", "(10% at 1 VU)", "await 4.10 ms"}},
 		{"data reads", func(e *Evidence) { e.Waits = Waits{CPU: 2, DataRead: 12, Log: 1} }, ResDataRead, []string{"DataFileRead waits were 80%"}},
 		{"locks", func(e *Evidence) { e.Waits = Waits{CPU: 2, Lock: 6, Client: 2} }, ResLocks, []string{"lock waits were 60%"}},
 		{"client", func(e *Evidence) { e.Waits = Waits{CPU: 1, Client: 7} }, ResClient, []string{"client waits were 88%"}},
@@ -81,8 +82,12 @@ func TestWhatSaturatedWithoutEvidence(t *testing.T) {
 	}
 	rising := uslSweep([]float64{1, 2, 4, 8}, 100, 0, 0)
 	ev := []Evidence{{Load: 1, CPUBusy: 0.1}, {Load: 8, CPUBusy: 0.3}}
-	if s := WhatSaturated(FindKnee(rising, nil), ev, "VUs"); !strings.Contains(s.Sentence, "still rising at 8 VUs") {
+	if s := WhatSaturated(FindKnee(rising, nil), ev, "VUs"); !strings.Contains(s.Sentence, "still rising at 8 VUs (no knee reached) and no layer measured as saturated") {
 		t.Errorf("rising sweep: %+v", s)
+	}
+	ev[1].CPUBusy = 0.95
+	if s := WhatSaturated(FindKnee(rising, nil), ev, "VUs"); s.Resource != ResCPU || !strings.Contains(s.Sentence, "the busiest layer there was the CPU: machine CPU 95% busy") {
+		t.Errorf("rising sweep, busy CPU: %+v", s)
 	}
 }
 
