@@ -2,6 +2,8 @@ package target
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -76,14 +78,16 @@ func TestBlockingConnOnServer(t *testing.T) {
 }
 
 // BenchmarkRoundTripCPU compares the client CPU of a prepared point query over the blocking
-// connection and over Go's network poller, interleaved, on 4 concurrent sessions.
+// connection and over Go's network poller, interleaved, on 1 and 4 concurrent sessions
+// (ns/op is wall time per operation of all sessions together).
 func BenchmarkRoundTripCPU(b *testing.B) {
 	topo := clustertest.New(b, clustertest.Options{})
 	ctx := context.Background()
 	cs := topo.ConnString(topo.Primary(), "")
-	for _, mode := range []string{"poller", "blocking", "poller", "blocking"} {
-		b.Run(mode, func(b *testing.B) {
-			const vus = 4
+	for _, run := range []string{"poller/1", "blocking/1", "poller/4", "blocking/4", "poller/1", "blocking/1", "poller/4", "blocking/4"} {
+		mode, n, _ := strings.Cut(run, "/")
+		vus, _ := strconv.Atoi(n)
+		b.Run(run, func(b *testing.B) {
 			conns := make([]*pgx.Conn, vus)
 			for i := range conns {
 				cfg, _ := pgx.ParseConfig(cs)
