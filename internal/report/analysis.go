@@ -3,7 +3,9 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agbench/agbench/internal/result"
@@ -209,7 +211,7 @@ func (e *Experiment) Findings() []Finding {
 				add("knee", p+"no knee reached: throughput still rises at the highest load")
 			}
 		}
-		for _, d := range r.Differences {
+		for _, d := range mergeDifferences(r.Differences) {
 			add("difference", prefix+d)
 		}
 		for _, a := range r.Analysis {
@@ -269,4 +271,80 @@ func (e *Experiment) kneeText(r *Run, a VariantAnalysis, kp *KneePoint) string {
 		}
 	}
 	return text
+}
+
+// WarningGroup is the warnings of one kind (a verdict's code, or what a warning is about):
+// how many, and each one's text.
+type WarningGroup struct {
+	Key   string
+	Texts []string
+}
+
+var stepPrefix = regexp.MustCompile(`^(?:[^:]*: )?step \d+ \([^)]*\): `)
+
+// GroupWarnings splits findings into what the report says outright and the warnings,
+// grouped by kind in the order each kind first appears.
+func GroupWarnings(fs []Finding) (main []Finding, groups []WarningGroup) {
+	index := map[string]int{}
+	for _, f := range fs {
+		if f.Kind != "warning" {
+			main = append(main, f)
+			continue
+		}
+		rest := stepPrefix.ReplaceAllString(f.Text, "")
+		key, _, ok := strings.Cut(rest, ": ")
+		if !ok || len(key) > 40 {
+			key = "warning"
+		}
+		i, seen := index[key]
+		if !seen {
+			i = len(groups)
+			index[key] = i
+			groups = append(groups, WarningGroup{Key: key})
+		}
+		groups[i].Texts = append(groups[i].Texts, f.Text)
+	}
+	return main, groups
+}
+
+var differenceRE = regexp.MustCompile(`^(\w+) at (\S+) (\S+): (.+) ahead, ([\d.]+)× \((.*)\)$`)
+
+// mergeDifferences joins internal/analyze's per-load differences with the same winner into
+// one sentence: "throughput: routing=off ahead at 1, 4, 8 threads (1.68–2.04×; ...)".
+// Sentences of another shape are kept as they are.
+func mergeDifferences(ds []string) []string {
+	type agg struct {
+		what, unit, winner, note string
+		loads                    []string
+		lo, hi                   float64
+	}
+	var order []string
+	groups := map[string]*agg{}
+	var out []string
+	for _, d := range ds {
+		m := differenceRE.FindStringSubmatch(d)
+		if m == nil {
+			out = append(out, d)
+			continue
+		}
+		ratio, _ := strconv.ParseFloat(m[5], 64)
+		key := m[1] + "|" + m[4] + "|" + m[3]
+		g := groups[key]
+		if g == nil {
+			g = &agg{what: m[1], unit: m[3], winner: m[4], note: m[6], lo: ratio, hi: ratio}
+			groups[key] = g
+			order = append(order, key)
+		}
+		g.loads = append(g.loads, m[2])
+		g.lo, g.hi = min(g.lo, ratio), max(g.hi, ratio)
+	}
+	for _, k := range order {
+		g := groups[k]
+		r := fmt.Sprintf("%.2f×", g.lo)
+		if g.hi != g.lo {
+			r = fmt.Sprintf("%.2f–%.2f×", g.lo, g.hi)
+		}
+		out = append(out, fmt.Sprintf("%s: %s ahead at %s %s (%s; %s)", g.what, g.winner, strings.Join(g.loads, ", "), g.unit, r, g.note))
+	}
+	return out
 }

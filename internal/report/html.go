@@ -37,7 +37,11 @@ type page struct {
 type summaryView struct {
 	ID, Title string
 	Headline  string
+	Spark     template.HTML
+	Legend    []legendItem
+	Metric    string
 	Findings  []Finding
+	Groups    []WarningGroup
 	Warnings  int
 }
 
@@ -45,6 +49,7 @@ type expView struct {
 	ID, Title string
 	Subtitle  string
 	Findings  []Finding
+	Groups    []WarningGroup
 	KPIs      []kpi
 	Charts    []chartView
 	Tables    []Table
@@ -80,13 +85,30 @@ func HTML(exps []*Experiment, generated time.Time) ([]byte, error) {
 		ev := e.view(id)
 		p.Experiments = append(p.Experiments, ev)
 		warn := 0
-		for _, f := range ev.Findings {
-			if f.Kind == "warning" || f.Kind == "incomplete" {
-				warn++
-			}
+		for _, g := range ev.Groups {
+			warn += len(g.Texts)
 		}
-		p.Summary = append(p.Summary, summaryView{ID: id, Title: ev.Title, Headline: e.Headline(), Findings: ev.Findings, Warnings: warn})
-		cmds = append(cmds, e.Command)
+		sv := summaryView{ID: id, Title: ev.Title, Headline: e.Headline(), Findings: ev.Findings, Groups: ev.Groups, Warnings: warn}
+		if e.Sweep {
+			_, label, get := e.metric()
+			var lines []line
+			for i, v := range e.Variants {
+				xs, ys := make([]float64, len(e.Points)), make([]float64, len(e.Points))
+				for pi, c := range v.Cells {
+					xs[pi], ys[pi] = float64(pi), math.NaN()
+					if c != nil {
+						ys[pi] = get(c)
+					}
+				}
+				lines = append(lines, line{Name: v.Name, Colour: colour(i), X: xs, Y: ys})
+			}
+			sv.Spark, sv.Legend = sparkline(lines, len(e.Points)), e.legend()
+			sv.Metric = label + " vs " + e.LoadName + " " + e.Points[0] + "–" + e.Points[len(e.Points)-1]
+		}
+		p.Summary = append(p.Summary, sv)
+		if len(cmds) == 0 || cmds[len(cmds)-1] != e.Command {
+			cmds = append(cmds, e.Command)
+		}
 		for _, r := range e.Runs {
 			p.Runs = append(p.Runs, runViewOf(r))
 		}
@@ -174,10 +196,13 @@ func (e *Experiment) Headline() string {
 }
 
 func (e *Experiment) view(id string) expView {
-	ev := expView{ID: id, Title: e.Command, Findings: e.Findings(), Tables: e.Tables()}
+	ev := expView{ID: id, Title: e.name(), Tables: e.Tables()}
+	ev.Findings, ev.Groups = GroupWarnings(e.Findings())
 	var sub []string
 	for _, r := range e.Runs {
-		sub = append(sub, r.Label)
+		if r.Label != e.Command && !strings.HasSuffix(ev.Title, r.Label) {
+			sub = append(sub, r.Label)
+		}
 	}
 	ev.Subtitle = strings.Join(sub, " · ")
 	ev.KPIs = e.kpis()
@@ -261,9 +286,7 @@ func (e *Experiment) charts() []chartView {
 	if e.Sweep && (e.HasWaits() || e.HasDevice()) {
 		out = append(out, e.layerCharts()...)
 	}
-	if c, ok := e.seriesChart("lag", "replication lag over time", "s"); ok {
-		out = append(out, c)
-	}
+	out = append(out, e.seriesCharts("lag", "replication lag over time")...)
 	if c, ok := e.throughputOverTime(); ok {
 		out = append(out, c)
 	}
@@ -366,11 +389,11 @@ func (e *Experiment) layerCharts() []chartView {
 	return out
 }
 
-// seriesChart draws every sampler series whose name contains key over the run's time,
-// one line per series name (its steps joined, with gaps between them).
-func (e *Experiment) seriesChart(key, title, unit string) (chartView, bool) {
+// seriesCharts draw every sampler series whose name contains key over the run's time, one
+// chart per unit, one line per series name (its steps joined, with gaps between them).
+func (e *Experiment) seriesCharts(key, title string) []chartView {
 	type pts struct{ x, y []float64 }
-	lines := map[string]*pts{}
+	byUnit := map[string]map[string]*pts{}
 	for _, r := range e.Runs {
 		t0 := r.Result.Meta.Started
 		if len(r.Result.Steps) > 0 {
@@ -381,14 +404,21 @@ func (e *Experiment) seriesChart(key, title, unit string) (chartView, bool) {
 				if !strings.Contains(name, key) || len(s.T) == 0 {
 					continue
 				}
+				unit := s.Unit
+				if unit == "" {
+					unit = unitOf(name)
+				}
+				if byUnit[unit] == nil {
+					byUnit[unit] = map[string]*pts{}
+				}
 				ln := name
 				if len(e.Runs) > 1 {
 					ln = r.Label + ": " + name
 				}
-				p := lines[ln]
+				p := byUnit[unit][ln]
 				if p == nil {
 					p = &pts{}
-					lines[ln] = p
+					byUnit[unit][ln] = p
 				}
 				if len(p.x) > 0 {
 					p.x, p.y = append(p.x, p.x[len(p.x)-1]), append(p.y, math.NaN())
@@ -397,29 +427,46 @@ func (e *Experiment) seriesChart(key, title, unit string) (chartView, bool) {
 				for i := range min(len(s.T), len(s.V)) {
 					p.x, p.y = append(p.x, off+s.T[i]), append(p.y, s.V[i])
 				}
-				if s.Unit != "" {
-					unit = s.Unit
-				}
 			}
 		}
 	}
-	if len(lines) == 0 {
-		return chartView{}, false
+	var out []chartView
+	for _, unit := range sortedKeys(byUnit) {
+		lines := byUnit[unit]
+		c := lineChart{Class: "timeseries " + key, Wide: true, YLabel: unit, XLabel: "seconds", Numeric: true}
+		var leg []legendItem
+		for i, name := range sortedKeys(lines) {
+			c.Lines = append(c.Lines, line{Name: name, Colour: colour(i), X: lines[name].x, Y: lines[name].y})
+			leg = append(leg, legendItem{Name: name, Colour: colour(i)})
+		}
+		t := title
+		if len(byUnit) > 1 {
+			t += " (" + unit + ")"
+		}
+		out = append(out, chartView{Title: t, Note: "measured windows of every step, in the order they ran", Wide: true, SVG: c.SVG(), Legend: leg})
 	}
-	c := lineChart{Class: "timeseries " + key, Wide: true, YLabel: unit, XLabel: "seconds", Numeric: true}
-	var leg []legendItem
-	for i, name := range sortedKeys(lines) {
-		c.Lines = append(c.Lines, line{Name: name, Colour: colour(i), X: lines[name].x, Y: lines[name].y})
-		leg = append(leg, legendItem{Name: name, Colour: colour(i)})
-	}
-	return chartView{Title: title, Note: "measured windows of every step, in the order they ran", Wide: true, SVG: c.SVG(), Legend: leg}, true
+	return out
 }
+
+// unitOf guesses a series' unit from its name's suffix ("_s", "_bytes", "_ms").
+func unitOf(name string) string {
+	for suffix, unit := range map[string]string{"_s": "s", "_bytes": "bytes", "_ms": "ms", "_mbps": "MB/s", "_per_s": "1/s"} {
+		if strings.HasSuffix(name, suffix) {
+			return unit
+		}
+	}
+	return ""
+}
+
+// MinPointsPerStep is the fewest per-second throughputs a step has, on average, for the
+// throughput-over-time chart to be drawn.
+const MinPointsPerStep = 4
 
 // throughputOverTime draws each variant's per-second throughput across the run, so that
 // warm-up and drift show.
 func (e *Experiment) throughputOverTime() (chartView, bool) {
 	c := lineChart{Class: "timeseries throughput-time", Wide: true, YLabel: "ops/s", XLabel: "seconds", Numeric: true}
-	found := false
+	points, stepsSeen := 0, 0
 	for i, v := range e.Variants {
 		t0 := v.Run.Result.Meta.Started
 		if len(v.Run.Result.Steps) > 0 {
@@ -429,21 +476,28 @@ func (e *Experiment) throughputOverTime() (chartView, bool) {
 		steps := stepsOf(v)
 		for _, st := range steps {
 			s, ok := st.Throughput["*"]
-			if !ok || len(s.T) == 0 {
+			n := min(len(s.T), len(s.V))
+			if !ok || n == 0 {
 				continue
 			}
+			// A last point over a sliver of a second (the window's end) is not a rate.
+			if n >= 3 && s.T[n-1]-s.T[n-2] < 0.5*(s.T[n-2]-s.T[n-3]) {
+				n--
+			}
+			points += n
 			if len(xs) > 0 {
 				xs, ys = append(xs, xs[len(xs)-1]), append(ys, math.NaN())
 			}
 			off := s.Start.Sub(t0).Seconds()
-			for j := range min(len(s.T), len(s.V)) {
+			for j := range n {
 				xs, ys = append(xs, off+s.T[j]), append(ys, s.V[j])
 			}
-			found = true
+			stepsSeen++
 		}
 		c.Lines = append(c.Lines, line{Name: v.Name, Colour: colour(i), X: xs, Y: ys})
 	}
-	if !found {
+	// Steps of a second or two are dots, not a line over time: no chart then.
+	if stepsSeen == 0 || points < MinPointsPerStep*stepsSeen {
 		return chartView{}, false
 	}
 	return chartView{Title: "throughput over time", Note: "per second, measured windows only; gaps are ramp-ups and other variants' steps", Wide: true, SVG: c.SVG(), Legend: e.legend()}, true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +37,9 @@ func NewRun(path string, r *result.Result) *Run {
 	if label == result.FileName {
 		label = filepath.Base(filepath.Dir(filepath.Clean(path)))
 	}
+	if m := studyFolder.FindStringSubmatch(filepath.Base(filepath.Dir(filepath.Clean(path)))); m != nil {
+		label = m[1] // a study's run: <study>/NN-name/<time>-command
+	}
 	run := &Run{Label: label, Path: path, Result: r}
 	raw := r.Analysis
 	if len(raw) == 0 && len(r.Steps) > 0 {
@@ -46,6 +50,9 @@ func NewRun(path string, r *result.Result) *Run {
 	run.decodeAnalysis(raw)
 	return run
 }
+
+// studyFolder matches the folder `agbench run` gives each experiment: NN-name.
+var studyFolder = regexp.MustCompile(`^\d\d-(.+)$`)
 
 // analyseHere runs internal/analyze on a result read from a file. A result file is outside
 // bytes: should the analysis fail on one (a panic), the report goes on without it.
@@ -62,9 +69,10 @@ func analyseHere(r *result.Result, loadName string) (raw []byte, ok bool) {
 // Experiment is what one command measured, over one or more runs of it: one line per
 // variant (per run and compared variant) in its charts and one column group in its tables.
 type Experiment struct {
-	// Command is the command that ran ("stress", "tpcc run").
-	Command string
-	Runs    []*Run
+	// Command is the command that ran ("stress", "tpcc run"); Title names the experiment
+	// (the command, and what tells it from another of the same command).
+	Command, Title string
+	Runs           []*Run
 	// LoadName names the swept knob ("threads", "VUs"); Sweep is true when the steps walk a
 	// load (two or more points), false for a list of steps (seeding phases, one-off runs).
 	LoadName string
@@ -120,26 +128,60 @@ var headlineCounters = []string{"nopm", "tpm", "iops", "read_iops", "write_iops"
 // variants are shown side by side; each command gets its own.
 func Build(runs []*Run) ([]*Experiment, error) {
 	var exps []*Experiment
-	byCmd := map[string]*Experiment{}
+	byKey := map[string]*Experiment{}
 	for _, r := range runs {
 		cmd := r.Result.Meta.Command
 		if cmd == "" {
 			cmd = "run"
 		}
-		e := byCmd[cmd]
+		// Runs of one command sweeping the same knobs are one experiment, side by side;
+		// the same command sweeping other knobs (disk: threads, then queue depth) is another.
+		key := cmd + "|" + strings.Join(sweptParams(r), ",")
+		e := byKey[key]
 		if e == nil {
 			e = &Experiment{Command: cmd}
-			byCmd[cmd] = e
+			byKey[key] = e
 			exps = append(exps, e)
 		}
 		e.Runs = append(e.Runs, r)
 	}
+	titles := map[string]int{}
 	for _, e := range exps {
+		titles[e.Command]++
+	}
+	for _, e := range exps {
+		e.Title = e.Command
+		if titles[e.Command] > 1 && len(e.Runs) == 1 {
+			e.Title = e.Command + " · " + e.Runs[0].Label
+		} else if titles[e.Command] > 1 {
+			e.Title = e.Command + " · " + strings.Join(sweptParams(e.Runs[0]), ", ")
+		}
 		if err := e.build(); err != nil {
 			return nil, err
 		}
 	}
 	return exps, nil
+}
+
+// sweptParams are the params whose value changes between a run's steps, the compared one
+// left out.
+func sweptParams(r *Run) []string {
+	first := map[string]string{}
+	varies := map[string]bool{}
+	for i, st := range r.Result.Steps {
+		ck := compareKey(&st)
+		for k, v := range st.Params {
+			if k == ck {
+				continue
+			}
+			if i == 0 {
+				first[k] = v
+			} else if first[k] != v {
+				varies[k] = true
+			}
+		}
+	}
+	return sortedKeys(varies)
 }
 
 // pointKey identifies a position of the sweep across runs: its load and its other params.
@@ -288,7 +330,14 @@ func paramLoadName(runs []*Run) string {
 			}
 		}
 	}
-	if names := sortedKeys(candidates); len(names) > 0 {
+	names := sortedKeys(candidates)
+	for _, pref := range preferredLoads {
+		if candidates[pref] {
+			names = []string{pref}
+			break
+		}
+	}
+	if len(names) > 0 {
 		if strings.EqualFold(names[0], "vus") {
 			return "VUs"
 		}
@@ -296,6 +345,10 @@ func paramLoadName(runs []*Run) string {
 	}
 	return "VUs"
 }
+
+// preferredLoads name the load when several params equal the VUs (a disk sweep of threads
+// at queue depth 1 has threads = outstanding IOs).
+var preferredLoads = []string{"threads", "vus", "clients", "qd"}
 
 func orderCounters(set map[string]bool) []string {
 	var out []string

@@ -395,3 +395,18 @@ func names(vs []*Variant) []string {
 	}
 	return out
 }
+
+func TestMergeDifferences(t *testing.T) {
+	got := mergeDifferences([]string{
+		"throughput at 1 threads: routing=off ahead, 1.68× (medians; 10th–90th percentile ranges apart)",
+		"throughput at 8 threads: routing=on ahead, 1.20× (medians; 10th–90th percentile ranges apart)",
+		"throughput at 12 threads: routing=off ahead, 2.04× (medians; 10th–90th percentile ranges apart)",
+		"something else",
+	})
+	want := []string{"something else",
+		"throughput: routing=off ahead at 1, 12 threads (1.68–2.04×; medians; 10th–90th percentile ranges apart)",
+		"throughput: routing=on ahead at 8 threads (1.20×; medians; 10th–90th percentile ranges apart)"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s", strings.Join(got, "\n"))
+	}
+}

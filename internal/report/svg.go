@@ -347,3 +347,46 @@ func trimZero(s string) string {
 }
 
 func esc(s string) string { return html.EscapeString(s) }
+
+// sparkline is a small chart without axes for the summary: one line per variant over the
+// sweep, each ending in a dot.
+func sparkline(lines []line, n int) template.HTML {
+	const w, h, pad = 300, 64, 6
+	top := 0.0
+	for _, l := range lines {
+		for _, y := range l.Y {
+			if !math.IsNaN(y) && !math.IsInf(y, 0) {
+				top = math.Max(top, y)
+			}
+		}
+	}
+	if top <= 0 || n < 2 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="spark" viewBox="0 0 %d %d" role="img">`, w, h)
+	px := func(x float64) float64 { return pad + x/float64(n-1)*(w-2*pad) }
+	py := func(y float64) float64 { return h - pad - y/top*(h-2*pad) }
+	for _, l := range lines {
+		var d strings.Builder
+		pen, lastX, lastY := false, -1.0, 0.0
+		for i, y := range l.Y {
+			if math.IsNaN(y) {
+				pen = false
+				continue
+			}
+			cmd := "L"
+			if !pen {
+				cmd = "M"
+			}
+			fmt.Fprintf(&d, "%s%.1f %.1f", cmd, px(l.X[i]), py(y))
+			pen, lastX, lastY = true, px(l.X[i]), py(y)
+		}
+		fmt.Fprintf(&b, `<path class="line" d="%s" stroke="%s"><title>%s</title></path>`, d.String(), l.Colour, esc(l.Name))
+		if lastX >= 0 {
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`, lastX, lastY, l.Colour)
+		}
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}

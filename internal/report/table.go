@@ -64,7 +64,7 @@ func (e *Experiment) headline() []string {
 	var out []string
 	for _, c := range e.Counters {
 		for _, h := range headlineCounters {
-			if c == h {
+			if c == h && e.nonZero(c) {
 				out = append(out, c)
 			}
 		}
@@ -72,13 +72,34 @@ func (e *Experiment) headline() []string {
 	return out
 }
 
+// nonZero is true when some step has the counter above zero (a write-IOPS column of a
+// read-only test says nothing).
+func (e *Experiment) nonZero(counter string) bool {
+	for _, v := range e.Variants {
+		for _, c := range v.Cells {
+			if c != nil && c.Counters[counter] != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (e *Experiment) slug() string {
-	return strings.Map(func(r rune) rune {
+	t := e.Title
+	if t == "" {
+		t = e.Command
+	}
+	s := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
 			return r
 		}
 		return '-'
-	}, strings.ToLower(e.Command))
+	}, strings.ToLower(t))
+	for strings.Contains(s, "--") {
+		s = strings.ReplaceAll(s, "--", "-")
+	}
+	return strings.Trim(s, "-")
 }
 
 func (e *Experiment) pointHeader() string {
@@ -107,8 +128,16 @@ func (e *Experiment) Tables() []Table {
 // MainTable is shaped like the articles' tables: one row per load (or step), and per
 // variant its time, throughput, headline counters (NOPM, TPM, IOPS, MB/s) and p95/p99.
 func (e *Experiment) MainTable() Table {
-	cols := []string{"time s", "ops/s"}
-	for _, c := range e.headline() {
+	head := e.headline()
+	cols := []string{"time s"}
+	showOps := true
+	for _, h := range head {
+		showOps = showOps && h != "iops" // a storage test's ops/s is its IOPS
+	}
+	if showOps {
+		cols = append(cols, "ops/s")
+	}
+	for _, c := range head {
 		cols = append(cols, counterLabel(c))
 	}
 	bytes := e.HasBytes()
@@ -116,9 +145,12 @@ func (e *Experiment) MainTable() Table {
 		cols = append(cols, "MB/s")
 	}
 	cols = append(cols, "p95 ms", "p99 ms")
-	t := Table{Name: e.slug() + "-main", Title: e.Command + ": throughput and latency per " + e.pointHeader(), Columns: []string{e.pointHeader()}}
+	t := Table{Name: e.slug() + "-main", Title: e.name() + ": throughput and latency per " + e.pointHeader(), Columns: []string{e.pointHeader()}}
+	grouped := len(e.Variants) > 1 || (len(e.Variants) == 1 && e.Variants[0].Variant != "")
 	for _, v := range e.Variants {
-		t.Groups = append(t.Groups, Group{Name: v.Name, Span: len(cols)})
+		if grouped {
+			t.Groups = append(t.Groups, Group{Name: v.Name, Span: len(cols)})
+		}
 		t.Columns = append(t.Columns, cols...)
 	}
 	for pi, p := range e.Points {
@@ -131,8 +163,11 @@ func (e *Experiment) MainTable() Table {
 				}
 				continue
 			}
-			row = append(row, num(c.Seconds), num(c.Throughput))
-			for _, h := range e.headline() {
+			row = append(row, num(c.Seconds))
+			if showOps {
+				row = append(row, num(c.Throughput))
+			}
+			for _, h := range head {
 				if x, ok := c.Counters[h]; ok {
 					row = append(row, num(x))
 				} else {
@@ -151,7 +186,7 @@ func (e *Experiment) MainTable() Table {
 
 // OpsTable lists latency percentiles per operation type, variant and load.
 func (e *Experiment) OpsTable() Table {
-	t := Table{Name: e.slug() + "-latency", Title: e.Command + ": latency per operation (ms)",
+	t := Table{Name: e.slug() + "-latency", Title: e.name() + ": latency per operation (ms)",
 		Columns: []string{"variant", e.pointHeader(), "operation", "count", "errors", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"}}
 	for _, v := range e.Variants {
 		for pi, c := range v.Cells {
@@ -175,7 +210,7 @@ func (e *Experiment) CountersTable() Table {
 	for _, h := range e.headline() {
 		head[h] = true
 	}
-	t := Table{Name: e.slug() + "-counters", Title: e.Command + ": counters", Columns: []string{"variant", e.pointHeader(), "counter", "value"}}
+	t := Table{Name: e.slug() + "-counters", Title: e.name() + ": counters", Columns: []string{"variant", e.pointHeader(), "counter", "value"}}
 	for _, v := range e.Variants {
 		for pi, c := range v.Cells {
 			if c == nil {
@@ -228,7 +263,7 @@ func waitOf(c *Figures, class string) float64 {
 // WaitsTable is the wait profile: mean sessions in each wait class per step.
 func (e *Experiment) WaitsTable() Table {
 	classes := e.WaitClasses()
-	t := Table{Name: e.slug() + "-waits", Title: e.Command + ": wait profile (mean sessions per class)",
+	t := Table{Name: e.slug() + "-waits", Title: e.name() + ": wait profile (mean sessions per class)",
 		Columns: append([]string{"variant", e.pointHeader()}, classes...)}
 	for _, v := range e.Variants {
 		for pi, c := range v.Cells {
@@ -265,7 +300,7 @@ func topWait(c *Figures) (string, float64) {
 // LayersTable puts the layers side by side: what the client saw, what the database waited
 // on, and what the device did.
 func (e *Experiment) LayersTable() Table {
-	t := Table{Name: e.slug() + "-layers", Title: e.Command + ": the layers side by side",
+	t := Table{Name: e.slug() + "-layers", Title: e.name() + ": the layers side by side",
 		Columns: []string{"variant", e.pointHeader(), "client mean ms", "client p99 ms", "DB sessions", "top wait", "device await ms", "device queue"}}
 	for _, v := range e.Variants {
 		for pi, c := range v.Cells {
@@ -289,4 +324,11 @@ func (e *Experiment) LayersTable() Table {
 		}
 	}
 	return t
+}
+
+func (e *Experiment) name() string {
+	if e.Title != "" {
+		return e.Title
+	}
+	return e.Command
 }

@@ -98,16 +98,24 @@ func pad(s string, n int, right bool) string {
 	return s + strings.Repeat(" ", gap)
 }
 
-// WriteSummary prints an experiment's findings (what saturated, the knee, warnings).
+// WriteSummary prints an experiment's findings (differences, what saturated, the knee) and
+// its warnings, one line per kind with the first of them and how many more the report has.
 func WriteSummary(w io.Writer, e *Experiment) error {
 	var b strings.Builder
-	for _, f := range e.Findings() {
+	main, groups := GroupWarnings(e.Findings())
+	for _, f := range main {
 		mark := "  "
-		switch f.Kind {
-		case "warning", "incomplete":
+		if f.Kind == "incomplete" {
 			mark = "! "
 		}
 		fmt.Fprintf(&b, "%s%s\n", mark, f.Text)
+	}
+	for _, g := range groups {
+		more := ""
+		if n := len(g.Texts) - 1; n > 0 {
+			more = fmt.Sprintf(" (and %d more like it in the report)", n)
+		}
+		fmt.Fprintf(&b, "! %s%s\n", g.Texts[0], more)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

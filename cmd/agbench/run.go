@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/atomicfile"
+	"github.com/agbench/agbench/internal/plan"
+	"github.com/agbench/agbench/internal/report"
+	"github.com/agbench/agbench/internal/result"
+)
+
+func init() { register(newRunCmd) }
+
+func newRunCmd(a *app) *cobra.Command {
+	var checkOnly bool
+	c := &cobra.Command{
+		Use:   "run PLAN.yaml",
+		Short: "Run a study: a target and experiments from a plan file, one results folder, one report",
+		Long: `Run the experiments of a plan file in order, against its target, and write one results
+folder (<results>/<name>-<time>/, one run folder per experiment) and one HTML report in it.
+
+The plan is checked whole before anything runs: its shape, every command, every flag and
+every flag's value; each problem names the file, line and column (exit 2, nothing made).
+A cluster target is created first (agbench cluster create) and destroyed at the end,
+also when an experiment fails or the study is interrupted (unless keep: true).
+
+  name: ror-quick
+  target:
+    cluster: {name: rorq, standbys: 1, commit: async, base_port: 6610, listener: 127.0.0.1:6620}
+  experiments:
+    - name: stress
+      command: stress
+      flags: {threads: [1, 2, 4], iterations: 50, compare: "routing=off,on", query: "SELECT 1"}
+
+Each experiment gets --cluster (or --primary/--standby/--listener of a connect: target) and
+--results when its command has those flags and the plan does not set them.`,
+		Example: `  agbench run plans/ror-quick.yaml
+  agbench run plans/ror-study.yaml --check`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return agerr.BadInputf("%s: give one plan file, got %d arguments", c.CommandPath(), len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := readPlan(a, args[0])
+			if err != nil {
+				return err
+			}
+			if checkOnly {
+				fmt.Fprintf(a.stdout, "%s: plan %s is valid: %d experiment(s) against %s\n", args[0], p.Name, len(p.Experiments), p.Target.Summary())
+				return nil
+			}
+			return runStudy(cmd.Context(), a, p)
+		},
+	}
+	c.Flags().BoolVar(&checkOnly, "check", false, "check the plan and stop")
+	return c
+}
+
+// readPlan reads, parses and checks a plan file against agbench's own commands.
+func readPlan(a *app, file string) (*plan.Plan, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, agerr.BadInputf("%s: no such plan file", file)
+		}
+		return nil, agerr.BadInputf("%s: %v", file, err)
+	}
+	p, err := plan.Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Check(catalog{a: a}); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// catalog answers a plan's questions from a fresh command tree (flags are parsed on
+// throw-away copies, never on the commands that run).
+type catalog struct{ a *app }
+
+func (c catalog) find(words []string) *cobra.Command {
+	quiet := &app{stdout: io.Discard, stderr: io.Discard, getenv: c.a.getenv}
+	root := newRoot(quiet)
+	found, rest, err := root.Find(words)
+	if err != nil || len(rest) > 0 || found == root {
+		return nil
+	}
+	return found
+}
+
+func (c catalog) Command(words []string) bool {
+	cmd := c.find(words)
+	return cmd != nil && (cmd.RunE != nil || cmd.Run != nil) && !cmd.HasSubCommands() && cmd.CommandPath() != "agbench run"
+}
+
+func (c catalog) HasFlag(words []string, flag string) bool {
+	cmd := c.find(words)
+	return cmd != nil && flag != "help" && cmd.Flags().Lookup(flag) != nil
+}
+
+func (c catalog) CheckFlag(words []string, flag, value string) error {
+	cmd := c.find(words)
+	if cmd == nil {
+		return fmt.Errorf("no such command")
+	}
+	f := cmd.Flags().Lookup(flag)
+	if f == nil {
+		return fmt.Errorf("no such flag")
+	}
+	return f.Value.Set(value)
+}
+
+// runStudy creates the target, runs every experiment in order with its progress, then
+// writes the report; the cluster it created is destroyed whatever happens.
+func runStudy(ctx context.Context, a *app, p *plan.Plan) (err error) {
+	started := time.Now().UTC()
+	dir := filepath.Join(p.Results, p.Name+"-"+started.Format("20060102T150405Z"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	say := func(format string, args ...any) { fmt.Fprintf(a.stdout, "== "+format+"\n", args...) }
+	say("study %s: %d experiment(s) against %s", p.Name, len(p.Experiments), p.Target.Summary())
+	say("results: %s", dir)
+	var log strings.Builder
+	if cl := p.Target.Cluster; cl != nil && !cl.Reuse {
+		args := cl.CreateArgs()
+		say("agbench %s", strings.Join(args, " "))
+		if code := run(ctx, a, args); code != 0 {
+			return fmt.Errorf("creating cluster %s failed (exit %d); nothing else ran", cl.Name, code)
+		}
+		fmt.Fprintf(&log, "agbench %s\n", strings.Join(args, " "))
+		if !cl.Keep {
+			defer func() {
+				// Destroy also after Ctrl-C: the study's context is done by then.
+				say("agbench cluster destroy --name %s", cl.Name)
+				if code := run(context.WithoutCancel(ctx), a, []string{"cluster", "destroy", "--name", cl.Name}); code != 0 && err == nil {
+					err = fmt.Errorf("destroying cluster %s failed (exit %d)", cl.Name, code)
+				}
+			}()
+		}
+	}
+	cat := catalog{a: a}
+	var failed []string
+	for i, e := range p.Experiments {
+		if ctx.Err() != nil {
+			break
+		}
+		out := filepath.Join(dir, fmt.Sprintf("%02d-%s", i+1, e.Label()))
+		args := p.Args(i, dir, out, func(flag string) bool { return cat.HasFlag(e.Command, flag) })
+		say("[%d/%d] %s: agbench %s", i+1, len(p.Experiments), e.Label(), strings.Join(args, " "))
+		fmt.Fprintf(&log, "agbench %s\n", strings.Join(args, " "))
+		t0 := time.Now()
+		code := run(ctx, a, args)
+		took := time.Since(t0).Round(100 * time.Millisecond)
+		if code != 0 {
+			say("[%d/%d] %s failed (exit %d) after %s", i+1, len(p.Experiments), e.Label(), code, took)
+			failed = append(failed, e.Label())
+			break
+		}
+		say("[%d/%d] %s done in %s", i+1, len(p.Experiments), e.Label(), took)
+	}
+	_ = atomicfile.Write(filepath.Join(dir, "commands.txt"), []byte(log.String()), 0o644)
+	reportErr := writeStudyReport(a, p, dir)
+	say("study %s took %s", p.Name, time.Since(started).Round(time.Second))
+	switch {
+	case len(failed) > 0:
+		return fmt.Errorf("experiment %s failed; the report covers what ran", failed[0])
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return reportErr
+}
+
+// writeStudyReport renders every result of the study's folder into its report.
+func writeStudyReport(a *app, p *plan.Plan, dir string) error {
+	paths, err := resultPaths(dir)
+	if err != nil {
+		fmt.Fprintf(a.stdout, "no results to report in %s\n", dir)
+		return nil
+	}
+	var runs []*report.Run
+	for _, path := range paths {
+		r, err := result.Read(path)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, report.NewRun(filepath.Dir(path), r))
+	}
+	exps, err := report.Build(runs)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(a.stdout)
+	if err := printTables(a.stdout, exps); err != nil {
+		return err
+	}
+	page, err := report.HTML(exps, time.Now())
+	if err != nil {
+		return err
+	}
+	out := filepath.Join(dir, p.Report)
+	if err := atomicfile.Write(out, page, 0o644); err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(out)
+	fmt.Fprintf(a.stdout, "report: %s\n", abs)
+	return nil
+}

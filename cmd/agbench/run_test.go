@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/report/reporttest"
+)
+
+// Every shipped plan is checked against the real commands and flags.
+func TestRunCheckShippedPlans(t *testing.T) {
+	plans, _ := filepath.Glob("../../plans/*.yaml")
+	if len(plans) < 4 {
+		t.Fatalf("plans: %v", plans)
+	}
+	for _, p := range plans {
+		code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "run", "--check", p)
+		if code != 0 || !strings.Contains(out, "is valid") {
+			t.Errorf("%s: code %d\n%s%s", p, code, out, errs)
+		}
+	}
+}
+
+// A plan with problems of every layer (shape, command, flag, value) is refused whole, each
+// problem with its line and column, before anything is made.
+func TestRunBadPlan(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	plan := filepath.Join(dir, "bad.yaml")
+	_ = os.WriteFile(plan, []byte(`name: bad
+results: `+filepath.Join(dir, "results")+`
+target:
+  cluster: {name: bad, standbys: 1}
+experiments:
+  - command: stres
+  - command: stress
+    flags:
+      threads: [1, 2]
+      iteratons: 10
+      repeat: often
+  - command: tpcc
+`), 0o644)
+	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": home}, "run", plan)
+	if code != 2 {
+		t.Fatalf("code %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{
+		plan + `:6:5: experiments[1]: "stres" is not an agbench command that runs`,
+		plan + `:10:18: experiments[2] (stress): stress has no flag --iteratons`,
+		plan + `:11:15: experiments[2] (stress): --repeat "often": strconv.ParseInt`,
+		plan + `:12:5: experiments[3]: "tpcc" is not an agbench command that runs`,
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	for _, p := range []string{home, filepath.Join(dir, "results")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s was made from a bad plan", p)
+		}
+	}
+	code, _, errs = runCLI(t, nil, "run", filepath.Join(dir, "none.yaml"))
+	if code != 2 || !strings.Contains(errs, "no such plan file") {
+		t.Fatalf("missing plan: %d %s", code, errs)
+	}
+	_ = os.WriteFile(plan, []byte("target: {cluster: {standbys: 12}}\nexperiments:\n  - {command: stress, flags: {threads: {a: 1}}}\n"), 0o644)
+	code, _, errs = runCLI(t, nil, "run", "--check", plan)
+	if code != 2 || !strings.Contains(errs, plan+":1:30: target.cluster.standbys 12") || !strings.Contains(errs, plan+":3:40: experiments[1].flags.threads") {
+		t.Fatalf("shape errors: %d %s", code, errs)
+	}
+}
+
+// The quick example plans run end to end as CI runs them: a cluster made and removed, every
+// experiment, one results folder, one report that draws in a real browser without a fetch.
+func TestRunQuickPlans(t *testing.T) {
+	clustertest.Require(t)
+	if testing.Short() {
+		t.Skip("runs the quick studies")
+	}
+	bin := filepath.Join(t.TempDir(), "agbench")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, name := range []string{"ror-quick", "storage-quick"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel() // two clusters on their own ports; the studies mostly wait on servers
+			home := clustertest.Home(t)
+			dir := t.TempDir()
+			plan := quickPlan(t, name, dir)
+			env := map[string]string{"AGBENCH_HOME": home, "AGBENCH_SELF": bin}
+			start := time.Now()
+			code, out, errs := runCLI(t, env, "run", plan)
+			t.Logf("%s took %s", name, time.Since(start).Round(time.Second))
+			if code != 0 {
+				t.Fatalf("code %d\n%s\n%s", code, out, errs)
+			}
+			if names, _ := cluster.List(home); len(names) != 0 {
+				t.Errorf("clusters left behind: %v", names)
+			}
+			m := regexp.MustCompile(`report: (\S+report\.html)`).FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("no report path in output:\n%s", out)
+			}
+			page, err := os.ReadFile(m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{`<svg class="chart throughput"`, `<table class="data"`, "agbench tpcc run --", "Environment and exact commands"} {
+				if !strings.Contains(string(page), want) {
+					t.Errorf("report lacks %q", want)
+				}
+			}
+			checkInBrowser(t, m[1], name)
+		})
+	}
+}
+
+// quickPlan copies plans/NAME.yaml with free ports and the results under dir.
+func quickPlan(t *testing.T, name, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../plans/" + name + ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	base, err := clustertest.FreePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = regexp.MustCompile(`base_port: \d+`).ReplaceAllString(text, "base_port: "+strconv.Itoa(base))
+	if strings.Contains(text, "listener: 127.0.0.1:") {
+		lp, err := clustertest.FreePorts(3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = regexp.MustCompile(`listener: 127\.0\.0\.1:\d+`).ReplaceAllString(text, "listener: 127.0.0.1:"+strconv.Itoa(lp))
+	}
+	text = strings.Replace(text, "    settings:\n", "    settings:\n      fsync: \"off\"\n", 1)
+	text += "results: " + filepath.Join(dir, "results") + "\n"
+	p := filepath.Join(dir, name+".yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func checkInBrowser(t *testing.T, file, name string) {
+	t.Helper()
+	chromium := reporttest.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	got, err := reporttest.Render(ctx, chromium, file, []string{"svg.chart", "svg.chart path.line", "table.data"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Requests) > 0 || len(got.Problems) > 0 {
+		t.Errorf("requests %v, problems %v", got.Requests, got.Problems)
+	}
+	if got.Counts["svg.chart"] == 0 || got.Drawn != got.Counts["svg.chart"] {
+		t.Errorf("%d charts, %d drawn", got.Counts["svg.chart"], got.Drawn)
+	}
+	dir := os.Getenv("AGBENCH_ARTIFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	shot := filepath.Join(dir, name+"-report.png")
+	if err := os.WriteFile(shot, got.Screenshot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", shot)
+}
