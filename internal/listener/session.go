@@ -57,8 +57,8 @@ func (l *Listener) handle(c net.Conn, readOnlyPort bool) {
 	}
 	intent, err := takeIntent(sm.Parameters, readOnlyPort)
 	if err != nil {
-		sendError(conn, codeInvalidParamValue, err.Error(), "")
 		l.metrics.addFailure(FailBadIntent, "")
+		sendError(conn, codeInvalidParamValue, err.Error(), "")
 		return
 	}
 	d, backend, err := l.dialRoute(intent)
@@ -68,30 +68,30 @@ func (l *Listener) handle(c net.Conn, readOnlyPort bool) {
 		if errors.As(err, &nt) && intent == routing.ReadOnly {
 			hint = "Bring a listed node back, raise --max-lag, or list the primary to let it serve read intent."
 		}
-		sendError(conn, codeRejected, "agbench listener: "+err.Error(), hint)
 		l.metrics.addFailure(FailNoTarget, intent.String())
 		l.emit(Event{Kind: "refused", Msg: err.Error()})
+		sendError(conn, codeRejected, "agbench listener: "+err.Error(), hint)
 		return
 	}
 	defer backend.Close()
 	tuneTCP(backend)
 	startup, err := sm.Encode(nil)
 	if err != nil {
-		sendError(conn, codeProtocolViolation, "agbench listener: "+err.Error(), "")
 		l.metrics.addFailure(FailBadStartup, "")
+		sendError(conn, codeProtocolViolation, "agbench listener: "+err.Error(), "")
 		return
 	}
 	s := &session{client: conn, backend: backend, node: d.Node, intent: intent, primary: d.Primary}
 	if !l.register(s) {
-		sendError(conn, codeCannotConnectNow, "agbench listener is shutting down", "")
 		l.metrics.addFailure(FailShuttingDown, intent.String())
+		sendError(conn, codeCannotConnectNow, "agbench listener is shutting down", "")
 		return
 	}
 	defer l.unregister(s)
 	_ = c.SetDeadline(time.Time{})
 	if _, err := backend.Write(startup); err != nil {
-		sendError(conn, codeConnectionFailure, fmt.Sprintf("agbench listener: node %s: %v", d.Node, err), "")
 		l.metrics.addFailure(FailBackendUnreachable, intent.String())
+		sendError(conn, codeConnectionFailure, fmt.Sprintf("agbench listener: node %s: %v", d.Node, err), "")
 		return
 	}
 	l.metrics.sessionStarted(intent, d.Node)
