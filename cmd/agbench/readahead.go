@@ -241,7 +241,7 @@ func printReadahead(w io.Writer, c readahead.Conditions, rows []readahead.Row, w
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "medians; HITS = shared buffer hits (logical reads), READS = pages read from storage (physical reads),")
-	fmt.Fprintln(w, "IO READ ms = PostgreSQL's read time (track_io_timing), DEVICE ms = the device's own (/proc/diskstats)")
+	fmt.Fprintln(w, "IO READ ms = PostgreSQL's read time (track_io_timing), DEVICE ms = the device's own (/proc/diskstats; summed over concurrent IOs)")
 	for _, s := range warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}
