@@ -88,7 +88,7 @@ func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 			return err
 		}
 	}
-	if err := checkQueries(ctx, p, []string{cfg.Query()}); err != nil {
+	if err := checkQueries(ctx, p, []string{cfg.Query()}, 0); err != nil {
 		return err
 	}
 	w := scan.New(cfg)

@@ -129,7 +129,11 @@ func runStress(cmd *cobra.Command, a *app, f *stressFlags) error {
 		return err
 	}
 	defer p.stopRouting()
-	if err := checkQueries(ctx, p, cfg.Queries); err != nil {
+	width := 0
+	if cfg.Params != nil {
+		width = cfg.Params.Width()
+	}
+	if err := checkQueries(ctx, p, cfg.Queries, width); err != nil {
 		return err
 	}
 	cfg.Connect = p.connector()
@@ -201,8 +205,9 @@ func initTable(ctx context.Context, a *app, p *loadPlan, name string, rows int64
 }
 
 // checkQueries prepares every query on a session of the first step, so that SQL the
-// server rejects is reported as bad input before anything runs.
-func checkQueries(ctx context.Context, p *loadPlan, queries []string) error {
+// server rejects, or a query taking another number of parameters than the parameters
+// given (width), is reported as bad input before anything runs.
+func checkQueries(ctx context.Context, p *loadPlan, queries []string, width int) error {
 	plan := p.sweep.Plan()
 	if len(plan) == 0 {
 		return nil
@@ -213,12 +218,17 @@ func checkQueries(ctx context.Context, p *loadPlan, queries []string) error {
 	}
 	defer c.Close(context.WithoutCancel(ctx))
 	for i, q := range queries {
-		if _, err := c.Prepare(ctx, fmt.Sprintf("agbench_check%d", i), q); err != nil {
+		sd, err := c.Prepare(ctx, fmt.Sprintf("agbench_check%d", i), q)
+		if err != nil {
 			qe := &stress.QueryError{Index: i, Query: q, Err: err}
 			if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 				return qe
 			}
 			return agerr.BadInput(qe)
+		}
+		if len(sd.ParamOIDs) != width {
+			return agerr.BadInput(&stress.QueryError{Index: i, Query: q,
+				Err: fmt.Errorf("takes %d parameter(s), --param-file/--param-range give %d", len(sd.ParamOIDs), width)})
 		}
 	}
 	return nil

@@ -141,6 +141,10 @@ func TestStressAndScanOnCluster(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "no_such_table") {
 		t.Fatalf("failing SQL: exit %d, stderr %q", code, errs)
 	}
+	code, _, errs = runCLI(t, env, "stress", "--cluster", topo.Name, "--query", "SELECT $1::int + $2::int", "--param-range", "1:5", "--results", res+"-bad")
+	if code != 2 || !strings.Contains(errs, "takes 2 parameter(s), --param-file/--param-range give 1") {
+		t.Fatalf("parameter count: exit %d, stderr %q", code, errs)
+	}
 	if _, err := os.Stat(res + "-bad"); !os.IsNotExist(err) {
 		t.Fatal("bad SQL wrote a result")
 	}

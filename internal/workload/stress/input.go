@@ -14,6 +14,8 @@ import (
 // Params gives the parameters of one operation.
 type Params interface {
 	Next(rng *rand.Rand) [][]byte
+	// Width is the number of parameters of every operation.
+	Width() int
 }
 
 // FileParams are rows of parameters read from a CSV file, drawn at random per operation.
@@ -21,6 +23,9 @@ type FileParams struct{ Rows [][][]byte }
 
 // Next draws a row.
 func (p *FileParams) Next(rng *rand.Rand) [][]byte { return p.Rows[rng.IntN(len(p.Rows))] }
+
+// Width is the number of fields of a row (all rows have as many).
+func (p *FileParams) Width() int { return len(p.Rows[0]) }
 
 // ParseParamFile reads a CSV file of parameters: one row per operation's parameters, every
 // row with the same number of fields; an empty field is passed as an empty string. Lines
@@ -58,6 +63,9 @@ type RangeParams struct{ Lo, Hi int64 }
 func (p RangeParams) Next(rng *rand.Rand) [][]byte {
 	return [][]byte{strconv.AppendInt(nil, p.Lo+rng.Int64N(p.Hi-p.Lo+1), 10)}
 }
+
+// Width is 1.
+func (RangeParams) Width() int { return 1 }
 
 // ParseRange parses "LO:HI" (LO <= HI).
 func ParseRange(s string) (RangeParams, error) {
