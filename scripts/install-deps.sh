@@ -2,7 +2,17 @@
 # Installs what agbench needs and a fresh Debian/Ubuntu machine lacks: Go, PostgreSQL's
 # server packages, and the comparators the benchmarks run beside agbench (pgbench comes with
 # PostgreSQL; fio, pgbouncer, haproxy). Installs nothing that is already there.
+#   --browser   also Debian's chromium, for the report's headless-browser test (make test)
+# AGBENCH_EXTRA_PACKAGES="pkg ..." adds more Debian packages.
 set -euo pipefail
+
+browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --browser) browser=1 ;;
+    *) echo "install-deps.sh: unknown argument $arg (--browser)" >&2; exit 2 ;;
+  esac
+done
 
 have_pg_server() {
   command -v initdb >/dev/null 2>&1 && return 0
@@ -16,6 +26,9 @@ command -v pgbench >/dev/null 2>&1 || have_pg_server || missing+=(postgresql-con
 command -v fio >/dev/null 2>&1 || missing+=(fio)
 command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
 command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+if [ "$browser" = 1 ]; then
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+fi
 for extra in ${AGBENCH_EXTRA_PACKAGES:-}; do
   dpkg -s "$extra" >/dev/null 2>&1 || missing+=("$extra")
 done
