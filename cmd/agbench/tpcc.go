@@ -94,21 +94,24 @@ func tpccBuildCmd(a *app) *cobra.Command {
 	var t tpccTarget
 	var o tpcc.BuildOptions
 	var seed int64
+	var mode string
 	c := &cobra.Command{
 		Use:   "build",
 		Short: "Create the schema and load W warehouses in parallel",
 		Long: `Create schema tpcc and load --warehouses warehouses with binary COPY by --build-vus
 loaders in parallel (each warehouse by exactly one loader), then make the primary keys and
 the secondary indexes (customer by last name, orders by customer), install the server-side
-functions, ANALYZE and CHECKPOINT. The data is deterministic from --seed. A build cut short
+functions (not with --mode client), ANALYZE and CHECKPOINT. The data is deterministic from --seed. A build cut short
 (Ctrl-C) leaves a schema marked half-built: build again (it is dropped first) or drop it.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Seed = uint64(seed)
 			r, err := t.resolve(a)
-			if err = agerr.Join(err, o.Validate(), seedErr(seed)); err != nil {
+			m, merr := tpcc.ParseMode(mode)
+			if err = agerr.Join(err, o.Validate(), seedErr(seed), merr); err != nil {
 				return err
 			}
+			o.NoFunctions = m == tpcc.ModeClient
 			o.Progress = &tpcc.Progress{}
 			stop := showBuildProgress(a, o.Progress)
 			rep, err := tpcc.Build(cmd.Context(), r.primary, o)
@@ -127,6 +130,7 @@ functions, ANALYZE and CHECKPOINT. The data is deterministic from --seed. A buil
 	c.Flags().IntVar(&o.Warehouses, "warehouses", 1, "number of warehouses (about 100 MB each)")
 	c.Flags().IntVar(&o.Loaders, "build-vus", runtime.NumCPU(), "parallel loaders (connections)")
 	c.Flags().Int64Var(&seed, "seed", 1, "seed of all generated data")
+	c.Flags().StringVar(&mode, "mode", string(tpcc.ModeFunctions), "functions (install the server-side functions) or client (tables only)")
 	return c
 }
 

@@ -116,6 +116,16 @@ func TestTPCCCommands(t *testing.T) {
 	if code, _, errs := cli("tpcc", "check"); code != 2 || !strings.Contains(errs, "no tpcc schema") {
 		t.Fatalf("check after drop: exit %d, %q", code, errs)
 	}
+	// Built without the functions, a run in functions mode is refused; client mode runs.
+	if code, out, errs := cli("tpcc", "build", "--warehouses", "1", "--mode", "client"); code != 0 {
+		t.Fatalf("build --mode client: exit %d, %q %q", code, out, errs)
+	}
+	if code, _, errs := cli("tpcc", "run", "--duration", "1s"); code != 2 || !strings.Contains(errs, "--mode client") {
+		t.Fatalf("functions run on a client build: exit %d, %q", code, errs)
+	}
+	if code, out, errs := cli("tpcc", "run", "--mode", "client", "--rampup", "0s", "--duration", "2s", "--results", results); code != 0 {
+		t.Fatalf("client run on a client build: exit %d\n%s\n%s", code, out, errs)
+	}
 	_ = os.Remove(results)
 }
 

@@ -24,6 +24,8 @@ type BuildOptions struct {
 	Now time.Time
 	// Progress, when set, is updated as the build goes, for the caller to show.
 	Progress *Progress
+	// NoFunctions skips installing the server-side functions (build --mode client).
+	NoFunctions bool
 }
 
 // Validate reports every problem of the options, naming the flags.
@@ -135,9 +137,11 @@ func Build(ctx context.Context, cfg *pgx.ConnConfig, o BuildOptions) (*BuildRepo
 		return nil, fmt.Errorf("indexes: %w", err)
 	}
 	rep.Indexes = time.Since(t)
-	o.Progress.setPhase(PhaseFuncs)
-	if _, err := conn.Exec(ctx, functionsSQL); err != nil {
-		return nil, fmt.Errorf("install functions: %w", err)
+	if !o.NoFunctions {
+		o.Progress.setPhase(PhaseFuncs)
+		if _, err := conn.Exec(ctx, functionsSQL); err != nil {
+			return nil, fmt.Errorf("install functions: %w", err)
+		}
 	}
 	o.Progress.setPhase(PhaseCkpt)
 	t = time.Now()

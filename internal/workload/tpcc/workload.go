@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/workload"
 )
 
@@ -90,6 +91,16 @@ func (w *Workload) Prepare(ctx context.Context) (*Meta, error) {
 	m, err := RequireReady(ctx, conn)
 	if err != nil {
 		return nil, err
+	}
+	if w.Mode == ModeFunctions {
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_proc WHERE pronamespace = $1::regnamespace
+			AND proname IN ('neword', 'payment', 'ostat', 'delivery', 'slev')`, Schema).Scan(&n); err != nil {
+			return nil, err
+		}
+		if n != 5 {
+			return nil, agerr.BadInputf("--mode functions: the database was built with --mode client (no server-side functions); run with --mode client or build again")
+		}
 	}
 	w.meta = m
 	w.run = RunConstants(NewRand(w.Seed, stream(0, streamConstants)+1), m.C)
