@@ -161,9 +161,12 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 	}
 	extra := stepExtra{Nodes: map[string]nodeExtra{}}
 	var errs []error
+	// The last reading is taken even when the run was interrupted: a step cut short keeps
+	// what was measured (each query is bounded by queryTimeout).
+	last := context.WithoutCancel(ctx)
 	for _, n := range p.nodes {
 		if n.err == nil && n.conn != nil {
-			if c, err := n.readCounters(ctx); err != nil {
+			if c, err := n.readCounters(last); err != nil {
 				n.err = err
 			} else {
 				n.record(c)

@@ -159,14 +159,19 @@ func checkPGSampler(t *testing.T) {
 		t.Errorf("top waits %+v (%d samples) lack the lock wait", top, ex.Nodes[prim.Name].WaitSamples)
 	}
 
-	// A second window on the same connections starts afresh.
+	// A second window on the same connections starts afresh, and keeps its figures when cut short.
 	st2 := &result.Step{Window: result.Window{Start: time.Now()}}
 	if err := p.Start(ctx, st2); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if err := p.Stop(ctx, st2); err != nil {
+	cut, cutCancel := context.WithCancel(ctx)
+	cutCancel() // Ctrl-C: the step is cut short, its last reading is still taken
+	if err := p.Stop(cut, st2); err != nil {
 		t.Fatal(err)
+	}
+	if _, ok := st2.Counters[pre+"commits_per_s"]; !ok {
+		t.Errorf("interrupted window lost its figures: %v", st2.Counters)
 	}
 	if v := st2.Counters[pre+"wait.lock"]; v != 0 {
 		t.Errorf("second window still sees the released lock: %v", v)
