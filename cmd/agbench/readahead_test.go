@@ -38,7 +38,7 @@ func TestReadaheadPrivateServerSmallRun(t *testing.T) {
 	clustertest.Require(t)
 	out := t.TempDir()
 	code, stdout, errs := runCLI(t, nil, "readahead", "--pg-bin", os.Getenv("AGBENCH_PG_BIN"), "--rows", "20000", "--repeat", "1",
-		"--queries", "full,join-bitmap", "--join-ids", "200", "--out", out)
+		"--queries", "full,join-bitmap", "--join-ids", "200", "--throttle-iops", "5000", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errs)
 	}
@@ -70,6 +70,17 @@ func TestReadaheadPrivateServerSmallRun(t *testing.T) {
 		if s.Counters["buffer_reads"] == 0 || s.Counters["cold"] != 1 {
 			t.Errorf("step %d (%s %s): counters %v", s.Index, s.Params["query"], s.Variant, s.Counters)
 		}
+	}
+	// The throttle is set where cgroup v1's blkio is (this machine), and removed after.
+	if _, err := os.Stat("/sys/fs/cgroup/blkio/blkio.throttle.read_iops_device"); err == nil && extra.Conditions.DeviceName != "" {
+		if !strings.HasPrefix(extra.Conditions.Throttle, "5000 read IOPS on "+extra.Conditions.DeviceName) {
+			t.Errorf("throttle: %q", extra.Conditions.Throttle)
+		}
+		if b, _ := os.ReadFile("/sys/fs/cgroup/blkio/blkio.throttle.read_iops_device"); strings.Contains(string(b), " 5000") {
+			t.Errorf("throttle left in place: %s", b)
+		}
+	} else if extra.Conditions.Throttle == "" {
+		t.Errorf("--throttle-iops given, but the conditions do not say what became of it")
 	}
 	if m := extra.Conditions.Mount; m != "" {
 		if b, _ := os.ReadFile("/proc/mounts"); strings.Contains(string(b), m) {
