@@ -95,6 +95,9 @@ func TestDiskSweepWritesResultAndMarks(t *testing.T) {
 		if op == nil || op.Count == 0 || op.Latency.Count != op.Count || s.VUs != []int{1, 2, 4}[i] || s.Counters["iops"] <= 0 {
 			t.Fatalf("step %d: %+v", i, s)
 		}
+		if _, ok := s.Series["os.cpu.busy"]; !ok {
+			t.Errorf("step %d: no OS series (%d series)", i, len(s.Series))
+		}
 		if _, ok := s.Ops["write"]; ok {
 			t.Errorf("step %d: a write op in a read-only run", i)
 		}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/agbench/agbench/internal/result"
 )
 
 // Percentiles reported for every operation, up to six nines as DiskSpd's -L table.
@@ -92,6 +94,10 @@ type StepResult struct {
 	BadBlocks []int64  `json:"bad_blocks,omitempty"`
 	BadCount  int64    `json:"bad_count,omitempty"`
 	Warnings  []string `json:"warnings,omitempty"`
+	// series and osCounters are internal/sample's per-second OS series over the window and
+	// their means; they go to the result step's Series and Counters.
+	series     map[string]result.TimeSeries
+	osCounters map[string]float64
 }
 
 func opStats(h *hdr.Histogram, ios, bytes int64, secs float64) OpStats {

@@ -11,6 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/sample"
 )
 
 // StepOptions are the surroundings of a step.
@@ -158,6 +160,17 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 
 	complete := true
 	osw := newOSWindow(t.Path, o)
+	// Per-second series of the device, CPU and PSI beside the edge readings, for the report.
+	series, seriesErr := sample.NewOSStep(sample.OSConfig{Paths: []string{t.Path}, ProcRoot: o.ProcRoot, SysRoot: o.SysRoot}, 0)
+	var rs result.Step
+	started := false
+	openSeries := func() {
+		if seriesErr == nil {
+			rs.Window.Start = time.Now()
+			seriesErr = series.Start(ctx, &rs)
+			started = seriesErr == nil
+		}
+	}
 	wait := func(until int64) bool {
 		d := time.Duration(until - clk.now())
 		if d <= 0 {
@@ -176,6 +189,7 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 	if wait(plannedStart) {
 		win.start.Store(clk.now())
 		osw.open()
+		openSeries()
 		complete = wait(plannedEnd)
 	} else {
 		complete = false
@@ -184,6 +198,9 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 	}
 	win.end.Store(clk.now())
 	osw.close()
+	if started {
+		seriesErr = series.Stop(ctx, &rs)
+	}
 	measured := time.Duration(win.end.Load() - win.start.Load())
 	wg.Wait()
 
@@ -207,5 +224,8 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 	res.Device, res.Pressure, res.CPU, notes = osw.views(res.Total.IOs)
 	res.check()
 	res.Warnings = append(res.Warnings, notes...)
+	if seriesErr == nil {
+		res.series, res.osCounters = rs.Series, rs.Counters
+	}
 	return res, nil
 }

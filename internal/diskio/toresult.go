@@ -123,7 +123,13 @@ func (s *StepResult) resultStep(i int, sw *Sweep) (result.Step, error) {
 	}
 	c["machine_cpu_user"], c["machine_cpu_system"], c["machine_cpu_iowait"], c["machine_cpu_steal"] =
 		s.CPU.MachineUserPct/100, s.CPU.MachineSysPct/100, s.CPU.MachineIOWait/100, s.CPU.MachineStealPct/100
+	for k, v := range s.osCounters {
+		if _, mine := c[k]; !mine {
+			c[k] = v
+		}
+	}
 	st.Counters = c
+	st.Series = s.series
 	st.Client = result.ClientCPU{UserSeconds: s.CPU.TesterUserS, SystemSeconds: s.CPU.TesterSysS, PerOpMicros: s.CPU.TesterUsPerIO}
 	if s.CPU.Cores > 0 && s.Seconds > 0 {
 		st.Client.Utilisation = (s.CPU.TesterUserS + s.CPU.TesterSysS) / s.Seconds / float64(s.CPU.Cores)
