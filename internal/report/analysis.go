@@ -29,7 +29,9 @@ type VariantAnalysis struct {
 		RisingAtEnd    bool       `json:"rising_at_end"`
 	} `json:"knee"`
 	Saturated struct {
-		Sentence string `json:"sentence"`
+		Resource string  `json:"resource"`
+		From     float64 `json:"from"`
+		Sentence string  `json:"sentence"`
 	} `json:"saturated"`
 	Verdicts []Verdict `json:"verdicts"`
 }
@@ -172,6 +174,8 @@ type Finding struct {
 	// Kind is "incomplete", "difference", "saturated", "knee" or "warning".
 	Kind string
 	Text string
+	// Short is the finding in a few words for the summary ("routing=on: locks from 2 VUs").
+	Short string
 }
 
 // Findings gathers what the top of the report says about an experiment: what saturated,
@@ -185,7 +189,7 @@ func (e *Experiment) Findings() []Finding {
 			return
 		}
 		seen[kind+text] = true
-		out = append(out, Finding{Kind: kind, Text: text})
+		out = append(out, Finding{Kind: kind, Text: text, Short: text})
 	}
 	for _, r := range e.Runs {
 		prefix := ""
@@ -205,6 +209,13 @@ func (e *Experiment) Findings() []Finding {
 				p += a.Variant + ": "
 			}
 			add("saturated", p+a.Saturated.Sentence)
+			if res := a.Saturated.Resource; res != "" && a.Saturated.Sentence != "" && out[len(out)-1].Kind == "saturated" {
+				short := p + "saturated: " + res
+				if a.Saturated.From > 0 {
+					short += " from " + fmtNum(a.Saturated.From) + " " + a.LoadName
+				}
+				out[len(out)-1].Short = short
+			}
 			if kp := a.Knee.Knee; kp != nil {
 				add("knee", p+e.kneeText(r, a, kp))
 			} else if a.Knee.RisingAtEnd {

@@ -235,8 +235,10 @@ func (e *Experiment) WaitClasses() []string {
 	for _, v := range e.Variants {
 		for _, c := range v.Cells {
 			if c != nil {
-				for k := range c.Waits {
-					set[strings.ToLower(k)] = true
+				for k, x := range c.Waits {
+					if x > 0 {
+						set[strings.ToLower(k)] = true
+					}
 				}
 			}
 		}
