@@ -21,6 +21,8 @@ const (
 	MaxQD         = 4096
 	MaxBlockSize  = 64 << 20
 	minDirectUnit = 512
+	// MaxBufferBytes caps the IO buffers of a step (threads x QD x largest block).
+	MaxBufferBytes = 4 << 30
 	// DefaultFileSize is the size of a test file when neither --size nor the file says.
 	DefaultFileSize = 1 << 30
 )
@@ -167,6 +169,10 @@ func (w *Workload) Validate() error {
 	case EngineAuto, EngineUring, EngineSync:
 	default:
 		bad("--engine %q: one of auto, io_uring, sync", w.Engine)
+	}
+	if w.Threads > 0 && w.QD > 0 && int64(w.Threads)*int64(w.QD)*w.MaxBlock() > MaxBufferBytes {
+		bad("--threads %d x --qd %d x --block-size %s needs %s of IO buffers; at most %s", w.Threads, w.QD, FormatSize(w.MaxBlock()),
+			FormatSize(int64(w.Threads)*int64(w.QD)*w.MaxBlock()), FormatSize(MaxBufferBytes))
 	}
 	if w.Random && w.SharedSequential {
 		bad("--shared-sequential: only for sequential patterns")

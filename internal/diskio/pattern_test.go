@@ -146,6 +146,10 @@ func TestWorkloadValidate(t *testing.T) {
 			t.Errorf("no %q in %v", want, err)
 		}
 	}
+	huge := Workload{BlockSizes: []int64{64 << 20}, Threads: 64, QD: 64, Duration: 1, Engine: EngineAuto}
+	if err := huge.Validate(); err == nil || !strings.Contains(err.Error(), "IO buffers") {
+		t.Errorf("64 x 64 x 64M of buffers: %v", err)
+	}
 	for _, n := range PresetNames() {
 		w := DefaultWorkload()
 		p, _ := LookupPreset(n)
