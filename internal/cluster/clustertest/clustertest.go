@@ -119,10 +119,17 @@ func NewIn(t testing.TB, home string, o Options) *cluster.Topology {
 	return nil
 }
 
+// Ports that FreePorts hands out lie below Linux's ephemeral range (32768-60999), so an
+// outgoing connection's local port never takes one between the check and the server's start.
+const (
+	portLow  = 10000
+	portHigh = 32000
+)
+
 // FreePorts finds n consecutive free loopback ports and returns the first.
 func FreePorts(n int) (int, error) {
 	for i := 0; i < 200; i++ {
-		base := 20000 + rand.Intn(40000)
+		base := portLow + rand.Intn(portHigh-portLow-n)
 		ok := true
 		for p := base; p < base+n && ok; p++ {
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
