@@ -310,6 +310,7 @@ func factsOf(r *result.Result, steps []result.Step, over Facts) Facts {
 			}
 		}
 	}
+	f.ReadIntentSessions, f.ReadIntentOnStandby = readIntentOf(r, steps)
 	if f.PageCacheBytes == 0 && f.DatasetBytes > 0 {
 		f.PageCacheBytes = int64(r.Meta.Host.MemoryBytes)
 	}
@@ -318,6 +319,26 @@ func factsOf(r *result.Result, steps []result.Step, over Facts) Facts {
 	}
 	mergeFacts(&f, over)
 	return f
+}
+
+// readIntentOf counts, in a run that declared read intent (tpcc --read-intent), the read
+// transactions of steps not routed off, and those that ran on a standby.
+func readIntentOf(r *result.Result, steps []result.Step) (all, onStandby int64) {
+	if v, _ := r.Meta.Config["read_intent"].(bool); !v {
+		return 0, 0
+	}
+	for _, st := range steps {
+		if st.Params["routing"] == "off" {
+			continue
+		}
+		on, ok := st.Counters["read_tx_on_standby"]
+		if !ok {
+			continue
+		}
+		all += int64(on + st.Counters["read_tx_on_primary"])
+		onStandby += int64(on)
+	}
+	return all, onStandby
 }
 
 func mergeFacts(f *Facts, o Facts) {

@@ -176,3 +176,32 @@ func TestFromResultStorageAndKeying(t *testing.T) {
 		t.Errorf("verdicts %v, want Little's law", got)
 	}
 }
+
+func TestFromResultReadIntent(t *testing.T) {
+	sweep := mmcSweep([]int{1, 2}, 2, 1000, 0)
+	var steps []result.Step
+	for _, variant := range []string{"routing=off", "routing=on"} {
+		for _, st := range resultOf(t, sweep, variant, func(Step) map[string]float64 {
+			return map[string]float64{"read_tx_on_standby": 0, "read_tx_on_primary": 40}
+		}) {
+			st.Params = map[string]string{"routing": strings.TrimPrefix(variant, "routing=")}
+			if st.Params["routing"] == "on" {
+				st.Counters["read_tx_on_standby"], st.Counters["read_tx_on_primary"] = 38, 2
+			}
+			steps = append(steps, st)
+		}
+	}
+	r := &result.Result{Meta: result.Meta{Config: map[string]any{"read_intent": true}}, Steps: steps}
+	run := FromResult(r, Options{})
+	if got := codes(run.Variants[0].Result.Verdicts); len(got) != 0 {
+		t.Errorf("routing off (read intent on the primary by design): %v", got)
+	}
+	vs := run.Variants[1].Result.Verdicts
+	if len(vs) != 1 || vs[0].Code != VReadIntent || !strings.Contains(vs[0].Message, "4 of 80") {
+		t.Errorf("routing on, 4 of 80 read transactions on the primary: %v", vs)
+	}
+	r.Meta.Config["read_intent"] = false
+	if got := codes(FromResult(r, Options{}).Variants[1].Result.Verdicts); len(got) != 0 {
+		t.Errorf("no read intent declared: %v", got)
+	}
+}

@@ -68,8 +68,8 @@ type Facts struct {
 	DatasetBytes       int64 `json:"dataset_bytes,omitempty"`
 	SharedBuffersBytes int64 `json:"shared_buffers_bytes,omitempty"`
 	PageCacheBytes     int64 `json:"page_cache_bytes,omitempty"`
-	// ReadIntentSessions counts sessions that declared read intent, ReadIntentOnStandby
-	// those that found themselves on a standby (pg_is_in_recovery()).
+	// ReadIntentSessions counts sessions (or transactions) that declared read intent,
+	// ReadIntentOnStandby those that found themselves on a standby (pg_is_in_recovery()).
 	ReadIntentSessions  int64 `json:"read_intent_sessions,omitempty"`
 	ReadIntentOnStandby int64 `json:"read_intent_on_standby,omitempty"`
 }
@@ -105,7 +105,7 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 		}
 	}
 	if f.ReadIntentSessions > 0 && f.ReadIntentOnStandby < f.ReadIntentSessions {
-		add(VReadIntent, "%d of %d read-intent sessions did not land on a standby", f.ReadIntentSessions-f.ReadIntentOnStandby, f.ReadIntentSessions)
+		add(VReadIntent, "%d of %d read-intent sessions (or transactions) did not land on a standby", f.ReadIntentSessions-f.ReadIntentOnStandby, f.ReadIntentSessions)
 	}
 	if f.Storage {
 		out = append(out, pageCache(f, ev, loadName)...)
