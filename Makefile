@@ -84,3 +84,9 @@ bench-stress: deps build
 .PHONY: bench-sample
 bench-sample: deps
 	AGBENCH_REQUIRE_PG=1 $(GO) test -run XXX -bench 'PGSamplerOverhead|DiskstatsVsFio' -benchtime 1x -v ./internal/sample
+
+# The seeding article's table on this machine: a ~1 GB database (SEED_SIZE) seeded by direct
+# and backup-restore with none, lz4 and zstd compression, REPEAT rounds interleaved, medians.
+.PHONY: bench-seed
+bench-seed: deps build
+	@scripts/bench-seed.sh $(BIN)

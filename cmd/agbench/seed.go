@@ -409,7 +409,7 @@ var seedCompareRows = []struct{ label, counter, format string }{
 	{"receiver CPU s", "receiver_cpu_seconds", "%.1f"},
 	{"wire MB", "wire_bytes", "mb"},
 	{"compression ratio", "compression_ratio", "%.2f"},
-	{"disk write MB", "disk_write_bytes", "mb"},
+	{"device write MB (all)", "disk_write_bytes", "mb"},
 }
 
 // printSeedCompare prints the article's table: one row per phase, one column per variant

@@ -133,8 +133,14 @@ func (m *meter) enter(phase string) {
 	if phase != "" {
 		m.phases = append(m.phases, PhaseUse{Name: phase})
 	}
-	m.cur = Progress{Phase: phase, ETA: -1}
+	m.cur = Progress{At: now, Elapsed: now.Sub(m.start), Phase: phase, ETA: -1}
 	m.recent = nil
+	if emit := m.emit; emit != nil && phase != "" {
+		out := m.cur
+		m.mu.Unlock()
+		emit(out)
+		m.mu.Lock()
+	}
 }
 
 // current is the phase under way.
@@ -340,7 +346,7 @@ func waitCategory(typ, ev string) string {
 	}
 	switch typ {
 	case "":
-		return "CPU (sender)"
+		return "CPU (sender)" // running, or runnable and waiting for a CPU
 	case "IO":
 		return "disk (" + ev + ")"
 	}

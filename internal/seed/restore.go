@@ -2,6 +2,7 @@ package seed
 
 import (
 	"archive/tar"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -55,13 +56,18 @@ func backupFiles(dir string) ([]backupFile, error) {
 	return out, nil
 }
 
-// countingReader counts the bytes read through it, for progress from another goroutine.
+// countingReader counts the bytes read through it, for progress from another goroutine,
+// and stops with the context's error once it is cancelled.
 type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
+	ctx context.Context
+	r   io.Reader
+	n   *atomic.Int64
 }
 
 func (c countingReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
 	return n, err
@@ -70,10 +76,10 @@ func (c countingReader) Read(p []byte) (int, error) {
 // restoreBackup extracts every tar file of a backup into dataDir, decompressing as the file
 // names say. compressedRead counts bytes read from the backup files; written counts bytes
 // of files written. It returns the uncompressed bytes extracted.
-func restoreBackup(files []backupFile, dataDir string, compressedRead, written *atomic.Int64) (int64, error) {
+func restoreBackup(ctx context.Context, files []backupFile, dataDir string, compressedRead, written *atomic.Int64) (int64, error) {
 	var total int64
 	for _, f := range files {
-		n, err := restoreFile(f, dataDir, compressedRead, written)
+		n, err := restoreFile(ctx, f, dataDir, compressedRead, written)
 		total += n
 		if err != nil {
 			return total, err
@@ -82,13 +88,13 @@ func restoreBackup(files []backupFile, dataDir string, compressedRead, written *
 	return total, nil
 }
 
-func restoreFile(f backupFile, dataDir string, compressedRead, written *atomic.Int64) (int64, error) {
+func restoreFile(ctx context.Context, f backupFile, dataDir string, compressedRead, written *atomic.Int64) (int64, error) {
 	fh, err := os.Open(f.Path)
 	if err != nil {
 		return 0, err
 	}
 	defer fh.Close()
-	r, release, err := decompressor(f.Name, countingReader{fh, compressedRead})
+	r, release, err := decompressor(f.Name, countingReader{ctx, fh, compressedRead})
 	if err != nil {
 		return 0, err
 	}

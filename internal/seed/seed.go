@@ -351,7 +351,7 @@ func (s *seeding) restore(ctx context.Context) error {
 	var read, written atomic.Int64
 	done := make(chan error, 1)
 	go func() {
-		_, err := restoreBackup(files, s.node.DataDir, &read, &written)
+		_, err := restoreBackup(ctx, files, s.node.DataDir, &read, &written)
 		done <- err
 	}()
 	t := time.NewTicker(s.o.PollInterval)
@@ -369,7 +369,7 @@ func (s *seeding) restore(ctx context.Context) error {
 			}
 			return s.topo.OSUser.Own(s.node.DataDir)
 		case <-ctx.Done():
-			<-done // extraction stops at its next file system error or its end; wait for it
+			<-done // extraction stops at its next read
 			return ctx.Err()
 		case <-t.C:
 			s.m.observe("", read.Load(), total, "", "", 0)

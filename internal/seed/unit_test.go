@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -165,7 +167,7 @@ func TestRestoreBackupEveryCompression(t *testing.T) {
 		}
 		data := filepath.Join(dir, "data")
 		var read, written atomic.Int64
-		n, err := restoreBackup(files, data, &read, &written)
+		n, err := restoreBackup(context.Background(), files, data, &read, &written)
 		if err != nil {
 			t.Fatalf("%s: %v", ext, err)
 		}
@@ -176,6 +178,11 @@ func TestRestoreBackupEveryCompression(t *testing.T) {
 		w, _ := os.ReadFile(filepath.Join(data, "pg_wal", "000000010000000000000002"))
 		if string(got) != base["base/1/1259"] || len(w) != 1000 {
 			t.Errorf("%s: restored contents differ", ext)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := restoreBackup(ctx, files, filepath.Join(dir, "again"), &read, &written); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: restore after cancel = %v", ext, err)
 		}
 	}
 }
