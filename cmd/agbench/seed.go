@@ -278,6 +278,8 @@ func (s *seedProgress) update(p seed.Progress) {
 		s.phase = p.Phase
 		if !s.a.interactive {
 			fmt.Fprintf(s.a.stderr, "%8.1fs  %s\n", p.Elapsed.Seconds(), p.Phase)
+			s.last = time.Now()
+			return
 		}
 	}
 	desc := progressDetail(p)
