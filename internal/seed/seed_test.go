@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -206,6 +207,12 @@ func TestSeedBadInputMakesNothing(t *testing.T) {
 			t.Errorf("%+v: %v, want bad input", o, err)
 		}
 	}
+	if small, ok := smallFS(t); ok {
+		_, err := Seed(ctx, topo, Options{Method: MethodBackupRestore, BackupDir: small})
+		if !agerr.IsBadInput(err) || !strings.Contains(err.Error(), "too little disk space") {
+			t.Errorf("backup folder on a 1 MB file system: %v", err)
+		}
+	}
 	if err := topo.StopNode(ctx, "primary"); err != nil {
 		t.Fatal(err)
 	}
@@ -219,5 +226,50 @@ func TestSeedBadInputMakesNothing(t *testing.T) {
 	}
 	if h, _ := History(topo.Dir); len(h) != 0 {
 		t.Errorf("history written on bad input: %+v", h)
+	}
+}
+
+// smallFS mounts a 1 MB tmpfs for the test (root only; ok is false where mounting is not allowed).
+func smallFS(t *testing.T) (string, bool) {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "agbench-test", dir).CombinedOutput(); err != nil {
+		t.Logf("no small file system to test the space check on: %v: %s", err, out)
+		return "", false
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	return dir, true
+}
+
+func TestSeedSyncJoinsSynchronousStandbys(t *testing.T) {
+	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
+	smallData(t, topo, 1000)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rep, err := Seed(ctx, topo, Options{Method: MethodDirect, Sync: true, Name: "third"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Phase(PhaseSyncCommit).Name != PhaseSyncCommit {
+		t.Fatalf("no %s phase: %+v", PhaseSyncCommit, rep.Phases)
+	}
+	c, err := topo.Connect(ctx, topo.Primary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var names, state string
+	if err := c.QueryRow(ctx, `SELECT current_setting('synchronous_standby_names'),
+		(SELECT sync_state FROM pg_stat_replication WHERE application_name = 'third')`).Scan(&names, &state); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(names, `"third"`) || (state != "quorum" && state != "sync") {
+		t.Fatalf("synchronous_standby_names %q, sync_state %q", names, state)
+	}
+	checkServes(t, topo, "third", 1000)
+	if err := Drop(ctx, topo, "third"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.QueryRow(ctx, `SELECT current_setting('synchronous_standby_names')`).Scan(&names); err != nil || strings.Contains(names, "third") {
+		t.Fatalf("after drop: synchronous_standby_names %q, %v", names, err)
 	}
 }
