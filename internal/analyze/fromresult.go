@@ -311,6 +311,7 @@ func factsOf(r *result.Result, steps []result.Step, over Facts) Facts {
 		}
 	}
 	f.ReadIntentSessions, f.ReadIntentOnStandby = readIntentOf(r, steps)
+	f.Cores = r.Meta.Host.Cores
 	if f.PageCacheBytes == 0 && f.DatasetBytes > 0 {
 		f.PageCacheBytes = int64(r.Meta.Host.MemoryBytes)
 	}
@@ -353,6 +354,9 @@ func mergeFacts(f *Facts, o Facts) {
 	}
 	if o.PageCacheBytes > 0 {
 		f.PageCacheBytes = o.PageCacheBytes
+	}
+	if o.Cores > 0 {
+		f.Cores = o.Cores
 	}
 	if o.ReadIntentSessions > 0 {
 		f.ReadIntentSessions, f.ReadIntentOnStandby = o.ReadIntentSessions, o.ReadIntentOnStandby

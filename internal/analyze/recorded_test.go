@@ -54,7 +54,8 @@ func TestRecordedTPCCSweep(t *testing.T) {
 	if a.Saturated.Resource != ResLocks || !strings.Contains(a.Saturated.Sentence, "Lock:transactionid") {
 		t.Errorf("saturated: %+v", a.Saturated)
 	}
-	want := map[string]bool{VFitsInMemory: true, VWindowShort: true}
+	// The VM was shared with other engineers' tests: the host was busy at 1 VU.
+	want := map[string]bool{VFitsInMemory: true, VWindowShort: true, VBusyHost: true}
 	for _, v := range a.Verdicts {
 		delete(want, v.Code)
 	}

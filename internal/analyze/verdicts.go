@@ -33,6 +33,11 @@ const (
 	// for, by this share and this many MB/s, is foreign (someone else's IO).
 	ForeignIOShare     = 0.50
 	ForeignIOFloorMBps = 1.0
+	// ForeignCPUAllowanceCores is CPU a database may use beyond its sampled sessions
+	// (background writers, autovacuum, the samplers); ForeignCPUShare is the share of the
+	// machine that, used by nobody in the run at its lowest load, marks a busy host.
+	ForeignCPUAllowanceCores = 0.3
+	ForeignCPUShare          = 0.25
 	// CacheBypassShare: a storage test whose device traffic is below this share of what it
 	// moved was served from the page cache.
 	CacheBypassShare = 0.50
@@ -48,6 +53,7 @@ const (
 	VPageCache        = "page-cache"
 	VLittle           = "littles-law"
 	VSteal            = "steal"
+	VBusyHost         = "busy-host"
 	VForeignIO        = "foreign-io"
 	VNoDifference     = "no-difference"
 )
@@ -68,6 +74,8 @@ type Facts struct {
 	DatasetBytes       int64 `json:"dataset_bytes,omitempty"`
 	SharedBuffersBytes int64 `json:"shared_buffers_bytes,omitempty"`
 	PageCacheBytes     int64 `json:"page_cache_bytes,omitempty"`
+	// Cores is the number of CPUs of the machine the samplers watched (0: unknown).
+	Cores int `json:"cores,omitempty"`
 	// ReadIntentSessions counts sessions (or transactions) that declared read intent,
 	// ReadIntentOnStandby those that found themselves on a standby (pg_is_in_recovery()).
 	ReadIntentSessions  int64 `json:"read_intent_sessions,omitempty"`
@@ -123,6 +131,9 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 			break
 		}
 	}
+	if v := busyHost(ev, f.Cores, loadName); v != nil {
+		out = append(out, *v)
+	}
 	for _, e := range ev {
 		if x := e.ExpectedDeviceMBps; x > 0 && e.Device.MBps() > x*(1+ForeignIOShare)+ForeignIOFloorMBps {
 			add(VForeignIO, "device %s moved %.1f MB/s at %s but the workload accounts for %.1f MB/s: other IO shared the device",
@@ -131,6 +142,31 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 		}
 	}
 	return out
+}
+
+// busyHost looks at the lowest load, where the run itself needs least CPU: machine CPU
+// beyond the database's sessions on CPU, the load generator and an allowance was used by
+// other work on the host (noisy neighbours inside the machine rather than the hypervisor).
+func busyHost(ev []Evidence, cores int, loadName string) *Verdict {
+	if cores <= 0 || len(ev) == 0 {
+		return nil
+	}
+	low := ev[0]
+	for _, e := range ev {
+		if e.Load < low.Load {
+			low = e
+		}
+	}
+	if low.CPUBusy <= 0 {
+		return nil
+	}
+	ours := low.Waits.CPU + low.LoadGenCores + ForeignCPUAllowanceCores
+	foreign := low.CPUBusy*float64(cores) - ours
+	if foreign < ForeignCPUShare*float64(cores) {
+		return nil
+	}
+	return &Verdict{VBusyHost, fmt.Sprintf("at %s the machine's CPU was %s busy (%.1f of %d cores) but the run accounts for about %.1f (sessions on CPU %.1f, load generator %.1f): other work on the host took %.1f cores",
+		count(low.Load, loadName), pct(low.CPUBusy), low.CPUBusy*float64(cores), cores, ours, low.Waits.CPU, low.LoadGenCores, foreign)}
 }
 
 func pageCache(f Facts, ev []Evidence, loadName string) []Verdict {

@@ -20,7 +20,7 @@ func goodRun() ([]Step, []Evidence, Facts) {
 			Device:             Device{Name: "vda", ReadMBps: 40, WriteMBps: 10, AwaitMs: 0.4, Queue: 1, Util: 0.5},
 			ExpectedDeviceMBps: 50, Waits: Waits{CPU: 2, Log: 0.2}})
 	}
-	return steps, ev, Facts{DatasetBytes: 64 << 30, SharedBuffersBytes: 1 << 30, PageCacheBytes: 15 << 30,
+	return steps, ev, Facts{Cores: 8, DatasetBytes: 64 << 30, SharedBuffersBytes: 1 << 30, PageCacheBytes: 15 << 30,
 		ReadIntentSessions: 10, ReadIntentOnStandby: 10}
 }
 
@@ -70,6 +70,7 @@ func TestEachVerdictFiresOnItsBadRun(t *testing.T) {
 		{VReadIntent, func(s []Step, e []Evidence, f *Facts) { f.ReadIntentOnStandby = 7 }, "3 of 10"},
 		{VLittle, func(s []Step, e []Evidence, f *Facts) { s[1].MeanMs *= 0.5 }, "ratio 0.50"},
 		{VSteal, func(s []Step, e []Evidence, f *Facts) { e[2].Steal = 0.12 }, "12%"},
+		{VBusyHost, func(s []Step, e []Evidence, f *Facts) { e[0].CPUBusy = 0.9 }, "other work on the host took 4.8 cores"},
 		{VForeignIO, func(s []Step, e []Evidence, f *Facts) { e[3].Device.WriteMBps = 200 }, "240.0 MB/s"},
 	}
 	for _, c := range cases {

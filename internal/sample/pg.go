@@ -49,7 +49,7 @@ type NodeInfo struct {
 }
 
 // PG samples PostgreSQL nodes beside a workload over one connection per node: a wait
-// profile from pg_stat_activity (10 Hz), and each second pg_stat_database, pg_stat_io (16+),
+// profile from pg_stat_activity (10 Hz; client backends and their parallel workers), and each second pg_stat_database, pg_stat_io (16+),
 // checkpoints, WAL written or replayed, and per standby the lags of pg_stat_replication.
 // It implements the runner's Sampler (Start and Stop around each measured window) and only
 // reads. It is not safe for concurrent use.
@@ -292,7 +292,7 @@ func (n *pgNode) loop(ctx context.Context, stop <-chan struct{}, o PGOptions) {
 
 const waitsQuery = `SELECT coalesce(wait_event_type, ''), coalesce(wait_event, ''), coalesce(state, ''), count(*)::int
 FROM pg_stat_activity
-WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND application_name <> '` + SamplerAppName + `'
+WHERE backend_type IN ('client backend', 'parallel worker') AND pid <> pg_backend_pid() AND application_name <> '` + SamplerAppName + `'
   AND state IN ('active', 'idle in transaction', 'idle in transaction (aborted)')
 GROUP BY 1, 2, 3`
 
