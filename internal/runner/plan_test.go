@@ -99,3 +99,28 @@ func TestParse(t *testing.T) {
 		t.Fatalf("ParseCompare: %+v %v", a, err)
 	}
 }
+
+func FuzzParseFlags(f *testing.F) {
+	f.Add("1,2,4,8")
+	f.Add("routing=off,on")
+	f.Add("1,,x")
+	f.Fuzz(func(t *testing.T, s string) {
+		if ns, err := ParseInts("--threads", s, 1); err == nil {
+			for _, n := range ns {
+				if n < 1 {
+					t.Fatalf("%q gave %d", s, n)
+				}
+			}
+		} else if !agerr.IsBadInput(err) {
+			t.Fatalf("%q: %v is not bad input", s, err)
+		}
+		if a, err := ParseCompare(s); err == nil {
+			plan := Sweep{Compare: a, Repeat: 2}.Plan()
+			if len(plan) != 2*len(a.Values) || len(a.Values) < 2 {
+				t.Fatalf("%q: %d steps for %d values", s, len(plan), len(a.Values))
+			}
+		} else if !agerr.IsBadInput(err) {
+			t.Fatalf("%q: %v is not bad input", s, err)
+		}
+	})
+}
