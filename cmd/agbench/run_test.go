@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -177,4 +178,86 @@ func checkInBrowser(t *testing.T, file, name string) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", shot)
+}
+
+// Ctrl-C in the middle of an experiment stops it, keeps what it measured, still writes the
+// report, and removes the cluster the study made.
+func TestRunInterruptedRemovesCluster(t *testing.T) {
+	clustertest.Require(t)
+	home := clustertest.Home(t)
+	dir := t.TempDir()
+	base, err := clustertest.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := filepath.Join(dir, "p.yaml")
+	_ = os.WriteFile(plan, []byte(`name: cut
+results: `+filepath.Join(dir, "results")+`
+target:
+  cluster: {name: cut, standbys: 0, base_port: `+strconv.Itoa(base)+`, settings: {fsync: "off"}}
+experiments:
+  - command: stress
+    flags: {query: SELECT 1, threads: 2, iterations: 0, duration: 10m}
+  - command: stress
+    name: never
+    flags: {query: SELECT 2}
+`), 0o644)
+	var out, errb lockedBuffer
+	a := &app{stdout: &out, stderr: &errb, getenv: func(k string) string {
+		if k == "AGBENCH_HOME" {
+			return home
+		}
+		return os.Getenv(k)
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Interrupt a few seconds into the first experiment.
+		for ctx.Err() == nil {
+			if strings.Contains(out.String(), "[1/2] stress: agbench stress") {
+				time.Sleep(4 * time.Second)
+				cancel()
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, a, []string{"run", plan}) }()
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the study did not stop")
+	}
+	if code == 0 {
+		t.Fatalf("an interrupted study exited 0\n%s", out.String())
+	}
+	if names, _ := cluster.List(home); len(names) != 0 {
+		t.Fatalf("cluster left behind after Ctrl-C: %v\n%s", names, out.String())
+	}
+	if strings.Contains(out.String(), "never") && strings.Contains(out.String(), "[2/2]") {
+		t.Fatalf("the next experiment ran after Ctrl-C:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "report: ") {
+		t.Fatalf("no report of what ran:\n%s\n%s", out.String(), errb.String())
+	}
+}
+
+// lockedBuffer is a buffer written by the study and read by the test at the same time.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -291,7 +291,7 @@ type WarningGroup struct {
 	Texts []string
 }
 
-var stepPrefix = regexp.MustCompile(`^(?:[^:]*: )?step \d+ \([^)]*\): `)
+var stepPrefix = regexp.MustCompile(`^(?:[^:]*: )?(?:step \d+ \([^)]*\)|threads \d+, QD \d+): `)
 
 // GroupWarnings splits findings into what the report says outright and the warnings,
 // grouped by kind in the order each kind first appears.

@@ -410,3 +410,17 @@ func TestMergeDifferences(t *testing.T) {
 		t.Fatalf("got\n%s", strings.Join(got, "\n"))
 	}
 }
+
+func TestGroupWarnings(t *testing.T) {
+	main, groups := GroupWarnings([]Finding{
+		{Kind: "knee", Text: "knee at 4"},
+		{Kind: "warning", Text: "window-short: 5 s"},
+		{Kind: "warning", Text: "step 2 (1 VUs, routing=on): TPM: client 1, server 2"},
+		{Kind: "warning", Text: "A: step 3 (2 VUs): TPM: client 3, server 4"},
+		{Kind: "warning", Text: "threads 1, QD 4: short run: 3 s"},
+		{Kind: "warning", Text: "threads 2, QD 4: short run: 3 s"},
+	})
+	if len(main) != 1 || len(groups) != 3 || groups[1].Key != "TPM" || len(groups[1].Texts) != 2 || groups[2].Key != "short run" || len(groups[2].Texts) != 2 {
+		t.Fatalf("%+v %+v", main, groups)
+	}
+}
