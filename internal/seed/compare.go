@@ -84,9 +84,11 @@ func ParseCompare(specs []string, base Variant) ([]Variant, error) {
 	return out, nil
 }
 
-// Run is one seeding of a comparison.
+// Run is one seeding of a comparison. A comparison sweeps nothing, so every run is at
+// point 0 and variants differ by Variant (the report puts them side by side).
 type Run struct {
-	Point   int // the variant's index
+	Point   int
+	Index   int // the variant's index
 	Repeat  int
 	Variant Variant
 }
@@ -97,7 +99,7 @@ func Plan(variants []Variant, repeats int) []Run {
 	var runs []Run
 	for r := 0; r < repeats; r++ {
 		for i, v := range variants {
-			runs = append(runs, Run{Point: i, Repeat: r, Variant: v})
+			runs = append(runs, Run{Index: i, Repeat: r, Variant: v})
 		}
 	}
 	return runs
