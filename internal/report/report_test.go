@@ -424,3 +424,12 @@ func TestGroupWarnings(t *testing.T) {
 		t.Fatalf("%+v %+v", main, groups)
 	}
 }
+
+// A time series sampled once per step is drawn as dots (a path of single points shows nothing).
+func TestIsolatedPointsAreDots(t *testing.T) {
+	c := lineChart{Numeric: true, Lines: []line{{Name: "lag", Colour: "#000", X: []float64{0, 0, 5, 5, 9, 10}, Y: []float64{1, math.NaN(), 2, math.NaN(), 3, 4}}}}
+	svg := string(c.SVG())
+	if n := strings.Count(svg, `<circle class="pt"`); n != 2 {
+		t.Fatalf("%d dots, want 2 (the two isolated points):\n%s", n, svg)
+	}
+}

@@ -157,6 +157,15 @@ func (c lineChart) drawLine(b *strings.Builder, l line, px, py func(float64) flo
 	}
 	fmt.Fprintf(b, `<path class="line" d="%s" stroke="%s"%s><title>%s</title></path>`, d.String(), l.Colour, dash, esc(l.Name))
 	if c.Numeric {
+		// A point with no neighbour (a step sampled once) is a dot, or it would not show.
+		for i := range l.Y {
+			prev := i > 0 && !math.IsNaN(l.Y[i-1])
+			next := i+1 < len(l.Y) && !math.IsNaN(l.Y[i+1])
+			if !math.IsNaN(l.Y[i]) && !prev && !next {
+				fmt.Fprintf(b, `<circle class="pt" cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s at %s s: %s</title></circle>`,
+					px(l.X[i]), py(l.Y[i]), l.Colour, esc(l.Name), esc(axisNum(l.X[i])), esc(fmtNum(l.Y[i])+" "+c.YLabel))
+			}
+		}
 		return
 	}
 	for i := range l.Y {

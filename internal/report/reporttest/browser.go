@@ -62,7 +62,7 @@ type Page struct {
 	// Counts is the number of elements matching each selector asked for.
 	Counts map[string]int
 	// Drawn is the number of svg.chart elements with a visible size and at least one drawn
-	// line (a path of non-zero length) or bar (a rect of non-zero height).
+	// line (a path of non-zero length), bar (a rect of non-zero height) or point.
 	Drawn int
 	// Screenshot is a full-page PNG.
 	Screenshot []byte
@@ -132,7 +132,8 @@ func Render(ctx context.Context, chromium, htmlFile string, selectors []string) 
 		if (r.width < 100 || r.height < 50) return false;
 		var lines = Array.from(s.querySelectorAll('path.line')).filter(function (p) { return p.getTotalLength() > 0; });
 		var bars = Array.from(s.querySelectorAll('rect.bar')).filter(function (b) { return b.getBBox().height > 0; });
-		return lines.length + bars.length > 0;
+		var dots = Array.from(s.querySelectorAll('circle.pt')).filter(function (c) { return c.getBBox().width > 0; });
+		return lines.length + bars.length + dots.length > 0;
 	}).length`))
 	if err != nil {
 		return nil, fmt.Errorf("check charts: %w", err)
