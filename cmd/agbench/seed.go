@@ -195,7 +195,7 @@ func runSeed(cmd *cobra.Command, a *app, f *seedFlags) error {
 			runErr = err
 			break
 		}
-		res.Steps = append(res.Steps, rep.Step(i, run.Point, run.Repeat, run.Variant.Label(), run.Variant.Params()))
+		res.Steps = append(res.Steps, rep.Step(i, run.Point, run.Repeat, run.Variant.Label(), nil)) // variants in Variant; no swept knob
 		if compare {
 			if err := seed.Drop(context.WithoutCancel(ctx), topo, rep.Standby); err != nil {
 				runErr = fmt.Errorf("drop %s between runs: %w", rep.Standby, err)

@@ -16,11 +16,6 @@ type Variant struct {
 // Label names the variant as the table heads it: direct/none, backup-restore/zstd:3.
 func (v Variant) Label() string { return v.Method + "/" + v.Compress.String() }
 
-// Params are the variant's knobs for the result step.
-func (v Variant) Params() map[string]string {
-	return map[string]string{"method": v.Method, "compress": v.Compress.String()}
-}
-
 // ParseCompare reads --compare specs (method=direct,backup-restore and compress=none,lz4,zstd)
 // into variants: every method with every compression, methods outermost. A key not given
 // keeps the base's value. Every bad value is reported.
