@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -294,7 +293,10 @@ func (t *Topology) baseBackup(ctx context.Context, from, to *Node) error {
 	return nil
 }
 
-// waitStreaming waits until the primary's pg_stat_replication shows the standby streaming.
+// waitStreaming waits until the primary's pg_stat_replication shows the standby streaming
+// and, when the primary's synchronous_standby_names names it, counted as a synchronous
+// candidate (its sync_state is no longer "async"), so that a commit made right after waits
+// for it as promised.
 func (t *Topology) waitStreaming(ctx context.Context, standby string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -314,23 +316,22 @@ func (t *Topology) waitStreaming(ctx context.Context, standby string, timeout ti
 	}
 }
 
+// replicationState returns the standby's state in the primary's pg_stat_replication, or
+// "streaming, not yet synchronous" while a standby that synchronous_standby_names lists is
+// still reported async.
 func (t *Topology) replicationState(ctx context.Context, standby string) (string, error) {
 	c, err := t.Connect(ctx, t.Primary())
 	if err != nil {
 		return "", err
 	}
 	defer c.Close(context.WithoutCancel(ctx))
-	var state string
-	err = c.QueryRow(ctx, `SELECT state FROM pg_stat_replication WHERE application_name = $1`, standby).Scan(&state)
-	return state, err
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	var state, syncState string
+	var listed bool
+	err = c.QueryRow(ctx, `SELECT state, sync_state,
+		current_setting('synchronous_standby_names') LIKE '%"' || $1 || '"%'
+		FROM pg_stat_replication WHERE application_name = $1`, standby).Scan(&state, &syncState, &listed)
+	if err == nil && state == "streaming" && listed && syncState == "async" {
+		state = "streaming, not yet synchronous"
 	}
-	sort.Strings(keys)
-	return keys
+	return state, err
 }
