@@ -54,7 +54,7 @@ root, the tables go on a loop device agbench makes (sparse file, ext4), whose re
 it sets and which --throttle-iops limits (cgroup v1 blkio); it is always removed after.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runReadahead(cmd.Context(), a, &f, cmd.Flags().Args())
+			return runReadahead(cmd.Context(), a, &f, cmdArgs(cmd))
 		},
 	}
 	fl := c.Flags()
@@ -95,11 +95,12 @@ func (f *readaheadFlags) validate() error {
 	return agerr.Join(errs...)
 }
 
-func runReadahead(ctx context.Context, a *app, f *readaheadFlags, _ []string) (err error) {
+// args is the command's own command line (cmdArgs), also when run in-process by `agbench run`.
+func runReadahead(ctx context.Context, a *app, f *readaheadFlags, args []string) (err error) {
 	if err := f.validate(); err != nil {
 		return err
 	}
-	res := result.New("readahead", version, os.Args[1:])
+	res := result.New("readahead", version, args)
 	var topo *cluster.Topology
 	if f.cluster != "" {
 		if topo, err = cluster.Load(home(a), f.cluster); err != nil {

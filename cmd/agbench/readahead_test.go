@@ -59,6 +59,10 @@ func TestReadaheadPrivateServerSmallRun(t *testing.T) {
 	if !r.Complete || len(r.Steps) != 4 || r.Meta.Server == nil || r.Meta.Command != "readahead" {
 		t.Fatalf("result: complete %v, %d steps, server %v", r.Complete, len(r.Steps), r.Meta.Server)
 	}
+	// The command's own arguments, not the process's (under `go test` or `agbench run` they differ).
+	if args := strings.Join(r.Meta.Args, " "); !strings.HasPrefix(args, "readahead ") || !strings.Contains(args, "--rows 20000") || strings.Contains(args, "-test.") {
+		t.Errorf("result args: %q", r.Meta.Args)
+	}
 	var extra readahead.RunExtra
 	if err := json.Unmarshal(r.Extra[readahead.ExtraKey], &extra); err != nil {
 		t.Fatal(err)
