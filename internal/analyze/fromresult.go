@@ -130,6 +130,9 @@ func stepOf(reps []result.Step, keying bool) Step {
 		s.Repeats = append(s.Repeats, st.OpsPerSecond())
 		window += st.Window.Seconds() / float64(len(reps))
 		for _, op := range st.Ops {
+			if op == nil { // a result file's "op": null
+				continue
+			}
 			hists = append(hists, op.Latency)
 		}
 		if v, ok := st.Counters["think_ms"]; ok {

@@ -1,6 +1,10 @@
 package analyze
 
 import (
+	"io"
+
+	"github.com/agbench/agbench/internal/result"
+
 	"strings"
 	"testing"
 )
@@ -26,5 +30,27 @@ func FuzzParseSLOs(f *testing.F) {
 				t.Fatalf("%q: %+v does not round-trip through %q: %v %v", text, s, s.String(), again, err)
 			}
 		}
+	})
+}
+
+// FuzzFromResult feeds decoded result files (outside bytes) to FromResult and WriteText:
+// whatever a file holds (null ops, series of mismatched lengths, absurd numbers), the
+// analysis must not panic.
+func FuzzFromResult(f *testing.F) {
+	for _, s := range []string{
+		`{"schema":1,"meta":{"command":"seed"},"steps":[{"vus":2,"ops":{"x":null},"window":{"start":"2026-01-01T00:00:00Z","end":"2026-01-01T00:00:05Z"}}]}`,
+		`{"schema":1,"steps":[{"vus":1,"variant":"a","ops":{"q":null,"r":{"count":3}},"window":{"end":"2026-01-01T00:00:01Z"}},{"vus":1,"variant":"b","ops":null,"throughput":{"*":{"t":[0,1],"v":[1]}}}]}`,
+		`{"schema":1,"steps":[{"vus":3,"series":{"os.cpu.busy":{"t":[0,1],"v":[50]},"disk.sda.util":{"t":[0],"v":[1e308,2]}},"extra":{"sample":null}}]}`,
+		`{"schema":1,"meta":{"command":"disk","config":{"workload":null}},"extra":{"disk":null},"steps":[{"vus":1,"counters":{"device_iops":5}}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := result.Decode(b)
+		if err != nil {
+			return
+		}
+		run := FromResult(r, Options{})
+		_ = run.WriteText(io.Discard)
 	})
 }

@@ -221,10 +221,13 @@ func (s *TimeSeries) Add(at time.Time, v float64) {
 	s.V = append(s.V, v)
 }
 
-// Totals sums Count, Errors, Rows and Bytes over all op types of the step.
+// Totals sums Count, Errors, Rows and Bytes over all op types of the step (nil ops count nothing).
 func (s *Step) Totals() Op {
 	var t Op
 	for _, o := range s.Ops {
+		if o == nil { // a file may hold "op": null
+			continue
+		}
 		t.Count += o.Count
 		t.Errors += o.Errors
 		t.Retries += o.Retries
