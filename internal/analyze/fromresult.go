@@ -100,6 +100,7 @@ func stepsOf(r *result.Result, steps []result.Step) ([]Step, []Evidence) {
 	if v, ok := r.Meta.Config["keying"].(bool); ok {
 		keying = v
 	}
+	dev := diskDeviceOf(r)
 	var out []Step
 	var ev []Evidence
 	for _, p := range points {
@@ -111,7 +112,7 @@ func stepsOf(r *result.Result, steps []result.Step) ([]Step, []Evidence) {
 		out = append(out, s)
 		var es []Evidence
 		for _, st := range reps {
-			es = append(es, evidenceOf(st))
+			es = append(es, evidenceOf(st, dev))
 		}
 		e := meanEvidence(es)
 		e.Load = s.Load
@@ -158,7 +159,8 @@ func stepOf(reps []result.Step, keying bool) Step {
 
 // evidenceOf reads one step's sampler figures: wait classes summed over nodes, the machine's
 // CPU, the busiest watched device, the load generator's CPU, and the most lagging standby.
-func evidenceOf(st result.Step) Evidence {
+// dev names the disk tester's device (diskDeviceOf), "" when unknown.
+func evidenceOf(st result.Step, dev string) Evidence {
 	c := st.Counters
 	e := Evidence{Load: float64(st.VUs)}
 	for k, v := range c {
@@ -183,7 +185,7 @@ func evidenceOf(st result.Step) Evidence {
 		e.LoadGenCores = (st.Client.UserSeconds + st.Client.SystemSeconds) / w
 	}
 	e.LoadGenShare = st.Client.Utilisation
-	e.Device = deviceOf(c)
+	e.Device = deviceOf(c, dev)
 	if _, ok := c["device_iops"]; ok { // a storage test: it knows what it moved
 		e.ExpectedDeviceMBps = c["mb_per_s"]
 	} else if e.Device.Name != "" {
@@ -262,10 +264,30 @@ func addWait(w *Waits, class string, v float64) {
 	}
 }
 
-// deviceOf picks the busiest device the OS sampler watched, or the disk tester's device.
-func deviceOf(c map[string]float64) Device {
+// unnamedDevice names the disk tester's device when the result does not: sentences say
+// "device under test 90% busy".
+const unnamedDevice = "under test"
+
+// diskDeviceOf is the device the disk tester measured (Extra["disk"].device), "" when the
+// result does not say.
+func diskDeviceOf(r *result.Result) string {
+	var x struct {
+		Device string `json:"device"`
+	}
+	if raw, ok := r.Extra["disk"]; ok && json.Unmarshal(raw, &x) == nil {
+		return x.Device
+	}
+	return ""
+}
+
+// deviceOf picks the busiest device the OS sampler watched, or the disk tester's device
+// (named dev, or unnamedDevice when unknown).
+func deviceOf(c map[string]float64, dev string) Device {
 	if _, ok := c["device_iops"]; ok {
-		return Device{Name: "device", IOPS: c["device_iops"], ReadMBps: c["device_mb_per_s"],
+		if dev == "" {
+			dev = unnamedDevice
+		}
+		return Device{Name: dev, IOPS: c["device_iops"], ReadMBps: c["device_mb_per_s"],
 			AwaitMs: math.Max(c["device_read_await_ms"], c["device_write_await_ms"]), Queue: c["device_avg_queue"], Util: c["device_util"]}
 	}
 	var best Device

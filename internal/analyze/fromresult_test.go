@@ -162,6 +162,17 @@ func TestFromResultStorageAndKeying(t *testing.T) {
 	if e := a.Input.Evidence[0]; e.CPUBusy != 0.2 || e.Device.Util != 0.5 {
 		t.Errorf("disk evidence %+v", e)
 	}
+	// The device is named as the disk tester names it (Extra["disk"].device), never "device device".
+	for dev, want := range map[string]string{"vdb": "device vdb 50% busy", "": "device under test 50% busy"} {
+		r.Extra = map[string]json.RawMessage{"disk": json.RawMessage(`{"device":"` + dev + `"}`)}
+		var b bytes.Buffer
+		if err := FromResult(r, Options{LoadName: "outstanding IOs"}).WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), want) || strings.Contains(b.String(), "device device") {
+			t.Errorf("device %q: want %q in\n%s", dev, want, b.String())
+		}
+	}
 
 	keyed := resultOf(t, sweep, "", func(Step) map[string]float64 { return nil })
 	for i := range keyed {
