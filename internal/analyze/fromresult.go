@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/agbench/agbench/internal/result"
 )
@@ -161,7 +162,7 @@ func stepOf(reps []result.Step, keying bool) Step {
 // CPU, the busiest watched device, the load generator's CPU, and the most lagging standby.
 // dev names the disk tester's device (diskDeviceOf), "" when unknown.
 func evidenceOf(st result.Step, dev string) Evidence {
-	c := st.Counters
+	c := withSeriesMeans(st)
 	e := Evidence{Load: float64(st.VUs)}
 	for k, v := range c {
 		if !strings.HasPrefix(k, pgPrefix) {
@@ -192,6 +193,60 @@ func evidenceOf(st result.Step, dev string) Evidence {
 		e.ExpectedDeviceMBps = pgIOMBps(c)
 	}
 	return e
+}
+
+// withSeriesMeans returns the step's counters, completed by the window means of the OS
+// sampler's series (os.cpu.*, disk.<dev>.*) that have no counter: a step that kept only
+// series (seed's, for one) still shows its CPU and devices. The step is not changed.
+func withSeriesMeans(st result.Step) map[string]float64 {
+	c := st.Counters
+	for k, ts := range st.Series {
+		if _, ok := c[k]; ok || !(strings.HasPrefix(k, "os.cpu.") || strings.HasPrefix(k, diskPrefix)) {
+			continue
+		}
+		m, ok := windowMean(ts, st.Window)
+		if !ok {
+			continue
+		}
+		if len(c) == len(st.Counters) { // copy once, on the first addition
+			c = make(map[string]float64, len(st.Counters)+len(st.Series))
+			for ck, cv := range st.Counters {
+				c[ck] = cv
+			}
+		}
+		c[k] = m
+	}
+	return c
+}
+
+// windowMean is the mean of a series' finite points inside the window (all of its points
+// when the window is unknown or holds none).
+func windowMean(ts result.TimeSeries, w result.Window) (float64, bool) {
+	mean := func(inWindow bool) (float64, bool) {
+		sum, n := 0.0, 0
+		for i, v := range ts.V {
+			if math.IsNaN(v) || math.IsInf(v, 0) || i >= len(ts.T) && inWindow {
+				continue
+			}
+			if inWindow {
+				at := ts.Start.Add(time.Duration(ts.T[i] * float64(time.Second)))
+				if at.Before(w.Start) || at.After(w.End) {
+					continue
+				}
+			}
+			sum, n = sum+v, n+1
+		}
+		if n == 0 {
+			return 0, false
+		}
+		return sum / float64(n), true
+	}
+	if w.Seconds() > 0 && !ts.Start.IsZero() {
+		if m, ok := mean(true); ok {
+			return m, true
+		}
+	}
+	return mean(false)
 }
 
 // topWaitsOf reads the samplers' top wait events of each node (Step.Extra["sample"]) and
@@ -299,7 +354,9 @@ func deviceOf(c map[string]float64, dev string) Device {
 		p := diskPrefix + name + "."
 		d := Device{Name: name, IOPS: c[p+"iops"], ReadMBps: c[p+"read_mbps"], WriteMBps: c[p+"write_mbps"],
 			AwaitMs: c[p+"await_ms"], Queue: c[p+"queue"], Util: c[p+"util"]}
-		if best.Name == "" || d.IOPS > best.IOPS || d.IOPS == best.IOPS && d.Name < best.Name {
+		// Busiest by IOPS, then (samplers that keep no IOPS, seed's) by utilisation and MB/s.
+		if best.Name == "" || d.IOPS > best.IOPS || d.IOPS == best.IOPS && (d.Util > best.Util ||
+			d.Util == best.Util && (d.MBps() > best.MBps() || d.MBps() == best.MBps() && d.Name < best.Name)) {
 			best = d
 		}
 	}

@@ -216,3 +216,37 @@ func TestFromResultReadIntent(t *testing.T) {
 		t.Errorf("no read intent declared: %v", got)
 	}
 }
+
+// A seeding step keeps the OS sampler's figures as series only (internal/seed's meter):
+// the evidence takes their window means, so the sentence does not say "CPU 0% busy".
+func TestFromResultSeriesOnlyEvidence(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	series := func(vs ...float64) result.TimeSeries {
+		ts := result.TimeSeries{Unit: "share", Start: t0}
+		for i, v := range vs {
+			ts.T = append(ts.T, float64(i+1))
+			ts.V = append(ts.V, v)
+		}
+		return ts
+	}
+	st := result.Step{VUs: 1, Window: result.Window{Start: t0, End: t0.Add(4 * time.Second)}, Ops: map[string]*result.Op{},
+		Counters: map[string]float64{"total_seconds": 4, "mb_per_s": 50, "compression_ratio": 1},
+		Series: map[string]result.TimeSeries{
+			"os.cpu.busy":  series(0.6, 0.8, 0.7, 0.7, 0.99), // the last point lies after the window
+			"os.cpu.steal": series(0, 0, 0, 0), "disk.vdb.util": series(0.5, 0.5, 0.5, 0.5),
+			"disk.vdb.read_mbps": series(40, 40, 40, 40), "disk.loop1.util": series(0, 0, 0, 0),
+			"seed.sender_cpu_cores": series(1, 1, 1, 1),
+		}}
+	r := &result.Result{Meta: result.Meta{Command: "seed"}, Steps: []result.Step{st}}
+	run := FromResult(r, Options{LoadName: "seedings"})
+	e := run.Variants[0].Input.Evidence[0]
+	if math.Abs(e.CPUBusy-0.7) > 1e-9 || e.Device.Name != "vdb" || e.Device.Util != 0.5 || e.Device.ReadMBps != 40 {
+		t.Errorf("evidence from series: %+v", e)
+	}
+	if _, ok := r.Steps[0].Counters["os.cpu.busy"]; ok {
+		t.Errorf("the step's counters were changed")
+	}
+	if s := run.Variants[0].Result.Saturated.Sentence; !strings.Contains(s, "CPU 70% busy") || !strings.Contains(s, "device vdb 50% busy") {
+		t.Errorf("sentence: %s", s)
+	}
+}
