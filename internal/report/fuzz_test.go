@@ -20,6 +20,7 @@ func FuzzReport(f *testing.F) {
 	f.Add([]byte(`{"schema":1,"meta":{"command":"seed"},"steps":[{"vus":0,"ops":{"x":null},"window":{}}]}`))
 	f.Add([]byte(`{"schema":1,"analysis":[{"variant":"a","knee":{}}],"steps":[{"variant":"a=<b>","vus":-3,"ops":{"q":{"count":5,"latency":{"hdr":"!!"}}}}]}`))
 	f.Add([]byte(`{"schema":1,"steps":[{"series":{"pg.wait.cpu":{"t":[1,2],"v":[1]},"x.lag":{"t":[0],"v":[1e308]}}}]}`))
+	f.Add([]byte(`{"schema":1,"meta":{"command":"readahead"},"extra":{"readahead":{"table":[null,{"query":"q","off":{"runs":1},"ratio":-1}]}},"steps":[{"vus":1,"extra":{"seed":{"phases":[null,{"name":"x","seconds":1e308}]}}}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := result.Decode(b)
 		if err != nil {

@@ -109,10 +109,17 @@ func (e *Experiment) pointHeader() string {
 	return "step"
 }
 
-// Tables returns the experiment's tables: the articles' table first, then latency per
+// Tables returns the experiment's tables: a workload's own article table (seed, readahead)
+// when the results carry it, the articles' throughput table, then latency per
 // operation, other counters, the wait profile and the layers, each when the results hold it.
 func (e *Experiment) Tables() []Table {
-	ts := []Table{e.MainTable(), e.OpsTable()}
+	var ts []Table
+	for _, t := range []Table{e.SeedTable(), e.ReadaheadTable()} { // the workload's own article table first
+		if len(t.Rows) > 0 {
+			ts = append(ts, t)
+		}
+	}
+	ts = append(ts, e.MainTable(), e.OpsTable())
 	if t := e.CountersTable(); len(t.Rows) > 0 {
 		ts = append(ts, t)
 	}
