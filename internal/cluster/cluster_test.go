@@ -303,7 +303,7 @@ func TestDestroyLeavesNoProcessAndNoFiles(t *testing.T) {
 func TestCreateInterruptedLeavesNothing(t *testing.T) {
 	clustertest.Require(t)
 	home := clustertest.Home(t)
-	for _, after := range []time.Duration{300 * time.Millisecond, 1500 * time.Millisecond} {
+	for _, after := range []time.Duration{300 * time.Millisecond, 800 * time.Millisecond, 1500 * time.Millisecond, 2500 * time.Millisecond, 4 * time.Second} {
 		base, err := clustertest.FreePorts(3)
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
 )
@@ -54,11 +55,19 @@ func ResolveOSUser(name string) (*OSUser, error) {
 	return &OSUser{Name: name, UID: uid, GID: gid, Switch: true}, nil
 }
 
+// cancelWaitDelay bounds how long a cancelled command's output pipes are waited for.
+const cancelWaitDelay = 5 * time.Second
+
 // Command builds a command that runs as this user in its own process group, so a Ctrl-C
 // at the terminal reaches agbench alone and agbench decides what to stop.
 func (u *OSUser) Command(ctx context.Context, path string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// On cancellation kill the whole process group: pg_basebackup -X stream forks a WAL
+	// receiver that would otherwise live on, holding the output pipe open so that Wait never
+	// returns. WaitDelay bounds the wait for such pipes all the same.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = cancelWaitDelay
 	cmd.Env = os.Environ()
 	if u != nil && u.Switch {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(u.UID), Gid: uint32(u.GID)}

@@ -1,8 +1,14 @@
 package pgbin
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
 )
@@ -43,4 +49,52 @@ func TestFindInstalled(t *testing.T) {
 		t.Fatalf("odd install %+v", in)
 	}
 	t.Logf("found PostgreSQL %s in %s", in.Version, in.BinDir)
+}
+
+// A cancelled command ends with its whole process group, even when a child it forked holds
+// the output pipe (as pg_basebackup's WAL receiver does).
+func TestCancelKillsTheProcessGroup(t *testing.T) {
+	u, err := ResolveOSUser("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := u.Command(ctx, "/bin/sh", "-c", "sleep 300 & sleep 300")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("Wait did not return after cancel: a forked child kept the pipe open")
+	}
+	if n := liveInGroup(cmd.Process.Pid); n > 0 {
+		t.Fatalf("%d processes of the cancelled command's group are still alive", n)
+	}
+}
+
+// liveInGroup counts the processes of a process group that are alive (zombies, which a
+// slow-reaping init leaves for a while, do not count).
+func liveInGroup(pgid int) int {
+	n := 0
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		fields := strings.Fields(s[i+1:]) // state, ppid, pgrp, ...
+		if len(fields) > 2 && fields[2] == strconv.Itoa(pgid) && fields[0] != "Z" {
+			n++
+		}
+	}
+	return n
 }
