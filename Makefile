@@ -44,8 +44,9 @@ test-unit:
 demo: deps build
 	@scripts/demo.sh $(BIN)
 
-bench: deps build
-	@echo "benchmarks: see the bench-* targets"
+bench:
+	@echo "benchmarks (each compares agbench with its comparator side by side in one run):"
+	@grep -E '^bench-[a-z-]+:' Makefile | cut -d: -f1 | sed 's/^/  make /'
 
 # agbench disk against fio, same parameters, interleaved, on a 1 GiB file on the real disk
 # (O_DIRECT; under /work, else /tmp; removed afterwards). BENCH_DISK_ARGS="-runs 5" etc.
