@@ -98,6 +98,19 @@ func loadCluster(a *app, name string) (*cluster.Topology, error) {
 	return cluster.Load(home(a), name)
 }
 
+// loadClusterLocked loads a cluster and takes its lock for a change; call unlock when done.
+func loadClusterLocked(a *app, name string) (*cluster.Topology, func(), error) {
+	topo, err := loadCluster(a, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	unlock, err := topo.Lock()
+	if err != nil {
+		return nil, nil, err
+	}
+	return topo, unlock, nil
+}
+
 func clusterStatusCmd(a *app) *cobra.Command {
 	var name string
 	var asJSON bool
@@ -206,11 +219,7 @@ func clusterSimpleCmd(a *app, verb string) *cobra.Command {
 		Short: short,
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			topo, err := loadCluster(a, name)
-			if err != nil {
-				return err
-			}
-			unlock, err := topo.Lock()
+			topo, unlock, err := loadClusterLocked(a, name)
 			if err != nil {
 				return err
 			}
@@ -251,11 +260,7 @@ new primary; the old primary comes back as a standby (pg_rewind where needed). T
 file follows. Prints the time writes were unavailable and the total time.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			topo, err := loadCluster(a, name)
-			if err != nil {
-				return err
-			}
-			unlock, err := topo.Lock()
+			topo, unlock, err := loadClusterLocked(a, name)
 			if err != nil {
 				return err
 			}
