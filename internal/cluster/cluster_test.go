@@ -139,6 +139,10 @@ func TestStatusShowsLagGrowWhenReplayPausedAndShrinkWhenResumed(t *testing.T) {
 		t.Fatalf("no replay lag in status: %+v", st.Nodes)
 		return 0
 	}
+	// Right after create the standby has sent no feedback yet; status still shows its lag.
+	if st := topo.Status(ctx); st.Nodes[1].ReplayLagBytes == nil {
+		t.Fatalf("status shows no replay lag for a streaming standby: %+v", st.Nodes[1])
+	}
 	eventually(t, 30*time.Second, func() error {
 		if l := replayLag(); l != 0 {
 			return fmt.Errorf("lag %d before pausing", l)

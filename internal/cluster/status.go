@@ -60,6 +60,12 @@ func (t *Topology) Status(ctx context.Context) *Status {
 		cancel()
 		st.Nodes = append(st.Nodes, ns)
 	}
+	var current string
+	for _, ns := range st.Nodes {
+		if ns.Role == RolePrimary {
+			current = ns.CurrentLSN
+		}
+	}
 	for i := range st.Nodes {
 		ns := &st.Nodes[i]
 		if r, ok := repl[ns.Name]; ok && ns.Role == RoleStandby {
@@ -70,8 +76,25 @@ func (t *Topology) Status(ctx context.Context) *Status {
 				ns.State = r.State
 			}
 		}
+		// Until a standby's first feedback the primary knows none of its positions; its own
+		// received and replayed positions still tell how far behind it is.
+		if ns.Role == RoleStandby && current != "" {
+			if ns.WriteLagBytes == nil && ns.ReceivedLSN != "" {
+				ns.WriteLagBytes = lagBytes(current, ns.ReceivedLSN)
+			}
+			if ns.ReplayLagBytes == nil && ns.ReplayedLSN != "" {
+				ns.ReplayLagBytes = lagBytes(current, ns.ReplayedLSN)
+			}
+		}
 	}
 	return st
+}
+
+// lagBytes is how far behind lsn is from current, never below zero (the standby's reading
+// may be a moment newer than the primary's).
+func lagBytes(current, lsn string) *int64 {
+	d := max(lsnDiff(current, lsn), 0)
+	return &d
 }
 
 // probeNode fills what the node says of itself; from the primary it also collects
