@@ -90,6 +90,19 @@ func (r *resolved) connect(ctx context.Context) (*pgx.Conn, error) {
 	return conn, nil
 }
 
+// open resolves the target and connects to its primary.
+func (t *tpccTarget) open(ctx context.Context, a *app) (*resolved, *pgx.Conn, error) {
+	r, err := t.resolve(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := r.connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, conn, nil
+}
+
 func tpccBuildCmd(a *app) *cobra.Command {
 	var t tpccTarget
 	var o tpcc.BuildOptions
@@ -208,11 +221,7 @@ func tpccCheckCmd(a *app) *cobra.Command {
 		Short: "Run the specification's consistency conditions (clause 3.3.2); exit 1 when one fails",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := t.resolve(a)
-			if err != nil {
-				return err
-			}
-			conn, err := r.connect(cmd.Context())
+			_, conn, err := t.open(cmd.Context(), a)
 			if err != nil {
 				return err
 			}
@@ -257,11 +266,7 @@ func tpccDropCmd(a *app) *cobra.Command {
 		Short: "Drop schema tpcc and everything in it (also a half-built one)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := t.resolve(a)
-			if err != nil {
-				return err
-			}
-			conn, err := r.connect(cmd.Context())
+			r, conn, err := t.open(cmd.Context(), a)
 			if err != nil {
 				return err
 			}
