@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // dialBlocking dials like net.Dialer and returns a connection whose reads and writes are
@@ -27,22 +29,45 @@ func dialBlocking(ctx context.Context, network, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	fc, ok := c.(interface{ File() (*os.File, error) })
-	if !ok {
-		return c, nil
-	}
-	f, err := fc.File()
+	fd, err := detach(c)
 	if err != nil {
 		return c, nil
 	}
-	bc := &blockingConn{f: f, local: c.LocalAddr(), remote: c.RemoteAddr()}
+	bc := &blockingConn{fd: fd, local: c.LocalAddr(), remote: c.RemoteAddr()}
+	// Closing the dialled connection takes its descriptor out of the poller's epoll set. The
+	// duplicate must not be in it: epoll watches the socket, not the number, so a registered
+	// twin would wake a poller thread on every packet the session sends or receives.
 	c.Close()
-	bc.fd = int(f.Fd()) // Fd puts the duplicate (and so the socket) into blocking mode
 	return bc, nil
 }
 
+// detach returns a blocking, close-on-exec duplicate of c's socket that Go's network poller
+// does not know about. (os.File would not do: os.NewFile registers a non-blocking
+// descriptor with the poller, and Fd makes it blocking without taking it out.)
+func detach(c net.Conn) (int, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return -1, errors.New("not a socket")
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd, derr := -1, error(nil)
+	if err := raw.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return -1, err
+	}
+	if derr != nil {
+		return -1, derr
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
 type blockingConn struct {
-	f             *os.File
 	fd            int
 	local, remote net.Addr
 	mu            sync.Mutex
@@ -99,7 +124,7 @@ func (c *blockingConn) Close() error {
 		c.timer.Stop()
 	}
 	syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
-	return c.f.Close()
+	return os.NewSyscallError("close", syscall.Close(c.fd))
 }
 
 func (c *blockingConn) LocalAddr() net.Addr  { return c.local }

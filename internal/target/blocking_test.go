@@ -2,6 +2,9 @@ package target
 
 import (
 	"context"
+	"io"
+	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sys/unix"
 
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 )
@@ -127,4 +131,61 @@ func cpu() (time.Duration, time.Duration) {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+}
+
+// The session's descriptor is in no epoll set of the process: a registered socket would
+// wake a poller thread on every packet (the fault that os.File's Fd left behind).
+func TestBlockingConnIsNotInThePoller(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		s, err := ln.Accept()
+		if err == nil {
+			io.Copy(s, s)
+			s.Close()
+		}
+	}()
+	c, err := dialBlocking(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	bc, ok := c.(*blockingConn)
+	if !ok {
+		t.Fatalf("connection is %T, want the blocking one", c)
+	}
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "ping" {
+		t.Fatalf("echo %q, %v", buf, err)
+	}
+	fl, err := unix.FcntlInt(uintptr(bc.fd), unix.F_GETFL, 0)
+	if err != nil || fl&unix.O_NONBLOCK != 0 {
+		t.Fatalf("descriptor flags %#x, %v: want blocking", fl, err)
+	}
+	fds, _ := os.ReadDir("/proc/self/fd")
+	epolls := 0
+	for _, e := range fds {
+		if link, _ := os.Readlink("/proc/self/fd/" + e.Name()); link != "anon_inode:[eventpoll]" {
+			continue
+		}
+		epolls++
+		info, err := os.ReadFile("/proc/self/fdinfo/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(info), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "tfd:" && f[1] == strconv.Itoa(bc.fd) {
+				t.Fatalf("descriptor %d is registered with epoll %s: %s", bc.fd, e.Name(), line)
+			}
+		}
+	}
+	if epolls == 0 {
+		t.Fatal("no epoll descriptor found: the check looked at nothing")
+	}
 }

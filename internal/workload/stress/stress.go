@@ -64,7 +64,7 @@ func (s *Stress) NewWorker(ctx context.Context, vu workload.VU) (workload.Worker
 	if err != nil {
 		return nil, err
 	}
-	w := &worker{s: s, c: c, landing: landing, rng: rand.New(rand.NewPCG(uint64(vu.Seed), uint64(vu.ID)))}
+	w := &worker{s: s, c: c, sctx: pgops.NewSessionContext(c.PgConn()), landing: landing, rng: rand.New(rand.NewPCG(uint64(vu.Seed), uint64(vu.ID)))}
 	for i, q := range s.cfg.Queries {
 		name := fmt.Sprintf("agbench_q%d", i)
 		if _, err := c.Prepare(ctx, name, q); err != nil {
@@ -92,6 +92,7 @@ func (e *QueryError) Unwrap() error { return e.Err }
 type worker struct {
 	s       *Stress
 	c       *pgx.Conn
+	sctx    *pgops.SessionContext
 	landing workload.Landing
 	rng     *rand.Rand
 	stmts   []string
@@ -107,12 +108,15 @@ func (w *worker) Do(ctx context.Context, op *workload.Op) error {
 	if w.s.cfg.Params != nil {
 		params = w.s.cfg.Params.Next(w.rng)
 	}
-	rows, bytes, err := pgops.Run(ctx, w.c.PgConn(), stmt, params)
+	rows, bytes, err := pgops.Run(w.sctx.For(ctx), w.c.PgConn(), stmt, params)
 	op.Rows, op.Bytes = rows, bytes
 	return err
 }
 
-func (w *worker) Close() error { return w.c.Close(context.Background()) }
+func (w *worker) Close() error {
+	w.sctx.Stop()
+	return w.c.Close(context.Background())
+}
 
 func (w *worker) Landings() []workload.Landing { return []workload.Landing{w.landing} }
 

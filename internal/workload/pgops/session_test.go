@@ -1,0 +1,70 @@
+package pgops
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+)
+
+// Queries run under a context that is never done, yet ending the watched context ends the
+// query in flight promptly, and a context ended before the query refuses it at once.
+func TestSessionContextEndsTheQueryInFlight(t *testing.T) {
+	clustertest.Require(t)
+	topo := clustertest.New(t, clustertest.Options{})
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, topo.ConnString(topo.Primary(), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Prepare(ctx, "one", `SELECT $1::int + 1`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Prepare(ctx, "sleep", `SELECT pg_sleep($1::float8)`); err != nil {
+		t.Fatal(err)
+	}
+	s := NewSessionContext(c.PgConn())
+	vu, cancel := context.WithCancel(ctx)
+	q := s.For(vu)
+	if q.Done() != nil {
+		t.Fatal("the query context can be cancelled: pgx would watch it on every query")
+	}
+	if s.For(vu) != q {
+		t.Fatal("a second query under the same context made a new one")
+	}
+	for i := 0; i < 100; i++ {
+		if rows, _, err := Run(s.For(vu), c.PgConn(), "one", [][]byte{[]byte("41")}); err != nil || rows != 1 {
+			t.Fatalf("query %d: %d rows, %v", i, rows, err)
+		}
+	}
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	_, _, err = Run(s.For(vu), c.PgConn(), "sleep", [][]byte{[]byte("60")})
+	if err == nil || time.Since(start) > 20*time.Second {
+		t.Fatalf("sleep under a cancelled context: %v after %v", err, time.Since(start))
+	}
+	if q := s.For(vu); q.Err() == nil {
+		t.Fatal("a context that has ended gave a live one")
+	}
+	s.Stop()
+
+	// Stop ends the watch: cancelling afterwards leaves another session's queries alone.
+	c2, err := pgx.Connect(ctx, topo.ConnString(topo.Primary(), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close(ctx)
+	c2.Prepare(ctx, "sleep", `SELECT pg_sleep($1::float8)`)
+	s2 := NewSessionContext(c2.PgConn())
+	vu2, cancel2 := context.WithCancel(ctx)
+	s2.For(vu2)
+	s2.Stop()
+	cancel2()
+	if _, _, err := Run(context.Background(), c2.PgConn(), "sleep", [][]byte{[]byte("0.3")}); err != nil {
+		t.Fatalf("query after the watch stopped: %v", err)
+	}
+}
