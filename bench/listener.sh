@@ -4,7 +4,9 @@
 # the paths rotates each round) so a drifting machine favours no one; medians of REPS runs of
 # SECS seconds each. Every path ends on the same primary of a throwaway agbench cluster:
 #   direct     pgbench -> primary
-#   agbench    pgbench -> agbench listener (proxied: startup parsed, then spliced) -> primary
+#   agbench    pgbench -> agbench listener (proxied: startup parsed, then forwarded in the
+#              kernel by its BPF sockhash) -> primary
+#   agbench-user  the same listener with --forward user (its own copy loops move the bytes)
 #   redirect   pgbench -> the address agbench's /route answers (asked once per pgbench run;
 #              each session would ask once at login), i.e. the redirect path: routing costs
 #              one HTTP round trip per session and nothing per query
@@ -12,7 +14,10 @@
 #   haproxy    pgbench -> HAProxy (mode tcp) -> primary
 # Besides TPS and latency it reports each proxy's own CPU time per transaction (utime+stime
 # of its process over the run): on a shared, busy machine TPS swings with the neighbours,
-# while CPU per transaction is what a proxy costs when the machine is the limit.
+# while CPU per transaction is what a proxy costs when the machine is the limit. Bytes the
+# kernel forwards are moved by kernel worker threads, not the listener process, so for the
+# agbench path that column understates; the machine column (all CPUs' busy time per
+# transaction, from /proc/stat: server, pgbench, proxy and kernel alike) compares every path.
 # Knobs (environment): REPS=5 SECS=5 CLIENTS="1 8 32" SCALE=10 PATHS="direct agbench redirect pgbouncer haproxy"
 # Everything runs on loopback and is removed at the end.
 set -euo pipefail
@@ -22,7 +27,7 @@ REPS=${REPS:-5}
 SECS=${SECS:-5}
 CLIENTS=${CLIENTS:-"1 8 32"}
 SCALE=${SCALE:-10}
-PATHS=${PATHS:-"direct agbench redirect pgbouncer haproxy"}
+PATHS=${PATHS:-"direct agbench agbench-user redirect pgbouncer haproxy"}
 PGBENCH=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench | tail -1)
 PGBOUNCER=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
 HAPROXY=$(command -v haproxy || echo /usr/sbin/haproxy)
@@ -60,13 +65,16 @@ eval "$("$BIN" cluster env --name bench)"
 PASSWORD=$(awk -F: 'NR==1 {print $5}' "$PGPASSFILE")
 "$PGBENCH" -i -q -s "$SCALE" >/dev/null 2>&1
 
-P=$(freeport 4)
-LPORT=$P; MPORT=$((P + 1)); BPORT=$((P + 2)); HPORT=$((P + 3))
+P=$(freeport 6)
+LPORT=$P; MPORT=$((P + 1)); BPORT=$((P + 2)); HPORT=$((P + 3)); UPORT=$((P + 4)); UMPORT=$((P + 5))
 
 # agbench listener
 "$BIN" listener --cluster bench --listen 127.0.0.1:$LPORT --metrics 127.0.0.1:$MPORT >"$WORK/listener.log" 2>&1 &
 PIDS+=($!)
 AGBENCH_PID=$!
+"$BIN" listener --cluster bench --forward user --listen 127.0.0.1:$UPORT --metrics 127.0.0.1:$UMPORT >"$WORK/listener-user.log" 2>&1 &
+PIDS+=($!)
+AGBENCH_USER_PID=$!
 
 # pgbouncer, session mode (it refuses to run as root: run it as the server's user)
 mkdir -p "$WORK/pgbouncer"
@@ -119,6 +127,7 @@ BOUNCER_PID=$(cat "$WORK/pgbouncer/pgbouncer.pid" 2>/dev/null || pgrep -f "pgbou
 pid_of() {
 	case $1 in
 	agbench) echo "$AGBENCH_PID" ;;
+	agbench-user) echo "$AGBENCH_USER_PID" ;;
 	pgbouncer) echo "$BOUNCER_PID" ;;
 	haproxy) echo "$HAPROXY_PID" ;;
 	*) echo "" ;;
@@ -129,10 +138,14 @@ ticks() { # CPU time of a process in clock ticks (utime + stime), 0 without one
 	awk '{print $14 + $15}' "/proc/$1/stat"
 }
 HZ=$(getconf CLK_TCK)
+busy() { # all CPUs' busy time in clock ticks (user nice system irq softirq steal)
+	awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat
+}
 port_of() {
 	case $1 in
 	direct) echo "$BASE" ;;
 	agbench) echo "$LPORT" ;;
+	agbench-user) echo "$UPORT" ;;
 	pgbouncer) echo "$BPORT" ;;
 	haproxy) echo "$HPORT" ;;
 	redirect)
@@ -154,9 +167,9 @@ for c in $CLIENTS; do
 		for i in "${!order[@]}"; do
 			p=${order[$(((i + r) % ${#order[@]}))]}
 			pid=$(pid_of "$p")
-			t0=$(ticks "$pid")
+			t0=$(ticks "$pid"); b0=$(busy)
 			out=$("$PGBENCH" -n -S -M prepared -c "$c" -j "$j" -T "$SECS" -h 127.0.0.1 -p "$(port_of "$p")" 2>&1) || { echo "$out" >&2; exit 1; }
-			t1=$(ticks "$pid")
+			t1=$(ticks "$pid"); b1=$(busy)
 			tps=$(sed -nE 's/^tps = ([0-9.]+).*/\1/p' <<<"$out" | head -1)
 			lat=$(sed -nE 's/^latency average = ([0-9.]+) ms/\1/p' <<<"$out")
 			n=$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' <<<"$out")
@@ -166,7 +179,8 @@ for c in $CLIENTS; do
 				continue
 			fi
 			cpu=$(awk -v d=$((t1 - t0)) -v hz="$HZ" -v n="$n" 'BEGIN {printf "%.2f", d * 1e6 / hz / n}')
-			echo "$c $p $tps $lat $cpu" >>"$RES"
+			mach=$(awk -v d=$((b1 - b0)) -v hz="$HZ" -v n="$n" 'BEGIN {printf "%.2f", d * 1e6 / hz / n}')
+			echo "$c $p $tps $lat $cpu $mach" >>"$RES"
 			printf '.'
 		done
 	done
@@ -174,18 +188,19 @@ done
 echo
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-printf '%-8s %-10s %12s %12s %10s %16s %5s\n' clients path "TPS (median)" "latency ms" "x direct" "proxy CPU us/tx" runs
+printf '%-8s %-13s %12s %12s %10s %16s %18s %5s\n' clients path "TPS (median)" "latency ms" "x direct" "proxy CPU us/tx" "machine CPU us/tx" runs
 for c in $CLIENTS; do
 	d=$(awk -v c="$c" '$1==c && $2=="direct" {print $3}' "$RES" | median)
 	for p in $PATHS; do
 		k=$(awk -v c="$c" -v p="$p" '$1==c && $2==p' "$RES" | wc -l)
-		if [ "$k" = 0 ]; then printf '%-8s %-10s %12s\n' "$c" "$p" "no run succeeded"; continue; fi
+		if [ "$k" = 0 ]; then printf '%-8s %-13s %12s\n' "$c" "$p" "no run succeeded"; continue; fi
 		t=$(awk -v c="$c" -v p="$p" '$1==c && $2==p {print $3}' "$RES" | median)
 		l=$(awk -v c="$c" -v p="$p" '$1==c && $2==p {print $4}' "$RES" | median)
 		u=$(awk -v c="$c" -v p="$p" '$1==c && $2==p {print $5}' "$RES" | median)
-		printf '%-8s %-10s %12.0f %12.3f %9.2fx %16.1f %5s\n' "$c" "$p" "$t" "$l" "$(awk -v t="$t" -v d="$d" 'BEGIN {print (d > 0 ? t / d : 0)}')" "$u" "$k"
+		m=$(awk -v c="$c" -v p="$p" '$1==c && $2==p {print $6}' "$RES" | median)
+		printf '%-8s %-13s %12.0f %12.3f %9.2fx %16.1f %18.1f %5s\n' "$c" "$p" "$t" "$l" "$(awk -v t="$t" -v d="$d" 'BEGIN {print (d > 0 ? t / d : 0)}')" "$u" "$m" "$k"
 	done
 done
 if [ -s "$WORK/failed.txt" ]; then echo "runs that failed (no figures; left out of the medians):"; sort "$WORK/failed.txt" | uniq -c; fi
-echo "(raw runs: clients path tps latency_ms proxy_cpu_us_per_tx)"
+echo "(raw runs: clients path tps latency_ms proxy_cpu_us_per_tx machine_cpu_us_per_tx)"
 sort -k1,1n -k2,2 "$RES" | awk '{printf "  %s\n", $0}'

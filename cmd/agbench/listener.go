@@ -28,6 +28,7 @@ type listenerFlags struct {
 	maxLag, probe, startup                      time.Duration
 	tlsCert, tlsKey                             string
 	tlsRequire                                  bool
+	forward                                     string
 }
 
 func newListenerCmd(a *app) *cobra.Command {
@@ -48,7 +49,11 @@ load-balanced set, then the primary. --routing-list NODE=LIST gives the list use
 NODE is the primary (as SQL Server keeps one per replica).
 
 Backends are probed every --probe-interval (role, WAL replayed, lag); roles follow a
-failover, and sessions on a node that stopped being primary are ended. --metrics serves
+failover, and sessions on a node that stopped being primary are ended. Once a session's
+startup is over its bytes are forwarded inside the kernel (a BPF sockhash redirects each
+socket's data to its peer) when the listener may load BPF programs (root, or CAP_BPF and
+CAP_NET_ADMIN), else by the listener itself; --forward chooses. TLS sessions are always
+forwarded by the listener. --metrics serves
 /metrics (Prometheus), /status (JSON) and /route?intent=read-only (the redirect path:
 where a read-intent session belongs, to connect there directly).
 
@@ -80,6 +85,7 @@ for any cluster; a node is named by NAME=URL or else by the URL's host:port.`,
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fl.BoolVar(&f.tlsRequire, "tls-require", false, "refuse sessions without TLS")
 	fl.DurationVar(&f.probe, "probe-interval", listener.DefaultProbeInterval, "how often each backend is probed")
+	fl.StringVar(&f.forward, "forward", "auto", "how sessions' bytes move after startup: kernel (a BPF sockhash; needs root or CAP_BPF+CAP_NET_ADMIN), user (the listener copies them), auto (kernel when it can)")
 	fl.DurationVar(&f.startup, "startup-timeout", listener.DefaultStartupTimeout, "how long a client may take over its startup phase")
 	return c
 }
@@ -144,6 +150,11 @@ func (f *listenerFlags) config(a *app, cmd *cobra.Command) (listener.Config, err
 		errs = append(errs, agerr.BadInputf("--routing %q: want on or off", f.routing))
 	}
 	cfg.MaxLag, cfg.ProbeInterval, cfg.StartupTimeout, cfg.RequireTLS = f.maxLag, f.probe, f.startup, f.tlsRequire
+	if fw, err := listener.ParseForward(f.forward); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.Forward = fw
+	}
 	if f.probe <= 0 {
 		errs = append(errs, agerr.BadInputf("--probe-interval %s: must be positive", f.probe))
 	}
@@ -248,6 +259,7 @@ func printListener(w io.Writer, l *listener.Listener, cfg listener.Config) {
 	if cfg.MaxLag > 0 {
 		fmt.Fprintf(w, "max lag: %s\n", cfg.MaxLag)
 	}
+	fmt.Fprintf(w, "forwarding after startup: %s\n", l.Forwarding())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tADDRESS\tROLE\tUP\tLAG")
 	for _, n := range l.Status() {

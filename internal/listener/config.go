@@ -73,10 +73,37 @@ type Config struct {
 	DialTimeout time.Duration
 	// DrainTimeout is how long Close waits for sessions to end before cutting them.
 	DrainTimeout time.Duration
+	// Forward chooses how a session's bytes move once its startup phase is over:
+	// ForwardAuto (the zero value) in the kernel when it can, else by the listener's copy
+	// loops; ForwardKernel insists (Start fails without it); ForwardUser never uses it.
+	Forward Forward
 	// OnEvent, when set, is called (from the listener's goroutines, serially per kind of
 	// work) on role changes, backends going down or coming back, refusals and sessions
 	// ended because their node stopped being primary. The listener never logs.
 	OnEvent func(Event)
+}
+
+// Forward is a forwarding mode (see Config.Forward).
+type Forward string
+
+// Forwarding modes.
+const (
+	ForwardAuto   Forward = ""
+	ForwardKernel Forward = "kernel"
+	ForwardUser   Forward = "user"
+)
+
+// ParseForward reads a --forward value: auto, kernel or user.
+func ParseForward(s string) (Forward, error) {
+	switch s {
+	case "auto", "":
+		return ForwardAuto, nil
+	case "kernel":
+		return ForwardKernel, nil
+	case "user":
+		return ForwardUser, nil
+	}
+	return "", agerr.BadInputf("--forward %q: want auto, kernel or user", s)
 }
 
 // Event is something a person running the listener may want to see.

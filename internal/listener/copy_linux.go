@@ -3,6 +3,7 @@ package listener
 import (
 	"io"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -10,25 +11,26 @@ import (
 // copyBuf is the size of each direction's buffer.
 const copyBuf = 32 << 10
 
-// copyConn copies src to dst until EOF (nil error) or an error. Between two TCP sockets
+// copyConn copies src to dst until EOF (nil error) or an error, adding what it writes to
+// moved as it goes. Between two TCP sockets
 // it reads and writes with raw non-blocking system calls through the runtime's poller:
 // a query and its answer are a few hundred bytes, and measured on a busy 2-core machine
 // this costs about a fifth less CPU per round trip than io.Copy's splice(2), whose
 // blocking-syscall bookkeeping wakes the runtime's threads on every call. Anything else
 // (TLS) goes through io.Copy.
-func copyConn(dst, src net.Conn) (int64, error) {
+func copyConn(dst, src net.Conn, moved *atomic.Int64) (int64, error) {
 	d, ok1 := dst.(*net.TCPConn)
 	s, ok2 := src.(*net.TCPConn)
 	if !ok1 || !ok2 {
-		return io.Copy(dst, src)
+		return io.Copy(countingWriter{dst, moved}, src)
 	}
 	rc, err := s.SyscallConn()
 	if err != nil {
-		return io.Copy(dst, src)
+		return io.Copy(countingWriter{dst, moved}, src)
 	}
 	wc, err := d.SyscallConn()
 	if err != nil {
-		return io.Copy(dst, src)
+		return io.Copy(countingWriter{dst, moved}, src)
 	}
 	buf := make([]byte, copyBuf)
 	// The callbacks are made once, not per message: each would be a heap allocation.
@@ -71,6 +73,7 @@ func copyConn(dst, src net.Conn) (int64, error) {
 		off = 0
 		err := wc.Write(write)
 		total += int64(off)
+		moved.Add(int64(off))
 		if err != nil {
 			return total, err
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 )
 
@@ -42,9 +43,10 @@ func TestCopyConnMovesEverything(t *testing.T) {
 	_, _ = rand.Read(data)
 	done := make(chan error, 1)
 	var copied int64
+	var moved atomic.Int64
 	go func() {
 		var err error
-		copied, err = copyConn(out, in)
+		copied, err = copyConn(out, in, &moved)
 		out.CloseWrite()
 		done <- err
 	}()
@@ -59,8 +61,8 @@ func TestCopyConnMovesEverything(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("copyConn: %v", err)
 	}
-	if !bytes.Equal(got, data) || copied != int64(len(data)) {
-		t.Fatalf("copied %d bytes, received %d, equal %v", copied, len(got), bytes.Equal(got, data))
+	if !bytes.Equal(got, data) || copied != int64(len(data)) || moved.Load() != copied {
+		t.Fatalf("copied %d bytes (counted %d), received %d, equal %v", copied, moved.Load(), len(got), bytes.Equal(got, data))
 	}
 }
 
@@ -71,8 +73,9 @@ func BenchmarkCopyConnRoundTrip(b *testing.B) {
 	pout, server := tcpPair(b)
 	defer client.Close()
 	defer server.Close()
-	go copyConn(pout, pin)
-	go copyConn(pin, pout)
+	var up, down atomic.Int64
+	go copyConn(pout, pin, &up)
+	go copyConn(pin, pout, &down)
 	go func() { // echo server
 		buf := make([]byte, 512)
 		for {

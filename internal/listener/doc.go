@@ -2,9 +2,19 @@
 // group listener that PostgreSQL lacks. It accepts client sessions, reads only the
 // startup phase (SSLRequest, GSSENCRequest, CancelRequest, StartupMessage, parsed with
 // pgproto3), learns the session's intent, chooses a backend with the routing package,
-// forwards the startup message and then copies bytes both ways until either side
-// closes (raw non-blocking reads and writes between the two TCP sockets, one 32 KiB buffer
-// each way; no per-message parsing after the first ReadyForQuery, no buffering of results).
+// forwards the startup message and then moves bytes both ways until either side closes,
+// with no per-message parsing after the first ReadyForQuery and no buffering of results.
+//
+// Forwarding after startup happens in the kernel when the listener may load BPF programs
+// (Linux, root or CAP_BPF and CAP_NET_ADMIN; Config.Forward): both sockets of a session go
+// into a BPF sockhash, and an SK_SKB verdict program (kernel_linux.go) redirects what
+// arrives on one to the other's send side, so a query and its answer never wake the
+// listener. Its copy loops stay parked on both sockets to see each side's end of stream;
+// before passing an end on, they wait until the kernel has sent everything it took (TCP's
+// own byte counters), so a Terminate or a FATAL error is never cut off. Backpressure is
+// TCP's: a client that stops reading stops the backend. TLS sessions, and any session the
+// sockhash will not take, are forwarded by the copy loops (raw non-blocking reads and
+// writes between the two sockets, one 32 KiB buffer each way).
 //
 // Read intent is declared by a startup parameter agbench.intent=read-only (pgx sends
 // unknown connection-string keys as startup parameters), the same inside options
@@ -49,7 +59,8 @@
 // listener.ReadOnly) for host:port, or Redirect to point a pgconn.Config there, connect
 // directly, and ask again after a connection error. /status answers every node's health
 // as JSON; /metrics is in Prometheus text format (sessions by intent and node, failures
-// and refusals by reason, bytes forwarded, cancels, backend up/primary/lag).
+// and refusals by reason, bytes forwarded, sessions by forwarding mode, cancels, backend
+// up/primary/lag); /status also says how sessions are forwarded.
 //
 // The package never logs: Config.OnEvent receives role changes, nodes going down and
 // back, refusals and ended sessions. It imports routing and cluster (for the topology

@@ -18,8 +18,9 @@ func (l *Listener) httpHandler() http.Handler {
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(struct {
-			Nodes []NodeStatus `json:"nodes"`
-		}{l.Status()})
+			Nodes      []NodeStatus `json:"nodes"`
+			Forwarding string       `json:"forwarding"`
+		}{l.Status(), l.Forwarding()})
 	})
 	mux.HandleFunc("GET /route", func(w http.ResponseWriter, r *http.Request) {
 		intent := routing.ReadWrite

@@ -27,6 +27,10 @@ type Listener struct {
 	router  *routing.Router
 	health  *health
 	metrics *metrics
+	// kfwd forwards sessions in the kernel after their startup phase; nil: the copy loops
+	// do. forwarding says which, and why not the kernel.
+	kfwd       *kernelForwarder
+	forwarding string
 
 	ln, roLn, httpLn net.Listener
 	httpSrv          *http.Server
@@ -64,8 +68,12 @@ func Start(ctx context.Context, cfg Config) (*Listener, error) {
 		done:     make(chan struct{}),
 	}
 	l.health = newHealth(cfg.Backends, cfg.ProbeInterval, l.emit, l.endPrimarySessions)
+	if err := l.setForwarding(); err != nil {
+		return nil, err
+	}
 	if err := l.listen(); err != nil {
 		l.closeListeners()
+		l.closeForwarder()
 		return nil, err
 	}
 	probeCtx, cancel := context.WithCancel(context.Background())
@@ -179,6 +187,36 @@ func (l *Listener) backend(name string) *Backend {
 	return nil
 }
 
+// setForwarding loads the kernel forwarder as cfg.Forward asks.
+func (l *Listener) setForwarding() error {
+	switch l.cfg.Forward {
+	case ForwardUser:
+		l.forwarding = "user (as configured)"
+		return nil
+	case ForwardKernel, ForwardAuto:
+	}
+	k, err := newKernelForwarder()
+	if err != nil {
+		if l.cfg.Forward == ForwardKernel {
+			return fmt.Errorf("--forward kernel: %w", err)
+		}
+		l.forwarding = "user (kernel unavailable: " + err.Error() + ")"
+		return nil
+	}
+	l.kfwd, l.forwarding = k, "kernel"
+	return nil
+}
+
+func (l *Listener) closeForwarder() {
+	if l.kfwd != nil {
+		l.kfwd.close()
+	}
+}
+
+// Forwarding says how sessions are forwarded after their startup phase: "kernel", or
+// "user (...)" with the reason.
+func (l *Listener) Forwarding() string { return l.forwarding }
+
 // Done is closed when the listener has closed.
 func (l *Listener) Done() <-chan struct{} { return l.done }
 
@@ -215,6 +253,7 @@ func (l *Listener) Close() error {
 			l.cancelProbe()
 			<-l.probeDone
 		}
+		l.closeForwarder()
 		close(l.done)
 	})
 	return nil

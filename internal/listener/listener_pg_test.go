@@ -242,6 +242,62 @@ func TestWithCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("kernel forwarding", func(t *testing.T) {
+		e := startPG(t, topo, Config{Routing: true})
+		if os.Geteuid() != 0 {
+			t.Skipf("not root: forwarding is %s", e.l.Forwarding())
+		}
+		if e.l.Forwarding() != "kernel" {
+			t.Fatalf("forwarding %q as root, want kernel", e.l.Forwarding())
+		}
+		c, err := e.connect(e.l.Addr().String(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		if got := e.l.Counts().Forwarded["kernel"]; got != 1 {
+			t.Fatalf("sessions forwarded in the kernel: %d, want 1 (%v)", got, e.l.Counts().Forwarded)
+		}
+		// A 60 MB result read by a client that stops for a second after the first row:
+		// the kernel holds back the backend (no unbounded queue) and all of it arrives.
+		const rows, width = 60000, 1000
+		rr := c.Exec(ctx, fmt.Sprintf(`SELECT repeat('x', %d) FROM generate_series(1, %d)`, width, rows))
+		if !rr.NextResult() {
+			t.Fatal(rr.Close())
+		}
+		res := rr.ResultReader()
+		var n, total int
+		memBefore := tcpMemBytes(t)
+		for res.NextRow() {
+			n++
+			total += len(res.Values()[0])
+			if n == 1 {
+				time.Sleep(time.Second)
+				grew := tcpMemBytes(t) - memBefore
+				t.Logf("TCP memory grew by %.1f MB while the client paused", float64(grew)/(1<<20))
+				if grew > 48<<20 {
+					t.Fatalf("TCP memory grew by %d MB while the client paused: the kernel queued the result", grew>>20)
+				}
+			}
+		}
+		if _, err := res.Close(); err != nil || n != rows || total != rows*width {
+			t.Fatalf("%d rows, %d bytes, %v", n, total, err)
+		}
+		rr.Close()
+		// A FATAL error the backend sends as it ends the session reaches the client.
+		pid, err := tryQueryOne(c, "SELECT pg_backend_pid()::text")
+		if err != nil {
+			t.Fatal(err)
+		}
+		node, _ := e.nodeOf(c)
+		e.exec(node, "SELECT pg_terminate_backend("+pid+")")
+		_, err = c.Exec(ctx, "SELECT 1").ReadAll()
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "57P01" {
+			t.Fatalf("after pg_terminate_backend: %v, want the server's FATAL 57P01", err)
+		}
+	})
+
 	t.Run("fallback refusal and return", func(t *testing.T) {
 		fall := startPG(t, topo, Config{Routing: true, RoutingList: "('standby1','primary')"})
 		refuse := startPG(t, topo, Config{Routing: true, RoutingList: "('standby1')"})
@@ -383,4 +439,26 @@ func TestPromotionWhileOldPrimaryRuns(t *testing.T) {
 	if n, _ := e.where(e.l.Addr().String(), "agbench.intent=read-only"); n != "standby1" {
 		t.Errorf("read intent after promotion: %s", n)
 	}
+}
+
+// tcpMemBytes is the memory the kernel's TCP sockets use now (/proc/net/sockstat).
+func tcpMemBytes(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/net/sockstat")
+	if err != nil {
+		t.Skip("no /proc/net/sockstat")
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 && f[0] == "TCP:" {
+			for i := 1; i+1 < len(f); i += 2 {
+				if f[i] == "mem" {
+					pages, _ := strconv.Atoi(f[i+1])
+					return pages * os.Getpagesize()
+				}
+			}
+		}
+	}
+	t.Fatal("no TCP mem in /proc/net/sockstat")
+	return 0
 }

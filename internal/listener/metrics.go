@@ -20,11 +20,12 @@ type metrics struct {
 	bytes    map[[2]string]uint64 // node, direction
 	cancels  map[string]uint64    // result
 	ended    map[string]uint64    // node
+	forward  map[string]uint64    // forwarding mode of sessions past startup
 }
 
 func newMetrics() *metrics {
 	return &metrics{sessions: map[[2]string]uint64{}, active: map[string]int64{}, failures: map[[2]string]uint64{},
-		bytes: map[[2]string]uint64{}, cancels: map[string]uint64{}, ended: map[string]uint64{}}
+		bytes: map[[2]string]uint64{}, cancels: map[string]uint64{}, ended: map[string]uint64{}, forward: map[string]uint64{}}
 }
 
 func (m *metrics) sessionStarted(i routing.Intent, node string) {
@@ -52,6 +53,12 @@ func (m *metrics) addBytes(node, dir string, n int64) {
 	m.mu.Unlock()
 }
 
+func (m *metrics) addForwarding(mode string) {
+	m.mu.Lock()
+	m.forward[mode]++
+	m.mu.Unlock()
+}
+
 func (m *metrics) addCancel(result string) {
 	m.mu.Lock()
 	m.cancels[result]++
@@ -72,6 +79,9 @@ type Counts struct {
 	Failures map[string]uint64
 	// Cancels counts cancel requests by result: forwarded, unknown, failed.
 	Cancels map[string]uint64
+	// Forwarded counts sessions past their startup phase by how they were forwarded:
+	// "kernel", or "user" when the kernel forwarder would not take them.
+	Forwarded map[string]uint64
 }
 
 // Counts returns the listener's counters.
@@ -79,7 +89,10 @@ func (l *Listener) Counts() Counts {
 	m := l.metrics
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := Counts{Sessions: map[string]uint64{}, Failures: map[string]uint64{}, Cancels: map[string]uint64{}}
+	c := Counts{Sessions: map[string]uint64{}, Failures: map[string]uint64{}, Cancels: map[string]uint64{}, Forwarded: map[string]uint64{}}
+	for k, v := range m.forward {
+		c.Forwarded[k] = v
+	}
 	for k, v := range m.sessions {
 		c.Sessions[k[0]+"/"+k[1]] = v
 	}
@@ -120,6 +133,10 @@ func (l *Listener) writeProm(w io.Writer) {
 	family(&b, "agbench_listener_demotion_ended_sessions_total", "counter", "Sessions ended because their node stopped being the primary.")
 	for _, k := range sortedKeys(m.ended) {
 		fmt.Fprintf(&b, "agbench_listener_demotion_ended_sessions_total{node=%q} %d\n", k, m.ended[k])
+	}
+	family(&b, "agbench_listener_forwarded_sessions_total", "counter", "Sessions past their startup phase, by how their bytes were forwarded (kernel: a BPF sockhash; user: the listener's copy loops).")
+	for _, k := range sortedKeys(m.forward) {
+		fmt.Fprintf(&b, "agbench_listener_forwarded_sessions_total{mode=%q} %d\n", k, m.forward[k])
 	}
 	m.mu.Unlock()
 	st := l.health.status()

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -32,6 +33,8 @@ type session struct {
 	primary bool
 	key     string
 	once    sync.Once
+	// kernel is set when the kernel forwards the session (after its startup phase).
+	kernel atomic.Pointer[kernelSession]
 }
 
 // kill cuts the session's connections; the forwarding goroutines then end.
@@ -214,16 +217,24 @@ func (l *Listener) unregister(s *session) {
 	l.mu.Unlock()
 }
 
-// forward copies bytes both ways until either side closes. Backend messages are read one
-// by one only until the first ReadyForQuery, to learn the cancel key; after that both
-// directions are plain copies (copyConn).
+// forward moves bytes both ways until either side closes. Backend messages are read one
+// by one only until the first ReadyForQuery, to learn the cancel key; after that the kernel
+// forwards the session when it can (kernelForwarder), else both directions are plain
+// copies (copyConn). The copy loops run in either case: in the kernel's case they only see
+// each side's end of stream.
 func (l *Listener) forward(s *session) {
+	var upMoved, downMoved atomic.Int64
 	up := make(chan struct{})
 	go func() {
 		defer close(up)
-		n, err := copyConn(s.backend, s.client)
-		l.metrics.addBytes(s.node, "to_backend", n)
+		n, err := copyConn(s.backend, s.client, &upMoved)
+		if s.kernel.Load() == nil {
+			l.metrics.addBytes(s.node, "to_backend", n)
+		}
 		if err == nil {
+			if ks := s.kernel.Load(); ks != nil {
+				ks.drained(true, true, kernelDrainStall)
+			}
 			if cw, ok := s.backend.(interface{ CloseWrite() error }); ok {
 				_ = cw.CloseWrite()
 				return
@@ -231,32 +242,64 @@ func (l *Listener) forward(s *session) {
 		}
 		s.kill()
 	}()
-	n, err := l.relayStartup(s)
+	err := l.relayStartup(s, &upMoved, &downMoved)
+	var eof bool
 	if err == nil {
-		var m int64
-		m, _ = copyConn(s.client, s.backend)
-		n += m
+		_, cerr := copyConn(s.client, s.backend, &downMoved)
+		eof = cerr == nil
 	}
-	l.metrics.addBytes(s.node, "to_client", n)
+	ks := s.kernel.Load()
+	if ks != nil {
+		ks.drained(false, eof, kernelDrainStall)
+		if toBackend, toClient, ok := ks.bytes(eof); ok {
+			l.metrics.addBytes(s.node, "to_backend", toBackend)
+			l.metrics.addBytes(s.node, "to_client", toClient)
+		}
+	} else {
+		l.metrics.addBytes(s.node, "to_client", downMoved.Load())
+	}
 	s.kill()
 	<-up
+	if ks != nil {
+		ks.end()
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		l.metrics.addFailure(FailBackendStartup, s.intent.String())
 	}
 }
 
+// kernelDrainStall bounds the wait, at a session's end, for the kernel to pass on what it
+// still holds of that session, while the receiving side takes nothing.
+const kernelDrainStall = 30 * time.Second
+
+// toKernel hands the session to the kernel forwarder, if there is one and the session is
+// plain TCP. It is called between the backend's ReadyForQuery and the client's.
+func (l *Listener) toKernel(s *session, up, down *atomic.Int64) {
+	if l.kfwd == nil {
+		return
+	}
+	ks, err := l.kfwd.start(s.client, s.backend, up, down)
+	if err != nil {
+		l.metrics.addForwarding("user")
+		return
+	}
+	ks.mark()
+	s.kernel.Store(ks)
+	l.metrics.addForwarding("kernel")
+}
+
 // relayStartup passes the backend's messages to the client until ReadyForQuery, noting
-// BackendKeyData for cancel requests; then it passes on what it has read ahead.
-func (l *Listener) relayStartup(s *session) (int64, error) {
+// BackendKeyData for cancel requests; then it passes on what it has read ahead. What it
+// writes to the client is counted in down.
+func (l *Listener) relayStartup(s *session, up, down *atomic.Int64) error {
 	br := bufio.NewReaderSize(s.backend, 8192)
 	var out []byte
-	var sent int64
 	flush := func() error {
 		if len(out) == 0 {
 			return nil
 		}
-		_, err := s.client.Write(out)
-		sent += int64(len(out))
+		n, err := s.client.Write(out)
+		down.Add(int64(n))
 		out = out[:0]
 		return err
 	}
@@ -265,20 +308,20 @@ func (l *Listener) relayStartup(s *session) (int64, error) {
 		if err != nil {
 			_ = flush()
 			if errors.Is(err, io.EOF) && len(hdr) == 0 {
-				return sent, io.ErrUnexpectedEOF
+				return io.ErrUnexpectedEOF
 			}
-			return sent, err
+			return err
 		}
 		typ, size := hdr[0], int(int32(binary.BigEndian.Uint32(hdr[1:])))
 		if size < 4 || size > maxStartupBackendMsg {
 			_ = flush()
-			return sent, fmt.Errorf("backend message %q of length %d", typ, size)
+			return fmt.Errorf("backend message %q of length %d", typ, size)
 		}
 		start := len(out)
 		out = append(out, make([]byte, size+1)...)
 		if _, err := io.ReadFull(br, out[start:]); err != nil {
 			_ = flush()
-			return sent, err
+			return err
 		}
 		switch typ {
 		case 'K':
@@ -287,21 +330,27 @@ func (l *Listener) relayStartup(s *session) (int64, error) {
 				l.setKey(s, cancelKey(k.ProcessID, k.SecretKey))
 			}
 		case 'Z':
+			if br.Buffered() == 0 {
+				// Nothing read ahead: the backend waits for a query, and the client
+				// sends none before it has this ReadyForQuery.
+				l.toKernel(s, up, down)
+			}
 			if err := flush(); err != nil {
-				return sent, err
+				return err
 			}
 			if k := br.Buffered(); k > 0 {
 				b, _ := br.Peek(k)
-				if _, err := s.client.Write(b); err != nil {
-					return sent, err
+				n, err := s.client.Write(b)
+				down.Add(int64(n))
+				if err != nil {
+					return err
 				}
-				sent += int64(k)
 			}
-			return sent, nil
+			return nil
 		}
 		if br.Buffered() == 0 {
 			if err := flush(); err != nil {
-				return sent, err
+				return err
 			}
 		}
 	}
