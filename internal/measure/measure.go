@@ -126,6 +126,8 @@ type Registry struct {
 	total   map[string]*OpStats
 	start   time.Time
 	last    time.Time
+	// lastIv is the interval of the last point added.
+	lastIv time.Duration
 	frozen  bool
 	series  map[string]*result.TimeSeries
 }
@@ -173,7 +175,13 @@ type Tick struct {
 
 // Tick merges what every handle recorded since the last tick into the running total, adds
 // a point per operation type to the throughput series, and returns both.
-func (r *Registry) Tick(now time.Time) Tick {
+func (r *Registry) Tick(now time.Time) Tick { return r.tick(now, false) }
+
+// tick is Tick; final marks the window's last tick, whose interval is whatever was left:
+// shorter than half the interval before it, it is folded into that point rather than
+// added as a point of its own (a few milliseconds' rate would be mostly noise, and often 0
+// since operations still running at the close are not counted).
+func (r *Registry) tick(now time.Time, final bool) Tick {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	iv := map[string]*OpStats{}
@@ -196,8 +204,13 @@ func (r *Registry) Tick(now time.Time) Tick {
 		acc.merge(o)
 	}
 	interval := now.Sub(r.last)
-	if interval > 0 {
+	switch {
+	case interval <= 0:
+	case final && r.lastIv > 0 && interval < r.lastIv/2:
+		r.foldPoints(now, interval, iv)
+	default:
 		r.addPoints(now, interval, iv)
+		r.lastIv = interval
 	}
 	r.last = now
 	return Tick{Now: now, Elapsed: now.Sub(r.start), Interval: interval, IntervalOps: iv, Total: r.total}
@@ -216,6 +229,35 @@ func (r *Registry) addPoints(now time.Time, interval time.Duration, iv map[strin
 		r.point(name, now, float64(n)/interval.Seconds())
 	}
 	r.point(AllOps, now, float64(all)/interval.Seconds())
+}
+
+// foldPoints merges the interval ending at now into each series' last point: that point's
+// rate becomes the rate over both intervals, and it moves to now.
+func (r *Registry) foldPoints(now time.Time, interval time.Duration, iv map[string]*OpStats) {
+	var all int64
+	fold := func(name string, n int64) {
+		s := r.series[name]
+		if s == nil || len(s.V) == 0 {
+			return
+		}
+		k := len(s.V) - 1
+		s.V[k] = (s.V[k]*r.lastIv.Seconds() + float64(n)) / (r.lastIv + interval).Seconds()
+		s.T[k] = now.Sub(s.Start).Seconds()
+	}
+	for name := range r.total {
+		var n int64
+		if o := iv[name]; o != nil {
+			n = o.Count() + o.Errors()
+		}
+		all += n
+		if r.series[name] == nil {
+			r.point(name, now, float64(n)/interval.Seconds())
+			continue
+		}
+		fold(name, n)
+	}
+	fold(AllOps, all)
+	r.lastIv += interval
 }
 
 func (r *Registry) point(name string, now time.Time, v float64) {
@@ -240,7 +282,7 @@ func (r *Registry) Freeze(now time.Time) Tick {
 	}
 	r.mu.Unlock()
 	// The handles' contents up to now are still there to take.
-	return r.Tick(now)
+	return r.tick(now, true)
 }
 
 // Ops returns the running total per operation type, encoded for a result file.

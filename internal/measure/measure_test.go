@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -108,5 +109,51 @@ func TestClipsHugeLatencies(t *testing.T) {
 	q := r.Tick(time.Unix(1, 0)).Total["q"]
 	if q.Count() != 2 || q.Clipped != 1 || q.Success.Min() != MinLatencyMicros {
 		t.Fatalf("count %d clipped %d min %d", q.Count(), q.Clipped, q.Success.Min())
+	}
+}
+
+// The window's last sliver (the few milliseconds between the last tick and the close, in
+// which operations still running are not counted) is folded into the point before it,
+// not left as a point of its own that reads as a collapse of throughput.
+func TestFreezeFoldsAShortLastInterval(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, c := range []struct {
+		last            time.Duration
+		points          int
+		lastRate, lastT float64
+	}{
+		{6 * time.Millisecond, 2, 100 / 1.006, 2.006},      // folded: 100 ops over 1.006 s
+		{700 * time.Millisecond, 3, 0, 2.7},                // a point of its own
+		{400 * time.Millisecond, 2, (100 + 20) / 1.4, 2.4}, // folded, with 20 ops in it
+	} {
+		r := NewRegistry(t0)
+		h := r.NewHandle()
+		for i := 0; i < 100; i++ {
+			h.Record(Sample{Op: "q", Latency: time.Millisecond})
+		}
+		r.Tick(t0.Add(time.Second))
+		for i := 0; i < 100; i++ {
+			h.Record(Sample{Op: "q", Latency: time.Millisecond})
+		}
+		r.Tick(t0.Add(2 * time.Second))
+		if c.lastRate != 0 {
+			for i := 0; i < 20 && c.last == 400*time.Millisecond; i++ {
+				h.Record(Sample{Op: "q", Latency: time.Millisecond})
+			}
+		}
+		tk := r.Freeze(t0.Add(2*time.Second + c.last))
+		for _, name := range []string{"q", AllOps} {
+			s := r.Throughput()[name]
+			if len(s.V) != c.points {
+				t.Fatalf("last interval %v, %s: %d points %v, want %d", c.last, name, len(s.V), s.V, c.points)
+			}
+			k := len(s.V) - 1
+			if math.Abs(s.V[k]-c.lastRate) > 1e-6 || math.Abs(s.T[k]-c.lastT) > 1e-6 {
+				t.Fatalf("last interval %v, %s: last point %.3f at %.3f s, want %.3f at %.3f s", c.last, name, s.V[k], s.T[k], c.lastRate, c.lastT)
+			}
+		}
+		if n := tk.Total["q"].Count(); n != 200+int64(map[bool]int{true: 20}[c.last == 400*time.Millisecond]) {
+			t.Fatalf("last interval %v: total %d", c.last, n)
+		}
 	}
 }
