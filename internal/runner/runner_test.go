@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -226,5 +227,29 @@ func TestSamplerSeesTheWindow(t *testing.T) {
 	}
 	if len(st.Throughput["*"].V) == 0 {
 		t.Fatal("no throughput series")
+	}
+}
+
+// During a step every VU has a P of its own and there is one spare (a VU blocked in a
+// system call then keeps its P); afterwards the process has its own setting back.
+func TestStepHasAProcPerVU(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	vus := before + 3
+	var seen atomic.Int64
+	l := &fakeLoad{do: func(_ context.Context, _ workload.VU, op *workload.Op) error {
+		seen.Store(int64(runtime.GOMAXPROCS(0)))
+		return nil
+	}}
+	if _, err := runOne(t, context.Background(), l, StepSpec{VUs: vus, Iterations: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if got := seen.Load(); got != int64(vus+1) {
+		t.Fatalf("GOMAXPROCS %d during a step of %d VUs, want %d", got, vus, vus+1)
+	}
+	if got := runtime.GOMAXPROCS(0); got != before {
+		t.Fatalf("GOMAXPROCS %d after the run, want %d back", got, before)
+	}
+	if got := ensureProcs(100000); got != max(before, maxProcs) {
+		t.Fatalf("ensureProcs(100000) = %d, want the bound %d", got, maxProcs)
 	}
 }
