@@ -31,6 +31,10 @@ type worker struct {
 	unit       int64
 	gen        uint64
 	checkReads bool
+	// enters and maxBatch are the io_uring engine's submitting enters and the most IOs one
+	// of them carried, kept when it returns.
+	enters   int64
+	maxBatch uint32
 }
 
 func (k *worker) slot(i int) []byte { return k.buf[int64(i)*k.block : int64(i+1)*k.block] }
@@ -133,6 +137,12 @@ type inflight struct {
 
 // runUring keeps qd IOs in flight on one io_uring, on a locked OS thread; buffers and
 // the file are registered with the ring so each IO skips page pinning and fd lookup.
+//
+// Each IO goes to the kernel on its own io_uring_enter as soon as its slot is free, as
+// fio does; only the last one of a refill rides on the enter that waits. Handing a whole
+// refill over in one enter was measured to keep the virtio disk here less busy: at QD 16
+// and 64 the device saw more IOs queued yet served them slower (0.8-0.9x fio's IOPS),
+// while one IO per enter matched fio's device queue, latency and IOPS.
 func (k *worker) runUring() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -141,6 +151,7 @@ func (k *worker) runUring() error {
 		return err
 	}
 	defer r.close()
+	defer func() { k.enters, k.maxBatch = r.enters, r.maxBatch }()
 	bufs := make([][]byte, k.qd)
 	for i := range bufs {
 		bufs[i] = k.slot(i)
@@ -189,6 +200,16 @@ func (k *worker) runUring() error {
 		now := k.clk.now()
 		live := !stopping && now < k.win.end.Load()
 		for live && len(free) > 0 {
+			if r.pending > 0 {
+				// Another slot is free: send the IO queued before on its own, now.
+				if err := r.submit(); err != nil {
+					if k.rec.err == nil {
+						k.rec.err = err
+					}
+					return nil
+				}
+				now = k.clk.now()
+			}
 			submit := now
 			if k.period > 0 {
 				due := k.due(seq)
