@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -44,6 +45,7 @@ func main() {
 	size := flag.String("size", "1G", "test file data size")
 	runs := flag.Int("runs", 3, "runs per case (the median is reported)")
 	dur := flag.Duration("duration", 5*time.Second, "time per run")
+	only := flag.String("cases", "", "comma-separated case names to run, e.g. QD16,QD64 (a name matches when it contains one; default all)")
 	flag.Parse()
 
 	if *dir == "" {
@@ -72,6 +74,21 @@ func main() {
 		{"4K randread QD1", "4K", true, 1}, {"4K randread QD4", "4K", true, 4},
 		{"4K randread QD16", "4K", true, 16}, {"4K randread QD64", "4K", true, 64},
 		{"128K seqread QD1", "128K", false, 1}, {"128K seqread QD4", "128K", false, 4},
+	}
+	if *only != "" {
+		var keep []benchCase
+		for _, c := range cases {
+			for _, w := range strings.Split(*only, ",") {
+				if w != "" && strings.Contains(c.name, w) {
+					keep = append(keep, c)
+					break
+				}
+			}
+		}
+		if len(keep) == 0 {
+			check(fmt.Errorf("-cases %q matches no case", *only))
+		}
+		cases = keep
 	}
 	fioS := make([][]sample, len(cases))
 	agS := make([][]sample, len(cases))
@@ -107,6 +124,18 @@ func main() {
 			f.p50us, a.p50us, f.p99us, a.p99us, rp, f.cpuUsPerIO, a.cpuUsPerIO, rc, ok)
 	}
 	fmt.Printf("(latency in us; cpu = user+sys of the whole process per IO, in us; targets: IOPS >= %.2fx, p99 <= %.2fx, cpu <= %.2fx fio)\n", minIOPSRatio, maxP99Ratio, maxCPURatio)
+	// The disk's speed drifts between runs; a run's two halves are back to back, so the
+	// median of the per-run ratios shows the tools' difference with less of the drift.
+	fmt.Printf("\nmedian of the per-run ratios (agbench/fio of the same run)\n%-18s %6s %6s %6s\n", "case", "IOPS", "p99", "cpu")
+	for i, c := range cases {
+		var rs []sample
+		for r := range fioS[i] {
+			f, a := fioS[i][r], agS[i][r]
+			rs = append(rs, sample{iops: a.iops / f.iops, p99us: a.p99us / f.p99us, cpuUsPerIO: a.cpuUsPerIO / f.cpuUsPerIO})
+		}
+		m := median(rs)
+		fmt.Printf("%-18s %6.3f %6.3f %6.3f\n", c.name, m.iops, m.p99us, m.cpuUsPerIO)
+	}
 }
 
 func cpuOf(p *os.ProcessState) float64 {
