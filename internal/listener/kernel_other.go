@@ -27,3 +27,7 @@ func (s *kernelSession) mark()                             {}
 func (s *kernelSession) drained(bool, bool, time.Duration) {}
 func (s *kernelSession) bytes(bool) (int64, int64, bool)   { return 0, 0, false }
 func (s *kernelSession) end()                              {}
+
+func (s *kernelSession) detach() error               { return errors.New("kernel forwarding needs Linux") }
+func (s *kernelSession) shutdown()                   {}
+func (s *kernelSession) watch() (int64, int64, bool) { return 0, 0, false }

@@ -33,8 +33,10 @@ type session struct {
 	primary bool
 	key     string
 	once    sync.Once
-	// kernel is set when the kernel forwards the session (after its startup phase).
-	kernel atomic.Pointer[kernelSession]
+	// kernel is set when the kernel forwards the session (after its startup phase);
+	// detached once it has its own descriptors and the net.Conns are closed.
+	kernel   atomic.Pointer[kernelSession]
+	detached atomic.Bool
 }
 
 // kill cuts the session's connections; the forwarding goroutines then end.
@@ -42,6 +44,9 @@ func (s *session) kill() {
 	s.once.Do(func() {
 		_ = s.client.Close()
 		_ = s.backend.Close()
+		if ks := s.kernel.Load(); ks != nil {
+			ks.shutdown()
+		}
 	})
 }
 
@@ -228,6 +233,9 @@ func (l *Listener) forward(s *session) {
 	go func() {
 		defer close(up)
 		n, err := copyConn(s.backend, s.client, &upMoved)
+		if s.detached.Load() {
+			return // the session's own watch has it now
+		}
 		if s.kernel.Load() == nil {
 			l.metrics.addBytes(s.node, "to_backend", n)
 		}
@@ -243,29 +251,42 @@ func (l *Listener) forward(s *session) {
 		s.kill()
 	}()
 	err := l.relayStartup(s, &upMoved, &downMoved)
-	var eof bool
-	if err == nil {
-		_, cerr := copyConn(s.client, s.backend, &downMoved)
-		eof = cerr == nil
-	}
-	ks := s.kernel.Load()
-	if ks != nil {
-		ks.drained(false, eof, kernelDrainStall)
-		if toBackend, toClient, ok := ks.bytes(eof); ok {
-			l.metrics.addBytes(s.node, "to_backend", toBackend)
-			l.metrics.addBytes(s.node, "to_client", toClient)
+	if ks := s.kernel.Load(); ks != nil {
+		// The kernel has the session: its own watch sees the ends (level-triggered, on its
+		// own descriptors). Without them (a failed startup, no descriptors left) it ends.
+		if err == nil && l.detach(s, ks) {
+			<-up
+			if toBackend, toClient, ok := ks.watch(); ok {
+				l.metrics.addBytes(s.node, "to_backend", toBackend)
+				l.metrics.addBytes(s.node, "to_client", toClient)
+			}
 		}
-	} else {
-		l.metrics.addBytes(s.node, "to_client", downMoved.Load())
-	}
-	s.kill()
-	<-up
-	if ks != nil {
+		s.kill()
+		<-up
 		ks.end()
+	} else {
+		if err == nil {
+			_, _ = copyConn(s.client, s.backend, &downMoved)
+		}
+		l.metrics.addBytes(s.node, "to_client", downMoved.Load())
+		s.kill()
+		<-up
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		l.metrics.addFailure(FailBackendStartup, s.intent.String())
 	}
+}
+
+// detach takes a kernel-forwarded session off Go's poller (see kernelSession.detach):
+// the net.Conns are closed, which also ends the client copy loop.
+func (l *Listener) detach(s *session, ks *kernelSession) bool {
+	if ks.detach() != nil {
+		return false
+	}
+	s.detached.Store(true)
+	_ = s.client.Close()
+	_ = s.backend.Close()
+	return true
 }
 
 // kernelDrainStall bounds the wait, at a session's end, for the kernel to pass on what it

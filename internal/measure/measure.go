@@ -128,8 +128,8 @@ type Registry struct {
 	last    time.Time
 	// lastIv is the interval of the last point added.
 	lastIv time.Duration
-	frozen  bool
-	series  map[string]*result.TimeSeries
+	frozen bool
+	series map[string]*result.TimeSeries
 }
 
 // NewRegistry returns a registry whose window starts at start.
