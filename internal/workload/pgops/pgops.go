@@ -23,9 +23,12 @@ const BlockSize = 8192
 const WorkerAppName = "agbench-worker"
 
 // Run executes a prepared statement with text parameters, streaming the result, and returns
-// the rows and bytes (column values as sent) received.
-func Run(ctx context.Context, c *pgconn.PgConn, stmt string, params [][]byte) (rows, bytes int64, err error) {
-	rr := c.ExecPrepared(ctx, stmt, params, nil, nil)
+// the rows and bytes (column values as sent) received. It binds and executes only: the
+// statement's description, learned when it was prepared, stands for the Describe that
+// libpq (and pgbench -M prepared) sends with every execution, so the server does not send
+// the same RowDescription again each time.
+func Run(ctx context.Context, c *pgconn.PgConn, stmt *pgconn.StatementDescription, params [][]byte) (rows, bytes int64, err error) {
+	rr := c.ExecStatement(ctx, stmt, params, nil, nil)
 	for rr.NextRow() {
 		rows++
 		for _, v := range rr.Values() {

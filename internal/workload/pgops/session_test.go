@@ -2,6 +2,7 @@ package pgops
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -21,10 +22,12 @@ func TestSessionContextEndsTheQueryInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
-	if _, err := c.Prepare(ctx, "one", `SELECT $1::int + 1`); err != nil {
+	one, err := c.Prepare(ctx, "one", `SELECT $1::int + 1`)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Prepare(ctx, "sleep", `SELECT pg_sleep($1::float8)`); err != nil {
+	sleep, err := c.Prepare(ctx, "sleep", `SELECT pg_sleep($1::float8)`)
+	if err != nil {
 		t.Fatal(err)
 	}
 	s := NewSessionContext(c.PgConn())
@@ -37,13 +40,13 @@ func TestSessionContextEndsTheQueryInFlight(t *testing.T) {
 		t.Fatal("a second query under the same context made a new one")
 	}
 	for i := 0; i < 100; i++ {
-		if rows, _, err := Run(s.For(vu), c.PgConn(), "one", [][]byte{[]byte("41")}); err != nil || rows != 1 {
-			t.Fatalf("query %d: %d rows, %v", i, rows, err)
+		if rows, bytes, err := Run(s.For(vu), c.PgConn(), one, [][]byte{[]byte(strconv.Itoa(i))}); err != nil || rows != 1 || bytes != int64(len(strconv.Itoa(i+1))) {
+			t.Fatalf("query %d: %d rows, %d bytes, %v", i, rows, bytes, err)
 		}
 	}
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	_, _, err = Run(s.For(vu), c.PgConn(), "sleep", [][]byte{[]byte("60")})
+	_, _, err = Run(s.For(vu), c.PgConn(), sleep, [][]byte{[]byte("60")})
 	if err == nil || time.Since(start) > 20*time.Second {
 		t.Fatalf("sleep under a cancelled context: %v after %v", err, time.Since(start))
 	}
@@ -58,13 +61,16 @@ func TestSessionContextEndsTheQueryInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close(ctx)
-	c2.Prepare(ctx, "sleep", `SELECT pg_sleep($1::float8)`)
+	sleep2, err := c2.Prepare(ctx, "sleep", `SELECT pg_sleep($1::float8)`)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s2 := NewSessionContext(c2.PgConn())
 	vu2, cancel2 := context.WithCancel(ctx)
 	s2.For(vu2)
 	s2.Stop()
 	cancel2()
-	if _, _, err := Run(context.Background(), c2.PgConn(), "sleep", [][]byte{[]byte("0.3")}); err != nil {
+	if _, _, err := Run(context.Background(), c2.PgConn(), sleep2, [][]byte{[]byte("0.3")}); err != nil {
 		t.Fatalf("query after the watch stopped: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agbench/agbench/internal/workload"
 	"github.com/agbench/agbench/internal/workload/pgops"
@@ -67,11 +68,12 @@ func (s *Stress) NewWorker(ctx context.Context, vu workload.VU) (workload.Worker
 	w := &worker{s: s, c: c, sctx: pgops.NewSessionContext(c.PgConn()), landing: landing, rng: rand.New(rand.NewPCG(uint64(vu.Seed), uint64(vu.ID)))}
 	for i, q := range s.cfg.Queries {
 		name := fmt.Sprintf("agbench_q%d", i)
-		if _, err := c.Prepare(ctx, name, q); err != nil {
+		sd, err := c.Prepare(ctx, name, q)
+		if err != nil {
 			c.Close(context.WithoutCancel(ctx))
 			return nil, &QueryError{Index: i, Query: q, Err: err}
 		}
-		w.stmts = append(w.stmts, name)
+		w.stmts = append(w.stmts, sd)
 	}
 	return w, nil
 }
@@ -95,7 +97,7 @@ type worker struct {
 	sctx    *pgops.SessionContext
 	landing workload.Landing
 	rng     *rand.Rand
-	stmts   []string
+	stmts   []*pgconn.StatementDescription
 	n       int
 }
 
