@@ -37,6 +37,9 @@ const kernelMaxSessions = 32768
 // load BPF programs (CAP_BPF and CAP_NET_ADMIN) or on kernels without sockhash verdicts.
 func newKernelForwarder() (*kernelForwarder, error) {
 	socks, err := ebpf.NewMap(&ebpf.MapSpec{Name: "agb_socks", Type: ebpf.SockHash, KeySize: 8, ValueSize: 8, MaxEntries: 2 * kernelMaxSessions})
+	if errors.Is(err, unix.EPERM) {
+		return nil, errors.New("not permitted to load BPF programs (needs root, or CAP_BPF and CAP_NET_ADMIN)")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sockhash: %w", err)
 	}
@@ -120,7 +123,10 @@ type kernelSession struct {
 	ck, bk                   [8]byte
 	clientBase, backBase     tcpCounts
 	upMovedBase, dnMovedBase int64
-	up, down                 *atomic.Int64 // bytes the copy loops moved, each way
+	// clientPre is what the listener wrote to the client after mark that it had read from
+	// the backend before mark (the rest of the startup phase, ReadyForQuery last).
+	clientPre int64
+	up, down  *atomic.Int64 // bytes the copy loops moved, each way
 	// cinfo and binfo read the two sockets' TCP counters: through the net.Conns, or
 	// through the session's own descriptors once detach has taken it off the poller.
 	cinfo, binfo func() (tcpCounts, error)
@@ -159,19 +165,31 @@ func tcpInfo(c *net.TCPConn) (tcpCounts, error) {
 	return tcpCounts{sent: ti.Bytes_sent, acked: ti.Bytes_acked, received: ti.Bytes_received}, nil
 }
 
-func cookieAndFD(c *net.TCPConn) (cookie uint64, fd int, err error) {
+func cookieOf(c *net.TCPConn) (uint64, error) {
 	rc, err := c.SyscallConn()
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
+	var cookie uint64
 	var gerr error
-	if err := rc.Control(func(f uintptr) {
-		fd = int(f)
-		cookie, gerr = unix.GetsockoptUint64(int(f), unix.SOL_SOCKET, unix.SO_COOKIE)
-	}); err != nil {
-		return 0, 0, err
+	if err := rc.Control(func(f uintptr) { cookie, gerr = unix.GetsockoptUint64(int(f), unix.SOL_SOCKET, unix.SO_COOKIE) }); err != nil {
+		return 0, err
 	}
-	return cookie, fd, gerr
+	return cookie, gerr
+}
+
+// insert puts c's socket into the sockhash under key, while c's descriptor is held (the
+// number cannot be closed and reused by another socket meanwhile).
+func (k *kernelForwarder) insert(c *net.TCPConn, key []byte) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var uerr error
+	if err := rc.Control(func(f uintptr) { uerr = k.socks.Update(key, uint64(f), ebpf.UpdateAny) }); err != nil {
+		return err
+	}
+	return uerr
 }
 
 // start puts a session's sockets into the kernel's hands. It is called when the backend
@@ -183,11 +201,11 @@ func (k *kernelForwarder) start(client, backend net.Conn, up, down *atomic.Int64
 	if !ok1 || !ok2 {
 		return nil, errors.New("not a plain TCP session")
 	}
-	ckv, cfd, err := cookieAndFD(cc)
+	ckv, err := cookieOf(cc)
 	if err != nil {
 		return nil, err
 	}
-	bkv, bfd, err := cookieAndFD(bc)
+	bkv, err := cookieOf(bc)
 	if err != nil {
 		return nil, err
 	}
@@ -202,11 +220,11 @@ func (k *kernelForwarder) start(client, backend net.Conn, up, down *atomic.Int64
 		s.end()
 		return nil, err
 	}
-	if err := k.socks.Update(s.ck[:], uint64(cfd), ebpf.UpdateAny); err != nil {
+	if err := k.insert(cc, s.ck[:]); err != nil {
 		s.end()
 		return nil, err
 	}
-	if err := k.socks.Update(s.bk[:], uint64(bfd), ebpf.UpdateAny); err != nil {
+	if err := k.insert(bc, s.bk[:]); err != nil {
 		s.end()
 		return nil, err
 	}
@@ -216,9 +234,18 @@ func (k *kernelForwarder) start(client, backend net.Conn, up, down *atomic.Int64
 // mark records the byte counts from which the session's kernel forwarding is reckoned:
 // called once the listener has written its last startup bytes to the client.
 func (s *kernelSession) mark() {
-	s.clientBase, _ = s.cinfo()
-	s.backBase, _ = s.binfo()
+	cinfo, binfo := s.infos()
+	s.clientBase, _ = cinfo()
+	s.backBase, _ = binfo()
 	s.upMovedBase, s.dnMovedBase = s.up.Load(), s.down.Load()
+}
+
+// startupSent is called once the listener has written the last of the startup phase to
+// the client: those bytes went out after mark but came in before it.
+func (s *kernelSession) startupSent() {
+	d := s.down.Load()
+	s.clientPre = d - s.dnMovedBase
+	s.dnMovedBase = d
 }
 
 // drained waits until everything the kernel took from one side has gone out of the other
@@ -229,13 +256,16 @@ func (s *kernelSession) mark() {
 // wait lasts while the other side keeps taking bytes, as a copy loop blocked in write
 // would; it gives up after stall without progress, or when the sockets are gone.
 func (s *kernelSession) drained(toBackend, eof bool, stall time.Duration) {
-	from, to := s.cinfo, s.binfo
+	cinfo, binfo := s.infos()
+	from, to := cinfo, binfo
 	fromBase, toBase := s.clientBase, s.backBase
 	moved, movedBase := s.up, s.upMovedBase
+	var pre int64
 	if !toBackend {
-		from, to = s.binfo, s.cinfo
+		from, to = binfo, cinfo
 		fromBase, toBase = s.backBase, s.clientBase
 		moved, movedBase = s.down, s.dnMovedBase
+		pre = s.clientPre
 	}
 	fin := int64(0)
 	if eof {
@@ -251,7 +281,7 @@ func (s *kernelSession) drained(toBackend, eof bool, stall time.Duration) {
 		}
 		byUser := moved.Load() - movedBase
 		byKernel := int64(fi.received-fromBase.received) - fin - byUser
-		sent := int64(ti.acked-toBase.acked) - byUser
+		sent := int64(ti.acked-toBase.acked) - byUser - pre
 		if sent >= byKernel {
 			return
 		}
@@ -269,7 +299,8 @@ func (s *kernelSession) drained(toBackend, eof bool, stall time.Duration) {
 // socket counted it; eof says the backend's end of stream was read (TCP counts it as a
 // byte received).
 func (s *kernelSession) bytes(eof bool) (toBackend, toClient int64, ok bool) {
-	t, err := s.binfo()
+	_, binfo := s.infos()
+	t, err := binfo()
 	if err != nil {
 		return 0, 0, false
 	}
@@ -286,6 +317,13 @@ func (s *kernelSession) end() {
 	_ = s.k.peers.Delete(s.bk[:])
 	_ = s.k.socks.Delete(s.ck[:])
 	_ = s.k.socks.Delete(s.bk[:])
+}
+
+// infos returns the readers of the two sockets' counters (they change at detach).
+func (s *kernelSession) infos() (cinfo, binfo func() (tcpCounts, error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cinfo, s.binfo
 }
 
 func (s *kernelSession) isStopped() bool {
@@ -316,8 +354,10 @@ func (s *kernelSession) detach() error {
 		unix.Shutdown(bfd, unix.SHUT_RDWR)
 	}
 	s.mu.Unlock()
+	s.mu.Lock()
 	s.cinfo = func() (tcpCounts, error) { return tcpInfoFD(cfd) }
 	s.binfo = func() (tcpCounts, error) { return tcpInfoFD(bfd) }
+	s.mu.Unlock()
 	return nil
 }
 
@@ -357,6 +397,7 @@ func (s *kernelSession) watch() (toBackend, toClient int64, ok bool) {
 	var clientDone, backendDone bool
 	passed := make(chan struct{}) // closed when the backend's end has been passed on
 	var buf []byte
+	var spins int
 	pfd := make([]unix.PollFd, 0, 2)
 loop:
 	for !s.isStopped() {
@@ -395,10 +436,16 @@ loop:
 			}
 			n, err := unix.Read(fds[from], buf)
 			switch {
-			case err == unix.EAGAIN || err == unix.EINTR:
+			case err == unix.EAGAIN:
+				// Readable by poll but nothing to read: the parser still holds the data.
+				// Give it a moment rather than spin.
+				spins++
+				time.Sleep(time.Duration(min(spins, 100)) * 10 * time.Microsecond)
+			case err == unix.EINTR:
 			case err != nil:
 				break loop
 			case n > 0:
+				spins = 0
 				if writeAllFD(fds[1-from], buf[:n]) != nil {
 					break loop
 				}

@@ -31,3 +31,4 @@ func (s *kernelSession) end()                              {}
 func (s *kernelSession) detach() error               { return errors.New("kernel forwarding needs Linux") }
 func (s *kernelSession) shutdown()                   {}
 func (s *kernelSession) watch() (int64, int64, bool) { return 0, 0, false }
+func (s *kernelSession) startupSent()                {}

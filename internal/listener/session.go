@@ -367,6 +367,9 @@ func (l *Listener) relayStartup(s *session, up, down *atomic.Int64) error {
 					return err
 				}
 			}
+			if ks := s.kernel.Load(); ks != nil {
+				ks.startupSent()
+			}
 			return nil
 		}
 		if br.Buffered() == 0 {

@@ -160,6 +160,7 @@ func (r *Registry) Reset(now time.Time) {
 	r.total = map[string]*OpStats{}
 	r.series = map[string]*result.TimeSeries{}
 	r.start, r.last = now, now
+	r.lastIv = 0
 }
 
 // Tick is the merge of all handles at one moment.
@@ -206,7 +207,7 @@ func (r *Registry) tick(now time.Time, final bool) Tick {
 	interval := now.Sub(r.last)
 	switch {
 	case interval <= 0:
-	case final && r.lastIv > 0 && interval < r.lastIv/2:
+	case final && r.lastIv > 0 && interval < r.lastIv/2 && r.series[AllOps] != nil && len(r.series[AllOps].V) > 0:
 		r.foldPoints(now, interval, iv)
 	default:
 		r.addPoints(now, interval, iv)

@@ -157,3 +157,24 @@ func TestFreezeFoldsAShortLastInterval(t *testing.T) {
 		}
 	}
 }
+
+// A window that ends before its first tick, after a ramp-up that had ticks, still gets its
+// one point (the ramp-up's interval does not count as the window's last).
+func TestFreezeAfterResetBeforeAnyTick(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	r := NewRegistry(t0)
+	h := r.NewHandle()
+	h.Record(Sample{Op: "warmup", Latency: time.Millisecond})
+	r.Tick(t0.Add(time.Second))
+	r.Reset(t0.Add(time.Second))
+	for i := 0; i < 40; i++ {
+		h.Record(Sample{Op: "q", Latency: time.Millisecond})
+	}
+	r.Freeze(t0.Add(1400 * time.Millisecond))
+	for _, name := range []string{"q", AllOps} {
+		s := r.Throughput()[name]
+		if len(s.V) != 1 || math.Abs(s.V[0]-100) > 1e-6 {
+			t.Fatalf("%s: points %v, want one of 100/s", name, s.V)
+		}
+	}
+}

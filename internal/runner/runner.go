@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"os"
 	"runtime"
 	"sort"
 	"sync"
@@ -297,7 +298,7 @@ func newExecution(cfg Config, p Point, spec StepSpec, workers []workload.Worker)
 func (ex *execution) run(ctx context.Context, st *result.Step) error {
 	loadCtx, stopLoad := context.WithCancelCause(ctx)
 	defer stopLoad(nil)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(ensureProcs(len(ex.workers))))
+	defer restoreProcs(runtime.GOMAXPROCS(ensureProcs(len(ex.workers))))
 	start := time.Now()
 	windowStart := start.Add(ex.spec.Rampup)
 
@@ -516,6 +517,16 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 			}
 		}
 	}
+}
+
+// restoreProcs puts GOMAXPROCS back after a step: to the runtime's own default (which then
+// follows the CPUs it may use again) unless the environment set it, else to prev.
+func restoreProcs(prev int) {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.SetDefaultGOMAXPROCS()
+		return
+	}
+	runtime.GOMAXPROCS(prev)
 }
 
 // maxProcs bounds the Ps ensureProcs asks for.

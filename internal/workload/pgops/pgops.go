@@ -9,6 +9,7 @@ package pgops
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -89,18 +90,34 @@ func StepCounters(before, after Counters, seconds float64) map[string]float64 {
 // SessionContext watches a virtual user's context once per session rather than once per
 // query. Given a context that can be cancelled, pgx registers a context.AfterFunc before
 // every query and removes it after (about a tenth of the client's CPU in a loop of point
-// queries); For hands it a context that is never done instead, and watches the real one
-// itself: when that ends, the query in flight is ended the way pgx would end it, by setting
-// the connection's deadline to now.
+// queries); the session's queries run instead under a context that is never done, and the
+// real one is watched here: when it ends during a query, that query is ended the way pgx
+// would end it, by setting the connection's deadline to now. Between queries its end does
+// nothing, so the session can still close cleanly (with a Terminate) afterwards.
 type SessionContext struct {
 	c       *pgconn.PgConn
 	watched context.Context
 	quiet   context.Context
 	stop    func() bool
+	busy    atomic.Bool
 }
 
 // NewSessionContext returns the watcher for one session.
 func NewSessionContext(c *pgconn.PgConn) *SessionContext { return &SessionContext{c: c} }
+
+// Run is pgops.Run under the session's watch of ctx.
+func (s *SessionContext) Run(ctx context.Context, stmt *pgconn.StatementDescription, params [][]byte) (rows, bytes int64, err error) {
+	q := s.For(ctx)
+	s.busy.Store(true)
+	if ctx.Err() != nil {
+		s.cut() // ended between For and now: the watch may have seen the session idle
+	}
+	rows, bytes, err = Run(q, s.c, stmt, params)
+	s.busy.Store(false)
+	return rows, bytes, err
+}
+
+func (s *SessionContext) cut() { s.c.Conn().SetDeadline(time.Now()) }
 
 // For returns the context to run the session's next query under: ctx's values, without its
 // cancellation, which is watched until Stop or the next For with another context.
@@ -110,9 +127,12 @@ func (s *SessionContext) For(ctx context.Context) context.Context {
 	}
 	if ctx != s.watched {
 		s.Stop()
-		c := s.c
 		s.watched, s.quiet = ctx, context.WithoutCancel(ctx)
-		s.stop = context.AfterFunc(ctx, func() { c.Conn().SetDeadline(time.Now()) })
+		s.stop = context.AfterFunc(ctx, func() {
+			if s.busy.Load() {
+				s.cut()
+			}
+		})
 	}
 	if ctx.Err() != nil {
 		return ctx // already over: let pgx refuse the query at once

@@ -40,13 +40,13 @@ func TestSessionContextEndsTheQueryInFlight(t *testing.T) {
 		t.Fatal("a second query under the same context made a new one")
 	}
 	for i := 0; i < 100; i++ {
-		if rows, bytes, err := Run(s.For(vu), c.PgConn(), one, [][]byte{[]byte(strconv.Itoa(i))}); err != nil || rows != 1 || bytes != int64(len(strconv.Itoa(i+1))) {
+		if rows, bytes, err := s.Run(vu, one, [][]byte{[]byte(strconv.Itoa(i))}); err != nil || rows != 1 || bytes != int64(len(strconv.Itoa(i+1))) {
 			t.Fatalf("query %d: %d rows, %d bytes, %v", i, rows, bytes, err)
 		}
 	}
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	_, _, err = Run(s.For(vu), c.PgConn(), sleep, [][]byte{[]byte("60")})
+	_, _, err = s.Run(vu, sleep, [][]byte{[]byte("60")})
 	if err == nil || time.Since(start) > 20*time.Second {
 		t.Fatalf("sleep under a cancelled context: %v after %v", err, time.Since(start))
 	}
@@ -55,7 +55,7 @@ func TestSessionContextEndsTheQueryInFlight(t *testing.T) {
 	}
 	s.Stop()
 
-	// Stop ends the watch: cancelling afterwards leaves another session's queries alone.
+	// A second session, on a connection of the usual (poller) kind.
 	c2, err := pgx.Connect(ctx, topo.ConnString(topo.Primary(), ""))
 	if err != nil {
 		t.Fatal(err)
@@ -65,11 +65,16 @@ func TestSessionContextEndsTheQueryInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A context that ends while the session is idle leaves the connection usable: it can
+	// run another query (and close cleanly, with a Terminate).
 	s2 := NewSessionContext(c2.PgConn())
 	vu2, cancel2 := context.WithCancel(ctx)
-	s2.For(vu2)
-	s2.Stop()
+	if _, _, err := s2.Run(vu2, sleep2, [][]byte{[]byte("0")}); err != nil {
+		t.Fatal(err)
+	}
 	cancel2()
+	time.Sleep(50 * time.Millisecond)
+	s2.Stop()
 	if _, _, err := Run(context.Background(), c2.PgConn(), sleep2, [][]byte{[]byte("0.3")}); err != nil {
 		t.Fatalf("query after the watch stopped: %v", err)
 	}

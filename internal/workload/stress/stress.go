@@ -110,7 +110,7 @@ func (w *worker) Do(ctx context.Context, op *workload.Op) error {
 	if w.s.cfg.Params != nil {
 		params = w.s.cfg.Params.Next(w.rng)
 	}
-	rows, bytes, err := pgops.Run(w.sctx.For(ctx), w.c.PgConn(), stmt, params)
+	rows, bytes, err := w.sctx.Run(ctx, stmt, params)
 	op.Rows, op.Bytes = rows, bytes
 	return err
 }
