@@ -149,47 +149,36 @@ func tcpInfoFD(fd int) (tcpCounts, error) {
 	return tcpCounts{sent: ti.Bytes_sent, acked: ti.Bytes_acked, received: ti.Bytes_received}, nil
 }
 
-func tcpInfo(c *net.TCPConn) (tcpCounts, error) {
+// withFD runs f on c's descriptor while c holds it (the number cannot be closed and
+// reused by another socket meanwhile), and returns f's error.
+func withFD(c *net.TCPConn, f func(fd int) error) error {
 	rc, err := c.SyscallConn()
 	if err != nil {
-		return tcpCounts{}, err
+		return err
 	}
-	var ti *unix.TCPInfo
-	var gerr error
-	if err := rc.Control(func(fd uintptr) { ti, gerr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) }); err != nil {
-		return tcpCounts{}, err
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = f(int(fd)) }); err != nil {
+		return err
 	}
-	if gerr != nil {
-		return tcpCounts{}, gerr
-	}
-	return tcpCounts{sent: ti.Bytes_sent, acked: ti.Bytes_acked, received: ti.Bytes_received}, nil
+	return ferr
 }
 
-func cookieOf(c *net.TCPConn) (uint64, error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var cookie uint64
-	var gerr error
-	if err := rc.Control(func(f uintptr) { cookie, gerr = unix.GetsockoptUint64(int(f), unix.SOL_SOCKET, unix.SO_COOKIE) }); err != nil {
-		return 0, err
-	}
-	return cookie, gerr
+func tcpInfo(c *net.TCPConn) (t tcpCounts, err error) {
+	err = withFD(c, func(fd int) (err error) { t, err = tcpInfoFD(fd); return err })
+	return t, err
 }
 
-// insert puts c's socket into the sockhash under key, while c's descriptor is held (the
-// number cannot be closed and reused by another socket meanwhile).
+func cookieOf(c *net.TCPConn) (cookie uint64, err error) {
+	err = withFD(c, func(fd int) (err error) {
+		cookie, err = unix.GetsockoptUint64(fd, unix.SOL_SOCKET, unix.SO_COOKIE)
+		return err
+	})
+	return cookie, err
+}
+
+// insert puts c's socket into the sockhash under key.
 func (k *kernelForwarder) insert(c *net.TCPConn, key []byte) error {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var uerr error
-	if err := rc.Control(func(f uintptr) { uerr = k.socks.Update(key, uint64(f), ebpf.UpdateAny) }); err != nil {
-		return err
-	}
-	return uerr
+	return withFD(c, func(fd int) error { return k.socks.Update(key, uint64(fd), ebpf.UpdateAny) })
 }
 
 // start puts a session's sockets into the kernel's hands. It is called when the backend
@@ -361,16 +350,9 @@ func (s *kernelSession) detach() error {
 	return nil
 }
 
-func dupConn(c *net.TCPConn) (int, error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	fd, derr := -1, error(nil)
-	if err := rc.Control(func(f uintptr) { fd, derr = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
-		return -1, err
-	}
-	return fd, derr
+func dupConn(c *net.TCPConn) (fd int, err error) {
+	err = withFD(c, func(f int) (err error) { fd, err = unix.FcntlInt(uintptr(f), unix.F_DUPFD_CLOEXEC, 0); return err })
+	return fd, err
 }
 
 // shutdown cuts a detached session (it wakes watch); before detach it only marks the

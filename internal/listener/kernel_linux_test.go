@@ -70,13 +70,10 @@ func newProxied(t *testing.T, k *kernelForwarder) *proxied {
 	return p
 }
 
-// Bytes cross both ways through the kernel, none through user space, and each side's end
-// of stream reaches the other after all its data.
-func TestKernelForwarderMovesBothWays(t *testing.T) {
-	k := kernelOrSkip(t)
-	p := newProxied(t, k)
-	up := make([]byte, 3<<20)
-	down := make([]byte, 5<<20)
+// sendBothWays writes 3 MB of random bytes from the client and 5 MB from the server, each
+// side closing its sending half after, and returns what each sent.
+func (p *proxied) sendBothWays() (up, down []byte) {
+	up, down = make([]byte, 3<<20), make([]byte, 5<<20)
 	rand.Read(up)
 	rand.Read(down)
 	go func() {
@@ -87,6 +84,15 @@ func TestKernelForwarderMovesBothWays(t *testing.T) {
 		p.server.Write(down)
 		p.server.CloseWrite()
 	}()
+	return up, down
+}
+
+// Bytes cross both ways through the kernel, none through user space, and each side's end
+// of stream reaches the other after all its data.
+func TestKernelForwarderMovesBothWays(t *testing.T) {
+	k := kernelOrSkip(t)
+	p := newProxied(t, k)
+	up, down := p.sendBothWays()
 	gotUp, err := io.ReadAll(p.server)
 	if err != nil || !bytes.Equal(gotUp, up) {
 		t.Fatalf("server got %d of %d bytes (equal %v), %v", len(gotUp), len(up), bytes.Equal(gotUp, up), err)
@@ -132,17 +138,7 @@ func TestKernelForwarderFullDuplex(t *testing.T) {
 	k := kernelOrSkip(t)
 	for i := 0; i < 20; i++ {
 		p := newProxied(t, k)
-		up, down := make([]byte, 3<<20), make([]byte, 5<<20)
-		rand.Read(up)
-		rand.Read(down)
-		go func() {
-			p.client.Write(up)
-			p.client.CloseWrite()
-		}()
-		go func() {
-			p.server.Write(down)
-			p.server.CloseWrite()
-		}()
+		up, down := p.sendBothWays()
 		gotDown := make(chan []byte, 1)
 		go func() {
 			b, _ := io.ReadAll(p.client)
