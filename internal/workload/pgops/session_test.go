@@ -2,12 +2,15 @@ package pgops
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 )
 
@@ -17,19 +20,9 @@ func TestSessionContextEndsTheQueryInFlight(t *testing.T) {
 	clustertest.Require(t)
 	topo := clustertest.New(t, clustertest.Options{})
 	ctx := context.Background()
-	c, err := pgx.Connect(ctx, topo.ConnString(topo.Primary(), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	one, err := c.Prepare(ctx, "one", `SELECT $1::int + 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sleep, err := c.Prepare(ctx, "sleep", `SELECT pg_sleep($1::float8)`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := connect(t, topo)
+	one := prepare(t, c, "one", `SELECT $1::int + 1`)
+	sleep := prepare(t, c, "sleep", `SELECT pg_sleep($1::float8)`)
 	s := NewSessionContext(c.PgConn())
 	vu, cancel := context.WithCancel(ctx)
 	q := s.For(vu)
@@ -46,7 +39,7 @@ func TestSessionContextEndsTheQueryInFlight(t *testing.T) {
 	}
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	_, _, err = s.Run(vu, sleep, [][]byte{[]byte("60")})
+	_, _, err := s.Run(vu, sleep, [][]byte{[]byte("60")})
 	if err == nil || time.Since(start) > 20*time.Second {
 		t.Fatalf("sleep under a cancelled context: %v after %v", err, time.Since(start))
 	}
@@ -56,15 +49,8 @@ func TestSessionContextEndsTheQueryInFlight(t *testing.T) {
 	s.Stop()
 
 	// A second session, on a connection of the usual (poller) kind.
-	c2, err := pgx.Connect(ctx, topo.ConnString(topo.Primary(), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close(ctx)
-	sleep2, err := c2.Prepare(ctx, "sleep", `SELECT pg_sleep($1::float8)`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c2 := connect(t, topo)
+	sleep2 := prepare(t, c2, "sleep", `SELECT pg_sleep($1::float8)`)
 	// A context that ends while the session is idle leaves the connection usable: it can
 	// run another query (and close cleanly, with a Terminate).
 	s2 := NewSessionContext(c2.PgConn())
@@ -78,4 +64,84 @@ func TestSessionContextEndsTheQueryInFlight(t *testing.T) {
 	if _, _, err := Run(context.Background(), c2.PgConn(), sleep2, [][]byte{[]byte("0.3")}); err != nil {
 		t.Fatalf("query after the watch stopped: %v", err)
 	}
+}
+
+// The lean path (a context that is never done) and pgx's result reader report the same rows
+// and bytes; an SQL error leaves the session usable; notices and parameter changes are
+// passed over; a session ended by the server is closed.
+func TestRunLeanAgreesWithPgx(t *testing.T) {
+	clustertest.Require(t)
+	topo := clustertest.New(t, clustertest.Options{})
+	ctx := context.Background()
+	c := connect(t, topo)
+	rowsOf := prepare(t, c, "rows", `SELECT g, repeat('x', g), NULL::text FROM generate_series(1, $1::int) g`)
+	div := prepare(t, c, "div", `SELECT 10 / $1::int`)
+	set := prepare(t, c, "set", `SELECT set_config('application_name', $1, false)`)
+	pid := prepare(t, c, "pid", `SELECT pg_backend_pid()`)
+	watched, cancel := context.WithCancel(ctx) // Done() != nil: pgx's result reader
+	defer cancel()
+	for _, n := range []string{"0", "1", "7", "300"} {
+		lr, lb, lerr := Run(ctx, c.PgConn(), rowsOf, [][]byte{[]byte(n)})
+		pr, pb, perr := Run(watched, c.PgConn(), rowsOf, [][]byte{[]byte(n)})
+		if lerr != nil || perr != nil || lr != pr || lb != pb {
+			t.Fatalf("%s rows: lean %d rows %d bytes (%v), pgx %d rows %d bytes (%v)", n, lr, lb, lerr, pr, pb, perr)
+		}
+	}
+	_, _, err := Run(ctx, c.PgConn(), div, [][]byte{[]byte("0")})
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "22012" {
+		t.Fatalf("division by zero: %v", err)
+	}
+	if rows, _, err := Run(ctx, c.PgConn(), div, [][]byte{[]byte("5")}); err != nil || rows != 1 {
+		t.Fatalf("query after an SQL error: %d rows, %v", rows, err)
+	}
+	if rows, _, err := Run(ctx, c.PgConn(), set, [][]byte{[]byte("lean-test")}); err != nil || rows != 1 {
+		t.Fatalf("set_config (the server reports the new application_name): %d rows, %v", rows, err)
+	}
+	if _, err := c.Exec(ctx, "CREATE FUNCTION noisy() RETURNS int LANGUAGE plpgsql AS $$BEGIN RAISE NOTICE 'hello'; RETURN 1; END$$"); err != nil {
+		t.Fatal(err)
+	}
+	noisy := prepare(t, c, "noisy", `SELECT noisy()`)
+	if rows, bytes, err := Run(ctx, c.PgConn(), noisy, nil); err != nil || rows != 1 || bytes != 1 {
+		t.Fatalf("a query that raises a notice: %d rows, %d bytes, %v", rows, bytes, err)
+	}
+	var backend int
+	if err := c.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
+		t.Fatal(err)
+	}
+	if rows, _, err := Run(ctx, c.PgConn(), pid, nil); err != nil || rows != 1 {
+		t.Fatalf("pid: %d rows, %v", rows, err)
+	}
+	other := connect(t, topo)
+	if _, err := other.Exec(ctx, "SELECT pg_terminate_backend($1)", backend); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Run(ctx, c.PgConn(), pid, nil)
+	if err == nil || !c.PgConn().IsClosed() {
+		t.Fatalf("a query on a terminated session: %v, closed %v", err, c.PgConn().IsClosed())
+	}
+	if _, _, err := Run(ctx, c.PgConn(), pid, nil); err == nil {
+		t.Fatal("a query on a closed connection succeeded")
+	}
+}
+
+// prepare prepares a statement or ends the test.
+func prepare(t *testing.T, c *pgx.Conn, name, sql string) *pgconn.StatementDescription {
+	t.Helper()
+	sd, err := c.Prepare(context.Background(), name, sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sd
+}
+
+// connect opens a session on topo's primary, closed when the test ends.
+func connect(t *testing.T, topo *cluster.Topology) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), topo.ConnString(topo.Primary(), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
 }
