@@ -180,7 +180,7 @@ for c in $CLIENTS; do
 			fi
 			cpu=$(awk -v d=$((t1 - t0)) -v hz="$HZ" -v n="$n" 'BEGIN {printf "%.2f", d * 1e6 / hz / n}')
 			mach=$(awk -v d=$((b1 - b0)) -v hz="$HZ" -v n="$n" 'BEGIN {printf "%.2f", d * 1e6 / hz / n}')
-			echo "$c $p $tps $lat $cpu $mach" >>"$RES"
+			echo "$c $p $tps $lat $cpu $mach $r" >>"$RES"
 			printf '.'
 		done
 	done
@@ -188,7 +188,7 @@ done
 echo
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-printf '%-8s %-13s %12s %12s %10s %16s %18s %5s\n' clients path "TPS (median)" "latency ms" "x direct" "proxy CPU us/tx" "machine CPU us/tx" runs
+printf '%-8s %-13s %12s %12s %10s %10s %16s %18s %5s\n' clients path "TPS (median)" "latency ms" "x direct" "per-round" "proxy CPU us/tx" "machine CPU us/tx" runs
 for c in $CLIENTS; do
 	d=$(awk -v c="$c" '$1==c && $2=="direct" {print $3}' "$RES" | median)
 	for p in $PATHS; do
@@ -198,9 +198,13 @@ for c in $CLIENTS; do
 		l=$(awk -v c="$c" -v p="$p" '$1==c && $2==p {print $4}' "$RES" | median)
 		u=$(awk -v c="$c" -v p="$p" '$1==c && $2==p {print $5}' "$RES" | median)
 		m=$(awk -v c="$c" -v p="$p" '$1==c && $2==p {print $6}' "$RES" | median)
-		printf '%-8s %-13s %12.0f %12.3f %9.2fx %16.1f %18.1f %5s\n' "$c" "$p" "$t" "$l" "$(awk -v t="$t" -v d="$d" 'BEGIN {print (d > 0 ? t / d : 0)}')" "$u" "$m" "$k"
+		# each round's own ratio to direct (the two ran minutes apart at most), then their median
+		q=$(awk -v c="$c" -v p="$p" '$1==c && $2=="direct" {d[$7]=$3} $1==c && $2==p {t[$7]=$3}
+			END {for (r in t) if (d[r] > 0) print t[r] / d[r]}' "$RES" | median)
+		printf '%-8s %-13s %12.0f %12.3f %9.2fx %9.2fx %16.1f %18.1f %5s\n' "$c" "$p" "$t" "$l" "$(awk -v t="$t" -v d="$d" 'BEGIN {print (d > 0 ? t / d : 0)}')" "${q:-0}" "$u" "$m" "$k"
 	done
 done
 if [ -s "$WORK/failed.txt" ]; then echo "runs that failed (no figures; left out of the medians):"; sort "$WORK/failed.txt" | uniq -c; fi
-echo "(raw runs: clients path tps latency_ms proxy_cpu_us_per_tx machine_cpu_us_per_tx)"
+echo "x direct: ratio of the medians; per-round: median of each round's ratio to direct in that round"
+echo "(raw runs: clients path tps latency_ms proxy_cpu_us_per_tx machine_cpu_us_per_tx round)"
 sort -k1,1n -k2,2 "$RES" | awk '{printf "  %s\n", $0}'
