@@ -13,7 +13,10 @@ import (
 
 // Params gives the parameters of one operation.
 type Params interface {
-	Next(rng *rand.Rand) [][]byte
+	// Next draws the next operation's parameters. It may reuse buf, the slice it returned
+	// the time before, whose contents the caller no longer needs (one fewer allocation
+	// per operation).
+	Next(rng *rand.Rand, buf [][]byte) [][]byte
 	// Width is the number of parameters of every operation.
 	Width() int
 }
@@ -22,7 +25,7 @@ type Params interface {
 type FileParams struct{ Rows [][][]byte }
 
 // Next draws a row.
-func (p *FileParams) Next(rng *rand.Rand) [][]byte { return p.Rows[rng.IntN(len(p.Rows))] }
+func (p *FileParams) Next(rng *rand.Rand, _ [][]byte) [][]byte { return p.Rows[rng.IntN(len(p.Rows))] }
 
 // Width is the number of fields of a row (all rows have as many).
 func (p *FileParams) Width() int { return len(p.Rows[0]) }
@@ -59,9 +62,13 @@ func ParseParamFile(r io.Reader) (*FileParams, error) {
 // RangeParams draws one integer parameter uniformly from [Lo, Hi].
 type RangeParams struct{ Lo, Hi int64 }
 
-// Next draws a value.
-func (p RangeParams) Next(rng *rand.Rand) [][]byte {
-	return [][]byte{strconv.AppendInt(nil, p.Lo+rng.Int64N(p.Hi-p.Lo+1), 10)}
+// Next draws a value, written into buf's storage when it has one.
+func (p RangeParams) Next(rng *rand.Rand, buf [][]byte) [][]byte {
+	if len(buf) != 1 {
+		buf = make([][]byte, 1)
+	}
+	buf[0] = strconv.AppendInt(buf[0][:0], p.Lo+rng.Int64N(p.Hi-p.Lo+1), 10)
+	return buf
 }
 
 // Width is 1.

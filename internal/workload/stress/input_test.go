@@ -26,7 +26,7 @@ func TestParamFile(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	seen := map[string]bool{}
 	for i := 0; i < 50; i++ {
-		row := p.Next(rng)
+		row := p.Next(rng, nil)
 		seen[string(row[0])+"|"+string(row[1])] = true
 	}
 	if !seen["1|alice"] || !seen["2|b,ob"] || len(seen) != 2 {
@@ -49,11 +49,21 @@ func TestRange(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	seen := map[string]bool{}
+	var buf [][]byte
 	for i := 0; i < 100; i++ {
-		seen[string(r.Next(rng)[0])] = true
+		if i%2 == 0 {
+			buf = nil // a fresh draw, then one that reuses its storage
+		}
+		buf = r.Next(rng, buf)
+		seen[string(buf[0])] = true
 	}
 	if !reflect.DeepEqual(seen, map[string]bool{"5": true, "6": true, "7": true}) {
 		t.Fatalf("drew %v", seen)
+	}
+	wide := RangeParams{Lo: 1, Hi: 1 << 40}
+	buf = wide.Next(rng, nil)
+	if n := testing.AllocsPerRun(100, func() { buf = wide.Next(rng, buf) }); n != 0 {
+		t.Fatalf("a draw into a reused buffer allocated %v times", n)
 	}
 	for _, bad := range []string{"7:5", "x:1", "1", "1:2:3", ""} {
 		if _, err := ParseRange(bad); err == nil {
@@ -73,7 +83,7 @@ func FuzzParseParamFile(f *testing.F) {
 		if len(p.Rows) == 0 {
 			t.Fatal("no rows without an error")
 		}
-		p.Next(rand.New(rand.NewPCG(1, 1)))
+		p.Next(rand.New(rand.NewPCG(1, 1)), nil)
 	})
 }
 
@@ -98,7 +108,7 @@ func FuzzParseRange(f *testing.F) {
 		if err != nil {
 			return
 		}
-		v := r.Next(rand.New(rand.NewPCG(1, 1)))
+		v := r.Next(rand.New(rand.NewPCG(1, 1)), nil)
 		if len(v) != 1 {
 			t.Fatal("want one value")
 		}

@@ -99,6 +99,7 @@ type worker struct {
 	rng     *rand.Rand
 	stmts   []*pgconn.StatementDescription
 	n       int
+	params  [][]byte // the last parameters drawn, whose storage the next draw reuses
 }
 
 // Do runs the next query.
@@ -108,7 +109,8 @@ func (w *worker) Do(ctx context.Context, op *workload.Op) error {
 	w.n++
 	var params [][]byte
 	if w.s.cfg.Params != nil {
-		params = w.s.cfg.Params.Next(w.rng)
+		w.params = w.s.cfg.Params.Next(w.rng, w.params)
+		params = w.params
 	}
 	rows, bytes, err := w.sctx.Run(ctx, stmt, params)
 	op.Rows, op.Bytes = rows, bytes
