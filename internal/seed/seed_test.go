@@ -269,7 +269,17 @@ func TestSeedSyncJoinsSynchronousStandbys(t *testing.T) {
 	if err := Drop(ctx, topo, "third"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.QueryRow(ctx, `SELECT current_setting('synchronous_standby_names')`).Scan(&names); err != nil || strings.Contains(names, "third") {
-		t.Fatalf("after drop: synchronous_standby_names %q, %v", names, err)
+	// The server takes the new setting on its reload signal, which reaches a session
+	// asynchronously (it once still read the old value on the query right after Drop).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := c.QueryRow(ctx, `SELECT current_setting('synchronous_standby_names')`).Scan(&names)
+		if err == nil && !strings.Contains(names, "third") {
+			break
+		}
+		if err != nil || time.Now().After(deadline) {
+			t.Fatalf("after drop: synchronous_standby_names %q, %v", names, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
