@@ -18,13 +18,13 @@
 # kernel forwards are moved by kernel worker threads, not the listener process, so for the
 # agbench path that column understates; the machine column (all CPUs' busy time per
 # transaction, from /proc/stat: server, pgbench, proxy and kernel alike) compares every path.
-# Knobs (environment): REPS=5 SECS=5 CLIENTS="1 8 32" SCALE=10 PATHS="direct agbench redirect pgbouncer haproxy"
+# Knobs (environment): REPS=7 SECS=4 CLIENTS="1 8 32" SCALE=10 PATHS="direct agbench agbench-user redirect pgbouncer haproxy"
 # Everything runs on loopback and is removed at the end.
 set -euo pipefail
 BIN=${1:-bin/agbench}
 BIN=$(readlink -f "$BIN")
-REPS=${REPS:-5}
-SECS=${SECS:-5}
+REPS=${REPS:-7}
+SECS=${SECS:-4}
 CLIENTS=${CLIENTS:-"1 8 32"}
 SCALE=${SCALE:-10}
 PATHS=${PATHS:-"direct agbench agbench-user redirect pgbouncer haproxy"}
@@ -187,6 +187,7 @@ for c in $CLIENTS; do
 done
 echo
 
+declare -A PER_ROUND
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 printf '%-8s %-13s %12s %12s %10s %10s %16s %18s %5s\n' clients path "TPS (median)" "latency ms" "x direct" "per-round" "proxy CPU us/tx" "machine CPU us/tx" runs
 for c in $CLIENTS; do
@@ -202,8 +203,26 @@ for c in $CLIENTS; do
 		q=$(awk -v c="$c" -v p="$p" '$1==c && $2=="direct" {d[$7]=$3} $1==c && $2==p {t[$7]=$3}
 			END {for (r in t) if (d[r] > 0) print t[r] / d[r]}' "$RES" | median)
 		printf '%-8s %-13s %12.0f %12.3f %9.2fx %9.2fx %16.1f %18.1f %5s\n' "$c" "$p" "$t" "$l" "$(awk -v t="$t" -v d="$d" 'BEGIN {print (d > 0 ? t / d : 0)}')" "${q:-0}" "$u" "$m" "$k"
+		PER_ROUND[$c/$p]=${q:-0}
 	done
 done
+# The target of issue 3, judged on the per-round medians (each round pairs the paths with
+# the direct run of the same minute): at 8 and 32 clients the proxied listener reaches
+# 0.75x direct and is ahead of pgbouncer and HAProxy.
+verdict=""
+for c in 8 32; do
+	a=${PER_ROUND[$c/agbench]:-}
+	if [ -z "$a" ]; then continue; fi
+	ok=$(awk -v a="$a" 'BEGIN {print (a >= 0.75)}')
+	for other in pgbouncer haproxy; do
+		o=${PER_ROUND[$c/$other]:-}
+		if [ -n "$o" ]; then ok=$(awk -v ok="$ok" -v a="$a" -v o="$o" 'BEGIN {print (ok && a > o)}'); fi
+	done
+	verdict+=" $c:$([ "$ok" = 1 ] && echo met || echo missed)"
+done
+if [ -n "$verdict" ]; then
+	echo "target (agbench >= 0.75x direct per round, ahead of pgbouncer and haproxy) at 8 and 32 clients:$verdict"
+fi
 if [ -s "$WORK/failed.txt" ]; then echo "runs that failed (no figures; left out of the medians):"; sort "$WORK/failed.txt" | uniq -c; fi
 echo "x direct: ratio of the medians; per-round: median of each round's ratio to direct in that round"
 echo "(raw runs: clients path tps latency_ms proxy_cpu_us_per_tx machine_cpu_us_per_tx round)"
