@@ -8,7 +8,10 @@ package pgops
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -49,21 +52,27 @@ func Run(ctx context.Context, c *pgconn.PgConn, stmt *pgconn.StatementDescriptio
 // same Bind, Execute and Sync, written and read with pgx's protocol layer (the connection's
 // pgproto3.Frontend) rather than its result reader, which for a one-row query costs as much
 // client CPU as the two system calls around it. Messages other than rows, errors and the
-// end (notices, parameter changes) are passed over. A failure to write or read, or a FATAL
-// error, closes the connection, as pgx does.
+// end (notices, parameter changes) are passed over; so pgconn's own view of the session
+// (TxStatus, ParameterStatus, OnNotice) is not updated: use it for statements that leave
+// no transaction open. A failure to write or read, or a FATAL error, closes the connection,
+// as pgx does; when the failure is the deadline SessionContext set, the query may still be
+// running on the server, and it is cancelled first, as pgx does too.
 func runLean(c *pgconn.PgConn, stmt *pgconn.StatementDescription, params [][]byte) (rows, bytes int64, err error) {
 	f := c.Frontend()
 	f.SendBind(&pgproto3.Bind{PreparedStatement: stmt.Name, Parameters: params})
 	f.SendExecute(&pgproto3.Execute{})
 	f.SendSync(&pgproto3.Sync{})
-	if err := f.Flush(); err != nil {
-		abandon(c)
-		return 0, 0, err
+	if ferr := f.Flush(); ferr != nil {
+		abandon(c, ferr)
+		return 0, 0, ferr
 	}
 	for {
 		msg, rerr := f.Receive()
 		if rerr != nil {
-			abandon(c)
+			abandon(c, rerr)
+			if err != nil { // the server's error came first: it says more
+				return rows, bytes, err
+			}
 			return rows, bytes, rerr
 		}
 		switch m := msg.(type) {
@@ -77,8 +86,12 @@ func runLean(c *pgconn.PgConn, stmt *pgconn.StatementDescription, params [][]byt
 			if err == nil {
 				err = pe
 			}
-			if pe.Severity == "FATAL" || pe.Severity == "PANIC" {
-				abandon(c)
+			sev := pe.SeverityUnlocalized
+			if sev == "" { // servers before 9.6 send only the localized one
+				sev = strings.ToUpper(pe.Severity)
+			}
+			if sev == "FATAL" || sev == "PANIC" {
+				abandon(c, nil)
 				return rows, bytes, err
 			}
 		case *pgproto3.ReadyForQuery:
@@ -87,11 +100,23 @@ func runLean(c *pgconn.PgConn, stmt *pgconn.StatementDescription, params [][]byt
 	}
 }
 
-// abandon closes a connection whose protocol state is unknown, without waiting on it.
-func abandon(c *pgconn.PgConn) {
+// abandon closes a connection whose protocol state is unknown. If why is a timeout (the
+// deadline SessionContext sets to end a query in flight), the server may still be running
+// the query, which would go on into whatever is measured next: it is cancelled first, with
+// a CancelRequest on a connection of its own, as pgx's asyncClose does.
+func abandon(c *pgconn.PgConn, why error) {
 	c.Conn().SetDeadline(time.Now())
+	var ne net.Error
+	if errors.As(why, &ne) && ne.Timeout() {
+		ctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
+		_ = c.CancelRequest(ctx)
+		cancel()
+	}
 	c.Close(context.Background())
 }
+
+// cancelTimeout bounds the CancelRequest of an abandoned query.
+const cancelTimeout = 5 * time.Second
 
 // Counters are a server's cumulative block counters for one database.
 type Counters struct {
@@ -145,8 +170,9 @@ func StepCounters(before, after Counters, seconds float64) map[string]float64 {
 // every query and removes it after (about a tenth of the client's CPU in a loop of point
 // queries); the session's queries run instead under a context that is never done, and the
 // real one is watched here: when it ends during a query, that query is ended the way pgx
-// would end it, by setting the connection's deadline to now. Between queries its end does
-// nothing, so the session can still close cleanly (with a Terminate) afterwards.
+// would end it: the connection's deadline is set to now, the query is cancelled on the
+// server and the connection closed. Between queries its end does nothing, so the session
+// can still close cleanly (with a Terminate) afterwards.
 type SessionContext struct {
 	c       *pgconn.PgConn
 	watched context.Context

@@ -37,11 +37,27 @@ func TestSessionContextEndsTheQueryInFlight(t *testing.T) {
 			t.Fatalf("query %d: %d rows, %d bytes, %v", i, rows, bytes, err)
 		}
 	}
+	pid := c.PgConn().PID()
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
 	_, _, err := s.Run(vu, sleep, [][]byte{[]byte("60")})
 	if err == nil || time.Since(start) > 20*time.Second {
 		t.Fatalf("sleep under a cancelled context: %v after %v", err, time.Since(start))
+	}
+	// The query is over on the server too, not left sleeping into the next step.
+	watch := connect(t, topo)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var active int
+		if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND state = 'active'`, pid).Scan(&active); err != nil {
+			t.Fatal(err)
+		}
+		if active == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ended query still runs on the server (pid %d) %v after the cut", pid, time.Since(start))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if q := s.For(vu); q.Err() == nil {
 		t.Fatal("a context that has ended gave a live one")
