@@ -9,9 +9,12 @@
 // (Linux, root or CAP_BPF and CAP_NET_ADMIN; Config.Forward): both sockets of a session go
 // into a BPF sockhash, and an SK_SKB verdict program (kernel_linux.go) redirects what
 // arrives on one to the other's send side, so a query and its answer never wake the
-// listener. Its copy loops stay parked on both sockets to see each side's end of stream;
-// before passing an end on, they wait until the kernel has sent everything it took (TCP's
-// own byte counters), so a Terminate or a FATAL error is never cut off. Backpressure is
+// listener. The session then leaves Go's poller: one goroutine waits in poll on its own
+// descriptors of both sockets for each side's end of stream (and forwards what the kernel
+// passes up while a session is taken out of the maps). The client's end is passed to the
+// backend, and the backend's end ends the session, each only once the kernel has sent
+// everything it took before it (TCP's own byte counters), so a Terminate or a FATAL error
+// is never cut off; a client reset ends the session at once. Backpressure is
 // TCP's: a client that stops reading stops the backend. TLS sessions, and any session the
 // sockhash will not take, are forwarded by the copy loops (raw non-blocking reads and
 // writes between the two sockets, one 32 KiB buffer each way).

@@ -20,8 +20,8 @@ import (
 // socket cookie; an SK_SKB verdict program attached to the sockhash looks up each arriving
 // buffer's peer in a second map and redirects it to the peer socket's send side, so a query
 // and its answer cross the listener without waking it. What the program cannot place (no
-// peer: the session is ending) is passed up as usual, and the listener's copy loops, which
-// stay parked on both sockets, forward it and see each side's end of stream.
+// peer: the session is ending) is passed up as usual; the session's watch, parked in poll
+// on its own descriptors of both sockets, forwards it and sees each side's end of stream.
 type kernelForwarder struct {
 	socks               *ebpf.Map // cookie -> socket
 	peers               *ebpf.Map // cookie -> the peer's cookie
@@ -139,14 +139,21 @@ type kernelSession struct {
 // tcpCounts are a socket's bytes sent (retransmissions counted again), acknowledged by the
 // peer (once each, plus one for each of SYN and FIN sent and acknowledged) and received
 // (plus one for a FIN received).
-type tcpCounts struct{ sent, acked, received uint64 }
+type tcpCounts struct {
+	sent, acked, received uint64
+	closed                bool // the connection is gone (reset, or closed both ways)
+}
+
+// tcpClose is TCP_CLOSE in the kernel's TCP states (include/net/tcp_states.h): where a
+// socket ends after a reset.
+const tcpClose = 7
 
 func tcpInfoFD(fd int) (tcpCounts, error) {
 	ti, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
 	if err != nil {
 		return tcpCounts{}, err
 	}
-	return tcpCounts{sent: ti.Bytes_sent, acked: ti.Bytes_acked, received: ti.Bytes_received}, nil
+	return tcpCounts{sent: ti.Bytes_sent, acked: ti.Bytes_acked, received: ti.Bytes_received, closed: ti.State == tcpClose}, nil
 }
 
 // withFD runs f on c's descriptor while c holds it (the number cannot be closed and
@@ -243,7 +250,9 @@ func (s *kernelSession) startupSent() {
 // error, the end of a large result) still queued in the kernel. eof says the side's end of
 // stream was read: it took one sequence number, which TCP counts as a received byte. The
 // wait lasts while the other side keeps taking bytes, as a copy loop blocked in write
-// would; it gives up after stall without progress, or when the sockets are gone.
+// would; it gives up after stall without progress, when the receiving side has been reset
+// (what the kernel still holds for it is dropped, as a copy loop's write would fail), or
+// when the sockets are gone.
 func (s *kernelSession) drained(toBackend, eof bool, stall time.Duration) {
 	cinfo, binfo := s.infos()
 	from, to := cinfo, binfo
@@ -265,8 +274,8 @@ func (s *kernelSession) drained(toBackend, eof bool, stall time.Duration) {
 	for wait := 20 * time.Microsecond; ; wait = min(2*wait, 10*time.Millisecond) {
 		fi, err1 := from()
 		ti, err2 := to()
-		if err1 != nil || err2 != nil || s.isStopped() {
-			return
+		if err1 != nil || err2 != nil || s.isStopped() || ti.closed {
+			return // nothing can go out of a reset socket any more
 		}
 		byUser := moved.Load() - movedBase
 		byKernel := int64(fi.received-fromBase.received) - fin - byUser
@@ -323,9 +332,9 @@ func (s *kernelSession) isStopped() bool {
 
 // detach takes the session off Go's network poller: the poller watches a socket for
 // writability too, and every acknowledgement of what the kernel sent would wake it. The
-// session gets its own duplicates of the two descriptors and closes the net.Conns (the
-// sockets stay open, in the sockhash, through the duplicates); watch then waits on them
-// for each side's end. It is called once the startup phase is over.
+// session gets its own duplicates of the two descriptors, and the caller then closes the
+// net.Conns (the sockets stay open, in the sockhash, through the duplicates); watch waits
+// on them for each side's end. It is called once the startup phase is over.
 func (s *kernelSession) detach() error {
 	cfd, err := dupConn(s.client)
 	if err != nil {
@@ -383,9 +392,16 @@ func (s *kernelSession) watch() (toBackend, toClient int64, ok bool) {
 	pfd := make([]unix.PollFd, 0, 2)
 loop:
 	for !s.isStopped() {
+		// After the client's end of stream its socket is still watched for errors and
+		// hang-ups (always reported; the listener never shuts down its sending side before
+		// the end, so a hang-up means a reset): a client that half-closed and then went away
+		// ends the session at once, as a copy loop's failed write would, rather than after
+		// kernelDrainStall. After the backend's end, its hang-up is the normal course.
 		pfd = pfd[:0]
 		if !clientDone {
 			pfd = append(pfd, unix.PollFd{Fd: int32(fds[0]), Events: unix.POLLIN | unix.POLLRDHUP})
+		} else {
+			pfd = append(pfd, unix.PollFd{Fd: int32(fds[0])})
 		}
 		if !backendDone {
 			pfd = append(pfd, unix.PollFd{Fd: int32(fds[1]), Events: unix.POLLIN | unix.POLLRDHUP})
@@ -412,6 +428,9 @@ loop:
 			from := 0
 			if int(p.Fd) == fds[1] {
 				from = 1
+			}
+			if p.Events == 0 { // the ended client, reset: nothing more can reach it
+				break loop
 			}
 			if buf == nil {
 				buf = make([]byte, copyBuf)

@@ -152,3 +152,33 @@ func TestKernelForwarderFullDuplex(t *testing.T) {
 		}
 	}
 }
+
+// A client that half-closes and then goes away with a reset ends its session at once, as a
+// copy loop's failed write would: the backend is not left sending into a socket that is
+// gone until the drain gives up.
+func TestKernelForwarderClientResetAfterHalfClose(t *testing.T) {
+	k := kernelOrSkip(t)
+	p := newProxied(t, k)
+	if err := p.client.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	p.server.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadAll(p.server); err != nil {
+		t.Fatalf("the client's end did not reach the server: %v", err)
+	}
+	p.client.SetLinger(0)
+	p.client.Close() // a reset
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			if _, err := p.server.Write(buf); err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-p.counts:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session was still open 10 s after its client reset")
+	}
+}

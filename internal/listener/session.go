@@ -225,8 +225,8 @@ func (l *Listener) unregister(s *session) {
 // forward moves bytes both ways until either side closes. Backend messages are read one
 // by one only until the first ReadyForQuery, to learn the cancel key; after that the kernel
 // forwards the session when it can (kernelForwarder), else both directions are plain
-// copies (copyConn). The copy loops run in either case: in the kernel's case they only see
-// each side's end of stream.
+// copies (copyConn). In the kernel's case the session is then detached from Go's poller
+// and its watch (kernelSession.watch) sees each side's end of stream.
 func (l *Listener) forward(s *session) {
 	var upMoved, downMoved atomic.Int64
 	up := make(chan struct{})
