@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"os"
 	"runtime"
 	"sort"
 	"sync"
@@ -519,14 +518,14 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 	}
 }
 
-// restoreProcs puts GOMAXPROCS back after a step: to the runtime's own default (which then
-// follows the CPUs it may use again) unless the environment set it, else to prev.
+// restoreProcs puts GOMAXPROCS back to prev after a step. Where prev is the runtime's own
+// default it is restored as the default, which again follows the CPUs the process may use;
+// a value the program or the environment set is restored as it was.
 func restoreProcs(prev int) {
-	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.SetDefaultGOMAXPROCS()
-		return
+	runtime.SetDefaultGOMAXPROCS()
+	if runtime.GOMAXPROCS(0) != prev {
+		runtime.GOMAXPROCS(prev)
 	}
-	runtime.GOMAXPROCS(prev)
 }
 
 // maxProcs bounds the Ps ensureProcs asks for.
