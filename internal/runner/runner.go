@@ -297,7 +297,7 @@ func newExecution(cfg Config, p Point, spec StepSpec, workers []workload.Worker)
 func (ex *execution) run(ctx context.Context, st *result.Step) error {
 	loadCtx, stopLoad := context.WithCancelCause(ctx)
 	defer stopLoad(nil)
-	defer restoreProcs(runtime.GOMAXPROCS(ensureProcs(len(ex.workers))))
+	defer raiseProcs(len(ex.workers))()
 	start := time.Now()
 	windowStart := start.Add(ex.spec.Rampup)
 
@@ -518,13 +518,40 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 	}
 }
 
-// restoreProcs puts GOMAXPROCS back to prev after a step. Where prev is the runtime's own
-// default it is restored as the default, which again follows the CPUs the process may use;
-// a value the program or the environment set is restored as it was.
-func restoreProcs(prev int) {
-	runtime.SetDefaultGOMAXPROCS()
-	if runtime.GOMAXPROCS(0) != prev {
-		runtime.GOMAXPROCS(prev)
+// procs tracks the steps running in the process, which share GOMAXPROCS: the first one
+// to start notes the setting, and the last one to end puts it back.
+var procs struct {
+	sync.Mutex
+	running int
+	prev    int
+}
+
+// raiseProcs gives a step of vus virtual users the Ps ensureProcs asks for and returns
+// the function that ends the step's claim. When the last running step ends, GOMAXPROCS goes
+// back to what it was before the first: where that was the runtime's own default it is
+// restored as the default, which again follows the CPUs the process may use; a value the
+// program or the environment set is restored as it was.
+func raiseProcs(vus int) (done func()) {
+	procs.Lock()
+	defer procs.Unlock()
+	if procs.running == 0 {
+		procs.prev = runtime.GOMAXPROCS(0)
+	}
+	procs.running++
+	if n := ensureProcs(vus); n > runtime.GOMAXPROCS(0) {
+		runtime.GOMAXPROCS(n)
+	}
+	return func() {
+		procs.Lock()
+		defer procs.Unlock()
+		procs.running--
+		if procs.running > 0 {
+			return
+		}
+		runtime.SetDefaultGOMAXPROCS()
+		if runtime.GOMAXPROCS(0) != procs.prev {
+			runtime.GOMAXPROCS(procs.prev)
+		}
 	}
 }
 

@@ -254,3 +254,22 @@ func TestStepHasAProcPerVU(t *testing.T) {
 		t.Fatalf("ensureProcs(100000) = %d, want the bound %d", got, maxProcs)
 	}
 }
+
+// Steps that overlap share GOMAXPROCS: it stays raised until the last one ends, and then
+// goes back to the setting from before the first.
+func TestOverlappingStepsRestoreProcs(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	doneA := raiseProcs(before + 5)
+	doneB := raiseProcs(before + 2)
+	if got := runtime.GOMAXPROCS(0); got != max(before, min(before+6, maxProcs)) {
+		t.Fatalf("GOMAXPROCS %d with two steps running, want the larger step's", got)
+	}
+	doneA()
+	if got := runtime.GOMAXPROCS(0); got == before && before < maxProcs {
+		t.Fatal("GOMAXPROCS went back while a step was still running")
+	}
+	doneB()
+	if got := runtime.GOMAXPROCS(0); got != before {
+		t.Fatalf("GOMAXPROCS %d after both steps, want %d back", got, before)
+	}
+}
