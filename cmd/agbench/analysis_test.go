@@ -18,17 +18,6 @@ func TestSLOFlagBadInput(t *testing.T) {
 	}
 }
 
-func TestIsLocal(t *testing.T) {
-	for conn, want := range map[string]bool{
-		"host=127.0.0.1 port=5432": true, "host=/var/run/postgresql": true, "postgres://u@localhost:5/db": true,
-		"host=10.1.2.3": false, "postgres://db.example.com/x": false, "port=notanumber": false,
-	} {
-		if got := isLocal(conn); got != want {
-			t.Errorf("isLocal(%q) = %v", conn, got)
-		}
-	}
-}
-
 // A tpcc sweep on a local cluster with a standby: the result carries the wait profile, the
 // standby's replication lag, the device under the data directories, and the analysis; the
 // output ends with the knee line, the saturation sentence and the verdicts, among them that

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -11,10 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
-	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/diskio"
-	"github.com/agbench/agbench/internal/result"
-	"github.com/agbench/agbench/internal/sample"
+	"github.com/agbench/agbench/internal/experiment"
 )
 
 func init() { register(newDiskCmd) }
@@ -298,116 +295,48 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 	}
 	var fillBar *progressbar.ProgressBar
 	lastPct := int64(-1)
-	tf, err := diskio.PrepareFile(ctx, p.path, diskio.PrepareOptions{Size: size, MinRegion: maxBlock, Force: f.force,
-		Progress: func(done, total int64) {
-			if a.interactive {
-				if fillBar == nil {
-					fillBar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(a.stderr), progressbar.OptionShowBytes(true),
-						progressbar.OptionSetDescription("creating "+p.path), progressbar.OptionSetPredictTime(true),
-						progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	stop := func() {}
+	d := &experiment.Disk{Version: version, Args: diskArgv(c, args), Results: f.resultsDir, Path: p.path, Keep: f.keep,
+		Steps: p.steps, Sweep: p.sweep, DiskSpd: p.diskspd, Verify: f.verify, Alignment: p.base.Alignment(),
+		Prepare: diskio.PrepareOptions{Size: size, MinRegion: maxBlock, Force: f.force,
+			Progress: func(done, total int64) {
+				if a.interactive {
+					if fillBar == nil {
+						fillBar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(a.stderr), progressbar.OptionShowBytes(true),
+							progressbar.OptionSetDescription("creating "+p.path), progressbar.OptionSetPredictTime(true),
+							progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+					}
+					_ = fillBar.Set64(done)
+					if done == total {
+						_ = fillBar.Finish()
+					}
+					return
 				}
-				_ = fillBar.Set64(done)
-				return
+				if pct := done * 100 / total; pct/10 != lastPct/10 {
+					lastPct = pct
+					logf("creating %s: %d%%", p.path, pct)
+				}
+			}}}
+	out, runErr := d.Run(ctx, experiment.DiskHooks{Log: logf,
+		Step: func(i, n int, w diskio.Workload) {
+			desc := fmt.Sprintf("step %d/%d: %s, %s + %s warm-up", i+1, n, w.Describe(), w.Duration, w.Warmup)
+			if a.interactive {
+				stop = stepBar(a, desc, w.Warmup+w.Duration)
+			} else {
+				logf("%s", desc)
 			}
-			if pct := done * 100 / total; pct/10 != lastPct/10 {
-				lastPct = pct
-				logf("creating %s: %d%%", p.path, pct)
-			}
-		}})
-	if fillBar != nil {
-		_ = fillBar.Finish()
+		},
+		StepEnd: func() { stop(); stop = func() {} }})
+	if out == nil {
+		return runErr
 	}
-	if err != nil {
-		return err
+	if len(out.Report.Steps) > 0 || out.Report.Verify != nil {
+		out.Report.WriteText(a.stdout)
 	}
-	defer func() {
-		if !f.keep {
-			if err := diskio.RemoveFile(tf); err != nil {
-				logf("could not remove %s: %v", tf.Path, err)
-			}
-		}
-	}()
-	res := result.New("disk", version, diskArgv(c, args))
-	rep := &diskio.Report{Start: res.Meta.Started, File: tf, Sweep: p.sweep, DiskSpd: p.diskspd}
-	if p.diskspd != nil {
-		rep.Notes = append(rep.Notes, p.diskspd.Notes...)
+	if out.Path != "" {
+		fmt.Fprintf(a.stdout, "\nresults: %s\n", out.Path)
 	}
-	if tf.Foreign {
-		rep.Notes = append(rep.Notes, "the file was not created by agbench; used because of --force")
-	}
-	dev, err := sample.DeviceForPath("/sys", tf.Path)
-	if err != nil {
-		rep.Notes = append(rep.Notes, "no device view: "+err.Error())
-	}
-	rep.Device = dev
-	gen := uint64(time.Now().UnixNano())
-	if f.verify {
-		logf("verify: writing a checksummed pattern over %s", tf.Path)
-		if err := diskio.WritePattern(ctx, tf, p.base.Alignment(), gen); err != nil {
-			return fmt.Errorf("verify: %w", err)
-		}
-	}
-	var runErr error
-	for i, w := range p.steps {
-		if ctx.Err() != nil {
-			break
-		}
-		desc := fmt.Sprintf("step %d/%d: %s, %s + %s warm-up", i+1, len(p.steps), w.Describe(), w.Duration, w.Warmup)
-		stop := func() {}
-		if a.interactive {
-			stop = stepBar(a, desc, w.Warmup+w.Duration)
-		} else {
-			logf("%s", desc)
-		}
-		s, err := diskio.RunStep(ctx, tf, w, diskio.StepOptions{Gen: gen})
-		stop()
-		if err != nil {
-			runErr = err
-			break
-		}
-		rep.Steps = append(rep.Steps, s)
-		if !s.Complete {
-			break
-		}
-	}
-	if f.verify && runErr == nil && ctx.Err() == nil {
-		logf("verify: reading %s back", tf.Path)
-		v, err := diskio.CheckPattern(ctx, tf, p.base.Alignment())
-		if err != nil {
-			runErr = fmt.Errorf("verify: %w", err)
-		}
-		rep.Verify = v
-	}
-	finalErr := runErr
-	switch {
-	case finalErr != nil:
-	case ctx.Err() != nil:
-		finalErr = context.Canceled
-	case rep.Verify != nil && rep.Verify.BadCount > 0:
-		finalErr = fmt.Errorf("verify: %d block(s) differ from what was written", rep.Verify.BadCount)
-	}
-	if err := rep.FillResult(res); err != nil {
-		return agerr.Join(finalErr, fmt.Errorf("results: %w", err))
-	}
-	if len(rep.Steps) > 0 {
-		run, err := analyze.Attach(res, analyze.Options{LoadName: "outstanding IOs", Unit: "IOPS"})
-		if err == nil && p.sweep != nil && len(run.Variants) == 1 {
-			rep.Marks = diskMarks(rep, run.Variants[0].Result)
-			if err := rep.SetExtra(res); err != nil {
-				return agerr.Join(finalErr, fmt.Errorf("results: %w", err))
-			}
-		}
-	}
-	if len(rep.Steps) > 0 || rep.Verify != nil {
-		rep.WriteText(a.stdout)
-	}
-	res.Finish(finalErr)
-	path, err := result.Write(result.RunDir(f.resultsDir, res.Meta.Started, "disk"), res)
-	if err != nil {
-		return agerr.Join(finalErr, fmt.Errorf("write results: %w", err))
-	}
-	fmt.Fprintf(a.stdout, "\nresults: %s\n", path)
-	return finalErr
+	return runErr
 }
 
 // stepBar shows a step's time on a terminal until the returned function is called.
@@ -432,24 +361,6 @@ func stepBar(a *app, desc string, total time.Duration) func() {
 		}
 	}()
 	return func() { close(done); <-finished }
-}
-
-// diskMarks places the analysis's knee points on the rows of the run.
-func diskMarks(rep *diskio.Report, an analyze.Analysis) *diskio.Marks {
-	row := func(p *analyze.Point) int {
-		if p == nil {
-			return -1
-		}
-		return rep.RowOfLoad(p.Load)
-	}
-	k := an.Knee
-	m := &diskio.Marks{Characteristic: row(k.Characteristic), Efficient: row(k.Efficient), Knee: row(k.Knee),
-		Saturation: row(k.Saturation), RisingAtEnd: k.RisingAtEnd,
-		Method: fmt.Sprintf("internal/analyze: knee by Kneedle on log2(outstanding) vs IOPS; efficient = most IOPS per ms of mean latency; saturation at %.0f%% of peak IOPS", analyze.SaturationShare*100)}
-	for _, v := range an.Verdicts {
-		m.Verdicts = append(m.Verdicts, v.Message)
-	}
-	return m
 }
 
 // diskArgv rebuilds the command line from what cobra parsed (flags set, FILE, DiskSpd's

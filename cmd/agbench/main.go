@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/workload"
+	_ "github.com/agbench/agbench/internal/workload/all" // every workload registers itself
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -34,6 +36,13 @@ type app struct {
 var commands []func(*app) *cobra.Command
 
 func register(c func(*app) *cobra.Command) { commands = append(commands, c) }
+
+// workloadCommands holds the command of each workload by the workload's name. The root
+// command adds one for every workload in internal/workload's registry, with the registry's
+// description as its one-line help; a test keeps the two sets equal.
+var workloadCommands = map[string]func(*app) *cobra.Command{}
+
+func registerWorkload(name string, c func(*app) *cobra.Command) { workloadCommands[name] = c }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -78,6 +87,13 @@ Exit status: 0 done, 1 the work failed, 2 bad input (nothing was made or changed
 	})
 	for _, c := range commands {
 		root.AddCommand(c(a))
+	}
+	for _, m := range workload.Registered() {
+		if build, ok := workloadCommands[m.Name]; ok {
+			c := build(a)
+			c.Short = m.Description
+			root.AddCommand(c)
+		}
 	}
 	// Unknown subcommands are bad input too.
 	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {

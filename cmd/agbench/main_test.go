@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/agbench/agbench/internal/workload"
 )
 
 // runCLI runs agbench in-process with the given environment and returns exit code and output.
@@ -34,5 +37,31 @@ func TestRootHelpAndBadInput(t *testing.T) {
 	code, _, errs = runCLI(t, nil, "--no-such-flag")
 	if code != 2 || !strings.Contains(errs, "no-such-flag") {
 		t.Fatalf("unknown flag: code %d, stderr %q", code, errs)
+	}
+}
+
+// Every registered workload has its command, with the registry's description, and every
+// workload command belongs to a registered workload.
+func TestWorkloadCommandsComeFromTheRegistry(t *testing.T) {
+	root := newRoot(&app{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
+	registered := map[string]bool{}
+	for _, m := range workload.Registered() {
+		registered[m.Name] = true
+		c, _, err := root.Find([]string{m.Name})
+		if err != nil || c == root || c.Name() != m.Name {
+			t.Errorf("workload %q has no command (%v)", m.Name, err)
+			continue
+		}
+		if c.Short != m.Description {
+			t.Errorf("%s: help %q, registry says %q", m.Name, c.Short, m.Description)
+		}
+	}
+	for name := range workloadCommands {
+		if !registered[name] {
+			t.Errorf("command %q is not a registered workload", name)
+		}
+	}
+	if len(registered) < 4 {
+		t.Errorf("registered workloads %v: want stress, scan, tpcc, readahead at least", registered)
 	}
 }

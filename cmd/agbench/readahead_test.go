@@ -122,8 +122,7 @@ func TestReadaheadOnClusterWithStandbyLeavesItAsItWas(t *testing.T) {
 			t.Errorf("node %s is not running after readahead", name)
 		}
 	}
-	s := topoServer{topo}
-	c, err := s.Connect(context.Background(), "postgres")
+	c, err := topo.Connect(context.Background(), topo.Primary())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/atomicfile"
+	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/plan"
 	"github.com/agbench/agbench/internal/report"
 	"github.com/agbench/agbench/internal/result"
@@ -127,8 +128,8 @@ func (c catalog) CheckFlag(words []string, flag, value string) error {
 // writes the report; the cluster it created is destroyed whatever happens.
 func runStudy(ctx context.Context, a *app, p *plan.Plan) (err error) {
 	started := time.Now().UTC()
-	dir := filepath.Join(p.Results, p.Name+"-"+started.Format("20060102T150405Z"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := experiment.ReserveDir(filepath.Join(p.Results, p.Name+"-"+started.Format("20060102T150405Z")))
+	if err != nil {
 		return err
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(a.stdout, "== "+format+"\n", args...) }
@@ -172,8 +173,8 @@ func runStudy(ctx context.Context, a *app, p *plan.Plan) (err error) {
 		}
 		say("[%d/%d] %s done in %s", i+1, len(p.Experiments), e.Label(), took)
 	}
-	_ = atomicfile.Write(filepath.Join(dir, "commands.txt"), []byte(log.String()), 0o644)
-	reportErr := writeStudyReport(a, p, dir)
+	reportErr := errors.Join(atomicfile.Write(filepath.Join(dir, "commands.txt"), []byte(log.String()), 0o644),
+		writeStudyReport(a, p, dir))
 	say("study %s took %s", p.Name, time.Since(started).Round(time.Second))
 	switch {
 	case len(failed) > 0:

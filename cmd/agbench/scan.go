@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -10,12 +9,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/workload/scan"
 )
 
-func init() { register(newScanCmd) }
+func init() { registerWorkload(scan.Name, newScanCmd) }
 
 type scanFlags struct {
 	load     loadFlags
@@ -28,8 +28,7 @@ type scanFlags struct {
 func newScanCmd(a *app) *cobra.Command {
 	f := &scanFlags{}
 	c := &cobra.Command{
-		Use:   "scan",
-		Short: "Time reading N rows of a table to the client (the articles' OLAP read), warm or cold",
+		Use: "scan",
 		Long: `Read N rows of a table to the client and report the elapsed time, rows/s, MB/s received
 and the servers' buffer hits and reads (× 8 kB: MB/s read by the server).
 
@@ -52,7 +51,7 @@ intent from the primary, then routed to the standbys.`,
 
 func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 	var errs []error
-	p, err := f.load.check(a)
+	l, err := f.load.check(a, cmd, "scan", "reads/s")
 	errs = append(errs, err)
 	if f.table == "" {
 		errs = append(errs, agerr.BadInputf("--table: empty"))
@@ -60,7 +59,7 @@ func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 	if f.rows < 0 || f.initRows < 0 {
 		errs = append(errs, agerr.BadInputf("--rows and --init: must be 0 or more"))
 	}
-	if f.cold && p != nil && p.tgt.Topo == nil {
+	if f.cold && l != nil && l.Target.Topo == nil {
 		errs = append(errs, agerr.BadInputf("--cold restarts the servers: it needs --cluster"))
 	}
 	if err := agerr.Join(errs...); err != nil {
@@ -68,49 +67,34 @@ func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 	}
 	ctx := cmd.Context()
 	if f.initRows > 0 {
-		if err := initTable(ctx, a, p, f.table, f.initRows); err != nil {
+		if err := initTable(ctx, a, l.Target, f.table, f.initRows); err != nil {
 			return err
 		}
 	}
-	if err := p.startRouting(ctx); err != nil {
+	if err := l.Start(ctx); err != nil {
 		return err
 	}
-	defer p.stopRouting()
-	cfg := scan.Config{Table: f.table, Rows: f.rows, Connect: p.connector(), CounterConns: p.nodeConns}
+	defer l.Close()
+	cfg := scan.Config{Table: f.table, Rows: f.rows, Connect: l.Connector(), CounterConns: l.NodeConns}
 	var coldNotes []string
 	if f.cold {
-		p.restarts = true
+		l.Restarts = true
 		cfg.Cold = func(ctx context.Context) error {
-			note, err := coldCache(ctx, p)
+			note, err := coldCache(ctx, l)
 			if note != "" && len(coldNotes) == 0 {
 				coldNotes = append(coldNotes, note)
 			}
 			return err
 		}
 	}
-	if err := checkQueries(ctx, p, []string{cfg.Query()}, 0); err != nil {
+	if err := checkQueries(ctx, l, []string{cfg.Query()}, 0); err != nil {
 		return err
 	}
 	w := scan.New(cfg)
 	defer w.Close()
-	config := map[string]any{"table": f.table, "rows": f.rows, "cold": f.cold, "threads": f.load.threads,
+	l.Config = map[string]any{"table": f.table, "rows": f.rows, "cold": f.cold, "threads": f.load.threads,
 		"iterations": f.load.iterations, "intent": f.load.intent, "compare": f.load.compare, "repeat": f.load.repeat}
-	p.unit = "reads/s"
-	res, dir, runErr := p.run(ctx, a, cmd, "scan", w, config)
-	if len(coldNotes) > 0 {
-		res.Warnings = append(res.Warnings, coldNotes...)
-		if dir != "" {
-			result.Write(dir, res)
-		}
-	}
-	fmt.Fprintln(a.stdout)
-	if len(res.Steps) > 0 {
-		table.Write(a.stdout, res, "threads", scanColumns)
-		fmt.Fprintln(a.stdout)
-	}
-	printAnalysis(a.stdout, p.analysis)
-	printFooter(a.stdout, res, dir, table.Landed(res))
-	return runErr
+	return runLoad(ctx, a, l, w, scanColumns, func() []string { return coldNotes })
 }
 
 var scanColumns = []table.Column{
@@ -124,8 +108,8 @@ var scanColumns = []table.Column{
 
 // coldCache restarts the cluster and drops the OS page cache. It returns a note when the
 // OS cache could not be dropped (the run was then warm at the OS level).
-func coldCache(ctx context.Context, p *loadPlan) (string, error) {
-	topo := p.tgt.Topo
+func coldCache(ctx context.Context, l *experiment.Load) (string, error) {
+	topo := l.Target.Topo
 	if err := topo.Stop(ctx); err != nil {
 		return "", err
 	}
@@ -137,5 +121,5 @@ func coldCache(ctx context.Context, p *loadPlan) (string, error) {
 	if err := topo.Start(ctx); err != nil {
 		return note, err
 	}
-	return note, p.waitRoutes(ctx)
+	return note, l.WaitRoutes(ctx)
 }

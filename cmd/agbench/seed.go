@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -17,10 +16,10 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/seed"
 	"github.com/agbench/agbench/internal/table"
-	"github.com/agbench/agbench/internal/target"
 )
 
 func init() { register(newSeedCmd) }
@@ -164,62 +163,39 @@ func runSeed(cmd *cobra.Command, a *app, f *seedFlags) error {
 			return nil
 		}
 	}
-	if len(variants) == 0 {
-		variants = []seed.Variant{{Method: o.Method, Compress: o.Compress}}
+	all := variants
+	if len(all) == 0 {
+		all = []seed.Variant{{Method: o.Method, Compress: o.Compress}}
 	}
-	res := result.New("seed", version, cmdArgs(cmd))
-	res.Meta.Config = map[string]any{"method": o.Method, "compress": o.Compress.String(), "max_rate": o.MaxRate,
-		"lag_threshold": o.LagThreshold, "variants": labels(variants), "repeat": f.repeat, "init_size": initSize}
-	res.Meta.Topology = clusterSummary(topo)
-	if c, err := topo.Connect(ctx, topo.Primary()); err == nil {
-		res.Meta.Server, _ = target.ServerInfo(ctx, c)
-		c.Close(context.WithoutCancel(ctx))
-	}
-	compare := len(f.compare) > 0
-	dir := result.RunDir(f.results, res.Meta.Started, "seed")
-	var runErr error
-	for i, run := range seed.Plan(variants, f.repeat) {
-		ro := o
-		ro.Method, ro.Compress = run.Variant.Method, run.Variant.Compress
-		if compare {
-			fmt.Fprintf(a.stderr, "seeding %s\n", run)
-		}
-		show := newSeedProgress(a)
-		ro.Progress = show.update
-		rep, err := seed.Seed(ctx, topo, ro)
-		show.done()
-		if err != nil {
-			if agerr.IsBadInput(err) && i == 0 {
-				return err // nothing was made
+	s := &experiment.Seed{Version: version, Args: cmdArgs(cmd), Results: f.results, Topo: topo, Options: o,
+		Variants: variants, Repeat: f.repeat,
+		Config: map[string]any{"method": o.Method, "compress": o.Compress.String(), "max_rate": o.MaxRate,
+			"lag_threshold": o.LagThreshold, "variants": labels(all), "repeat": f.repeat, "init_size": initSize}}
+	var show *seedProgress
+	out, runErr := s.Run(ctx, experiment.SeedHooks{
+		Begin: func(run seed.Run, compare bool) func(seed.Progress) {
+			if compare {
+				fmt.Fprintf(a.stderr, "seeding %s\n", run)
 			}
-			runErr = err
-			break
-		}
-		res.Steps = append(res.Steps, rep.Step(i, run.Point, run.Repeat, run.Variant.Label(), nil)) // variants in Variant; no swept knob
-		if compare {
-			if err := seed.Drop(context.WithoutCancel(ctx), topo, rep.Standby); err != nil {
-				runErr = fmt.Errorf("drop %s between runs: %w", rep.Standby, err)
-				break
+			show = newSeedProgress(a)
+			return show.update
+		},
+		End: func(rep *seed.Report, err error, compare bool) {
+			show.done()
+			if err == nil && !compare {
+				printSeedReport(a.stdout, rep)
 			}
-		} else {
-			printSeedReport(a.stdout, rep)
-		}
-		if _, err := result.Write(dir, res); err != nil {
-			return err
-		}
-	}
-	res.Finish(runErr)
-	if len(res.Steps) == 0 && runErr != nil {
+		},
+	})
+	if out == nil || len(out.Result.Steps) == 0 && runErr != nil {
 		return runErr
 	}
-	if compare {
-		printSeedCompare(a.stdout, res, variants)
+	if s.Compare() {
+		printSeedCompare(a.stdout, out.Result, all)
 	}
-	path, err := result.Write(dir, res)
-	if err != nil {
-		return errors.Join(runErr, err)
+	if out.Path != "" {
+		fmt.Fprintf(a.stdout, "\nresult: %s\n", out.Path)
 	}
-	fmt.Fprintf(a.stdout, "\nresult: %s\n", path)
 	return runErr
 }
 
@@ -229,14 +205,6 @@ func labels(vs []seed.Variant) []string {
 		out[i] = v.Label()
 	}
 	return out
-}
-
-func clusterSummary(topo *cluster.Topology) *result.Topology {
-	t := &result.Topology{Cluster: topo.Name, Commit: topo.Commit}
-	for _, n := range topo.Nodes {
-		t.Nodes = append(t.Nodes, result.Node{Name: n.Name, Role: n.Role, Addr: fmt.Sprintf("%s:%d", n.Host, n.Port)})
-	}
-	return t
 }
 
 func seedInit(ctx context.Context, a *app, topo *cluster.Topology, size int64) error {

@@ -10,14 +10,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/target"
+	"github.com/agbench/agbench/internal/workload"
 	"github.com/agbench/agbench/internal/workload/pgops"
 	"github.com/agbench/agbench/internal/workload/stress"
 )
 
-func init() { register(newStressCmd) }
+func init() { registerWorkload(stress.Name, newStressCmd) }
 
 type stressFlags struct {
 	load       loadFlags
@@ -32,8 +34,7 @@ type stressFlags struct {
 func newStressCmd(a *app) *cobra.Command {
 	f := &stressFlags{}
 	c := &cobra.Command{
-		Use:   "stress",
-		Short: "SQLQueryStress: threads × iterations of a query, with routing off and on",
+		Use: "stress",
 		Long: `Run a query (or a file of queries, in turn) on every thread for the given iterations,
 as SQLQueryStress does, and report per step: total time, iterations per second, MB read
 per second on the servers (buffer hits and reads × 8 kB), rows and MB received, latency
@@ -61,10 +62,10 @@ when it does not exist, for demos until 'agbench tpcc build'.`,
 	return c
 }
 
-func (f *stressFlags) check(a *app) (*loadPlan, stress.Config, error) {
+func (f *stressFlags) check(a *app, cmd *cobra.Command) (*experiment.Load, stress.Config, error) {
 	var cfg stress.Config
 	var errs []error
-	p, err := f.load.check(a)
+	p, err := f.load.check(a, cmd, "stress", "it/s")
 	errs = append(errs, err)
 	switch {
 	case f.query != "" && f.queryFile != "":
@@ -115,43 +116,53 @@ func (f *stressFlags) check(a *app) (*loadPlan, stress.Config, error) {
 }
 
 func runStress(cmd *cobra.Command, a *app, f *stressFlags) error {
-	p, cfg, err := f.check(a)
+	l, cfg, err := f.check(a, cmd)
 	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
 	if f.initRows > 0 {
-		if err := initTable(ctx, a, p, f.initTable, f.initRows); err != nil {
+		if err := initTable(ctx, a, l.Target, f.initTable, f.initRows); err != nil {
 			return err
 		}
 	}
-	if err := p.startRouting(ctx); err != nil {
+	if err := l.Start(ctx); err != nil {
 		return err
 	}
-	defer p.stopRouting()
+	defer l.Close()
 	width := 0
 	if cfg.Params != nil {
 		width = cfg.Params.Width()
 	}
-	if err := checkQueries(ctx, p, cfg.Queries, width); err != nil {
+	if err := checkQueries(ctx, l, cfg.Queries, width); err != nil {
 		return err
 	}
-	cfg.Connect = p.connector()
-	cfg.CounterConns = p.nodeConns
+	cfg.Connect = l.Connector()
+	cfg.CounterConns = l.NodeConns
 	w := stress.New(cfg)
 	defer w.Close()
-	config := map[string]any{"queries": cfg.Queries, "threads": f.load.threads, "iterations": f.load.iterations,
+	l.Config = map[string]any{"queries": cfg.Queries, "threads": f.load.threads, "iterations": f.load.iterations,
 		"duration": f.load.duration.String(), "rampup": f.load.rampup.String(), "rate": f.load.rate, "intent": f.load.intent,
 		"compare": f.load.compare, "repeat": f.load.repeat, "param_file": f.paramFile, "param_range": f.paramRange}
-	p.unit = "it/s"
-	res, dir, runErr := p.run(ctx, a, cmd, "stress", w, config)
+	return runLoad(ctx, a, l, w, stressColumns, nil)
+}
+
+// runLoad runs a load experiment with progress and prints the table, the analysis and the
+// footer; notes adds run-level warnings known only at the end.
+func runLoad(ctx context.Context, a *app, l *experiment.Load, w workload.Workload, cols []table.Column, notes func() []string) error {
+	prog := newProgress(a, len(l.Plan()))
+	out, runErr := l.Run(ctx, w, experiment.Hooks{Progress: prog.show, StepDone: prog.done, Notes: notes})
+	prog.clear()
+	if out == nil {
+		return runErr
+	}
 	fmt.Fprintln(a.stdout)
-	if len(res.Steps) > 0 {
-		table.Write(a.stdout, res, "threads", stressColumns)
+	if len(out.Result.Steps) > 0 {
+		table.Write(a.stdout, out.Result, "threads", cols)
 		fmt.Fprintln(a.stdout)
 	}
-	printAnalysis(a.stdout, p.analysis)
-	printFooter(a.stdout, res, dir, table.Landed(res))
+	printAnalysis(a.stdout, out.Analysis)
+	printFooter(a.stdout, out.Result, out.Path, table.Landed(out.Result))
 	return runErr
 }
 
@@ -187,8 +198,8 @@ func latencyMs(s *result.Step, pick func(result.Hist) int64) float64 {
 }
 
 // initTable makes the demo table on the primary and waits until the standbys have it.
-func initTable(ctx context.Context, a *app, p *loadPlan, name string, rows int64) error {
-	c, err := target.Connect(ctx, p.tgt.Primary, "agbench")
+func initTable(ctx context.Context, a *app, tgt *target.Target, name string, rows int64) error {
+	c, err := target.Connect(ctx, tgt.Primary, "agbench")
 	if err != nil {
 		return err
 	}
@@ -201,18 +212,18 @@ func initTable(ctx context.Context, a *app, p *loadPlan, name string, rows int64
 	if created {
 		fmt.Fprintf(a.stderr, "made table %s with %d rows in %.1fs\n", name, rows, time.Since(start).Seconds())
 	}
-	return p.tgt.WaitReplayed(ctx, 5*time.Minute)
+	return tgt.WaitReplayed(ctx, 5*time.Minute)
 }
 
 // checkQueries prepares every query on a session of the first step, so that SQL the
 // server rejects, or a query taking another number of parameters than the parameters
 // given (width), is reported as bad input before anything runs.
-func checkQueries(ctx context.Context, p *loadPlan, queries []string, width int) error {
-	plan := p.sweep.Plan()
+func checkQueries(ctx context.Context, l *experiment.Load, queries []string, width int) error {
+	plan := l.Plan()
 	if len(plan) == 0 {
 		return nil
 	}
-	c, err := target.Connect(ctx, p.connString(plan[0].Params, 0), "agbench")
+	c, err := target.Connect(ctx, l.ConnString(plan[0].Params, 0), "agbench")
 	if err != nil {
 		return fmt.Errorf("target unreachable: %w", err)
 	}

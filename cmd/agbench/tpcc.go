@@ -19,12 +19,11 @@ import (
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
 
-func init() { register(newTPCCCmd) }
+func init() { registerWorkload("tpcc", newTPCCCmd) }
 
 func newTPCCCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "tpcc",
-		Short: "TPC-C-derived OLTP workload (HammerDB's TPROC-C): build, run, check, drop",
+		Use: "tpcc",
 		Long: `A TPC-C-derived OLTP workload, faithful to the TPC-C specification: nine tables in
 schema tpcc, data made by the specification's rules (NURand with run-time constants,
 a-strings, last-name syllables, 10% ORIGINAL), the five transactions as server-side

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/analyze"
+	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/target"
@@ -106,20 +106,10 @@ func (o *tpccRunOptions) plan() (runner.Sweep, tpcc.Mode, error) {
 	mode, err := tpcc.ParseMode(o.mode)
 	errs = append(errs, err)
 	if o.compare != "" {
-		ax, err := runner.ParseCompare(o.compare)
+		ax, err := experiment.ParseRoutingCompare(o.compare)
 		errs = append(errs, err)
-		if err == nil {
-			if ax.Name != tpcc.ParamRouting {
-				errs = append(errs, agerr.BadInputf("--compare %q: tpcc compares routing=off,on", o.compare))
-			}
-			for _, v := range ax.Values {
-				if v != "on" && v != "off" {
-					errs = append(errs, agerr.BadInputf("--compare %q: routing is on or off, not %q", o.compare, v))
-				}
-			}
-			sw.Compare = ax
-			o.readIntent = true
-		}
+		sw.Compare = ax
+		o.readIntent = true
 	}
 	if o.rampup < 0 {
 		errs = append(errs, agerr.BadInputf("--rampup %v: must not be negative", o.rampup))
@@ -160,9 +150,17 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 	if o.readIntent && len(tgt.Standbys) == 0 && tgt.Listener == "" {
 		return agerr.BadInputf("--read-intent: needs a standby or a listener (--cluster with standbys, --standby or --listener)")
 	}
-	if sw.Compare != nil && (tgt.Primary == "" || tgt.Listener != "") {
-		return agerr.BadInputf("--compare routing=off,on starts its own listeners in front of the servers: give --cluster, or --primary and --standby, not --listener")
+	if sw.Compare != nil {
+		if err := experiment.CheckRoutingTarget(tgt); err != nil {
+			return err
+		}
 	}
+	slos, _ := o.analysis.slos()
+	l := &experiment.Load{Command: "tpcc run", Version: version, Args: cmdArgs(cmd), // this command's flags, also when run in-process by `agbench run`
+		Target: tgt, Database: o.target.spec.Database, Intent: target.ReadWrite, Sweep: sw,
+		Step:    runner.StepSpec{Duration: o.duration, Rampup: o.rampup, Rate: o.rate, MaxErrors: o.maxErrors},
+		Results: o.results, Sample: o.analysis.sampling(), Analyse: true,
+		Analysis: analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}}
 	w := &tpcc.Workload{Primary: r.primary, Mode: mode, ReadIntent: o.readIntent,
 		AllWarehouses: o.allWarehouses, Keying: o.keying, Seed: uint64(o.seed)}
 	meta, err := w.Prepare(ctx)
@@ -171,23 +169,12 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 	}
 	// Read-intent sessions: through an in-process listener per routing variant (--compare),
 	// else to the listener with read intent, or to the standbys in turn.
-	var routes *loadPlan
-	if sw.Compare != nil {
-		routes = &loadPlan{sweep: sw, tgt: tgt, routing: true}
-		if err := routes.startRouting(ctx); err != nil {
-			return err
-		}
-		defer routes.stopRouting()
-		if err := routes.waitRoutes(ctx); err != nil {
-			return err
-		}
+	if err := l.Start(ctx); err != nil {
+		return err
 	}
+	defer l.Close()
 	w.ReadConfig = func(params map[string]string, vu int) (*pgx.ConnConfig, error) {
-		cs := tgt.ConnString(target.ReadOnly, vu)
-		if routes != nil {
-			cs = target.WithIntent(routes.routes[params[tpcc.ParamRouting]], target.ReadOnly)
-		}
-		return tpcc.ConnConfig(cs, "read-intent session")
+		return tpcc.ConnConfig(l.ReadConnString(params, vu), "read-intent session")
 	}
 	if o.readIntent {
 		if err := tgt.WaitReplayed(ctx, 5*time.Minute); err != nil {
@@ -206,71 +193,30 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 	if err := tpcc.CheckCapacity(ctx, conn, maxVUs(sw)*perVU+1, "--vus "+o.vus); err != nil {
 		return err
 	}
-	res := result.New("tpcc run", version, cmdArgs(cmd)) // this command's flags, also when run in-process by `agbench run`
-	res.Meta.Seed = o.seed
-	res.Meta.Config = map[string]any{"warehouses": meta.Warehouses, "build_seed": meta.Seed, "mode": string(mode),
+	l.Config = map[string]any{"warehouses": meta.Warehouses, "build_seed": meta.Seed, "mode": string(mode),
 		"vus": o.vus, "rampup_seconds": o.rampup.Seconds(), "duration_seconds": o.duration.Seconds(), "rate": o.rate,
 		"all_warehouses": o.allWarehouses, "keying": o.keying, "read_intent": o.readIntent, "compare": o.compare,
 		"run_constants": w.Constants(), "load_constants": meta.C}
-	res.Meta.Server = tpcc.ServerInfo(ctx, conn)
-	res.Meta.Topology = tgt.Summary()
-	if routes != nil {
-		res.Meta.Topology.Listener = routes.listenerAddr
-	}
-	dir := result.RunDir(o.results, res.Meta.Started, "tpcc run")
-
 	smp, err := w.NewSampler(ctx)
 	if err != nil {
 		return err
 	}
 	defer smp.Close()
-	samplers := []runner.Sampler{smp}
-	if !o.analysis.noSamples {
-		var standbys []*pgx.ConnConfig
-		for _, cs := range tgt.Standbys {
-			if c, err := pgx.ParseConfig(cs); err == nil {
-				standbys = append(standbys, c)
-			}
-		}
-		primary := r.primary
-		if tgt.Primary == "" {
-			primary = nil // only a listener: no server to sample directly
-		}
-		set := startSamplers(ctx, pgNodesOf(tgt.Topo, primary, standbys), nil)
-		defer set.Close()
-		samplers = append(samplers, set.Samplers...)
-		res.Warnings = append(res.Warnings, set.Warnings...)
-	}
-	plan := sw.Plan()
 	fmt.Fprintf(a.stderr, "tpcc run: %d warehouses, %s mode, %d step(s) of %v ramp-up + %v\n",
-		meta.Warehouses, mode, len(plan), o.rampup, o.duration)
-	cfg := runner.Config{
-		Workload: w, Plan: plan, Seed: o.seed, Samplers: samplers,
-		Spec: func(p runner.Point) runner.StepSpec {
-			n, _ := strconv.Atoi(p.Params["vus"])
-			return runner.StepSpec{VUs: n, Duration: o.duration, Rampup: o.rampup, Rate: o.rate, MaxErrors: o.maxErrors}
-		},
-		Progress: runProgress(a),
-		StepDone: func(steps []result.Step) {
-			res.Steps = steps
-			_, _ = result.Write(dir, res)
-		},
-	}
-	steps, runErr := runner.Run(ctx, cfg)
+		meta.Warehouses, mode, len(l.Plan()), o.rampup, o.duration)
+	out, runErr := l.Run(ctx, w, experiment.Hooks{Progress: runProgress(a), Samplers: []runner.Sampler{smp}})
 	if a.interactive {
 		fmt.Fprintln(a.stderr)
 	}
-	res.Steps = steps
-	res.Finish(runErr)
-	slos, _ := o.analysis.slos()
-	an := finishAnalysis(res, analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos})
-	path, werr := result.Write(dir, res)
-	printTPCCRun(a.stdout, meta, mode, sw, steps)
-	printAnalysis(a.stdout, an)
-	if werr != nil {
-		return errors.Join(runErr, fmt.Errorf("write result: %w", werr))
+	if out == nil {
+		return runErr
 	}
-	fmt.Fprintf(a.stdout, "result: %s\n", path)
+	printTPCCRun(a.stdout, meta, mode, sw, out.Result.Steps)
+	printAnalysis(a.stdout, out.Analysis)
+	if out.Path == "" {
+		return runErr
+	}
+	fmt.Fprintf(a.stdout, "result: %s\n", out.Path)
 	if runErr != nil {
 		return runErr
 	}

@@ -4,8 +4,8 @@
 // landed (the node's cluster_name or address, and pg_is_in_recovery()). It also reads the
 // server's version and the settings that matter for a result file.
 //
-// It imports the cluster package (topology files), result and agerr; it must not import the
-// runner, workloads, the listener or the report.
+// It imports the cluster package (topology files), routing (intent spellings), result and
+// agerr; it must not import the runner, workloads, the listener or the report.
 package target
 
 import (
@@ -20,6 +20,7 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/routing"
 )
 
 // Intent is what a session declares it will do.
@@ -38,13 +39,17 @@ const IntentParam = "agbench.intent"
 // ConnectTimeout bounds connecting to a server.
 const ConnectTimeout = 10 * time.Second
 
-// ParseIntent parses --intent.
+// ParseIntent parses --intent, in the spellings the listener takes (routing.ParseIntent):
+// read-only, readonly, read_only, ro, ReadOnly; read-write, readwrite, read_write, rw.
 func ParseIntent(s string) (Intent, error) {
-	switch Intent(s) {
-	case ReadWrite, ReadOnly:
-		return Intent(s), nil
+	i, err := routing.ParseIntent(s)
+	if err != nil {
+		return "", agerr.BadInputf("--intent %q: want read-only or read-write (or readonly, ro, read-write, rw)", s)
 	}
-	return "", agerr.BadInputf("--intent %q: want read-only or read-write", s)
+	if i == routing.ReadOnly {
+		return ReadOnly, nil
+	}
+	return ReadWrite, nil
 }
 
 // Spec is what the command line said about the target.

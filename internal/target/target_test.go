@@ -65,7 +65,14 @@ func TestParseIntent(t *testing.T) {
 	if i, err := ParseIntent("read-only"); err != nil || i != ReadOnly {
 		t.Fatal(i, err)
 	}
-	if _, err := ParseIntent("ReadOnly"); !agerr.IsBadInput(err) || !strings.Contains(err.Error(), "--intent") {
+	// The listener's spellings are taken too (one vocabulary for the intent).
+	for in, want := range map[string]Intent{"ReadOnly": ReadOnly, "readonly": ReadOnly, "ro": ReadOnly,
+		"read_only": ReadOnly, "rw": ReadWrite, "read-write": ReadWrite, "ReadWrite": ReadWrite} {
+		if i, err := ParseIntent(in); err != nil || i != want {
+			t.Errorf("ParseIntent(%q) = %q, %v; want %q", in, i, err, want)
+		}
+	}
+	if _, err := ParseIntent("write-only"); !agerr.IsBadInput(err) || !strings.Contains(err.Error(), "--intent") {
 		t.Fatal(err)
 	}
 }

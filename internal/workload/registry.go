@@ -16,8 +16,8 @@ var (
 func Register(m Meta) {
 	mu.Lock()
 	defer mu.Unlock()
-	if m.Name == "" || m.New == nil {
-		panic("workload.Register: name and New are required")
+	if m.Name == "" {
+		panic("workload.Register: a name is required")
 	}
 	if _, dup := registry[m.Name]; dup {
 		panic(fmt.Sprintf("workload.Register: %q registered twice", m.Name))

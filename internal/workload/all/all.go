@@ -2,7 +2,8 @@
 package all
 
 import (
-	_ "github.com/agbench/agbench/internal/workload/scan"   // scan: read N rows to the client
-	_ "github.com/agbench/agbench/internal/workload/stress" // stress: SQLQueryStress
-	_ "github.com/agbench/agbench/internal/workload/tpcc"   // tpcc: TPC-C-derived OLTP
+	_ "github.com/agbench/agbench/internal/workload/readahead" // readahead: cold-cache prefetch off vs on
+	_ "github.com/agbench/agbench/internal/workload/scan"      // scan: read N rows to the client
+	_ "github.com/agbench/agbench/internal/workload/stress"    // stress: SQLQueryStress
+	_ "github.com/agbench/agbench/internal/workload/tpcc"      // tpcc: TPC-C-derived OLTP
 )

@@ -9,7 +9,7 @@ import (
 )
 
 func TestEveryWorkloadRegistered(t *testing.T) {
-	for _, name := range []string{"stress", "scan"} {
+	for _, name := range []string{"stress", "scan", "tpcc", "readahead"} {
 		if _, ok := workload.Get(name); !ok {
 			t.Errorf("workload %q not registered", name)
 		}

@@ -25,7 +25,7 @@ const (
 )
 
 func init() {
-	workload.Register(workload.Meta{Name: Name, Description: "read N rows of a table to the client, warm or cold", New: func() workload.Workload { return New(Config{}) }})
+	workload.Register(workload.Meta{Name: Name, Description: "Time reading N rows of a table to the client (the articles' OLAP read), warm or cold", New: func() workload.Workload { return New(Config{}) }})
 }
 
 // Config configures the workload.

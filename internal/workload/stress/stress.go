@@ -24,7 +24,7 @@ import (
 const Name = "stress"
 
 func init() {
-	workload.Register(workload.Meta{Name: Name, Description: "SQLQueryStress: N threads × M iterations of a query", New: func() workload.Workload { return New(Config{}) }})
+	workload.Register(workload.Meta{Name: Name, Description: "SQLQueryStress: threads × iterations of a query, with routing off and on", New: func() workload.Workload { return New(Config{}) }})
 }
 
 // OpName is the name of the stress operation in results.

@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agbench/agbench/internal/agerr"
-	"github.com/agbench/agbench/internal/result"
 )
 
 // CheckCapacity fails with bad input when the server cannot accept need more connections:
@@ -34,24 +33,4 @@ func CheckCapacity(ctx context.Context, conn *pgx.Conn, need int, flag string) e
 			flag, need, free, maxConn, used-1)
 	}
 	return nil
-}
-
-// ServerInfo describes the server for the result: version and the settings that matter.
-func ServerInfo(ctx context.Context, conn *pgx.Conn) *result.Server {
-	s := &result.Server{Settings: map[string]string{}}
-	_ = conn.QueryRow(ctx, "SELECT version(), current_setting('server_version_num')::int").Scan(&s.Version, &s.VersionNum)
-	rows, err := conn.Query(ctx, `SELECT name, setting || coalesce(unit, '') FROM pg_settings WHERE name = ANY($1)`,
-		[]string{"shared_buffers", "max_connections", "synchronous_commit", "synchronous_standby_names", "fsync",
-			"wal_level", "max_wal_size", "checkpoint_timeout", "work_mem", "effective_io_concurrency"})
-	if err != nil {
-		return s
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k, v string
-		if rows.Scan(&k, &v) == nil {
-			s.Settings[k] = v
-		}
-	}
-	return s
 }

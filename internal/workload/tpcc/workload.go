@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	workload.Register(workload.Meta{Name: "tpcc", Description: "TPC-C-derived OLTP (HammerDB's TPROC-C)",
+	workload.Register(workload.Meta{Name: "tpcc", Description: "TPC-C-derived OLTP workload (HammerDB's TPROC-C): build, run, check, drop",
 		New: func() workload.Workload { return &Workload{Mode: ModeFunctions} }})
 }
 

@@ -1,0 +1,175 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/analyze"
+	"github.com/agbench/agbench/internal/diskio"
+	"github.com/agbench/agbench/internal/sample"
+)
+
+// Disk is a storage experiment: the disk tester's steps (a single step, or a sweep of queue
+// depth or threads) over one test file, an optional verification pass, the analysis's knee
+// marks and the result.
+//
+// It keeps its own step loop rather than the runner's: a disk step is a stream of IOs
+// issued by the tester's engines (io_uring or one thread per worker), each IO timed by the
+// engine itself with its own warm-up, queue depth and rate; it has no virtual users running
+// operations and no database session, which is what the runner drives.
+type Disk struct {
+	// Version is agbench's version and Args the command line, as the result records them.
+	Version string
+	Args    []string
+	// Results is the folder of result folders.
+	Results string
+	// Path is the test file; Prepare says how to make or reuse it; Keep leaves it afterwards.
+	Path    string
+	Prepare diskio.PrepareOptions
+	Keep    bool
+	// Steps are the steps in order; Sweep is the swept knob (nil for one step).
+	Steps []diskio.Workload
+	Sweep *diskio.Sweep
+	// DiskSpd is the DiskSpd command line the steps came from, when it was given that way.
+	DiskSpd *diskio.DiskSpdCommand
+	// Verify writes a checksummed pattern first and reads it back at the end, in units of
+	// Alignment bytes.
+	Verify    bool
+	Alignment int64
+}
+
+// DiskHooks let the command show progress; any may be nil.
+type DiskHooks struct {
+	// Step is called before step i of n runs.
+	Step func(i, n int, w diskio.Workload)
+	// StepEnd is called when it has run.
+	StepEnd func()
+	// Log says what the experiment is doing between steps (verification, removal).
+	Log func(format string, v ...any)
+}
+
+// DiskOutcome is what a disk run produced: the tester's report, for the terminal, and where
+// the result was written.
+type DiskOutcome struct {
+	Report *diskio.Report
+	Path   string
+}
+
+// Run makes (or checks) the test file, runs the steps, verifies, records the result and
+// removes the file unless Keep. The outcome is nil when nothing could be run.
+func (d *Disk) Run(ctx context.Context, h DiskHooks) (out *DiskOutcome, err error) {
+	logf := h.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	tf, err := diskio.PrepareFile(ctx, d.Path, d.Prepare)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if !d.Keep {
+			if rerr := diskio.RemoveFile(tf); rerr != nil {
+				logf("could not remove %s: %v", tf.Path, rerr)
+			}
+		}
+	}()
+	rec, err := NewRecorder(d.Results, "disk", d.Version, d.Args)
+	if err != nil {
+		return nil, err
+	}
+	rep := &diskio.Report{Start: rec.Result.Meta.Started, File: tf, Sweep: d.Sweep, DiskSpd: d.DiskSpd}
+	if d.DiskSpd != nil {
+		rep.Notes = append(rep.Notes, d.DiskSpd.Notes...)
+	}
+	if tf.Foreign {
+		rep.Notes = append(rep.Notes, "the file was not created by agbench; used because of --force")
+	}
+	dev, derr := sample.DeviceForPath("/sys", tf.Path)
+	if derr != nil {
+		rep.Notes = append(rep.Notes, "no device view: "+derr.Error())
+	}
+	rep.Device = dev
+	runErr := d.steps(ctx, tf, rep, h, logf)
+	switch {
+	case runErr != nil:
+	case ctx.Err() != nil:
+		runErr = context.Canceled
+	case rep.Verify != nil && rep.Verify.BadCount > 0:
+		runErr = fmt.Errorf("verify: %d block(s) differ from what was written", rep.Verify.BadCount)
+	}
+	out = &DiskOutcome{Report: rep}
+	if err := rep.FillResult(rec.Result); err != nil {
+		rec.End(agerr.Join(runErr, fmt.Errorf("results: %w", err)))
+		out.Path, err = rec.Finish()
+		return out, err
+	}
+	rec.End(runErr)
+	if an := rec.Analyse(analyze.Options{LoadName: "outstanding IOs", Unit: "IOPS"}); an != nil && d.Sweep != nil && len(an.Variants) == 1 {
+		rep.Marks = diskMarks(rep, an.Variants[0].Result)
+		if err := rep.SetExtra(rec.Result); err != nil {
+			rec.Warn("results: " + err.Error())
+		}
+	}
+	out.Path, err = rec.Finish()
+	return out, err
+}
+
+// steps writes the verification pattern, runs the steps until one is cut short, and reads
+// the pattern back.
+func (d *Disk) steps(ctx context.Context, tf *diskio.TestFile, rep *diskio.Report, h DiskHooks, logf func(string, ...any)) error {
+	gen := uint64(time.Now().UnixNano())
+	if d.Verify {
+		logf("verify: writing a checksummed pattern over %s", tf.Path)
+		if err := diskio.WritePattern(ctx, tf, d.Alignment, gen); err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+	}
+	for i, w := range d.Steps {
+		if ctx.Err() != nil {
+			break
+		}
+		if h.Step != nil {
+			h.Step(i, len(d.Steps), w)
+		}
+		s, err := diskio.RunStep(ctx, tf, w, diskio.StepOptions{Gen: gen})
+		if h.StepEnd != nil {
+			h.StepEnd()
+		}
+		if err != nil {
+			return err
+		}
+		rep.Steps = append(rep.Steps, s)
+		if !s.Complete {
+			break
+		}
+	}
+	if d.Verify && ctx.Err() == nil {
+		logf("verify: reading %s back", tf.Path)
+		v, err := diskio.CheckPattern(ctx, tf, d.Alignment)
+		rep.Verify = v
+		if err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+	}
+	return nil
+}
+
+// diskMarks places the analysis's knee points on the rows of the run.
+func diskMarks(rep *diskio.Report, an analyze.Analysis) *diskio.Marks {
+	row := func(p *analyze.Point) int {
+		if p == nil {
+			return -1
+		}
+		return rep.RowOfLoad(p.Load)
+	}
+	k := an.Knee
+	m := &diskio.Marks{Characteristic: row(k.Characteristic), Efficient: row(k.Efficient), Knee: row(k.Knee),
+		Saturation: row(k.Saturation), RisingAtEnd: k.RisingAtEnd,
+		Method: fmt.Sprintf("internal/analyze: knee by Kneedle on log2(outstanding) vs IOPS; efficient = most IOPS per ms of mean latency; saturation at %.0f%% of peak IOPS", analyze.SaturationShare*100)}
+	for _, v := range an.Verdicts {
+		m.Verdicts = append(m.Verdicts, v.Message)
+	}
+	return m
+}

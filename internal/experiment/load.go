@@ -1,0 +1,242 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/analyze"
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/runner"
+	"github.com/agbench/agbench/internal/target"
+	"github.com/agbench/agbench/internal/workload"
+	"github.com/agbench/agbench/internal/workload/pgops"
+)
+
+// Load is an experiment that drives a workload through the runner's step engine: a target,
+// a sweep whose first axis is the load (threads, VUs), an optional routing comparison,
+// repeats, sampling beside every step and the analysis at the end. Fill it, Start it, make
+// the workload with Connector / ConnString, Run it, and Close it.
+type Load struct {
+	// Command names the command in the result ("stress", "scan", "tpcc run"); Version is
+	// agbench's version and Args the command line, as the result records them.
+	Command, Version string
+	Args             []string
+	// Target is where the sessions go; Database overrides a cluster's database for the
+	// samplers ("" keeps it).
+	Target   *target.Target
+	Database string
+	// Intent is the sessions' intent when no routing is compared.
+	Intent target.Intent
+	// Sweep is the steps × variants × repeats; its first axis gives each step's VUs.
+	Sweep runner.Sweep
+	// Step is the shape of every step (VUs are taken from the sweep).
+	Step runner.StepSpec
+	// Results is the folder of result folders.
+	Results string
+	// Sample starts the OS and database samplers beside every measured window; Restarts
+	// says the servers restart between steps, so no database sampler can follow them.
+	Sample, Restarts bool
+	// Analyse attaches the analysis (knee, Little's law, validity) at the end.
+	Analyse  bool
+	Analysis analyze.Options
+	// JudgeLanding warns when sessions did not land where their intent and variant send
+	// them (one session per VU; tpcc judges its own).
+	JudgeLanding bool
+	// Config is the command's effective configuration for the result.
+	Config map[string]any
+
+	routes *Routes
+}
+
+// Hooks let the command show progress; both may be nil.
+type Hooks struct {
+	Progress func(runner.Progress)
+	StepDone func(result.Step)
+	// Samplers are the workload's own samplers, run beside the experiment's.
+	Samplers []runner.Sampler
+	// Notes returns run-level warnings known only when the steps have run.
+	Notes func() []string
+}
+
+// Outcome is what a run produced: the result (also when cut short), where it was written
+// ("" when nothing was kept) and the analysis (nil without one).
+type Outcome struct {
+	Result   *result.Result
+	Path     string
+	Analysis *analyze.Run
+}
+
+// Routing says whether the experiment compares routing off and on.
+func (l *Load) Routing() bool { return l.Sweep.Compare != nil && l.Sweep.Compare.Name == RoutingKey }
+
+// Start starts what the experiment needs before any session: the in-process listeners of a
+// routing comparison.
+func (l *Load) Start(ctx context.Context) error {
+	if !l.Routing() {
+		return nil
+	}
+	if err := CheckRoutingTarget(l.Target); err != nil {
+		return err
+	}
+	r, err := StartRoutes(ctx, l.Target, l.Sweep.Compare)
+	if err != nil {
+		return err
+	}
+	l.routes = r
+	return nil
+}
+
+// Close stops what Start started.
+func (l *Load) Close() error { return l.routes.Close() }
+
+// WaitRoutes waits until the routing comparison's listeners route again (after a restart).
+func (l *Load) WaitRoutes(ctx context.Context) error { return l.routes.Wait(ctx) }
+
+// ConnString is where the session of VU vu of a step with these params connects: with a
+// routing comparison, the variant's listener with read intent; else by the target's rules.
+func (l *Load) ConnString(params map[string]string, vu int) string {
+	if l.Routing() {
+		if cs := l.routes.ConnString(params[RoutingKey]); cs != "" {
+			return cs
+		}
+		return l.Target.ConnString(target.ReadOnly, vu)
+	}
+	return l.Target.ConnString(l.Intent, vu)
+}
+
+// ReadConnString is where a read-intent session of VU vu goes (tpcc's second session).
+func (l *Load) ReadConnString(params map[string]string, vu int) string {
+	if cs := l.routes.ConnString(params[RoutingKey]); cs != "" {
+		return cs
+	}
+	return l.Target.ConnString(target.ReadOnly, vu)
+}
+
+// Connector opens a VU's session and asks where it landed.
+func (l *Load) Connector() func(ctx context.Context, vu workload.VU) (*pgx.Conn, workload.Landing, error) {
+	return func(ctx context.Context, vu workload.VU) (*pgx.Conn, workload.Landing, error) {
+		c, err := target.Connect(ctx, l.ConnString(vu.Params, vu.ID), pgops.WorkerAppName)
+		if err != nil {
+			return nil, workload.Landing{}, err
+		}
+		where, err := target.Land(ctx, c)
+		if err != nil {
+			c.Close(context.WithoutCancel(ctx))
+			return nil, workload.Landing{}, err
+		}
+		return c, workload.Landing{Node: where.Node, InRecovery: where.InRecovery}, nil
+	}
+}
+
+// NodeConns opens a session to the primary and every standby (never through a listener),
+// for the servers' buffer counters.
+func (l *Load) NodeConns(ctx context.Context) ([]*pgx.Conn, error) {
+	var conns []*pgx.Conn
+	for _, cs := range append([]string{l.Target.Primary}, l.Target.Standbys...) {
+		if cs == "" {
+			continue
+		}
+		c, err := target.Connect(ctx, cs, "agbench")
+		if err != nil {
+			for _, o := range conns {
+				o.Close(ctx)
+			}
+			return nil, err
+		}
+		conns = append(conns, c)
+	}
+	return conns, nil
+}
+
+// Plan is the experiment's steps in the order they run.
+func (l *Load) Plan() []runner.Point { return l.Sweep.Plan() }
+
+// spec is the shape of one step: the load axis gives its VUs.
+func (l *Load) spec(pt runner.Point) runner.StepSpec {
+	s := l.Step
+	if len(l.Sweep.Axes) > 0 {
+		s.VUs, _ = strconv.Atoi(pt.Params[l.Sweep.Axes[0].Name])
+	}
+	return s
+}
+
+// Run runs the experiment: it records the result (written after every step and at the end),
+// samples beside every step, judges where sessions landed and analyses the run. It returns
+// the outcome, also when cut short, and the run's error joined with any write error.
+func (l *Load) Run(ctx context.Context, w workload.Workload, h Hooks) (*Outcome, error) {
+	rec, err := NewRecorder(l.Results, l.Command, l.Version, l.Args)
+	if err != nil {
+		return nil, err
+	}
+	res := rec.Result
+	res.Meta.Config = l.Config
+	res.Meta.Seed = l.Sweep.Seed
+	res.Meta.Topology = l.Target.Summary()
+	if l.routes != nil {
+		res.Meta.Topology.Listener = l.routes.Addr
+	}
+	if cs := l.Target.ConnString(target.ReadWrite, 0); cs != "" {
+		if c, err := target.Connect(ctx, cs, "agbench"); err == nil {
+			res.Meta.Server, _ = target.ServerInfo(ctx, c)
+			c.Close(context.WithoutCancel(ctx))
+		}
+	}
+	samplers := append([]runner.Sampler(nil), h.Samplers...)
+	if l.Sample {
+		s := StartSamplers(ctx, l.Target, l.Database, !l.Restarts)
+		defer s.Close()
+		samplers = append(samplers, s.List...)
+		rec.Warn(s.Warnings...)
+	}
+	steps, runErr := runner.Run(ctx, runner.Config{
+		Workload: w, Plan: l.Plan(), Spec: l.spec, Seed: l.Sweep.Seed, Progress: h.Progress, Samplers: samplers,
+		StepDone: func(steps []result.Step) {
+			rec.Steps(steps)
+			if h.StepDone != nil {
+				h.StepDone(steps[len(steps)-1])
+			}
+		},
+	})
+	rec.Result.Steps = steps
+	if l.JudgeLanding {
+		rec.Warn(l.landingWarnings(steps)...)
+	}
+	if h.Notes != nil {
+		rec.Warn(h.Notes()...)
+	}
+	rec.End(runErr)
+	out := &Outcome{Result: res}
+	if l.Analyse {
+		out.Analysis = rec.Analyse(l.Analysis)
+	}
+	out.Path, err = rec.Finish()
+	return out, err
+}
+
+// landingWarnings says when read-intent sessions of a routed variant did not land on a
+// standby, or routing-off sessions did not land on the primary.
+func (l *Load) landingWarnings(steps []result.Step) []string {
+	var out []string
+	if !l.Routing() && l.Intent != target.ReadOnly {
+		return nil
+	}
+	for _, st := range steps {
+		wantStandby := l.Intent == target.ReadOnly && len(l.Target.Standbys) > 0
+		if l.Routing() {
+			wantStandby = st.Params[RoutingKey] == "on"
+		}
+		for _, s := range st.Sessions {
+			if s.InRecovery != wantStandby {
+				where := "the primary"
+				if s.InRecovery {
+					where = "a standby"
+				}
+				out = append(out, fmt.Sprintf("step %d (%s): %d session(s) landed on %s (%s)", st.Index+1, st.Variant, s.Count, where, s.Node))
+			}
+		}
+	}
+	return out
+}
