@@ -28,6 +28,7 @@ build:
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
+	@python3 scripts/check-docs.py links
 
 # All tests, with real PostgreSQL servers started in temporary folders on loopback, and the
 # report rendered in headless Chromium (installed here when missing).
