@@ -17,6 +17,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/listener"
+	"github.com/agbench/agbench/internal/target"
 )
 
 func init() { register(newListenerCmd) }
@@ -196,11 +197,7 @@ func perPrimaryList(s string) (node, list string, ok bool) {
 // backendFromURL reads [NAME=]URL (or a keyword/value connection string, named by its
 // host:port) into a backend.
 func backendFromURL(flag, s string) (listener.Backend, error) {
-	name, conn := "", s
-	if n, rest, ok := strings.Cut(s, "="); ok && nodeNameRE.MatchString(n) &&
-		(strings.HasPrefix(rest, "postgres://") || strings.HasPrefix(rest, "postgresql://")) {
-		name, conn = n, rest
-	}
+	name, conn := target.SplitName(s)
 	cfg, err := pgconn.ParseConfig(conn)
 	if err != nil {
 		return listener.Backend{}, agerr.BadInputf("%s: %v", flag, err)

@@ -66,15 +66,15 @@ func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 		return err
 	}
 	ctx := cmd.Context()
+	if err := l.Start(ctx); err != nil {
+		return err
+	}
+	defer l.Close()
 	if f.initRows > 0 {
 		if err := initTable(ctx, a, l.Target, f.table, f.initRows); err != nil {
 			return err
 		}
 	}
-	if err := l.Start(ctx); err != nil {
-		return err
-	}
-	defer l.Close()
 	cfg := scan.Config{Table: f.table, Rows: f.rows, Connect: l.Connector(), CounterConns: l.NodeConns}
 	var coldNotes []string
 	if f.cold {

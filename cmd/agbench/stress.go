@@ -121,15 +121,15 @@ func runStress(cmd *cobra.Command, a *app, f *stressFlags) error {
 		return err
 	}
 	ctx := cmd.Context()
+	if err := l.Start(ctx); err != nil {
+		return err
+	}
+	defer l.Close()
 	if f.initRows > 0 {
 		if err := initTable(ctx, a, l.Target, f.initTable, f.initRows); err != nil {
 			return err
 		}
 	}
-	if err := l.Start(ctx); err != nil {
-		return err
-	}
-	defer l.Close()
 	width := 0
 	if cfg.Params != nil {
 		width = cfg.Params.Width()

@@ -89,9 +89,22 @@ func (r *resolved) connect(ctx context.Context) (*pgx.Conn, error) {
 	return conn, nil
 }
 
-// open resolves the target and connects to its primary.
-func (t *tpccTarget) open(ctx context.Context, a *app) (*resolved, *pgx.Conn, error) {
+// resolveChecked resolves the target and checks it (the primary is a primary, the database
+// exists, the login is accepted) before anything is made or changed.
+func (t *tpccTarget) resolveChecked(ctx context.Context, a *app) (*resolved, error) {
 	r, err := t.resolve(a)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.tgt.Check(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// open resolves and checks the target and connects to its primary.
+func (t *tpccTarget) open(ctx context.Context, a *app) (*resolved, *pgx.Conn, error) {
+	r, err := t.resolveChecked(ctx, a)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -121,6 +134,9 @@ functions (not with --mode client), ANALYZE and CHECKPOINT. The data is determin
 			r, err := t.resolve(a)
 			m, merr := tpcc.ParseMode(mode)
 			if err = agerr.Join(err, o.Validate(), seedErr(seed), merr); err != nil {
+				return err
+			}
+			if err := r.tgt.Check(cmd.Context()); err != nil {
 				return err
 			}
 			o.NoFunctions = m == tpcc.ModeClient

@@ -163,16 +163,16 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 		Analysis: analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}}
 	w := &tpcc.Workload{Primary: r.primary, Mode: mode, ReadIntent: o.readIntent,
 		AllWarehouses: o.allWarehouses, Keying: o.keying, Seed: uint64(o.seed)}
-	meta, err := w.Prepare(ctx)
-	if err != nil {
-		return err
-	}
 	// Read-intent sessions: through an in-process listener per routing variant (--compare),
 	// else to the listener with read intent, or to the standbys in turn.
 	if err := l.Start(ctx); err != nil {
 		return err
 	}
 	defer l.Close()
+	meta, err := w.Prepare(ctx)
+	if err != nil {
+		return err
+	}
 	w.ReadConfig = func(params map[string]string, vu int) (*pgx.ConnConfig, error) {
 		return tpcc.ConnConfig(l.ReadConnString(params, vu), "read-intent session")
 	}
@@ -181,18 +181,11 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 			return fmt.Errorf("wait for the standbys to replay the build: %w", err)
 		}
 	}
-	conn, err := r.connect(ctx)
+	conn, err := o.connectWithRoom(ctx, r, sw)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	perVU := 1
-	if o.readIntent && (sw.Compare != nil || len(tgt.Standbys) == 0) {
-		perVU = 2 // routing off: the read-intent session is on the primary too
-	}
-	if err := tpcc.CheckCapacity(ctx, conn, maxVUs(sw)*perVU+1, "--vus "+o.vus); err != nil {
-		return err
-	}
 	l.Config = map[string]any{"warehouses": meta.Warehouses, "build_seed": meta.Seed, "mode": string(mode),
 		"vus": o.vus, "rampup_seconds": o.rampup.Seconds(), "duration_seconds": o.duration.Seconds(), "rate": o.rate,
 		"all_warehouses": o.allWarehouses, "keying": o.keying, "read_intent": o.readIntent, "compare": o.compare,
@@ -225,6 +218,24 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 		return runCheck(ctx, a.stdout, conn)
 	}
 	return nil
+}
+
+// connectWithRoom connects to the primary and checks that it accepts the sessions of the
+// largest step (two per VU when the read-intent sessions land on the primary too).
+func (o *tpccRunOptions) connectWithRoom(ctx context.Context, r *resolved, sw runner.Sweep) (*pgx.Conn, error) {
+	conn, err := r.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	perVU := 1
+	if o.readIntent && (sw.Compare != nil || len(r.tgt.Standbys) == 0) {
+		perVU = 2 // routing off: the read-intent session is on the primary too
+	}
+	if err := tpcc.CheckCapacity(ctx, conn, maxVUs(sw)*perVU+1, "--vus "+o.vus); err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return conn, nil
 }
 
 // runProgress shows the runner's ticks: one rewritten line on a terminal, a line every ten

@@ -72,9 +72,13 @@ type Outcome struct {
 // Routing says whether the experiment compares routing off and on.
 func (l *Load) Routing() bool { return l.Sweep.Compare != nil && l.Sweep.Compare.Name == RoutingKey }
 
-// Start starts what the experiment needs before any session: the in-process listeners of a
-// routing comparison.
+// Start checks the target (every server is what its flag says, the database exists, the
+// login is accepted: bad input otherwise) and starts what the experiment needs before any
+// session: the in-process listeners of a routing comparison.
 func (l *Load) Start(ctx context.Context) error {
+	if err := l.Target.Check(ctx); err != nil {
+		return err
+	}
 	if !l.Routing() {
 		return nil
 	}

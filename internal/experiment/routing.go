@@ -123,10 +123,7 @@ func (r *Routes) Wait(ctx context.Context) error {
 		return nil
 	}
 	deadline := time.Now().Add(routeWait)
-	primary := "primary"
-	if r.tgt.Topo != nil {
-		primary = r.tgt.Topo.Primary().Name
-	}
+	primary := r.tgt.NameOfPrimary()
 	for i, l := range r.listeners {
 		wantStandby := r.values[i] == "on" && len(r.tgt.Standbys) > 0
 		for {
@@ -158,9 +155,9 @@ func listenerConfig(tgt *target.Target) (listener.Config, error) {
 			if err != nil {
 				return cfg, err
 			}
-			name := "primary"
+			name := tgt.NameOfPrimary()
 			if i > 0 {
-				name = "standby" + strconv.Itoa(i)
+				name = tgt.NameOfStandby(i - 1)
 			}
 			cfg.Backends = append(cfg.Backends, listener.Backend{Name: name, Addr: net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port))), ProbeConnString: cs})
 		}

@@ -68,7 +68,7 @@ func (s *Samplers) Close() {
 
 // PGNodes lists the servers to sample directly (never through a listener): a cluster's
 // nodes by their names, or the primary and standbys of connection strings, named as in the
-// result's topology (primary, standby1, standby2 ...).
+// result's topology (NAME of NAME=URL, else primary, standby1, standby2 ...).
 func PGNodes(tgt *target.Target, database string) []sample.PGNode {
 	var out []sample.PGNode
 	if tgt.Topo != nil {
@@ -79,10 +79,10 @@ func PGNodes(tgt *target.Target, database string) []sample.PGNode {
 		return out
 	}
 	if tgt.Primary != "" {
-		out = append(out, sample.PGNode{Name: "primary", ConnString: tgt.Primary})
+		out = append(out, sample.PGNode{Name: tgt.NameOfPrimary(), ConnString: tgt.Primary})
 	}
 	for i, cs := range tgt.Standbys {
-		out = append(out, sample.PGNode{Name: fmt.Sprintf("standby%d", i+1), ConnString: cs})
+		out = append(out, sample.PGNode{Name: tgt.NameOfStandby(i), ConnString: cs})
 	}
 	return out
 }

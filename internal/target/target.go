@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -71,10 +72,59 @@ type Target struct {
 	Primary  string
 	Standbys []string
 	Listener string
+	// PrimaryName and StandbyNames name the servers in results and tables: the cluster's
+	// node names, the NAME of NAME=URL, else primary, standby1, standby2 ...
+	PrimaryName  string
+	StandbyNames []string
+}
+
+// NameOfPrimary is the primary's name in results ("primary" when none was given).
+func (t *Target) NameOfPrimary() string {
+	if t.PrimaryName == "" {
+		return "primary"
+	}
+	return t.PrimaryName
+}
+
+// NameOfStandby is the i-th standby's name in results ("standby1" ... when none was given).
+func (t *Target) NameOfStandby(i int) string {
+	if i < len(t.StandbyNames) && t.StandbyNames[i] != "" {
+		return t.StandbyNames[i]
+	}
+	return fmt.Sprintf("standby%d", i+1)
+}
+
+// nameRE is the NAME of a NAME=URL connection string.
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,63}$`)
+
+// SplitName reads [NAME=]URL: a name, '=', then a postgres:// or postgresql:// URL. Anything
+// else (a URL alone, a keyword/value string such as "host=a port=5432") has no name.
+func SplitName(s string) (name, conn string) {
+	if n, rest, ok := strings.Cut(s, "="); ok && nameRE.MatchString(n) &&
+		(strings.HasPrefix(rest, "postgres://") || strings.HasPrefix(rest, "postgresql://")) {
+		return n, rest
+	}
+	return "", s
+}
+
+// WithDatabase returns the connection string cs with its database set to db ("" keeps it).
+func WithDatabase(cs, db string) string {
+	if db == "" {
+		return cs
+	}
+	if strings.Contains(cs, "://") {
+		if u, err := url.Parse(cs); err == nil {
+			u.Path = "/" + db
+			return u.String()
+		}
+	}
+	// In a keyword/value string the last value of a keyword wins.
+	return cs + " dbname='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(db) + "'"
 }
 
 // Resolve checks a Spec and turns it into connection strings; home is agbench's home (for
-// --cluster). Every problem is reported at once, naming its flag.
+// --cluster). Every problem is reported at once, naming its flag. Connection strings may be
+// NAME=URL; --database replaces their database as it does a cluster's.
 func Resolve(home string, s Spec) (*Target, error) {
 	var errs []error
 	if s.Cluster != "" && (s.Primary != "" || len(s.Standbys) > 0) {
@@ -83,22 +133,32 @@ func Resolve(home string, s Spec) (*Target, error) {
 	if s.Cluster == "" && s.Primary == "" && s.Listener == "" {
 		errs = append(errs, agerr.BadInputf("no target: give --cluster NAME, or --primary (and --standby, --listener) connection strings"))
 	}
-	for flag, cs := range map[string]string{"--primary": s.Primary, "--listener": s.Listener} {
-		if cs != "" {
-			if _, err := pgx.ParseConfig(cs); err != nil {
-				errs = append(errs, agerr.BadInputf("%s %q: %v", flag, result.Redact(cs), err))
-			}
+	t := &Target{PrimaryName: "primary"}
+	parse := func(flag, given, defName string) (string, string) {
+		name, cs := SplitName(given)
+		if name == "" {
+			name = defName
 		}
-	}
-	for _, cs := range s.Standbys {
+		cs = WithDatabase(cs, s.Database)
 		if _, err := pgx.ParseConfig(cs); err != nil {
-			errs = append(errs, agerr.BadInputf("--standby %q: %v", result.Redact(cs), err))
+			errs = append(errs, agerr.BadInputf("%s %q: %v", flag, result.Redact(given), err))
 		}
+		return name, cs
+	}
+	if s.Primary != "" {
+		t.PrimaryName, t.Primary = parse("--primary", s.Primary, "primary")
+	}
+	if s.Listener != "" {
+		_, t.Listener = parse("--listener", s.Listener, "listener")
+	}
+	for i, given := range s.Standbys {
+		name, cs := parse("--standby", given, fmt.Sprintf("standby%d", i+1))
+		t.StandbyNames = append(t.StandbyNames, name)
+		t.Standbys = append(t.Standbys, cs)
 	}
 	if err := agerr.Join(errs...); err != nil {
 		return nil, err
 	}
-	t := &Target{Primary: s.Primary, Standbys: s.Standbys, Listener: s.Listener}
 	if s.Cluster != "" {
 		topo, err := cluster.Load(home, s.Cluster)
 		if err != nil {
@@ -106,9 +166,11 @@ func Resolve(home string, s Spec) (*Target, error) {
 		}
 		t.Topo = topo
 		t.Primary = topo.ConnString(topo.Primary(), s.Database)
-		t.Standbys = nil
+		t.PrimaryName = topo.Primary().Name
+		t.Standbys, t.StandbyNames = nil, nil
 		for _, n := range topo.Standbys() {
 			t.Standbys = append(t.Standbys, topo.ConnString(n, s.Database))
+			t.StandbyNames = append(t.StandbyNames, n.Name)
 		}
 	}
 	return t, nil
@@ -157,10 +219,10 @@ func (t *Target) Summary() *result.Topology {
 		return s
 	}
 	if t.Primary != "" {
-		s.Nodes = append(s.Nodes, result.Node{Name: "primary", Role: cluster.RolePrimary, Addr: addrOf(t.Primary)})
+		s.Nodes = append(s.Nodes, result.Node{Name: t.NameOfPrimary(), Role: cluster.RolePrimary, Addr: addrOf(t.Primary)})
 	}
 	for i, cs := range t.Standbys {
-		s.Nodes = append(s.Nodes, result.Node{Name: fmt.Sprintf("standby%d", i+1), Role: cluster.RoleStandby, Addr: addrOf(cs)})
+		s.Nodes = append(s.Nodes, result.Node{Name: t.NameOfStandby(i), Role: cluster.RoleStandby, Addr: addrOf(cs)})
 	}
 	if t.Listener != "" {
 		s.Listener = addrOf(t.Listener)
