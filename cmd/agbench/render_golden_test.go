@@ -76,6 +76,7 @@ import (
 
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/diskio"
+	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/seed"
@@ -124,7 +125,7 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 			an = analyze.FromResult(res, analyze.Options{LoadName: "threads", Unit: unit})
 		}
 		printAnalysis(&b, an)
-		printFooter(&b, res, resultDir("--results", "results"), table.Landed(res))
+		printFooter(&b, res, filepath.Join(resultDir("--results", "results"), result.FileName), table.Landed(res))
 
 	case "tpcc run":
 		// runTPCC: the articles' table and each step, the analysis, the result's path.
@@ -178,7 +179,7 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 		if len(rep.Steps) > 0 {
 			run := analyze.FromResult(res, analyze.Options{LoadName: "outstanding IOs", Unit: "IOPS"})
 			if rep.Sweep != nil && len(run.Variants) == 1 {
-				rep.Marks = diskMarks(rep, run.Variants[0].Result)
+				rep.Marks = experiment.DiskMarks(rep, run.Variants[0].Result)
 			}
 		}
 		if len(rep.Steps) > 0 || rep.Verify != nil {

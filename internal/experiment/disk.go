@@ -107,7 +107,7 @@ func (d *Disk) Run(ctx context.Context, h DiskHooks) (out *DiskOutcome, err erro
 	}
 	rec.End(runErr)
 	if an := rec.Analyse(analyze.Options{LoadName: "outstanding IOs", Unit: "IOPS"}); an != nil && d.Sweep != nil && len(an.Variants) == 1 {
-		rep.Marks = diskMarks(rep, an.Variants[0].Result)
+		rep.Marks = DiskMarks(rep, an.Variants[0].Result)
 		if err := rep.SetExtra(rec.Result); err != nil {
 			rec.Warn("results: " + err.Error())
 		}
@@ -156,8 +156,8 @@ func (d *Disk) steps(ctx context.Context, tf *diskio.TestFile, rep *diskio.Repor
 	return nil
 }
 
-// diskMarks places the analysis's knee points on the rows of the run.
-func diskMarks(rep *diskio.Report, an analyze.Analysis) *diskio.Marks {
+// DiskMarks places the analysis's knee points on the rows of the run.
+func DiskMarks(rep *diskio.Report, an analyze.Analysis) *diskio.Marks {
 	row := func(p *analyze.Point) int {
 		if p == nil {
 			return -1
