@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/result"
+)
+
+// Against a cluster built without agbench (initdb, pg_basebackup -R, SCRAM, an ordinary
+// login), every server is checked before any load: a --primary that is a standby, a
+// --standby that is a primary, a database that does not exist and a refused login are bad
+// input (exit 2) that name the flag and the server, and nothing is written.
+func TestTargetsAreCheckedBeforeLoad(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	home := t.TempDir()
+	env := map[string]string{"AGBENCH_HOME": home}
+	primary, standby := h.ConnString(0, clustertest.HandmadeApp), h.ConnString(1, clustertest.HandmadeApp)
+	wrongPW := strings.Replace(primary, "password="+clustertest.HandmadeAppPW, "password=wrong", 1)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"primary is a standby", []string{"stress", "--primary", standby, "-q", "SELECT 1"}, "--primary host=127.0.0.1"},
+		{"primary is a standby (tpcc run)", []string{"tpcc", "run", "--primary", standby, "--duration", "1s"}, "is a standby"},
+		{"primary is a standby (tpcc build)", []string{"tpcc", "build", "--primary", standby}, "is a standby"},
+		{"standby is a primary", []string{"stress", "--primary", primary, "--standby", primary, "-q", "SELECT 1"}, "--standby host=127.0.0.1"},
+		{"no such database", []string{"stress", "--primary", primary, "-d", "nosuchdb", "-q", "SELECT 1"}, "does not exist"},
+		{"no such database (scan)", []string{"scan", "--primary", primary, "-d", "nosuchdb"}, "does not exist"},
+		{"wrong password", []string{"stress", "--primary", wrongPW, "-q", "SELECT 1"}, "refused the login"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			results := filepath.Join(t.TempDir(), "results")
+			args := c.args
+			if c.args[1] != "build" {
+				args = append(args, "--results", results)
+			}
+			code, out, errs := runCLI(t, env, args...)
+			if code != 2 || !strings.Contains(errs, c.want) {
+				t.Fatalf("exit %d, want 2 and %q in stderr:\n%s\n%s", code, c.want, errs, out)
+			}
+			if strings.Contains(errs, clustertest.HandmadeAppPW) || strings.Contains(errs, "password=wrong") {
+				t.Errorf("a password is in the message: %s", errs)
+			}
+			if _, err := os.Stat(results); !os.IsNotExist(err) {
+				t.Errorf("results folder made for bad input: %v", err)
+			}
+		})
+	}
+	// "primary is a standby" names what the server is.
+	_, _, errs := runCLI(t, env, "stress", "--primary", standby, "-q", "SELECT 1")
+	if !strings.Contains(errs, "is a standby (pg_is_in_recovery() is true)") {
+		t.Errorf("stderr %q", errs)
+	}
+}
+
+// NAME=URL names the servers of connection strings in the result, as the listener names
+// them; read intent lands on the standby; an ordinary login runs the load.
+func TestConnectionStringsTakeNames(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	results := t.TempDir()
+	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress",
+		"--primary", "east="+h.URL(0, clustertest.HandmadeApp), "--standby", "west="+h.URL(1, clustertest.HandmadeApp),
+		"--intent", "ro", "-q", "SELECT 1", "--threads", "2", "--iterations", "20", "--results", results)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	files, _ := filepath.Glob(filepath.Join(results, "*", result.FileName))
+	if len(files) != 1 {
+		t.Fatalf("results %v", files)
+	}
+	res, err := result.Read(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range res.Meta.Topology.Nodes {
+		names = append(names, n.Name+":"+n.Role)
+	}
+	if strings.Join(names, ",") != "east:primary,west:standby" {
+		t.Errorf("topology nodes %v", names)
+	}
+	for _, st := range res.Steps {
+		for _, s := range st.Sessions {
+			if !s.InRecovery {
+				t.Errorf("read-intent session landed on the primary: %+v", s)
+			}
+		}
+	}
+	b, _ := os.ReadFile(files[0])
+	if strings.Contains(string(b), clustertest.HandmadeAppPW) {
+		t.Error("the result file holds a password")
+	}
+}

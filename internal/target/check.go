@@ -1,0 +1,97 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/result"
+)
+
+// SQLSTATEs that make a connection failure bad input: the command line named a database
+// that does not exist or credentials the server refuses.
+const (
+	stateInvalidPassword      = "28P01"
+	stateInvalidAuthorization = "28000"
+	stateInvalidCatalogName   = "3D000"
+)
+
+// Check connects to every server the target names and checks, before any load, that each
+// is what its flag says it is: the primary accepts writes (pg_is_in_recovery() is false), a
+// standby is in recovery, and every server knows the database and accepts the credentials.
+// A mismatch is bad input that names the flag, the server (without its password) and what
+// it is; a server that cannot be reached is an error of its own.
+func (t *Target) Check(ctx context.Context) error {
+	var errs []error
+	if t.Primary != "" {
+		errs = append(errs, checkRole(ctx, t.primaryFlag(), t.Primary, false))
+	}
+	for i, cs := range t.Standbys {
+		errs = append(errs, checkRole(ctx, t.standbyFlag(i), cs, true))
+	}
+	if t.Listener != "" {
+		errs = append(errs, checkReach(ctx, "--listener", t.Listener))
+	}
+	return agerr.Join(errs...)
+}
+
+func (t *Target) primaryFlag() string {
+	if t.Topo != nil {
+		return fmt.Sprintf("--cluster %s: node %s", t.Topo.Name, t.NameOfPrimary())
+	}
+	return "--primary"
+}
+
+func (t *Target) standbyFlag(i int) string {
+	if t.Topo != nil {
+		return fmt.Sprintf("--cluster %s: node %s", t.Topo.Name, t.NameOfStandby(i))
+	}
+	return "--standby"
+}
+
+// checkRole connects and compares pg_is_in_recovery() with what the flag says.
+func checkRole(ctx context.Context, flag, cs string, wantStandby bool) error {
+	c, err := Connect(ctx, cs, "agbench")
+	if err != nil {
+		return connectError(flag, cs, err)
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	var inRecovery bool
+	if err := c.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil {
+		return fmt.Errorf("%s %s: %w", flag, result.Redact(cs), err)
+	}
+	switch {
+	case inRecovery && !wantStandby:
+		return agerr.BadInputf("%s %s is a standby (pg_is_in_recovery() is true), not a primary: give the primary's connection string", flag, result.Redact(cs))
+	case !inRecovery && wantStandby:
+		return agerr.BadInputf("%s %s is a primary (pg_is_in_recovery() is false), not a standby", flag, result.Redact(cs))
+	}
+	return nil
+}
+
+// checkReach connects once (a listener routes sessions itself, so it has no role to check).
+func checkReach(ctx context.Context, flag, cs string) error {
+	c, err := Connect(ctx, cs, "agbench")
+	if err != nil {
+		return connectError(flag, cs, err)
+	}
+	c.Close(context.WithoutCancel(ctx))
+	return nil
+}
+
+// connectError makes a refused database or login bad input; other failures stay errors.
+func connectError(flag, cs string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case stateInvalidCatalogName:
+			return agerr.BadInputf("%s %s: the database does not exist (%s)", flag, result.Redact(cs), pe.Message)
+		case stateInvalidPassword, stateInvalidAuthorization:
+			return agerr.BadInputf("%s %s: the server refused the login (%s)", flag, result.Redact(cs), pe.Message)
+		}
+	}
+	return fmt.Errorf("%s %s: %w", flag, result.Redact(cs), err)
+}
