@@ -124,9 +124,16 @@ func (f *loadFlags) check(a *app, cmd *cobra.Command, command, unit string) (*ex
 	}, nil
 }
 
+// cmdArgs is the command line as cobra parsed it, in a form that runs again when pasted:
+// a flag and its value as two words, a boolean flag as --name=value (a boolean flag takes
+// no separate value word).
 func cmdArgs(cmd *cobra.Command) []string {
 	args := strings.Fields(cmd.CommandPath())[1:]
 	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if f.Value.Type() == "bool" {
+			args = append(args, "--"+f.Name+"="+f.Value.String())
+			return
+		}
 		if sv, ok := f.Value.(interface{ GetSlice() []string }); ok {
 			for _, v := range sv.GetSlice() {
 				args = append(args, "--"+f.Name, v)
@@ -138,42 +145,58 @@ func cmdArgs(cmd *cobra.Command) []string {
 	return args
 }
 
-// progress shows a line per tick on a terminal (overwritten) and a line per step otherwise.
+// progress shows the runner's ticks, one rewritten line on a terminal and a line every
+// progressEvery otherwise, and a line when a step ends.
 type progress struct {
 	w           io.Writer
 	interactive bool
 	of          int
-	last        int
+	// load names the sweep's load axis ("threads", "vus"), unit the operations ("ops", "tx").
+	load, unit string
+	last       int
+	lastLine   time.Time
 }
 
-func newProgress(a *app, of int) *progress {
-	return &progress{w: a.stderr, interactive: a.interactive, of: of}
+// progressEvery is how often a line of progress is printed when stderr is not a terminal.
+const progressEvery = 10 * time.Second
+
+func newProgress(a *app, of int, load, unit string) *progress {
+	return &progress{w: a.stderr, interactive: a.interactive, of: of, load: load, unit: unit}
 }
 
 func (p *progress) show(pr runner.Progress) {
-	if !p.interactive {
+	if !p.interactive && time.Since(p.lastLine) < progressEvery {
 		return
 	}
-	phase := "run"
-	if !pr.Measuring {
-		phase = "ramp-up"
+	p.lastLine = time.Now()
+	phase := fmt.Sprintf("measuring %3.0fs", pr.Elapsed.Seconds())
+	if pr.Spec.Duration > 0 {
+		phase += fmt.Sprintf(" of %.0fs", pr.Spec.Duration.Seconds())
 	}
-	line := fmt.Sprintf("\rstep %d/%d %s %s %5.1fs  ops %d  err %d  %.0f/s  p50 %v  p99 %v",
-		pr.Point.Index+1, pr.Of, pr.Point, phase, pr.Elapsed.Seconds(), pr.Ops, pr.Errors, pr.Rate,
+	if !pr.Measuring {
+		phase = fmt.Sprintf("ramp-up, %3.0fs left", max(0, -pr.Elapsed.Seconds()))
+	}
+	line := fmt.Sprintf("step %d/%d %s: %s, %d %s, %d errors, %.0f %s/s, p50 %v, p99 %v",
+		pr.Point.Index+1, pr.Of, pr.Point, phase, pr.Ops, p.unit, pr.Errors, pr.Rate, p.unit,
 		pr.P50.Round(time.Microsecond), pr.P99.Round(time.Microsecond))
+	if !p.interactive {
+		fmt.Fprintln(p.w, line)
+		return
+	}
 	pad := max(p.last-len(line), 0)
 	p.last = len(line)
-	fmt.Fprint(p.w, line+strings.Repeat(" ", pad))
+	fmt.Fprint(p.w, "\r"+line+strings.Repeat(" ", pad))
 }
 
 func (p *progress) done(st result.Step) {
-	if p == nil {
-		return
-	}
 	p.clear()
 	t := st.Totals()
-	fmt.Fprintf(p.w, "step %d/%d threads=%s %s: %.2fs, %d ops, %d errors, %.0f ops/s\n",
-		st.Index+1, p.of, st.Params["threads"], st.Variant, st.Window.Seconds(), t.Count, t.Errors, st.OpsPerSecond())
+	variant := ""
+	if st.Variant != "" {
+		variant = " " + st.Variant
+	}
+	fmt.Fprintf(p.w, "step %d/%d %s=%s%s: %.2fs, %d %s, %d errors, %.0f %s/s\n",
+		st.Index+1, p.of, p.load, st.Params[p.load], variant, st.Window.Seconds(), t.Count, p.unit, t.Errors, st.OpsPerSecond(), p.unit)
 }
 
 func (p *progress) clear() {

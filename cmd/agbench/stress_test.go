@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -161,4 +163,25 @@ func readResult(t *testing.T, out string) *result.Result {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// The command line a result records runs again as printed: boolean flags as --name=value.
+func TestRecordedCommandLinePastes(t *testing.T) {
+	a := &app{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
+	given := []string{"--sample=false", "--threads", "1,2", "-q", "SELECT 1", "--primary", "host=x", "--standby", "host=a", "--standby", "host=b"}
+	first := newStressCmd(a)
+	if err := first.ParseFlags(given); err != nil {
+		t.Fatal(err)
+	}
+	recorded := cmdArgs(first)
+	again := newStressCmd(a)
+	if err := again.ParseFlags(recorded); err != nil { // a command without a parent records no name
+		t.Fatalf("recorded %q does not parse: %v", recorded, err)
+	}
+	if got := cmdArgs(again); strings.Join(got, " ") != strings.Join(recorded, " ") {
+		t.Errorf("recorded %q, parsed again %q", recorded, got)
+	}
+	if !slices.Contains(recorded, "--sample=false") {
+		t.Errorf("recorded %q", recorded)
+	}
 }

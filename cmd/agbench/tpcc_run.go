@@ -197,10 +197,9 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 	defer smp.Close()
 	fmt.Fprintf(a.stderr, "tpcc run: %d warehouses, %s mode, %d step(s) of %v ramp-up + %v\n",
 		meta.Warehouses, mode, len(l.Plan()), o.rampup, o.duration)
-	out, runErr := l.Run(ctx, w, experiment.Hooks{Progress: runProgress(a), Samplers: []runner.Sampler{smp}})
-	if a.interactive {
-		fmt.Fprintln(a.stderr)
-	}
+	prog := newProgress(a, len(l.Plan()), "vus", "tx")
+	out, runErr := l.Run(ctx, w, experiment.Hooks{Progress: prog.show, StepDone: prog.done, Samplers: []runner.Sampler{smp}})
+	prog.clear()
 	if out == nil {
 		return runErr
 	}
@@ -236,29 +235,6 @@ func (o *tpccRunOptions) connectWithRoom(ctx context.Context, r *resolved, sw ru
 		return nil, err
 	}
 	return conn, nil
-}
-
-// runProgress shows the runner's ticks: one rewritten line on a terminal, a line every ten
-// seconds otherwise.
-func runProgress(a *app) func(runner.Progress) {
-	var last time.Time
-	return func(p runner.Progress) {
-		if !a.interactive && time.Since(last) < 10*time.Second {
-			return
-		}
-		last = time.Now()
-		phase := fmt.Sprintf("measuring %3.0fs of %.0fs", p.Elapsed.Seconds(), p.Spec.Duration.Seconds())
-		if !p.Measuring {
-			phase = fmt.Sprintf("ramp-up, %3.0fs left", -p.Elapsed.Seconds())
-		}
-		line := fmt.Sprintf("step %d/%d %s: %s, %6.0f tx/s, p99 %v, %d errors",
-			p.Point.Index+1, p.Of, p.Point, phase, p.Rate, p.P99.Round(100*time.Microsecond), p.Errors)
-		if a.interactive {
-			fmt.Fprintf(a.stderr, "\r%-100s", line)
-		} else {
-			fmt.Fprintln(a.stderr, line)
-		}
-	}
 }
 
 func ms(us int64) string { return fmt.Sprintf("%.1fms", float64(us)/1000) }

@@ -131,7 +131,11 @@ func (l *Load) Connector() func(ctx context.Context, vu workload.VU) (*pgx.Conn,
 			c.Close(context.WithoutCancel(ctx))
 			return nil, workload.Landing{}, err
 		}
-		return c, workload.Landing{Node: where.Node, InRecovery: where.InRecovery}, nil
+		node := where.Node
+		if name := l.Target.NameOfAddr(where.Addr); name != "" {
+			node = name // one name per node: the topology's, not cluster_name or the address
+		}
+		return c, workload.Landing{Node: node, InRecovery: where.InRecovery}, nil
 	}
 }
 
@@ -227,10 +231,17 @@ func (l *Load) landingWarnings(steps []result.Step) []string {
 	if !l.Routing() && l.Intent != target.ReadOnly {
 		return nil
 	}
+	// Read intent belongs on a standby when there is one to reach: a standby given, or a
+	// listener that routes it.
+	standbyReachable := len(l.Target.Standbys) > 0 || l.Target.Listener != ""
 	for _, st := range steps {
-		wantStandby := l.Intent == target.ReadOnly && len(l.Target.Standbys) > 0
+		wantStandby := l.Intent == target.ReadOnly && standbyReachable
 		if l.Routing() {
 			wantStandby = st.Params[RoutingKey] == "on"
+		}
+		step := fmt.Sprintf("step %d", st.Index+1)
+		if st.Variant != "" {
+			step += " (" + st.Variant + ")"
 		}
 		for _, s := range st.Sessions {
 			if s.InRecovery != wantStandby {
@@ -238,7 +249,7 @@ func (l *Load) landingWarnings(steps []result.Step) []string {
 				if s.InRecovery {
 					where = "a standby"
 				}
-				out = append(out, fmt.Sprintf("step %d (%s): %d session(s) landed on %s (%s)", st.Index+1, st.Variant, s.Count, where, s.Node))
+				out = append(out, fmt.Sprintf("%s: %d session(s) landed on %s (%s)", step, s.Count, where, s.Node))
 			}
 		}
 	}

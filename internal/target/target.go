@@ -94,6 +94,28 @@ func (t *Target) NameOfStandby(i int) string {
 	return fmt.Sprintf("standby%d", i+1)
 }
 
+// NameOfAddr is the name of the server at host:port among the target's servers, so that a
+// session's landing is named as the topology names it; "" when none is there.
+func (t *Target) NameOfAddr(addr string) string {
+	if t.Topo != nil {
+		for _, n := range t.Topo.Nodes {
+			if fmt.Sprintf("%s:%d", n.Host, n.Port) == addr {
+				return n.Name
+			}
+		}
+		return ""
+	}
+	if t.Primary != "" && addrOf(t.Primary) == addr {
+		return t.NameOfPrimary()
+	}
+	for i, cs := range t.Standbys {
+		if addrOf(cs) == addr {
+			return t.NameOfStandby(i)
+		}
+	}
+	return ""
+}
+
 // nameRE is the NAME of a NAME=URL connection string.
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,63}$`)
 
