@@ -74,7 +74,7 @@ Presets: ` + presetHelp(),
 	fl.StringVar(&f.engine, "engine", diskio.EngineAuto, "IO engine: auto (io_uring where the kernel allows), io_uring, sync")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the offsets and the data")
 	fl.StringVar(&f.resultsDir, "results", "results", "folder for results/<time>-disk/result.json")
-	return c
+	return validates(c)
 }
 
 func presetHelp() string {
@@ -281,7 +281,7 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := diskio.ResolveEngine(p.base.Engine); err != nil {
+	if _, err := diskio.ResolveEngine(p.base.Engine); err != nil || validating(ctx) {
 		return err
 	}
 	logf := func(format string, v ...any) { fmt.Fprintf(a.stderr, format+"\n", v...) }

@@ -105,6 +105,9 @@ func (f *loadFlags) check(a *app, cmd *cobra.Command, command, unit string) (*ex
 	}
 	slos, err := f.analysis.slos()
 	errs = append(errs, err)
+	if validating(cmd.Context()) { // agbench run checks a plan: the cluster may not exist yet
+		return nil, agerr.Join(append(errs, target.CheckSpec(f.spec))...)
+	}
 	tgt, err := target.Resolve(home(a), f.spec)
 	errs = append(errs, err)
 	if err := agerr.Join(errs...); err != nil {

@@ -101,11 +101,18 @@ Exit status: 0 done, 1 the work failed, 2 bad input (nothing was made or changed
 			c.Args = unknownSubcommand
 			if c.RunE == nil && c.Run == nil {
 				c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+				if c.Annotations == nil {
+					c.Annotations = map[string]string{}
+				}
+				c.Annotations[groupOnly] = "true"
 			}
 		}
 	}
 	return root
 }
+
+// groupOnly marks a command that only groups others (running it shows its help).
+const groupOnly = "agbench.group"
 
 func unknownSubcommand(c *cobra.Command, args []string) error {
 	if len(args) == 0 {

@@ -68,7 +68,7 @@ it sets and which --throttle-iops limits (cgroup v1 blkio); it is always removed
 	fl.IntVar(&f.cfg.ThrottleIOPS, "throttle-iops", 0, "limit the private device to N reads per second (storage under pressure)")
 	fl.BoolVar(&f.cfg.DropCaches, "drop-caches", false, "also drop the whole OS page cache before each cold run (global!)")
 	fl.Int64Var(&f.cfg.Seed, "seed", 1, "seed of the tables' random column")
-	return c
+	return validates(c)
 }
 
 func (f *readaheadFlags) validate() error {
@@ -96,7 +96,7 @@ func (f *readaheadFlags) validate() error {
 
 // args is the command's own command line (cmdArgs), also when run in-process by `agbench run`.
 func runReadahead(ctx context.Context, a *app, f *readaheadFlags, args []string) error {
-	if err := f.validate(); err != nil {
+	if err := f.validate(); err != nil || validating(ctx) {
 		return err
 	}
 	r := &experiment.Readahead{Version: version, Args: args, Results: f.results, PGBin: f.pgBin, Config: f.cfg,

@@ -54,7 +54,7 @@ Each experiment gets --cluster (or --primary/--standby/--listener of a connect: 
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := readPlan(a, args[0])
+			p, err := readPlan(cmd.Context(), a, args[0])
 			if err != nil {
 				return err
 			}
@@ -69,8 +69,29 @@ Each experiment gets --cluster (or --primary/--standby/--listener of a connect: 
 	return c
 }
 
-// readPlan reads, parses and checks a plan file against agbench's own commands.
-func readPlan(a *app, file string) (*plan.Plan, error) {
+// validateKey marks a context in which a command checks its command line and stops before
+// it connects to anything or makes anything: how `agbench run` checks a plan's experiments.
+type validateKey struct{}
+
+// validating says whether the command runs only to check its command line.
+func validating(ctx context.Context) bool { return ctx != nil && ctx.Value(validateKey{}) != nil }
+
+// canValidate marks the commands that stop after their checks when validating; a plan's
+// experiment of another command is checked by its flags only.
+const canValidate = "agbench.validates"
+
+func validates(c *cobra.Command) *cobra.Command {
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[canValidate] = "true"
+	return c
+}
+
+// readPlan reads, parses and checks a plan file against agbench's own commands: its shape,
+// every flag, and then each experiment's whole command line as the command itself checks it
+// against the plan's target, so that a plan runs whole or is refused whole.
+func readPlan(ctx context.Context, a *app, file string) (*plan.Plan, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -82,10 +103,34 @@ func readPlan(a *app, file string) (*plan.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.Check(catalog{a: a}); err != nil {
+	if err := agerr.Join(p.Check(catalog{a: a}), validateExperiments(ctx, a, p)); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// validateExperiments runs each experiment's command line in the validating mode (the
+// command checks it and stops before connecting or making anything) and reports every
+// experiment that would be refused, with its line in the plan.
+func validateExperiments(ctx context.Context, a *app, p *plan.Plan) error {
+	cat := catalog{a: a}
+	var errs []error
+	for i, e := range p.Experiments {
+		cmd := cat.find(e.Command)
+		if cmd == nil || cmd.Annotations[canValidate] == "" || !cat.hasFlags(e) {
+			continue // p.Check reports an unknown command or flag
+		}
+		study := filepath.Join(p.Results, p.Name)
+		args := p.Args(i, study, filepath.Join(study, fmt.Sprintf("%02d-%s", i+1, e.Label())), func(flag string) bool { return cat.HasFlag(e.Command, flag) })
+		var stderr strings.Builder
+		quiet := &app{stdout: io.Discard, stderr: &stderr, getenv: a.getenv}
+		if code := run(context.WithValue(ctx, validateKey{}, true), quiet, args); code != 0 {
+			msg := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(stderr.String()), "agbench: "))
+			errs = append(errs, agerr.BadInput(&plan.Error{File: p.File, Pos: e.Pos,
+				Msg: fmt.Sprintf("experiments[%d] (%s): %s", i+1, e.Label(), msg)}))
+		}
+	}
+	return agerr.Join(errs...)
 }
 
 // catalog answers a plan's questions from a fresh command tree (flags are parsed on
@@ -104,7 +149,17 @@ func (c catalog) find(words []string) *cobra.Command {
 
 func (c catalog) Command(words []string) bool {
 	cmd := c.find(words)
-	return cmd != nil && (cmd.RunE != nil || cmd.Run != nil) && !cmd.HasSubCommands() && cmd.CommandPath() != "agbench run"
+	return cmd != nil && cmd.Runnable() && cmd.Annotations[groupOnly] == "" && cmd.CommandPath() != "agbench run"
+}
+
+// hasFlags says whether the experiment's command has every flag the experiment sets.
+func (c catalog) hasFlags(e plan.Experiment) bool {
+	for _, f := range e.Flags {
+		if !c.HasFlag(e.Command, f.Name) {
+			return false
+		}
+	}
+	return true
 }
 
 func (c catalog) HasFlag(words []string, flag string) bool {

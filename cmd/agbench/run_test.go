@@ -261,3 +261,51 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// A plan is refused whole by `run --check` when one of its experiments would be refused
+// later against the plan's target: each experiment's command checks its own command line
+// (without connecting), and a command that cannot run on this kind of target is named.
+func TestRunCheckChecksEachExperimentAgainstItsTarget(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "bad.yaml")
+	body := `name: bad
+target:
+  connect:
+    primary: host=127.0.0.1 port=1
+experiments:
+  - name: cold
+    command: scan
+    flags: {cold: true, rows: 10}
+  - name: ra
+    command: readahead
+    flags: {rows: 1000}
+  - name: sd
+    command: seed
+  - name: st
+    command: stress
+    flags: {query: SELECT 1, intent: sideways}
+`
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": dir}, "run", "--check", file)
+	if code != 2 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"bad.yaml:6:5: experiments[1] (cold): --cold restarts the servers: it needs --cluster",
+		"bad.yaml:9:5: experiments[2] (ra): readahead runs on an agbench cluster only",
+		"bad.yaml:12:5: experiments[3] (sd): seed runs on an agbench cluster only",
+		`bad.yaml:14:5: experiments[4] (st): --intent "sideways"`,
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if strings.Contains(errs, "is not an agbench command") {
+		t.Errorf("seed called no command:\n%s", errs)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("check made files: %v", entries)
+	}
+}

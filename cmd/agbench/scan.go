@@ -46,7 +46,7 @@ intent from the primary, then routed to the standbys.`,
 	fs.Int64Var(&f.rows, "rows", 1000000, "rows to read (0: all)")
 	fs.BoolVar(&f.cold, "cold", false, "restart the servers and drop the OS cache before each step")
 	fs.Int64Var(&f.initRows, "init", 0, "make --table with this many rows first, if it does not exist")
-	return c
+	return validates(c)
 }
 
 func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
@@ -59,10 +59,10 @@ func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 	if f.rows < 0 || f.initRows < 0 {
 		errs = append(errs, agerr.BadInputf("--rows and --init: must be 0 or more"))
 	}
-	if f.cold && l != nil && l.Target.Topo == nil {
+	if f.cold && f.load.spec.Cluster == "" {
 		errs = append(errs, agerr.BadInputf("--cold restarts the servers: it needs --cluster"))
 	}
-	if err := agerr.Join(errs...); err != nil {
+	if err := agerr.Join(errs...); err != nil || validating(cmd.Context()) {
 		return err
 	}
 	ctx := cmd.Context()

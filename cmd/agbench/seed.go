@@ -95,7 +95,7 @@ and records why in the history (agbench seed history).`,
 	fl.BoolVar(&f.noWire, "no-wire-meter", false, "connect pg_basebackup to the primary directly, not through agbench's counting relay (bytes on the wire unknown)")
 	fl.StringVar(&f.results, "results", "results", "folder for results/<time>-seed/result.json")
 	c.AddCommand(seedHistoryCmd(a), seedDropCmd(a))
-	return c
+	return validates(c)
 }
 
 // seedOptions validates the flags into options and compare variants, reporting every problem.
@@ -149,6 +149,9 @@ func runSeed(cmd *cobra.Command, a *app, f *seedFlags) error {
 	o, variants, initSize, err := seedOptions(f)
 	if err != nil {
 		return err
+	}
+	if validating(cmd.Context()) { // agbench run checks a plan: the cluster may not exist yet
+		return cluster.CheckName(f.cluster)
 	}
 	topo, err := loadCluster(a, f.cluster)
 	if err != nil {

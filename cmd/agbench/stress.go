@@ -59,7 +59,7 @@ when it does not exist, for demos until 'agbench tpcc build'.`,
 	fs.StringVar(&f.paramRange, "param-range", "", "one integer parameter $1 drawn from LO:HI")
 	fs.Int64Var(&f.initRows, "init", 0, "make --init-table with this many rows first, if it does not exist")
 	fs.StringVar(&f.initTable, "init-table", "customer", "table made by --init")
-	return c
+	return validates(c)
 }
 
 func (f *stressFlags) check(a *app, cmd *cobra.Command) (*experiment.Load, stress.Config, error) {
@@ -117,7 +117,7 @@ func (f *stressFlags) check(a *app, cmd *cobra.Command) (*experiment.Load, stres
 
 func runStress(cmd *cobra.Command, a *app, f *stressFlags) error {
 	l, cfg, err := f.check(a, cmd)
-	if err != nil {
+	if err != nil || validating(cmd.Context()) {
 		return err
 	}
 	ctx := cmd.Context()

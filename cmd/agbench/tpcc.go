@@ -133,6 +133,9 @@ functions (not with --mode client), ANALYZE and CHECKPOINT. The data is determin
 			o.Seed = uint64(seed)
 			r, err := t.resolve(a)
 			m, merr := tpcc.ParseMode(mode)
+			if validating(cmd.Context()) {
+				return agerr.Join(target.CheckSpec(t.spec), o.Validate(), seedErr(seed), merr)
+			}
 			if err = agerr.Join(err, o.Validate(), seedErr(seed), merr); err != nil {
 				return err
 			}
@@ -159,7 +162,7 @@ functions (not with --mode client), ANALYZE and CHECKPOINT. The data is determin
 	c.Flags().IntVar(&o.Loaders, "build-vus", runtime.NumCPU(), "parallel loaders (connections)")
 	c.Flags().Int64Var(&seed, "seed", 1, "seed of all generated data")
 	c.Flags().StringVar(&mode, "mode", string(tpcc.ModeFunctions), "functions (install the server-side functions) or client (tables only)")
-	return c
+	return validates(c)
 }
 
 func seedErr(seed int64) error {

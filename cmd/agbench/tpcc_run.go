@@ -84,7 +84,7 @@ latency). Every run writes results/<time>-tpcc-run/result.json, also when cut sh
 	f.IntVar(&o.repeat, "repeat", 1, "run every step this many times; the table shows medians")
 	f.Int64Var(&o.maxErrors, "max-errors", 1000, "stop a step after this many failed transactions (0: no limit)")
 	o.analysis.register(f)
-	return c
+	return validates(c)
 }
 
 // plan validates the options and returns the sweep, reporting every problem at once.
@@ -142,6 +142,9 @@ func maxVUs(sw runner.Sweep) int {
 
 func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command) error {
 	sw, mode, err := o.plan()
+	if validating(ctx) { // agbench run checks a plan: the cluster may not exist yet
+		return agerr.Join(err, target.CheckSpec(o.target.spec))
+	}
 	r, terr := o.target.resolve(a)
 	if err = agerr.Join(err, terr); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/agbench/agbench/internal/agerr"
@@ -30,6 +31,9 @@ func (p *Plan) Check(c Catalog) error {
 			bad(e.Pos, "experiments[%d]: %q is not an agbench command that runs (see agbench --help)", i+1, strings.Join(e.Command, " "))
 			continue
 		}
+		if msg := p.targetMismatch(c, e); msg != "" {
+			bad(e.Pos, "experiments[%d] (%s): %s", i+1, e.Label(), msg)
+		}
 		for _, f := range e.Flags {
 			if !c.HasFlag(e.Command, f.Name) {
 				bad(f.Pos, "experiments[%d] (%s): %s has no flag --%s (see agbench %s --help)", i+1, e.Label(), strings.Join(e.Command, " "), f.Name, strings.Join(e.Command, " "))
@@ -47,4 +51,28 @@ func (p *Plan) Check(c Catalog) error {
 		}
 	}
 	return agerr.Join(errs...)
+}
+
+// targetMismatch says why an experiment's command cannot run on the plan's target: a
+// command that takes a target but not this kind would otherwise run somewhere else (its
+// default cluster, a private server) without a word. "" when it fits or sets its own.
+func (p *Plan) targetMismatch(c Catalog, e Experiment) string {
+	for _, f := range e.Flags {
+		for _, t := range TargetFlags {
+			if f.Name == t {
+				return ""
+			}
+		}
+	}
+	cmd := strings.Join(e.Command, " ")
+	hasCluster, hasPrimary := c.HasFlag(e.Command, "cluster"), c.HasFlag(e.Command, "primary")
+	switch {
+	case !hasCluster && !hasPrimary:
+		return "" // no target: disk, report ...
+	case p.Target.Cluster != nil && !hasCluster:
+		return fmt.Sprintf("%s takes no --cluster, and this plan's target is cluster %s", cmd, p.Target.Cluster.Name)
+	case p.Target.Connect != nil && !hasPrimary:
+		return fmt.Sprintf("%s runs on an agbench cluster only (it has no --primary); this plan's target is connection strings: give it a cluster: target", cmd)
+	}
+	return ""
 }

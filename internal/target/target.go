@@ -144,10 +144,39 @@ func WithDatabase(cs, db string) string {
 	return cs + " dbname='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(db) + "'"
 }
 
+// CheckSpec checks a Spec as Resolve does, without loading the cluster (which a plan may
+// not have made yet): flags that conflict, connection strings that do not parse, a cluster
+// name that cannot be one.
+func CheckSpec(s Spec) error {
+	_, err := resolve(s)
+	return err
+}
+
 // Resolve checks a Spec and turns it into connection strings; home is agbench's home (for
 // --cluster). Every problem is reported at once, naming its flag. Connection strings may be
 // NAME=URL; --database replaces their database as it does a cluster's.
 func Resolve(home string, s Spec) (*Target, error) {
+	t, err := resolve(s)
+	if err != nil || s.Cluster == "" {
+		return t, err
+	}
+	topo, err := cluster.Load(home, s.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	t.Topo = topo
+	t.Primary = topo.ConnString(topo.Primary(), s.Database)
+	t.PrimaryName = topo.Primary().Name
+	t.Standbys, t.StandbyNames = nil, nil
+	for _, n := range topo.Standbys() {
+		t.Standbys = append(t.Standbys, topo.ConnString(n, s.Database))
+		t.StandbyNames = append(t.StandbyNames, n.Name)
+	}
+	return t, nil
+}
+
+// resolve checks s and resolves its connection strings (not its cluster).
+func resolve(s Spec) (*Target, error) {
 	var errs []error
 	if s.Cluster != "" && (s.Primary != "" || len(s.Standbys) > 0) {
 		errs = append(errs, agerr.BadInputf("--cluster and --primary/--standby: give one or the other"))
@@ -178,22 +207,11 @@ func Resolve(home string, s Spec) (*Target, error) {
 		t.StandbyNames = append(t.StandbyNames, name)
 		t.Standbys = append(t.Standbys, cs)
 	}
+	if s.Cluster != "" && cluster.CheckName(s.Cluster) != nil {
+		errs = append(errs, agerr.BadInputf("--cluster %q: not a cluster name (1-31 lowercase letters, digits, '-' or '_', starting with a letter)", s.Cluster))
+	}
 	if err := agerr.Join(errs...); err != nil {
 		return nil, err
-	}
-	if s.Cluster != "" {
-		topo, err := cluster.Load(home, s.Cluster)
-		if err != nil {
-			return nil, err
-		}
-		t.Topo = topo
-		t.Primary = topo.ConnString(topo.Primary(), s.Database)
-		t.PrimaryName = topo.Primary().Name
-		t.Standbys, t.StandbyNames = nil, nil
-		for _, n := range topo.Standbys() {
-			t.Standbys = append(t.Standbys, topo.ConnString(n, s.Database))
-			t.StandbyNames = append(t.StandbyNames, n.Name)
-		}
 	}
 	return t, nil
 }
