@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/agbench/agbench/internal/stats"
 )
 
 // Validity thresholds. The article: "30-second runs measure warmup, not steady state. Run
@@ -255,8 +257,8 @@ type Comparison struct {
 // CompareVariants compares two variants at one load. Overlapping spread says "no
 // difference measured" rather than naming a winner.
 func CompareVariants(a, b Variant, what string) Comparison {
-	alo, ahi, amed := quantile(a.Samples, 0.1), quantile(a.Samples, 0.9), quantile(a.Samples, 0.5)
-	blo, bhi, bmed := quantile(b.Samples, 0.1), quantile(b.Samples, 0.9), quantile(b.Samples, 0.5)
+	alo, ahi, amed := stats.Quantile(a.Samples, 0.1), stats.Quantile(a.Samples, 0.9), stats.Quantile(a.Samples, 0.5)
+	blo, bhi, bmed := stats.Quantile(b.Samples, 0.1), stats.Quantile(b.Samples, 0.9), stats.Quantile(b.Samples, 0.5)
 	if len(a.Samples) == 0 || len(b.Samples) == 0 || alo <= bhi && blo <= ahi {
 		return Comparison{Verdict: &Verdict{VNoDifference, fmt.Sprintf("%s: %s (%.4g..%.4g) and %s (%.4g..%.4g) overlap: no difference measured",
 			what, a.Name, alo, ahi, b.Name, blo, bhi)}}

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/stats"
 )
 
 // Column is one column of a variant's group: a header and a figure of one step.
@@ -104,22 +105,13 @@ func cell(g *group, c Column) string {
 			mark = "*"
 		}
 	}
-	return fmt.Sprintf(c.Format, Median(vals)) + mark
+	return fmt.Sprintf(c.Format, stats.Median(vals)) + mark
 }
 
-// Median returns the median of xs (the mean of the middle two for an even count); 0 for none.
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	m := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[m]
-	}
-	return (s[m-1] + s[m]) / 2
-}
+// Median is stats.Median, kept only while cmd/agbench still calls it here.
+//
+// Deprecated: call stats.Median.
+func Median(xs []float64) float64 { return stats.Median(xs) }
 
 // Landed summarises where each variant's sessions landed, e.g.
 // "routing=on: node2 (standby) 12 sessions".

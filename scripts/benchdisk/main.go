@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/agbench/agbench/internal/diskio"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/stats"
 )
 
 // Targets from issue 6.
@@ -210,11 +210,7 @@ func median(s []sample) sample {
 		for i, x := range s {
 			v[i] = f(x)
 		}
-		sort.Float64s(v)
-		if len(v)%2 == 1 {
-			return v[len(v)/2]
-		}
-		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+		return stats.Median(v)
 	}
 	return sample{pick(func(x sample) float64 { return x.iops }), pick(func(x sample) float64 { return x.p50us }),
 		pick(func(x sample) float64 { return x.p99us }), pick(func(x sample) float64 { return x.cpuUsPerIO })}
