@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/agbench/agbench/internal/stats"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // Validity thresholds. The article: "30-second runs measure warmup, not steady state. Run
@@ -91,7 +92,7 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	st := sortedSteps(steps)
 	if f.DatasetBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes {
 		add(VFitsInMemory, "the dataset (%s) fits in memory (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
-			bytesStr(f.DatasetBytes), bytesStr(f.SharedBuffersBytes), bytesStr(f.PageCacheBytes))
+			units.FormatBytes(f.DatasetBytes), units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes))
 	}
 	if short := stepsWhere(st, func(s Step) bool { return s.WindowSec > 0 && s.WindowSec < MinWindowSec }); len(short) > 0 {
 		at := loadList(short) + " " + loadName
@@ -225,19 +226,6 @@ func loadList(st []Step) string {
 		s += fmtNum(x.Load)
 	}
 	return s
-}
-
-func bytesStr(b int64) string {
-	const unit = 1024
-	if b < unit {
-		return fmt.Sprintf("%d B", b)
-	}
-	v, i := float64(b), -1
-	for v >= unit && i < 4 {
-		v /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %ciB", v, "KMGTP"[i])
 }
 
 // Variant is one side of a comparison (a --compare value) with its throughput samples:

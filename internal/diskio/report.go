@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/agbench/agbench/internal/units"
 )
 
 // Report is one `agbench disk` run as the text tables show it; FillResult writes it into
@@ -37,7 +39,7 @@ func ms(us float64) string {
 
 // WriteText writes the run as tables shaped like the storage article's and DiskSpd's.
 func (r *Report) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "file     %s (%s of data%s)\n", r.File.Path, humanBytes(r.File.RegionLen()), map[bool]string{true: ", created by this run", false: ""}[r.File.Created])
+	fmt.Fprintf(w, "file     %s (%s of data%s)\n", r.File.Path, units.FormatBytes(r.File.RegionLen()), map[bool]string{true: ", created by this run", false: ""}[r.File.Created])
 	if r.Device != "" {
 		fmt.Fprintf(w, "device   %s\n", r.Device)
 	}
@@ -57,9 +59,9 @@ func (r *Report) WriteText(w io.Writer) {
 	if r.Verify != nil {
 		v := r.Verify
 		if v.BadCount == 0 {
-			fmt.Fprintf(w, "\nverify   %d blocks of %s read back: all match their checksums\n", v.Checked, FormatSize(v.Unit))
+			fmt.Fprintf(w, "\nverify   %d blocks of %s read back: all match their checksums\n", v.Checked, units.FormatBytesExact(v.Unit))
 		} else {
-			fmt.Fprintf(w, "\nverify   %d of %d blocks of %s DIFFER; first at offsets %s\n", v.BadCount, v.Checked, FormatSize(v.Unit), offsets(v.Bad, 10))
+			fmt.Fprintf(w, "\nverify   %d of %d blocks of %s DIFFER; first at offsets %s\n", v.BadCount, v.Checked, units.FormatBytesExact(v.Unit), offsets(v.Bad, 10))
 		}
 	}
 	for _, n := range r.Notes {
