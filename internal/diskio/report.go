@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/units"
 )
 
@@ -83,7 +83,7 @@ func offsets(o []int64, n int) string {
 
 func (r *Report) writeSweep(w io.Writer) {
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := table.NewWriter(w, table.Right)
 	fmt.Fprintln(tw, "threads\tQD\tIOPS\tMB/s\tmean ms\tp50\tp99\tp99.9\tIOPS sd\tL=X*W\t|\tdev IOPS\tdev MB/s\tawait ms\tqueue\tutil%\tio psi%\t|\tcpu%\tus/IO\tmark\t")
 	for i, s := range r.Steps {
 		mark := ""
@@ -173,7 +173,7 @@ func (r *Report) writeMarks(w io.Writer, m *Marks) {
 // table, then the device's view, IO pressure, CPU and warnings.
 func (s *StepResult) WriteDetail(w io.Writer) {
 	fmt.Fprintf(w, "\n%.2f s measured%s\n\n", s.Seconds, map[bool]string{true: "", false: " (INCOMPLETE)"}[s.Complete])
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := table.NewWriter(w, table.Right)
 	fmt.Fprintln(tw, "thread\tbytes\tIOs\tMB/s\tIOPS\treads\twrites\tmean ms\t")
 	for _, t := range s.Threads {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%.2f\t%.0f\t%d\t%d\t%s\t\n", t.Thread, t.Bytes, t.IOs, t.MBps, t.IOPS, t.Reads, t.Writes, ms(t.MeanUs))
@@ -188,7 +188,7 @@ func (s *StepResult) WriteDetail(w io.Writer) {
 		fmt.Fprintf(w, "Little's law: IOPS x mean latency = %.2f in flight (not checked: a fixed rate does not keep %d outstanding)\n\n", lc.Measured, s.Workload.Outstanding())
 	}
 
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw = table.NewWriter(w, table.Right)
 	fmt.Fprintln(tw, "%-ile\tread (ms)\twrite (ms)\ttotal (ms)\t")
 	for _, p := range Percentiles {
 		name := fmt.Sprintf("%g", p)

@@ -1,7 +1,10 @@
-// Package table renders the steps of a result as a terminal table shaped like the
-// articles' (basic-ag-read-only-routing-2016, ag-read-only-routing-s2d-2022): one row per
-// point of the sweep, one column group per compared variant, repeats folded into their
-// median. It reads only result values; it must not import the runner or workloads.
+// Package table owns agbench's terminal tables: Writer, the plain aligned layout of the
+// commands' and the storage tester's tables (text/tabwriter with one setting); Grid, the
+// report's layout with named column groups; and Write, the steps of a result as a table
+// shaped like the articles' (basic-ag-read-only-routing-2016,
+// ag-read-only-routing-s2d-2022): one row per point of the sweep, one column group per
+// compared variant, repeats folded into their median. It reads only result values; it must
+// not import the runner or workloads.
 package table
 
 import (
@@ -9,7 +12,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/stats"
@@ -57,7 +59,7 @@ func Write(w io.Writer, r *result.Result, key string, cols []Column) error {
 		}
 	}
 	sort.Ints(points)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := NewWriter(w, Right)
 	// Header: the variant names over their column groups, then the columns.
 	if len(variants) > 1 || variants[0] != "" {
 		line := []string{""}
