@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/units"
 )
 
@@ -19,11 +20,8 @@ type Table struct {
 	Rows    [][]Cell
 }
 
-// Group is a header spanning Span columns.
-type Group struct {
-	Name string
-	Span int
-}
+// Group is a header spanning Span columns: the terminal table's own.
+type Group = table.Group
 
 // Cell is one value of a table: text as shown, and the number behind it for CSV.
 type Cell struct {

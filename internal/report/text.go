@@ -11,10 +11,7 @@ import (
 // WriteText prints a table for a terminal through table.Grid: a caption, the group header
 // when there is one, and the columns aligned (numbers to the right).
 func WriteText(w io.Writer, t Table) error {
-	g := table.Grid{Title: t.Title, Columns: t.Columns}
-	for _, gr := range t.Groups {
-		g.Groups = append(g.Groups, table.Group{Name: gr.Name, Span: gr.Span})
-	}
+	g := table.Grid{Title: t.Title, Columns: t.Columns, Groups: t.Groups}
 	for _, r := range t.Rows {
 		row := make([]table.Cell, len(r))
 		for i, c := range r {
