@@ -1,6 +1,7 @@
 // Package stats owns the order statistics of a list of float64 figures that agbench's
 // tables, analyses and scripts take: the median and linearly interpolated quantiles.
-// It is a leaf: it imports nothing from agbench.
+//
+// Imports from agbench: none.
 package stats
 
 import "slices"

@@ -5,6 +5,8 @@
 // ag-read-only-routing-s2d-2022): one row per point of the sweep, one column group per
 // compared variant, repeats folded into their median. It reads only result values; it must
 // not import the runner or workloads.
+//
+// Imports from agbench: only internal/result, internal/stats.
 package table
 
 import (

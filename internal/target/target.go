@@ -6,6 +6,8 @@
 //
 // It imports the cluster package (topology files), result and agerr; it must not import the
 // runner, workloads, the listener or the report.
+//
+// Imports from agbench: only internal/agerr, internal/cluster, internal/result.
 package target
 
 import (

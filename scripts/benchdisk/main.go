@@ -2,6 +2,8 @@
 // one test file, and prints IOPS, p50/p99 latency and CPU per IO for both with ratios
 // (medians of several short runs, and the median of each run's own ratios, on which the
 // verdict rests). `make bench-disk` runs it; it is a benchmark, not a test.
+//
+// Imports from agbench: only internal/diskio, internal/result, internal/stats.
 package main
 
 import (

@@ -4,6 +4,8 @@
 // of their transactions per second and client CPU per transaction, and the median of each
 // round's agbench/pgbench ratios, on which the verdict rests. `make bench-stress` runs it;
 // it is a benchmark, not a test.
+//
+// Imports from agbench: only internal/cluster, internal/result, internal/stats.
 package main
 
 import (

@@ -12,4 +12,7 @@
 // The server is reached through the Server interface, which the command layer implements
 // over an agbench cluster: this package must not import internal/cluster, the runner or the
 // report, and it never prints (progress goes to a writer it is given).
+//
+// Imports from agbench: only internal/agerr, internal/measure, internal/result,
+// internal/sample, internal/stats.
 package readahead
