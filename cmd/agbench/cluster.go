@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/table"
+	"github.com/agbench/agbench/internal/units"
 )
 
 func init() { register(newClusterCmd) }
@@ -143,7 +144,7 @@ time (from pg_stat_replication), sync state, and whether it is readable. --json 
 
 func printStatus(w io.Writer, st *cluster.Status) {
 	fmt.Fprintf(w, "cluster %s · PostgreSQL %s · %s commit\n", st.Name, st.Version, st.Commit)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := table.NewWriter(w, table.Left)
 	fmt.Fprintln(tw, "NODE\tROLE\tPORT\tSTATE\tREADABLE\tCURRENT/RECEIVED\tREPLAYED\tWRITE LAG\tFLUSH LAG\tREPLAY LAG\tSYNC")
 	for _, n := range st.Nodes {
 		lsn := n.CurrentLSN
@@ -187,24 +188,11 @@ func lag(bytes *int64, sec *float64) string {
 	if bytes == nil {
 		return "-"
 	}
-	s := humanBytes(*bytes)
+	s := units.FormatBytes(*bytes)
 	if sec != nil {
 		s += fmt.Sprintf(" / %.3fs", *sec)
 	}
 	return s
-}
-
-func humanBytes(b int64) string {
-	const unit = 1024
-	if b < unit {
-		return fmt.Sprintf("%d B", b)
-	}
-	div, exp := int64(unit), 0
-	for n := b / unit; n >= unit; n /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
 }
 
 func clusterSimpleCmd(a *app, verb string) *cobra.Command {
@@ -307,7 +295,7 @@ func clusterListCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.stdout, "no clusters under %s\n", home(a))
 				return nil
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			tw := table.NewWriter(a.stdout, table.Left)
 			fmt.Fprintln(tw, "NAME\tPOSTGRES\tCOMMIT\tPRIMARY\tNODES\tRUNNING")
 			for _, n := range names {
 				topo, err := cluster.Load(home(a), n)

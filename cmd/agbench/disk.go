@@ -12,6 +12,7 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/diskio"
 	"github.com/agbench/agbench/internal/experiment"
+	"github.com/agbench/agbench/internal/units"
 )
 
 func init() { register(newDiskCmd) }
@@ -121,7 +122,7 @@ func planDisk(c *cobra.Command, f *diskFlags, args []string) (*diskPlan, error) 
 	}
 	ch := c.Flags().Changed
 	if ch("size") {
-		n, err := diskio.ParseSize(f.size)
+		n, err := units.ParseBytes(f.size)
 		if err != nil || n <= 0 {
 			errs = append(errs, agerr.BadInputf("--size %q: a positive size such as 1G or 512M", f.size))
 		}
@@ -130,7 +131,7 @@ func planDisk(c *cobra.Command, f *diskFlags, args []string) (*diskPlan, error) 
 	if ch("block-size") || f.preset == "" {
 		w.BlockSizes = nil
 		for _, s := range strings.Split(f.block, ",") {
-			n, err := diskio.ParseSize(s)
+			n, err := units.ParseBytes(s)
 			if err != nil || n <= 0 {
 				errs = append(errs, agerr.BadInputf("--block-size %q: a positive size such as 4K or 128K", s))
 				continue
@@ -142,7 +143,7 @@ func planDisk(c *cobra.Command, f *diskFlags, args []string) (*diskPlan, error) 
 		}
 	}
 	if ch("align") {
-		n, err := diskio.ParseSize(f.align)
+		n, err := units.ParseBytes(f.align)
 		if err != nil || n <= 0 {
 			errs = append(errs, agerr.BadInputf("--align %q: a positive size such as 4K", f.align))
 		}
@@ -265,12 +266,12 @@ func (p *diskPlan) expand() error {
 		}
 		for _, b := range w.BlockSizes {
 			if w.Verify && b%w.Alignment() != 0 {
-				errs = append(errs, agerr.BadInputf("--verify: block size %s is not a multiple of the alignment %s", diskio.FormatSize(b), diskio.FormatSize(w.Alignment())))
+				errs = append(errs, agerr.BadInputf("--verify: block size %s is not a multiple of the alignment %s", units.FormatBytesExact(b), units.FormatBytesExact(w.Alignment())))
 			}
 		}
 	}
 	if p.size > 0 && p.size < p.base.MaxBlock() {
-		errs = append(errs, agerr.BadInputf("--block-size %s is larger than --size %s", diskio.FormatSize(p.base.MaxBlock()), diskio.FormatSize(p.size)))
+		errs = append(errs, agerr.BadInputf("--block-size %s is larger than --size %s", units.FormatBytesExact(p.base.MaxBlock()), units.FormatBytesExact(p.size)))
 	}
 	return agerr.Join(errs...)
 }

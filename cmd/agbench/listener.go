@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/listener"
+	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/target"
 )
 
@@ -257,7 +257,7 @@ func printListener(w io.Writer, l *listener.Listener, cfg listener.Config) {
 		fmt.Fprintf(w, "max lag: %s\n", cfg.MaxLag)
 	}
 	fmt.Fprintf(w, "forwarding after startup: %s\n", l.Forwarding())
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := table.NewWriter(w, table.Left)
 	fmt.Fprintln(tw, "NODE\tADDRESS\tROLE\tUP\tLAG")
 	for _, n := range l.Status() {
 		up := "yes"

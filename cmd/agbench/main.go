@@ -1,6 +1,8 @@
 // Command agbench is PostgreSQL's availability-group toolkit and benchmark bench in one
 // binary. This package holds flag parsing and wiring only: every command's work is done by
 // an internal package, and only this layer touches os, the environment, stdout and exit codes.
+//
+// Imports from agbench: only internal/....
 package main
 
 import (

@@ -6,13 +6,13 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/experiment"
+	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/workload/readahead"
 )
 
@@ -133,7 +133,7 @@ func printReadahead(w io.Writer, c readahead.Conditions, rows []readahead.Row, w
 	}
 	fmt.Fprintf(w, "prefetch off:  %s\nprefetch on:   %s\n", c.PrefetchOff, c.PrefetchOn)
 	fmt.Fprintf(w, "sequential:    %s\nIO ops from:   %s\n\n", c.SequentialPrefetch, c.IOSource)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := table.NewWriter(w, table.Left)
 	fmt.Fprintln(tw, "QUERY\tPLAN NODE\tPREFETCH\tELAPSED ms\tHITS\tREADS\tIO OPS\tAVG IO kB\tIO READ ms\tDEVICE ms\tCOLD RUNS\tOFF/ON\t")
 	for _, r := range rows {
 		for i, side := range []readahead.Figures{r.Off, r.On} {

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -19,7 +18,9 @@ import (
 	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/seed"
+	"github.com/agbench/agbench/internal/stats"
 	"github.com/agbench/agbench/internal/table"
+	"github.com/agbench/agbench/internal/units"
 )
 
 func init() { register(newSeedCmd) }
@@ -108,11 +109,11 @@ func seedOptions(f *seedFlags) (seed.Options, []seed.Variant, int64, error) {
 		errs = append(errs, err)
 	}
 	if f.maxRate != "" {
-		if o.MaxRate, err = seed.ParseBytes(f.maxRate); err != nil {
+		if o.MaxRate, err = units.ParseBytesFraction(f.maxRate); err != nil {
 			errs = append(errs, agerr.BadInputf("--max-rate: %v", err))
 		}
 	}
-	if o.LagThreshold, err = seed.ParseBytes(f.lag); err != nil {
+	if o.LagThreshold, err = units.ParseBytesFraction(f.lag); err != nil {
 		errs = append(errs, agerr.BadInputf("--lag-threshold: %v", err))
 	}
 	if f.sync && f.async {
@@ -123,7 +124,7 @@ func seedOptions(f *seedFlags) (seed.Options, []seed.Variant, int64, error) {
 	}
 	var size int64
 	if f.initSize != "" {
-		if size, err = seed.ParseBytes(f.initSize); err != nil || size < 16<<20 {
+		if size, err = units.ParseBytesFraction(f.initSize); err != nil || size < 16<<20 {
 			errs = append(errs, agerr.BadInputf("--init-size %q: want a size of 16M or more (e.g. 2G)", f.initSize))
 		}
 	} else if f.initOnly {
@@ -215,7 +216,7 @@ func seedInit(ctx context.Context, a *app, topo *cluster.Topology, size int64) e
 	var last time.Time
 	got, err := seed.InitData(ctx, topo, size, func(done, target int64) {
 		if time.Since(last) > 5*time.Second || done >= target {
-			fmt.Fprintf(a.stderr, "init: database %s of %s\n", seed.FormatBytes(done), seed.FormatBytes(target))
+			fmt.Fprintf(a.stderr, "init: database %s of %s\n", units.FormatBytesShort(done), units.FormatBytesShort(target))
 			last = time.Now()
 		}
 	})
@@ -223,7 +224,7 @@ func seedInit(ctx context.Context, a *app, topo *cluster.Topology, size int64) e
 		return fmt.Errorf("--init-size: %w", err)
 	}
 	fmt.Fprintf(a.stdout, "database %s is %s (table %s: %.0f%% random bytes, the rest repetitive text), made in %.1fs\n",
-		topo.Database, seed.FormatBytes(got), seed.DataTable, seed.RandomShare*100, time.Since(start).Seconds())
+		topo.Database, units.FormatBytesShort(got), seed.DataTable, seed.RandomShare*100, time.Since(start).Seconds())
 	return nil
 }
 
@@ -281,9 +282,9 @@ func (s *seedProgress) update(p seed.Progress) {
 			eta = p.ETA.Round(time.Second).String()
 		}
 		fmt.Fprintf(w, "%8.1fs  %-9s %s of %s (%.0f%%)  %.1f MB/s  ETA %s  %s\n", p.Elapsed.Seconds(), p.Phase,
-			seed.FormatBytes(p.Done), seed.FormatBytes(p.Total), 100*float64(p.Done)/float64(p.Total), p.Rate/1e6, eta, desc)
+			units.FormatBytesShort(p.Done), units.FormatBytesShort(p.Total), 100*float64(p.Done)/float64(p.Total), p.Rate/1e6, eta, desc)
 	case p.Phase == seed.PhaseCatchUp:
-		fmt.Fprintf(w, "%8.1fs  %-9s %s  replay lag %s\n", p.Elapsed.Seconds(), p.Phase, p.ServerPhase, seed.FormatBytes(p.LagBytes))
+		fmt.Fprintf(w, "%8.1fs  %-9s %s  replay lag %s\n", p.Elapsed.Seconds(), p.Phase, p.ServerPhase, units.FormatBytesShort(p.LagBytes))
 	default:
 		fmt.Fprintf(w, "%8.1fs  %-9s %s\n", p.Elapsed.Seconds(), p.Phase, p.ServerPhase)
 	}
@@ -301,7 +302,7 @@ func progressDetail(p seed.Progress) string {
 		parts = append(parts, fmt.Sprintf("CPU sender %.2f receiver %.2f", p.SenderCores, p.ReceiverCores))
 	}
 	if p.WireBytes > 0 {
-		parts = append(parts, "wire "+seed.FormatBytes(p.WireBytes))
+		parts = append(parts, "wire "+units.FormatBytesShort(p.WireBytes))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -320,8 +321,6 @@ func (s *seedProgress) done() {
 	s.finishBar()
 }
 
-func mb(b int64) float64 { return float64(b) / 1e6 }
-
 func printSeedReport(w io.Writer, r *seed.Report) {
 	fmt.Fprintf(w, "\nseeded %s (port %d) by %s, compression %s, in %.1fs", r.Standby, r.Port, r.Method, r.Compression, r.TotalSeconds)
 	if r.Attempts > 1 {
@@ -329,19 +328,19 @@ func printSeedReport(w io.Writer, r *seed.Report) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := table.NewWriter(w, table.Right)
 	fmt.Fprintln(tw, "phase\tseconds\tsender CPU s\treceiver CPU s\tdisk read MB\tdisk write MB\t")
 	for _, p := range r.Phases {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t\n", p.Name, p.Seconds, p.SenderCPUSeconds, p.ReceiverCPUSeconds, mb(p.DiskReadBytes), mb(p.DiskWriteBytes))
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t\n", p.Name, p.Seconds, p.SenderCPUSeconds, p.ReceiverCPUSeconds, units.MB(p.DiskReadBytes), units.MB(p.DiskWriteBytes))
 	}
-	fmt.Fprintf(tw, "total\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t\n", r.TotalSeconds, r.SenderCPUSeconds, r.ReceiverCPUSeconds, mb(r.DiskReadBytes), mb(r.DiskWriteBytes))
+	fmt.Fprintf(tw, "total\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t\n", r.TotalSeconds, r.SenderCPUSeconds, r.ReceiverCPUSeconds, units.MB(r.DiskReadBytes), units.MB(r.DiskWriteBytes))
 	tw.Flush()
-	fmt.Fprintf(w, "\n%s streamed (server's estimate %s) at %.1f MB/s", seed.FormatBytes(r.StreamedBytes), seed.FormatBytes(r.EstimatedBytes), r.MBps)
+	fmt.Fprintf(w, "\n%s streamed (server's estimate %s) at %.1f MB/s", units.FormatBytesShort(r.StreamedBytes), units.FormatBytesShort(r.EstimatedBytes), r.MBps)
 	if r.WireBytes > 0 {
-		fmt.Fprintf(w, "; %s on the wire (compression ratio %.2f), plus %s of WAL", seed.FormatBytes(r.WireBytes), r.CompressionRatio, seed.FormatBytes(r.WALWireBytes))
+		fmt.Fprintf(w, "; %s on the wire (compression ratio %.2f), plus %s of WAL", units.FormatBytesShort(r.WireBytes), r.CompressionRatio, units.FormatBytesShort(r.WALWireBytes))
 	}
 	if r.BackupFileBytes > 0 {
-		fmt.Fprintf(w, "; backup files %s", seed.FormatBytes(r.BackupFileBytes))
+		fmt.Fprintf(w, "; backup files %s", units.FormatBytesShort(r.BackupFileBytes))
 	}
 	fmt.Fprintln(w)
 	if ws := waitShares(r.Waits); ws != "" {
@@ -395,7 +394,7 @@ func printSeedCompare(w io.Writer, res *result.Result, variants []seed.Variant) 
 		st := &res.Steps[i]
 		byVariant[st.Variant] = append(byVariant[st.Variant], st)
 	}
-	median := func(label, counter string) (float64, bool) {
+	medianOf := func(label, counter string) (float64, bool) {
 		var xs []float64
 		for _, st := range byVariant[label] {
 			if v, ok := st.Counters[counter]; ok {
@@ -405,10 +404,10 @@ func printSeedCompare(w io.Writer, res *result.Result, variants []seed.Variant) 
 		if len(xs) == 0 {
 			return 0, false
 		}
-		return table.Median(xs), true
+		return stats.Median(xs), true
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := table.NewWriter(w, table.Right)
 	fmt.Fprint(tw, "step\t")
 	for _, v := range variants {
 		fmt.Fprintf(tw, "%s\t", v.Label())
@@ -418,7 +417,7 @@ func printSeedCompare(w io.Writer, res *result.Result, variants []seed.Variant) 
 		key := "seconds_" + strings.ReplaceAll(ph, "-", "_")
 		has := false
 		for _, v := range variants {
-			if _, ok := median(v.Label(), key); ok {
+			if _, ok := medianOf(v.Label(), key); ok {
 				has = true
 			}
 		}
@@ -427,7 +426,7 @@ func printSeedCompare(w io.Writer, res *result.Result, variants []seed.Variant) 
 		}
 		fmt.Fprintf(tw, "%s\t", ph)
 		for _, v := range variants {
-			if x, ok := median(v.Label(), key); ok {
+			if x, ok := medianOf(v.Label(), key); ok {
 				fmt.Fprintf(tw, "%.1fs\t", x)
 			} else {
 				fmt.Fprint(tw, "-\t")
@@ -438,7 +437,7 @@ func printSeedCompare(w io.Writer, res *result.Result, variants []seed.Variant) 
 	for _, row := range seedCompareRows {
 		fmt.Fprintf(tw, "%s\t", row.label)
 		for _, v := range variants {
-			x, ok := median(v.Label(), row.counter)
+			x, ok := medianOf(v.Label(), row.counter)
 			switch {
 			case !ok:
 				fmt.Fprint(tw, "-\t")
@@ -453,7 +452,7 @@ func printSeedCompare(w io.Writer, res *result.Result, variants []seed.Variant) 
 	tw.Flush()
 	if n := len(res.Steps); n > 0 {
 		if v, ok := res.Steps[0].Counters["streamed_bytes"]; ok {
-			fmt.Fprintf(w, "\ndatabase files streamed per seeding: %s; medians of %d run(s) per variant\n", seed.FormatBytes(int64(v)), n/len(variants))
+			fmt.Fprintf(w, "\ndatabase files streamed per seeding: %s; medians of %d run(s) per variant\n", units.FormatBytesShort(int64(v)), n/len(variants))
 		}
 	}
 }
@@ -499,7 +498,7 @@ completed, failed, interrupted, removed), failure reason and attempts.`,
 }
 
 func printHistory(w io.Writer, recs []seed.Record) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := table.NewWriter(w, table.Left)
 	fmt.Fprintln(tw, "id\tstandby\tmethod\tcompress\tstart (UTC)\tend\tseconds\tsize\twire\tMB/s\tstate\tattempts\tfailure reason")
 	for _, r := range recs {
 		end := "-"
@@ -511,7 +510,7 @@ func printHistory(w io.Writer, recs []seed.Record) {
 			reason = reason[:57] + "..."
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%.1f\t%s\t%d\t%s\n", r.ID, r.Standby, r.Method, r.Compression,
-			r.Start.Format("2006-01-02 15:04:05"), end, r.Seconds, seed.FormatBytes(r.SizeBytes), seed.FormatBytes(r.WireBytes), r.MBps,
+			r.Start.Format("2006-01-02 15:04:05"), end, r.Seconds, units.FormatBytesShort(r.SizeBytes), units.FormatBytesShort(r.WireBytes), r.MBps,
 			r.State, r.Attempts, strings.ReplaceAll(reason, "\n", " "))
 	}
 	tw.Flush()

@@ -6,7 +6,6 @@ import (
 	"io"
 	"runtime"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/target"
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
@@ -257,7 +257,7 @@ func runCheck(ctx context.Context, w io.Writer, conn *pgx.Conn) error {
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := table.NewWriter(w, table.Left)
 	fmt.Fprintln(tw, "clause\tcondition\tviolations\ttime\tresult")
 	var failed []string
 	for _, r := range res {

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,7 +17,10 @@ import (
 	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
+	"github.com/agbench/agbench/internal/stats"
+	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/target"
+	"github.com/agbench/agbench/internal/units"
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
 
@@ -242,17 +244,7 @@ func (o *tpccRunOptions) connectWithRoom(ctx context.Context, r *resolved, sw ru
 
 func ms(us int64) string { return fmt.Sprintf("%.1fms", float64(us)/1000) }
 
-func num(v float64) string {
-	s := strconv.FormatInt(int64(v+0.5), 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 && c != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+func groupInt(v float64) string { return units.GroupInt(int64(v + 0.5)) }
 
 // printTPCCRun prints the articles' table (VUs | NOPM | TPM | NEWORD p95 | p99, per
 // variant side by side), the server's cross-check, then each step's transactions.
@@ -279,7 +271,7 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 		k := key{st.VUs, st.Variant}
 		byKey[k] = append(byKey[k], st)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := table.NewWriter(w, table.Right)
 	if sw.Compare != nil {
 		group := "\t"
 		for _, v := range variants {
@@ -303,7 +295,7 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 				for i, st := range sts {
 					vals[i] = f(st)
 				}
-				return median(vals)
+				return stats.Median(vals)
 			}
 			lat := func(q func(result.Hist) int64) func(*result.Step) float64 {
 				return func(st *result.Step) float64 {
@@ -316,11 +308,11 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 			counter := func(name string) func(*result.Step) float64 {
 				return func(st *result.Step) float64 { return st.Counters[name] }
 			}
-			line += num(med(counter(tpcc.CounterNOPM))) + "\t" + num(med(counter(tpcc.CounterTPM))) + "\t" +
+			line += groupInt(med(counter(tpcc.CounterNOPM))) + "\t" + groupInt(med(counter(tpcc.CounterTPM))) + "\t" +
 				ms(int64(med(lat(func(h result.Hist) int64 { return h.P95 })))) + "\t" +
 				ms(int64(med(lat(func(h result.Hist) int64 { return h.P99 })))) + "\t"
-			srvNOPM = append(srvNOPM, num(med(counter(tpcc.CounterServerNOPM))))
-			srvTPM = append(srvTPM, num(med(counter(tpcc.CounterServerTPM))))
+			srvNOPM = append(srvNOPM, groupInt(med(counter(tpcc.CounterServerNOPM))))
+			srvTPM = append(srvTPM, groupInt(med(counter(tpcc.CounterServerTPM))))
 		}
 		fmt.Fprintln(tw, line+strings.Join(srvNOPM, " / ")+"\t"+strings.Join(srvTPM, " / ")+"\t")
 	}
@@ -339,7 +331,7 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 		}
 		fmt.Fprintf(w, "\nstep %d: %d VUs%s, %.0fs window, client CPU %.0fµs/tx (%.0f%% of the host)\n", st.Index+1, st.VUs,
 			variant, st.Window.Seconds(), st.Client.PerOpMicros, 100*st.Client.Utilisation)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		tw := table.NewWriter(w, table.Right)
 		fmt.Fprintln(tw, "tx\tcount\terrors\tretries\tp50\tp95\tp99\tp99.9\tmax\t")
 		for _, k := range tpcc.Kinds {
 			op := st.Ops[k.String()]
@@ -354,15 +346,15 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 		var notes []string
 		if n, ok := st.Counters[tpcc.CounterReadOnStandby]; ok {
 			notes = append(notes, fmt.Sprintf("read transactions on a standby %s, on the primary %s",
-				num(n), num(st.Counters[tpcc.CounterReadOnPrimary])))
+				groupInt(n), groupInt(st.Counters[tpcc.CounterReadOnPrimary])))
 		}
 		if b, ok := st.Counters[tpcc.CounterLagBytesMax]; ok {
-			notes = append(notes, fmt.Sprintf("max replay lag %s bytes, %.3fs", num(b), st.Counters[tpcc.CounterLagSecondsMax]))
+			notes = append(notes, fmt.Sprintf("max replay lag %s bytes, %.3fs", groupInt(b), st.Counters[tpcc.CounterLagSecondsMax]))
 		}
 		var codes []string
 		for name, v := range st.Counters {
 			if code, ok := strings.CutPrefix(name, "errors_sqlstate_"); ok {
-				codes = append(codes, fmt.Sprintf("%s×%s", code, num(v)))
+				codes = append(codes, fmt.Sprintf("%s×%s", code, groupInt(v)))
 			}
 		}
 		sort.Strings(codes)
@@ -370,8 +362,8 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 			notes = append(notes, "errors by SQLSTATE: "+strings.Join(codes, " "))
 		}
 		notes = append(notes, fmt.Sprintf("rolled-back new orders %s; server NOPM %s, TPM %s (client on the primary %s)",
-			num(st.Counters[tpcc.CounterRolledBack]), num(st.Counters[tpcc.CounterServerNOPM]),
-			num(st.Counters[tpcc.CounterServerTPM]), num(st.Counters[tpcc.CounterPrimaryTPM])))
+			groupInt(st.Counters[tpcc.CounterRolledBack]), groupInt(st.Counters[tpcc.CounterServerNOPM]),
+			groupInt(st.Counters[tpcc.CounterServerTPM]), groupInt(st.Counters[tpcc.CounterPrimaryTPM])))
 		for _, n := range notes {
 			fmt.Fprintf(w, "  %s\n", n)
 		}
@@ -391,18 +383,4 @@ func containsInt(list []int, n int) bool {
 		}
 	}
 	return false
-}
-
-// median of the values (the mean of the middle two for an even count).
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
 }

@@ -25,7 +25,7 @@ func TestTPCCBadInput(t *testing.T) {
 		{[]string{"tpcc", "run", "--primary", "host=x", "--vus", "1,x", "--mode", "fast", "--duration", "0s", "--compare", "threads=1,2"},
 			[]string{"--vus", "--mode \"fast\"", "--duration", "routing=off,on"}},
 		{[]string{"tpcc", "run", "--primary", "port=notanumber"}, []string{"--primary"}},
-		{[]string{"tpcc", "drop", "--cluster", "Bad Name"}, []string{"--name"}},
+		{[]string{"tpcc", "drop", "--cluster", "Bad Name"}, []string{`--cluster "Bad Name"`}},
 	}
 	for _, c := range cases {
 		code, _, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, c.args...)
@@ -129,18 +129,10 @@ func TestTPCCCommands(t *testing.T) {
 	_ = os.Remove(results)
 }
 
-func TestMedianAndNum(t *testing.T) {
-	for _, c := range []struct {
-		in   []float64
-		want float64
-	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
-		if got := median(c.in); got != c.want {
-			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
-		}
-	}
+func TestGroupInt(t *testing.T) {
 	for in, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 29000.4: "29,000", 1234567: "1,234,567"} {
-		if got := num(in); got != want {
-			t.Errorf("num(%v) = %q, want %q", in, got, want)
+		if got := groupInt(in); got != want {
+			t.Errorf("groupInt(%v) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 // Package agerr owns the typed errors that every agbench package returns and that the
 // command layer alone maps to exit codes: bad input (2) and failed work (1).
 // It imports nothing from agbench.
+//
+// Imports from agbench: none.
 package agerr
 
 import (

@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/agbench/agbench/internal/units"
 )
 
 // Input is everything the analysis reads from one run.
@@ -138,18 +140,5 @@ func num(x float64) string {
 	if math.Abs(x) < 100 {
 		return fmt.Sprintf("%.3g", x)
 	}
-	s := fmt.Sprintf("%.0f", x)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	return units.GroupDigits(fmt.Sprintf("%.0f", x))
 }

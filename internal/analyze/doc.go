@@ -6,6 +6,9 @@
 // Everything here is a pure function of numbers taken from a result: no clock, no files,
 // no network. Thresholds are named constants next to the rule that uses them.
 //
-// Of agbench it imports only internal/result (the schema it reads); it must not import the
-// runner, the samplers, workloads, the cluster or the report.
+// Of agbench it imports only internal/result (the schema it reads) and the leaf helpers
+// stats and units; it must not import the runner, the samplers, workloads, the cluster or
+// the report.
+//
+// Imports from agbench: only internal/result, internal/stats, internal/units.
 package analyze

@@ -5,6 +5,9 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/agbench/agbench/internal/stats"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // Validity thresholds. The article: "30-second runs measure warmup, not steady state. Run
@@ -89,7 +92,7 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	st := sortedSteps(steps)
 	if f.DatasetBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes {
 		add(VFitsInMemory, "the dataset (%s) fits in memory (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
-			bytesStr(f.DatasetBytes), bytesStr(f.SharedBuffersBytes), bytesStr(f.PageCacheBytes))
+			units.FormatBytes(f.DatasetBytes), units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes))
 	}
 	if short := stepsWhere(st, func(s Step) bool { return s.WindowSec > 0 && s.WindowSec < MinWindowSec }); len(short) > 0 {
 		at := loadList(short) + " " + loadName
@@ -225,19 +228,6 @@ func loadList(st []Step) string {
 	return s
 }
 
-func bytesStr(b int64) string {
-	const unit = 1024
-	if b < unit {
-		return fmt.Sprintf("%d B", b)
-	}
-	v, i := float64(b), -1
-	for v >= unit && i < 4 {
-		v /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %ciB", v, "KMGTP"[i])
-}
-
 // Variant is one side of a comparison (a --compare value) with its throughput samples:
 // repeats, or per-second throughputs of the measured window.
 type Variant struct {
@@ -255,8 +245,8 @@ type Comparison struct {
 // CompareVariants compares two variants at one load. Overlapping spread says "no
 // difference measured" rather than naming a winner.
 func CompareVariants(a, b Variant, what string) Comparison {
-	alo, ahi, amed := quantile(a.Samples, 0.1), quantile(a.Samples, 0.9), quantile(a.Samples, 0.5)
-	blo, bhi, bmed := quantile(b.Samples, 0.1), quantile(b.Samples, 0.9), quantile(b.Samples, 0.5)
+	alo, ahi, amed := stats.Quantile(a.Samples, 0.1), stats.Quantile(a.Samples, 0.9), stats.Quantile(a.Samples, 0.5)
+	blo, bhi, bmed := stats.Quantile(b.Samples, 0.1), stats.Quantile(b.Samples, 0.9), stats.Quantile(b.Samples, 0.5)
 	if len(a.Samples) == 0 || len(b.Samples) == 0 || alo <= bhi && blo <= ahi {
 		return Comparison{Verdict: &Verdict{VNoDifference, fmt.Sprintf("%s: %s (%.4g..%.4g) and %s (%.4g..%.4g) overlap: no difference measured",
 			what, a.Name, alo, ahi, b.Name, blo, bhi)}}

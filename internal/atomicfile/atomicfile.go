@@ -1,5 +1,7 @@
 // Package atomicfile owns writing files so that readers see the old content or the new,
 // never a part: results, topology files and reports are written through it.
+//
+// Imports from agbench: none.
 package atomicfile
 
 import (

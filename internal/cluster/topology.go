@@ -2,6 +2,8 @@
 // standbys on loopback, made and run by agbench (create, start, stop, status, failover,
 // destroy), and the topology file that every other command reads to find them.
 // It must not import workloads, the runner, the listener or the report.
+//
+// Imports from agbench: only internal/agerr, internal/atomicfile, internal/pgbin.
 package cluster
 
 import (

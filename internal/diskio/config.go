@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // Engine names.
@@ -98,7 +99,7 @@ func (w *Workload) Writes() bool { return w.WritePct > 0 }
 func (w *Workload) Describe() string {
 	var bs []string
 	for _, b := range w.BlockSizes {
-		bs = append(bs, FormatSize(b))
+		bs = append(bs, units.FormatBytesExact(b))
 	}
 	pat := "sequential"
 	if w.Random {
@@ -139,7 +140,7 @@ func (w *Workload) Validate() error {
 		case b <= 0:
 			bad("--block-size %d: must be positive", b)
 		case b > MaxBlockSize:
-			bad("--block-size %s: at most %s", FormatSize(b), FormatSize(MaxBlockSize))
+			bad("--block-size %s: at most %s", units.FormatBytesExact(b), units.FormatBytesExact(MaxBlockSize))
 		case w.Direct && b%minDirectUnit != 0:
 			bad("--block-size %d: direct IO needs a multiple of %d bytes", b, minDirectUnit)
 		}
@@ -171,8 +172,8 @@ func (w *Workload) Validate() error {
 		bad("--engine %q: one of auto, io_uring, sync", w.Engine)
 	}
 	if w.Threads > 0 && w.QD > 0 && int64(w.Threads)*int64(w.QD)*w.MaxBlock() > MaxBufferBytes {
-		bad("--threads %d x --qd %d x --block-size %s needs %s of IO buffers; at most %s", w.Threads, w.QD, FormatSize(w.MaxBlock()),
-			FormatSize(int64(w.Threads)*int64(w.QD)*w.MaxBlock()), FormatSize(MaxBufferBytes))
+		bad("--threads %d x --qd %d x --block-size %s needs %s of IO buffers; at most %s", w.Threads, w.QD, units.FormatBytesExact(w.MaxBlock()),
+			units.FormatBytesExact(int64(w.Threads)*int64(w.QD)*w.MaxBlock()), units.FormatBytesExact(MaxBufferBytes))
 	}
 	if w.Random && w.SharedSequential {
 		bad("--shared-sequential: only for sequential patterns")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // DiskSpdCommand is what a DiskSpd command line asks for.
@@ -57,7 +58,7 @@ func ParseDiskSpd(args []string) (*DiskSpdCommand, error) {
 		}
 		switch name {
 		case "b":
-			if n, err := ParseSize(val); err != nil || n <= 0 {
+			if n, err := units.ParseBytes(val); err != nil || n <= 0 {
 				bad("-b%s: block size must be a positive size like 4K or 128K", val)
 			} else {
 				w.BlockSizes = []int64{n}
@@ -71,7 +72,7 @@ func ParseDiskSpd(args []string) (*DiskSpdCommand, error) {
 		case "r":
 			w.Random = true
 			if val != "" {
-				if n, err := ParseSize(val); err != nil || n <= 0 {
+				if n, err := units.ParseBytes(val); err != nil || n <= 0 {
 					bad("-r%s: alignment must be a positive size", val)
 				} else {
 					w.Align = n
@@ -80,7 +81,7 @@ func ParseDiskSpd(args []string) (*DiskSpdCommand, error) {
 		case "s":
 			w.Random = false
 			if val != "" {
-				if n, err := ParseSize(val); err != nil || n <= 0 {
+				if n, err := units.ParseBytes(val); err != nil || n <= 0 {
 					bad("-s%s: stride must be a positive size", val)
 				} else {
 					stride = n
@@ -89,7 +90,7 @@ func ParseDiskSpd(args []string) (*DiskSpdCommand, error) {
 		case "si":
 			w.Random, w.SharedSequential = false, true
 			if val != "" {
-				if n, err := ParseSize(val); err != nil || n <= 0 {
+				if n, err := units.ParseBytes(val); err != nil || n <= 0 {
 					bad("-si%s: stride must be a positive size", val)
 				} else {
 					stride = n
@@ -115,7 +116,7 @@ func ParseDiskSpd(args []string) (*DiskSpdCommand, error) {
 			diskspdInt(val, "-C", 0, 1<<31, bad)
 			c.Notes = append(c.Notes, "-C: no cool-down is needed; IO after the window is drained, not counted")
 		case "c":
-			if n, err := ParseSize(val); err != nil || n <= 0 {
+			if n, err := units.ParseBytes(val); err != nil || n <= 0 {
 				bad("-c%s: file size must be a positive size like 1G", val)
 			} else {
 				c.CreateSize = n
@@ -132,7 +133,7 @@ func ParseDiskSpd(args []string) (*DiskSpdCommand, error) {
 		bad("target %q: physical drives are not supported; give a file", c.Path)
 	}
 	if stride >= 0 && len(w.BlockSizes) == 1 && stride != w.BlockSizes[0] {
-		bad("-s%s: only a stride equal to the block size is supported", FormatSize(stride))
+		bad("-s%s: only a stride equal to the block size is supported", units.FormatBytesExact(stride))
 	}
 	if gPerThread != "" && len(w.BlockSizes) == 1 {
 		if v, ok := strings.CutSuffix(gPerThread, "i"); ok {
@@ -187,7 +188,7 @@ func diskspdCache(w *Workload, val string, bad func(string, ...any)) {
 // String writes the command back in DiskSpd's syntax.
 func (c *DiskSpdCommand) String() string {
 	w := c.Workload
-	s := fmt.Sprintf("-d%d -W%d -b%s -o%d -t%d -w%d", int(w.Duration.Seconds()), int(w.Warmup.Seconds()), FormatSize(w.MaxBlock()), w.QD, w.Threads, w.WritePct)
+	s := fmt.Sprintf("-d%d -W%d -b%s -o%d -t%d -w%d", int(w.Duration.Seconds()), int(w.Warmup.Seconds()), units.FormatBytesExact(w.MaxBlock()), w.QD, w.Threads, w.WritePct)
 	if w.Random {
 		s += " -r"
 	} else if w.SharedSequential {

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
+
+	"github.com/agbench/agbench/internal/table"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // Report is one `agbench disk` run as the text tables show it; FillResult writes it into
@@ -37,7 +39,7 @@ func ms(us float64) string {
 
 // WriteText writes the run as tables shaped like the storage article's and DiskSpd's.
 func (r *Report) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "file     %s (%s of data%s)\n", r.File.Path, humanBytes(r.File.RegionLen()), map[bool]string{true: ", created by this run", false: ""}[r.File.Created])
+	fmt.Fprintf(w, "file     %s (%s of data%s)\n", r.File.Path, units.FormatBytes(r.File.RegionLen()), map[bool]string{true: ", created by this run", false: ""}[r.File.Created])
 	if r.Device != "" {
 		fmt.Fprintf(w, "device   %s\n", r.Device)
 	}
@@ -57,9 +59,9 @@ func (r *Report) WriteText(w io.Writer) {
 	if r.Verify != nil {
 		v := r.Verify
 		if v.BadCount == 0 {
-			fmt.Fprintf(w, "\nverify   %d blocks of %s read back: all match their checksums\n", v.Checked, FormatSize(v.Unit))
+			fmt.Fprintf(w, "\nverify   %d blocks of %s read back: all match their checksums\n", v.Checked, units.FormatBytesExact(v.Unit))
 		} else {
-			fmt.Fprintf(w, "\nverify   %d of %d blocks of %s DIFFER; first at offsets %s\n", v.BadCount, v.Checked, FormatSize(v.Unit), offsets(v.Bad, 10))
+			fmt.Fprintf(w, "\nverify   %d of %d blocks of %s DIFFER; first at offsets %s\n", v.BadCount, v.Checked, units.FormatBytesExact(v.Unit), offsets(v.Bad, 10))
 		}
 	}
 	for _, n := range r.Notes {
@@ -81,7 +83,7 @@ func offsets(o []int64, n int) string {
 
 func (r *Report) writeSweep(w io.Writer) {
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := table.NewWriter(w, table.Right)
 	fmt.Fprintln(tw, "threads\tQD\tIOPS\tMB/s\tmean ms\tp50\tp99\tp99.9\tIOPS sd\tL=X*W\t|\tdev IOPS\tdev MB/s\tawait ms\tqueue\tutil%\tio psi%\t|\tcpu%\tus/IO\tmark\t")
 	for i, s := range r.Steps {
 		mark := ""
@@ -171,7 +173,7 @@ func (r *Report) writeMarks(w io.Writer, m *Marks) {
 // table, then the device's view, IO pressure, CPU and warnings.
 func (s *StepResult) WriteDetail(w io.Writer) {
 	fmt.Fprintf(w, "\n%.2f s measured%s\n\n", s.Seconds, map[bool]string{true: "", false: " (INCOMPLETE)"}[s.Complete])
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := table.NewWriter(w, table.Right)
 	fmt.Fprintln(tw, "thread\tbytes\tIOs\tMB/s\tIOPS\treads\twrites\tmean ms\t")
 	for _, t := range s.Threads {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%.2f\t%.0f\t%d\t%d\t%s\t\n", t.Thread, t.Bytes, t.IOs, t.MBps, t.IOPS, t.Reads, t.Writes, ms(t.MeanUs))
@@ -186,7 +188,7 @@ func (s *StepResult) WriteDetail(w io.Writer) {
 		fmt.Fprintf(w, "Little's law: IOPS x mean latency = %.2f in flight (not checked: a fixed rate does not keep %d outstanding)\n\n", lc.Measured, s.Workload.Outstanding())
 	}
 
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw = table.NewWriter(w, table.Right)
 	fmt.Fprintln(tw, "%-ile\tread (ms)\twrite (ms)\ttotal (ms)\t")
 	for _, p := range Percentiles {
 		name := fmt.Sprintf("%g", p)

@@ -13,6 +13,7 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/sample"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // StepOptions are the surroundings of a step.
@@ -66,7 +67,7 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 	}
 	l := newLayout(t, &w)
 	if l.span < w.MaxBlock() {
-		return nil, agerr.BadInputf("--block-size %s is larger than the test file's %s of data", FormatSize(w.MaxBlock()), FormatSize(t.RegionLen()))
+		return nil, agerr.BadInputf("--block-size %s is larger than the test file's %s of data", units.FormatBytesExact(w.MaxBlock()), units.FormatBytesExact(t.RegionLen()))
 	}
 	engine, err := ResolveEngine(w.Engine)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // HeaderSize is the first block of every test file agbench creates: it holds the marker
@@ -83,7 +84,7 @@ func PrepareFile(ctx context.Context, path string, o PrepareOptions) (*TestFile,
 		}
 		tf := &TestFile{Path: path, Size: st.Size(), Foreign: true}
 		if tf.RegionLen() < o.MinRegion {
-			return nil, agerr.BadInputf("%s: %s is smaller than the block size %s", path, FormatSize(tf.Size), FormatSize(o.MinRegion))
+			return nil, agerr.BadInputf("%s: %s is smaller than the block size %s", path, units.FormatBytesExact(tf.Size), units.FormatBytesExact(o.MinRegion))
 		}
 		return tf, nil
 	}
@@ -99,7 +100,7 @@ func PrepareFile(ctx context.Context, path string, o PrepareOptions) (*TestFile,
 	}
 	tf := &TestFile{Path: path, Size: st.Size(), DataStart: HeaderSize}
 	if tf.RegionLen() < o.MinRegion {
-		return nil, agerr.BadInputf("--block-size %s is larger than the test file's %s of data", FormatSize(o.MinRegion), FormatSize(tf.RegionLen()))
+		return nil, agerr.BadInputf("--block-size %s is larger than the test file's %s of data", units.FormatBytesExact(o.MinRegion), units.FormatBytesExact(tf.RegionLen()))
 	}
 	return tf, nil
 }
@@ -110,7 +111,7 @@ func checkSize(path string, o PrepareOptions, reclaim int64) error {
 		size = DefaultFileSize
 	}
 	if size-HeaderSize < o.MinRegion || size <= HeaderSize {
-		return agerr.BadInputf("--size %s: too small for block size %s (a %d-byte header comes first)", FormatSize(size), FormatSize(o.MinRegion), HeaderSize)
+		return agerr.BadInputf("--size %s: too small for block size %s (a %d-byte header comes first)", units.FormatBytesExact(size), units.FormatBytesExact(o.MinRegion), HeaderSize)
 	}
 	dir := filepath.Dir(path)
 	var sfs unix.Statfs_t
@@ -119,7 +120,7 @@ func checkSize(path string, o PrepareOptions, reclaim int64) error {
 	}
 	free := int64(sfs.Bavail)*int64(sfs.Bsize) + reclaim
 	if free < size {
-		return agerr.BadInputf("%s: not enough space in %s for a %s test file (%s free)", path, dir, FormatSize(size), humanBytes(free))
+		return agerr.BadInputf("%s: not enough space in %s for a %s test file (%s free)", path, dir, units.FormatBytesExact(size), units.FormatBytes(free))
 	}
 	return nil
 }
@@ -254,16 +255,4 @@ func RemoveFile(t *TestFile) error {
 		return err
 	}
 	return os.Remove(t.Path)
-}
-
-func humanBytes(n int64) string {
-	const u = 1024
-	f := float64(n)
-	for _, s := range []string{"B", "KiB", "MiB", "GiB", "TiB"} {
-		if f < u || s == "TiB" {
-			return fmt.Sprintf("%.1f %s", f, s)
-		}
-		f /= u
-	}
-	return ""
 }

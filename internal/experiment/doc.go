@@ -14,5 +14,9 @@
 // The command layer parses flags, validates them, shows progress and prints; this package
 // never prints to a terminal and never reads flags or the environment.
 //
-// It must not import: cmd/agbench, internal/report.
+// It must not import the command layer or the report (the report reads only result files).
+//
+// Imports from agbench: only internal/agerr, internal/analyze, internal/cluster,
+// internal/diskio, internal/listener, internal/result, internal/runner, internal/sample,
+// internal/seed, internal/target, internal/workload/....
 package experiment

@@ -68,4 +68,6 @@
 // The package never logs: Config.OnEvent receives role changes, nodes going down and
 // back, refusals and ended sessions. It imports routing and cluster (for the topology
 // type only); it must not import the runner, workloads, measure or report.
+//
+// Imports from agbench: only internal/agerr, internal/cluster, internal/routing.
 package listener

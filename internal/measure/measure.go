@@ -5,6 +5,8 @@
 //
 // It imports only internal/result (to hand over merged figures); it must not import the
 // runner, workloads, samplers or the report.
+//
+// Imports from agbench: only internal/result.
 package measure
 
 import (

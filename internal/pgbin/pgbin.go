@@ -1,6 +1,8 @@
 // Package pgbin owns finding PostgreSQL server binaries of any installed version and running
 // them, as an unprivileged operating-system user when agbench itself runs as root (PostgreSQL
 // refuses to run as root). It knows nothing of clusters, topologies or SQL.
+//
+// Imports from agbench: only internal/agerr.
 package pgbin
 
 import (

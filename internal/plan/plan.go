@@ -6,6 +6,8 @@
 //
 // It knows commands only through the Catalog it is given; it must not import the command
 // layer, the cluster, workloads or the report.
+//
+// Imports from agbench: only internal/agerr.
 package plan
 
 import (

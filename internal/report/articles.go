@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/agbench/agbench/internal/stats"
 )
 
 // The articles' own tables for results that carry a workload's data in Extra: a seeding's
@@ -93,7 +95,7 @@ func (e *Experiment) SeedTable() Table {
 			if len(vs) == 0 {
 				r = append(r, blank())
 			} else {
-				r = append(r, num(median(vs)))
+				r = append(r, num(stats.Median(vs)))
 			}
 		}
 		t.add(r...)
@@ -177,15 +179,4 @@ func (e *Experiment) ReadaheadTable() Table {
 		}
 	}
 	return t
-}
-
-// median is the middle value (the mean of the two middle ones for an even count).
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

@@ -6,4 +6,7 @@
 // It reads only result files (internal/result) and keys everything on what a result holds
 // (steps, variants, counters, series, analysis), never on a list of workload names. It must
 // not import the runner, workloads, samplers, the cluster or the command layer.
+//
+// Imports from agbench: only internal/analyze, internal/atomicfile, internal/result,
+// internal/stats, internal/table, internal/units.
 package report

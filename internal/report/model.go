@@ -12,6 +12,7 @@ import (
 
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // Run is one result file with the label it is shown under.
@@ -554,9 +555,9 @@ func fmtNum(v float64) string {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return "-"
 	case v == math.Trunc(v) && math.Abs(v) < 1e15:
-		return group(strconv.FormatFloat(v, 'f', 0, 64))
+		return units.GroupDigits(strconv.FormatFloat(v, 'f', 0, 64))
 	case math.Abs(v) >= 1000:
-		return group(strconv.FormatFloat(v, 'f', 0, 64))
+		return units.GroupDigits(strconv.FormatFloat(v, 'f', 0, 64))
 	case math.Abs(v) >= 100:
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	case math.Abs(v) >= 10:
@@ -564,23 +565,6 @@ func fmtNum(v float64) string {
 	default:
 		return strconv.FormatFloat(v, 'f', 3, 64)
 	}
-}
-
-// group separates thousands with commas ("1200000" -> "1,200,000").
-func group(s string) string {
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 // orderVariants puts a run's variants in the order its --compare listed them (the runner

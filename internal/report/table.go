@@ -3,8 +3,10 @@ package report
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/agbench/agbench/internal/table"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // Table is one table of the report, rendered the same in the terminal, the HTML and CSV.
@@ -18,11 +20,8 @@ type Table struct {
 	Rows    [][]Cell
 }
 
-// Group is a header spanning Span columns.
-type Group struct {
-	Name string
-	Span int
-}
+// Group is a header spanning Span columns: the terminal table's own.
+type Group = table.Group
 
 // Cell is one value of a table: text as shown, and the number behind it for CSV.
 type Cell struct {
@@ -36,7 +35,7 @@ func num(v float64) Cell  { return Cell{Text: fmtNum(v), Value: v, Num: true} }
 func numMs(us int64) Cell { return num(ms(us)) }
 func blank() Cell         { return Cell{Text: "-"} }
 func intc(v int64) Cell {
-	return Cell{Text: group(strconv.FormatInt(v, 10)), Value: float64(v), Num: true}
+	return Cell{Text: units.GroupInt(v), Value: float64(v), Num: true}
 }
 func (t *Table) add(c ...Cell) { t.Rows = append(t.Rows, c) }
 

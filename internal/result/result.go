@@ -6,6 +6,8 @@
 //
 // It imports nothing from agbench but agerr and atomicfile; it must not import the runner,
 // workloads, samplers, analyze or report (they import it).
+//
+// Imports from agbench: only internal/agerr, internal/atomicfile.
 package result
 
 import (

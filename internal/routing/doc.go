@@ -12,4 +12,6 @@
 //
 // It is pure logic: no network, no clock of its own, no logging. It imports nothing from
 // agbench and must not import the listener, the cluster or any workload.
+//
+// Imports from agbench: none.
 package routing

@@ -7,6 +7,8 @@
 // The runner never knows SQL: workloads do the work (internal/workload), measure records it
 // (internal/measure) and the runner hands each step over as a result.Step. It must not import
 // workloads' packages, the cluster, the listener or the report.
+//
+// Imports from agbench: only internal/agerr, internal/measure, internal/result, internal/workload.
 package runner
 
 import (

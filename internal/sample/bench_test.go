@@ -6,13 +6,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/stats"
 )
 
 // BenchmarkPGSamplerOverhead measures what the samplers cost the workload: pgbench -S
@@ -93,7 +93,7 @@ func BenchmarkPGSamplerOverhead(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	mOff, mOn := median(off), median(on)
+	mOff, mOn := stats.Median(off), stats.Median(on)
 	b.ReportMetric(mOff, "tps-unsampled")
 	b.ReportMetric(mOn, "tps-sampled")
 	b.ReportMetric(mOn/mOff, "ratio")
@@ -155,21 +155,9 @@ func BenchmarkDiskstatsVsFio(b *testing.B) {
 		ours = append(ours, st.Counters["disk."+dev+".iops"]*st.Window.Seconds())
 		ourUtil = append(ourUtil, st.Counters["disk."+dev+".util"])
 	}
-	b.ReportMetric(median(ours), "sampler-ios")
-	b.ReportMetric(median(theirs), "fio-ios")
-	b.ReportMetric(median(ourUtil), "sampler-util")
-	b.ReportMetric(median(theirUtil), "fio-util")
+	b.ReportMetric(stats.Median(ours), "sampler-ios")
+	b.ReportMetric(stats.Median(theirs), "fio-ios")
+	b.ReportMetric(stats.Median(ourUtil), "sampler-util")
+	b.ReportMetric(stats.Median(theirUtil), "fio-util")
 	b.Logf("device %s: IOs counted by the sampler %v (util %v); by fio %v (util %v); the sampler's window is a little longer than fio's job and the machine is shared", dev, ours, ourUtil, theirs, theirUtil)
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -9,4 +9,6 @@
 // connection per node, and they only ever read.
 //
 // It must not import the runner, workloads, the analysis or the report.
+//
+// Imports from agbench: only internal/result.
 package sample

@@ -11,4 +11,7 @@
 // It builds on internal/cluster's standby primitives and internal/sample's OS parsers and
 // writes figures in internal/result's types. It never prints: progress goes to a callback.
 // It must not import the runner, workloads, the listener, analyze or report.
+//
+// Imports from agbench: only internal/agerr, internal/atomicfile, internal/cluster,
+// internal/result, internal/sample, internal/units.
 package seed

@@ -1,13 +1,10 @@
 package seed
 
 import (
-	"fmt"
-	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // Methods of seeding.
@@ -85,7 +82,7 @@ func (o *Options) validate() error {
 		errs = append(errs, agerr.BadInputf("--method %q: want %s or %s", o.Method, MethodDirect, MethodBackupRestore))
 	}
 	if o.MaxRate != 0 && (o.MaxRate < minMaxRate || o.MaxRate > maxMaxRate) {
-		errs = append(errs, agerr.BadInputf("--max-rate %s: pg_basebackup takes 32k to 1024M (bytes per second)", FormatBytes(o.MaxRate)))
+		errs = append(errs, agerr.BadInputf("--max-rate %s: pg_basebackup takes 32k to 1024M (bytes per second)", units.FormatBytesShort(o.MaxRate)))
 	}
 	if o.LagThreshold < 0 {
 		errs = append(errs, agerr.BadInputf("--lag-threshold %d: must not be negative", o.LagThreshold))
@@ -97,55 +94,4 @@ func (o *Options) validate() error {
 		errs = append(errs, agerr.BadInputf("poll interval %v: must be positive", o.PollInterval))
 	}
 	return agerr.Join(errs...)
-}
-
-// ParseBytes reads a size such as 2G, 500M, 1.5G, 64k or 1048576 (binary units: k = 1024).
-func ParseBytes(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "b")
-	if strings.HasSuffix(t, "i") { // 2Gi, 500Mi
-		t = strings.TrimSuffix(t, "i")
-	}
-	mult := 1.0
-	if t != "" {
-		switch t[len(t)-1] {
-		case 'k', 'K':
-			mult = 1 << 10
-		case 'm', 'M':
-			mult = 1 << 20
-		case 'g', 'G':
-			mult = 1 << 30
-		case 't', 'T':
-			mult = 1 << 40
-		}
-		if mult != 1 {
-			t = t[:len(t)-1]
-		}
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) || v*mult > math.MaxInt64/2 {
-		return 0, fmt.Errorf("%q is not a size (e.g. 500M, 2G, 64k)", s)
-	}
-	return int64(v * mult), nil
-}
-
-// FormatBytes writes a size with a binary unit: 1.5G, 200M, 64k, 512B.
-func FormatBytes(n int64) string {
-	f := float64(n)
-	switch {
-	case f >= 1<<40:
-		return trimZero(f/(1<<40)) + "T"
-	case f >= 1<<30:
-		return trimZero(f/(1<<30)) + "G"
-	case f >= 1<<20:
-		return trimZero(f/(1<<20)) + "M"
-	case f >= 1<<10:
-		return trimZero(f/(1<<10)) + "k"
-	}
-	return fmt.Sprintf("%dB", n)
-}
-
-func trimZero(f float64) string {
-	s := strconv.FormatFloat(f, 'f', 1, 64)
-	return strings.TrimSuffix(s, ".0")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/sample"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // cleanupTimeout bounds removing a half-made standby after a failure or an interrupt.
@@ -199,7 +200,7 @@ func (s *seeding) checkSpace(size int64) error {
 		free := int64(fs.Bavail) * int64(fs.Bsize)
 		if free < w.need {
 			errs = append(errs, agerr.BadInputf("too little disk space on %s: %s free, %s needed for %s (the databases are %s)",
-				w.path, FormatBytes(free), FormatBytes(w.need), strings.Join(w.what, " and "), FormatBytes(size)))
+				w.path, units.FormatBytesShort(free), units.FormatBytesShort(w.need), strings.Join(w.what, " and "), units.FormatBytesShort(size)))
 		}
 	}
 	return agerr.Join(errs...)

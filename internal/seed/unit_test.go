@@ -56,23 +56,6 @@ func TestCheckSupported(t *testing.T) {
 	}
 }
 
-func TestParseBytes(t *testing.T) {
-	good := map[string]int64{"2G": 2 << 30, "500M": 500 << 20, "1.5G": 3 << 29, "64k": 64 << 10, "100": 100, "2GiB": 2 << 30, "1gb": 1 << 30}
-	for in, want := range good {
-		if got, err := ParseBytes(in); err != nil || got != want {
-			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "G", "-1M", "fast", "1e400", "NaN"} {
-		if _, err := ParseBytes(in); err == nil {
-			t.Errorf("ParseBytes(%q) accepted", in)
-		}
-	}
-	if FormatBytes(3<<29) != "1.5G" || FormatBytes(100) != "100B" || FormatBytes(64<<10) != "64k" {
-		t.Errorf("FormatBytes: %s %s %s", FormatBytes(3<<29), FormatBytes(100), FormatBytes(64<<10))
-	}
-}
-
 func TestParseProcStatAndIO(t *testing.T) {
 	stat := []byte("4242 (postgres: walsender (x) 127.0.0.1(5) streaming) S 1 2 3 0 -1 4194560 100 0 0 0 250 75 10 5 20 0 1 0 100 0 0\n")
 	c, err := ParseProcStat(stat)

@@ -1,7 +1,12 @@
-// Package table renders the steps of a result as a terminal table shaped like the
-// articles' (basic-ag-read-only-routing-2016, ag-read-only-routing-s2d-2022): one row per
-// point of the sweep, one column group per compared variant, repeats folded into their
-// median. It reads only result values; it must not import the runner or workloads.
+// Package table owns agbench's terminal tables: Writer, the plain aligned layout of the
+// commands' and the storage tester's tables (text/tabwriter with one setting); Grid, the
+// report's layout with named column groups; and Write, the steps of a result as a table
+// shaped like the articles' (basic-ag-read-only-routing-2016,
+// ag-read-only-routing-s2d-2022): one row per point of the sweep, one column group per
+// compared variant, repeats folded into their median. It reads only result values; it must
+// not import the runner or workloads.
+//
+// Imports from agbench: only internal/result, internal/stats.
 package table
 
 import (
@@ -9,9 +14,9 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/stats"
 )
 
 // Column is one column of a variant's group: a header and a figure of one step.
@@ -56,7 +61,7 @@ func Write(w io.Writer, r *result.Result, key string, cols []Column) error {
 		}
 	}
 	sort.Ints(points)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := NewWriter(w, Right)
 	// Header: the variant names over their column groups, then the columns.
 	if len(variants) > 1 || variants[0] != "" {
 		line := []string{""}
@@ -104,21 +109,7 @@ func cell(g *group, c Column) string {
 			mark = "*"
 		}
 	}
-	return fmt.Sprintf(c.Format, Median(vals)) + mark
-}
-
-// Median returns the median of xs (the mean of the middle two for an even count); 0 for none.
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	m := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[m]
-	}
-	return (s[m-1] + s[m]) / 2
+	return fmt.Sprintf(c.Format, stats.Median(vals)) + mark
 }
 
 // Landed summarises where each variant's sessions landed, e.g.

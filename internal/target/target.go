@@ -6,6 +6,8 @@
 //
 // It imports the cluster package (topology files), routing (intent spellings), result and
 // agerr; it must not import the runner, workloads, the listener or the report.
+//
+// Imports from agbench: only internal/agerr, internal/cluster, internal/result, internal/routing.
 package target
 
 import (

@@ -5,8 +5,10 @@
 // are optional interfaces, found by type assertion.
 //
 // Workloads live in subpackages (stress, scan, tpcc, ...) and register themselves in an init
-// function; package all blank-imports every one. This package imports only internal/result;
+// function; package all blank-imports every one. This package imports nothing of agbench;
 // workloads must not import the runner, the cluster, the listener or the report.
+//
+// Imports from agbench: none.
 package workload
 
 import (

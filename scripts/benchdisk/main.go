@@ -2,6 +2,8 @@
 // one test file, and prints IOPS, p50/p99 latency and CPU per IO for both with ratios
 // (medians of several short runs, and the median of each run's own ratios, on which the
 // verdict rests). `make bench-disk` runs it; it is a benchmark, not a test.
+//
+// Imports from agbench: only internal/diskio, internal/result, internal/stats.
 package main
 
 import (
@@ -11,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/agbench/agbench/internal/diskio"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/stats"
 )
 
 // Targets from issue 6.
@@ -210,11 +212,7 @@ func median(s []sample) sample {
 		for i, x := range s {
 			v[i] = f(x)
 		}
-		sort.Float64s(v)
-		if len(v)%2 == 1 {
-			return v[len(v)/2]
-		}
-		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+		return stats.Median(v)
 	}
 	return sample{pick(func(x sample) float64 { return x.iops }), pick(func(x sample) float64 { return x.p50us }),
 		pick(func(x sample) float64 { return x.p99us }), pick(func(x sample) float64 { return x.cpuUsPerIO })}

@@ -4,6 +4,8 @@
 // of their transactions per second and client CPU per transaction, and the median of each
 // round's agbench/pgbench ratios, on which the verdict rests. `make bench-stress` runs it;
 // it is a benchmark, not a test.
+//
+// Imports from agbench: only internal/cluster, internal/result, internal/stats.
 package main
 
 import (
@@ -16,7 +18,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/stats"
 )
 
 // Targets from issue 4: at least pgbench's TPS, and no more client CPU per transaction.
@@ -127,7 +129,7 @@ func run(ctx context.Context, bin, pgbench string, reps, secs, scale int, client
 			p := samples["pgbench"][n][i]
 			tr, cr = append(tr, a.tps/p.tps), append(cr, a.cpuUsPerTx/p.cpuUsPerTx)
 		}
-		t, c := medianOf(tr), medianOf(cr)
+		t, c := stats.Median(tr), stats.Median(cr)
 		fmt.Printf("%7d  %5.2fx  %5.2fx\n", n, t, c)
 		ok = ok && t >= minTPSRatio && c <= maxCPURatio
 	}
@@ -194,19 +196,7 @@ func median(xs []sample, f func(sample) float64) float64 {
 	for i, x := range xs {
 		v[i] = f(x)
 	}
-	return medianOf(v)
-}
-
-func medianOf(v []float64) float64 {
-	v = append([]float64(nil), v...)
-	sort.Float64s(v)
-	if len(v) == 0 {
-		return 0
-	}
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	return stats.Median(v)
 }
 
 // freePort returns a loopback port that is free now (below the ephemeral range).

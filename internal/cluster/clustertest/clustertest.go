@@ -1,6 +1,8 @@
 // Package clustertest makes throwaway local clusters for integration tests: a primary and
 // N hot standbys in a temporary folder on free loopback ports, always removed when the test
 // ends (also when it fails). It must be imported by tests only.
+//
+// Imports from agbench: only internal/agerr, internal/cluster, internal/pgbin.
 package clustertest
 
 import (

@@ -5,6 +5,8 @@
 //
 // It drives Chromium through the DevTools protocol (github.com/chromedp/chromedp) and
 // imports nothing from agbench.
+//
+// Imports from agbench: none.
 package reporttest
 
 import (

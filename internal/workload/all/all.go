@@ -1,4 +1,7 @@
 // Package all registers every workload of agbench by importing it for its side effect.
+//
+// Imports from agbench: only internal/workload/readahead, internal/workload/scan,
+// internal/workload/stress, internal/workload/tpcc.
 package all
 
 import (

@@ -2,8 +2,10 @@
 // statement while streaming its rows and counting rows and bytes received, and the server's
 // buffer counters (pg_stat_database) summed over nodes, read before and after a step.
 //
-// It imports pgx and internal/workload only; it must not import the runner, the cluster,
-// the listener or the report.
+// Of agbench it imports nothing (pgx does the work); it must not import the runner, the
+// cluster, the listener or the report.
+//
+// Imports from agbench: none.
 package pgops
 
 import (

@@ -9,7 +9,10 @@
 // tablespace whose read_ahead_kb it controls (loopdev.go), a blkio throttle on that device
 // (throttle.go), and evicting relation files from the page cache (cold.go).
 //
-// The server is reached through the Server interface, which the command layer implements
+// The server is reached through the Server interface, which internal/experiment implements
 // over an agbench cluster: this package must not import internal/cluster, the runner or the
 // report, and it never prints (progress goes to a writer it is given).
+//
+// Imports from agbench: only internal/agerr, internal/measure, internal/result,
+// internal/sample, internal/stats, internal/workload.
 package readahead

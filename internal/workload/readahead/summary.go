@@ -2,10 +2,10 @@ package readahead
 
 import (
 	"encoding/json"
-	"slices"
 
 	"github.com/agbench/agbench/internal/measure"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/stats"
 )
 
 // Figures are the medians of one query's runs on one side of the comparison.
@@ -77,23 +77,9 @@ func figures(ms []Measurement, query string, prefetch bool) Figures {
 		f.NodeOK = f.NodeOK && m.NodeOK
 		f.Plan = m.Plan.Plan()
 	}
-	f.ElapsedMs, f.SharedHit, f.Read = Median(el), Median(hit), Median(rd)
-	f.IOOps, f.AvgIOKB, f.IOReadMs, f.DeviceMs = Median(ops), Median(kb), Median(iot), Median(dev)
+	f.ElapsedMs, f.SharedHit, f.Read = stats.Median(el), stats.Median(hit), stats.Median(rd)
+	f.IOOps, f.AvgIOKB, f.IOReadMs, f.DeviceMs = stats.Median(ops), stats.Median(kb), stats.Median(iot), stats.Median(dev)
 	return f
-}
-
-// Median is the middle value (the mean of the two middle ones for an even count); 0 for none.
-func Median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // ExtraKey is the key of this workload's data in a result's Extra maps.

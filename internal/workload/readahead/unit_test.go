@@ -55,17 +55,6 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 	}
 }
 
-func TestMedian(t *testing.T) {
-	for _, c := range []struct {
-		in   []float64
-		want float64
-	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
-		if got := Median(c.in); got != c.want {
-			t.Errorf("Median(%v) = %v, want %v", c.in, got, c.want)
-		}
-	}
-}
-
 func TestParseExplainPG15AndPG18(t *testing.T) {
 	for _, f := range []string{"testdata/explain-pg15.json", "testdata/explain-pg18.json"} {
 		b, err := os.ReadFile(f)

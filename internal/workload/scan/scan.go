@@ -3,8 +3,10 @@
 // drops the OS cache before each step when it can), and reports rows and bytes received and
 // the server's buffer hits and reads.
 //
-// It imports pgx, internal/workload and internal/workload/pgops; it must not import the
-// runner, the cluster, the listener or the report.
+// It imports pgx, internal/workload and internal/workload/stress (whose query running it
+// reuses); it must not import the runner, the cluster, the listener or the report.
+//
+// Imports from agbench: only internal/workload, internal/workload/stress.
 package scan
 
 import (
