@@ -121,6 +121,56 @@ func planDisk(c *cobra.Command, f *diskFlags, args []string) (*diskPlan, error) 
 		}
 	}
 	ch := c.Flags().Changed
+	errs = append(errs, f.applySizes(ch, &w, p)...)
+	listed := map[string][]int{}
+	for _, k := range []struct {
+		name string
+		val  string
+		dst  *int
+		hi   int
+	}{{"qd", f.qd, &w.QD, diskio.MaxQD}, {"threads", f.threads, &w.Threads, diskio.MaxThreads}} {
+		if !ch(k.name) {
+			continue
+		}
+		v, err := diskio.ParseIntList(k.val, "--"+k.name, 1, k.hi)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		*k.dst = v[0]
+		if len(v) > 1 {
+			listed[k.name] = v
+		}
+	}
+	errs = append(errs, f.applyShape(ch, &w)...)
+	w.Duration, w.Warmup, w.Rate, w.Engine, w.Seed, w.Verify = f.duration, f.warmup, f.rate, f.engine, f.seed, f.verify
+	p.base = w
+
+	if f.sweep != "" {
+		s, err := diskio.ParseSweep(f.sweep)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		p.sweep = s
+		if len(listed) > 0 {
+			errs = append(errs, agerr.BadInputf("--sweep with a list in --qd or --threads: sweep one knob at a time"))
+		}
+	} else if len(listed) > 1 {
+		errs = append(errs, agerr.BadInputf("--qd and --threads both list values: sweep one knob at a time"))
+	} else {
+		for k, v := range listed {
+			p.sweep = &diskio.Sweep{Key: k, Values: v}
+		}
+	}
+	if err := agerr.Join(errs...); err != nil {
+		return nil, err
+	}
+	return p, p.expand()
+}
+
+// applySizes sets the file size, block sizes and alignment that were given.
+func (f *diskFlags) applySizes(ch func(string) bool, w *diskio.Workload, p *diskPlan) []error {
+	var errs []error
 	if ch("size") {
 		n, err := units.ParseBytes(f.size)
 		if err != nil || n <= 0 {
@@ -149,26 +199,12 @@ func planDisk(c *cobra.Command, f *diskFlags, args []string) (*diskPlan, error) 
 		}
 		w.Align = n
 	}
-	listed := map[string][]int{}
-	for _, k := range []struct {
-		name string
-		val  string
-		dst  *int
-		hi   int
-	}{{"qd", f.qd, &w.QD, diskio.MaxQD}, {"threads", f.threads, &w.Threads, diskio.MaxThreads}} {
-		if !ch(k.name) {
-			continue
-		}
-		v, err := diskio.ParseIntList(k.val, "--"+k.name, 1, k.hi)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		*k.dst = v[0]
-		if len(v) > 1 {
-			listed[k.name] = v
-		}
-	}
+	return errs
+}
+
+// applyShape sets the IO pattern that was given: writes, random or sequential, direct, dsync.
+func (f *diskFlags) applyShape(ch func(string) bool, w *diskio.Workload) []error {
+	var errs []error
 	if ch("write") {
 		w.WritePct = f.write
 	}
@@ -190,29 +226,7 @@ func planDisk(c *cobra.Command, f *diskFlags, args []string) (*diskPlan, error) 
 	if ch("dsync") {
 		w.Dsync = f.dsync
 	}
-	w.Duration, w.Warmup, w.Rate, w.Engine, w.Seed, w.Verify = f.duration, f.warmup, f.rate, f.engine, f.seed, f.verify
-	p.base = w
-
-	if f.sweep != "" {
-		s, err := diskio.ParseSweep(f.sweep)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		p.sweep = s
-		if len(listed) > 0 {
-			errs = append(errs, agerr.BadInputf("--sweep with a list in --qd or --threads: sweep one knob at a time"))
-		}
-	} else if len(listed) > 1 {
-		errs = append(errs, agerr.BadInputf("--qd and --threads both list values: sweep one knob at a time"))
-	} else {
-		for k, v := range listed {
-			p.sweep = &diskio.Sweep{Key: k, Values: v}
-		}
-	}
-	if err := agerr.Join(errs...); err != nil {
-		return nil, err
-	}
-	return p, p.expand()
+	return errs
 }
 
 // planDiskSpd reads DiskSpd's syntax after --; agbench's own run flags still apply.

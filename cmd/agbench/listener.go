@@ -129,19 +129,7 @@ func (f *listenerFlags) config(a *app, cmd *cobra.Command) (listener.Config, err
 	if changed("routing-list") {
 		cfg.RoutingList = ""
 	}
-	for _, l := range f.lists {
-		if node, list, ok := perPrimaryList(l); ok {
-			if cfg.RoutingLists == nil {
-				cfg.RoutingLists = map[string]string{}
-			}
-			cfg.RoutingLists[node] = list
-			continue
-		}
-		if cfg.RoutingList != "" {
-			errs = append(errs, agerr.BadInputf("--routing-list %q: a second list for any primary; use NODE=LIST for one primary's list", l))
-		}
-		cfg.RoutingList = l
-	}
+	errs = append(errs, f.applyRoutingLists(&cfg)...)
 	switch f.routing {
 	case "on":
 		cfg.Routing = true
@@ -162,6 +150,35 @@ func (f *listenerFlags) config(a *app, cmd *cobra.Command) (listener.Config, err
 	if f.startup <= 0 {
 		errs = append(errs, agerr.BadInputf("--startup-timeout %s: must be positive", f.startup))
 	}
+	errs = append(errs, f.applyTLS(&cfg)...)
+	if len(cfg.Backends) > 0 {
+		errs = append(errs, cfg.Validate())
+	}
+	return cfg, agerr.Join(errs...)
+}
+
+// applyRoutingLists sets --routing-list: one list for any primary, or NODE=LIST per primary.
+func (f *listenerFlags) applyRoutingLists(cfg *listener.Config) []error {
+	var errs []error
+	for _, l := range f.lists {
+		if node, list, ok := perPrimaryList(l); ok {
+			if cfg.RoutingLists == nil {
+				cfg.RoutingLists = map[string]string{}
+			}
+			cfg.RoutingLists[node] = list
+			continue
+		}
+		if cfg.RoutingList != "" {
+			errs = append(errs, agerr.BadInputf("--routing-list %q: a second list for any primary; use NODE=LIST for one primary's list", l))
+		}
+		cfg.RoutingList = l
+	}
+	return errs
+}
+
+// applyTLS loads --tls-cert and --tls-key and checks --tls-require against them.
+func (f *listenerFlags) applyTLS(cfg *listener.Config) []error {
+	var errs []error
 	switch {
 	case (f.tlsCert == "") != (f.tlsKey == ""):
 		errs = append(errs, agerr.BadInputf("--tls-cert and --tls-key go together"))
@@ -176,10 +193,7 @@ func (f *listenerFlags) config(a *app, cmd *cobra.Command) (listener.Config, err
 			errs = append(errs, agerr.BadInputf("--tls-require needs --tls-cert and --tls-key"))
 		}
 	}
-	if len(cfg.Backends) > 0 {
-		errs = append(errs, cfg.Validate())
-	}
-	return cfg, agerr.Join(errs...)
+	return errs
 }
 
 var nodeNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,63}$`)

@@ -160,12 +160,7 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 			return err
 		}
 	}
-	slos, _ := o.analysis.slos()
-	l := &experiment.Load{Command: "tpcc run", Version: version, Args: cmdArgs(cmd), // this command's flags, also when run in-process by `agbench run`
-		Target: tgt, Database: o.target.spec.Database, Intent: target.ReadWrite, Sweep: sw,
-		Step:    runner.StepSpec{Duration: o.duration, Rampup: o.rampup, Rate: o.rate, MaxErrors: o.maxErrors},
-		Results: o.results, Sample: o.analysis.sampling(), Analyse: true,
-		Analysis: analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}}
+	l := o.experiment(cmd, tgt, sw)
 	w := &tpcc.Workload{Primary: r.primary, Mode: mode, ReadIntent: o.readIntent,
 		AllWarehouses: o.allWarehouses, Keying: o.keying, Seed: uint64(o.seed)}
 	// Read-intent sessions: through an in-process listener per routing variant (--compare),
@@ -222,6 +217,16 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 		return runCheck(ctx, a.stdout, conn)
 	}
 	return nil
+}
+
+// experiment is the run as an experiment: the VU sweep on the target, sampled and analysed.
+func (o *tpccRunOptions) experiment(cmd *cobra.Command, tgt *target.Target, sw runner.Sweep) *experiment.Load {
+	slos, _ := o.analysis.slos()                                                       // checked by plan
+	return &experiment.Load{Command: "tpcc run", Version: version, Args: cmdArgs(cmd), // this command's flags, also when run in-process by `agbench run`
+		Target: tgt, Database: o.target.spec.Database, Intent: target.ReadWrite, Sweep: sw,
+		Step:    runner.StepSpec{Duration: o.duration, Rampup: o.rampup, Rate: o.rate, MaxErrors: o.maxErrors},
+		Results: o.results, Sample: o.analysis.sampling(), Analyse: true,
+		Analysis: analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}}
 }
 
 // connectWithRoom connects to the primary and checks that it accepts the sessions of the
