@@ -174,7 +174,7 @@ func (r *Router) Choose(intent Intent, nodes []Node) (Decision, error) {
 		}
 		for _, n := range nodes {
 			if n.Name == primary && n.Refusing != "" {
-				return Decision{}, &NoTargetError{Intent: intent, Skipped: []string{primary + ": refusing sessions (" + n.Refusing + ")"}}
+				return Decision{}, &NoTargetError{Intent: intent, Skipped: []string{primary + ": refused a session since its last probe (" + n.Refusing + ")"}}
 			}
 		}
 		return Decision{Node: primary, Primary: true}, nil
@@ -218,7 +218,7 @@ func (r *Router) unusable(n *Node, primary string) string {
 		}
 		return "down"
 	case n.Refusing != "":
-		return "refusing sessions (" + n.Refusing + ")"
+		return "refused a session since its last probe (" + n.Refusing + ")"
 	case n.Name == primary:
 		return ""
 	case n.Role != RoleStandby:

@@ -194,12 +194,12 @@ func TestRefusingNodeIsSkippedAndKeepsItsRole(t *testing.T) {
 	}
 	nodes[0].Refusing = "sorry, too many clients already (53300)"
 	_, err := r.Choose(ReadOnly, nodes)
-	if err == nil || !strings.Contains(err.Error(), "standby1: refusing sessions (the database system is shutting down (57P03))") ||
+	if err == nil || !strings.Contains(err.Error(), "standby1: refused a session since its last probe (the database system is shutting down (57P03))") ||
 		!strings.Contains(err.Error(), "(('standby1','standby2'),'primary')") {
 		t.Fatalf("read-only with all refusing: %v", err)
 	}
 	_, err = r.Choose(ReadWrite, nodes)
-	if err == nil || !strings.Contains(err.Error(), "primary: refusing sessions (sorry, too many clients already (53300))") {
+	if err == nil || !strings.Contains(err.Error(), "primary: refused a session since its last probe (sorry, too many clients already (53300))") {
 		t.Fatalf("read-write with the primary refusing: %v", err)
 	}
 }
