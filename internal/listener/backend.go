@@ -3,6 +3,7 @@ package listener
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -53,7 +54,13 @@ func (l *Listener) openBackend(intent routing.Intent, startup []byte) (*backendC
 	nodes := l.health.routingNodes()
 	var last *backendConn
 	unreachable := false
-	for {
+	for tries := 0; ; tries++ {
+		if tries > 0 && l.isClosed() { // no retries once the listener is closing
+			if last != nil {
+				return last, FailNone, nil
+			}
+			return nil, FailShuttingDown, errors.New("the listener is closing")
+		}
 		d, err := l.router.Choose(intent, nodes)
 		if err != nil {
 			if last != nil {
@@ -71,7 +78,7 @@ func (l *Listener) openBackend(intent routing.Intent, startup []byte) (*backendC
 		last, unreachable = b, reason == retryConnectFailed
 		l.metrics.addRetry(d.Node, reason)
 		l.health.refuse(d.Node, why)
-		l.emit(Event{Kind: "retry", Node: d.Node, Msg: fmt.Sprintf("refused a %s session at startup (%s); out of routing until its next good probe; trying the next candidate", intent, why)})
+		l.emit(Event{Kind: "retry", Node: d.Node, Msg: fmt.Sprintf("refused a %s session at startup (%s); out of routing until its next good probe; the next candidate, if any, takes the session", intent, why)})
 		nodes = withRefusing(nodes, d.Node, why)
 	}
 }
@@ -138,6 +145,12 @@ func refusalOf(msg []byte) (reason, why string) {
 		return "", ""
 	}
 	return reason, e.Message + " (" + e.Code + ")"
+}
+
+func (l *Listener) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
 }
 
 // withRefusing returns a copy of nodes with one marked as refusing sessions.
