@@ -79,22 +79,8 @@ func (l *Listener) handle(c net.Conn, readOnlyPort bool) {
 		return
 	}
 	b, fail, err := l.openBackend(intent, startup)
-	if err != nil {
-		var nt *routing.NoTargetError
-		hint := "agbench listener: see its /status or metrics for each node's health"
-		if errors.As(err, &nt) && intent == routing.ReadOnly {
-			hint = "Bring a listed node back, raise --max-lag, or list the primary to let it serve read intent."
-		}
-		l.metrics.addFailure(fail, intent.String())
-		l.emit(Event{Kind: "refused", Msg: err.Error()})
-		sendError(conn, codeRejected, "agbench listener: "+err.Error(), hint)
-		return
-	}
-	if b.refusal != nil { // every candidate refused: the client gets the last one's own error
-		l.metrics.addFailure(FailBackendRefused, intent.String())
-		l.emit(Event{Kind: "refused", Node: b.d.Node, Msg: "no node left to retry on; passing on " + b.why})
-		_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
-		_, _ = conn.Write(b.refusal)
+	if err != nil || b.refusal != nil {
+		l.refuseSession(conn, intent, b, fail, err)
 		return
 	}
 	backend := b.conn
@@ -111,6 +97,30 @@ func (l *Listener) handle(c net.Conn, readOnlyPort bool) {
 	l.metrics.sessionStarted(intent, d.Node)
 	defer l.metrics.sessionEnded(d.Node)
 	l.forward(s)
+}
+
+// refuseSession answers a client whose session no node took: with the last backend's own
+// refusal when every candidate refused it at startup, else with the listener's.
+func (l *Listener) refuseSession(conn net.Conn, intent routing.Intent, b *backendConn, fail Failure, err error) {
+	if err == nil { // b.refusal is set
+		l.metrics.addFailure(FailBackendRefused, intent.String())
+		l.emit(Event{Kind: "refused", Node: b.d.Node, Msg: "no node left to retry on; passing on " + b.why})
+		_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = conn.Write(b.refusal)
+		return
+	}
+	l.metrics.addFailure(fail, intent.String())
+	if fail == FailShuttingDown {
+		sendError(conn, codeCannotConnectNow, "agbench listener is shutting down", "")
+		return
+	}
+	var nt *routing.NoTargetError
+	hint := "agbench listener: see its /status or metrics for each node's health"
+	if errors.As(err, &nt) && intent == routing.ReadOnly {
+		hint = "Bring a listed node back, raise --max-lag, or list the primary to let it serve read intent."
+	}
+	l.emit(Event{Kind: "refused", Msg: err.Error()})
+	sendError(conn, codeRejected, "agbench listener: "+err.Error(), hint)
 }
 
 // startupPhase answers SSLRequest and GSSENCRequest, serves a CancelRequest, and returns
