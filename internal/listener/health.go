@@ -32,6 +32,10 @@ const probeSQLNoTimeline = `SELECT pg_is_in_recovery(),
   CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END,
   CASE WHEN pg_is_in_recovery() THEN pg_is_wal_replay_paused() ELSE false END`
 
+// timelineRetryProbes is how many probes go without the timeline, once the probe login
+// was refused it, before the probe asks for it again.
+const timelineRetryProbes = 30
+
 // maxLSNHistory bounds the primary's LSN history kept to compute standby lag.
 const maxLSNHistory = 8192
 
@@ -82,8 +86,10 @@ type nodeState struct {
 	timeline    uint32
 	timelineErr string
 	// tlDenied, used by the probe goroutine only, is set once the login may not read the
-	// timeline; the probe then asks probeSQLNoTimeline.
-	tlDenied string
+	// timeline; the probe then asks probeSQLNoTimeline, and asks again with the timeline
+	// every timelineRetryProbes probes (tlSkipped counts them), in case of a GRANT.
+	tlDenied  string
+	tlSkipped int
 	// stale is set while the node is writable and not the primary; conflict says why.
 	stale    bool
 	conflict string
@@ -258,17 +264,24 @@ func (h *health) probe(ctx context.Context, n *nodeState) (probeResult, error) {
 }
 
 // probeRow runs the probe query and returns its one row. When the login may not call
-// pg_walfile_name, it asks without the timeline from then on.
+// pg_walfile_name, it asks without the timeline, and for it again every
+// timelineRetryProbes probes.
 func (h *health) probeRow(ctx context.Context, n *nodeState) ([][]byte, error) {
 	sql := probeSQL
 	if n.tlDenied != "" {
-		sql = probeSQLNoTimeline
+		if n.tlSkipped++; n.tlSkipped < timelineRetryProbes {
+			sql = probeSQLNoTimeline
+		} else {
+			n.tlSkipped = 0
+		}
 	}
 	rs, err := n.conn.Exec(ctx, sql).ReadAll()
 	var pe *pgconn.PgError
 	if sql == probeSQL && errors.As(err, &pe) && (pe.Code == codeInsufficientPrivilege || pe.Code == codeUndefinedFunction) {
 		n.tlDenied = "the probe login may not read it: " + pe.Message + " (" + pe.Code + ")"
 		rs, err = n.conn.Exec(ctx, probeSQLNoTimeline).ReadAll()
+	} else if sql == probeSQL && err == nil {
+		n.tlDenied, n.tlSkipped = "", 0
 	}
 	if err != nil {
 		return nil, err

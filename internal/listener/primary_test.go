@@ -142,4 +142,10 @@ func TestFakeUnreadableTimelines(t *testing.T) {
 	if got := queryOne(t, connect(t, l.Addr().String(), ""), "SELECT node"); got != "nodeb" {
 		t.Fatalf("writes went to %s", got)
 	}
+	// After a GRANT the probe reads the timeline again, within timelineRetryProbes probes.
+	b.denyTimeline.Store(false)
+	waitFor(t, "nodeb's timeline", func() bool {
+		st := l.Status()[1]
+		return st.Timeline != nil && *st.Timeline == 2 && st.TimelineError == ""
+	})
 }
