@@ -109,7 +109,9 @@ func ParseForward(s string) (Forward, error) {
 // Event is something a person running the listener may want to see.
 type Event struct {
 	Time time.Time
-	// Kind: "up", "down", "role", "refused", "ended", "error".
+	// Kind: "up", "down", "role", "conflict" (a second writable node), "retry" (a node
+	// refused a session at startup; the next candidate is tried), "refused", "ended",
+	// "error".
 	Kind string
 	Node string
 	Msg  string

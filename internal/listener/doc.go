@@ -26,11 +26,27 @@
 // without intent go to the primary.
 //
 // Health: every backend is probed on an interval (pg_is_in_recovery, WAL position
-// written or replayed, replay paused). Two failed probes in a row take a node out of
-// routing; a good probe brings it back. Standby lag is the time since the primary was
-// first seen past the standby's replay position. After a promotion the new primary is
-// found within a probe interval or two; sessions that went to the old primary while it
-// was primary are ended, not left writing into a node that is no longer primary.
+// written or replayed, replay paused, and on a writable node its timeline, read from
+// pg_walfile_name(pg_current_wal_lsn()), which any login may call). Two failed probes in a
+// row take a node out of routing; a good probe brings it back. Standby lag is the time
+// since the primary was first seen past the standby's replay position. After a promotion
+// the new primary is found within a probe interval or two; sessions that went to the old
+// primary while it was primary are ended, not left writing into a node that is no longer
+// primary. With two writable nodes (a split brain: the old primary restarted without
+// standby.signal), the one on the newer timeline is the primary, also for a listener
+// that has just started; without timelines, the one this listener saw promoted last, then
+// the one that was primary before; else none, and writes are refused (primary.go). The
+// other is a stale primary: it takes no session, stays stale when the primary goes down,
+// and is counted and reported once as a conflict. A down node is shown down, never primary.
+//
+// Retry at startup: the listener reads the backend's first answer to the StartupMessage
+// before passing anything to the client. When the backend cannot be reached, or refuses
+// the session with 57P03 (starting up, shutting down) or 53300 (too many connections),
+// the node is kept out of routing until its next good probe and the session goes to the
+// next candidate by the routing list's rules; with none left, the client gets the last
+// backend's own error (backend.go). Anything else, an authentication request included,
+// commits the session to that node, so TLS, SCRAM and the kernel forwarder never see a
+// retried session.
 //
 // CancelRequest: the listener notes each session's BackendKeyData (it reads the
 // backend's messages only until ReadyForQuery) and sends a client's CancelRequest to the
@@ -61,12 +77,14 @@
 // reason when the list has no available node). Clients use Resolve(ctx, metricsAddr,
 // listener.ReadOnly) for host:port, or Redirect to point a pgconn.Config there, connect
 // directly, and ask again after a connection error. /status answers every node's health
-// as JSON; /metrics is in Prometheus text format (sessions by intent and node, failures
-// and refusals by reason, bytes forwarded, sessions by forwarding mode, cancels, backend
-// up/primary/lag); /status also says how sessions are forwarded.
+// as JSON, with the one primary; /metrics is in Prometheus text format (sessions by
+// intent and node, failures and refusals by reason, startup retries by node and reason,
+// primary conflicts by stale node, bytes forwarded, sessions by forwarding mode, cancels,
+// backend up/primary/stale primary/refusing/timeline/lag); /status also says how
+// sessions are forwarded.
 //
 // The package never logs: Config.OnEvent receives role changes, nodes going down and
-// back, refusals and ended sessions. It imports routing and cluster (for the topology
+// back, primary conflicts, startup retries, refusals and ended sessions. It imports routing and cluster (for the topology
 // type only); it must not import the runner, workloads, measure or report.
 //
 // Imports from agbench: only internal/agerr, internal/cluster, internal/routing.

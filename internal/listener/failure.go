@@ -21,13 +21,14 @@ const (
 	FailTLSRequired                // the client did not ask for TLS and the listener requires it
 	FailBadIntent                  // an intent value the listener does not know
 	FailNoTarget                   // no node may take the session (refusal)
-	FailBackendUnreachable         // the chosen backend did not accept the connection
+	FailBackendUnreachable         // no candidate was left, and the last one tried could not be reached
 	FailBackendStartup             // the backend ended the session before it was ready (auth failed, ...)
 	FailShuttingDown               // the listener is closing
+	FailBackendRefused             // every candidate refused the session at startup; the client got the last one's error
 )
 
 var failureNames = [...]string{"none", "bad_startup", "startup_timeout", "client_gone", "tls_handshake",
-	"tls_required", "bad_intent", "no_target", "backend_unreachable", "backend_startup", "shutting_down"}
+	"tls_required", "bad_intent", "no_target", "backend_unreachable", "backend_startup", "shutting_down", "backend_refused"}
 
 func (f Failure) String() string {
 	if int(f) < len(failureNames) {
@@ -44,6 +45,10 @@ const (
 	codeInvalidAuthSpec   = "28000" // invalid_authorization_specification
 	codeInvalidParamValue = "22023" // invalid_parameter_value
 	codeCannotConnectNow  = "57P03" // cannot_connect_now
+	codeTooManyConns      = "53300" // too_many_connections
+	// codes the health probe reads
+	codeInsufficientPrivilege = "42501" // insufficient_privilege
+	codeUndefinedFunction     = "42883" // undefined_function
 )
 
 // sendError writes a FATAL ErrorResponse to the client; errors are ignored since the

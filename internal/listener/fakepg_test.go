@@ -16,13 +16,21 @@ import (
 // fakePG is a scripted PostgreSQL backend on 127.0.0.1:0 for tests that need no real
 // server: it trusts every login, answers the listener's health probe from its fields,
 // answers "SELECT node" with its name, and holds "SELECT pg_sleep" until a cancel
-// request with the session's key arrives.
+// request with the session's key arrives. With refuse set, it answers every StartupMessage
+// but the probe's with that FATAL error, as a server shutting down or full does (the
+// probe's connection, open before, keeps working, as on a real server in smart shutdown).
 type fakePG struct {
 	name       string
 	ln         net.Listener
 	inRecovery atomic.Bool
 	lsn        atomic.Uint64
-	pid        uint32 // every fake hands out the same PIDs: cancel keys differ by secret only
+	// timeline is what pg_walfile_name reports out of recovery; denyTimeline makes the
+	// probe's query fail as for a login without EXECUTE on pg_walfile_name.
+	timeline     atomic.Uint32
+	denyTimeline atomic.Bool
+	refuse       atomic.Pointer[pgproto3.ErrorResponse]
+	refused      atomic.Int64
+	pid          uint32 // every fake hands out the same PIDs: cancel keys differ by secret only
 
 	mu       sync.Mutex
 	startups []map[string]string
@@ -40,6 +48,7 @@ func startFakePG(t testing.TB, name string, inRecovery bool) *fakePG {
 	f := &fakePG{name: name, ln: ln, pid: 1000, sleepers: map[uint32]chan struct{}{}, conns: map[net.Conn]bool{}}
 	f.inRecovery.Store(inRecovery)
 	f.lsn.Store(0x3000000)
+	f.timeline.Store(1)
 	go f.accept()
 	t.Cleanup(f.stop)
 	return f
@@ -132,6 +141,12 @@ func (f *fakePG) serve(c net.Conn) {
 	f.pid++
 	pid := f.pid
 	f.mu.Unlock()
+	if e := f.refuse.Load(); e != nil && params["user"] != "probe" {
+		f.refused.Add(1)
+		be.Send(e)
+		_ = be.Flush()
+		return
+	}
 	be.Send(&pgproto3.AuthenticationOk{})
 	be.Send(&pgproto3.ParameterStatus{Name: "server_version", Value: "15.0-fake"})
 	be.Send(&pgproto3.BackendKeyData{ProcessID: pid, SecretKey: []byte(f.name)})
@@ -172,12 +187,18 @@ func (f *fakePG) query(be *pgproto3.Backend, pid uint32, q string) {
 		be.Send(&pgproto3.CommandComplete{CommandTag: []byte("SELECT 1")})
 	}
 	switch {
-	case q == probeSQL:
-		rec := "f"
+	case q == probeSQL && f.denyTimeline.Load():
+		be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", Code: codeInsufficientPrivilege, Message: "permission denied for function pg_walfile_name"})
+	case q == probeSQL || q == probeSQLNoTimeline:
+		rec, wal := "f", fmt.Sprintf("%08X%016X", f.timeline.Load(), f.lsn.Load()>>24)
 		if f.inRecovery.Load() {
 			rec = "t"
 		}
-		row(rec, formatLSN(f.lsn.Load()), "f")
+		if q == probeSQL {
+			row(rec, formatLSN(f.lsn.Load()), "f", wal)
+		} else {
+			row(rec, formatLSN(f.lsn.Load()), "f")
+		}
 	case q == "SELECT node":
 		row(f.name)
 	case strings.HasPrefix(q, "SELECT pg_sleep"):
@@ -227,4 +248,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// refuseWith makes the fake refuse new sessions with a FATAL error of the given SQLSTATE.
+func (f *fakePG) refuseWith(code, msg string) {
+	f.refuse.Store(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: code, Message: msg})
 }

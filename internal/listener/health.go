@@ -2,6 +2,7 @@ package listener
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -16,10 +17,24 @@ import (
 )
 
 // probeSQL asks a node its role, how far its WAL goes (written on a primary, replayed on
-// a standby) and whether replay is paused.
+// a standby), whether replay is paused, and, out of recovery, the name of its current WAL
+// file, whose first 8 hex digits are the timeline it writes on. pg_walfile_name names the
+// file by the WAL insertion timeline, the new one from the moment a promotion ends
+// (pg_control_checkpoint's timeline_id waits for the end-of-recovery checkpoint); any
+// login may call it unless EXECUTE was revoked (then probeSQLNoTimeline is used).
 const probeSQL = `SELECT pg_is_in_recovery(),
   CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END,
+  CASE WHEN pg_is_in_recovery() THEN pg_is_wal_replay_paused() ELSE false END,
+  CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_walfile_name(pg_current_wal_lsn()) END`
+
+// probeSQLNoTimeline is probeSQL without the timeline, for a login that may not read it.
+const probeSQLNoTimeline = `SELECT pg_is_in_recovery(),
+  CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END,
   CASE WHEN pg_is_in_recovery() THEN pg_is_wal_replay_paused() ELSE false END`
+
+// timelineRetryProbes is how many probes go without the timeline, once the probe login
+// was refused it, before the probe asks for it again.
+const timelineRetryProbes = 30
 
 // maxLSNHistory bounds the primary's LSN history kept to compute standby lag.
 const maxLSNHistory = 8192
@@ -29,8 +44,20 @@ type NodeStatus struct {
 	Name string `json:"name"`
 	Addr string `json:"addr"`
 	Up   bool   `json:"up"`
-	// Role is primary, standby, or unknown (never probed, or a stale second primary).
+	// Role is primary, standby, stale-primary (writable, but another writable node is
+	// the newest primary: it takes no session), down (the last probes failed; never
+	// primary), or unknown (not probed yet).
 	Role string `json:"role"`
+	// Timeline is the timeline a writable node writes on; absent on a standby, and when
+	// the probe could not read it (TimelineError says why).
+	Timeline      *uint32 `json:"timeline,omitempty"`
+	TimelineError string  `json:"timeline_error,omitempty"`
+	// Conflict is set while more than one node is writable: on the primary, the rule
+	// that made it the newest; on a stale primary, which node is taken instead and why.
+	Conflict string `json:"conflict,omitempty"`
+	// Refusing says why the node takes no new session until its next good probe: it
+	// refused one during startup (shutting down, too many connections, no connection).
+	Refusing string `json:"refusing,omitempty"`
 	// LSN is the WAL position written (primary) or replayed (standby).
 	LSN string `json:"lsn,omitempty"`
 	// LagSeconds is how long the standby's replay has been behind the primary.
@@ -55,6 +82,32 @@ type nodeState struct {
 	promotedAt time.Time
 	role       routing.Role
 	lag        time.Duration
+	// timeline is the writable node's timeline (0: not read; timelineErr says why).
+	timeline    uint32
+	timelineErr string
+	// tlDenied, used by the probe goroutine only, is set once the login may not read the
+	// timeline; the probe then asks probeSQLNoTimeline, and asks again with the timeline
+	// every timelineRetryProbes probes (tlSkipped counts them), in case of a GRANT.
+	tlDenied  string
+	tlSkipped int
+	// stale is set while the node is writable and not the primary; conflict says why.
+	stale    bool
+	conflict string
+	// olderThan names the primary this node was found older than, until it is seen in
+	// recovery (see newestPrimary).
+	olderThan string
+	// refusing keeps the node out of routing from refusedAt until a probe started later
+	// succeeds: it refused a session during startup.
+	refusing  string
+	refusedAt time.Time
+}
+
+// probeResult is what one probe learned.
+type probeResult struct {
+	inRecovery, paused bool
+	lsn                uint64
+	timeline           uint32
+	timelineErr        string
 }
 
 type lsnSample struct {
@@ -71,16 +124,21 @@ type health struct {
 	onDemote func(node string)
 	emit     func(Event)
 
-	mu          sync.Mutex // guards nodes' fields, lastPrimary, hist
+	mu          sync.Mutex // guards nodes' fields, lastPrimary, hist, conflicts
 	lastPrimary string
 	hist        []lsnSample
 	demoted     []string // nodes that stopped being primary in this round
+	// conflicts counts, by node, the times it was found writable while not the primary.
+	conflicts map[string]uint64
+	// floor is the newest timeline a primary was seen on (0: none read).
+	floor uint32
 
 	view atomic.Pointer[[]routing.Node]
 }
 
 func newHealth(backends []Backend, interval time.Duration, emit func(Event), onDemote func(string)) *health {
-	h := &health{interval: interval, timeout: max(5*time.Second, 2*interval), emit: emit, onDemote: onDemote}
+	h := &health{interval: interval, timeout: max(5*time.Second, 2*interval), emit: emit, onDemote: onDemote,
+		conflicts: map[string]uint64{}}
 	for _, b := range backends {
 		h.nodes = append(h.nodes, &nodeState{b: b, role: routing.RoleUnknown, why: "not probed yet"})
 	}
@@ -109,10 +167,9 @@ func (h *health) run(ctx context.Context) {
 // round probes all backends at once and then settles roles and lag.
 func (h *health) round(ctx context.Context) {
 	type result struct {
-		inRecovery, paused bool
-		lsn                uint64
-		err                error
-		at                 time.Time
+		probeResult
+		err       error
+		start, at time.Time
 	}
 	res := make([]result, len(h.nodes))
 	var wg sync.WaitGroup
@@ -121,7 +178,8 @@ func (h *health) round(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			r := &res[i]
-			r.inRecovery, r.lsn, r.paused, r.err = h.probe(ctx, n)
+			r.start = time.Now()
+			r.probeResult, r.err = h.probe(ctx, n)
 			r.at = time.Now()
 		}()
 	}
@@ -151,6 +209,10 @@ func (h *health) round(ctx context.Context) {
 		}
 		n.fails, n.why, n.up, n.probedAt = 0, "", true, r.at
 		n.inRecovery, n.paused, n.lsn = r.inRecovery, r.paused, r.lsn
+		n.timeline, n.timelineErr = r.timeline, r.timelineErr
+		if n.refusing != "" && r.start.After(n.refusedAt) {
+			n.refusing = ""
+		}
 		if !r.inRecovery && wasRecovery && !first {
 			n.promotedAt = r.at
 		}
@@ -174,75 +236,146 @@ func (h *health) round(ctx context.Context) {
 }
 
 // probe runs probeSQL on the node's probe connection, connecting first when needed.
-func (h *health) probe(ctx context.Context, n *nodeState) (inRecovery bool, lsn uint64, paused bool, err error) {
+func (h *health) probe(ctx context.Context, n *nodeState) (probeResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
 	if n.conn == nil || n.conn.IsClosed() {
+		var err error
 		n.conn, err = pgconn.Connect(ctx, n.b.ProbeConnString)
 		if err != nil {
 			n.conn = nil
-			return false, 0, false, err
+			return probeResult{}, err
 		}
 	}
-	rs, err := n.conn.Exec(ctx, probeSQL).ReadAll()
-	if err == nil && (len(rs) != 1 || len(rs[0].Rows) != 1 || len(rs[0].Rows[0]) != 3) {
-		err = fmt.Errorf("health probe: unexpected result shape")
+	var r probeResult
+	row, err := h.probeRow(ctx, n)
+	if err == nil {
+		r, err = parseProbeRow(row)
 	}
 	if err != nil {
 		_ = n.conn.Close(context.Background())
 		n.conn = nil
-		return false, 0, false, err
+		return probeResult{}, err
 	}
-	row := rs[0].Rows[0]
-	inRecovery = string(row[0]) == "t"
-	paused = string(row[2]) == "t"
-	if row[1] != nil {
-		if lsn, err = parseLSN(string(row[1])); err != nil {
-			return false, 0, false, err
+	if n.tlDenied != "" && !r.inRecovery {
+		r.timelineErr = n.tlDenied
+	}
+	return r, nil
+}
+
+// probeRow runs the probe query and returns its one row. When the login may not call
+// pg_walfile_name, it asks without the timeline, and for it again every
+// timelineRetryProbes probes.
+func (h *health) probeRow(ctx context.Context, n *nodeState) ([][]byte, error) {
+	sql := probeSQL
+	if n.tlDenied != "" {
+		if n.tlSkipped++; n.tlSkipped < timelineRetryProbes {
+			sql = probeSQLNoTimeline
+		} else {
+			n.tlSkipped = 0
 		}
 	}
-	return inRecovery, lsn, paused, nil
+	rs, err := n.conn.Exec(ctx, sql).ReadAll()
+	var pe *pgconn.PgError
+	if sql == probeSQL && errors.As(err, &pe) && (pe.Code == codeInsufficientPrivilege || pe.Code == codeUndefinedFunction) {
+		n.tlDenied = "the probe login may not read it: " + pe.Message + " (" + pe.Code + ")"
+		rs, err = n.conn.Exec(ctx, probeSQLNoTimeline).ReadAll()
+	} else if sql == probeSQL && err == nil {
+		n.tlDenied, n.tlSkipped = "", 0
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) != 1 || len(rs[0].Rows) != 1 || len(rs[0].Rows[0]) < 3 {
+		return nil, fmt.Errorf("health probe: unexpected result shape")
+	}
+	return rs[0].Rows[0], nil
+}
+
+// parseProbeRow reads a row of probeSQL (or probeSQLNoTimeline, without the fourth column).
+func parseProbeRow(row [][]byte) (probeResult, error) {
+	var r probeResult
+	r.inRecovery = string(row[0]) == "t"
+	r.paused = string(row[2]) == "t"
+	if row[1] != nil {
+		lsn, err := parseLSN(string(row[1]))
+		if err != nil {
+			return r, err
+		}
+		r.lsn = lsn
+	}
+	if len(row) > 3 && row[3] != nil {
+		tli, err := timelineOfWALFile(string(row[3]))
+		if err != nil {
+			return r, err
+		}
+		r.timeline = tli
+	}
+	return r, nil
+}
+
+// timelineOfWALFile reads the timeline from a WAL file name: its first 8 hex digits
+// ("000000020000000000000003" is on timeline 2).
+func timelineOfWALFile(name string) (uint32, error) {
+	if len(name) != 24 {
+		return 0, fmt.Errorf("health probe: bad WAL file name %q", name)
+	}
+	v, err := strconv.ParseUint(name[:8], 16, 32)
+	if err != nil || v == 0 {
+		return 0, fmt.Errorf("health probe: bad WAL file name %q", name)
+	}
+	return uint32(v), nil
 }
 
 // settle decides the primary and each node's role and lag after a probe round. With two
-// nodes out of recovery (a promotion while the old primary still runs), the one promoted
-// last is the primary and the other is a stale primary that takes no session.
+// nodes out of recovery (a promotion while the old primary still runs, or the old primary
+// restarted without standby.signal), newestPrimary picks the primary; the others are
+// stale primaries that take no session, each counted and reported once as a conflict.
 func (h *health) settle(now time.Time) []Event {
 	var events []Event
-	var cands []*nodeState
+	var cands []writable
+	var candNodes []*nodeState
 	for _, n := range h.nodes {
+		if n.up && n.inRecovery {
+			n.olderThan = ""
+		}
 		if n.up && !n.inRecovery {
-			cands = append(cands, n)
+			cands = append(cands, writable{name: n.b.Name, timeline: n.timeline, promotedAt: n.promotedAt, olderThan: n.olderThan})
+			candNodes = append(candNodes, n)
 		}
 	}
-	sort.SliceStable(cands, func(i, j int) bool {
-		if !cands[i].promotedAt.Equal(cands[j].promotedAt) {
-			return cands[i].promotedAt.After(cands[j].promotedAt)
-		}
-		return cands[i].b.Name == h.lastPrimary && cands[j].b.Name != h.lastPrimary
-	})
+	win, rule := newestPrimary(cands, h.floor, h.lastPrimary)
 	var primary *nodeState
-	if len(cands) > 0 {
-		primary = cands[0]
+	if win >= 0 {
+		primary = candNodes[win]
+		h.floor = max(h.floor, primary.timeline)
 	}
 	for _, n := range h.nodes {
-		old := n.role
+		old, wasStale := n.role, n.stale
+		n.stale, n.conflict = false, ""
 		switch {
 		case !n.up:
 			// keep the last role seen; Up=false keeps the node out of routing
 		case n == primary:
 			n.role = routing.RolePrimary
+			if rule != "" {
+				n.conflict = "the newest of " + strconv.Itoa(len(cands)) + " writable nodes: " + rule
+			}
 		case !n.inRecovery:
-			n.role = routing.RoleUnknown
+			n.role, n.stale = routing.RoleStalePrimary, true
+			n.conflict = "writable, but " + staleBecause(primary, rule) + "; takes no sessions"
+			if primary != nil {
+				n.olderThan = primary.b.Name
+			}
 		default:
 			n.role = routing.RoleStandby
 		}
-		if n.role != old && n.up {
-			msg := n.role.String()
-			if n.role == routing.RoleUnknown && !n.inRecovery {
-				msg = "stale primary (another node was promoted later); takes no sessions"
-			}
-			events = append(events, Event{Kind: "role", Node: n.b.Name, Msg: msg})
+		switch {
+		case n.stale && !wasStale:
+			h.conflicts[n.b.Name]++
+			events = append(events, Event{Kind: "conflict", Node: n.b.Name, Msg: n.conflict})
+		case n.role != old && n.up:
+			events = append(events, Event{Kind: "role", Node: n.b.Name, Msg: n.role.String()})
 		}
 	}
 	cur := ""
@@ -269,6 +402,25 @@ func (h *health) settle(now time.Time) []Event {
 		}
 	}
 	return events
+}
+
+// staleBecause says why a writable node is not the primary.
+func staleBecause(primary *nodeState, rule string) string {
+	if primary == nil {
+		return "not the newest primary: " + rule
+	}
+	return primary.b.Name + " is the primary: " + rule
+}
+
+// refuse takes a node out of routing until a probe that starts after now succeeds: it
+// refused a session during startup, for the reason why.
+func (h *health) refuse(name, why string) {
+	h.mu.Lock()
+	if n := h.node(name); n != nil {
+		n.refusing, n.refusedAt = why, time.Now()
+	}
+	h.mu.Unlock()
+	h.publish()
 }
 
 func orNone(s string) string {
@@ -313,7 +465,7 @@ func (h *health) publish() {
 	h.mu.Lock()
 	v := make([]routing.Node, len(h.nodes))
 	for i, n := range h.nodes {
-		v[i] = routing.Node{Name: n.b.Name, Up: n.up, Role: n.role, Lag: n.lag, Why: n.why}
+		v[i] = routing.Node{Name: n.b.Name, Up: n.up, Role: n.role, Lag: n.lag, Why: n.why, Refusing: n.refusing}
 	}
 	h.mu.Unlock()
 	h.view.Store(&v)
@@ -326,12 +478,34 @@ func (h *health) status() []NodeStatus {
 	s := make([]NodeStatus, len(h.nodes))
 	for i, n := range h.nodes {
 		s[i] = NodeStatus{Name: n.b.Name, Addr: n.b.Addr, Up: n.up, Role: n.role.String(),
-			LagSeconds: n.lag.Seconds(), ReplayPaused: n.paused, Error: n.why, ProbedAt: n.probedAt}
-		if n.up {
+			LagSeconds: n.lag.Seconds(), ReplayPaused: n.paused, Error: n.why, ProbedAt: n.probedAt,
+			Conflict: n.conflict, Refusing: n.refusing}
+		switch {
+		case n.up:
 			s[i].LSN = formatLSN(n.lsn)
+		case n.probed:
+			s[i].Role = "down"
+		}
+		if n.up && !n.inRecovery {
+			if n.timeline != 0 {
+				tli := n.timeline
+				s[i].Timeline = &tli
+			}
+			s[i].TimelineError = n.timelineErr
 		}
 	}
 	return s
+}
+
+// conflictCounts returns, by node, how often it was found a stale primary.
+func (h *health) conflictCounts() map[string]uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := make(map[string]uint64, len(h.conflicts))
+	for k, v := range h.conflicts {
+		c[k] = v
+	}
+	return c
 }
 
 func (h *health) closeConns() {

@@ -17,10 +17,19 @@ func (l *Listener) httpHandler() http.Handler {
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		st := l.Status()
+		primary := ""
+		for _, n := range st {
+			if n.Role == routing.RolePrimary.String() {
+				primary = n.Name
+			}
+		}
 		_ = json.NewEncoder(w).Encode(struct {
+			// Primary is the one node taken for the primary ("" when there is none).
+			Primary    string       `json:"primary"`
 			Nodes      []NodeStatus `json:"nodes"`
 			Forwarding string       `json:"forwarding"`
-		}{l.Status(), l.Forwarding()})
+		}{primary, st, l.Forwarding()})
 	})
 	mux.HandleFunc("GET /route", func(w http.ResponseWriter, r *http.Request) {
 		intent := routing.ReadWrite

@@ -425,8 +425,8 @@ func TestPromotionWhileOldPrimaryRuns(t *testing.T) {
 		t.Fatalf("pg_ctl promote: %v\n%s", err, out)
 	}
 	waitFor(t, "standby1 taken for the primary", func() bool { return e.status("standby1").Role == "primary" })
-	if r := e.status("primary").Role; r != "unknown" {
-		t.Errorf("the old primary's role is %q, want unknown (a stale primary takes no sessions)", r)
+	if st := e.status("primary"); st.Role != "stale-primary" || !strings.Contains(st.Conflict, "newest timeline (primary 1, standby1 2)") {
+		t.Errorf("the old primary's role is %q (%s), want stale-primary on the older timeline", st.Role, st.Conflict)
 	}
 	if _, err := tryQueryOne(old, "SELECT 1::text"); err == nil {
 		t.Error("the session on the old primary was not ended")

@@ -21,11 +21,13 @@ type metrics struct {
 	cancels  map[string]uint64    // result
 	ended    map[string]uint64    // node
 	forward  map[string]uint64    // forwarding mode of sessions past startup
+	retries  map[[2]string]uint64 // node, reason
 }
 
 func newMetrics() *metrics {
 	return &metrics{sessions: map[[2]string]uint64{}, active: map[string]int64{}, failures: map[[2]string]uint64{},
-		bytes: map[[2]string]uint64{}, cancels: map[string]uint64{}, ended: map[string]uint64{}, forward: map[string]uint64{}}
+		bytes: map[[2]string]uint64{}, cancels: map[string]uint64{}, ended: map[string]uint64{}, forward: map[string]uint64{},
+		retries: map[[2]string]uint64{}}
 }
 
 func (m *metrics) sessionStarted(i routing.Intent, node string) {
@@ -44,6 +46,12 @@ func (m *metrics) sessionEnded(node string) {
 func (m *metrics) addFailure(f Failure, intent string) {
 	m.mu.Lock()
 	m.failures[[2]string{f.String(), intent}]++
+	m.mu.Unlock()
+}
+
+func (m *metrics) addRetry(node, reason string) {
+	m.mu.Lock()
+	m.retries[[2]string{node, reason}]++
 	m.mu.Unlock()
 }
 
@@ -82,6 +90,13 @@ type Counts struct {
 	// Forwarded counts sessions past their startup phase by how they were forwarded:
 	// "kernel", or "user" when the kernel forwarder would not take them.
 	Forwarded map[string]uint64
+	// Retries counts new sessions moved on to the next candidate because a node refused
+	// them at startup, by "node/reason" (connect_failed, cannot_connect_now,
+	// too_many_connections).
+	Retries map[string]uint64
+	// Conflicts counts, by node, the times it was found writable while another node (or
+	// none) was taken for the primary.
+	Conflicts map[string]uint64
 }
 
 // Counts returns the listener's counters.
@@ -89,7 +104,11 @@ func (l *Listener) Counts() Counts {
 	m := l.metrics
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := Counts{Sessions: map[string]uint64{}, Failures: map[string]uint64{}, Cancels: map[string]uint64{}, Forwarded: map[string]uint64{}}
+	c := Counts{Sessions: map[string]uint64{}, Failures: map[string]uint64{}, Cancels: map[string]uint64{},
+		Forwarded: map[string]uint64{}, Retries: map[string]uint64{}, Conflicts: l.health.conflictCounts()}
+	for k, v := range m.retries {
+		c.Retries[k[0]+"/"+k[1]] = v
+	}
 	for k, v := range m.forward {
 		c.Forwarded[k] = v
 	}
@@ -138,7 +157,16 @@ func (l *Listener) writeProm(w io.Writer) {
 	for _, k := range sortedKeys(m.forward) {
 		fmt.Fprintf(&b, "agbench_listener_forwarded_sessions_total{mode=%q} %d\n", k, m.forward[k])
 	}
+	family(&b, "agbench_listener_startup_retries_total", "counter", "New sessions moved on to the next candidate because the node refused them at startup, before any byte reached the client, by reason: connect_failed (no connection, or no answer), cannot_connect_now (57P03: starting up, shutting down), too_many_connections (53300).")
+	for _, k := range sortedKeys2(m.retries) {
+		fmt.Fprintf(&b, "agbench_listener_startup_retries_total{node=%q,reason=%q} %d\n", k[0], k[1], m.retries[k])
+	}
 	m.mu.Unlock()
+	conflicts := l.health.conflictCounts()
+	family(&b, "agbench_listener_primary_conflicts_total", "counter", "Times the node was found writable while another node was taken for the newest primary (or none could be told newest), by the node not taken.")
+	for _, k := range sortedKeys(conflicts) {
+		fmt.Fprintf(&b, "agbench_listener_primary_conflicts_total{node=%q} %d\n", k, conflicts[k])
+	}
 	st := l.health.status()
 	family(&b, "agbench_listener_backend_up", "gauge", "1 when the last health probes of the node succeeded.")
 	for _, n := range st {
@@ -147,6 +175,20 @@ func (l *Listener) writeProm(w io.Writer) {
 	family(&b, "agbench_listener_backend_primary", "gauge", "1 for the node the listener takes for the primary.")
 	for _, n := range st {
 		fmt.Fprintf(&b, "agbench_listener_backend_primary{node=%q} %d\n", n.Name, b2i(n.Role == routing.RolePrimary.String()))
+	}
+	family(&b, "agbench_listener_backend_stale_primary", "gauge", "1 for a writable node that is not taken for the primary: it takes no session.")
+	for _, n := range st {
+		fmt.Fprintf(&b, "agbench_listener_backend_stale_primary{node=%q} %d\n", n.Name, b2i(n.Role == routing.RoleStalePrimary.String()))
+	}
+	family(&b, "agbench_listener_backend_refusing", "gauge", "1 for a node out of routing until its next good probe because it refused a session at startup.")
+	for _, n := range st {
+		fmt.Fprintf(&b, "agbench_listener_backend_refusing{node=%q} %d\n", n.Name, b2i(n.Refusing != ""))
+	}
+	family(&b, "agbench_listener_backend_timeline", "gauge", "The timeline a writable node writes on (absent for standbys and when the probe login may not read it).")
+	for _, n := range st {
+		if n.Timeline != nil {
+			fmt.Fprintf(&b, "agbench_listener_backend_timeline{node=%q} %d\n", n.Name, *n.Timeline)
+		}
 	}
 	family(&b, "agbench_listener_backend_lag_seconds", "gauge", "How long the standby's replay has been behind the primary.")
 	for _, n := range st {

@@ -27,8 +27,11 @@ const maxStartupBackendMsg = 1 << 20
 type session struct {
 	client  net.Conn
 	backend net.Conn
-	node    string
-	intent  routing.Intent
+	// br reads the backend; it holds the backend's first message, already read to see
+	// whether the backend refused the session.
+	br     *bufio.Reader
+	node   string
+	intent routing.Intent
 	// primary is true when the session went to the node while it was the primary.
 	primary bool
 	key     string
@@ -69,27 +72,21 @@ func (l *Listener) handle(c net.Conn, readOnlyPort bool) {
 		sendError(conn, codeInvalidParamValue, err.Error(), "")
 		return
 	}
-	d, backend, err := l.dialRoute(intent)
-	if err != nil {
-		var nt *routing.NoTargetError
-		hint := "agbench listener: see its /status or metrics for each node's health"
-		if errors.As(err, &nt) && intent == routing.ReadOnly {
-			hint = "Bring a listed node back, raise --max-lag, or list the primary to let it serve read intent."
-		}
-		l.metrics.addFailure(FailNoTarget, intent.String())
-		l.emit(Event{Kind: "refused", Msg: err.Error()})
-		sendError(conn, codeRejected, "agbench listener: "+err.Error(), hint)
-		return
-	}
-	defer backend.Close()
-	tuneTCP(backend)
 	startup, err := sm.Encode(nil)
 	if err != nil {
 		l.metrics.addFailure(FailBadStartup, "")
 		sendError(conn, codeProtocolViolation, "agbench listener: "+err.Error(), "")
 		return
 	}
-	s := &session{client: conn, backend: backend, node: d.Node, intent: intent, primary: d.Primary}
+	b, fail, err := l.openBackend(intent, startup)
+	if err != nil || b.refusal != nil {
+		l.refuseSession(conn, intent, b, fail, err)
+		return
+	}
+	backend := b.conn
+	defer backend.Close()
+	d := b.d
+	s := &session{client: conn, backend: backend, br: b.br, node: d.Node, intent: intent, primary: d.Primary}
 	if !l.register(s) {
 		l.metrics.addFailure(FailShuttingDown, intent.String())
 		sendError(conn, codeCannotConnectNow, "agbench listener is shutting down", "")
@@ -97,46 +94,33 @@ func (l *Listener) handle(c net.Conn, readOnlyPort bool) {
 	}
 	defer l.unregister(s)
 	_ = c.SetDeadline(time.Time{})
-	if _, err := backend.Write(startup); err != nil {
-		l.metrics.addFailure(FailBackendUnreachable, intent.String())
-		sendError(conn, codeConnectionFailure, fmt.Sprintf("agbench listener: node %s: %v", d.Node, err), "")
-		return
-	}
 	l.metrics.sessionStarted(intent, d.Node)
 	defer l.metrics.sessionEnded(d.Node)
 	l.forward(s)
 }
 
-// dialRoute chooses a node for the intent and connects to it. A node that does not answer
-// although its last probe was good counts as down for this session, and the choice is made
-// again, so a node that just failed costs a retry, not a refused session.
-func (l *Listener) dialRoute(intent routing.Intent) (routing.Decision, net.Conn, error) {
-	nodes := l.health.routingNodes()
-	dialer := &net.Dialer{Timeout: l.cfg.DialTimeout, KeepAlive: 15 * time.Second}
-	for {
-		d, err := l.router.Choose(intent, nodes)
-		if err != nil {
-			return d, nil, err
-		}
-		c, err := dialer.Dial("tcp", l.backend(d.Node).Addr)
-		if err == nil {
-			return d, c, nil
-		}
-		l.metrics.addFailure(FailBackendUnreachable, intent.String())
-		l.emit(Event{Kind: "error", Node: d.Node, Msg: "connect: " + rootCause(err)})
-		nodes = withDown(nodes, d.Node, rootCause(err))
+// refuseSession answers a client whose session no node took: with the last backend's own
+// refusal when every candidate refused it at startup, else with the listener's.
+func (l *Listener) refuseSession(conn net.Conn, intent routing.Intent, b *backendConn, fail Failure, err error) {
+	if err == nil { // b.refusal is set
+		l.metrics.addFailure(FailBackendRefused, intent.String())
+		l.emit(Event{Kind: "refused", Node: b.d.Node, Msg: "no node left to retry on; passing on " + b.why})
+		_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = conn.Write(b.refusal)
+		return
 	}
-}
-
-// withDown returns a copy of nodes with one marked down.
-func withDown(nodes []routing.Node, name, why string) []routing.Node {
-	c := append([]routing.Node(nil), nodes...)
-	for i := range c {
-		if c[i].Name == name {
-			c[i].Up, c[i].Why = false, why
-		}
+	l.metrics.addFailure(fail, intent.String())
+	if fail == FailShuttingDown {
+		sendError(conn, codeCannotConnectNow, "agbench listener is shutting down", "")
+		return
 	}
-	return c
+	var nt *routing.NoTargetError
+	hint := "agbench listener: see its /status or metrics for each node's health"
+	if errors.As(err, &nt) && intent == routing.ReadOnly {
+		hint = "Bring a listed node back, raise --max-lag, or list the primary to let it serve read intent."
+	}
+	l.emit(Event{Kind: "refused", Msg: err.Error()})
+	sendError(conn, codeRejected, "agbench listener: "+err.Error(), hint)
 }
 
 // startupPhase answers SSLRequest and GSSENCRequest, serves a CancelRequest, and returns
@@ -313,7 +297,7 @@ func (l *Listener) toKernel(s *session, up, down *atomic.Int64) {
 // BackendKeyData for cancel requests; then it passes on what it has read ahead. What it
 // writes to the client is counted in down.
 func (l *Listener) relayStartup(s *session, up, down *atomic.Int64) error {
-	br := bufio.NewReaderSize(s.backend, 8192)
+	br := s.br
 	var out []byte
 	flush := func() error {
 		if len(out) == 0 {

@@ -43,6 +43,9 @@ const (
 	RoleUnknown Role = iota
 	RolePrimary
 	RoleStandby
+	// RoleStalePrimary is a writable node that is not taken for the primary: another
+	// writable node is newer (a split brain). It takes no session.
+	RoleStalePrimary
 )
 
 func (r Role) String() string {
@@ -51,6 +54,8 @@ func (r Role) String() string {
 		return "primary"
 	case RoleStandby:
 		return "standby"
+	case RoleStalePrimary:
+		return "stale-primary"
 	}
 	return "unknown"
 }
@@ -67,6 +72,11 @@ type Node struct {
 	Lag time.Duration
 	// Why says what is wrong when Up is false (the probe's error), for messages.
 	Why string
+	// Refusing, when set, says why the node takes no new session although its last probe
+	// was good: it refused a session during startup since then (shutting down, too many
+	// connections, connection refused). The node keeps its role, so the primary's
+	// routing list still applies while the primary refuses.
+	Refusing string
 }
 
 // Policy is how sessions are routed.
@@ -162,6 +172,11 @@ func (r *Router) Choose(intent Intent, nodes []Node) (Decision, error) {
 		if primary == "" {
 			return Decision{}, &NoTargetError{Intent: intent, Skipped: whyNoPrimary(nodes)}
 		}
+		for _, n := range nodes {
+			if n.Name == primary && n.Refusing != "" {
+				return Decision{}, &NoTargetError{Intent: intent, Skipped: []string{primary + ": refused a session since its last probe (" + n.Refusing + ")"}}
+			}
+		}
 		return Decision{Node: primary, Primary: true}, nil
 	}
 	list, key := r.ListFor(primary, nodes)
@@ -202,6 +217,8 @@ func (r *Router) unusable(n *Node, primary string) string {
 			return "down (" + n.Why + ")"
 		}
 		return "down"
+	case n.Refusing != "":
+		return "refused a session since its last probe (" + n.Refusing + ")"
 	case n.Name == primary:
 		return ""
 	case n.Role != RoleStandby:

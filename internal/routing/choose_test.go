@@ -162,9 +162,45 @@ func TestDefaultListIsStandbysThenPrimary(t *testing.T) {
 func TestStalePrimaryIsNotAStandby(t *testing.T) {
 	r := NewRouter(Policy{Lists: map[string]List{"": mustParse(t, "('standby1','standby2')")}})
 	nodes := healthy()
-	nodes[1].Role = RoleUnknown
+	nodes[1].Role = RoleStalePrimary
 	if got := choose(t, r, ReadOnly, nodes); got != "standby2" {
 		t.Fatalf("got %s", got)
+	}
+	nodes[2].Role = RoleUnknown
+	_, err := r.Choose(ReadOnly, nodes)
+	if err == nil || !strings.Contains(err.Error(), "standby1: not a standby (stale-primary)") {
+		t.Fatalf("want refusal naming the stale primary, got %v", err)
+	}
+}
+
+// A node that refused a session keeps its role: the primary's own list still applies,
+// the next member of a load-balanced set takes the session, and a refusing primary is
+// named as such.
+func TestRefusingNodeIsSkippedAndKeepsItsRole(t *testing.T) {
+	r := NewRouter(Policy{Lists: map[string]List{
+		"primary": mustParse(t, "(('standby1','standby2'),'primary')"),
+		"":        mustParse(t, "('standby2')"),
+	}})
+	nodes := healthy()
+	nodes[1].Refusing = "the database system is shutting down (57P03)"
+	for i := 0; i < 3; i++ {
+		if got := choose(t, r, ReadOnly, nodes); got != "standby2" {
+			t.Fatalf("with standby1 refusing got %s", got)
+		}
+	}
+	nodes[2].Refusing = "connection refused"
+	if got := choose(t, r, ReadOnly, nodes); got != "primary" {
+		t.Fatalf("with both standbys refusing got %s, want the primary listed last", got)
+	}
+	nodes[0].Refusing = "sorry, too many clients already (53300)"
+	_, err := r.Choose(ReadOnly, nodes)
+	if err == nil || !strings.Contains(err.Error(), "standby1: refused a session since its last probe (the database system is shutting down (57P03))") ||
+		!strings.Contains(err.Error(), "(('standby1','standby2'),'primary')") {
+		t.Fatalf("read-only with all refusing: %v", err)
+	}
+	_, err = r.Choose(ReadWrite, nodes)
+	if err == nil || !strings.Contains(err.Error(), "primary: refused a session since its last probe (sorry, too many clients already (53300))") {
+		t.Fatalf("read-write with the primary refusing: %v", err)
 	}
 }
 
