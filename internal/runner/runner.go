@@ -177,6 +177,16 @@ func landings(ws []workload.Worker) []result.Sessions {
 	return out
 }
 
+// reconnects reports whether the step's workers make a lost session again.
+func reconnects(ws []workload.Worker) bool {
+	for _, w := range ws {
+		if _, ok := w.(workload.Reconnector); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // tally is the state the VUs of a step share.
 type tally struct {
 	measuring atomic.Bool
@@ -184,11 +194,19 @@ type tally struct {
 	errors    atomic.Int64
 	mu        sync.Mutex
 	samples   []string
+	classes   errorClasses
+	outages   outages
 }
 
-func (t *tally) noteError(err error) {
+// noteError counts a failed operation of the window in its class, at the time it failed,
+// and keeps its message when it is one of the first distinct ones.
+func (t *tally) noteError(err error, lost bool, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.classes == nil {
+		t.classes = errorClasses{}
+	}
+	t.classes.note(Classify(err, lost), err, at)
 	msg := err.Error()
 	if len(t.samples) >= maxErrorSamples {
 		return
@@ -232,6 +250,10 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 	// Sessions end before the hooks read the server, so that their statistics are flushed.
 	closeWorkers(workers)
 	st.ErrorSamples = ex.tally.samples
+	st.Errors = ex.tally.classes.list()
+	if reconnects(workers) {
+		st.Reconnects = ex.tally.outages.result()
+	}
 	st.LateStarts = ex.tally.late.Load()
 	ops, err := ex.reg.Ops()
 	if err != nil {
@@ -239,6 +261,10 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 	}
 	st.Ops = ops
 	st.Throughput = ex.reg.Throughput()
+	st.ErrorThroughput = ex.reg.ErrorThroughput()
+	if runErr == nil && st.Totals().Count == 0 {
+		runErr = fmt.Errorf("%w (%d failed)", ErrNoSuccess, st.Totals().Errors)
+	}
 	if st.Client.UserSeconds+st.Client.SystemSeconds > 0 {
 		if n := st.Totals(); n.Count+n.Errors > 0 {
 			st.Client.PerOpMicros = (st.Client.UserSeconds + st.Client.SystemSeconds) * 1e6 / float64(n.Count+n.Errors)
@@ -396,7 +422,9 @@ func (ex *execution) openWindow(ctx context.Context, st *result.Step, now time.T
 	ex.tally.errors.Store(0)
 	ex.tally.mu.Lock()
 	ex.tally.samples = nil
+	ex.tally.classes = nil
 	ex.tally.mu.Unlock()
+	ex.tally.outages.open(now)
 	st.Window.Start = now
 	ex.cpuUser, ex.cpuSys = cpuTimes()
 	ex.tally.measuring.Store(true)
@@ -474,6 +502,7 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 	}
 	var done int64
 	var op workload.Op
+	rc, _ := w.(workload.Reconnector)
 	for ctx.Err() == nil {
 		if jobs == nil && ex.spec.Iterations > 0 && done >= ex.spec.Iterations {
 			return
@@ -498,22 +527,25 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 			// Cut off by the end of the window or cancellation: not an operation of the window.
 			return
 		}
-		if !measuring {
-			// Begun in ramp-up: not an operation of the window.
-			continue
-		}
-		done++
-		name := op.Name
-		if name == "" {
-			name = workload.DefaultOp
-		}
-		h.Record(measure.Sample{Op: name, Latency: lat, Err: err != nil, Rows: op.Rows, Bytes: op.Bytes, Retries: op.Retries})
-		if err != nil {
-			ex.tally.noteError(err)
-			if n := ex.tally.errors.Add(1); ex.spec.MaxErrors > 0 && n > ex.spec.MaxErrors {
-				stop(fmt.Errorf("%w (%d; first: %v)", ErrTooManyErrors, n, err))
-				return
+		lost := err != nil && rc != nil && rc.Lost()
+		// Begun in ramp-up: not an operation of the window.
+		if measuring {
+			done++
+			name := op.Name
+			if name == "" {
+				name = workload.DefaultOp
 			}
+			h.Record(measure.Sample{Op: name, Latency: lat, Err: err != nil, Rows: op.Rows, Bytes: op.Bytes, Retries: op.Retries})
+			if err != nil {
+				ex.tally.noteError(err, lost, time.Now())
+				if n := ex.tally.errors.Add(1); ex.spec.MaxErrors > 0 && n > ex.spec.MaxErrors {
+					stop(fmt.Errorf("%w (%d; first: %v)", ErrTooManyErrors, n, err))
+					return
+				}
+			}
+		}
+		if lost && !ex.tally.outages.reconnect(ctx, rc) {
+			return
 		}
 	}
 }

@@ -1,0 +1,147 @@
+package runner
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/workload"
+)
+
+// Backoff between attempts to make a lost session again: the first attempt is at once,
+// then the waits double from ReconnectMinWait up to ReconnectMaxWait, for as long as the
+// step runs. A server that restarts in a second is back in a few attempts; one that is
+// down for long is asked once a second, not flooded.
+const (
+	ReconnectMinWait = 50 * time.Millisecond
+	ReconnectMaxWait = time.Second
+)
+
+// Backoff is a bounded exponential backoff: Next returns Min, then twice the last wait,
+// never more than Max.
+type Backoff struct {
+	Min, Max time.Duration
+	last     time.Duration
+}
+
+// Next returns the wait before the next attempt.
+func (b *Backoff) Next() time.Duration {
+	switch {
+	case b.last <= 0:
+		b.last = b.Min
+	case b.last < b.Max:
+		b.last *= 2
+	}
+	b.last = min(b.last, b.Max)
+	return b.last
+}
+
+// sleep waits d, or less when ctx ends; it reports whether it waited the whole time.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// outages counts the sessions a step's workers lost and made again. An outage counts in
+// the window when the session was lost in it, or was still being made again when it opened;
+// its time without a session counts from the window's start at the earliest.
+type outages struct {
+	opened      atomic.Bool
+	windowStart atomic.Int64 // unix nanoseconds
+	mu          sync.Mutex
+	r           result.Reconnects
+}
+
+// open notes the window's start and forgets the outages of the ramp-up.
+func (o *outages) open(at time.Time) {
+	o.mu.Lock()
+	o.r = result.Reconnects{}
+	o.mu.Unlock()
+	o.windowStart.Store(at.UnixNano())
+	o.opened.Store(true)
+}
+
+// inWindow reports whether the window is open, and clips t to its start.
+func (o *outages) inWindow(t time.Time) (time.Time, bool) {
+	if !o.opened.Load() {
+		return t, false
+	}
+	if ws := time.Unix(0, o.windowStart.Load()); t.Before(ws) {
+		return ws, true
+	}
+	return t, true
+}
+
+// failed counts a failed attempt of an outage.
+func (o *outages) failed(err error) {
+	if !o.opened.Load() {
+		return
+	}
+	o.mu.Lock()
+	o.r.Failed++
+	o.r.LastError = err.Error()
+	o.mu.Unlock()
+}
+
+// ended counts an outage from lost to end, restored or not (the step ended first).
+func (o *outages) ended(lost, end time.Time, restored bool) {
+	from, ok := o.inWindow(lost)
+	if !ok {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.r.Lost++
+	if o.r.First.IsZero() || from.Before(o.r.First) {
+		o.r.First = from
+	}
+	if restored {
+		o.r.Count++
+		if end.After(o.r.Last) {
+			o.r.Last = end
+		}
+	} else {
+		o.r.Unrestored++
+	}
+	if d := end.Sub(from).Seconds(); d > 0 {
+		o.r.DownSeconds += d
+		o.r.MaxDownSeconds = max(o.r.MaxDownSeconds, d)
+	}
+}
+
+// result returns the window's figures.
+func (o *outages) result() *result.Reconnects {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	r := o.r
+	return &r
+}
+
+// reconnect makes a lost session again: at once, then after each failure a wait from the
+// backoff, until it succeeds or ctx (the step) ends. It reports whether the session is back.
+func (o *outages) reconnect(ctx context.Context, w workload.Reconnector) bool {
+	lost := time.Now()
+	b := Backoff{Min: ReconnectMinWait, Max: ReconnectMaxWait}
+	for {
+		err := w.Reconnect(ctx)
+		if err == nil {
+			o.ended(lost, time.Now(), true)
+			return true
+		}
+		if ctx.Err() == nil {
+			o.failed(err)
+		}
+		if ctx.Err() != nil || !sleep(ctx, b.Next()) {
+			o.ended(lost, time.Now(), false)
+			return false
+		}
+	}
+}
