@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/target"
 	"github.com/agbench/agbench/internal/workload/stress"
+	"github.com/agbench/agbench/internal/workload/tpcc"
 )
 
 // stressLoad is a short stress experiment of 2 threads against the cluster's primary.
@@ -136,5 +138,71 @@ func TestStressServerDownIsIncomplete(t *testing.T) {
 	got, err := result.Read(out.Path)
 	if err != nil || got.Complete || got.Steps[0].IncompleteReason == "" {
 		t.Fatalf("result file: %v complete %v", err, got.Complete)
+	}
+}
+
+// A restart of the primary in the middle of a tpcc step: the client's NOPM and TPM are
+// there (they never depended on the server's counters), the sessions are made again, the
+// server's NOPM is read on a new session (the districts survive a restart) and its TPM is
+// absent with a warning that says why, never 0.
+func TestTPCCSurvivesARestart(t *testing.T) {
+	topo := clustertest.New(t, clustertest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cs := topo.ConnString(topo.Primary(), "")
+	cfg, err := tpcc.ConnConfig(cs, "--primary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tpcc.Build(ctx, cfg, tpcc.BuildOptions{Warehouses: 1, Loaders: 1, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	w := &tpcc.Workload{Primary: cfg, Mode: tpcc.ModeFunctions, Seed: 1}
+	if _, err := w.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	smp, err := w.NewSampler(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer smp.Close()
+	l := &Load{Command: "tpcc run", Version: "test", Args: []string{"tpcc", "run"},
+		Target: &target.Target{Topo: topo, Primary: cs}, Intent: target.ReadWrite,
+		Sweep: runner.Sweep{Axes: []runner.Axis{{Name: "vus", Values: []string{"2"}}}, Seed: 1},
+		Step:  runner.StepSpec{Duration: 6 * time.Second, MaxErrors: 100}, Results: t.TempDir()}
+	go func() {
+		time.Sleep(2 * time.Second)
+		name := topo.Primary().Name
+		if err := topo.StopNode(ctx, name); err != nil {
+			t.Error(err)
+		}
+		if err := topo.StartNode(ctx, name); err != nil {
+			t.Error(err)
+		}
+	}()
+	out, err := l.Run(ctx, w, Hooks{Samplers: []runner.Sampler{smp}})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	st := out.Result.Steps[0]
+	t.Logf("counters %v; errors %+v; reconnects %+v; warnings %q", st.Counters, st.Errors, st.Reconnects, st.Warnings)
+	if !out.Result.Complete || st.Counters[tpcc.CounterNOPM] <= 0 || st.Counters[tpcc.CounterTPM] <= 0 {
+		t.Fatalf("complete %v, client NOPM %v TPM %v", out.Result.Complete, st.Counters[tpcc.CounterNOPM], st.Counters[tpcc.CounterTPM])
+	}
+	if _, ok := st.Counters[tpcc.CounterServerTPM]; ok {
+		t.Fatalf("server TPM %v across a restart, want absent", st.Counters[tpcc.CounterServerTPM])
+	}
+	if _, ok := st.Counters[tpcc.CounterServerNOPM]; !ok {
+		t.Fatal("server NOPM absent; the districts can be read after the restart")
+	}
+	warned := false
+	for _, w := range st.Warnings {
+		warned = warned || strings.Contains(w, "server TPM absent")
+	}
+	if !warned {
+		t.Fatalf("no warning says why server TPM is absent: %q", st.Warnings)
+	}
+	if st.Reconnects == nil || st.Reconnects.Count < 1 || len(st.Errors) == 0 {
+		t.Fatalf("reconnects %+v errors %+v", st.Reconnects, st.Errors)
 	}
 }

@@ -54,6 +54,8 @@ type Sampler struct {
 	w      *Workload
 	conn   *pgx.Conn
 	before *Counters
+	// reopened says the counters' session was made again since the window's start.
+	reopened bool
 
 	stopLag chan struct{}
 	lagDone chan struct{}
@@ -81,19 +83,14 @@ func (s *Sampler) Start(ctx context.Context, step *result.Step) error {
 	s.before = nil
 	s.lag, s.maxLagB, s.maxLagS = result.TimeSeries{Unit: "bytes"}, 0, 0
 	s.stopLag, s.lagDone = make(chan struct{}), make(chan struct{})
-	if err := s.ensureConn(ctx); err != nil {
-		close(s.lagDone)
-		step.Warnings = append(step.Warnings, fmt.Sprintf("%s: %v", absentServer, err))
-		return nil
-	}
-	before, err := ReadCounters(ctx, s.conn)
+	before, err := s.read(ctx)
 	if err != nil {
 		close(s.lagDone)
 		step.Warnings = append(step.Warnings, fmt.Sprintf("%s: read at the window's start: %v", absentServer, err))
 		return nil
 	}
-	s.before = &before
-	go s.followLag(ctx, s.conn)
+	s.before, s.reopened = &before, false
+	go s.followLag(ctx)
 	return nil
 }
 
@@ -105,16 +102,42 @@ func (s *Sampler) ensureConn(ctx context.Context) error {
 	if s.conn != nil && !s.conn.IsClosed() {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, counterTimeout)
+	defer cancel()
 	c, err := Connect(ctx, s.w.Primary)
 	if err != nil {
 		return fmt.Errorf("connect to the primary: %w", err)
+	}
+	if s.conn != nil {
+		s.reopened = true
 	}
 	s.conn = c
 	return nil
 }
 
-// followLag reads the standbys' replay lag every lagInterval until Stop.
-func (s *Sampler) followLag(ctx context.Context, conn *pgx.Conn) {
+// counterTimeout bounds the making of the counters' session again, so that a server gone
+// for good does not hold up the end of a step.
+const counterTimeout = 5 * time.Second
+
+// read reads the server's counters, on a session made again when it was lost: when the
+// read fails because the session was lost then, it is made again and read once more.
+func (s *Sampler) read(ctx context.Context) (Counters, error) {
+	if err := s.ensureConn(ctx); err != nil {
+		return Counters{}, err
+	}
+	c, err := ReadCounters(ctx, s.conn)
+	if err != nil && s.conn.IsClosed() {
+		if err := s.ensureConn(ctx); err != nil {
+			return Counters{}, err
+		}
+		c, err = ReadCounters(ctx, s.conn)
+	}
+	return c, err
+}
+
+// followLag reads the standbys' replay lag every lagInterval until Stop, on the counters'
+// session (made again when it was lost: Stop reads nothing until this ends).
+func (s *Sampler) followLag(ctx context.Context) {
 	defer close(s.lagDone)
 	t := time.NewTicker(lagInterval)
 	defer t.Stop()
@@ -125,8 +148,11 @@ func (s *Sampler) followLag(ctx context.Context, conn *pgx.Conn) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
+			if s.ensureConn(ctx) != nil {
+				continue
+			}
 			var bytes, secs *float64
-			err := conn.QueryRow(ctx, `SELECT max(pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn))::float8,
+			err := s.conn.QueryRow(ctx, `SELECT max(pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn))::float8,
 				max(extract(epoch FROM replay_lag))::float8 FROM pg_stat_replication`).Scan(&bytes, &secs)
 			if err != nil || bytes == nil {
 				continue
@@ -204,18 +230,13 @@ func (s *Sampler) serverCounters(ctx context.Context, step *result.Step, min flo
 	if s.before == nil {
 		return // Start said why
 	}
-	lost := s.conn.IsClosed()
-	if err := s.ensureConn(ctx); err != nil {
-		step.Warnings = append(step.Warnings, fmt.Sprintf("%s: the counters' session was lost during the window and not made again: %v", absentServer, err))
-		return
-	}
-	after, err := ReadCounters(ctx, s.conn)
+	after, err := s.read(ctx)
 	if err != nil {
 		step.Warnings = append(step.Warnings, fmt.Sprintf("%s: read at the window's end: %v", absentServer, err))
 		return
 	}
 	step.Counters[CounterServerNOPM] = float64(after.NewOrders-s.before.NewOrders) / min
-	if lost {
+	if s.reopened {
 		step.Warnings = append(step.Warnings, "tpcc: server TPM absent: the counters' session was lost during the window "+
 			"(a restart or a failover), and pg_stat_database's commits+rollbacks do not continue across it")
 		return
