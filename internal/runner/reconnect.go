@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +18,25 @@ import (
 const (
 	ReconnectMinWait = 50 * time.Millisecond
 	ReconnectMaxWait = time.Second
+	// DefaultReconnectFor is how long a VU of a step of iterations, which has no end in
+	// time, keeps trying before it gives up (see StepSpec.ReconnectFor).
+	DefaultReconnectFor = time.Minute
 )
+
+// ErrSessionsLost ends a step some of whose VUs gave up making their lost session again.
+var ErrSessionsLost = errors.New("lost sessions not made again")
+
+// reconnectFor is how long a VU keeps trying to make its lost session again; 0 means
+// until the step ends.
+func (s StepSpec) reconnectFor() time.Duration {
+	if s.ReconnectFor > 0 {
+		return s.ReconnectFor
+	}
+	if s.Iterations > 0 {
+		return DefaultReconnectFor
+	}
+	return 0
+}
 
 // Backoff is a bounded exponential backoff: Next returns Min, then twice the last wait,
 // never more than Max.
@@ -56,6 +75,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 type outages struct {
 	opened      atomic.Bool
 	windowStart atomic.Int64 // unix nanoseconds
+	gaveUp      atomic.Int64
 	mu          sync.Mutex
 	r           result.Reconnects
 }
@@ -126,21 +146,31 @@ func (o *outages) result() *result.Reconnects {
 }
 
 // reconnect makes a lost session again: at once, then after each failure a wait from the
-// backoff, until it succeeds or ctx (the step) ends. It reports whether the session is back.
-func (o *outages) reconnect(ctx context.Context, w workload.Reconnector) bool {
+// backoff, until it succeeds, ctx (the step) ends, or for (when above 0) has passed, when
+// the VU gives up. It reports whether the session is back.
+func (o *outages) reconnect(ctx context.Context, w workload.Reconnector, limit time.Duration) bool {
 	lost := time.Now()
+	tryCtx := ctx
+	if limit > 0 {
+		var cancel context.CancelFunc
+		tryCtx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
 	b := Backoff{Min: ReconnectMinWait, Max: ReconnectMaxWait}
 	for {
-		err := w.Reconnect(ctx)
+		err := w.Reconnect(tryCtx)
 		if err == nil {
 			o.ended(lost, time.Now(), true)
 			return true
 		}
-		if ctx.Err() == nil {
+		if tryCtx.Err() == nil {
 			o.failed(err)
 		}
-		if ctx.Err() != nil || !sleep(ctx, b.Next()) {
+		if tryCtx.Err() != nil || !sleep(tryCtx, b.Next()) {
 			o.ended(lost, time.Now(), false)
+			if ctx.Err() == nil {
+				o.gaveUp.Add(1)
+			}
 			return false
 		}
 	}

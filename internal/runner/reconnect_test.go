@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/workload"
 )
 
@@ -168,4 +169,65 @@ func TestNoReconnectorNoFigures(t *testing.T) {
 	if len(st.Errors) != 1 || st.Errors[0].SQLState != ClassClient || st.Errors[0].Count != 10 || st.Errors[0].Message != "bad value" {
 		t.Fatalf("error classes %+v", st.Errors)
 	}
+}
+
+// A step of iterations has no end in time: a VU whose server does not come back gives up
+// after ReconnectFor, and the step ends, incomplete, rather than waiting for ever.
+func TestIterationsGiveUpALostSession(t *testing.T) {
+	srv := &flakyServer{}
+	var n atomic.Int64
+	l := &flakyLoad{srv: srv}
+	go func() {
+		for n.Load() < 20 {
+			time.Sleep(time.Millisecond)
+		}
+		srv.down.Store(true)
+	}()
+	type outcome struct {
+		steps []result.Step
+		err   error
+	}
+	got := make(chan outcome, 1)
+	go func() {
+		steps, err := Run(context.Background(), Config{
+			Workload: &countingLoad{flakyLoad: l, n: &n}, Plan: Sweep{}.Plan(), Tick: 50 * time.Millisecond,
+			Spec: func(Point) StepSpec {
+				return StepSpec{VUs: 2, Iterations: 1_000_000, ReconnectFor: 200 * time.Millisecond}
+			},
+		})
+		got <- outcome{steps, err}
+	}()
+	select {
+	case o := <-got:
+		if len(o.steps) != 1 {
+			t.Fatalf("%d steps, err %v", len(o.steps), o.err)
+		}
+		s := o.steps[0]
+		if !errors.Is(o.err, ErrSessionsLost) || s.Complete || s.Reconnects == nil || s.Reconnects.Unrestored != 2 {
+			t.Fatalf("err %v complete %v reconnects %+v", o.err, s.Complete, s.Reconnects)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the step waited for a session that never came back")
+	}
+}
+
+// countingLoad counts the operations of a flakyLoad.
+type countingLoad struct {
+	*flakyLoad
+	n *atomic.Int64
+}
+
+type countingWorker struct {
+	*flakyWorker
+	n *atomic.Int64
+}
+
+func (l *countingLoad) NewWorker(ctx context.Context, vu workload.VU) (workload.Worker, error) {
+	w, _ := l.flakyLoad.NewWorker(ctx, vu)
+	return &countingWorker{flakyWorker: w.(*flakyWorker), n: l.n}, nil
+}
+
+func (w *countingWorker) Do(ctx context.Context, op *workload.Op) error {
+	w.n.Add(1)
+	return w.flakyWorker.Do(ctx, op)
 }

@@ -2,7 +2,9 @@
 // iterations per VU or a duration, ramp-up excluded from the measured window, an optional
 // fixed rate (an open model), the steps of a sweep and their variants in a planned order,
 // cancellation that keeps what was measured, samplers started and stopped around each
-// measured window, and the load generator's own CPU use.
+// measured window, the load generator's own CPU use, failed operations classed by SQLSTATE
+// with their times, and lost sessions made again with a bounded backoff (reconnect.go).
+// A step without a successful operation, or cut short, is incomplete.
 //
 // The runner never knows SQL: workloads do the work (internal/workload), measure records it
 // (internal/measure) and the runner hands each step over as a result.Step. It must not import
@@ -56,6 +58,10 @@ type StepSpec struct {
 	Rate float64
 	// MaxErrors stops the step after more failed operations than this; 0 means no limit.
 	MaxErrors int64
+	// ReconnectFor is how long a VU whose session was lost keeps trying to make it again
+	// before it gives up (and the step is incomplete); 0 means until the step's end for a
+	// step of a duration, and DefaultReconnectFor for a step of iterations.
+	ReconnectFor time.Duration
 }
 
 // Sampler measures something beside the load (the database, the OS) during each measured
@@ -264,6 +270,9 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 	st.ErrorThroughput = ex.reg.ErrorThroughput()
 	if runErr == nil && st.Totals().Count == 0 {
 		runErr = fmt.Errorf("%w (%d failed)", ErrNoSuccess, st.Totals().Errors)
+	}
+	if n := ex.tally.outages.gaveUp.Load(); runErr == nil && n > 0 {
+		runErr = fmt.Errorf("%w: %d VU(s) without a session for %v stopped", ErrSessionsLost, n, spec.reconnectFor())
 	}
 	if st.Client.UserSeconds+st.Client.SystemSeconds > 0 {
 		if n := st.Totals(); n.Count+n.Errors > 0 {
@@ -544,7 +553,7 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 				}
 			}
 		}
-		if lost && !ex.tally.outages.reconnect(ctx, rc) {
+		if lost && !ex.tally.outages.reconnect(ctx, rc, ex.spec.reconnectFor()) {
 			return
 		}
 	}
