@@ -1,8 +1,12 @@
 package runner
 
 import (
+	"context"
 	"errors"
+	"io"
+	"net"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agbench/agbench/internal/result"
@@ -67,4 +71,24 @@ func (e errorClasses) list() []result.ErrorClass {
 		return out[i].SQLState < out[j].SQLState
 	})
 	return out
+}
+
+// Transient reports whether err says that the server could not be reached for now rather
+// than that the work is wrong: a network error, the server closing the connection (EOF),
+// SQLSTATE class 08 (connection exception),
+// or the server shutting down or starting up (57P01, 57P02, 57P03). Other errors (bad SQL,
+// a refused password, too many connections) are not waited out.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	switch c := Classify(err, false); {
+	case strings.HasPrefix(c, "08"), c == "57P01", c == "57P02", c == "57P03":
+		return true
+	}
+	return false
 }

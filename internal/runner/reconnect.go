@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -172,6 +174,32 @@ func (o *outages) reconnect(ctx context.Context, w workload.Reconnector, limit t
 				o.gaveUp.Add(1)
 			}
 			return false
+		}
+	}
+}
+
+// waitServer runs a step's set-up f (making its workers, the workload's before-step hook)
+// again while it fails with a Transient error, the server restarting or failing over
+// between steps, with the reconnect backoff for up to limit (DefaultReconnectFor when 0).
+// It returns f's last error and, when it had to wait, a note for the step's warnings.
+func waitServer(ctx context.Context, limit time.Duration, f func() error) (note string, err error) {
+	if limit <= 0 {
+		limit = DefaultReconnectFor
+	}
+	start := time.Now()
+	b := Backoff{Min: ReconnectMinWait, Max: ReconnectMaxWait}
+	var first error
+	for failed := 0; ; failed++ {
+		err = f()
+		if err == nil || !Transient(err) || time.Since(start) >= limit || !sleep(ctx, b.Next()) {
+			if first != nil {
+				msg, _, _ := strings.Cut(first.Error(), "\n") // the first VU's of a joined error
+				note = fmt.Sprintf("set-up waited %.1fs for the server (%d failed attempts; first: %s)", time.Since(start).Seconds(), failed, msg)
+			}
+			return note, err
+		}
+		if first == nil {
+			first = err
 		}
 	}
 }

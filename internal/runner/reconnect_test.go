@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -230,4 +233,50 @@ func (l *countingLoad) NewWorker(ctx context.Context, vu workload.VU) (workload.
 func (w *countingWorker) Do(ctx context.Context, op *workload.Op) error {
 	w.n.Add(1)
 	return w.flakyWorker.Do(ctx, op)
+}
+
+func TestTransient(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("connect: %w", refused), true},
+		{&pgErr{"57P03", "the database system is starting up"}, true},
+		{&pgErr{"57P01", "terminating connection due to administrator command"}, true},
+		{&pgErr{"08006", "connection failure"}, true},
+		{&pgErr{"42P01", `relation "nope" does not exist`}, false},
+		{&pgErr{"28P01", "password authentication failed"}, false},
+		{&pgErr{"53300", "too many clients already"}, false},
+		{fmt.Errorf("failed SASL auth: %w", io.ErrUnexpectedEOF), true},
+		{context.Canceled, false},
+		{errors.New("stress: no queries or no target"), false},
+	} {
+		if got := Transient(c.err); got != c.want {
+			t.Errorf("Transient(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}
+
+// A step's set-up waits out a server that is restarting between steps, and says so.
+func TestSetupWaitsForTheServer(t *testing.T) {
+	n := 0
+	note, err := waitServer(context.Background(), time.Second, func() error {
+		if n++; n < 3 {
+			return &pgErr{"57P03", "the database system is starting up"}
+		}
+		return nil
+	})
+	if err != nil || n != 3 || !strings.Contains(note, "2 failed attempts") || !strings.Contains(note, "57P03") {
+		t.Fatalf("err %v after %d calls, note %q", err, n, note)
+	}
+	n = 0
+	bad := &pgErr{"42601", "syntax error"}
+	if note, err := waitServer(context.Background(), time.Second, func() error { n++; return bad }); err != bad || n != 1 || note != "" {
+		t.Fatalf("a bad query was waited on: %v after %d calls, note %q", err, n, note)
+	}
+	start := time.Now()
+	if _, err := waitServer(context.Background(), 200*time.Millisecond, func() error { return &pgErr{"57P03", "starting up"} }); err == nil || time.Since(start) > time.Second {
+		t.Fatalf("waited %v, err %v", time.Since(start), err)
+	}
 }

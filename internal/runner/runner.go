@@ -183,6 +183,13 @@ func landings(ws []workload.Worker) []result.Sessions {
 	return out
 }
 
+func appendNote(notes []string, note string) []string {
+	if note == "" {
+		return notes
+	}
+	return append(notes, note)
+}
+
 // reconnects reports whether the step's workers make a lost session again.
 func reconnects(ws []workload.Worker) bool {
 	for _, w := range ws {
@@ -235,19 +242,28 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 		return nil, fmt.Errorf("a step needs iterations or a duration")
 	}
 	hooks, _ := cfg.Workload.(workload.StepHooks)
+	var notes []string
 	if hooks != nil {
-		if err := hooks.BeforeStep(ctx, copyParams(p.Params)); err != nil {
+		note, err := waitServer(ctx, spec.ReconnectFor, func() error { return hooks.BeforeStep(ctx, copyParams(p.Params)) })
+		if err != nil {
 			return nil, err
 		}
+		notes = appendNote(notes, note)
 	}
-	workers, err := makeWorkers(ctx, cfg, p, spec.VUs)
+	var workers []workload.Worker
+	note, err := waitServer(ctx, spec.ReconnectFor, func() (err error) {
+		workers, err = makeWorkers(ctx, cfg, p, spec.VUs)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
+	notes = appendNote(notes, note)
 
 	st := &result.Step{
 		Index: p.Index, Point: p.Point, Variant: p.VariantName, Repeat: p.Repeat, Params: copyParams(p.Params),
 		VUs: spec.VUs, Iterations: spec.Iterations, Rate: spec.Rate, RampupSeconds: spec.Rampup.Seconds(),
+		Warnings: notes,
 	}
 	ex := newExecution(cfg, p, spec, workers)
 	runErr := ex.run(ctx, st)

@@ -11,6 +11,7 @@ package stress
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -152,21 +153,28 @@ func (w *worker) Reconnect(ctx context.Context) error {
 	return w.connect(ctx)
 }
 
-// BeforeStep reads the nodes' buffer counters.
+// BeforeStep reads the nodes' buffer counters, on sessions made again when they were lost.
 func (s *Stress) BeforeStep(ctx context.Context, _ map[string]string) error {
 	if s.cfg.CounterConns == nil {
 		return nil
 	}
-	if s.counters == nil {
-		cs, err := s.cfg.CounterConns(ctx)
-		if err != nil {
+	for attempt := 1; ; attempt++ {
+		if s.countersLost() {
+			s.Close() // lost since the last read (a restart, a failover): made again
+		}
+		if s.counters == nil {
+			cs, err := s.cfg.CounterConns(ctx)
+			if err != nil {
+				return err
+			}
+			s.counters = cs
+		}
+		var err error
+		s.before, err = pgops.ReadCounters(ctx, s.counters)
+		if err == nil || attempt > 1 || !s.countersLost() {
 			return err
 		}
-		s.counters = cs
 	}
-	var err error
-	s.before, err = pgops.ReadCounters(ctx, s.counters)
-	return err
 }
 
 // AfterStep waits for the step's sessions to end and returns the buffer counters' change.
@@ -176,10 +184,28 @@ func (s *Stress) AfterStep(ctx context.Context, _ map[string]string, window time
 	}
 	pgops.WaitWorkersGone(ctx, s.counters, 5*time.Second)
 	after, err := pgops.ReadCounters(ctx, s.counters)
+	if err != nil && s.countersLost() {
+		s.Close()
+		return nil, ErrCountersLost
+	}
 	if err != nil {
 		return nil, err
 	}
 	return pgops.StepCounters(s.before, after, window.Seconds()), nil
+}
+
+// ErrCountersLost says why a step has no server buffer counters (and no server MB/s).
+var ErrCountersLost = errors.New("server buffer counters absent: a counters' session was lost during the step " +
+	"(a restart or a failover), and pg_stat_database's counters do not continue across it")
+
+// countersLost reports whether the server or the network closed a counters' session.
+func (s *Stress) countersLost() bool {
+	for _, c := range s.counters {
+		if c.IsClosed() {
+			return true
+		}
+	}
+	return false
 }
 
 // Close closes the counter sessions.
