@@ -553,7 +553,8 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 			return
 		}
 		lost := err != nil && rc != nil && rc.Lost()
-		// Begun in ramp-up: not an operation of the window.
+		// An operation begun in ramp-up is not one of the window (its lost session is made
+		// again all the same).
 		if measuring {
 			done++
 			name := op.Name
