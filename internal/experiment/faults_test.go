@@ -27,6 +27,24 @@ func stressLoad(t *testing.T, topo *cluster.Topology, step runner.StepSpec) (*Lo
 	return l, stress.New(stress.Config{Queries: []string{"SELECT 1"}, Connect: l.Connector()})
 }
 
+// restartPrimary restarts the primary (a fast shutdown, then a start) after a while, and
+// sends the time it is back.
+func restartPrimary(t *testing.T, ctx context.Context, topo *cluster.Topology, after time.Duration) <-chan time.Time {
+	back := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(after)
+		name := topo.Primary().Name
+		if err := topo.StopNode(ctx, name); err != nil {
+			t.Error(err)
+		}
+		if err := topo.StartNode(ctx, name); err != nil {
+			t.Error(err)
+		}
+		back <- time.Now()
+	}()
+	return back
+}
+
 // A restart of the primary in the middle of a stress step: the step records the errors by
 // SQLSTATE with their times, the sessions lost and made again, and operations after the
 // restart; the run is complete, since operations succeeded.
@@ -36,18 +54,7 @@ func TestStressSurvivesARestart(t *testing.T) {
 	defer cancel()
 	l, w := stressLoad(t, topo, runner.StepSpec{Duration: 5 * time.Second, MaxErrors: 100})
 	defer w.Close()
-	restarted := make(chan time.Time, 1)
-	go func() {
-		time.Sleep(1500 * time.Millisecond)
-		name := topo.Primary().Name
-		if err := topo.StopNode(ctx, name); err != nil {
-			t.Error(err)
-		}
-		if err := topo.StartNode(ctx, name); err != nil {
-			t.Error(err)
-		}
-		restarted <- time.Now()
-	}()
+	restarted := restartPrimary(t, ctx, topo, 1500*time.Millisecond)
 	out, err := l.Run(ctx, w, Hooks{})
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -170,16 +177,7 @@ func TestTPCCSurvivesARestart(t *testing.T) {
 		Target: &target.Target{Topo: topo, Primary: cs}, Intent: target.ReadWrite,
 		Sweep: runner.Sweep{Axes: []runner.Axis{{Name: "vus", Values: []string{"2"}}}, Seed: 1},
 		Step:  runner.StepSpec{Duration: 6 * time.Second, MaxErrors: 100}, Results: t.TempDir()}
-	go func() {
-		time.Sleep(2 * time.Second)
-		name := topo.Primary().Name
-		if err := topo.StopNode(ctx, name); err != nil {
-			t.Error(err)
-		}
-		if err := topo.StartNode(ctx, name); err != nil {
-			t.Error(err)
-		}
-	}()
+	restartPrimary(t, ctx, topo, 2*time.Second)
 	out, err := l.Run(ctx, w, Hooks{Samplers: []runner.Sampler{smp}})
 	if err != nil {
 		t.Fatalf("run: %v", err)

@@ -342,8 +342,12 @@ func ToResult(o *OpStats) (*result.Op, error) {
 func (r *Registry) Throughput() map[string]result.TimeSeries {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[string]result.TimeSeries, len(r.series))
-	for name, s := range r.series {
+	return copySeries(r.series)
+}
+
+func copySeries(m map[string]*result.TimeSeries) map[string]result.TimeSeries {
+	out := make(map[string]result.TimeSeries, len(m))
+	for name, s := range m {
 		out[name] = *s
 	}
 	return out
@@ -354,11 +358,7 @@ func (r *Registry) Throughput() map[string]result.TimeSeries {
 func (r *Registry) ErrorThroughput() map[string]result.TimeSeries {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[string]result.TimeSeries, len(r.errSeries))
-	for name, s := range r.errSeries {
-		out[name] = *s
-	}
-	return out
+	return copySeries(r.errSeries)
 }
 
 // OpNames returns the names of the totals' operation types, sorted.
