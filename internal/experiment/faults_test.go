@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,15 +123,20 @@ func TestStressServerDownIsIncomplete(t *testing.T) {
 	topo := clustertest.New(t, clustertest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	l, w := stressLoad(t, topo, runner.StepSpec{Rampup: 3 * time.Second, Duration: 2 * time.Second})
+	l, w := stressLoad(t, topo, runner.StepSpec{Rampup: 5 * time.Second, Duration: 2 * time.Second})
 	defer w.Close()
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		if err := topo.StopNode(ctx, topo.Primary().Name); err != nil {
-			t.Error(err)
-		}
-	}()
-	out, err := l.Run(ctx, w, Hooks{})
+	// Stopped at the first tick of the ramp-up: the sessions are made, the load runs.
+	var once sync.Once
+	stop := func(runner.Progress) {
+		once.Do(func() {
+			go func() {
+				if err := topo.StopNode(ctx, topo.Primary().Name); err != nil {
+					t.Error(err)
+				}
+			}()
+		})
+	}
+	out, err := l.Run(ctx, w, Hooks{Progress: stop})
 	if !errors.Is(err, runner.ErrNoSuccess) || agerr.ExitCode(err) != agerr.ExitFailure {
 		t.Fatalf("run: %v, want no successful operation (exit 1)", err)
 	}
