@@ -215,8 +215,14 @@ func printFooter(w io.Writer, r *result.Result, path string, landed []string) {
 		fmt.Fprintln(w, "landed  "+l)
 	}
 	for _, st := range r.Steps {
-		for _, e := range st.ErrorSamples {
-			fmt.Fprintf(w, "error   step %d: %s\n", st.Index+1, e)
+		faults := stepFaults(&st)
+		for _, f := range faults {
+			fmt.Fprintf(w, "step %d: %s\n", st.Index+1, f)
+		}
+		if len(st.Errors) == 0 { // a result written before errors were classed
+			for _, e := range st.ErrorSamples {
+				fmt.Fprintf(w, "error   step %d: %s\n", st.Index+1, e)
+			}
 		}
 		for _, wr := range st.Warnings {
 			fmt.Fprintf(w, "warning step %d: %s\n", st.Index+1, wr)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -310,14 +309,25 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 					return 0
 				}
 			}
-			counter := func(name string) func(*result.Step) float64 {
-				return func(st *result.Step) float64 { return st.Counters[name] }
+			// A counter absent from a step (not measured) is "–", and absent from the median
+			// of its repeats; the median of none is "–".
+			counter := func(name string) string {
+				var vals []float64
+				for _, st := range sts {
+					if v, ok := st.Counters[name]; ok {
+						vals = append(vals, v)
+					}
+				}
+				if len(vals) == 0 {
+					return "–"
+				}
+				return groupInt(stats.Median(vals))
 			}
-			line += groupInt(med(counter(tpcc.CounterNOPM))) + "\t" + groupInt(med(counter(tpcc.CounterTPM))) + "\t" +
+			line += counter(tpcc.CounterNOPM) + "\t" + counter(tpcc.CounterTPM) + "\t" +
 				ms(int64(med(lat(func(h result.Hist) int64 { return h.P95 })))) + "\t" +
 				ms(int64(med(lat(func(h result.Hist) int64 { return h.P99 })))) + "\t"
-			srvNOPM = append(srvNOPM, groupInt(med(counter(tpcc.CounterServerNOPM))))
-			srvTPM = append(srvTPM, groupInt(med(counter(tpcc.CounterServerTPM))))
+			srvNOPM = append(srvNOPM, counter(tpcc.CounterServerNOPM))
+			srvTPM = append(srvTPM, counter(tpcc.CounterServerTPM))
 		}
 		fmt.Fprintln(tw, line+strings.Join(srvNOPM, " / ")+"\t"+strings.Join(srvTPM, " / ")+"\t")
 	}
@@ -356,19 +366,10 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 		if b, ok := st.Counters[tpcc.CounterLagBytesMax]; ok {
 			notes = append(notes, fmt.Sprintf("max replay lag %s bytes, %.3fs", groupInt(b), st.Counters[tpcc.CounterLagSecondsMax]))
 		}
-		var codes []string
-		for name, v := range st.Counters {
-			if code, ok := strings.CutPrefix(name, "errors_sqlstate_"); ok {
-				codes = append(codes, fmt.Sprintf("%s×%s", code, groupInt(v)))
-			}
-		}
-		sort.Strings(codes)
-		if len(codes) > 0 {
-			notes = append(notes, "errors by SQLSTATE: "+strings.Join(codes, " "))
-		}
+		notes = append(notes, stepFaults(st)...)
 		notes = append(notes, fmt.Sprintf("rolled-back new orders %s; server NOPM %s, TPM %s (client on the primary %s)",
-			groupInt(st.Counters[tpcc.CounterRolledBack]), groupInt(st.Counters[tpcc.CounterServerNOPM]),
-			groupInt(st.Counters[tpcc.CounterServerTPM]), groupInt(st.Counters[tpcc.CounterPrimaryTPM])))
+			optNum(st.Counters, tpcc.CounterRolledBack), optNum(st.Counters, tpcc.CounterServerNOPM),
+			optNum(st.Counters, tpcc.CounterServerTPM), optNum(st.Counters, tpcc.CounterPrimaryTPM)))
 		for _, n := range notes {
 			fmt.Fprintf(w, "  %s\n", n)
 		}
@@ -379,6 +380,14 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 			fmt.Fprintf(w, "  incomplete: %s\n", st.IncompleteReason)
 		}
 	}
+}
+
+// optNum is a counter as groupInt shows it, or "–" when the step does not have it.
+func optNum(c map[string]float64, name string) string {
+	if v, ok := c[name]; ok {
+		return groupInt(v)
+	}
+	return "–"
 }
 
 func containsInt(list []int, n int) bool {

@@ -2,8 +2,11 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -173,7 +176,9 @@ func (l *Load) spec(pt runner.Point) runner.StepSpec {
 
 // Run runs the experiment: it records the result (written after every step and at the end),
 // samples beside every step, judges where sessions landed and analyses the run. It returns
-// the outcome, also when cut short, and the run's error joined with any write error.
+// the outcome, also when cut short, and the run's error joined with any write error. A step
+// that did not complete (no successful operation, too many errors) makes the run
+// incomplete and its error non-nil (the runner stops the run there).
 func (l *Load) Run(ctx context.Context, w workload.Workload, h Hooks) (*Outcome, error) {
 	rec, err := NewRecorder(l.Results, l.Command, l.Version, l.Args)
 	if err != nil {
@@ -209,6 +214,9 @@ func (l *Load) Run(ctx context.Context, w workload.Workload, h Hooks) (*Outcome,
 		},
 	})
 	rec.Result.Steps = steps
+	if runErr == nil {
+		runErr = FailedSteps(steps)
+	}
 	if l.JudgeLanding {
 		rec.Warn(l.landingWarnings(steps)...)
 	}
@@ -222,6 +230,33 @@ func (l *Load) Run(ctx context.Context, w workload.Workload, h Hooks) (*Outcome,
 	}
 	out.Path, err = rec.Finish()
 	return out, err
+}
+
+// FailedSteps returns an error naming the steps that did not complete (no successful
+// operation, too many errors, cut short), or nil: a run with such a step is incomplete
+// and its command exits 1.
+func FailedSteps(steps []result.Step) error {
+	var errs []error
+	for _, st := range steps {
+		if !st.Complete {
+			errs = append(errs, fmt.Errorf("step %d (%s): %s", st.Index+1, stepName(st), st.IncompleteReason))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stepName names a step by its knobs ("threads=4 routing=on").
+func stepName(st result.Step) string {
+	keys := make([]string, 0, len(st.Params))
+	for k := range st.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + st.Params[k]
+	}
+	return strings.Join(parts, " ")
 }
 
 // landingWarnings says when read-intent sessions of a routed variant did not land on a

@@ -147,3 +147,17 @@ func TestParseRoutingCompare(t *testing.T) {
 		}
 	}
 }
+
+// A step that did not complete fails the run, naming the step and why.
+func TestFailedSteps(t *testing.T) {
+	ok := result.Step{Index: 0, Complete: true, Params: map[string]string{"threads": "1"}}
+	if err := FailedSteps([]result.Step{ok}); err != nil {
+		t.Fatal(err)
+	}
+	bad := result.Step{Index: 1, Params: map[string]string{"threads": "2", "routing": "on"}, IncompleteReason: "no successful operation in the window (12 failed)"}
+	err := FailedSteps([]result.Step{ok, bad})
+	if err == nil || agerr.ExitCode(err) != agerr.ExitFailure ||
+		err.Error() != "step 2 (routing=on threads=2): no successful operation in the window (12 failed)" {
+		t.Fatalf("FailedSteps: %v", err)
+	}
+}

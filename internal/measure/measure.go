@@ -1,7 +1,7 @@
 // Package measure owns what a run measures while it runs: HDR latency histograms per
 // operation type, successes and errors apart, recorded by each virtual user into its own
 // handle and merged on a tick that carries both the interval and the running total; rows,
-// bytes and retries; and the throughput series built from the ticks.
+// bytes and retries; and the throughput and error-rate series built from the ticks.
 //
 // It imports only internal/result (to hand over merged figures); it must not import the
 // runner, workloads, samplers or the report.
@@ -131,7 +131,8 @@ type Registry struct {
 	// lastIv is the interval of the last point added.
 	lastIv time.Duration
 	frozen bool
-	series map[string]*result.TimeSeries
+	// series is operations per second (successes and errors), errSeries errors per second.
+	series, errSeries map[string]*result.TimeSeries
 }
 
 // NewRegistry returns a registry whose window starts at start.
@@ -161,6 +162,7 @@ func (r *Registry) Reset(now time.Time) {
 	}
 	r.total = map[string]*OpStats{}
 	r.series = map[string]*result.TimeSeries{}
+	r.errSeries = map[string]*result.TimeSeries{}
 	r.start, r.last = now, now
 	r.lastIv = 0
 }
@@ -220,54 +222,72 @@ func (r *Registry) tick(now time.Time, final bool) Tick {
 }
 
 // addPoints records operations per second of the interval ending at now, per type and for
-// all types, for every type seen so far (a type that did nothing this interval gets a 0).
+// all types, for every type seen so far (a type that did nothing this interval gets a 0),
+// and failed operations per second likewise.
 func (r *Registry) addPoints(now time.Time, interval time.Duration, iv map[string]*OpStats) {
-	var all int64
-	for name := range r.total {
-		var n int64
-		if o := iv[name]; o != nil {
-			n = o.Count() + o.Errors()
+	for _, k := range r.kinds() {
+		var all int64
+		for name := range r.total {
+			var n int64
+			if o := iv[name]; o != nil {
+				n = k.count(o)
+			}
+			all += n
+			r.point(k.series, name, now, float64(n)/interval.Seconds())
 		}
-		all += n
-		r.point(name, now, float64(n)/interval.Seconds())
+		r.point(k.series, AllOps, now, float64(all)/interval.Seconds())
 	}
-	r.point(AllOps, now, float64(all)/interval.Seconds())
+}
+
+// seriesKind is one family of rate series: what it counts of an interval's operations.
+type seriesKind struct {
+	series map[string]*result.TimeSeries
+	count  func(*OpStats) int64
+}
+
+func (r *Registry) kinds() []seriesKind {
+	return []seriesKind{
+		{r.series, func(o *OpStats) int64 { return o.Count() + o.Errors() }},
+		{r.errSeries, (*OpStats).Errors},
+	}
 }
 
 // foldPoints merges the interval ending at now into each series' last point: that point's
 // rate becomes the rate over both intervals, and it moves to now.
 func (r *Registry) foldPoints(now time.Time, interval time.Duration, iv map[string]*OpStats) {
-	var all int64
-	fold := func(name string, n int64) {
-		s := r.series[name]
-		if s == nil || len(s.V) == 0 {
-			return
+	for _, k := range r.kinds() {
+		var all int64
+		fold := func(name string, n int64) {
+			s := k.series[name]
+			if s == nil || len(s.V) == 0 {
+				return
+			}
+			i := len(s.V) - 1
+			s.V[i] = (s.V[i]*r.lastIv.Seconds() + float64(n)) / (r.lastIv + interval).Seconds()
+			s.T[i] = now.Sub(s.Start).Seconds()
 		}
-		k := len(s.V) - 1
-		s.V[k] = (s.V[k]*r.lastIv.Seconds() + float64(n)) / (r.lastIv + interval).Seconds()
-		s.T[k] = now.Sub(s.Start).Seconds()
+		for name := range r.total {
+			var n int64
+			if o := iv[name]; o != nil {
+				n = k.count(o)
+			}
+			all += n
+			if k.series[name] == nil {
+				r.point(k.series, name, now, float64(n)/interval.Seconds())
+				continue
+			}
+			fold(name, n)
+		}
+		fold(AllOps, all)
 	}
-	for name := range r.total {
-		var n int64
-		if o := iv[name]; o != nil {
-			n = o.Count() + o.Errors()
-		}
-		all += n
-		if r.series[name] == nil {
-			r.point(name, now, float64(n)/interval.Seconds())
-			continue
-		}
-		fold(name, n)
-	}
-	fold(AllOps, all)
 	r.lastIv += interval
 }
 
-func (r *Registry) point(name string, now time.Time, v float64) {
-	s := r.series[name]
+func (r *Registry) point(m map[string]*result.TimeSeries, name string, now time.Time, v float64) {
+	s := m[name]
 	if s == nil {
 		s = &result.TimeSeries{Unit: "ops/s", Start: r.start}
-		r.series[name] = s
+		m[name] = s
 	}
 	s.Add(now, v)
 }
@@ -324,11 +344,23 @@ func ToResult(o *OpStats) (*result.Op, error) {
 func (r *Registry) Throughput() map[string]result.TimeSeries {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[string]result.TimeSeries, len(r.series))
-	for name, s := range r.series {
+	return copySeries(r.series)
+}
+
+func copySeries(m map[string]*result.TimeSeries) map[string]result.TimeSeries {
+	out := make(map[string]result.TimeSeries, len(m))
+	for name, s := range m {
 		out[name] = *s
 	}
 	return out
+}
+
+// ErrorThroughput returns the failed operations' series per operation type and for all
+// (AllOps), at the same points as Throughput's.
+func (r *Registry) ErrorThroughput() map[string]result.TimeSeries {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return copySeries(r.errSeries)
 }
 
 // OpNames returns the names of the totals' operation types, sorted.

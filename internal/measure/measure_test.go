@@ -71,6 +71,20 @@ func TestTicksMergeExactly(t *testing.T) {
 	if int64(sum+0.5) != vus*per {
 		t.Fatalf("throughput series sums to %v, want %d", sum, vus*per)
 	}
+	// The error series has the same points and adds up to the failed operations.
+	es := r.ErrorThroughput()[AllOps]
+	if len(es.T) != len(tp[AllOps].T) {
+		t.Fatalf("error series has %d points, throughput %d", len(es.T), len(tp[AllOps].T))
+	}
+	sum, prev = 0, t0
+	for i, sec := range es.T {
+		at := t0.Add(time.Duration(sec * float64(time.Second)))
+		sum += es.V[i] * at.Sub(prev).Seconds()
+		prev = at
+	}
+	if int64(sum+0.5) != wantErr.TotalCount() {
+		t.Fatalf("error series sums to %v, want %d", sum, wantErr.TotalCount())
+	}
 	ops, err := r.Ops()
 	if err != nil || ops["q"].Count != want.TotalCount() || ops["q"].ErrorLatency == nil || ops["q"].Latency.P99 == 0 {
 		t.Fatalf("Ops: %v %+v", err, ops["q"])

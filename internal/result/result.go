@@ -153,6 +153,15 @@ type Step struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// ErrorSamples keeps the first distinct error messages of the step (a few, for the report).
 	ErrorSamples []string `json:"error_samples,omitempty"`
+	// ErrorThroughput is failed operations per second, per op type, at the same points as
+	// Throughput; ErrorThroughput["*"] is all types together.
+	ErrorThroughput map[string]TimeSeries `json:"error_throughput,omitempty"`
+	// Errors are the window's failed operations by class (SQLSTATE), most frequent first;
+	// their counts add up to the errors of Ops.
+	Errors []ErrorClass `json:"errors,omitempty"`
+	// Reconnects says how the step's sessions were lost and made again; absent for a
+	// workload whose workers do not reconnect (or have no session).
+	Reconnects *Reconnects `json:"reconnects,omitempty"`
 	// Complete is false when the step was cut short; the figures cover what ran.
 	Complete         bool   `json:"complete"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
@@ -184,6 +193,41 @@ type Op struct {
 	// Latency of successful and failed operations, apart.
 	Latency      Hist  `json:"latency"`
 	ErrorLatency *Hist `json:"error_latency,omitempty"`
+}
+
+// ErrorClass is the failed operations of one class in a step's window.
+type ErrorClass struct {
+	// SQLState is the server's SQLSTATE, or for errors the server did not send: "08006"
+	// (connection_failure) when the worker's session was lost with the error, and "client"
+	// for any other error of the client.
+	SQLState string `json:"sqlstate"`
+	// Message is the first error message of the class.
+	Message string `json:"message"`
+	Count   int64  `json:"count"`
+	// First and Last are when the first and the last of them failed.
+	First time.Time `json:"first"`
+	Last  time.Time `json:"last"`
+}
+
+// Reconnects are the sessions a step's workers lost and made again during its window.
+type Reconnects struct {
+	// Lost counts sessions found lost (closed by the server or the network) after a failed
+	// operation; Count those made again, Failed the attempts to make one that failed, and
+	// Unrestored the sessions still lost when the window closed.
+	Lost       int64 `json:"lost"`
+	Count      int64 `json:"count"`
+	Failed     int64 `json:"failed_attempts"`
+	Unrestored int64 `json:"unrestored"`
+	// DownSeconds is the time the workers were without a session, summed over workers;
+	// MaxDownSeconds the longest single outage of one worker.
+	DownSeconds    float64 `json:"down_seconds"`
+	MaxDownSeconds float64 `json:"max_down_seconds"`
+	// First is when the first session was found lost, Last when the last one came back
+	// (zero when none came back).
+	First time.Time `json:"first,omitzero"`
+	Last  time.Time `json:"last,omitzero"`
+	// LastError is the last failed attempt's error.
+	LastError string `json:"last_error,omitempty"`
 }
 
 // Sessions counts sessions that landed on one node.

@@ -2,7 +2,9 @@
 // iterations per VU or a duration, ramp-up excluded from the measured window, an optional
 // fixed rate (an open model), the steps of a sweep and their variants in a planned order,
 // cancellation that keeps what was measured, samplers started and stopped around each
-// measured window, and the load generator's own CPU use.
+// measured window, the load generator's own CPU use, failed operations classed by SQLSTATE
+// with their times, and lost sessions made again with a bounded backoff (reconnect.go).
+// A step without a successful operation, or cut short, is incomplete.
 //
 // The runner never knows SQL: workloads do the work (internal/workload), measure records it
 // (internal/measure) and the runner hands each step over as a result.Step. It must not import
@@ -58,6 +60,10 @@ type StepSpec struct {
 	Rate float64
 	// MaxErrors stops the step after more failed operations than this; 0 means no limit.
 	MaxErrors int64
+	// ReconnectFor is how long a VU whose session was lost keeps trying to make it again
+	// before it gives up (and the step is incomplete); 0 means until the step's end for a
+	// step of a duration, and DefaultReconnectFor for a step of iterations.
+	ReconnectFor time.Duration
 }
 
 // Sampler measures something beside the load (the database, the OS) during each measured
@@ -179,6 +185,23 @@ func landings(ws []workload.Worker) []result.Sessions {
 	return out
 }
 
+func appendNote(notes []string, note string) []string {
+	if note == "" {
+		return notes
+	}
+	return append(notes, note)
+}
+
+// reconnects reports whether the step's workers make a lost session again.
+func reconnects(ws []workload.Worker) bool {
+	for _, w := range ws {
+		if _, ok := w.(workload.Reconnector); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // tally is the state the VUs of a step share.
 type tally struct {
 	measuring atomic.Bool
@@ -186,11 +209,19 @@ type tally struct {
 	errors    atomic.Int64
 	mu        sync.Mutex
 	samples   []string
+	classes   errorClasses
+	outages   outages
 }
 
-func (t *tally) noteError(err error) {
+// noteError counts a failed operation of the window in its class, at the time it failed,
+// and keeps its message when it is one of the first distinct ones.
+func (t *tally) noteError(err error, lost bool, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.classes == nil {
+		t.classes = errorClasses{}
+	}
+	t.classes.note(Classify(err, lost), err, at)
 	msg := err.Error()
 	if len(t.samples) >= maxErrorSamples {
 		return
@@ -213,19 +244,28 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 		return nil, fmt.Errorf("a step needs iterations or a duration")
 	}
 	hooks, _ := cfg.Workload.(workload.StepHooks)
+	var notes []string
 	if hooks != nil {
-		if err := hooks.BeforeStep(ctx, copyParams(p.Params)); err != nil {
+		note, err := waitServer(ctx, spec.ReconnectFor, func() error { return hooks.BeforeStep(ctx, copyParams(p.Params)) })
+		if err != nil {
 			return nil, err
 		}
+		notes = appendNote(notes, note)
 	}
-	workers, err := makeWorkers(ctx, cfg, p, spec.VUs)
+	var workers []workload.Worker
+	note, err := waitServer(ctx, spec.ReconnectFor, func() (err error) {
+		workers, err = makeWorkers(ctx, cfg, p, spec.VUs)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
+	notes = appendNote(notes, note)
 
 	st := &result.Step{
 		Index: p.Index, Point: p.Point, Variant: p.VariantName, Repeat: p.Repeat, Params: copyParams(p.Params),
 		VUs: spec.VUs, Iterations: spec.Iterations, Rate: spec.Rate, RampupSeconds: spec.Rampup.Seconds(),
+		Warnings: notes,
 	}
 	ex := newExecution(cfg, p, spec, workers)
 	runErr := ex.run(ctx, st)
@@ -234,6 +274,10 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 	// Sessions end before the hooks read the server, so that their statistics are flushed.
 	closeWorkers(workers)
 	st.ErrorSamples = ex.tally.samples
+	st.Errors = ex.tally.classes.list()
+	if reconnects(workers) {
+		st.Reconnects = ex.tally.outages.result()
+	}
 	st.LateStarts = ex.tally.late.Load()
 	ops, err := ex.reg.Ops()
 	if err != nil {
@@ -241,6 +285,13 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 	}
 	st.Ops = ops
 	st.Throughput = ex.reg.Throughput()
+	st.ErrorThroughput = ex.reg.ErrorThroughput()
+	if runErr == nil && st.Totals().Count == 0 {
+		runErr = fmt.Errorf("%w (%d failed)", ErrNoSuccess, st.Totals().Errors)
+	}
+	if n := ex.tally.outages.gaveUp.Load(); runErr == nil && n > 0 {
+		runErr = fmt.Errorf("%w: %d VU(s) without a session for %v stopped", ErrSessionsLost, n, spec.reconnectFor())
+	}
 	if st.Client.UserSeconds+st.Client.SystemSeconds > 0 {
 		if n := st.Totals(); n.Count+n.Errors > 0 {
 			st.Client.PerOpMicros = (st.Client.UserSeconds + st.Client.SystemSeconds) * 1e6 / float64(n.Count+n.Errors)
@@ -398,7 +449,9 @@ func (ex *execution) openWindow(ctx context.Context, st *result.Step, now time.T
 	ex.tally.errors.Store(0)
 	ex.tally.mu.Lock()
 	ex.tally.samples = nil
+	ex.tally.classes = nil
 	ex.tally.mu.Unlock()
+	ex.tally.outages.open(now)
 	st.Window.Start = now
 	ex.cpuUser, ex.cpuSys = cpuTimes()
 	ex.tally.measuring.Store(true)
@@ -476,6 +529,7 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 	}
 	var done int64
 	var op workload.Op
+	rc, _ := w.(workload.Reconnector)
 	for ctx.Err() == nil {
 		if jobs == nil && ex.spec.Iterations > 0 && done >= ex.spec.Iterations {
 			return
@@ -500,22 +554,26 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 			// Cut off by the end of the window or cancellation: not an operation of the window.
 			return
 		}
-		if !measuring {
-			// Begun in ramp-up: not an operation of the window.
-			continue
-		}
-		done++
-		name := op.Name
-		if name == "" {
-			name = workload.DefaultOp
-		}
-		h.Record(measure.Sample{Op: name, Latency: lat, Err: err != nil, Rows: op.Rows, Bytes: op.Bytes, Retries: op.Retries})
-		if err != nil {
-			ex.tally.noteError(err)
-			if n := ex.tally.errors.Add(1); ex.spec.MaxErrors > 0 && n > ex.spec.MaxErrors {
-				stop(fmt.Errorf("%w (%d; first: %v)", ErrTooManyErrors, n, err))
-				return
+		lost := err != nil && rc != nil && rc.Lost()
+		// An operation begun in ramp-up is not one of the window (its lost session is made
+		// again all the same).
+		if measuring {
+			done++
+			name := op.Name
+			if name == "" {
+				name = workload.DefaultOp
 			}
+			h.Record(measure.Sample{Op: name, Latency: lat, Err: err != nil, Rows: op.Rows, Bytes: op.Bytes, Retries: op.Retries})
+			if err != nil {
+				ex.tally.noteError(err, lost, time.Now())
+				if n := ex.tally.errors.Add(1); ex.spec.MaxErrors > 0 && n > ex.spec.MaxErrors {
+					stop(fmt.Errorf("%w (%d; first: %v)", ErrTooManyErrors, n, err))
+					return
+				}
+			}
+		}
+		if lost && !ex.tally.outages.reconnect(ctx, rc, ex.spec.reconnectFor()) {
+			return
 		}
 	}
 }

@@ -97,6 +97,19 @@ type Lander interface {
 	Landings() []Landing
 }
 
+// Reconnector is a Worker whose session can be lost (a server restart, a failover, a
+// terminated backend, a broken network) and made again. After an operation fails, the
+// runner asks Lost; when it is, the runner calls Reconnect, with a bounded backoff between
+// attempts, until it succeeds or the step ends, and counts what it did. A workload never
+// waits or retries a lost session itself.
+type Reconnector interface {
+	// Lost reports whether the worker's session (any of them) is gone.
+	Lost() bool
+	// Reconnect makes every lost session again (connect, prepare) and reports the first
+	// failure; a session that was not lost is kept.
+	Reconnect(ctx context.Context) error
+}
+
 // StepHooks is a Workload with work of its own around each measured step: restarting a
 // server for a cold read, reading the server's buffer counters before and after. Counters
 // returned by AfterStep go into the step's counters.

@@ -90,6 +90,10 @@ func (w *worker) Do(ctx context.Context, op *workload.Op) error {
 
 func (w *worker) Close() error                 { return w.Worker.(workload.Closer).Close() }
 func (w *worker) Landings() []workload.Landing { return w.Worker.(workload.Lander).Landings() }
+func (w *worker) Lost() bool                   { return w.Worker.(workload.Reconnector).Lost() }
+func (w *worker) Reconnect(ctx context.Context) error {
+	return w.Worker.(workload.Reconnector).Reconnect(ctx)
+}
 
 // BeforeStep empties the caches when cold, then reads the buffer counters.
 func (s *Scan) BeforeStep(ctx context.Context, params map[string]string) error {
@@ -113,6 +117,7 @@ func (s *Scan) Close() error { return s.inner.Close() }
 
 // ensure the optional interfaces are met.
 var (
-	_ workload.StepHooks = (*Scan)(nil)
-	_ workload.StepHooks = (*stress.Stress)(nil)
+	_ workload.StepHooks   = (*Scan)(nil)
+	_ workload.StepHooks   = (*stress.Stress)(nil)
+	_ workload.Reconnector = (*worker)(nil)
 )

@@ -3,6 +3,8 @@
 // for its iterations, with parameters drawn from a file or a range, and reports rows and
 // bytes received; the server's buffer counters around each step give MB read per second.
 //
+// A lost session is made again by the runner (the worker is a workload.Reconnector).
+//
 // It imports pgx, internal/workload and internal/workload/pgops; it must not import the
 // runner, the cluster, the listener or the report.
 //
@@ -11,6 +13,7 @@ package stress
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -63,21 +66,33 @@ func (s *Stress) NewWorker(ctx context.Context, vu workload.VU) (workload.Worker
 	if s.cfg.Connect == nil || len(s.cfg.Queries) == 0 {
 		return nil, fmt.Errorf("stress: no queries or no target")
 	}
-	c, landing, err := s.cfg.Connect(ctx, vu)
-	if err != nil {
+	w := &worker{s: s, vu: vu, rng: rand.New(rand.NewPCG(uint64(vu.Seed), uint64(vu.ID)))}
+	if err := w.connect(ctx); err != nil {
 		return nil, err
 	}
-	w := &worker{s: s, c: c, sctx: pgops.NewSessionContext(c.PgConn()), landing: landing, rng: rand.New(rand.NewPCG(uint64(vu.Seed), uint64(vu.ID)))}
-	for i, q := range s.cfg.Queries {
-		name := fmt.Sprintf("agbench_q%d", i)
-		sd, err := c.Prepare(ctx, name, q)
+	return w, nil
+}
+
+// connect opens the worker's session and prepares the queries on it.
+func (w *worker) connect(ctx context.Context) error {
+	c, landing, err := w.s.cfg.Connect(ctx, w.vu)
+	if err != nil {
+		return err
+	}
+	stmts := make([]*pgconn.StatementDescription, 0, len(w.s.cfg.Queries))
+	for i, q := range w.s.cfg.Queries {
+		sd, err := c.Prepare(ctx, fmt.Sprintf("agbench_q%d", i), q)
 		if err != nil {
 			c.Close(context.WithoutCancel(ctx))
-			return nil, &QueryError{Index: i, Query: q, Err: err}
+			return &QueryError{Index: i, Query: q, Err: err}
 		}
-		w.stmts = append(w.stmts, sd)
+		stmts = append(stmts, sd)
 	}
-	return w, nil
+	if w.sctx != nil {
+		w.sctx.Stop()
+	}
+	w.c, w.landing, w.stmts, w.sctx = c, landing, stmts, pgops.NewSessionContext(c.PgConn())
+	return nil
 }
 
 // QueryError is a query the server would not prepare.
@@ -95,6 +110,7 @@ func (e *QueryError) Unwrap() error { return e.Err }
 
 type worker struct {
 	s       *Stress
+	vu      workload.VU
 	c       *pgx.Conn
 	sctx    *pgops.SessionContext
 	landing workload.Landing
@@ -124,23 +140,43 @@ func (w *worker) Close() error {
 	return w.c.Close(context.Background())
 }
 
+// Landings says where the worker's session is (the last one, after a reconnect).
 func (w *worker) Landings() []workload.Landing { return []workload.Landing{w.landing} }
 
-// BeforeStep reads the nodes' buffer counters.
+// Lost reports whether the server or the network closed the session.
+func (w *worker) Lost() bool { return w.c.IsClosed() }
+
+// Reconnect opens a new session in place of a lost one and prepares the queries again.
+func (w *worker) Reconnect(ctx context.Context) error {
+	if !w.Lost() {
+		return nil
+	}
+	w.c.Close(context.WithoutCancel(ctx))
+	return w.connect(ctx)
+}
+
+// BeforeStep reads the nodes' buffer counters, on sessions made again when they were lost.
 func (s *Stress) BeforeStep(ctx context.Context, _ map[string]string) error {
 	if s.cfg.CounterConns == nil {
 		return nil
 	}
-	if s.counters == nil {
-		cs, err := s.cfg.CounterConns(ctx)
-		if err != nil {
+	for attempt := 1; ; attempt++ {
+		if s.countersLost() {
+			s.Close() // lost since the last read (a restart, a failover): made again
+		}
+		if s.counters == nil {
+			cs, err := s.cfg.CounterConns(ctx)
+			if err != nil {
+				return err
+			}
+			s.counters = cs
+		}
+		var err error
+		s.before, err = pgops.ReadCounters(ctx, s.counters)
+		if err == nil || attempt > 1 || !s.countersLost() {
 			return err
 		}
-		s.counters = cs
 	}
-	var err error
-	s.before, err = pgops.ReadCounters(ctx, s.counters)
-	return err
 }
 
 // AfterStep waits for the step's sessions to end and returns the buffer counters' change.
@@ -150,10 +186,28 @@ func (s *Stress) AfterStep(ctx context.Context, _ map[string]string, window time
 	}
 	pgops.WaitWorkersGone(ctx, s.counters, 5*time.Second)
 	after, err := pgops.ReadCounters(ctx, s.counters)
+	if err != nil && s.countersLost() {
+		s.Close()
+		return nil, ErrCountersLost
+	}
 	if err != nil {
 		return nil, err
 	}
 	return pgops.StepCounters(s.before, after, window.Seconds()), nil
+}
+
+// ErrCountersLost says why a step has no server buffer counters (and no server MB/s).
+var ErrCountersLost = errors.New("server buffer counters absent: a counters' session was lost during the step " +
+	"(a restart or a failover), and pg_stat_database's counters do not continue across it")
+
+// countersLost reports whether the server or the network closed a counters' session.
+func (s *Stress) countersLost() bool {
+	for _, c := range s.counters {
+		if c.IsClosed() {
+			return true
+		}
+	}
+	return false
 }
 
 // Close closes the counter sessions.
@@ -164,3 +218,5 @@ func (s *Stress) Close() error {
 	s.counters = nil
 	return nil
 }
+
+var _ workload.Reconnector = (*worker)(nil)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"sync"
 	"time"
 
@@ -40,16 +39,23 @@ const (
 	CounterReadOnPrimary = "read_tx_on_primary"
 	CounterLagBytesMax   = "replay_lag_max_bytes"
 	CounterLagSecondsMax = "replay_lag_max_seconds"
-	counterErrorPrefix   = "errors_sqlstate_"
 )
 
 // Sampler reads the server's counters as each measured window opens and closes, computes
 // NOPM and TPM from the client and from the server, warns when they disagree, and follows
 // the standbys' replay lag during the window. It fits the runner's Sampler interface.
+//
+// The client's figures come from the runner's counts and are always there. The server's
+// are absent (not 0) when they could not be measured: the counters' session could not read
+// them at the window's start or end, or it was lost during the window (a restart, a
+// failover), after which pg_stat_database's commits do not continue the count of before.
+// A warning of the step says which and why.
 type Sampler struct {
 	w      *Workload
 	conn   *pgx.Conn
-	before Counters
+	before *Counters
+	// reopened says the counters' session was made again since the window's start.
+	reopened bool
 
 	stopLag chan struct{}
 	lagDone chan struct{}
@@ -69,27 +75,68 @@ func (w *Workload) NewSampler(ctx context.Context) (*Sampler, error) {
 	return &Sampler{w: w, conn: c}, nil
 }
 
-// Start resets the window's counts and reads the server's counters.
+// Start resets the window's counts and reads the server's counters. A failure to read them
+// is a warning of the step (the server's figures will be absent), not the sampler's: the
+// client's figures are still made at Stop.
 func (s *Sampler) Start(ctx context.Context, step *result.Step) error {
 	s.w.win.reset()
-	if s.conn == nil || s.conn.IsClosed() {
-		c, err := Connect(ctx, s.w.Primary)
-		if err != nil {
-			return fmt.Errorf("tpcc counters: %w", err)
-		}
-		s.conn = c
-	}
-	var err error
-	if s.before, err = ReadCounters(ctx, s.conn); err != nil {
-		return fmt.Errorf("tpcc counters: %w", err)
-	}
+	s.before = nil
 	s.lag, s.maxLagB, s.maxLagS = result.TimeSeries{Unit: "bytes"}, 0, 0
 	s.stopLag, s.lagDone = make(chan struct{}), make(chan struct{})
+	before, err := s.read(ctx)
+	if err != nil {
+		close(s.lagDone)
+		step.Warnings = append(step.Warnings, fmt.Sprintf("%s: read at the window's start: %v", absentServer, err))
+		return nil
+	}
+	s.before, s.reopened = &before, false
 	go s.followLag(ctx)
 	return nil
 }
 
-// followLag reads the standbys' replay lag every lagInterval until Stop.
+// absentServer begins the warnings of a step whose server figures could not be measured.
+const absentServer = "tpcc: server NOPM and TPM absent"
+
+// ensureConn makes the counters' session again when it was closed.
+func (s *Sampler) ensureConn(ctx context.Context) error {
+	if s.conn != nil && !s.conn.IsClosed() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, counterTimeout)
+	defer cancel()
+	c, err := Connect(ctx, s.w.Primary)
+	if err != nil {
+		return fmt.Errorf("connect to the primary: %w", err)
+	}
+	if s.conn != nil {
+		s.reopened = true
+	}
+	s.conn = c
+	return nil
+}
+
+// counterTimeout bounds the making of the counters' session again, so that a server gone
+// for good does not hold up the end of a step.
+const counterTimeout = 5 * time.Second
+
+// read reads the server's counters, on a session made again when it was lost: when the
+// read fails because the session was lost then, it is made again and read once more.
+func (s *Sampler) read(ctx context.Context) (Counters, error) {
+	if err := s.ensureConn(ctx); err != nil {
+		return Counters{}, err
+	}
+	c, err := ReadCounters(ctx, s.conn)
+	if err != nil && s.conn.IsClosed() {
+		if err := s.ensureConn(ctx); err != nil {
+			return Counters{}, err
+		}
+		c, err = ReadCounters(ctx, s.conn)
+	}
+	return c, err
+}
+
+// followLag reads the standbys' replay lag every lagInterval until Stop, on the counters'
+// session (made again when it was lost: Stop reads nothing until this ends).
 func (s *Sampler) followLag(ctx context.Context) {
 	defer close(s.lagDone)
 	t := time.NewTicker(lagInterval)
@@ -101,6 +148,9 @@ func (s *Sampler) followLag(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
+			if s.ensureConn(ctx) != nil {
+				continue
+			}
 			var bytes, secs *float64
 			err := s.conn.QueryRow(ctx, `SELECT max(pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn))::float8,
 				max(extract(epoch FROM replay_lag))::float8 FROM pg_stat_replication`).Scan(&bytes, &secs)
@@ -118,14 +168,11 @@ func (s *Sampler) followLag(ctx context.Context) {
 	}
 }
 
-// Stop reads the server's counters again and fills the step's counters and warnings.
+// Stop fills the step's counters: the client's figures always, the server's when both
+// reads succeeded on one session, with warnings where they disagree or are absent.
 func (s *Sampler) Stop(ctx context.Context, step *result.Step) error {
 	close(s.stopLag)
 	<-s.lagDone
-	after, err := ReadCounters(ctx, s.conn)
-	if err != nil {
-		return fmt.Errorf("tpcc counters: %w", err)
-	}
 	min := step.Window.Seconds() / 60
 	if min <= 0 {
 		return nil
@@ -134,33 +181,8 @@ func (s *Sampler) Stop(ctx context.Context, step *result.Step) error {
 		step.Counters = map[string]float64{}
 	}
 	c := step.Counters
-	var newOrders, all int64
-	for name, op := range step.Ops {
-		all += op.Count
-		if name == NewOrder.String() {
-			newOrders = op.Count
-		}
-	}
-	win := &s.w.win
-	rolled := win.rolledBack.Load()
-	c[CounterNOPM] = float64(newOrders-rolled) / min
-	c[CounterTPM] = float64(all) / min
-	c[CounterServerNOPM] = float64(after.NewOrders-s.before.NewOrders) / min
-	c[CounterServerTPM] = float64(after.Xacts-s.before.Xacts) / min
-	c[CounterPrimaryTPM] = float64(win.primaryXacts.Load()) / min
-	c[CounterRolledBack] = float64(rolled)
-	if s.w.ReadIntent {
-		c[CounterReadOnStandby] = float64(win.readOnStandby.Load())
-		c[CounterReadOnPrimary] = float64(win.readOnPrimary.Load())
-	}
-	win.mu.Lock()
-	codes := make([]string, 0, len(win.errorsBySQLSTATE))
-	for code, n := range win.errorsBySQLSTATE {
-		c[counterErrorPrefix+code] = float64(n)
-		codes = append(codes, code)
-	}
-	win.mu.Unlock()
-	sort.Strings(codes)
+	s.clientCounters(step, min)
+	s.serverCounters(ctx, step, min)
 	s.mu.Lock()
 	if len(s.lag.T) > 0 {
 		if step.Series == nil {
@@ -175,18 +197,68 @@ func (s *Sampler) Stop(ctx context.Context, step *result.Step) error {
 	return nil
 }
 
+// clientCounters are NOPM and TPM as the client counted them (the runner's operations).
+func (s *Sampler) clientCounters(step *result.Step, min float64) {
+	c := step.Counters
+	var newOrders, all int64
+	for name, op := range step.Ops {
+		if op == nil {
+			continue
+		}
+		all += op.Count
+		if name == NewOrder.String() {
+			newOrders = op.Count
+		}
+	}
+	win := &s.w.win
+	rolled := win.rolledBack.Load()
+	c[CounterNOPM] = float64(newOrders-rolled) / min
+	c[CounterTPM] = float64(all) / min
+	c[CounterPrimaryTPM] = float64(win.primaryXacts.Load()) / min
+	c[CounterRolledBack] = float64(rolled)
+	if s.w.ReadIntent {
+		c[CounterReadOnStandby] = float64(win.readOnStandby.Load())
+		c[CounterReadOnPrimary] = float64(win.readOnPrimary.Load())
+	}
+}
+
+// serverCounters are NOPM from the districts' next order ids and TPM from pg_stat_database,
+// read again now. The districts are data, which survive a restart or a failover; the
+// commit counters belong to one server's life and do not: when the counters' session was
+// lost during the window, server TPM is absent and NOPM is read on a new session.
+func (s *Sampler) serverCounters(ctx context.Context, step *result.Step, min float64) {
+	if s.before == nil {
+		return // Start said why
+	}
+	after, err := s.read(ctx)
+	if err != nil {
+		step.Warnings = append(step.Warnings, fmt.Sprintf("%s: read at the window's end: %v", absentServer, err))
+		return
+	}
+	step.Counters[CounterServerNOPM] = float64(after.NewOrders-s.before.NewOrders) / min
+	if s.reopened {
+		step.Warnings = append(step.Warnings, "tpcc: server TPM absent: the counters' session was lost during the window "+
+			"(a restart or a failover), and pg_stat_database's commits+rollbacks do not continue across it")
+		return
+	}
+	step.Counters[CounterServerTPM] = float64(after.Xacts-s.before.Xacts) / min
+}
+
 // Disagreements returns warnings where the client's and the server's counts differ by more
-// than the tolerances.
+// than the tolerances; a figure that is absent is not compared.
 func Disagreements(c map[string]float64) []string {
 	var out []string
-	if d := relDiff(c[CounterNOPM], c[CounterServerNOPM]); d > nopmTolerance {
+	nopm, nok := c[CounterNOPM]
+	srvNOPM, sok := c[CounterServerNOPM]
+	if d := relDiff(nopm, srvNOPM); nok && sok && d > nopmTolerance {
 		out = append(out, fmt.Sprintf("NOPM: client %.0f, server (district next order ids) %.0f: %.1f%% apart",
-			c[CounterNOPM], c[CounterServerNOPM], 100*d))
+			nopm, srvNOPM, 100*d))
 	}
-	if d := relDiff(c[CounterPrimaryTPM], c[CounterServerTPM]); d > tpmTolerance &&
-		math.Abs(c[CounterPrimaryTPM]-c[CounterServerTPM]) > tpmSlack {
+	tpm, tok := c[CounterPrimaryTPM]
+	srvTPM, stok := c[CounterServerTPM]
+	if d := relDiff(tpm, srvTPM); tok && stok && d > tpmTolerance && math.Abs(tpm-srvTPM) > tpmSlack {
 		out = append(out, fmt.Sprintf("TPM: client %.0f transactions/min on the primary, server (pg_stat_database commits+rollbacks) %.0f: %.1f%% apart",
-			c[CounterPrimaryTPM], c[CounterServerTPM], 100*d))
+			tpm, srvTPM, 100*d))
 	}
 	return out
 }

@@ -15,6 +15,11 @@ func TestDisagreements(t *testing.T) {
 	if len(w) != 2 || !strings.Contains(w[0], "NOPM") || !strings.Contains(w[1], "TPM") {
 		t.Fatalf("disagreeing counts: %v", w)
 	}
+	// Absent server figures are not compared (absent is not zero: 8,000 vs absent is no
+	// "100% apart").
+	if w := Disagreements(map[string]float64{CounterNOPM: 8000, CounterPrimaryTPM: 50000}); len(w) != 0 {
+		t.Fatalf("absent server figures compared: %v", w)
+	}
 	if w := Disagreements(map[string]float64{}); len(w) != 0 {
 		t.Fatalf("empty counters warned: %v", w)
 	}

@@ -3,7 +3,6 @@ package tpcc
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
@@ -46,12 +45,10 @@ type Workload struct {
 
 // windowStats counts what the runner's histograms do not: reset when a window opens.
 type windowStats struct {
-	rolledBack       atomic.Int64
-	primaryXacts     atomic.Int64 // attempts sent to the primary, each one server transaction
-	readOnStandby    atomic.Int64
-	readOnPrimary    atomic.Int64
-	mu               sync.Mutex
-	errorsBySQLSTATE map[string]int64
+	rolledBack    atomic.Int64
+	primaryXacts  atomic.Int64 // attempts sent to the primary, each one server transaction
+	readOnStandby atomic.Int64
+	readOnPrimary atomic.Int64
 }
 
 func (s *windowStats) reset() {
@@ -59,22 +56,6 @@ func (s *windowStats) reset() {
 	s.primaryXacts.Store(0)
 	s.readOnStandby.Store(0)
 	s.readOnPrimary.Store(0)
-	s.mu.Lock()
-	s.errorsBySQLSTATE = map[string]int64{}
-	s.mu.Unlock()
-}
-
-func (s *windowStats) noteError(err error) {
-	code := SQLState(err)
-	if code == "" {
-		code = "client"
-	}
-	s.mu.Lock()
-	if s.errorsBySQLSTATE == nil {
-		s.errorsBySQLSTATE = map[string]int64{}
-	}
-	s.errorsBySQLSTATE[code]++
-	s.mu.Unlock()
 }
 
 // Prepare checks that the database is built and draws the run's NURand constants from the
@@ -174,10 +155,6 @@ type worker struct {
 func (wk *worker) Do(ctx context.Context, op *workload.Op) error {
 	k := wk.deck.Next()
 	op.Name = k.String()
-	if err := wk.reconnect(ctx); err != nil {
-		wk.wl.win.noteError(err)
-		return err
-	}
 	if wk.wl.Keying {
 		if err := op.Wait(ctx, KeyingTime(k)); err != nil {
 			return nil
@@ -203,9 +180,6 @@ func (wk *worker) Do(ctx context.Context, op *workload.Op) error {
 		s.rolledBack.Add(1)
 	}
 	if err != nil {
-		if ctx.Err() == nil {
-			s.noteError(err)
-		}
 		return err
 	}
 	if wk.wl.Keying {
@@ -214,16 +188,22 @@ func (wk *worker) Do(ctx context.Context, op *workload.Op) error {
 	return nil
 }
 
-// reconnect replaces a session that the server or the network closed (after a failover, a
-// restart, a terminated backend), so that one broken connection does not fail every later
-// transaction of the VU.
-func (wk *worker) reconnect(ctx context.Context) error {
+// Lost reports whether the server or the network closed one of the VU's sessions (after a
+// failover, a restart, a terminated backend).
+func (wk *worker) Lost() bool {
+	return wk.sess.Primary.IsClosed() || (wk.sess.Read != nil && wk.sess.Read.IsClosed())
+}
+
+// Reconnect replaces the VU's closed sessions; the runner calls it, with its backoff, so
+// that one broken connection does not fail every later transaction of the VU.
+func (wk *worker) Reconnect(ctx context.Context) error {
 	if wk.sess.Primary.IsClosed() {
 		c, err := Connect(ctx, wk.wl.Primary)
 		if err != nil {
 			return fmt.Errorf("reconnect to the primary: %w", err)
 		}
 		wk.sess.Primary = c
+		wk.landings[0] = wk.wl.landing(ctx, c)
 	}
 	if wk.sess.Read != nil && wk.sess.Read.IsClosed() {
 		cfg, err := wk.wl.ReadConfig(wk.vu.Params, wk.vu.ID)
@@ -235,9 +215,14 @@ func (wk *worker) reconnect(ctx context.Context) error {
 			return fmt.Errorf("reconnect the read-intent session: %w", err)
 		}
 		wk.sess.Read = c
+		l := wk.wl.landing(ctx, c)
+		wk.readOnStandby = l.InRecovery
+		wk.landings[1] = l
 	}
 	return nil
 }
+
+var _ workload.Reconnector = (*worker)(nil)
 
 // Landings reports where the VU's sessions are.
 func (wk *worker) Landings() []workload.Landing { return wk.landings }

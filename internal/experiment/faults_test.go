@@ -1,0 +1,212 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/runner"
+	"github.com/agbench/agbench/internal/target"
+	"github.com/agbench/agbench/internal/workload/stress"
+	"github.com/agbench/agbench/internal/workload/tpcc"
+)
+
+// stressLoad is a short stress experiment of 2 threads against the cluster's primary.
+func stressLoad(t *testing.T, topo *cluster.Topology, step runner.StepSpec) (*Load, *stress.Stress) {
+	t.Helper()
+	l := &Load{Command: "stress", Version: "test", Args: []string{"stress"},
+		Target: &target.Target{Topo: topo, Primary: topo.ConnString(topo.Primary(), "")}, Intent: target.ReadWrite,
+		Sweep: runner.Sweep{Axes: []runner.Axis{{Name: "threads", Values: []string{"2"}}}, Seed: 1},
+		Step:  step, Results: t.TempDir()}
+	return l, stress.New(stress.Config{Queries: []string{"SELECT 1"}, Connect: l.Connector()})
+}
+
+// restartPrimary restarts the primary (a fast shutdown, then a start) after a while, and
+// sends the time it is back.
+func restartPrimary(t *testing.T, ctx context.Context, topo *cluster.Topology, after time.Duration) <-chan time.Time {
+	back := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(after)
+		name := topo.Primary().Name
+		if err := topo.StopNode(ctx, name); err != nil {
+			t.Error(err)
+		}
+		if err := topo.StartNode(ctx, name); err != nil {
+			t.Error(err)
+		}
+		back <- time.Now()
+	}()
+	return back
+}
+
+// A restart of the primary in the middle of a stress step: the step records the errors by
+// SQLSTATE with their times, the sessions lost and made again, and operations after the
+// restart; the run is complete, since operations succeeded.
+func TestStressSurvivesARestart(t *testing.T) {
+	topo := clustertest.New(t, clustertest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	l, w := stressLoad(t, topo, runner.StepSpec{Duration: 5 * time.Second, MaxErrors: 100})
+	defer w.Close()
+	restarted := restartPrimary(t, ctx, topo, 1500*time.Millisecond)
+	out, err := l.Run(ctx, w, Hooks{})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	back := <-restarted
+	res := out.Result
+	if !res.Complete || len(res.Steps) != 1 || !res.Steps[0].Complete {
+		t.Fatalf("complete %v (%s), steps %d", res.Complete, res.IncompleteReason, len(res.Steps))
+	}
+	st := res.Steps[0]
+	tot := st.Totals()
+	t.Logf("ops %d errors %d; classes %+v; reconnects %+v", tot.Count, tot.Errors, st.Errors, *st.Reconnects)
+	// One failed operation per session lost (the server's 57P01 as it shut down, or a
+	// broken connection), not a flood of "conn closed".
+	if tot.Errors < 1 || tot.Errors > 4 {
+		t.Fatalf("%d errors, want about one per session", tot.Errors)
+	}
+	var classed int64
+	for _, c := range st.Errors {
+		if c.SQLState != "57P01" && c.SQLState != runner.ClassConnectionFailure {
+			t.Errorf("error class %+v: want 57P01 or 08006", c)
+		}
+		if c.First.Before(st.Window.Start) || c.Last.After(st.Window.End) || c.Last.Before(c.First) || c.Message == "" {
+			t.Errorf("error class %+v outside the window %v", c, st.Window)
+		}
+		classed += c.Count
+	}
+	if classed != tot.Errors {
+		t.Fatalf("classes count %d errors, ops %d", classed, tot.Errors)
+	}
+	r := st.Reconnects
+	if r == nil || r.Count < 1 || r.Unrestored != 0 || r.DownSeconds <= 0 || r.Last.After(st.Window.End) {
+		t.Fatalf("reconnects %+v", r)
+	}
+	// Operations succeeded after the sessions came back: a throughput point after the
+	// last reconnect (and the restart) counts some.
+	tp := st.Throughput["*"]
+	after := 0.0
+	for i, sec := range tp.T {
+		at := tp.Start.Add(time.Duration(sec * float64(time.Second)))
+		if at.After(back.Add(500*time.Millisecond)) && at.After(r.Last.Add(500*time.Millisecond)) {
+			after += tp.V[i]
+		}
+	}
+	if after == 0 {
+		t.Fatalf("no operation after the restart (%v, sessions back at %v): %+v", back, r.Last, tp)
+	}
+	var errSum float64
+	for _, v := range st.ErrorThroughput["*"].V {
+		errSum += v
+	}
+	if errSum == 0 {
+		t.Fatalf("error series %+v", st.ErrorThroughput["*"])
+	}
+	// The file holds what the run returned.
+	got, err := result.Read(out.Path)
+	if err != nil || len(got.Steps) != 1 || got.Steps[0].Reconnects == nil || len(got.Steps[0].Errors) == 0 {
+		t.Fatalf("result file: %v %+v", err, got)
+	}
+}
+
+// A server that is down for the whole measured window: no successful operation, so the
+// step and the run are incomplete and the run's error says so (exit 1).
+func TestStressServerDownIsIncomplete(t *testing.T) {
+	topo := clustertest.New(t, clustertest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	l, w := stressLoad(t, topo, runner.StepSpec{Rampup: 5 * time.Second, Duration: 2 * time.Second})
+	defer w.Close()
+	// Stopped at the first tick of the ramp-up: the sessions are made, the load runs.
+	var once sync.Once
+	stop := func(runner.Progress) {
+		once.Do(func() {
+			go func() {
+				if err := topo.StopNode(ctx, topo.Primary().Name); err != nil {
+					t.Error(err)
+				}
+			}()
+		})
+	}
+	out, err := l.Run(ctx, w, Hooks{Progress: stop})
+	if !errors.Is(err, runner.ErrNoSuccess) || agerr.ExitCode(err) != agerr.ExitFailure {
+		t.Fatalf("run: %v, want no successful operation (exit 1)", err)
+	}
+	res := out.Result
+	if res.Complete || res.IncompleteReason == "" || len(res.Steps) != 1 || res.Steps[0].Complete {
+		t.Fatalf("complete %v (%q), steps %+v", res.Complete, res.IncompleteReason, res.Steps)
+	}
+	st := res.Steps[0]
+	if st.Totals().Count != 0 || st.Reconnects == nil || st.Reconnects.Unrestored != 2 || st.Reconnects.Failed == 0 {
+		t.Fatalf("ops %+v reconnects %+v", st.Totals(), st.Reconnects)
+	}
+	got, err := result.Read(out.Path)
+	if err != nil || got.Complete || got.Steps[0].IncompleteReason == "" {
+		t.Fatalf("result file: %v complete %v", err, got.Complete)
+	}
+}
+
+// A restart of the primary in the middle of a tpcc step: the client's NOPM and TPM are
+// there (they never depended on the server's counters), the sessions are made again, the
+// server's NOPM is read on a new session (the districts survive a restart) and its TPM is
+// absent with a warning that says why, never 0.
+func TestTPCCSurvivesARestart(t *testing.T) {
+	topo := clustertest.New(t, clustertest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cs := topo.ConnString(topo.Primary(), "")
+	cfg, err := tpcc.ConnConfig(cs, "--primary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tpcc.Build(ctx, cfg, tpcc.BuildOptions{Warehouses: 1, Loaders: 1, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	w := &tpcc.Workload{Primary: cfg, Mode: tpcc.ModeFunctions, Seed: 1}
+	if _, err := w.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	smp, err := w.NewSampler(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer smp.Close()
+	l := &Load{Command: "tpcc run", Version: "test", Args: []string{"tpcc", "run"},
+		Target: &target.Target{Topo: topo, Primary: cs}, Intent: target.ReadWrite,
+		Sweep: runner.Sweep{Axes: []runner.Axis{{Name: "vus", Values: []string{"2"}}}, Seed: 1},
+		Step:  runner.StepSpec{Duration: 6 * time.Second, MaxErrors: 100}, Results: t.TempDir()}
+	restartPrimary(t, ctx, topo, 2*time.Second)
+	out, err := l.Run(ctx, w, Hooks{Samplers: []runner.Sampler{smp}})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	st := out.Result.Steps[0]
+	t.Logf("counters %v; errors %+v; reconnects %+v; warnings %q", st.Counters, st.Errors, st.Reconnects, st.Warnings)
+	if !out.Result.Complete || st.Counters[tpcc.CounterNOPM] <= 0 || st.Counters[tpcc.CounterTPM] <= 0 {
+		t.Fatalf("complete %v, client NOPM %v TPM %v", out.Result.Complete, st.Counters[tpcc.CounterNOPM], st.Counters[tpcc.CounterTPM])
+	}
+	if _, ok := st.Counters[tpcc.CounterServerTPM]; ok {
+		t.Fatalf("server TPM %v across a restart, want absent", st.Counters[tpcc.CounterServerTPM])
+	}
+	if _, ok := st.Counters[tpcc.CounterServerNOPM]; !ok {
+		t.Fatal("server NOPM absent; the districts can be read after the restart")
+	}
+	warned := false
+	for _, w := range st.Warnings {
+		warned = warned || strings.Contains(w, "server TPM absent")
+	}
+	if !warned {
+		t.Fatalf("no warning says why server TPM is absent: %q", st.Warnings)
+	}
+	if st.Reconnects == nil || st.Reconnects.Count < 1 || len(st.Errors) == 0 {
+		t.Fatalf("reconnects %+v errors %+v", st.Reconnects, st.Errors)
+	}
+}
