@@ -294,40 +294,9 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 				line += "-\t-\t-\t-\t"
 				continue
 			}
-			med := func(f func(*result.Step) float64) float64 {
-				vals := make([]float64, len(sts))
-				for i, st := range sts {
-					vals[i] = f(st)
-				}
-				return stats.Median(vals)
-			}
-			lat := func(q func(result.Hist) int64) func(*result.Step) float64 {
-				return func(st *result.Step) float64 {
-					if no := st.Ops[tpcc.NewOrder.String()]; no != nil {
-						return float64(q(no.Latency))
-					}
-					return 0
-				}
-			}
-			// A counter absent from a step (not measured) is "–", and absent from the median
-			// of its repeats; the median of none is "–".
-			counter := func(name string) string {
-				var vals []float64
-				for _, st := range sts {
-					if v, ok := st.Counters[name]; ok {
-						vals = append(vals, v)
-					}
-				}
-				if len(vals) == 0 {
-					return "–"
-				}
-				return groupInt(stats.Median(vals))
-			}
-			line += counter(tpcc.CounterNOPM) + "\t" + counter(tpcc.CounterTPM) + "\t" +
-				ms(int64(med(lat(func(h result.Hist) int64 { return h.P95 })))) + "\t" +
-				ms(int64(med(lat(func(h result.Hist) int64 { return h.P99 })))) + "\t"
-			srvNOPM = append(srvNOPM, counter(tpcc.CounterServerNOPM))
-			srvTPM = append(srvTPM, counter(tpcc.CounterServerTPM))
+			cells, nopm, tpm := tpccCells(sts)
+			line += cells
+			srvNOPM, srvTPM = append(srvNOPM, nopm), append(srvTPM, tpm)
 		}
 		fmt.Fprintln(tw, line+strings.Join(srvNOPM, " / ")+"\t"+strings.Join(srvTPM, " / ")+"\t")
 	}
@@ -339,46 +308,83 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 	}
 
 	for i := range steps {
-		st := &steps[i]
-		variant := ""
-		if st.Variant != "" {
-			variant = " " + st.Variant
-		}
-		fmt.Fprintf(w, "\nstep %d: %d VUs%s, %.0fs window, client CPU %.0fµs/tx (%.0f%% of the host)\n", st.Index+1, st.VUs,
-			variant, st.Window.Seconds(), st.Client.PerOpMicros, 100*st.Client.Utilisation)
-		tw := table.NewWriter(w, table.Right)
-		fmt.Fprintln(tw, "tx\tcount\terrors\tretries\tp50\tp95\tp99\tp99.9\tmax\t")
-		for _, k := range tpcc.Kinds {
-			op := st.Ops[k.String()]
-			if op == nil {
-				continue
+		printTPCCStep(w, &steps[i])
+	}
+}
+
+// tpccCells are the cells of one row and variant of the articles' table, medians of the
+// repeats: NOPM, TPM, New-Order p95 and p99, and the server's NOPM and TPM apart. A figure
+// absent from every repeat (not measured) is "–"; the median is of the repeats that have it.
+func tpccCells(sts []*result.Step) (cells, srvNOPM, srvTPM string) {
+	median := func(f func(*result.Step) (float64, bool), format func(float64) string) string {
+		var vals []float64
+		for _, st := range sts {
+			if v, ok := f(st); ok {
+				vals = append(vals, v)
 			}
-			h := op.Latency
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", k, op.Count, op.Errors, op.Retries,
-				ms(h.P50), ms(h.P95), ms(h.P99), ms(h.P999), ms(h.Max))
 		}
-		tw.Flush()
-		var notes []string
-		if n, ok := st.Counters[tpcc.CounterReadOnStandby]; ok {
-			notes = append(notes, fmt.Sprintf("read transactions on a standby %s, on the primary %s",
-				groupInt(n), groupInt(st.Counters[tpcc.CounterReadOnPrimary])))
+		if len(vals) == 0 {
+			return "–"
 		}
-		if b, ok := st.Counters[tpcc.CounterLagBytesMax]; ok {
-			notes = append(notes, fmt.Sprintf("max replay lag %s bytes, %.3fs", groupInt(b), st.Counters[tpcc.CounterLagSecondsMax]))
+		return format(stats.Median(vals))
+	}
+	counter := func(name string) string {
+		return median(func(st *result.Step) (float64, bool) { v, ok := st.Counters[name]; return v, ok }, groupInt)
+	}
+	latency := func(q func(result.Hist) int64) string {
+		return median(func(st *result.Step) (float64, bool) {
+			if no := st.Ops[tpcc.NewOrder.String()]; no != nil && no.Count > 0 {
+				return float64(q(no.Latency)), true
+			}
+			return 0, false
+		}, func(us float64) string { return ms(int64(us)) })
+	}
+	cells = counter(tpcc.CounterNOPM) + "\t" + counter(tpcc.CounterTPM) + "\t" +
+		latency(func(h result.Hist) int64 { return h.P95 }) + "\t" + latency(func(h result.Hist) int64 { return h.P99 }) + "\t"
+	return cells, counter(tpcc.CounterServerNOPM), counter(tpcc.CounterServerTPM)
+}
+
+// printTPCCStep prints one step's transactions, where its reads landed, its faults, its
+// server cross-check, warnings and whether it was cut short.
+func printTPCCStep(w io.Writer, st *result.Step) {
+	variant := ""
+	if st.Variant != "" {
+		variant = " " + st.Variant
+	}
+	fmt.Fprintf(w, "\nstep %d: %d VUs%s, %.0fs window, client CPU %.0fµs/tx (%.0f%% of the host)\n", st.Index+1, st.VUs,
+		variant, st.Window.Seconds(), st.Client.PerOpMicros, 100*st.Client.Utilisation)
+	tw := table.NewWriter(w, table.Right)
+	fmt.Fprintln(tw, "tx\tcount\terrors\tretries\tp50\tp95\tp99\tp99.9\tmax\t")
+	for _, k := range tpcc.Kinds {
+		op := st.Ops[k.String()]
+		if op == nil {
+			continue
 		}
-		notes = append(notes, stepFaults(st)...)
-		notes = append(notes, fmt.Sprintf("rolled-back new orders %s; server NOPM %s, TPM %s (client on the primary %s)",
-			optNum(st.Counters, tpcc.CounterRolledBack), optNum(st.Counters, tpcc.CounterServerNOPM),
-			optNum(st.Counters, tpcc.CounterServerTPM), optNum(st.Counters, tpcc.CounterPrimaryTPM)))
-		for _, n := range notes {
-			fmt.Fprintf(w, "  %s\n", n)
-		}
-		for _, warn := range st.Warnings {
-			fmt.Fprintf(w, "  warning: %s\n", warn)
-		}
-		if !st.Complete {
-			fmt.Fprintf(w, "  incomplete: %s\n", st.IncompleteReason)
-		}
+		h := op.Latency
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", k, op.Count, op.Errors, op.Retries,
+			ms(h.P50), ms(h.P95), ms(h.P99), ms(h.P999), ms(h.Max))
+	}
+	tw.Flush()
+	var notes []string
+	if n, ok := st.Counters[tpcc.CounterReadOnStandby]; ok {
+		notes = append(notes, fmt.Sprintf("read transactions on a standby %s, on the primary %s",
+			groupInt(n), groupInt(st.Counters[tpcc.CounterReadOnPrimary])))
+	}
+	if b, ok := st.Counters[tpcc.CounterLagBytesMax]; ok {
+		notes = append(notes, fmt.Sprintf("max replay lag %s bytes, %.3fs", groupInt(b), st.Counters[tpcc.CounterLagSecondsMax]))
+	}
+	notes = append(notes, stepFaults(st)...)
+	notes = append(notes, fmt.Sprintf("rolled-back new orders %s; server NOPM %s, TPM %s (client on the primary %s)",
+		optNum(st.Counters, tpcc.CounterRolledBack), optNum(st.Counters, tpcc.CounterServerNOPM),
+		optNum(st.Counters, tpcc.CounterServerTPM), optNum(st.Counters, tpcc.CounterPrimaryTPM)))
+	for _, n := range notes {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
+	for _, warn := range st.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", warn)
+	}
+	if !st.Complete {
+		fmt.Fprintf(w, "  incomplete: %s\n", st.IncompleteReason)
 	}
 }
 
