@@ -98,12 +98,15 @@ func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 }
 
 var scanColumns = []table.Column{
-	{Header: "time (s)", Format: "%.2f", Value: func(s *result.Step) float64 { return s.Window.Seconds() }},
-	{Header: "rows/s", Format: "%.0f", Value: func(s *result.Step) float64 { return perSecond(s, s.Totals().Rows) }},
-	{Header: "MB/s recv", Format: "%.1f", Value: func(s *result.Step) float64 { return perSecond(s, s.Totals().Bytes) / 1e6 }},
-	{Header: "hits", Format: "%.0f", Value: func(s *result.Step) float64 { return s.Counters["buffer_hits"] }},
-	{Header: "reads", Format: "%.0f", Value: func(s *result.Step) float64 { return s.Counters["buffer_reads"] }},
-	{Header: "MB/s server", Format: "%.1f", Value: func(s *result.Step) float64 { return s.Counters["server_mb_per_s"] }},
+	{Header: "time (s)", Format: "%.2f", Value: windowSeconds},
+	{Header: "rows/s", Format: "%.0f", Value: perSecond(func(s *result.Step) int64 { return s.Totals().Rows })},
+	{Header: "MB/s recv", Format: "%.1f", Value: func(s *result.Step) (float64, bool) {
+		v, ok := perSecond(func(s *result.Step) int64 { return s.Totals().Bytes })(s)
+		return v / 1e6, ok
+	}},
+	{Header: "hits", Format: "%.0f", Value: counterValue("buffer_hits")},
+	{Header: "reads", Format: "%.0f", Value: counterValue("buffer_reads")},
+	{Header: "MB/s server", Format: "%.1f", Value: counterValue("server_mb_per_s")},
 }
 
 // coldCache restarts the cluster and drops the OS page cache. It returns a note when the

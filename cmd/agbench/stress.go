@@ -168,33 +168,49 @@ func runLoad(ctx context.Context, a *app, l *experiment.Load, w workload.Workloa
 
 // stressColumns are the articles' columns (time, MB/s) with throughput and latency.
 var stressColumns = []table.Column{
-	{Header: "time (s)", Format: "%.2f", Value: func(s *result.Step) float64 { return s.Window.Seconds() }},
-	{Header: "it/s", Format: "%.0f", Value: func(s *result.Step) float64 { return s.OpsPerSecond() }},
-	{Header: "MB/s", Format: "%.0f", Value: func(s *result.Step) float64 { return s.Counters["server_mb_per_s"] }},
-	{Header: "rows/s", Format: "%.0f", Value: func(s *result.Step) float64 { return perSecond(s, s.Totals().Rows) }},
-	{Header: "p50 ms", Format: "%.2f", Value: func(s *result.Step) float64 { return latencyMs(s, func(h result.Hist) int64 { return h.P50 }) }},
-	{Header: "p99 ms", Format: "%.2f", Value: func(s *result.Step) float64 { return latencyMs(s, func(h result.Hist) int64 { return h.P99 }) }},
-	{Header: "err", Format: "%.0f", Value: func(s *result.Step) float64 { return float64(s.Totals().Errors) }},
+	{Header: "time (s)", Format: "%.2f", Value: windowSeconds},
+	{Header: "it/s", Format: "%.0f", Value: perSecond(func(s *result.Step) int64 { return s.Totals().Count })},
+	{Header: "MB/s", Format: "%.0f", Value: counterValue("server_mb_per_s")},
+	{Header: "rows/s", Format: "%.0f", Value: perSecond(func(s *result.Step) int64 { return s.Totals().Rows })},
+	{Header: "p50 ms", Format: "%.2f", Value: latencyMs(func(h result.Hist) int64 { return h.P50 })},
+	{Header: "p99 ms", Format: "%.2f", Value: latencyMs(func(h result.Hist) int64 { return h.P99 })},
+	{Header: "err", Format: "%.0f", Value: func(s *result.Step) (float64, bool) { return float64(s.Totals().Errors), true }},
 }
 
-func perSecond(s *result.Step, n int64) float64 {
-	if sec := s.Window.Seconds(); sec > 0 {
-		return float64(n) / sec
-	}
-	return 0
+// windowSeconds is the step's measured window.
+func windowSeconds(s *result.Step) (float64, bool) { return s.Window.Seconds(), true }
+
+// counterValue is a step's counter, absent when the step did not measure it (through a
+// listener the servers' counters cannot be read, for one).
+func counterValue(name string) func(*result.Step) (float64, bool) {
+	return func(s *result.Step) (float64, bool) { v, ok := s.Counters[name]; return v, ok }
 }
 
-// latencyMs reads a percentile of the step's merged operation latencies, in milliseconds.
-func latencyMs(s *result.Step, pick func(result.Hist) int64) float64 {
-	var hs []result.Hist
-	for _, o := range s.Ops {
-		hs = append(hs, o.Latency)
+// perSecond is a count of the step per second of its window (absent without a window).
+func perSecond(count func(*result.Step) int64) func(*result.Step) (float64, bool) {
+	return func(s *result.Step) (float64, bool) {
+		sec := s.Window.Seconds()
+		if sec <= 0 {
+			return 0, false
+		}
+		return float64(count(s)) / sec, true
 	}
-	h, err := result.MergeHists(hs...)
-	if err != nil {
-		return 0
+}
+
+// latencyMs reads a percentile of the step's merged operation latencies in milliseconds;
+// absent when no operation succeeded.
+func latencyMs(pick func(result.Hist) int64) func(*result.Step) (float64, bool) {
+	return func(s *result.Step) (float64, bool) {
+		var hs []result.Hist
+		for _, o := range s.Ops {
+			hs = append(hs, o.Latency)
+		}
+		h, err := result.MergeHists(hs...)
+		if err != nil || h.Count == 0 {
+			return 0, false
+		}
+		return float64(pick(h)) / 1000, true
 	}
-	return float64(pick(h)) / 1000
 }
 
 // initTable makes the demo table on the primary and waits until the standbys have it.

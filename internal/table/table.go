@@ -22,10 +22,14 @@ import (
 // Column is one column of a variant's group: a header and a figure of one step.
 type Column struct {
 	Header string
-	// Value is the step's figure; Format prints the median of the repeats' figures.
-	Value  func(st *result.Step) float64
+	// Value is the step's figure, and false when the step did not measure it; Format prints
+	// the median of the repeats that measured it, and a figure no repeat measured is "–".
+	Value  func(st *result.Step) (float64, bool)
 	Format string
 }
+
+// Absent is how a table shows a figure that was not measured (never as 0).
+const Absent = "–"
 
 // Group is the steps of one point × variant (its repeats).
 type group struct {
@@ -104,10 +108,15 @@ func cell(g *group, c Column) string {
 	vals := make([]float64, 0, len(g.steps))
 	mark := ""
 	for _, st := range g.steps {
-		vals = append(vals, c.Value(st))
+		if v, ok := c.Value(st); ok {
+			vals = append(vals, v)
+		}
 		if !st.Complete {
 			mark = "*"
 		}
+	}
+	if len(vals) == 0 {
+		return Absent + mark
 	}
 	return fmt.Sprintf(c.Format, stats.Median(vals)) + mark
 }

@@ -24,7 +24,7 @@ func TestWriteFoldsRepeatsIntoMedians(t *testing.T) {
 		step(1, "8", "routing=off", 0, 5, true),
 	}}
 	var b bytes.Buffer
-	cols := []Column{{Header: "time (s)", Format: "%.1f", Value: func(s *result.Step) float64 { return s.Window.Seconds() }}}
+	cols := []Column{{Header: "time (s)", Format: "%.1f", Value: func(s *result.Step) (float64, bool) { return s.Window.Seconds(), true }}}
 	if err := Write(&b, r, "threads", cols); err != nil {
 		t.Fatal(err)
 	}
