@@ -254,7 +254,10 @@ func (p *loadPlan) run(ctx context.Context, a *app, cmd *cobra.Command, command 
 	res.Warnings = append(res.Warnings, landingWarnings(res, p)...)
 	res.Finish(err)
 	if p.f.sample && len(res.Steps) > 0 {
-		p.analysis, _ = analyze.Attach(res, analyze.Options{LoadName: "threads", Unit: p.unit})
+		var aerr error
+		if p.analysis, aerr = analyze.Attach(res, analyze.Options{LoadName: "threads", Unit: p.unit}); aerr != nil {
+			res.Warnings = append(res.Warnings, aerr.Error())
+		}
 	}
 	if len(res.Steps) > 0 || err == nil {
 		save()

@@ -49,9 +49,13 @@ const (
 	diskPrefix     = "disk."
 )
 
-// Attach analyses a result and stores the analysis in r.Analysis.
+// Attach analyses a result and stores the analysis in r.Analysis. A section of the result
+// that cannot be read is an error naming it, and nothing is stored.
 func Attach(r *result.Result, o Options) (*Run, error) {
-	run := FromResult(r, o)
+	run, err := FromResult(r, o)
+	if err != nil {
+		return nil, fmt.Errorf("analysis: %w", err)
+	}
 	raw, err := json.Marshal(run)
 	if err != nil {
 		return nil, fmt.Errorf("analysis: %w", err)
@@ -61,7 +65,9 @@ func Attach(r *result.Result, o Options) (*Run, error) {
 }
 
 // FromResult analyses a result: steps are grouped by variant, repeats of a point merged.
-func FromResult(r *result.Result, o Options) *Run {
+// A section of the result it reads (Extra) that does not decode is an error naming the
+// section (a *result.ExtraError), never an empty part of the analysis.
+func FromResult(r *result.Result, o Options) (*Run, error) {
 	if o.LoadName == "" {
 		o.LoadName = "VUs"
 	}
@@ -73,21 +79,28 @@ func FromResult(r *result.Result, o Options) *Run {
 		}
 		byVariant[st.Variant] = append(byVariant[st.Variant], st)
 	}
+	dev, err := diskDeviceOf(r)
+	if err != nil {
+		return nil, err
+	}
 	run := &Run{}
 	for _, v := range order {
 		in := Input{LoadName: o.LoadName, Unit: o.Unit, SLOs: o.SLOs, Facts: factsOf(r, byVariant[v], o.Facts)}
-		in.Steps, in.Evidence = stepsOf(r, byVariant[v])
+		if in.Steps, in.Evidence, err = stepsOf(r, byVariant[v], dev); err != nil {
+			return nil, err
+		}
 		run.Variants = append(run.Variants, VariantAnalysis{Variant: v, Input: in, Result: Analyze(in)})
 	}
 	if len(order) == 2 {
 		run.compare(byVariant[order[0]], byVariant[order[1]], order, o.LoadName)
 	}
-	return run
+	return run, nil
 }
 
 // stepsOf turns the result's steps of one variant into analysis steps (repeats of a point
-// merged) and the samplers' evidence for each.
-func stepsOf(r *result.Result, steps []result.Step) ([]Step, []Evidence) {
+// merged) and the samplers' evidence for each. dev names the disk tester's device
+// (diskDeviceOf), "" when unknown.
+func stepsOf(r *result.Result, steps []result.Step, dev string) ([]Step, []Evidence, error) {
 	byPoint := map[int][]result.Step{}
 	var points []int
 	for _, st := range steps {
@@ -101,7 +114,6 @@ func stepsOf(r *result.Result, steps []result.Step) ([]Step, []Evidence) {
 	if v, ok := r.Meta.Config["keying"].(bool); ok {
 		keying = v
 	}
-	dev := diskDeviceOf(r)
 	var out []Step
 	var ev []Evidence
 	for _, p := range points {
@@ -113,13 +125,17 @@ func stepsOf(r *result.Result, steps []result.Step) ([]Step, []Evidence) {
 		out = append(out, s)
 		var es []Evidence
 		for _, st := range reps {
-			es = append(es, evidenceOf(st, dev))
+			e, err := evidenceOf(st, dev)
+			if err != nil {
+				return nil, nil, err
+			}
+			es = append(es, e)
 		}
 		e := meanEvidence(es)
 		e.Load = s.Load
 		ev = append(ev, e)
 	}
-	return out, ev
+	return out, ev, nil
 }
 
 func stepOf(reps []result.Step, keying bool) Step {
@@ -161,7 +177,7 @@ func stepOf(reps []result.Step, keying bool) Step {
 // evidenceOf reads one step's sampler figures: wait classes summed over nodes, the machine's
 // CPU, the busiest watched device, the load generator's CPU, and the most lagging standby.
 // dev names the disk tester's device (diskDeviceOf), "" when unknown.
-func evidenceOf(st result.Step, dev string) Evidence {
+func evidenceOf(st result.Step, dev string) (Evidence, error) {
 	c := withSeriesMeans(st)
 	e := Evidence{Load: float64(st.VUs)}
 	for k, v := range c {
@@ -177,7 +193,10 @@ func evidenceOf(st result.Step, dev string) Evidence {
 			e.LagGrowth = c[name+".replay_lag_growth"]
 		}
 	}
-	e.TopWaits = topWaitsOf(st)
+	var err error
+	if e.TopWaits, err = topWaitsOf(&st); err != nil {
+		return e, err
+	}
 	e.CPUBusy, e.Steal = c[osCPUBusy], c[osCPUSteal]
 	if _, ok := c[osCPUBusy]; !ok { // the disk tester's own names
 		e.CPUBusy, e.Steal = c["machine_cpu_user"]+c["machine_cpu_system"], c["machine_cpu_steal"]
@@ -192,7 +211,7 @@ func evidenceOf(st result.Step, dev string) Evidence {
 	} else if e.Device.Name != "" {
 		e.ExpectedDeviceMBps = pgIOMBps(c)
 	}
-	return e
+	return e, nil
 }
 
 // withSeriesMeans returns the step's counters, completed by the window means of the OS
@@ -249,20 +268,12 @@ func windowMean(ts result.TimeSeries, w result.Window) (float64, bool) {
 	return mean(false)
 }
 
-// topWaitsOf reads the samplers' top wait events of each node (Step.Extra["sample"]) and
-// sums them over nodes.
-func topWaitsOf(st result.Step) []WaitEvent {
-	raw, ok := st.Extra["sample"]
-	if !ok {
-		return nil
-	}
-	var x struct {
-		Nodes map[string]struct {
-			TopWaits []WaitEvent `json:"top_waits"`
-		} `json:"nodes"`
-	}
-	if json.Unmarshal(raw, &x) != nil {
-		return nil
+// topWaitsOf reads the samplers' top wait events of each node (the step's sample section)
+// and sums them over nodes.
+func topWaitsOf(st *result.Step) ([]result.WaitEvent, error) {
+	x, err := st.Sample()
+	if x == nil || err != nil {
+		return nil, err
 	}
 	var es []Evidence
 	for _, n := range x.Nodes {
@@ -272,7 +283,7 @@ func topWaitsOf(st result.Step) []WaitEvent {
 	for i := range merged {
 		merged[i].Sessions *= float64(len(es)) // a sum over nodes, not a mean
 	}
-	return merged
+	return merged, nil
 }
 
 // pgIOMBps is the database's own IO from pg_stat_io plus WAL, summed over nodes (on one
@@ -323,16 +334,14 @@ func addWait(w *Waits, class string, v float64) {
 // "device under test 90% busy".
 const unnamedDevice = "under test"
 
-// diskDeviceOf is the device the disk tester measured (Extra["disk"].device), "" when the
-// result does not say.
-func diskDeviceOf(r *result.Result) string {
-	var x struct {
-		Device string `json:"device"`
+// diskDeviceOf is the device the disk tester measured (its run section's device), "" when
+// the result does not say.
+func diskDeviceOf(r *result.Result) (string, error) {
+	x, err := r.DiskRun()
+	if x == nil || err != nil {
+		return "", err
 	}
-	if raw, ok := r.Extra["disk"]; ok && json.Unmarshal(raw, &x) == nil {
-		return x.Device
-	}
-	return ""
+	return x.Device, nil
 }
 
 // deviceOf picks the busiest device the OS sampler watched, or the disk tester's device
@@ -367,7 +376,7 @@ func deviceOf(c map[string]float64, dev string) Device {
 // shared_buffers and the memory available for the page cache. Overrides win.
 func factsOf(r *result.Result, steps []result.Step, over Facts) Facts {
 	var f Facts
-	if _, ok := r.Extra["disk"]; ok || r.Meta.Command == "disk" {
+	if _, ok := r.Extra[result.ExtraDisk]; ok || r.Meta.Command == "disk" {
 		f.Storage = true
 		var w struct {
 			Direct bool `json:"direct"`

@@ -1,7 +1,6 @@
 package diskio
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -25,20 +24,21 @@ func microsHist(h *hdr.Histogram) *hdr.Histogram {
 }
 
 // RunExtra is the run-level part of a disk run that the common schema has no field for;
-// it is stored under Result.Extra["disk"].
+// it is stored under Result.Extra["disk"]. The part read outside this package (the device)
+// is result.DiskRun, embedded.
 type RunExtra struct {
-	File    *TestFile       `json:"file"`
-	Device  string          `json:"device,omitempty"`
-	Sweep   *Sweep          `json:"sweep,omitempty"`
-	Marks   *Marks          `json:"marks,omitempty"`
-	Verify  *VerifyReport   `json:"verify,omitempty"`
-	DiskSpd *DiskSpdCommand `json:"diskspd,omitempty"`
-	Notes   []string        `json:"notes,omitempty"`
+	File           *TestFile       `json:"file"`
+	result.DiskRun                 // device
+	Sweep          *Sweep          `json:"sweep,omitempty"`
+	Marks          *Marks          `json:"marks,omitempty"`
+	Verify         *VerifyReport   `json:"verify,omitempty"`
+	DiskSpd        *DiskSpdCommand `json:"diskspd,omitempty"`
+	Notes          []string        `json:"notes,omitempty"`
 }
 
 // FillResult writes the run into the common result schema: one step per step of the run
 // (ops "read" and "write" with their HDR histograms in microseconds, counters, per-second
-// IOPS, the tester's CPU), everything else under Extra["disk"].
+// IOPS, the tester's CPU), everything else under Extra["disk"] (result.ExtraDisk).
 func (r *Report) FillResult(res *result.Result) error {
 	if len(r.Steps) > 0 {
 		w := r.Steps[0].Workload
@@ -61,15 +61,8 @@ func (r *Report) FillResult(res *result.Result) error {
 
 // SetExtra (re)writes the run-level Extra["disk"], e.g. once the marks are known.
 func (r *Report) SetExtra(res *result.Result) error {
-	ex, err := json.Marshal(RunExtra{File: r.File, Device: r.Device, Sweep: r.Sweep, Marks: r.Marks, Verify: r.Verify, DiskSpd: r.DiskSpd, Notes: r.Notes})
-	if err != nil {
-		return err
-	}
-	if res.Extra == nil {
-		res.Extra = map[string]json.RawMessage{}
-	}
-	res.Extra["disk"] = ex
-	return nil
+	return res.SetExtra(result.ExtraDisk, RunExtra{File: r.File, DiskRun: result.DiskRun{Device: r.Device}, Sweep: r.Sweep,
+		Marks: r.Marks, Verify: r.Verify, DiskSpd: r.DiskSpd, Notes: r.Notes})
 }
 
 func stepWarnings(s *StepResult) []string {
@@ -142,10 +135,6 @@ func (s *StepResult) resultStep(i int, sw *Sweep) (result.Step, error) {
 		}
 		st.Throughput = map[string]result.TimeSeries{"*": ts}
 	}
-	ex, err := json.Marshal(s)
-	if err != nil {
-		return st, err
-	}
-	st.Extra = map[string]json.RawMessage{"disk": ex}
-	return st, nil
+	err := st.SetExtra(result.ExtraDisk, s)
+	return st, err
 }

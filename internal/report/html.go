@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -304,7 +305,7 @@ func (e *Experiment) marks(v *Variant, i int) []mark {
 		suffix = " (" + v.Name + ")"
 	}
 	var out []mark
-	add := func(p *KneePoint, what string) {
+	add := func(p *analyze.Point, what string) {
 		if p == nil {
 			return
 		}

@@ -26,12 +26,20 @@ type Run struct {
 	// held none and the report made it.
 	Analysis     []VariantAnalysis
 	Differences  []string
-	Comparisons  []Verdict
+	Comparisons  []analyze.Verdict
 	AnalysedHere bool
+	// Readahead is the readahead experiment's section of the run, when it has one.
+	Readahead *result.ReadaheadRun
+	// stepVerdicts are the verdicts of the steps' own analyses, by position in Result.Steps.
+	stepVerdicts map[int][]analyze.Verdict
+	// err is the part of the result that could not be read (it names it); Build fails with it.
+	err error
 }
 
 // NewRun wraps a result read from path, labelled by its folder's name. A result that holds
-// no analysis is analysed here (internal/analyze is a pure function of the result).
+// no analysis is analysed here (internal/analyze is a pure function of the result). A part
+// of the result that cannot be read (a section of Extra, the analysis) is kept, naming the
+// part, and Build returns it.
 func NewRun(path string, r *result.Result) *Run {
 	label := filepath.Base(filepath.Clean(path))
 	if label == result.FileName {
@@ -41,29 +49,53 @@ func NewRun(path string, r *result.Result) *Run {
 		label = m[1] // a study's run: <study>/NN-name/<time>-command
 	}
 	run := &Run{Label: label, Path: path, Result: r}
-	raw := r.Analysis
-	if len(raw) == 0 && len(r.Steps) > 0 {
-		if b, ok := analyseHere(r, paramLoadName([]*Run{run})); ok {
-			raw, run.AnalysedHere = b, true
+	run.err = run.read()
+	return run
+}
+
+// read decodes the parts of the result the report shows beyond its common schema: the
+// analysis (made here when the result holds none), the steps' verdicts and the readahead
+// experiment's section.
+func (r *Run) read() error {
+	raw := r.Result.Analysis
+	if len(raw) == 0 && len(r.Result.Steps) > 0 {
+		b, ok, err := analyseHere(r.Result, paramLoadName([]*Run{r}))
+		if err != nil {
+			return err
+		}
+		if ok {
+			raw, r.AnalysedHere = b, true
 		}
 	}
-	run.decodeAnalysis(raw)
-	return run
+	if err := r.decodeAnalysis(raw); err != nil {
+		return err
+	}
+	if err := r.decodeStepVerdicts(); err != nil {
+		return err
+	}
+	var err error
+	r.Readahead, err = r.Result.ReadaheadRun()
+	return err
 }
 
 // studyFolder matches the folder `agbench run` gives each experiment: NN-name.
 var studyFolder = regexp.MustCompile(`^\d\d-(.+)$`)
 
 // analyseHere runs internal/analyze on a result read from a file. A result file is outside
-// bytes: should the analysis fail on one (a panic), the report goes on without it.
-func analyseHere(r *result.Result, loadName string) (raw []byte, ok bool) {
+// bytes: should the analysis panic on one, the report goes on without it; a section of the
+// result the analysis cannot read is an error naming it.
+func analyseHere(r *result.Result, loadName string) (raw []byte, ok bool, err error) {
 	defer func() {
 		if recover() != nil {
-			raw, ok = nil, false
+			raw, ok, err = nil, false, nil
 		}
 	}()
-	b, err := json.Marshal(analyze.FromResult(r, analyze.Options{LoadName: loadName}))
-	return b, err == nil
+	run, err := analyze.FromResult(r, analyze.Options{LoadName: loadName})
+	if err != nil {
+		return nil, false, err
+	}
+	b, merr := json.Marshal(run)
+	return b, merr == nil, nil
 }
 
 // Experiment is what one command measured, over one or more runs of it: one line per
@@ -119,6 +151,8 @@ type Figures struct {
 	// DeviceAwaitMs and DeviceQueue are the means of the device series, when sampled.
 	DeviceAwaitMs, DeviceQueue float64
 	HasDevice                  bool
+	// Seedings are the seeding sections of the steps that have one (seed's results).
+	Seedings []*result.Seeding
 }
 
 // headlineCounters are shown in the articles' tables, in this order, when a result has them.
@@ -130,6 +164,9 @@ func Build(runs []*Run) ([]*Experiment, error) {
 	var exps []*Experiment
 	byKey := map[string]*Experiment{}
 	for _, r := range runs {
+		if r.err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Path, r.err)
+		}
 		cmd := r.Result.Meta.Command
 		if cmd == "" {
 			cmd = "run"
@@ -370,6 +407,13 @@ func newFigures(steps []*result.Step) (*Figures, error) {
 	var awaits, queues []float64
 	waitSum := map[string]float64{}
 	for _, st := range steps {
+		sd, err := st.Seeding()
+		if err != nil {
+			return nil, err
+		}
+		if sd != nil {
+			c.Seedings = append(c.Seedings, sd)
+		}
 		sec := st.Window.Seconds()
 		c.Seconds += sec / float64(len(steps))
 		tp := st.OpsPerSecond()

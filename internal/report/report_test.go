@@ -228,9 +228,10 @@ func TestAnalysisShapesAndFindings(t *testing.T) {
 			}
 		})
 	}
+	// An analysis that does not decode is an error naming it, not a report without judgement.
 	var junk Run
-	if junk.decodeAnalysis([]byte(`"nonsense"`)); junk.Analysis != nil {
-		t.Fatalf("decoded %v", junk.Analysis)
+	if err := junk.decodeAnalysis([]byte(`"nonsense"`)); err == nil || !strings.HasPrefix(err.Error(), "analysis: ") || junk.Analysis != nil {
+		t.Fatalf("decoded %v, error %v", junk.Analysis, err)
 	}
 }
 
@@ -248,7 +249,11 @@ func TestAnalysisFromAnalyze(t *testing.T) {
 	if len(run.Differences) == 0 {
 		t.Fatalf("no differences found: %+v", run)
 	}
-	stored, err := json.Marshal(analyze.FromResult(r, analyze.Options{LoadName: "threads", Unit: "ops/s"}))
+	an, err := analyze.FromResult(r, analyze.Options{LoadName: "threads", Unit: "ops/s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := json.Marshal(an)
 	if err != nil {
 		t.Fatal(err)
 	}

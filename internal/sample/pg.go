@@ -21,7 +21,7 @@ const (
 	// SamplerAppName is the sampler's application_name; its own sessions are left out of
 	// every wait profile, so several samplers do not count each other.
 	SamplerAppName = "agbench-sampler"
-	// maxTopWaits is how many distinct wait events per node a step keeps in Extra.
+	// maxTopWaits is how many distinct wait events per node a step keeps in its sample section.
 	maxTopWaits = 10
 )
 
@@ -38,15 +38,7 @@ type PGOptions struct {
 }
 
 // NodeInfo is what the sampler learnt of a node when it connected.
-type NodeInfo struct {
-	Name               string `json:"name"`
-	VersionNum         int    `json:"version_num"`
-	InRecovery         bool   `json:"in_recovery"`
-	DataDirectory      string `json:"data_directory,omitempty"` // when the role may read it
-	SharedBuffersBytes int64  `json:"shared_buffers_bytes"`
-	DatabaseBytes      int64  `json:"database_bytes"` // all databases together
-	HasStatIO          bool   `json:"has_stat_io"`    // pg_stat_io exists (16+)
-}
+type NodeInfo = result.PGNodeInfo
 
 // PG samples PostgreSQL nodes beside a workload over one connection per node: a wait
 // profile from pg_stat_activity (10 Hz; client backends and their parallel workers), and each second pg_stat_database, pg_stat_io (16+),
@@ -144,8 +136,8 @@ func (p *PG) Start(ctx context.Context, st *result.Step) error {
 }
 
 // Stop ends sampling, takes each node's last reading, and adds the nodes' series to
-// st.Series, their window means to st.Counters and their top wait events to
-// st.Extra["sample"].
+// st.Series, their window means to st.Counters and their top wait events to the step's
+// sample section (result.SampleStep).
 func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 	if p.stop == nil {
 		return errors.New("sampler not started")
@@ -159,7 +151,7 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 	if st.Counters == nil {
 		st.Counters = map[string]float64{}
 	}
-	extra := stepExtra{Nodes: map[string]nodeExtra{}}
+	extra := result.SampleStep{Nodes: map[string]result.SampleNode{}}
 	var errs []error
 	// The last reading is taken even when the run was interrupted: a step cut short keeps
 	// what was measured (each query is bounded by queryTimeout).
@@ -182,31 +174,12 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 		for k, v := range n.windowCounters() {
 			st.Counters[prefix+k] = v
 		}
-		extra.Nodes[n.info.Name] = nodeExtra{Info: n.info, TopWaits: n.topWaits(), WaitSamples: n.waitSamples}
+		extra.Nodes[n.info.Name] = result.SampleNode{Info: n.info, TopWaits: n.topWaits(), WaitSamples: n.waitSamples}
 	}
 	if err := putExtra(st, extra); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// WaitEvent is one wait event's mean number of sessions over a window.
-type WaitEvent struct {
-	Type     string  `json:"type"`
-	Event    string  `json:"event"`
-	Class    string  `json:"class"`
-	Sessions float64 `json:"sessions"`
-}
-
-type nodeExtra struct {
-	Info        NodeInfo    `json:"info"`
-	TopWaits    []WaitEvent `json:"top_waits,omitempty"`
-	WaitSamples int         `json:"wait_samples"`
-}
-
-// stepExtra is what the samplers keep of a step under Step.Extra["sample"].
-type stepExtra struct {
-	Nodes map[string]nodeExtra `json:"nodes,omitempty"`
 }
 
 // pgNode is one node's connection and what has been sampled of it in the current window.
@@ -394,13 +367,13 @@ func (n *pgNode) windowCounters() map[string]float64 {
 	return out
 }
 
-func (n *pgNode) topWaits() []WaitEvent {
+func (n *pgNode) topWaits() []result.WaitEvent {
 	if n.waitSamples == 0 {
 		return nil
 	}
-	var out []WaitEvent
+	var out []result.WaitEvent
 	for k, c := range n.events {
-		out = append(out, WaitEvent{Type: k[0], Event: k[1], Class: k[2], Sessions: float64(c) / float64(n.waitSamples)})
+		out = append(out, result.WaitEvent{Type: k[0], Event: k[1], Class: k[2], Sessions: float64(c) / float64(n.waitSamples)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Sessions != out[j].Sessions {

@@ -23,18 +23,7 @@ const (
 )
 
 // PhaseUse is one phase's duration and the resources used during it.
-type PhaseUse struct {
-	Name    string  `json:"name"`
-	Seconds float64 `json:"seconds"`
-	// SenderCPUSeconds is the CPU of the primary's walsender serving the backup.
-	SenderCPUSeconds float64 `json:"sender_cpu_seconds"`
-	// ReceiverCPUSeconds is the CPU of pg_basebackup (its WAL child included), or of agbench
-	// while it restores and syncs.
-	ReceiverCPUSeconds float64 `json:"receiver_cpu_seconds"`
-	// Disk bytes read and written on the devices behind the data and backup folders.
-	DiskReadBytes  int64 `json:"disk_read_bytes"`
-	DiskWriteBytes int64 `json:"disk_write_bytes"`
-}
+type PhaseUse = result.SeedPhase
 
 // Progress is one reading of a seeding under way.
 type Progress struct {
