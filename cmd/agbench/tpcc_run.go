@@ -425,7 +425,7 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 		}
 		var codes []string
 		for name, v := range st.Counters {
-			if code, ok := strings.CutPrefix(name, "errors_sqlstate_"); ok {
+			if code, ok := tpcc.ParseSQLStateCounter(name); ok {
 				codes = append(codes, fmt.Sprintf("%s×%s", code, num(v)))
 			}
 		}

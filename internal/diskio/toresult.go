@@ -95,7 +95,7 @@ func (s *StepResult) resultStep(i int, sw *Sweep) (result.Step, error) {
 		}
 		st.Ops[name] = &result.Op{Count: o.IOs, Bytes: o.Bytes, Latency: h}
 	}
-	c := map[string]float64{"iops": s.Total.IOPS, "read_iops": s.Read.IOPS, "write_iops": s.Write.IOPS, "mb_per_s": s.Total.MBps,
+	c := map[string]float64{"iops": s.Total.IOPS, "read_iops": s.Read.IOPS, "write_iops": s.Write.IOPS, result.MBps: s.Total.MBps,
 		"iops_stddev": s.IOPSStddev, "latency_mean_us": s.Total.MeanUs,
 		"little_outstanding": s.Little.Outstanding, "little_measured": s.Little.Measured}
 	for _, p := range []struct {
@@ -107,14 +107,14 @@ func (s *StepResult) resultStep(i int, sw *Sweep) (result.Step, error) {
 		}
 	}
 	if d := s.Device; d != nil {
-		c["device_iops"], c["device_mb_per_s"] = d.ReadIOPS+d.WriteIOPS, d.ReadMBps+d.WriteMBps
-		c["device_read_await_ms"], c["device_write_await_ms"] = d.ReadAwaitMs, d.WriteAwait
-		c["device_avg_queue"], c["device_util"] = d.AvgQueue, d.UtilPct/100
+		c[result.DeviceIOPS], c[result.DeviceMBps] = d.ReadIOPS+d.WriteIOPS, d.ReadMBps+d.WriteMBps
+		c[result.DeviceReadAwaitMs], c[result.DeviceWriteAwaitMs] = d.ReadAwaitMs, d.WriteAwait
+		c[result.DeviceAvgQueue], c[result.DeviceUtil] = d.AvgQueue, d.UtilPct/100
 	}
 	if p := s.Pressure; p != nil {
 		c["io_pressure_some"], c["io_pressure_full"] = p.SomePct/100, p.FullPct/100
 	}
-	c["machine_cpu_user"], c["machine_cpu_system"], c["machine_cpu_iowait"], c["machine_cpu_steal"] =
+	c[result.MachineCPUUser], c[result.MachineCPUSystem], c[result.MachineCPUIOWait], c[result.MachineCPUSteal] =
 		s.CPU.MachineUserPct/100, s.CPU.MachineSysPct/100, s.CPU.MachineIOWait/100, s.CPU.MachineStealPct/100
 	for k, v := range s.osCounters {
 		if _, mine := c[k]; !mine {

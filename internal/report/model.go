@@ -146,7 +146,7 @@ type Figures struct {
 	// Ops is each operation type merged over the repeats, by name.
 	Ops      map[string]*result.Op
 	Counters map[string]float64
-	// Waits is the mean number of sessions in each wait class (from "pg.wait.*" series).
+	// Waits is the mean number of sessions in each wait class (from "pg.<node>.wait.<class>").
 	Waits map[string]float64
 	// DeviceAwaitMs and DeviceQueue are the means of the device series, when sampled.
 	DeviceAwaitMs, DeviceQueue float64
@@ -496,24 +496,27 @@ func newFigures(steps []*result.Step) (*Figures, error) {
 // of a node in that class), or "" for any other figure. Figures about a standby seen from
 // the primary ("pg.<node>.standby.<name>...") are not waits.
 func waitClass(k string) string {
-	if !strings.HasPrefix(k, "pg.") {
+	_, class, ok := result.ParsePGWait(k)
+	if !ok {
 		return ""
 	}
-	i := strings.Index(k, ".wait.")
-	if i < 2 || strings.Contains(k[:i], ".standby.") {
-		return ""
-	}
-	return strings.ToLower(k[i+len(".wait."):])
+	return strings.ToLower(class)
 }
 
 // isAwait and isQueue find the device figures: the OS sampler's "disk.<dev>.await_ms" and
 // ".queue", or the storage tester's "device_*_await_ms" and "device_avg_queue".
 func isAwait(k string) bool {
-	return (strings.HasPrefix(k, "disk.") || strings.HasPrefix(k, "device_")) && strings.Contains(k, "await")
+	if _, fig, ok := result.ParseDiskName(k); ok {
+		return fig == result.DiskAwaitMs
+	}
+	return k == result.DeviceReadAwaitMs || k == result.DeviceWriteAwaitMs
 }
 
 func isQueue(k string) bool {
-	return (strings.HasPrefix(k, "disk.") || strings.HasPrefix(k, "device_")) && strings.Contains(k, "queue")
+	if _, fig, ok := result.ParseDiskName(k); ok {
+		return fig == result.DiskQueue
+	}
+	return k == result.DeviceAvgQueue
 }
 
 func meanOf(v []float64) float64 {

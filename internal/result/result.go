@@ -145,7 +145,8 @@ type Step struct {
 	// together, one point per second of the window); Throughput["*"] is all types together.
 	Throughput map[string]TimeSeries `json:"throughput,omitempty"`
 	// Series holds named time series of samplers (replication lag, wait events, diskstats,
-	// CPU ...), keyed by "<sampler>.<series>", e.g. "pg.wait.LWLock", "disk.sda.iops".
+	// CPU ...), keyed by "<sampler>.<series>", e.g. "pg.primary.wait.lwlock", "disk.sda.iops"
+	// (names.go builds and parses them).
 	Series map[string]TimeSeries `json:"series,omitempty"`
 	// Warnings are the step's validity warnings and the errors of its samplers.
 	Warnings []string `json:"warnings,omitempty"`

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -167,12 +166,11 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 		if n.err != nil {
 			errs = append(errs, fmt.Errorf("node %s: %w", n.info.Name, n.err))
 		}
-		prefix := "pg." + SeriesNodeName(n.info.Name) + "."
 		for k, s := range n.series {
-			st.Series[prefix+k] = *s
+			st.Series[result.PGName(n.info.Name, k)] = *s
 		}
 		for k, v := range n.windowCounters() {
-			st.Counters[prefix+k] = v
+			st.Counters[result.PGName(n.info.Name, k)] = v
 		}
 		extra.Nodes[n.info.Name] = result.SampleNode{Info: n.info, TopWaits: n.topWaits(), WaitSamples: n.waitSamples}
 	}
@@ -315,7 +313,7 @@ func (n *pgNode) record(c pgCounters) {
 	}
 	if n.bucketN > 0 {
 		for _, class := range WaitClasses {
-			n.add("wait."+class, "sessions", c.at, float64(n.bucket[class])/float64(n.bucketN))
+			n.add(result.PGWaitFigure(class), "sessions", c.at, float64(n.bucket[class])/float64(n.bucketN))
 		}
 		n.bucket, n.bucketN = map[string]int{}, 0
 	}
@@ -323,10 +321,10 @@ func (n *pgNode) record(c pgCounters) {
 		n.add(r.name, r.unit, c.at, r.v)
 	}
 	for name, s := range c.standbys {
-		pre := "standby." + SeriesNodeName(name) + "."
+		pre := result.PGStandbyFigure(name, "")
 		n.add(pre+"write_lag_s", "s", c.at, s.writeLag)
 		n.add(pre+"flush_lag_s", "s", c.at, s.flushLag)
-		n.add(pre+"replay_lag_s", "s", c.at, s.replayLag)
+		n.add(pre+result.PGReplayLagSeconds, "s", c.at, s.replayLag)
 		n.add(pre+"behind_mb", "MB", c.at, float64(s.behind)/1e6)
 		if ps, ok := p.standbys[name]; ok {
 			n.add(pre+"replay_mb_per_s", "MB/s", c.at, float64(sub64(s.replayLSN, ps.replayLSN))/1e6/secs)
@@ -338,12 +336,12 @@ func (n *pgNode) record(c pgCounters) {
 // last readings, mean sessions per wait class, and each standby's lag at the end and its growth.
 func (n *pgNode) windowCounters() map[string]float64 {
 	out := map[string]float64{
-		"shared_buffers_bytes": float64(n.info.SharedBuffersBytes),
-		"database_bytes":       float64(n.info.DatabaseBytes),
+		result.PGSharedBuffersBytes: float64(n.info.SharedBuffersBytes),
+		result.PGDatabaseBytes:      float64(n.info.DatabaseBytes),
 	}
 	if n.waitSamples > 0 {
 		for _, class := range WaitClasses {
-			out["wait."+class] = float64(n.classTotal[class]) / float64(n.waitSamples)
+			out[result.PGWaitFigure(class)] = float64(n.classTotal[class]) / float64(n.waitSamples)
 		}
 	}
 	f, l := n.first, n.prev
@@ -356,11 +354,11 @@ func (n *pgNode) windowCounters() map[string]float64 {
 	}
 	out["checkpoints"] = float64(sub64(l.checkpoints, f.checkpoints))
 	for name, s := range l.standbys {
-		pre := "standby." + SeriesNodeName(name) + "."
-		out[pre+"replay_lag_s"] = s.replayLag
+		pre := result.PGStandbyFigure(name, "")
+		out[pre+result.PGReplayLagSeconds] = s.replayLag
 		out[pre+"behind_mb"] = float64(s.behind) / 1e6
 		if fs, ok := f.standbys[name]; ok {
-			out[pre+"replay_lag_growth"] = (s.replayLag - fs.replayLag) / secs
+			out[pre+result.PGReplayLagGrowth] = (s.replayLag - fs.replayLag) / secs
 			out[pre+"replay_mb_per_s"] = float64(sub64(s.replayLSN, fs.replayLSN)) / 1e6 / secs
 		}
 	}
@@ -393,6 +391,3 @@ func sub64(cur, prev int64) int64 {
 	}
 	return cur - prev
 }
-
-// SeriesNodeName turns a node name into the form used in series keys (no dots).
-func SeriesNodeName(name string) string { return strings.ReplaceAll(name, ".", "_") }

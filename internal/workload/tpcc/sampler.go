@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,12 +37,24 @@ const (
 	CounterServerTPM     = "server_tpm"
 	CounterPrimaryTPM    = "client_primary_tpm"
 	CounterRolledBack    = "rolled_back_new_orders"
-	CounterReadOnStandby = "read_tx_on_standby"
-	CounterReadOnPrimary = "read_tx_on_primary"
+	CounterReadOnStandby = result.ReadTxOnStandby // declared in internal/result, where analyze reads them
+	CounterReadOnPrimary = result.ReadTxOnPrimary
 	CounterLagBytesMax   = "replay_lag_max_bytes"
 	CounterLagSecondsMax = "replay_lag_max_seconds"
-	counterErrorPrefix   = "errors_sqlstate_"
+	// CounterSQLStatePrefix starts the counters of failed transactions by SQLSTATE,
+	// "errors_sqlstate_<code>": built by SQLStateCounter, taken apart by ParseSQLStateCounter.
+	CounterSQLStatePrefix = "errors_sqlstate_"
 )
+
+// SQLStateCounter is the name of the counter of transactions that failed with code.
+func SQLStateCounter(code string) string { return CounterSQLStatePrefix + code }
+
+// ParseSQLStateCounter returns the SQLSTATE of a counter SQLStateCounter named; ok is false
+// for any other counter.
+func ParseSQLStateCounter(name string) (code string, ok bool) {
+	code, ok = strings.CutPrefix(name, CounterSQLStatePrefix)
+	return code, ok && code != ""
+}
 
 // Sampler reads the server's counters as each measured window opens and closes, computes
 // NOPM and TPM from the client and from the server, warns when they disagree, and follows
@@ -156,7 +169,7 @@ func (s *Sampler) Stop(ctx context.Context, step *result.Step) error {
 	win.mu.Lock()
 	codes := make([]string, 0, len(win.errorsBySQLSTATE))
 	for code, n := range win.errorsBySQLSTATE {
-		c[counterErrorPrefix+code] = float64(n)
+		c[SQLStateCounter(code)] = float64(n)
 		codes = append(codes, code)
 	}
 	win.mu.Unlock()
