@@ -260,3 +260,37 @@ func mustFromResult(t testing.TB, r *result.Result, o Options) *Run {
 	}
 	return run
 }
+
+// A section the analysis reads that does not decode is an error naming it: never an
+// analysis with that evidence quietly missing, and nothing is stored.
+func TestFromResultNamesWhatItCannotRead(t *testing.T) {
+	steps := func() []result.Step {
+		return resultOf(t, mmcSweep([]int{1, 2, 4}, 8, 1000, 0), "", func(Step) map[string]float64 { return nil })
+	}
+	for _, c := range []struct {
+		name  string
+		spoil func(*result.Result)
+		want  string
+	}{
+		{"sample", func(r *result.Result) {
+			r.Steps[2].Extra = map[string]json.RawMessage{result.ExtraSample: json.RawMessage(`{"nodes": {"n1": {"top_waits": {"type": "Lock"}}}}`)}
+		}, `step 2 extra "sample": json: cannot unmarshal object`},
+		{"disk", func(r *result.Result) {
+			r.Extra = map[string]json.RawMessage{result.ExtraDisk: json.RawMessage(`{"device": ["vdb"]}`)}
+		}, `extra "disk": json: cannot unmarshal array`},
+		{"workload", func(r *result.Result) {
+			r.Meta.Command, r.Meta.Config = "disk", map[string]any{"workload": map[string]any{"direct": "yes"}}
+		}, `meta config "workload": json: cannot unmarshal string`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &result.Result{Meta: result.Meta{Command: "stress"}, Steps: steps()}
+			c.spoil(r)
+			if run, err := FromResult(r, Options{}); err == nil || !strings.HasPrefix(err.Error(), c.want) || run != nil {
+				t.Fatalf("FromResult: %v, %v; want %s...", run, err, c.want)
+			}
+			if _, err := Attach(r, Options{}); err == nil || !strings.HasPrefix(err.Error(), "analysis: "+c.want) || r.Analysis != nil {
+				t.Fatalf("Attach: %v, stored %s", err, r.Analysis)
+			}
+		})
+	}
+}

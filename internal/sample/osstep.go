@@ -89,6 +89,12 @@ func (o *OSStep) Stop(ctx context.Context, st *result.Step) error {
 	if last.Seconds > 0.05 { // a sliver after the last tick would only add noise
 		o.addSample(start, last)
 	}
+	o.put(st)
+	return nil
+}
+
+// put writes the window's series and their means, and the memory figures, into the step.
+func (o *OSStep) put(st *result.Step) {
 	if st.Series == nil {
 		st.Series = map[string]result.TimeSeries{}
 	}
@@ -103,7 +109,6 @@ func (o *OSStep) Stop(ctx context.Context, st *result.Step) error {
 		st.Counters[result.OSMemTotal] = float64(o.mem.TotalBytes)
 		st.Counters[result.OSMemAvailable] = float64(o.mem.AvailableBytes)
 	}
-	return nil
 }
 
 // weightedMean is the mean of a series whose points each cover the time since the previous.

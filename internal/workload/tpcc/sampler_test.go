@@ -19,3 +19,18 @@ func TestDisagreements(t *testing.T) {
 		t.Fatalf("empty counters warned: %v", w)
 	}
 }
+
+func TestSQLStateCounter(t *testing.T) {
+	name := SQLStateCounter("40001")
+	if name != "errors_sqlstate_40001" {
+		t.Fatalf("SQLStateCounter: %s", name)
+	}
+	if code, ok := ParseSQLStateCounter(name); !ok || code != "40001" {
+		t.Fatalf("ParseSQLStateCounter(%s) = %q %v", name, code, ok)
+	}
+	for _, other := range []string{CounterNOPM, CounterSQLStatePrefix, "errors_40001", CounterReadOnStandby} {
+		if code, ok := ParseSQLStateCounter(other); ok {
+			t.Errorf("ParseSQLStateCounter(%s) = %q", other, code)
+		}
+	}
+}
