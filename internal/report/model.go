@@ -473,7 +473,7 @@ func newFigures(steps []*result.Step) (*Figures, error) {
 	for _, st := range steps {
 		secs += st.Window.Seconds()
 	}
-	if v, ok := c.Counters["mb_per_s"]; ok {
+	if v, ok := c.Counters[result.MBps]; ok {
 		c.MBps = v
 	} else if v, ok := c.Counters["server_mb_per_s"]; ok {
 		c.MBps = v

@@ -4,6 +4,11 @@
 // and report meets here, so the schema only grows: fields are added, never renamed or given a
 // new meaning, and readers ignore what they do not know.
 //
+// It also declares what a writer and a reader that may not import each other meet on: the
+// sections of Extra (extra*.go: the samplers', the storage tester's, a seeding's, the
+// readahead experiment's), read through typed accessors that name a section that does not
+// decode, and the names of figures read across layers (names.go), built and parsed here.
+//
 // It imports nothing from agbench but agerr and atomicfile; it must not import the runner,
 // workloads, samplers, analyze or report (they import it).
 package result
@@ -37,7 +42,8 @@ type Result struct {
 	// not land on a standby, load generator saturated).
 	Warnings []string `json:"warnings,omitempty"`
 	// Extra holds run-level data of a workload or tool that fits nowhere else (e.g. the disk
-	// tester's device description, seeding phases), keyed by its owner's name.
+	// tester's device description), keyed by its owner's name (extra.go); read and written
+	// through ExtraOf, SetExtra and the typed accessors, never by hand.
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
 	// Analysis is owned by internal/analyze (knee, Little's law, validity, bottleneck). This
 	// package stores it untouched.
@@ -155,7 +161,8 @@ type Step struct {
 	// Complete is false when the step was cut short; the figures cover what ran.
 	Complete         bool   `json:"complete"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
-	// Extra holds step-level data of a workload that fits nowhere else, keyed by owner.
+	// Extra holds step-level data of a workload that fits nowhere else, keyed by owner
+	// (extra.go); read and written through ExtraOf, SetExtra and the typed accessors.
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
 	// Analysis is internal/analyze's verdict on the step, stored untouched.
 	Analysis json.RawMessage `json:"analysis,omitempty"`

@@ -291,15 +291,15 @@ func (m *meter) tickLocked(now time.Time) {
 	for i, d := range disks {
 		ph.DiskReadBytes += int64(d.ReadMBps * 1e6 * s.Seconds)
 		ph.DiskWriteBytes += int64(d.WriteMBps * 1e6 * s.Seconds)
-		m.add("disk."+d.Device+".read_mbps", "MB/s", now, d.ReadMBps)
-		m.add("disk."+d.Device+".write_mbps", "MB/s", now, d.WriteMBps)
-		m.add("disk."+d.Device+".util", "share", now, d.Util)
+		m.add(result.DiskName(d.Device, result.DiskReadMBps), "MB/s", now, d.ReadMBps)
+		m.add(result.DiskName(d.Device, result.DiskWriteMBps), "MB/s", now, d.WriteMBps)
+		m.add(result.DiskName(d.Device, result.DiskUtil), "share", now, d.Util)
 		if i == 0 {
 			p.Device, p.ReadMBps, p.WriteMBps, p.DiskUtil = d.Device, d.ReadMBps, d.WriteMBps, d.Util
 		}
 	}
-	m.add("os.cpu.busy", "share", now, s.CPU.Busy())
-	m.add("os.cpu.steal", "share", now, s.CPU.Steal)
+	m.add(result.OSCPUBusy, "share", now, s.CPU.Busy())
+	m.add(result.OSCPUSteal, "share", now, s.CPU.Steal)
 }
 
 func rate(d, secs float64) float64 {

@@ -36,7 +36,7 @@ func (r *Report) Counters() map[string]float64 {
 		"wire_bytes":           float64(r.WireBytes),
 		"wal_wire_bytes":       float64(r.WALWireBytes),
 		"compression_ratio":    r.CompressionRatio,
-		"mb_per_s":             r.MBps,
+		result.MBps:            r.MBps,
 		"sender_cpu_seconds":   r.SenderCPUSeconds,
 		"receiver_cpu_seconds": r.ReceiverCPUSeconds,
 		"disk_read_bytes":      float64(r.DiskReadBytes),
