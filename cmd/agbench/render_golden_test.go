@@ -122,7 +122,7 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 		}
 		var an *analyze.Run
 		if s, ok := argOf(res.Meta.Args, "--sample"); (!ok || s != "false") && len(res.Steps) > 0 {
-			an = analyze.FromResult(res, analyze.Options{LoadName: "threads", Unit: unit})
+			an = fromResult(t, res, analyze.Options{LoadName: "threads", Unit: unit})
 		}
 		printAnalysis(&b, an)
 		printFooter(&b, res, filepath.Join(resultDir("--results", "results"), result.FileName), table.Landed(res))
@@ -157,7 +157,7 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 			}
 		}
 		printTPCCRun(&b, &tpcc.Meta{Warehouses: cfg.Warehouses}, mode, sw, res.Steps)
-		printAnalysis(&b, analyze.FromResult(res, analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}))
+		printAnalysis(&b, fromResult(t, res, analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}))
 		fmt.Fprintf(&b, "result: %s\n", filepath.Join(resultDir("--results", "results"), result.FileName))
 
 	case "disk":
@@ -177,7 +177,7 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 			rep.Steps = append(rep.Steps, s)
 		}
 		if len(rep.Steps) > 0 {
-			run := analyze.FromResult(res, analyze.Options{LoadName: "outstanding IOs", Unit: "IOPS"})
+			run := fromResult(t, res, analyze.Options{LoadName: "outstanding IOs", Unit: "IOPS"})
 			if rep.Sweep != nil && len(run.Variants) == 1 {
 				rep.Marks = experiment.DiskMarks(rep, run.Variants[0].Result)
 			}
@@ -539,4 +539,14 @@ func firstDiff(want, got string) string {
 		}
 	}
 	return "same lines"
+}
+
+// fromResult is analyze.FromResult for a result that must be readable.
+func fromResult(t *testing.T, res *result.Result, o analyze.Options) *analyze.Run {
+	t.Helper()
+	run, err := analyze.FromResult(res, o)
+	if err != nil {
+		t.Fatalf("analyse %s: %v", res.Meta.Command, err)
+	}
+	return run
 }

@@ -26,10 +26,10 @@ func TestReportSeedAndReadaheadTables(t *testing.T) {
 		transfer float64
 		ratio    float64
 	}{{"direct/none", 10, 1}, {"direct/lz4", 6, 2.5}, {"direct/none", 12, 1}, {"direct/lz4", 8, 2.5}} {
-		rep := seed.Report{Method: "direct", Started: t0, Ended: t0.Add(20 * time.Second),
+		rep := seed.Report{Seeding: result.Seeding{Method: "direct", Started: t0, Ended: t0.Add(20 * time.Second),
 			Phases:       []seed.PhaseUse{{Name: seed.PhaseCheckpoint, Seconds: 1}, {Name: seed.PhaseTransfer, Seconds: v.transfer}, {Name: seed.PhaseCatchUp, Seconds: 2}},
 			TotalSeconds: 3 + v.transfer, StreamedBytes: 400e6, WireBytes: int64(400e6 / v.ratio), CompressionRatio: v.ratio, MBps: 400 / v.transfer,
-			SenderCPUSeconds: 2, ReceiverCPUSeconds: 3}
+			SenderCPUSeconds: 2, ReceiverCPUSeconds: 3}}
 		sr.Steps = append(sr.Steps, rep.Step(i, 0, i/2, v.label, nil))
 	}
 	sr.Finish(nil)

@@ -104,9 +104,9 @@ var scanColumns = []table.Column{
 		v, ok := perSecond(func(s *result.Step) int64 { return s.Totals().Bytes })(s)
 		return v / 1e6, ok
 	}},
-	{Header: "hits", Format: "%.0f", Value: counterValue("buffer_hits")},
-	{Header: "reads", Format: "%.0f", Value: counterValue("buffer_reads")},
-	{Header: "MB/s server", Format: "%.1f", Value: counterValue("server_mb_per_s")},
+	{Header: "hits", Format: "%.0f", Value: counterValue(result.BufferHits)},
+	{Header: "reads", Format: "%.0f", Value: counterValue(result.BufferReads)},
+	{Header: "MB/s server", Format: "%.1f", Value: counterValue(result.ServerMBps)},
 }
 
 // coldCache restarts the cluster and drops the OS page cache. It returns a note when the

@@ -170,7 +170,7 @@ func runLoad(ctx context.Context, a *app, l *experiment.Load, w workload.Workloa
 var stressColumns = []table.Column{
 	{Header: "time (s)", Format: "%.2f", Value: windowSeconds},
 	{Header: "it/s", Format: "%.0f", Value: perSecond(func(s *result.Step) int64 { return s.Totals().Count })},
-	{Header: "MB/s", Format: "%.0f", Value: counterValue("server_mb_per_s")},
+	{Header: "MB/s", Format: "%.0f", Value: counterValue(result.ServerMBps)},
 	{Header: "rows/s", Format: "%.0f", Value: perSecond(func(s *result.Step) int64 { return s.Totals().Rows })},
 	{Header: "p50 ms", Format: "%.2f", Value: latencyMs(func(h result.Hist) int64 { return h.P50 })},
 	{Header: "p99 ms", Format: "%.2f", Value: latencyMs(func(h result.Hist) int64 { return h.P99 })},

@@ -1,5 +1,7 @@
 package analyze
 
+import "github.com/agbench/agbench/internal/result"
+
 // Waits is a wait profile: the mean number of sessions in each class over a window, sampled
 // from pg_stat_activity. Classes follow what a SQL Server DBA reads from wait stats.
 type Waits struct {
@@ -17,15 +19,6 @@ type Waits struct {
 // Total is the mean number of sessions sampled (active, or idle in a transaction).
 func (w Waits) Total() float64 {
 	return w.CPU + w.Log + w.DataRead + w.OtherIO + w.LWLock + w.Lock + w.Client + w.SyncRep + w.Other
-}
-
-// WaitEvent is one wait event's mean number of sessions; Class is its Waits class
-// ("log", "data_read", "lock" ... as the samplers name them).
-type WaitEvent struct {
-	Type     string  `json:"type"`
-	Event    string  `json:"event"`
-	Class    string  `json:"class"`
-	Sessions float64 `json:"sessions"`
 }
 
 // Device is what the block layer saw of the device under the data (means over a window).
@@ -47,8 +40,9 @@ func (d Device) MBps() float64 { return d.ReadMBps + d.WriteMBps }
 type Evidence struct {
 	Load  float64 `json:"load"`
 	Waits Waits   `json:"waits"`
-	// TopWaits are the most frequent wait events, summed over nodes, most first.
-	TopWaits []WaitEvent `json:"top_waits,omitempty"`
+	// TopWaits are the most frequent wait events, summed over nodes, most first; Class is
+	// their Waits class as the samplers name it ("log", "data_read", "lock" ...).
+	TopWaits []result.WaitEvent `json:"top_waits,omitempty"`
 	// CPUBusy and Steal are shares (0..1) of the machine's CPU time where the database runs.
 	CPUBusy float64 `json:"cpu_busy"`
 	Steal   float64 `json:"steal"`

@@ -38,20 +38,13 @@ type VariantAnalysis struct {
 	Result  Analysis `json:"analysis"`
 }
 
-// Series and counter names written by internal/sample and read here (a contract kept by a
-// test in internal/sample that feeds one into the other).
-const (
-	pgPrefix       = "pg."
-	waitInfix      = ".wait."
-	osCPUBusy      = "os.cpu.busy"
-	osCPUSteal     = "os.cpu.steal"
-	osMemAvailable = "os.mem_available_bytes"
-	diskPrefix     = "disk."
-)
-
-// Attach analyses a result and stores the analysis in r.Analysis.
+// Attach analyses a result and stores the analysis in r.Analysis. A section of the result
+// that cannot be read is an error naming it, and nothing is stored.
 func Attach(r *result.Result, o Options) (*Run, error) {
-	run := FromResult(r, o)
+	run, err := FromResult(r, o)
+	if err != nil {
+		return nil, fmt.Errorf("analysis: %w", err)
+	}
 	raw, err := json.Marshal(run)
 	if err != nil {
 		return nil, fmt.Errorf("analysis: %w", err)
@@ -61,7 +54,9 @@ func Attach(r *result.Result, o Options) (*Run, error) {
 }
 
 // FromResult analyses a result: steps are grouped by variant, repeats of a point merged.
-func FromResult(r *result.Result, o Options) *Run {
+// A section of the result it reads (Extra) that does not decode is an error naming the
+// section (a *result.ExtraError), never an empty part of the analysis.
+func FromResult(r *result.Result, o Options) (*Run, error) {
 	if o.LoadName == "" {
 		o.LoadName = "VUs"
 	}
@@ -73,21 +68,31 @@ func FromResult(r *result.Result, o Options) *Run {
 		}
 		byVariant[st.Variant] = append(byVariant[st.Variant], st)
 	}
+	dev, err := diskDeviceOf(r)
+	if err != nil {
+		return nil, err
+	}
 	run := &Run{}
 	for _, v := range order {
-		in := Input{LoadName: o.LoadName, Unit: o.Unit, SLOs: o.SLOs, Facts: factsOf(r, byVariant[v], o.Facts)}
-		in.Steps, in.Evidence = stepsOf(r, byVariant[v])
+		in := Input{LoadName: o.LoadName, Unit: o.Unit, SLOs: o.SLOs}
+		if in.Facts, err = factsOf(r, byVariant[v], o.Facts); err != nil {
+			return nil, err
+		}
+		if in.Steps, in.Evidence, err = stepsOf(r, byVariant[v], dev); err != nil {
+			return nil, err
+		}
 		run.Variants = append(run.Variants, VariantAnalysis{Variant: v, Input: in, Result: Analyze(in)})
 	}
 	if len(order) == 2 {
 		run.compare(byVariant[order[0]], byVariant[order[1]], order, o.LoadName)
 	}
-	return run
+	return run, nil
 }
 
 // stepsOf turns the result's steps of one variant into analysis steps (repeats of a point
-// merged) and the samplers' evidence for each.
-func stepsOf(r *result.Result, steps []result.Step) ([]Step, []Evidence) {
+// merged) and the samplers' evidence for each. dev names the disk tester's device
+// (diskDeviceOf), "" when unknown.
+func stepsOf(r *result.Result, steps []result.Step, dev string) ([]Step, []Evidence, error) {
 	byPoint := map[int][]result.Step{}
 	var points []int
 	for _, st := range steps {
@@ -101,7 +106,6 @@ func stepsOf(r *result.Result, steps []result.Step) ([]Step, []Evidence) {
 	if v, ok := r.Meta.Config["keying"].(bool); ok {
 		keying = v
 	}
-	dev := diskDeviceOf(r)
 	var out []Step
 	var ev []Evidence
 	for _, p := range points {
@@ -113,13 +117,17 @@ func stepsOf(r *result.Result, steps []result.Step) ([]Step, []Evidence) {
 		out = append(out, s)
 		var es []Evidence
 		for _, st := range reps {
-			es = append(es, evidenceOf(st, dev))
+			e, err := evidenceOf(st, dev)
+			if err != nil {
+				return nil, nil, err
+			}
+			es = append(es, e)
 		}
 		e := meanEvidence(es)
 		e.Load = s.Load
 		ev = append(ev, e)
 	}
-	return out, ev
+	return out, ev, nil
 }
 
 func stepOf(reps []result.Step, keying bool) Step {
@@ -161,38 +169,37 @@ func stepOf(reps []result.Step, keying bool) Step {
 // evidenceOf reads one step's sampler figures: wait classes summed over nodes, the machine's
 // CPU, the busiest watched device, the load generator's CPU, and the most lagging standby.
 // dev names the disk tester's device (diskDeviceOf), "" when unknown.
-func evidenceOf(st result.Step, dev string) Evidence {
+func evidenceOf(st result.Step, dev string) (Evidence, error) {
 	c := withSeriesMeans(st)
 	e := Evidence{Load: float64(st.VUs)}
 	for k, v := range c {
-		if !strings.HasPrefix(k, pgPrefix) {
-			continue
+		if _, class, ok := result.ParsePGWait(k); ok {
+			addWait(&e.Waits, class, v)
 		}
-		if i := strings.Index(k, waitInfix); i > 0 && !strings.Contains(k[:i], ".standby.") {
-			addWait(&e.Waits, k[i+len(waitInfix):], v)
-		}
-		if strings.HasSuffix(k, ".replay_lag_s") && v >= e.ReplayLagSec {
-			name := strings.TrimSuffix(k, ".replay_lag_s")
-			e.ReplayLagSec, e.Standby = v, name[strings.LastIndex(name, ".")+1:]
-			e.LagGrowth = c[name+".replay_lag_growth"]
+		if node, standby, fig, ok := result.ParsePGStandby(k); ok && fig == result.PGReplayLagSeconds && v >= e.ReplayLagSec {
+			e.ReplayLagSec, e.Standby = v, standby
+			e.LagGrowth = c[result.PGStandbyName(node, standby, result.PGReplayLagGrowth)]
 		}
 	}
-	e.TopWaits = topWaitsOf(st)
-	e.CPUBusy, e.Steal = c[osCPUBusy], c[osCPUSteal]
-	if _, ok := c[osCPUBusy]; !ok { // the disk tester's own names
-		e.CPUBusy, e.Steal = c["machine_cpu_user"]+c["machine_cpu_system"], c["machine_cpu_steal"]
+	var err error
+	if e.TopWaits, err = topWaitsOf(&st); err != nil {
+		return e, err
+	}
+	e.CPUBusy, e.Steal = c[result.OSCPUBusy], c[result.OSCPUSteal]
+	if _, ok := c[result.OSCPUBusy]; !ok { // the disk tester's own names
+		e.CPUBusy, e.Steal = c[result.MachineCPUUser]+c[result.MachineCPUSystem], c[result.MachineCPUSteal]
 	}
 	if w := st.Window.Seconds(); w > 0 {
 		e.LoadGenCores = (st.Client.UserSeconds + st.Client.SystemSeconds) / w
 	}
 	e.LoadGenShare = st.Client.Utilisation
 	e.Device = deviceOf(c, dev)
-	if _, ok := c["device_iops"]; ok { // a storage test: it knows what it moved
-		e.ExpectedDeviceMBps = c["mb_per_s"]
+	if _, ok := c[result.DeviceIOPS]; ok { // a storage test: it knows what it moved
+		e.ExpectedDeviceMBps = c[result.MBps]
 	} else if e.Device.Name != "" {
 		e.ExpectedDeviceMBps = pgIOMBps(c)
 	}
-	return e
+	return e, nil
 }
 
 // withSeriesMeans returns the step's counters, completed by the window means of the OS
@@ -201,7 +208,7 @@ func evidenceOf(st result.Step, dev string) Evidence {
 func withSeriesMeans(st result.Step) map[string]float64 {
 	c := st.Counters
 	for k, ts := range st.Series {
-		if _, ok := c[k]; ok || !(strings.HasPrefix(k, "os.cpu.") || strings.HasPrefix(k, diskPrefix)) {
+		if _, ok := c[k]; ok || !strings.HasPrefix(k, result.OSCPUPrefix) && !isDiskName(k) {
 			continue
 		}
 		m, ok := windowMean(ts, st.Window)
@@ -249,20 +256,12 @@ func windowMean(ts result.TimeSeries, w result.Window) (float64, bool) {
 	return mean(false)
 }
 
-// topWaitsOf reads the samplers' top wait events of each node (Step.Extra["sample"]) and
-// sums them over nodes.
-func topWaitsOf(st result.Step) []WaitEvent {
-	raw, ok := st.Extra["sample"]
-	if !ok {
-		return nil
-	}
-	var x struct {
-		Nodes map[string]struct {
-			TopWaits []WaitEvent `json:"top_waits"`
-		} `json:"nodes"`
-	}
-	if json.Unmarshal(raw, &x) != nil {
-		return nil
+// topWaitsOf reads the samplers' top wait events of each node (the step's sample section)
+// and sums them over nodes.
+func topWaitsOf(st *result.Step) ([]result.WaitEvent, error) {
+	x, err := st.Sample()
+	if x == nil || err != nil {
+		return nil, err
 	}
 	var es []Evidence
 	for _, n := range x.Nodes {
@@ -272,7 +271,7 @@ func topWaitsOf(st result.Step) []WaitEvent {
 	for i := range merged {
 		merged[i].Sessions *= float64(len(es)) // a sum over nodes, not a mean
 	}
-	return merged
+	return merged, nil
 }
 
 // pgIOMBps is the database's own IO from pg_stat_io plus WAL, summed over nodes (on one
@@ -280,13 +279,14 @@ func topWaitsOf(st result.Step) []WaitEvent {
 func pgIOMBps(c map[string]float64) float64 {
 	total, seen := 0.0, false
 	for k, v := range c {
-		if !strings.HasPrefix(k, pgPrefix) || strings.Contains(k, ".standby.") {
+		_, fig, ok := result.ParsePGName(k)
+		if !ok {
 			continue
 		}
-		switch {
-		case strings.HasSuffix(k, ".io_read_mb_per_s"), strings.HasSuffix(k, ".io_write_mb_per_s"):
+		switch fig {
+		case result.PGIOReadMBps, result.PGIOWriteMBps:
 			total, seen = total+v, true
-		case strings.HasSuffix(k, ".wal_mb_per_s"):
+		case result.PGWALMBps:
 			total += v
 		}
 	}
@@ -298,21 +298,21 @@ func pgIOMBps(c map[string]float64) float64 {
 
 func addWait(w *Waits, class string, v float64) {
 	switch class {
-	case "cpu":
+	case result.WaitCPU:
 		w.CPU += v
-	case "log":
+	case result.WaitLog:
 		w.Log += v
-	case "data_read":
+	case result.WaitDataRead:
 		w.DataRead += v
-	case "other_io":
+	case result.WaitOtherIO:
 		w.OtherIO += v
-	case "lwlock":
+	case result.WaitLWLock:
 		w.LWLock += v
-	case "lock":
+	case result.WaitLock:
 		w.Lock += v
-	case "client":
+	case result.WaitClient:
 		w.Client += v
-	case "sync_rep":
+	case result.WaitSyncRep:
 		w.SyncRep += v
 	default:
 		w.Other += v
@@ -323,37 +323,35 @@ func addWait(w *Waits, class string, v float64) {
 // "device under test 90% busy".
 const unnamedDevice = "under test"
 
-// diskDeviceOf is the device the disk tester measured (Extra["disk"].device), "" when the
-// result does not say.
-func diskDeviceOf(r *result.Result) string {
-	var x struct {
-		Device string `json:"device"`
+// diskDeviceOf is the device the disk tester measured (its run section's device), "" when
+// the result does not say.
+func diskDeviceOf(r *result.Result) (string, error) {
+	x, err := r.DiskRun()
+	if x == nil || err != nil {
+		return "", err
 	}
-	if raw, ok := r.Extra["disk"]; ok && json.Unmarshal(raw, &x) == nil {
-		return x.Device
-	}
-	return ""
+	return x.Device, nil
 }
 
 // deviceOf picks the busiest device the OS sampler watched, or the disk tester's device
 // (named dev, or unnamedDevice when unknown).
 func deviceOf(c map[string]float64, dev string) Device {
-	if _, ok := c["device_iops"]; ok {
+	if _, ok := c[result.DeviceIOPS]; ok {
 		if dev == "" {
 			dev = unnamedDevice
 		}
-		return Device{Name: dev, IOPS: c["device_iops"], ReadMBps: c["device_mb_per_s"],
-			AwaitMs: math.Max(c["device_read_await_ms"], c["device_write_await_ms"]), Queue: c["device_avg_queue"], Util: c["device_util"]}
+		return Device{Name: dev, IOPS: c[result.DeviceIOPS], ReadMBps: c[result.DeviceMBps],
+			AwaitMs: math.Max(c[result.DeviceReadAwaitMs], c[result.DeviceWriteAwaitMs]), Queue: c[result.DeviceAvgQueue], Util: c[result.DeviceUtil]}
 	}
 	var best Device
 	for k := range c {
-		if !strings.HasPrefix(k, diskPrefix) || !strings.HasSuffix(k, ".util") {
+		name, fig, ok := result.ParseDiskName(k)
+		if !ok || fig != result.DiskUtil {
 			continue
 		}
-		name := strings.TrimSuffix(strings.TrimPrefix(k, diskPrefix), ".util")
-		p := diskPrefix + name + "."
-		d := Device{Name: name, IOPS: c[p+"iops"], ReadMBps: c[p+"read_mbps"], WriteMBps: c[p+"write_mbps"],
-			AwaitMs: c[p+"await_ms"], Queue: c[p+"queue"], Util: c[p+"util"]}
+		d := Device{Name: name, IOPS: c[result.DiskName(name, result.DiskIOPS)], ReadMBps: c[result.DiskName(name, result.DiskReadMBps)],
+			WriteMBps: c[result.DiskName(name, result.DiskWriteMBps)], AwaitMs: c[result.DiskName(name, result.DiskAwaitMs)],
+			Queue: c[result.DiskName(name, result.DiskQueue)], Util: c[result.DiskName(name, result.DiskUtil)]}
 		// Busiest by IOPS, then (samplers that keep no IOPS, seed's) by utilisation and MB/s.
 		if best.Name == "" || d.IOPS > best.IOPS || d.IOPS == best.IOPS && (d.Util > best.Util ||
 			d.Util == best.Util && (d.MBps() > best.MBps() || d.MBps() == best.MBps() && d.Name < best.Name)) {
@@ -364,30 +362,34 @@ func deviceOf(c map[string]float64, dev string) Device {
 }
 
 // factsOf reads run-level facts: a storage test and its cache mode, the database size,
-// shared_buffers and the memory available for the page cache. Overrides win.
-func factsOf(r *result.Result, steps []result.Step, over Facts) Facts {
+// shared_buffers and the memory available for the page cache. Overrides win. A storage
+// test's workload (its config's "workload") that does not decode is an error naming it.
+func factsOf(r *result.Result, steps []result.Step, over Facts) (Facts, error) {
 	var f Facts
-	if _, ok := r.Extra["disk"]; ok || r.Meta.Command == "disk" {
+	if _, ok := r.Extra[result.ExtraDisk]; ok || r.Meta.Command == "disk" {
 		f.Storage = true
 		var w struct {
 			Direct bool `json:"direct"`
 		}
-		if raw, err := json.Marshal(r.Meta.Config["workload"]); err == nil {
-			_ = json.Unmarshal(raw, &w)
+		raw, err := json.Marshal(r.Meta.Config["workload"])
+		if err == nil {
+			err = json.Unmarshal(raw, &w)
+		}
+		if err != nil {
+			return f, fmt.Errorf("meta config \"workload\": %w", err)
 		}
 		f.DirectIO = w.Direct
 	}
 	if len(steps) > 0 {
 		c := steps[0].Counters
-		f.PageCacheBytes = int64(c[osMemAvailable])
+		f.PageCacheBytes = int64(c[result.OSMemAvailable])
 		for k, v := range c {
-			if !strings.HasPrefix(k, pgPrefix) || strings.Count(k, ".") != 2 {
-				continue
-			}
+			_, fig, ok := result.ParsePGName(k)
 			switch {
-			case strings.HasSuffix(k, ".database_bytes") && !f.Storage:
+			case !ok:
+			case fig == result.PGDatabaseBytes && !f.Storage:
 				f.DatasetBytes = max(f.DatasetBytes, int64(v))
-			case strings.HasSuffix(k, ".shared_buffers_bytes"):
+			case fig == result.PGSharedBuffersBytes:
 				f.SharedBuffersBytes = max(f.SharedBuffersBytes, int64(v))
 			}
 		}
@@ -401,7 +403,7 @@ func factsOf(r *result.Result, steps []result.Step, over Facts) Facts {
 		f.DatasetBytes = 0 // nothing known of memory: no verdict either way
 	}
 	mergeFacts(&f, over)
-	return f
+	return f, nil
 }
 
 // readIntentOf counts, in a run that declared read intent (tpcc --read-intent), the read
@@ -414,11 +416,11 @@ func readIntentOf(r *result.Result, steps []result.Step) (all, onStandby int64) 
 		if st.Params["routing"] == "off" {
 			continue
 		}
-		on, ok := st.Counters["read_tx_on_standby"]
+		on, ok := st.Counters[result.ReadTxOnStandby]
 		if !ok {
 			continue
 		}
-		all += int64(on + st.Counters["read_tx_on_primary"])
+		all += int64(on + st.Counters[result.ReadTxOnPrimary])
 		onStandby += int64(on)
 	}
 	return all, onStandby
@@ -502,4 +504,10 @@ func (run *Run) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// isDiskName says whether a figure is a block device's ("disk.<device>.<figure>").
+func isDiskName(k string) bool {
+	_, _, ok := result.ParseDiskName(k)
+	return ok
 }

@@ -125,7 +125,7 @@ func TestFromResultVariantsAndRepeats(t *testing.T) {
 			steps = append(steps, st)
 		}
 	}
-	run := FromResult(&result.Result{Steps: steps}, Options{})
+	run := mustFromResult(t, &result.Result{Steps: steps}, Options{})
 	if len(run.Variants) != 2 || run.Variants[0].Variant != "routing=off" {
 		t.Fatalf("variants: %+v", run.Variants)
 	}
@@ -151,7 +151,7 @@ func TestFromResultStorageAndKeying(t *testing.T) {
 	}
 	r := &result.Result{Meta: result.Meta{Command: "disk", Config: map[string]any{"workload": map[string]any{"direct": false}}},
 		Steps: resultOf(t, sweep, "", disk)}
-	a := FromResult(r, Options{LoadName: "outstanding IOs"}).Variants[0]
+	a := mustFromResult(t, r, Options{LoadName: "outstanding IOs"}).Variants[0]
 	if !a.Input.Facts.Storage || a.Input.Facts.DirectIO {
 		t.Errorf("facts %+v", a.Input.Facts)
 	}
@@ -166,7 +166,7 @@ func TestFromResultStorageAndKeying(t *testing.T) {
 	for dev, want := range map[string]string{"vdb": "device vdb 50% busy", "": "device under test 50% busy"} {
 		r.Extra = map[string]json.RawMessage{"disk": json.RawMessage(`{"device":"` + dev + `"}`)}
 		var b bytes.Buffer
-		if err := FromResult(r, Options{LoadName: "outstanding IOs"}).WriteText(&b); err != nil {
+		if err := mustFromResult(t, r, Options{LoadName: "outstanding IOs"}).WriteText(&b); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(b.String(), want) || strings.Contains(b.String(), "device device") {
@@ -179,11 +179,11 @@ func TestFromResultStorageAndKeying(t *testing.T) {
 		keyed[i].Ops["query"].Count /= 10 // users spent 90% of the time keying and thinking
 	}
 	r = &result.Result{Meta: result.Meta{Config: map[string]any{"keying": true}}, Steps: keyed}
-	if got := codes(FromResult(r, Options{}).Variants[0].Result.Verdicts); len(got) != 0 {
+	if got := codes(mustFromResult(t, r, Options{}).Variants[0].Result.Verdicts); len(got) != 0 {
 		t.Errorf("keying run judged by Little's law: %v", got)
 	}
 	r.Meta.Config["keying"] = false
-	if got := codes(FromResult(r, Options{}).Variants[0].Result.Verdicts); len(got) != 1 || got[0] != VLittle {
+	if got := codes(mustFromResult(t, r, Options{}).Variants[0].Result.Verdicts); len(got) != 1 || got[0] != VLittle {
 		t.Errorf("verdicts %v, want Little's law", got)
 	}
 }
@@ -203,7 +203,7 @@ func TestFromResultReadIntent(t *testing.T) {
 		}
 	}
 	r := &result.Result{Meta: result.Meta{Config: map[string]any{"read_intent": true}}, Steps: steps}
-	run := FromResult(r, Options{})
+	run := mustFromResult(t, r, Options{})
 	if got := codes(run.Variants[0].Result.Verdicts); len(got) != 0 {
 		t.Errorf("routing off (read intent on the primary by design): %v", got)
 	}
@@ -212,7 +212,7 @@ func TestFromResultReadIntent(t *testing.T) {
 		t.Errorf("routing on, 4 of 80 read transactions on the primary: %v", vs)
 	}
 	r.Meta.Config["read_intent"] = false
-	if got := codes(FromResult(r, Options{}).Variants[1].Result.Verdicts); len(got) != 0 {
+	if got := codes(mustFromResult(t, r, Options{}).Variants[1].Result.Verdicts); len(got) != 0 {
 		t.Errorf("no read intent declared: %v", got)
 	}
 }
@@ -238,7 +238,7 @@ func TestFromResultSeriesOnlyEvidence(t *testing.T) {
 			"seed.sender_cpu_cores": series(1, 1, 1, 1),
 		}}
 	r := &result.Result{Meta: result.Meta{Command: "seed"}, Steps: []result.Step{st}}
-	run := FromResult(r, Options{LoadName: "seedings"})
+	run := mustFromResult(t, r, Options{LoadName: "seedings"})
 	e := run.Variants[0].Input.Evidence[0]
 	if math.Abs(e.CPUBusy-0.7) > 1e-9 || e.Device.Name != "vdb" || e.Device.Util != 0.5 || e.Device.ReadMBps != 40 {
 		t.Errorf("evidence from series: %+v", e)
@@ -248,5 +248,49 @@ func TestFromResultSeriesOnlyEvidence(t *testing.T) {
 	}
 	if s := run.Variants[0].Result.Saturated.Sentence; !strings.Contains(s, "CPU 70% busy") || !strings.Contains(s, "device vdb 50% busy") {
 		t.Errorf("sentence: %s", s)
+	}
+}
+
+// mustFromResult analyses r, failing the test on an error.
+func mustFromResult(t testing.TB, r *result.Result, o Options) *Run {
+	t.Helper()
+	run, err := FromResult(r, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// A section the analysis reads that does not decode is an error naming it: never an
+// analysis with that evidence quietly missing, and nothing is stored.
+func TestFromResultNamesWhatItCannotRead(t *testing.T) {
+	steps := func() []result.Step {
+		return resultOf(t, mmcSweep([]int{1, 2, 4}, 8, 1000, 0), "", func(Step) map[string]float64 { return nil })
+	}
+	for _, c := range []struct {
+		name  string
+		spoil func(*result.Result)
+		want  string
+	}{
+		{"sample", func(r *result.Result) {
+			r.Steps[2].Extra = map[string]json.RawMessage{result.ExtraSample: json.RawMessage(`{"nodes": {"n1": {"top_waits": {"type": "Lock"}}}}`)}
+		}, `step 2 extra "sample": json: cannot unmarshal object`},
+		{"disk", func(r *result.Result) {
+			r.Extra = map[string]json.RawMessage{result.ExtraDisk: json.RawMessage(`{"device": ["vdb"]}`)}
+		}, `extra "disk": json: cannot unmarshal array`},
+		{"workload", func(r *result.Result) {
+			r.Meta.Command, r.Meta.Config = "disk", map[string]any{"workload": map[string]any{"direct": "yes"}}
+		}, `meta config "workload": json: cannot unmarshal string`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &result.Result{Meta: result.Meta{Command: "stress"}, Steps: steps()}
+			c.spoil(r)
+			if run, err := FromResult(r, Options{}); err == nil || !strings.HasPrefix(err.Error(), c.want) || run != nil {
+				t.Fatalf("FromResult: %v, %v; want %s...", run, err, c.want)
+			}
+			if _, err := Attach(r, Options{}); err == nil || !strings.HasPrefix(err.Error(), "analysis: "+c.want) || r.Analysis != nil {
+				t.Fatalf("Attach: %v, stored %s", err, r.Analysis)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"errors"
 	"io"
 
 	"github.com/agbench/agbench/internal/result"
@@ -35,7 +36,7 @@ func FuzzParseSLOs(f *testing.F) {
 
 // FuzzFromResult feeds decoded result files (outside bytes) to FromResult and WriteText:
 // whatever a file holds (null ops, series of mismatched lengths, absurd numbers), the
-// analysis must not panic.
+// analysis must not panic, and fails only on a section it cannot read, naming it.
 func FuzzFromResult(f *testing.F) {
 	for _, s := range []string{
 		`{"schema":1,"meta":{"command":"seed"},"steps":[{"vus":2,"ops":{"x":null},"window":{"start":"2026-01-01T00:00:00Z","end":"2026-01-01T00:00:05Z"}}]}`,
@@ -50,7 +51,14 @@ func FuzzFromResult(f *testing.F) {
 		if err != nil {
 			return
 		}
-		run := FromResult(r, Options{})
+		run, err := FromResult(r, Options{})
+		if err != nil {
+			var xe *result.ExtraError
+			if !errors.As(err, &xe) {
+				t.Fatalf("an error that names no section: %v", err)
+			}
+			return
+		}
 		_ = run.WriteText(io.Discard)
 	})
 }

@@ -39,7 +39,7 @@ func readRecorded(t *testing.T, path string) *result.Result {
 // most of the sessions from 4 VUs on, and throughput gained little past 4.
 func TestRecordedTPCCSweep(t *testing.T) {
 	r := readRecorded(t, "testdata/tpcc-sweep-2wh.json.gz")
-	run := FromResult(r, Options{LoadName: "VUs", Unit: "tx/s"})
+	run := mustFromResult(t, r, Options{LoadName: "VUs", Unit: "tx/s"})
 	a := run.Variants[0].Result
 	st := run.Variants[0].Input.Steps
 	if len(st) != 6 || a.Knee.Knee == nil {

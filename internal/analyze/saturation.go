@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/agbench/agbench/internal/result"
 )
 
 // Attribution thresholds.
@@ -63,8 +65,8 @@ var waitClasses = []waitClass{
 }
 
 // topEvent names the most frequent wait event of a class, e.g. " (mostly Lock:tuple)".
-func topEvent(ws []WaitEvent, class string) string {
-	best := WaitEvent{}
+func topEvent(ws []result.WaitEvent, class string) string {
+	best := result.WaitEvent{}
 	for _, w := range ws {
 		if w.Class == class && w.Sessions > best.Sessions {
 			best = w
@@ -210,16 +212,16 @@ func meanEvidence(es []Evidence) Evidence {
 }
 
 // mergeWaitEvents averages the top wait events of several windows (absent counts as 0).
-func mergeWaitEvents(es []Evidence) []WaitEvent {
+func mergeWaitEvents(es []Evidence) []result.WaitEvent {
 	sum := map[[3]string]float64{}
 	for _, e := range es {
 		for _, w := range e.TopWaits {
 			sum[[3]string{w.Type, w.Event, w.Class}] += w.Sessions / float64(len(es))
 		}
 	}
-	var out []WaitEvent
+	var out []result.WaitEvent
 	for k, v := range sum {
-		out = append(out, WaitEvent{Type: k[0], Event: k[1], Class: k[2], Sessions: v})
+		out = append(out, result.WaitEvent{Type: k[0], Event: k[1], Class: k[2], Sessions: v})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Sessions != out[j].Sessions {

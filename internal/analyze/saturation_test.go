@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/agbench/agbench/internal/result"
 )
 
 // sweepWithEvidence is an 8-server closed system (knee at 8) whose evidence at loads ≥ 8
@@ -32,7 +34,7 @@ func TestWhatSaturated(t *testing.T) {
 	}{
 		{"log", func(e *Evidence) {
 			e.Waits = Waits{CPU: 3, Log: 10, Client: 1}
-			e.TopWaits = []WaitEvent{{"Lock", "tuple", "lock", 11}, {"IO", "WALSync", "log", 6}, {"LWLock", "WALWrite", "log", 4}}
+			e.TopWaits = []result.WaitEvent{{Type: "Lock", Event: "tuple", Class: "lock", Sessions: 11}, {Type: "IO", Event: "WALSync", Class: "log", Sessions: 6}, {Type: "LWLock", Event: "WALWrite", Class: "log", Sessions: 4}}
 			e.Device.AwaitMs, e.Device.Queue = 4.1, 6
 		}, ResLog, []string{"At 8 VUs and beyond, log saturated", "WAL write/sync waits (mostly IO:WALSync) were 71%", "(10% at 1 VU)", "await 4.10 ms"}},
 		{"data reads", func(e *Evidence) { e.Waits = Waits{CPU: 2, DataRead: 12, Log: 1} }, ResDataRead, []string{"DataFileRead waits were 80%"}},

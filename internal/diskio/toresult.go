@@ -1,7 +1,6 @@
 package diskio
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -25,20 +24,21 @@ func microsHist(h *hdr.Histogram) *hdr.Histogram {
 }
 
 // RunExtra is the run-level part of a disk run that the common schema has no field for;
-// it is stored under Result.Extra["disk"].
+// it is stored under Result.Extra["disk"]. The part read outside this package (the device)
+// is result.DiskRun, embedded.
 type RunExtra struct {
-	File    *TestFile       `json:"file"`
-	Device  string          `json:"device,omitempty"`
-	Sweep   *Sweep          `json:"sweep,omitempty"`
-	Marks   *Marks          `json:"marks,omitempty"`
-	Verify  *VerifyReport   `json:"verify,omitempty"`
-	DiskSpd *DiskSpdCommand `json:"diskspd,omitempty"`
-	Notes   []string        `json:"notes,omitempty"`
+	File           *TestFile       `json:"file"`
+	result.DiskRun                 // device
+	Sweep          *Sweep          `json:"sweep,omitempty"`
+	Marks          *Marks          `json:"marks,omitempty"`
+	Verify         *VerifyReport   `json:"verify,omitempty"`
+	DiskSpd        *DiskSpdCommand `json:"diskspd,omitempty"`
+	Notes          []string        `json:"notes,omitempty"`
 }
 
 // FillResult writes the run into the common result schema: one step per step of the run
 // (ops "read" and "write" with their HDR histograms in microseconds, counters, per-second
-// IOPS, the tester's CPU), everything else under Extra["disk"].
+// IOPS, the tester's CPU), everything else under Extra["disk"] (result.ExtraDisk).
 func (r *Report) FillResult(res *result.Result) error {
 	if len(r.Steps) > 0 {
 		w := r.Steps[0].Workload
@@ -61,15 +61,8 @@ func (r *Report) FillResult(res *result.Result) error {
 
 // SetExtra (re)writes the run-level Extra["disk"], e.g. once the marks are known.
 func (r *Report) SetExtra(res *result.Result) error {
-	ex, err := json.Marshal(RunExtra{File: r.File, Device: r.Device, Sweep: r.Sweep, Marks: r.Marks, Verify: r.Verify, DiskSpd: r.DiskSpd, Notes: r.Notes})
-	if err != nil {
-		return err
-	}
-	if res.Extra == nil {
-		res.Extra = map[string]json.RawMessage{}
-	}
-	res.Extra["disk"] = ex
-	return nil
+	return res.SetExtra(result.ExtraDisk, RunExtra{File: r.File, DiskRun: result.DiskRun{Device: r.Device}, Sweep: r.Sweep,
+		Marks: r.Marks, Verify: r.Verify, DiskSpd: r.DiskSpd, Notes: r.Notes})
 }
 
 func stepWarnings(s *StepResult) []string {
@@ -102,7 +95,7 @@ func (s *StepResult) resultStep(i int, sw *Sweep) (result.Step, error) {
 		}
 		st.Ops[name] = &result.Op{Count: o.IOs, Bytes: o.Bytes, Latency: h}
 	}
-	c := map[string]float64{"iops": s.Total.IOPS, "read_iops": s.Read.IOPS, "write_iops": s.Write.IOPS, "mb_per_s": s.Total.MBps,
+	c := map[string]float64{"iops": s.Total.IOPS, "read_iops": s.Read.IOPS, "write_iops": s.Write.IOPS, result.MBps: s.Total.MBps,
 		"iops_stddev": s.IOPSStddev, "latency_mean_us": s.Total.MeanUs,
 		"little_outstanding": s.Little.Outstanding, "little_measured": s.Little.Measured}
 	for _, p := range []struct {
@@ -114,14 +107,14 @@ func (s *StepResult) resultStep(i int, sw *Sweep) (result.Step, error) {
 		}
 	}
 	if d := s.Device; d != nil {
-		c["device_iops"], c["device_mb_per_s"] = d.ReadIOPS+d.WriteIOPS, d.ReadMBps+d.WriteMBps
-		c["device_read_await_ms"], c["device_write_await_ms"] = d.ReadAwaitMs, d.WriteAwait
-		c["device_avg_queue"], c["device_util"] = d.AvgQueue, d.UtilPct/100
+		c[result.DeviceIOPS], c[result.DeviceMBps] = d.ReadIOPS+d.WriteIOPS, d.ReadMBps+d.WriteMBps
+		c[result.DeviceReadAwaitMs], c[result.DeviceWriteAwaitMs] = d.ReadAwaitMs, d.WriteAwait
+		c[result.DeviceAvgQueue], c[result.DeviceUtil] = d.AvgQueue, d.UtilPct/100
 	}
 	if p := s.Pressure; p != nil {
 		c["io_pressure_some"], c["io_pressure_full"] = p.SomePct/100, p.FullPct/100
 	}
-	c["machine_cpu_user"], c["machine_cpu_system"], c["machine_cpu_iowait"], c["machine_cpu_steal"] =
+	c[result.MachineCPUUser], c[result.MachineCPUSystem], c[result.MachineCPUIOWait], c[result.MachineCPUSteal] =
 		s.CPU.MachineUserPct/100, s.CPU.MachineSysPct/100, s.CPU.MachineIOWait/100, s.CPU.MachineStealPct/100
 	for k, v := range s.osCounters {
 		if _, mine := c[k]; !mine {
@@ -142,10 +135,6 @@ func (s *StepResult) resultStep(i int, sw *Sweep) (result.Step, error) {
 		}
 		st.Throughput = map[string]result.TimeSeries{"*": ts}
 	}
-	ex, err := json.Marshal(s)
-	if err != nil {
-		return st, err
-	}
-	st.Extra = map[string]json.RawMessage{"disk": ex}
-	return st, nil
+	err := st.SetExtra(result.ExtraDisk, s)
+	return st, err
 }

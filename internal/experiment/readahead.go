@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -138,11 +137,9 @@ func fillReadahead(res *result.Result, queries []readahead.Query, cond readahead
 		}
 		res.Steps = append(res.Steps, s)
 	}
-	extra, err := json.Marshal(readahead.RunExtra{Conditions: cond, Table: readahead.Summarize(queries, ms)})
-	if err != nil {
+	if err := res.SetExtra(readahead.ExtraKey, readahead.RunExtra{Conditions: cond, Table: readahead.Summarize(queries, ms)}); err != nil {
 		return err
 	}
-	res.Extra = map[string]json.RawMessage{readahead.ExtraKey: extra}
 	res.Warnings = readaheadWarnings(cond, ms)
 	return nil
 }

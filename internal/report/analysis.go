@@ -8,104 +8,69 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
 )
 
-// VariantAnalysis is the part of internal/analyze's judgement the report shows, read from
-// the JSON a result stores (fields it does not know are ignored, so the analysis may grow).
-// Variant is "" for a run-level analysis.
+// VariantAnalysis is internal/analyze's judgement of one variant of a run, read from the
+// JSON a result stores, with the variant it judges ("" for a run-level analysis).
 type VariantAnalysis struct {
-	Variant  string `json:"variant,omitempty"`
-	LoadName string `json:"load_name"`
-	Unit     string `json:"unit"`
-	Knee     struct {
-		Characteristic *KneePoint `json:"characteristic"`
-		Efficient      *KneePoint `json:"efficient"`
-		Knee           *KneePoint `json:"knee"`
-		Saturation     *KneePoint `json:"saturation"`
-		Peak           *KneePoint `json:"peak"`
-		SLOPoint       *KneePoint `json:"slo_point"`
-		SLOBroken      *KneePoint `json:"slo_broken"`
-		RisingAtEnd    bool       `json:"rising_at_end"`
-	} `json:"knee"`
-	Saturated struct {
-		Resource string  `json:"resource"`
-		From     float64 `json:"from"`
-		Sentence string  `json:"sentence"`
-	} `json:"saturated"`
-	Verdicts []Verdict `json:"verdicts"`
+	Variant string `json:"variant,omitempty"`
+	analyze.Analysis
 }
 
-// KneePoint is a notable load of a sweep.
-type KneePoint struct {
-	Load       float64 `json:"load"`
-	Throughput float64 `json:"throughput"`
-	MeanMs     float64 `json:"mean_ms"`
-	P99Ms      float64 `json:"p99_ms"`
-}
-
-// Verdict is one validity verdict: a code and a sentence.
-type Verdict struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// decodeAnalysis reads a stored analysis: internal/analyze's {"variants": [{"variant",
-// "analysis"}], "comparisons", "differences"}, or a bare analysis, a list of analyses each
-// naming its variant, or an object of analyses keyed by variant. Anything else yields
-// nothing (the report then shows the figures without the judgement).
-func (r *Run) decodeAnalysis(raw json.RawMessage) {
+// decodeAnalysis reads a stored analysis: internal/analyze's Run ({"variants": [{"variant",
+// "analysis"}], "comparisons", "differences"}), or a bare analysis, a list of analyses each
+// naming its variant, or an object of analyses keyed by variant. An analysis that does not
+// decode is an error naming it, never an empty judgement.
+func (r *Run) decodeAnalysis(raw json.RawMessage) error {
 	if len(raw) == 0 || string(raw) == "null" {
-		return
+		return nil
 	}
+	fail := func(err error) error { return fmt.Errorf("analysis: %w", err) }
 	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &probe); err == nil {
-		if _, ok := probe["variants"]; ok {
-			var ar struct {
-				Variants []struct {
-					Variant  string          `json:"variant"`
-					Analysis VariantAnalysis `json:"analysis"`
-				} `json:"variants"`
-				Comparisons []Verdict `json:"comparisons"`
-				Differences []string  `json:"differences"`
-			}
-			if json.Unmarshal(raw, &ar) != nil {
-				return
-			}
-			for _, v := range ar.Variants {
-				a := v.Analysis
-				a.Variant = v.Variant
-				r.Analysis = append(r.Analysis, a)
-			}
-			r.Comparisons, r.Differences = ar.Comparisons, ar.Differences
-			return
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		var list []VariantAnalysis
+		if lerr := json.Unmarshal(raw, &list); lerr != nil {
+			return fail(lerr)
 		}
-		if isAnalysis(probe) {
-			var a VariantAnalysis
-			if json.Unmarshal(raw, &a) == nil {
-				r.Analysis = []VariantAnalysis{a}
-			}
-			return
-		}
-		for _, k := range sortedKeys(probe) {
-			var inner map[string]json.RawMessage
-			if json.Unmarshal(probe[k], &inner) != nil || !isAnalysis(inner) {
-				continue
-			}
-			var a VariantAnalysis
-			if json.Unmarshal(probe[k], &a) == nil {
-				if a.Variant == "" {
-					a.Variant = k
-				}
-				r.Analysis = append(r.Analysis, a)
-			}
-		}
-		return
-	}
-	var list []VariantAnalysis
-	if json.Unmarshal(raw, &list) == nil {
 		r.Analysis = list
+		return nil
 	}
+	if _, ok := probe["variants"]; ok {
+		var ar analyze.Run
+		if err := json.Unmarshal(raw, &ar); err != nil {
+			return fail(err)
+		}
+		for _, v := range ar.Variants {
+			r.Analysis = append(r.Analysis, VariantAnalysis{Variant: v.Variant, Analysis: v.Result})
+		}
+		r.Comparisons, r.Differences = ar.Comparisons, ar.Differences
+		return nil
+	}
+	if isAnalysis(probe) {
+		var a VariantAnalysis
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return fail(err)
+		}
+		r.Analysis = []VariantAnalysis{a}
+		return nil
+	}
+	for _, k := range sortedKeys(probe) {
+		var inner map[string]json.RawMessage
+		if json.Unmarshal(probe[k], &inner) != nil || !isAnalysis(inner) {
+			continue // not an analysis: a key of some other kind, which readers ignore
+		}
+		var a VariantAnalysis
+		if err := json.Unmarshal(probe[k], &a); err != nil {
+			return fmt.Errorf("analysis %q: %w", k, err)
+		}
+		if a.Variant == "" {
+			a.Variant = k
+		}
+		r.Analysis = append(r.Analysis, a)
+	}
+	return nil
 }
 
 func isAnalysis(m map[string]json.RawMessage) bool {
@@ -115,18 +80,28 @@ func isAnalysis(m map[string]json.RawMessage) bool {
 	return k || v || s
 }
 
-// stepVerdicts reads the verdicts of a step's stored analysis, if it has any.
-func stepVerdicts(raw json.RawMessage) []Verdict {
-	if len(raw) == 0 {
-		return nil
+// decodeStepVerdicts reads the verdicts of each step's stored analysis, by the step's
+// position; a step analysis that does not decode is an error naming the step.
+func (r *Run) decodeStepVerdicts() error {
+	for i := range r.Result.Steps {
+		st := &r.Result.Steps[i]
+		if len(st.Analysis) == 0 || string(st.Analysis) == "null" {
+			continue
+		}
+		var a struct {
+			Verdicts []analyze.Verdict `json:"verdicts"`
+		}
+		if err := json.Unmarshal(st.Analysis, &a); err != nil {
+			return fmt.Errorf("step %d analysis: %w", st.Index, err)
+		}
+		if len(a.Verdicts) > 0 {
+			if r.stepVerdicts == nil {
+				r.stepVerdicts = map[int][]analyze.Verdict{}
+			}
+			r.stepVerdicts[i] = a.Verdicts
+		}
 	}
-	var a struct {
-		Verdicts []Verdict `json:"verdicts"`
-	}
-	if json.Unmarshal(raw, &a) != nil {
-		return nil
-	}
-	return a.Verdicts
+	return nil
 }
 
 // analysisFor returns the analysis of a variant of a run: its own, or the run's.
@@ -236,8 +211,8 @@ func (e *Experiment) Findings() []Finding {
 		for _, w := range r.Result.Warnings {
 			add("warning", prefix+w)
 		}
-		for _, st := range r.Result.Steps {
-			for _, v := range stepVerdicts(st.Analysis) {
+		for i, st := range r.Result.Steps {
+			for _, v := range r.stepVerdicts[i] {
 				add("warning", prefix+v.Code+": "+v.Message)
 			}
 			for _, w := range st.Warnings {
@@ -264,7 +239,7 @@ func stepName(st *result.Step) string {
 
 // kneeText describes a knee by its load and, from the measured figures at that load, the
 // throughput and p99 there.
-func (e *Experiment) kneeText(r *Run, a VariantAnalysis, kp *KneePoint) string {
+func (e *Experiment) kneeText(r *Run, a VariantAnalysis, kp *analyze.Point) string {
 	load := a.LoadName
 	if load == "" {
 		load = e.LoadName

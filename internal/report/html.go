@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -132,7 +133,7 @@ func HTML(exps []*Experiment, generated time.Time) ([]byte, error) {
 // metric is what an experiment's throughput chart shows: a headline counter when the result
 // has one the articles chart (NOPM, IOPS, MB/s), operations per second otherwise.
 func (e *Experiment) metric() (name, label string, get func(*Figures) float64) {
-	for _, c := range []string{"nopm", "iops", "server_mb_per_s", "mb_per_s"} {
+	for _, c := range []string{"nopm", "iops", result.ServerMBps, "mb_per_s"} {
 		for _, have := range e.Counters {
 			if have == c {
 				return c, counterLabel(c), func(f *Figures) float64 { return f.Counters[c] }
@@ -304,7 +305,7 @@ func (e *Experiment) marks(v *Variant, i int) []mark {
 		suffix = " (" + v.Name + ")"
 	}
 	var out []mark
-	add := func(p *KneePoint, what string) {
+	add := func(p *analyze.Point, what string) {
 		if p == nil {
 			return
 		}

@@ -27,12 +27,20 @@ type Run struct {
 	// held none and the report made it.
 	Analysis     []VariantAnalysis
 	Differences  []string
-	Comparisons  []Verdict
+	Comparisons  []analyze.Verdict
 	AnalysedHere bool
+	// Readahead is the readahead experiment's section of the run, when it has one.
+	Readahead *result.ReadaheadRun
+	// stepVerdicts are the verdicts of the steps' own analyses, by position in Result.Steps.
+	stepVerdicts map[int][]analyze.Verdict
+	// err is the part of the result that could not be read (it names it); Build fails with it.
+	err error
 }
 
 // NewRun wraps a result read from path, labelled by its folder's name. A result that holds
-// no analysis is analysed here (internal/analyze is a pure function of the result).
+// no analysis is analysed here (internal/analyze is a pure function of the result). A part
+// of the result that cannot be read (a section of Extra, the analysis) is kept, naming the
+// part, and Build returns it.
 func NewRun(path string, r *result.Result) *Run {
 	label := filepath.Base(filepath.Clean(path))
 	if label == result.FileName {
@@ -42,29 +50,53 @@ func NewRun(path string, r *result.Result) *Run {
 		label = m[1] // a study's run: <study>/NN-name/<time>-command
 	}
 	run := &Run{Label: label, Path: path, Result: r}
-	raw := r.Analysis
-	if len(raw) == 0 && len(r.Steps) > 0 {
-		if b, ok := analyseHere(r, paramLoadName([]*Run{run})); ok {
-			raw, run.AnalysedHere = b, true
+	run.err = run.read()
+	return run
+}
+
+// read decodes the parts of the result the report shows beyond its common schema: the
+// analysis (made here when the result holds none), the steps' verdicts and the readahead
+// experiment's section.
+func (r *Run) read() error {
+	raw := r.Result.Analysis
+	if len(raw) == 0 && len(r.Result.Steps) > 0 {
+		b, ok, err := analyseHere(r.Result, paramLoadName([]*Run{r}))
+		if err != nil {
+			return err
+		}
+		if ok {
+			raw, r.AnalysedHere = b, true
 		}
 	}
-	run.decodeAnalysis(raw)
-	return run
+	if err := r.decodeAnalysis(raw); err != nil {
+		return err
+	}
+	if err := r.decodeStepVerdicts(); err != nil {
+		return err
+	}
+	var err error
+	r.Readahead, err = r.Result.ReadaheadRun()
+	return err
 }
 
 // studyFolder matches the folder `agbench run` gives each experiment: NN-name.
 var studyFolder = regexp.MustCompile(`^\d\d-(.+)$`)
 
 // analyseHere runs internal/analyze on a result read from a file. A result file is outside
-// bytes: should the analysis fail on one (a panic), the report goes on without it.
-func analyseHere(r *result.Result, loadName string) (raw []byte, ok bool) {
+// bytes: should the analysis panic on one, the report goes on without it; a section of the
+// result the analysis cannot read is an error naming it.
+func analyseHere(r *result.Result, loadName string) (raw []byte, ok bool, err error) {
 	defer func() {
 		if recover() != nil {
-			raw, ok = nil, false
+			raw, ok, err = nil, false, nil
 		}
 	}()
-	b, err := json.Marshal(analyze.FromResult(r, analyze.Options{LoadName: loadName}))
-	return b, err == nil
+	run, err := analyze.FromResult(r, analyze.Options{LoadName: loadName})
+	if err != nil {
+		return nil, false, err
+	}
+	b, merr := json.Marshal(run)
+	return b, merr == nil, nil
 }
 
 // Experiment is what one command measured, over one or more runs of it: one line per
@@ -115,15 +147,17 @@ type Figures struct {
 	// Ops is each operation type merged over the repeats, by name.
 	Ops      map[string]*result.Op
 	Counters map[string]float64
-	// Waits is the mean number of sessions in each wait class (from "pg.wait.*" series).
+	// Waits is the mean number of sessions in each wait class (from "pg.<node>.wait.<class>").
 	Waits map[string]float64
 	// DeviceAwaitMs and DeviceQueue are the means of the device series, when sampled.
 	DeviceAwaitMs, DeviceQueue float64
 	HasDevice                  bool
+	// Seedings are the seeding sections of the steps that have one (seed's results).
+	Seedings []*result.Seeding
 }
 
 // headlineCounters are shown in the articles' tables, in this order, when a result has them.
-var headlineCounters = []string{"nopm", "tpm", "iops", "read_iops", "write_iops", "mb_per_s", "server_mb_per_s", "read_mb_per_s", "write_mb_per_s", "rows_per_s"}
+var headlineCounters = []string{"nopm", "tpm", "iops", "read_iops", "write_iops", "mb_per_s", result.ServerMBps, "read_mb_per_s", "write_mb_per_s", "rows_per_s"}
 
 // Build groups runs into experiments: runs of the same command become one experiment whose
 // variants are shown side by side; each command gets its own.
@@ -131,6 +165,9 @@ func Build(runs []*Run) ([]*Experiment, error) {
 	var exps []*Experiment
 	byKey := map[string]*Experiment{}
 	for _, r := range runs {
+		if r.err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Path, r.err)
+		}
 		cmd := r.Result.Meta.Command
 		if cmd == "" {
 			cmd = "run"
@@ -371,6 +408,13 @@ func newFigures(steps []*result.Step) (*Figures, error) {
 	var awaits, queues []float64
 	waitSum := map[string]float64{}
 	for _, st := range steps {
+		sd, err := st.Seeding()
+		if err != nil {
+			return nil, err
+		}
+		if sd != nil {
+			c.Seedings = append(c.Seedings, sd)
+		}
 		sec := st.Window.Seconds()
 		c.Seconds += sec / float64(len(steps))
 		tp := st.OpsPerSecond()
@@ -430,9 +474,9 @@ func newFigures(steps []*result.Step) (*Figures, error) {
 	for _, st := range steps {
 		secs += st.Window.Seconds()
 	}
-	if v, ok := c.Counters["mb_per_s"]; ok {
+	if v, ok := c.Counters[result.MBps]; ok {
 		c.MBps = v
-	} else if v, ok := c.Counters["server_mb_per_s"]; ok {
+	} else if v, ok := c.Counters[result.ServerMBps]; ok {
 		c.MBps = v
 	} else if secs > 0 {
 		c.MBps = float64(bytes) / secs / 1e6
@@ -453,24 +497,27 @@ func newFigures(steps []*result.Step) (*Figures, error) {
 // of a node in that class), or "" for any other figure. Figures about a standby seen from
 // the primary ("pg.<node>.standby.<name>...") are not waits.
 func waitClass(k string) string {
-	if !strings.HasPrefix(k, "pg.") {
+	_, class, ok := result.ParsePGWait(k)
+	if !ok {
 		return ""
 	}
-	i := strings.Index(k, ".wait.")
-	if i < 2 || strings.Contains(k[:i], ".standby.") {
-		return ""
-	}
-	return strings.ToLower(k[i+len(".wait."):])
+	return strings.ToLower(class)
 }
 
 // isAwait and isQueue find the device figures: the OS sampler's "disk.<dev>.await_ms" and
 // ".queue", or the storage tester's "device_*_await_ms" and "device_avg_queue".
 func isAwait(k string) bool {
-	return (strings.HasPrefix(k, "disk.") || strings.HasPrefix(k, "device_")) && strings.Contains(k, "await")
+	if _, fig, ok := result.ParseDiskName(k); ok {
+		return fig == result.DiskAwaitMs
+	}
+	return k == result.DeviceReadAwaitMs || k == result.DeviceWriteAwaitMs
 }
 
 func isQueue(k string) bool {
-	return (strings.HasPrefix(k, "disk.") || strings.HasPrefix(k, "device_")) && strings.Contains(k, "queue")
+	if _, fig, ok := result.ParseDiskName(k); ok {
+		return fig == result.DiskQueue
+	}
+	return k == result.DeviceAvgQueue
 }
 
 func meanOf(v []float64) float64 {
@@ -507,7 +554,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // HasBytes is true when any cell moved bytes (MB/s worth a column).
 func (e *Experiment) HasBytes() bool {
 	for _, c := range e.Counters {
-		if c == "mb_per_s" || c == "server_mb_per_s" {
+		if c == "mb_per_s" || c == result.ServerMBps {
 			return false
 		}
 	}

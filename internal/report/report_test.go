@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -228,9 +229,10 @@ func TestAnalysisShapesAndFindings(t *testing.T) {
 			}
 		})
 	}
+	// An analysis that does not decode is an error naming it, not a report without judgement.
 	var junk Run
-	if junk.decodeAnalysis([]byte(`"nonsense"`)); junk.Analysis != nil {
-		t.Fatalf("decoded %v", junk.Analysis)
+	if err := junk.decodeAnalysis([]byte(`"nonsense"`)); err == nil || !strings.HasPrefix(err.Error(), "analysis: ") || junk.Analysis != nil {
+		t.Fatalf("decoded %v, error %v", junk.Analysis, err)
 	}
 }
 
@@ -248,7 +250,11 @@ func TestAnalysisFromAnalyze(t *testing.T) {
 	if len(run.Differences) == 0 {
 		t.Fatalf("no differences found: %+v", run)
 	}
-	stored, err := json.Marshal(analyze.FromResult(r, analyze.Options{LoadName: "threads", Unit: "ops/s"}))
+	an, err := analyze.FromResult(r, analyze.Options{LoadName: "threads", Unit: "ops/s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := json.Marshal(an)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,5 +437,58 @@ func TestIsolatedPointsAreDots(t *testing.T) {
 	svg := string(c.SVG())
 	if n := strings.Count(svg, `<circle class="pt"`); n != 2 {
 		t.Fatalf("%d dots, want 2 (the two isolated points):\n%s", n, svg)
+	}
+}
+
+// A part of a result the report reads that does not decode (a section of Extra, the stored
+// analysis, a step's analysis) makes Build fail naming the run and the part, instead of a
+// report with that table or judgement missing.
+func TestUnreadablePartsAreNamed(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	seedRun := func() *result.Result {
+		r := &result.Result{Schema: 1, Complete: true, Meta: result.Meta{Command: "seed"}}
+		for i := range 3 {
+			st := result.Step{Index: i, Point: i, VUs: 1, Params: map[string]string{"n": fmt.Sprint(i)},
+				Window: result.Window{Start: t0, End: t0.Add(10 * time.Second)}, Complete: true}
+			if err := st.SetExtra(result.ExtraSeed, result.Seeding{Method: "direct", TotalSeconds: 10,
+				Phases: []result.SeedPhase{{Name: "transfer", Seconds: 8}}}); err != nil {
+				t.Fatal(err)
+			}
+			r.Steps = append(r.Steps, st)
+		}
+		return r
+	}
+	if e := build(t, NewRun("results/seed", seedRun()))[0]; len(e.SeedTable().Rows) == 0 {
+		t.Fatal("no seeding table from good sections")
+	}
+	for _, c := range []struct {
+		name  string
+		spoil func(*result.Result)
+		want  string
+	}{
+		{"seed", func(r *result.Result) {
+			r.Steps[1].Extra[result.ExtraSeed] = json.RawMessage(`{"phases": {"name": "transfer"}}`)
+		},
+			`results/seed: step 1 extra "seed": json: cannot unmarshal object`},
+		{"readahead", func(r *result.Result) {
+			r.Extra = map[string]json.RawMessage{result.ExtraReadahead: json.RawMessage(`{"table": [{"off": 3}]}`)}
+		}, `results/seed: extra "readahead": json: cannot unmarshal number`},
+		{"analysis", func(r *result.Result) {
+			r.Analysis = json.RawMessage(`{"variants": [{"analysis": {"verdicts": "none"}}]}`)
+		},
+			`results/seed: analysis: json: cannot unmarshal string`},
+		{"step analysis", func(r *result.Result) { r.Steps[2].Analysis = json.RawMessage(`{"verdicts": [1]}`) },
+			`results/seed: step 2 analysis: json: cannot unmarshal number`},
+		{"sample, for the analysis made here", func(r *result.Result) {
+			r.Steps[0].Extra[result.ExtraSample] = json.RawMessage(`{"nodes": []}`)
+		}, `results/seed: step 0 extra "sample": json: cannot unmarshal array`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := seedRun()
+			c.spoil(r)
+			if exps, err := Build([]*Run{NewRun("results/seed", r)}); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Fatalf("Build: %d experiments, %v\nwant %s...", len(exps), err, c.want)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/units"
 )
@@ -49,7 +50,7 @@ func counterLabel(c string) string {
 	case "iops":
 		return "IOPS"
 	}
-	if c == "server_mb_per_s" {
+	if c == result.ServerMBps {
 		return "MB/s"
 	}
 	s := strings.ReplaceAll(c, "mb_per_s", "MB/s")

@@ -73,7 +73,9 @@ func Read(path string) (*Result, error) {
 	return r, nil
 }
 
-// Decode parses the bytes of a result file and checks its schema version.
+// Decode parses the bytes of a result file and checks its schema version and every section
+// of Extra whose type this package declares: a section that does not decode is an error
+// naming it (`step 3 extra "sample": json: ...`), never an empty section later.
 func Decode(b []byte) (*Result, error) {
 	var r Result
 	if err := json.Unmarshal(b, &r); err != nil {
@@ -84,6 +86,9 @@ func Decode(b []byte) (*Result, error) {
 		return nil, fmt.Errorf("not a result file: no schema version")
 	case r.Schema > SchemaVersion:
 		return nil, fmt.Errorf("result schema %d is newer than this agbench reads (%d)", r.Schema, SchemaVersion)
+	}
+	if err := r.CheckExtras(); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }

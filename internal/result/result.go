@@ -4,6 +4,11 @@
 // and report meets here, so the schema only grows: fields are added, never renamed or given a
 // new meaning, and readers ignore what they do not know.
 //
+// It also declares what a writer and a reader that may not import each other meet on: the
+// sections of Extra (extra*.go: the samplers', the storage tester's, a seeding's, the
+// readahead experiment's), read through typed accessors that name a section that does not
+// decode, and the names of figures read across layers (names.go), built and parsed here.
+//
 // It imports nothing from agbench but agerr and atomicfile; it must not import the runner,
 // workloads, samplers, analyze or report (they import it).
 //
@@ -39,7 +44,8 @@ type Result struct {
 	// not land on a standby, load generator saturated).
 	Warnings []string `json:"warnings,omitempty"`
 	// Extra holds run-level data of a workload or tool that fits nowhere else (e.g. the disk
-	// tester's device description, seeding phases), keyed by its owner's name.
+	// tester's device description), keyed by its owner's name (extra.go); read and written
+	// through ExtraOf, SetExtra and the typed accessors, never by hand.
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
 	// Analysis is owned by internal/analyze (knee, Little's law, validity, bottleneck). This
 	// package stores it untouched.
@@ -147,7 +153,8 @@ type Step struct {
 	// together, one point per second of the window); Throughput["*"] is all types together.
 	Throughput map[string]TimeSeries `json:"throughput,omitempty"`
 	// Series holds named time series of samplers (replication lag, wait events, diskstats,
-	// CPU ...), keyed by "<sampler>.<series>", e.g. "pg.wait.LWLock", "disk.sda.iops".
+	// CPU ...), keyed by "<sampler>.<series>", e.g. "pg.primary.wait.lwlock", "disk.sda.iops"
+	// (names.go builds and parses them).
 	Series map[string]TimeSeries `json:"series,omitempty"`
 	// Warnings are the step's validity warnings and the errors of its samplers.
 	Warnings []string `json:"warnings,omitempty"`
@@ -165,7 +172,8 @@ type Step struct {
 	// Complete is false when the step was cut short; the figures cover what ran.
 	Complete         bool   `json:"complete"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
-	// Extra holds step-level data of a workload that fits nowhere else, keyed by owner.
+	// Extra holds step-level data of a workload that fits nowhere else, keyed by owner
+	// (extra.go); read and written through ExtraOf, SetExtra and the typed accessors.
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
 	// Analysis is internal/analyze's verdict on the step, stored untouched.
 	Analysis json.RawMessage `json:"analysis,omitempty"`

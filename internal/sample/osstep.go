@@ -89,6 +89,12 @@ func (o *OSStep) Stop(ctx context.Context, st *result.Step) error {
 	if last.Seconds > 0.05 { // a sliver after the last tick would only add noise
 		o.addSample(start, last)
 	}
+	o.put(st)
+	return nil
+}
+
+// put writes the window's series and their means, and the memory figures, into the step.
+func (o *OSStep) put(st *result.Step) {
 	if st.Series == nil {
 		st.Series = map[string]result.TimeSeries{}
 	}
@@ -100,10 +106,9 @@ func (o *OSStep) Stop(ctx context.Context, st *result.Step) error {
 		st.Counters[k] = weightedMean(s)
 	}
 	if o.mem.TotalBytes > 0 {
-		st.Counters["os.mem_total_bytes"] = float64(o.mem.TotalBytes)
-		st.Counters["os.mem_available_bytes"] = float64(o.mem.AvailableBytes)
+		st.Counters[result.OSMemTotal] = float64(o.mem.TotalBytes)
+		st.Counters[result.OSMemAvailable] = float64(o.mem.AvailableBytes)
 	}
-	return nil
 }
 
 // weightedMean is the mean of a series whose points each cover the time since the previous.
@@ -139,19 +144,19 @@ func (o *OSStep) addSample(start time.Time, s OSSample) {
 	for _, p := range []struct {
 		n string
 		v float64
-	}{{"user", c.User}, {"system", c.System}, {"iowait", c.IOWait}, {"irq", c.IRQ}, {"steal", c.Steal}, {"idle", c.Idle}, {"busy", c.Busy()}} {
-		o.add("os.cpu."+p.n, "share", start, at, p.v)
+	}{{result.OSCPUPrefix + "user", c.User}, {result.OSCPUPrefix + "system", c.System}, {result.OSCPUPrefix + "iowait", c.IOWait},
+		{result.OSCPUPrefix + "irq", c.IRQ}, {result.OSCPUSteal, c.Steal}, {result.OSCPUPrefix + "idle", c.Idle}, {result.OSCPUBusy, c.Busy()}} {
+		o.add(p.n, "share", start, at, p.v)
 	}
 	o.add("os.self.cores", "cores", start, at, s.SelfCores)
 	o.add("os.self.share", "share", start, at, s.SelfShare)
 	for _, d := range s.Disks {
-		pre := "disk." + d.Device + "."
-		o.add(pre+"iops", "1/s", start, at, d.IOPS())
-		o.add(pre+"read_mbps", "MB/s", start, at, d.ReadMBps)
-		o.add(pre+"write_mbps", "MB/s", start, at, d.WriteMBps)
-		o.add(pre+"await_ms", "ms", start, at, d.AwaitMs)
-		o.add(pre+"queue", "requests", start, at, d.AvgQueue)
-		o.add(pre+"util", "share", start, at, d.Util)
+		o.add(result.DiskName(d.Device, result.DiskIOPS), "1/s", start, at, d.IOPS())
+		o.add(result.DiskName(d.Device, result.DiskReadMBps), "MB/s", start, at, d.ReadMBps)
+		o.add(result.DiskName(d.Device, result.DiskWriteMBps), "MB/s", start, at, d.WriteMBps)
+		o.add(result.DiskName(d.Device, result.DiskAwaitMs), "ms", start, at, d.AwaitMs)
+		o.add(result.DiskName(d.Device, result.DiskQueue), "requests", start, at, d.AvgQueue)
+		o.add(result.DiskName(d.Device, result.DiskUtil), "share", start, at, d.Util)
 	}
 	for _, n := range s.Net {
 		pre := "net." + n.Iface + "."

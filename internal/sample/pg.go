@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +20,7 @@ const (
 	// SamplerAppName is the sampler's application_name; its own sessions are left out of
 	// every wait profile, so several samplers do not count each other.
 	SamplerAppName = "agbench-sampler"
-	// maxTopWaits is how many distinct wait events per node a step keeps in Extra.
+	// maxTopWaits is how many distinct wait events per node a step keeps in its sample section.
 	maxTopWaits = 10
 )
 
@@ -38,15 +37,7 @@ type PGOptions struct {
 }
 
 // NodeInfo is what the sampler learnt of a node when it connected.
-type NodeInfo struct {
-	Name               string `json:"name"`
-	VersionNum         int    `json:"version_num"`
-	InRecovery         bool   `json:"in_recovery"`
-	DataDirectory      string `json:"data_directory,omitempty"` // when the role may read it
-	SharedBuffersBytes int64  `json:"shared_buffers_bytes"`
-	DatabaseBytes      int64  `json:"database_bytes"` // all databases together
-	HasStatIO          bool   `json:"has_stat_io"`    // pg_stat_io exists (16+)
-}
+type NodeInfo = result.PGNodeInfo
 
 // PG samples PostgreSQL nodes beside a workload over one connection per node: a wait
 // profile from pg_stat_activity (10 Hz; client backends and their parallel workers), and each second pg_stat_database, pg_stat_io (16+),
@@ -144,8 +135,8 @@ func (p *PG) Start(ctx context.Context, st *result.Step) error {
 }
 
 // Stop ends sampling, takes each node's last reading, and adds the nodes' series to
-// st.Series, their window means to st.Counters and their top wait events to
-// st.Extra["sample"].
+// st.Series, their window means to st.Counters and their top wait events to the step's
+// sample section (result.SampleStep).
 func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 	if p.stop == nil {
 		return errors.New("sampler not started")
@@ -159,7 +150,7 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 	if st.Counters == nil {
 		st.Counters = map[string]float64{}
 	}
-	extra := stepExtra{Nodes: map[string]nodeExtra{}}
+	extra := result.SampleStep{Nodes: map[string]result.SampleNode{}}
 	var errs []error
 	// The last reading is taken even when the run was interrupted: a step cut short keeps
 	// what was measured (each query is bounded by queryTimeout).
@@ -175,38 +166,18 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 		if n.err != nil {
 			errs = append(errs, fmt.Errorf("node %s: %w", n.info.Name, n.err))
 		}
-		prefix := "pg." + SeriesNodeName(n.info.Name) + "."
 		for k, s := range n.series {
-			st.Series[prefix+k] = *s
+			st.Series[result.PGName(n.info.Name, k)] = *s
 		}
 		for k, v := range n.windowCounters() {
-			st.Counters[prefix+k] = v
+			st.Counters[result.PGName(n.info.Name, k)] = v
 		}
-		extra.Nodes[n.info.Name] = nodeExtra{Info: n.info, TopWaits: n.topWaits(), WaitSamples: n.waitSamples}
+		extra.Nodes[n.info.Name] = result.SampleNode{Info: n.info, TopWaits: n.topWaits(), WaitSamples: n.waitSamples}
 	}
 	if err := putExtra(st, extra); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// WaitEvent is one wait event's mean number of sessions over a window.
-type WaitEvent struct {
-	Type     string  `json:"type"`
-	Event    string  `json:"event"`
-	Class    string  `json:"class"`
-	Sessions float64 `json:"sessions"`
-}
-
-type nodeExtra struct {
-	Info        NodeInfo    `json:"info"`
-	TopWaits    []WaitEvent `json:"top_waits,omitempty"`
-	WaitSamples int         `json:"wait_samples"`
-}
-
-// stepExtra is what the samplers keep of a step under Step.Extra["sample"].
-type stepExtra struct {
-	Nodes map[string]nodeExtra `json:"nodes,omitempty"`
 }
 
 // pgNode is one node's connection and what has been sampled of it in the current window.
@@ -342,7 +313,7 @@ func (n *pgNode) record(c pgCounters) {
 	}
 	if n.bucketN > 0 {
 		for _, class := range WaitClasses {
-			n.add("wait."+class, "sessions", c.at, float64(n.bucket[class])/float64(n.bucketN))
+			n.add(result.PGWaitFigure(class), "sessions", c.at, float64(n.bucket[class])/float64(n.bucketN))
 		}
 		n.bucket, n.bucketN = map[string]int{}, 0
 	}
@@ -350,10 +321,10 @@ func (n *pgNode) record(c pgCounters) {
 		n.add(r.name, r.unit, c.at, r.v)
 	}
 	for name, s := range c.standbys {
-		pre := "standby." + SeriesNodeName(name) + "."
+		pre := result.PGStandbyFigure(name, "")
 		n.add(pre+"write_lag_s", "s", c.at, s.writeLag)
 		n.add(pre+"flush_lag_s", "s", c.at, s.flushLag)
-		n.add(pre+"replay_lag_s", "s", c.at, s.replayLag)
+		n.add(pre+result.PGReplayLagSeconds, "s", c.at, s.replayLag)
 		n.add(pre+"behind_mb", "MB", c.at, float64(s.behind)/1e6)
 		if ps, ok := p.standbys[name]; ok {
 			n.add(pre+"replay_mb_per_s", "MB/s", c.at, float64(sub64(s.replayLSN, ps.replayLSN))/1e6/secs)
@@ -365,12 +336,12 @@ func (n *pgNode) record(c pgCounters) {
 // last readings, mean sessions per wait class, and each standby's lag at the end and its growth.
 func (n *pgNode) windowCounters() map[string]float64 {
 	out := map[string]float64{
-		"shared_buffers_bytes": float64(n.info.SharedBuffersBytes),
-		"database_bytes":       float64(n.info.DatabaseBytes),
+		result.PGSharedBuffersBytes: float64(n.info.SharedBuffersBytes),
+		result.PGDatabaseBytes:      float64(n.info.DatabaseBytes),
 	}
 	if n.waitSamples > 0 {
 		for _, class := range WaitClasses {
-			out["wait."+class] = float64(n.classTotal[class]) / float64(n.waitSamples)
+			out[result.PGWaitFigure(class)] = float64(n.classTotal[class]) / float64(n.waitSamples)
 		}
 	}
 	f, l := n.first, n.prev
@@ -383,24 +354,24 @@ func (n *pgNode) windowCounters() map[string]float64 {
 	}
 	out["checkpoints"] = float64(sub64(l.checkpoints, f.checkpoints))
 	for name, s := range l.standbys {
-		pre := "standby." + SeriesNodeName(name) + "."
-		out[pre+"replay_lag_s"] = s.replayLag
+		pre := result.PGStandbyFigure(name, "")
+		out[pre+result.PGReplayLagSeconds] = s.replayLag
 		out[pre+"behind_mb"] = float64(s.behind) / 1e6
 		if fs, ok := f.standbys[name]; ok {
-			out[pre+"replay_lag_growth"] = (s.replayLag - fs.replayLag) / secs
+			out[pre+result.PGReplayLagGrowth] = (s.replayLag - fs.replayLag) / secs
 			out[pre+"replay_mb_per_s"] = float64(sub64(s.replayLSN, fs.replayLSN)) / 1e6 / secs
 		}
 	}
 	return out
 }
 
-func (n *pgNode) topWaits() []WaitEvent {
+func (n *pgNode) topWaits() []result.WaitEvent {
 	if n.waitSamples == 0 {
 		return nil
 	}
-	var out []WaitEvent
+	var out []result.WaitEvent
 	for k, c := range n.events {
-		out = append(out, WaitEvent{Type: k[0], Event: k[1], Class: k[2], Sessions: float64(c) / float64(n.waitSamples)})
+		out = append(out, result.WaitEvent{Type: k[0], Event: k[1], Class: k[2], Sessions: float64(c) / float64(n.waitSamples)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Sessions != out[j].Sessions {
@@ -420,6 +391,3 @@ func sub64(cur, prev int64) int64 {
 	}
 	return cur - prev
 }
-
-// SeriesNodeName turns a node name into the form used in series keys (no dots).
-func SeriesNodeName(name string) string { return strings.ReplaceAll(name, ".", "_") }

@@ -2,7 +2,6 @@ package sample
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -146,9 +145,9 @@ func checkPGSampler(t *testing.T) {
 			t.Errorf("series %s has %d points, want several", k, len(s.V))
 		}
 	}
-	var ex stepExtra
-	if err := json.Unmarshal(st.Extra["sample"], &ex); err != nil {
-		t.Fatal(err)
+	ex, err := st.Sample()
+	if err != nil || ex == nil {
+		t.Fatalf("sample section %v: %v", ex, err)
 	}
 	top := ex.Nodes[prim.Name].TopWaits
 	found := false

@@ -2,7 +2,6 @@ package sample
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -155,25 +154,21 @@ func (c pgCounters) rates(p pgCounters, secs float64) []rate {
 	return out
 }
 
-// putExtra merges the samplers' step data into st.Extra["sample"].
-func putExtra(st *result.Step, e stepExtra) error {
-	if st.Extra == nil {
-		st.Extra = map[string]json.RawMessage{}
+// putExtra merges the samplers' step data into the step's sample section. A section there
+// that does not decode is an error, and is left as it was.
+func putExtra(st *result.Step, e result.SampleStep) error {
+	old, err := st.Sample()
+	if err != nil {
+		return err
 	}
-	var old stepExtra
-	if raw, ok := st.Extra["sample"]; ok {
-		_ = json.Unmarshal(raw, &old)
+	if old == nil {
+		old = &result.SampleStep{}
 	}
 	if old.Nodes == nil {
-		old.Nodes = map[string]nodeExtra{}
+		old.Nodes = map[string]result.SampleNode{}
 	}
 	for k, v := range e.Nodes {
 		old.Nodes[k] = v
 	}
-	raw, err := json.Marshal(old)
-	if err != nil {
-		return err
-	}
-	st.Extra["sample"] = raw
-	return nil
+	return st.SetExtra(result.ExtraSample, old)
 }

@@ -1,17 +1,20 @@
 package sample
 
+import "github.com/agbench/agbench/internal/result"
+
 // Wait classes: how a PostgreSQL wait event reads to someone who knows SQL Server's wait
-// stats. WALWrite/WALSync are WRITELOG, DataFileRead is PAGEIOLATCH_*.
+// stats (WALWrite/WALSync are WRITELOG, DataFileRead is PAGEIOLATCH_*). They are declared
+// in internal/result, where the analysis and the report read them.
 const (
-	WaitCPU      = "cpu"       // active with no wait event: on a CPU or runnable
-	WaitLog      = "log"       // IO WALWrite, WALSync, WALInit*; LWLock WALWrite, WALInsert, WALBufMapping
-	WaitDataRead = "data_read" // IO DataFileRead, DataFilePrefetch
-	WaitOtherIO  = "other_io"  // any other IO event
-	WaitLWLock   = "lwlock"    // lightweight locks other than the WAL's
-	WaitLock     = "lock"      // heavyweight locks: relation, tuple, transactionid ...
-	WaitClient   = "client"    // ClientRead/ClientWrite, and sessions idle in a transaction
-	WaitSyncRep  = "sync_rep"  // IPC SyncRep: commit waiting for a synchronous standby
-	WaitOther    = "other"     // Timeout, Activity, BufferPin, Extension, other IPC
+	WaitCPU      = result.WaitCPU
+	WaitLog      = result.WaitLog
+	WaitDataRead = result.WaitDataRead
+	WaitOtherIO  = result.WaitOtherIO
+	WaitLWLock   = result.WaitLWLock
+	WaitLock     = result.WaitLock
+	WaitClient   = result.WaitClient
+	WaitSyncRep  = result.WaitSyncRep
+	WaitOther    = result.WaitOther
 )
 
 // WaitClasses lists the classes in a fixed order.

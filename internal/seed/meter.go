@@ -23,18 +23,7 @@ const (
 )
 
 // PhaseUse is one phase's duration and the resources used during it.
-type PhaseUse struct {
-	Name    string  `json:"name"`
-	Seconds float64 `json:"seconds"`
-	// SenderCPUSeconds is the CPU of the primary's walsender serving the backup.
-	SenderCPUSeconds float64 `json:"sender_cpu_seconds"`
-	// ReceiverCPUSeconds is the CPU of pg_basebackup (its WAL child included), or of agbench
-	// while it restores and syncs.
-	ReceiverCPUSeconds float64 `json:"receiver_cpu_seconds"`
-	// Disk bytes read and written on the devices behind the data and backup folders.
-	DiskReadBytes  int64 `json:"disk_read_bytes"`
-	DiskWriteBytes int64 `json:"disk_write_bytes"`
-}
+type PhaseUse = result.SeedPhase
 
 // Progress is one reading of a seeding under way.
 type Progress struct {
@@ -302,15 +291,15 @@ func (m *meter) tickLocked(now time.Time) {
 	for i, d := range disks {
 		ph.DiskReadBytes += int64(d.ReadMBps * 1e6 * s.Seconds)
 		ph.DiskWriteBytes += int64(d.WriteMBps * 1e6 * s.Seconds)
-		m.add("disk."+d.Device+".read_mbps", "MB/s", now, d.ReadMBps)
-		m.add("disk."+d.Device+".write_mbps", "MB/s", now, d.WriteMBps)
-		m.add("disk."+d.Device+".util", "share", now, d.Util)
+		m.add(result.DiskName(d.Device, result.DiskReadMBps), "MB/s", now, d.ReadMBps)
+		m.add(result.DiskName(d.Device, result.DiskWriteMBps), "MB/s", now, d.WriteMBps)
+		m.add(result.DiskName(d.Device, result.DiskUtil), "share", now, d.Util)
 		if i == 0 {
 			p.Device, p.ReadMBps, p.WriteMBps, p.DiskUtil = d.Device, d.ReadMBps, d.WriteMBps, d.Util
 		}
 	}
-	m.add("os.cpu.busy", "share", now, s.CPU.Busy())
-	m.add("os.cpu.steal", "share", now, s.CPU.Steal)
+	m.add(result.OSCPUBusy, "share", now, s.CPU.Busy())
+	m.add(result.OSCPUSteal, "share", now, s.CPU.Steal)
 }
 
 func rate(d, secs float64) float64 {

@@ -1,7 +1,7 @@
 package seed
 
 import (
-	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/agbench/agbench/internal/result"
@@ -9,7 +9,7 @@ import (
 
 // Step turns a seeding's report into a result step: the phases' durations and the figures
 // as counters ("seconds_transfer", "mb_per_s", "compression_ratio", ...), the progress and
-// device series, and the whole report under Extra["seed"].
+// device series, and the whole report under Extra["seed"] (result.Seeding).
 func (r *Report) Step(index, point, repeat int, variant string, params map[string]string) result.Step {
 	st := result.Step{
 		Index: index, Point: point, Repeat: repeat, Variant: variant, Params: params, VUs: 1,
@@ -20,8 +20,9 @@ func (r *Report) Step(index, point, repeat int, variant string, params map[strin
 		Warnings: r.Warnings,
 		Complete: true,
 	}
-	if b, err := json.Marshal(r); err == nil {
-		st.Extra = map[string]json.RawMessage{"seed": b}
+	if err := st.SetExtra(result.ExtraSeed, r); err != nil {
+		// A figure JSON cannot hold (NaN, ±Inf): the step says so rather than lose it quietly.
+		st.Warnings = append(slices.Clip(st.Warnings), err.Error())
 	}
 	return st
 }
@@ -35,7 +36,7 @@ func (r *Report) Counters() map[string]float64 {
 		"wire_bytes":           float64(r.WireBytes),
 		"wal_wire_bytes":       float64(r.WALWireBytes),
 		"compression_ratio":    r.CompressionRatio,
-		"mb_per_s":             r.MBps,
+		result.MBps:            r.MBps,
 		"sender_cpu_seconds":   r.SenderCPUSeconds,
 		"receiver_cpu_seconds": r.ReceiverCPUSeconds,
 		"disk_read_bytes":      float64(r.DiskReadBytes),

@@ -23,48 +23,11 @@ import (
 // cleanupTimeout bounds removing a half-made standby after a failure or an interrupt.
 const cleanupTimeout = 2 * time.Minute
 
-// Report is what one seeding did and measured.
+// Report is what one seeding did and measured: the result's seeding section, and the
+// progress and device series that go to the step's series.
 type Report struct {
-	Standby     string    `json:"standby"`
-	Port        int       `json:"port"`
-	Method      string    `json:"method"`
-	Compression string    `json:"compression"`
-	MaxRate     int64     `json:"max_rate,omitempty"`
-	Started     time.Time `json:"started"`
-	Ended       time.Time `json:"ended"`
-	// Phases in the order they ran, each with its resource use; TotalSeconds is all of them.
-	Phases       []PhaseUse `json:"phases"`
-	TotalSeconds float64    `json:"total_seconds"`
-	// EstimatedBytes is the server's estimate of the backup (pg_stat_progress_basebackup's
-	// backup_total); StreamedBytes the database files it copied (uncompressed), from the
-	// backup's manifest.
-	EstimatedBytes int64 `json:"estimated_bytes"`
-	StreamedBytes  int64 `json:"streamed_bytes"`
-	// WireBytes is what the primary sent on the base backup's connection (compressed as
-	// sent); WALWireBytes what it sent on the WAL streamer's (from the start of the backup's
-	// first WAL segment). Both are counted by a relay; 0 with NoWireMeter.
-	WireBytes    int64 `json:"wire_bytes"`
-	WALWireBytes int64 `json:"wal_wire_bytes"`
-	// BackupFileBytes is the size of the backup files (backup-restore only).
-	BackupFileBytes int64 `json:"backup_file_bytes,omitempty"`
-	// CompressionRatio is StreamedBytes / WireBytes (1 without compression, about).
-	CompressionRatio float64 `json:"compression_ratio"`
-	// MBps is StreamedBytes per second of the transfer (direct) or backup+restore phases.
-	MBps float64 `json:"mb_per_s"`
-	// CPU seconds of the sending walsender and of the receiver (pg_basebackup, restore) in all.
-	SenderCPUSeconds   float64 `json:"sender_cpu_seconds"`
-	ReceiverCPUSeconds float64 `json:"receiver_cpu_seconds"`
-	DiskReadBytes      int64   `json:"disk_read_bytes"`
-	DiskWriteBytes     int64   `json:"disk_write_bytes"`
-	// Waits counts progress readings by what the sender waited on during the transfer.
-	Waits    map[string]int `json:"waits,omitempty"`
-	Attempts int            `json:"attempts"`
-	// Devices are the block devices watched; Warnings what made a figure less than exact.
-	Devices  []string                     `json:"devices,omitempty"`
-	Warnings []string                     `json:"warnings,omitempty"`
-	Series   map[string]result.TimeSeries `json:"-"`
-	// HistoryID is the seeding's record in the cluster's history.
-	HistoryID int `json:"history_id"`
+	result.Seeding
+	Series map[string]result.TimeSeries `json:"-"`
 }
 
 // Phase returns the named phase's figures (zero when it did not run).
@@ -213,8 +176,8 @@ func exists(path string) bool {
 
 func (s *seeding) run(ctx context.Context) (rep *Report, err error) {
 	o := s.o
-	s.rep = &Report{Standby: s.node.Name, Port: s.node.Port, Method: o.Method, Compression: o.Compress.String(), MaxRate: o.MaxRate,
-		Started: time.Now().UTC()}
+	s.rep = &Report{Seeding: result.Seeding{Standby: s.node.Name, Port: s.node.Port, Method: o.Method,
+		Compression: o.Compress.String(), MaxRate: o.MaxRate, Started: time.Now().UTC()}}
 	s.rec = Record{Standby: s.node.Name, Method: o.Method, Compression: o.Compress.String(), MaxRate: o.MaxRate,
 		Start: s.rep.Started, State: StateSeeding}
 	if err := putRecord(s.topo.Dir, &s.rec); err != nil {

@@ -5,7 +5,7 @@
 // Of agbench it imports nothing (pgx does the work); it must not import the runner, the
 // cluster, the listener or the report.
 //
-// Imports from agbench: none.
+// Imports from agbench: only internal/result.
 package pgops
 
 import (
@@ -20,6 +20,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/agbench/agbench/internal/result"
 )
 
 // BlockSize is PostgreSQL's default page size, used to turn buffer counts into bytes.
@@ -160,9 +162,9 @@ func WaitWorkersGone(ctx context.Context, conns []*pgx.Conn, timeout time.Durati
 // StepCounters turns counters read before and after a step into a step's counters.
 func StepCounters(before, after Counters, seconds float64) map[string]float64 {
 	hits, reads := float64(after.Hits-before.Hits), float64(after.Reads-before.Reads)
-	m := map[string]float64{"buffer_hits": hits, "buffer_reads": reads}
+	m := map[string]float64{result.BufferHits: hits, result.BufferReads: reads}
 	if seconds > 0 {
-		m["server_mb_per_s"] = (hits + reads) * BlockSize / 1e6 / seconds
+		m[result.ServerMBps] = (hits + reads) * BlockSize / 1e6 / seconds
 	}
 	return m
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/sample"
 )
 
@@ -23,33 +24,7 @@ const Database = "agbench_readahead"
 const tablespace = "agbench_readahead"
 
 // Conditions say what was possible on this machine, for the table and the result file.
-type Conditions struct {
-	ServerVersion string `json:"server_version"`
-	VersionNum    int    `json:"version_num"`
-	// PrefetchOff and PrefetchOn say what each side of the comparison set.
-	PrefetchOff string `json:"prefetch_off"`
-	PrefetchOn  string `json:"prefetch_on"`
-	// SequentialPrefetch says who prefetches sequential scans on this version.
-	SequentialPrefetch string `json:"sequential_prefetch"`
-	// ColdMethod says how each run's cache was emptied.
-	ColdMethod string `json:"cold_method"`
-	// DirectIO is true when the server read with O_DIRECT (debug_io_direct = data).
-	DirectIO bool `json:"direct_io"`
-	// Device describes the private device, or why there is none.
-	Device     string `json:"device"`
-	DeviceName string `json:"device_name,omitempty"`
-	// Mount is where the private device was mounted (gone after Close).
-	Mount string `json:"mount,omitempty"`
-	// Throttle describes the IO throttle, or why there is none ("" when none was asked).
-	Throttle string `json:"throttle,omitempty"`
-	// IOSource says where IO operations and their size come from.
-	IOSource string `json:"io_source"`
-	// Relations are the experiment's tables and indexes with their sizes in bytes.
-	Relations map[string]int64 `json:"relations"`
-	Rows      int64            `json:"rows"`
-	// Notes are further plain statements about what could not be done.
-	Notes []string `json:"notes,omitempty"`
-}
+type Conditions = result.ReadaheadConditions
 
 // Experiment is the prepared experiment: tables built, device and settings in place.
 // Close undoes everything Setup did.

@@ -1,42 +1,17 @@
 package readahead
 
 import (
-	"encoding/json"
-
 	"github.com/agbench/agbench/internal/measure"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/stats"
 )
 
 // Figures are the medians of one query's runs on one side of the comparison.
-type Figures struct {
-	Runs      int     `json:"runs"`
-	ElapsedMs float64 `json:"elapsed_ms"`
-	SharedHit float64 `json:"shared_hit"`
-	Read      float64 `json:"shared_read"`
-	IOOps     float64 `json:"io_ops"`
-	AvgIOKB   float64 `json:"avg_io_kb"`
-	IOReadMs  float64 `json:"io_read_ms"`
-	// DeviceMs is the device's own read time (/proc/diskstats): storage time without the
-	// waits inside PostgreSQL and the kernel above the device.
-	DeviceMs float64 `json:"device_read_ms"`
-	// Cold counts the runs that read from storage; Plan is the last run's plan nodes.
-	Cold int    `json:"cold"`
-	Plan string `json:"plan"`
-	// NodeOK is false when some run did not use the query's plan node.
-	NodeOK bool `json:"node_ok"`
-}
+type Figures = result.ReadaheadFigures
 
 // Row is one query's line of the table: prefetch off and on, and the ratio of their
 // elapsed times (off / on: how many times faster prefetching made the query).
-type Row struct {
-	Query string  `json:"query"`
-	Title string  `json:"title"`
-	Node  string  `json:"node"`
-	Off   Figures `json:"off"`
-	On    Figures `json:"on"`
-	Ratio float64 `json:"ratio"`
-}
+type Row = result.ReadaheadRow
 
 // Summarize makes the table's rows from measurements, in the order of queries.
 func Summarize(queries []Query, ms []Measurement) []Row {
@@ -83,14 +58,11 @@ func figures(ms []Measurement, query string, prefetch bool) Figures {
 }
 
 // ExtraKey is the key of this workload's data in a result's Extra maps.
-const ExtraKey = "readahead"
+const ExtraKey = result.ExtraReadahead
 
 // RunExtra is the run-level data this workload keeps in result.Extra: the conditions and
 // the table.
-type RunExtra struct {
-	Conditions Conditions `json:"conditions"`
-	Table      []Row      `json:"table"`
-}
+type RunExtra = result.ReadaheadRun
 
 // Step turns a measurement into a result step: one operation ("query") whose latency is the
 // elapsed time, and the STATISTICS IO figures as counters.
@@ -119,7 +91,7 @@ func (m Measurement) Step(index, point int) (result.Step, error) {
 		Complete: true,
 		Counters: map[string]float64{
 			"elapsed_ms": m.ElapsedMs, "execution_ms": m.Plan.ExecutionMs,
-			"buffer_hits": float64(m.Plan.SharedHit), "buffer_reads": float64(m.Plan.SharedRead),
+			result.BufferHits: float64(m.Plan.SharedHit), result.BufferReads: float64(m.Plan.SharedRead),
 			"io_ops": float64(m.IOOps), "io_bytes": float64(m.IOBytes), "avg_io_kb": m.AvgIOKB(),
 			"io_read_ms": m.Plan.IOReadMs, "cold": cold,
 		},
@@ -132,10 +104,8 @@ func (m Measurement) Step(index, point int) (result.Step, error) {
 	if m.ColdAsked && !m.Cold {
 		s.Warnings = append(s.Warnings, "asked cold, but the run read nothing from storage: it was warm")
 	}
-	b, err := json.Marshal(m.Plan)
-	if err != nil {
+	if err := s.SetExtra(ExtraKey, m.Plan); err != nil {
 		return result.Step{}, err
 	}
-	s.Extra = map[string]json.RawMessage{ExtraKey: b}
 	return s, nil
 }

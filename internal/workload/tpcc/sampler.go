@@ -35,8 +35,8 @@ const (
 	CounterServerTPM     = "server_tpm"
 	CounterPrimaryTPM    = "client_primary_tpm"
 	CounterRolledBack    = "rolled_back_new_orders"
-	CounterReadOnStandby = "read_tx_on_standby"
-	CounterReadOnPrimary = "read_tx_on_primary"
+	CounterReadOnStandby = result.ReadTxOnStandby // declared in internal/result, where analyze reads them
+	CounterReadOnPrimary = result.ReadTxOnPrimary
 	CounterLagBytesMax   = "replay_lag_max_bytes"
 	CounterLagSecondsMax = "replay_lag_max_seconds"
 )

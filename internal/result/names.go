@@ -1,0 +1,188 @@
+package result
+
+import "strings"
+
+// Names of the figures (Step.Series and Step.Counters keys) that one package writes and
+// another reads without being allowed to import it: the samplers' (internal/sample), the
+// storage tester's (internal/diskio) and TPC-C's read-intent counters, read by
+// internal/analyze and internal/report. Names with parts are built and taken apart only by
+// the functions here, never by hand with string prefixes.
+
+// Prefixes of the samplers' figures.
+const (
+	// PGPrefix starts every figure of the database sampler: "pg.<node>.<figure>".
+	PGPrefix = "pg."
+	// DiskPrefix starts every figure of a block device: "disk.<device>.<figure>".
+	DiskPrefix = "disk."
+	// OSCPUPrefix starts the machine's CPU shares: "os.cpu.<mode>".
+	OSCPUPrefix = "os.cpu."
+
+	pgWait    = "wait."
+	pgStandby = "standby."
+)
+
+// Figures of the OS sampler read by others.
+const (
+	OSCPUBusy      = OSCPUPrefix + "busy"  // share of the machine's CPU time not idle (0..1)
+	OSCPUSteal     = OSCPUPrefix + "steal" // share stolen by the hypervisor (0..1)
+	OSMemTotal     = "os.mem_total_bytes"
+	OSMemAvailable = "os.mem_available_bytes"
+)
+
+// Figures of a PostgreSQL node, after "pg.<node>." (PGName).
+const (
+	PGDatabaseBytes      = "database_bytes"
+	PGSharedBuffersBytes = "shared_buffers_bytes"
+	PGIOReadMBps         = "io_read_mb_per_s"
+	PGIOWriteMBps        = "io_write_mb_per_s"
+	PGWALMBps            = "wal_mb_per_s"
+)
+
+// Figures of a standby seen from its primary, after "pg.<node>.standby.<standby>."
+// (PGStandbyName).
+const (
+	PGReplayLagSeconds = "replay_lag_s"
+	PGReplayLagGrowth  = "replay_lag_growth" // seconds of lag gained per second of the window
+)
+
+// Wait classes of the database sampler ("pg.<node>.wait.<class>", WaitEvent.Class): how a
+// PostgreSQL wait event reads to someone who knows SQL Server's wait stats.
+const (
+	WaitCPU      = "cpu"       // active with no wait event: on a CPU or runnable
+	WaitLog      = "log"       // IO WALWrite, WALSync, WALInit*; LWLock WALWrite, WALInsert, WALBufMapping
+	WaitDataRead = "data_read" // IO DataFileRead, DataFilePrefetch
+	WaitOtherIO  = "other_io"  // any other IO event
+	WaitLWLock   = "lwlock"    // lightweight locks other than the WAL's
+	WaitLock     = "lock"      // heavyweight locks: relation, tuple, transactionid ...
+	WaitClient   = "client"    // ClientRead/ClientWrite, and sessions idle in a transaction
+	WaitSyncRep  = "sync_rep"  // IPC SyncRep: commit waiting for a synchronous standby
+	WaitOther    = "other"     // Timeout, Activity, BufferPin, Extension, other IPC
+)
+
+// Figures of a block device, after "disk.<device>." (DiskName).
+const (
+	DiskIOPS      = "iops"
+	DiskReadMBps  = "read_mbps"
+	DiskWriteMBps = "write_mbps"
+	DiskAwaitMs   = "await_ms"
+	DiskQueue     = "queue"
+	DiskUtil      = "util" // share of the window the device was busy (0..1)
+)
+
+// Counters of the storage tester (internal/diskio) read by others: the device under test
+// and the machine's CPU, from /proc around each step.
+const (
+	DeviceIOPS         = "device_iops"
+	DeviceMBps         = "device_mb_per_s"
+	DeviceReadAwaitMs  = "device_read_await_ms"
+	DeviceWriteAwaitMs = "device_write_await_ms"
+	DeviceAvgQueue     = "device_avg_queue"
+	DeviceUtil         = "device_util"
+	MachineCPUUser     = "machine_cpu_user"
+	MachineCPUSystem   = "machine_cpu_system"
+	MachineCPUIOWait   = "machine_cpu_iowait"
+	MachineCPUSteal    = "machine_cpu_steal"
+)
+
+// Counters of any workload read by others.
+const (
+	// MBps is megabytes (10^6) per second the workload moved.
+	MBps = "mb_per_s"
+	// ReadTxOnStandby and ReadTxOnPrimary count the read-intent transactions of a step by
+	// where they ran (TPC-C with --read-intent).
+	ReadTxOnStandby = "read_tx_on_standby"
+	ReadTxOnPrimary = "read_tx_on_primary"
+	// BufferHits and BufferReads are the servers' shared-buffer hits and reads (8 kB pages)
+	// during a step; ServerMBps is both together in MB per second of the window.
+	BufferHits  = "buffer_hits"
+	BufferReads = "buffer_reads"
+	ServerMBps  = "server_mb_per_s"
+)
+
+// SeriesNodeName turns a node (or standby) name into the form used in names: no dots, so
+// that a name splits back into its parts.
+func SeriesNodeName(name string) string { return strings.ReplaceAll(name, ".", "_") }
+
+// PGName is the name of a figure of a PostgreSQL node: "pg.<node>.<figure>".
+func PGName(node, figure string) string {
+	return PGPrefix + SeriesNodeName(node) + "." + figure
+}
+
+// PGWaitFigure is a node's figure of its mean number of sessions in a wait class,
+// "wait.<class>"; PGWaitName is its whole name, "pg.<node>.wait.<class>".
+func PGWaitFigure(class string) string { return pgWait + class }
+
+// PGWaitName is the name of a node's mean number of sessions in a wait class:
+// "pg.<node>.wait.<class>".
+func PGWaitName(node, class string) string { return PGName(node, PGWaitFigure(class)) }
+
+// PGStandbyFigure is a node's figure of one of its standbys, "standby.<standby>.<figure>";
+// PGStandbyName is its whole name.
+func PGStandbyFigure(standby, figure string) string {
+	return pgStandby + SeriesNodeName(standby) + "." + figure
+}
+
+// PGStandbyName is the name of a figure of a standby seen from its primary node:
+// "pg.<node>.standby.<standby>.<figure>".
+func PGStandbyName(node, standby, figure string) string {
+	return PGName(node, PGStandbyFigure(standby, figure))
+}
+
+// ParsePGName takes "pg.<node>.<figure>" apart; figure may hold dots ("wait.lock",
+// "standby.s1.replay_lag_s").
+func ParsePGName(name string) (node, figure string, ok bool) {
+	rest, ok := strings.CutPrefix(name, PGPrefix)
+	if !ok {
+		return "", "", false
+	}
+	node, figure, ok = strings.Cut(rest, ".")
+	if !ok || node == "" || figure == "" {
+		return "", "", false
+	}
+	return node, figure, true
+}
+
+// ParsePGWait takes "pg.<node>.wait.<class>" apart.
+func ParsePGWait(name string) (node, class string, ok bool) {
+	node, figure, ok := ParsePGName(name)
+	if !ok {
+		return "", "", false
+	}
+	class, ok = strings.CutPrefix(figure, pgWait)
+	if !ok || class == "" {
+		return "", "", false
+	}
+	return node, class, true
+}
+
+// ParsePGStandby takes "pg.<node>.standby.<standby>.<figure>" apart.
+func ParsePGStandby(name string) (node, standby, figure string, ok bool) {
+	node, rest, ok := ParsePGName(name)
+	if !ok {
+		return "", "", "", false
+	}
+	if rest, ok = strings.CutPrefix(rest, pgStandby); !ok {
+		return "", "", "", false
+	}
+	standby, figure, ok = strings.Cut(rest, ".")
+	if !ok || standby == "" || figure == "" {
+		return "", "", "", false
+	}
+	return node, standby, figure, true
+}
+
+// DiskName is the name of a figure of a block device: "disk.<device>.<figure>".
+func DiskName(device, figure string) string { return DiskPrefix + device + "." + figure }
+
+// ParseDiskName takes "disk.<device>.<figure>" apart (the figure is after the last dot).
+func ParseDiskName(name string) (device, figure string, ok bool) {
+	rest, ok := strings.CutPrefix(name, DiskPrefix)
+	if !ok {
+		return "", "", false
+	}
+	i := strings.LastIndexByte(rest, '.')
+	if i <= 0 || i == len(rest)-1 {
+		return "", "", false
+	}
+	return rest[:i], rest[i+1:], true
+}
