@@ -136,6 +136,7 @@ func stepOf(reps []result.Step, keying bool) Step {
 	var hists []result.Hist
 	var think, window float64
 	thinkKnown := !keying
+	classes := map[string]int64{}
 	for _, st := range reps {
 		s.Repeats = append(s.Repeats, st.OpsPerSecond())
 		window += st.Window.Seconds() / float64(len(reps))
@@ -144,6 +145,11 @@ func stepOf(reps []result.Step, keying bool) Step {
 				continue
 			}
 			hists = append(hists, op.Latency)
+			s.Ops += op.Count
+			s.Errors += op.Errors
+		}
+		for _, e := range st.Errors {
+			classes[e.SQLState] += e.Count
 		}
 		if v, ok := st.Counters["think_ms"]; ok {
 			think += v / float64(len(reps))
@@ -153,6 +159,7 @@ func stepOf(reps []result.Step, keying bool) Step {
 			s.PerSecond = append([]float64(nil), ts.V...)
 		}
 	}
+	s.ErrorClasses = errorClasses(classes)
 	s.Throughput = mean(s.Repeats)
 	if len(reps) == 1 {
 		s.Repeats = nil
@@ -164,6 +171,25 @@ func stepOf(reps []result.Step, keying bool) Step {
 		s.P99Ms, s.P999Ms = float64(h.P99)/us, float64(h.P999)/us
 	}
 	return s
+}
+
+// errorClasses lists SQLSTATEs with their counts ("57P01×2"), most frequent first.
+func errorClasses(m map[string]int64) []string {
+	codes := make([]string, 0, len(m))
+	for c := range m {
+		codes = append(codes, c)
+	}
+	sort.Slice(codes, func(i, j int) bool {
+		if m[codes[i]] != m[codes[j]] {
+			return m[codes[i]] > m[codes[j]]
+		}
+		return codes[i] < codes[j]
+	})
+	out := make([]string, len(codes))
+	for i, c := range codes {
+		out[i] = fmt.Sprintf("%s×%d", c, m[c])
+	}
+	return out
 }
 
 // evidenceOf reads one step's sampler figures: wait classes summed over nodes, the machine's

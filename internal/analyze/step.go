@@ -27,6 +27,11 @@ type Step struct {
 	// ThinkUnknown is set when users waited between operations for times not recorded
 	// (TPC-C keying without a think_ms counter): Little's law cannot be checked.
 	ThinkUnknown bool `json:"think_unknown,omitempty"`
+	// Ops and Errors count the successful and the failed operations of the window (all
+	// repeats); ErrorClasses names the failures' SQLSTATEs with their counts, most first.
+	Ops          int64    `json:"ops,omitempty"`
+	Errors       int64    `json:"errors,omitempty"`
+	ErrorClasses []string `json:"error_classes,omitempty"`
 }
 
 // sortedSteps returns the steps ordered by load, dropping those with no load.

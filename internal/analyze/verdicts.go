@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -44,6 +45,9 @@ const (
 	// CacheBypassShare: a storage test whose device traffic is below this share of what it
 	// moved was served from the page cache.
 	CacheBypassShare = 0.50
+	// ErrorShareLimit is the share of failed operations in a step above which its figures
+	// describe a run with failures (issue 17, rule 3: "a small share of operations").
+	ErrorShareLimit = 0.01
 )
 
 // Verdict codes.
@@ -59,6 +63,7 @@ const (
 	VBusyHost         = "busy-host"
 	VForeignIO        = "foreign-io"
 	VNoDifference     = "no-difference"
+	VErrors           = "errors"
 )
 
 // Verdict is one way the run may not measure what it claims.
@@ -108,6 +113,9 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 			break
 		}
 	}
+	if v := failedShare(st, loadName); v != nil {
+		out = append(out, *v)
+	}
 	for _, e := range ev {
 		if e.LoadGenShare >= LoadGenAloneShare || e.CPUBusy >= CPUSaturatedShare && e.LoadGenShare >= LoadGenCompeteShare {
 			add(VLoadGenSaturated, "the load generator used %.1f cores (%s of the machine, CPU %s busy) at %s: it may have limited the load it offered",
@@ -145,6 +153,29 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 		}
 	}
 	return out
+}
+
+// failedShare judges the steps' failed operations: the first step (by load) where more
+// than ErrorShareLimit of its operations failed, and how many steps did so.
+func failedShare(st []Step, loadName string) *Verdict {
+	var worst []Step
+	for _, s := range st {
+		if all := s.Ops + s.Errors; all > 0 && float64(s.Errors) > ErrorShareLimit*float64(all) {
+			worst = append(worst, s)
+		}
+	}
+	if len(worst) == 0 {
+		return nil
+	}
+	s := worst[0]
+	msg := fmt.Sprintf("%d of %d operations failed (%s) at %s", s.Errors, s.Ops+s.Errors, pct(float64(s.Errors)/float64(s.Ops+s.Errors)), count(s.Load, loadName))
+	if len(s.ErrorClasses) > 0 {
+		msg += ", SQLSTATE " + strings.Join(s.ErrorClasses, " ")
+	}
+	if len(worst) > 1 {
+		msg += fmt.Sprintf(", and more than %s at %d more step(s)", pct(ErrorShareLimit), len(worst)-1)
+	}
+	return &Verdict{VErrors, msg + ": the figures describe a run with failures (a failover, a lost server, refused sessions)"}
 }
 
 // busyHost looks at the lowest load, where the run itself needs least CPU: machine CPU

@@ -72,6 +72,9 @@ func TestEachVerdictFiresOnItsBadRun(t *testing.T) {
 		{VSteal, func(s []Step, e []Evidence, f *Facts) { e[2].Steal = 0.12 }, "12%"},
 		{VBusyHost, func(s []Step, e []Evidence, f *Facts) { e[0].CPUBusy = 0.9 }, "other work on the host took 4.8 cores"},
 		{VForeignIO, func(s []Step, e []Evidence, f *Facts) { e[3].Device.WriteMBps = 200 }, "240.0 MB/s"},
+		{VErrors, func(s []Step, e []Evidence, f *Facts) {
+			s[2].Ops, s[2].Errors, s[2].ErrorClasses = 900, 100, []string{"57P01×60", "08006×40"}
+		}, "100 of 1000 operations failed (10%) at 4 VUs, SQLSTATE 57P01×60 08006×40"},
 	}
 	for _, c := range cases {
 		steps, ev, f := goodRun()
@@ -84,6 +87,15 @@ func TestEachVerdictFiresOnItsBadRun(t *testing.T) {
 		if !strings.Contains(vs[0].Message, c.want) {
 			t.Errorf("%s: message %q lacks %q", c.code, vs[0].Message, c.want)
 		}
+	}
+}
+
+// A failed share at or below ErrorShareLimit stays quiet.
+func TestErrorsVerdictQuietBelowTheLimit(t *testing.T) {
+	steps, ev, f := goodRun()
+	steps[1].Ops, steps[1].Errors = 1000, 10
+	if vs := Check(steps, ev, f, "VUs"); len(vs) != 0 {
+		t.Errorf("verdicts %v", vs)
 	}
 }
 
