@@ -26,8 +26,10 @@ type Measurement struct {
 	// PgIO are pg_stat_io's relation reads during the run (16+): operations and bytes.
 	PgIOOps   int64 `json:"pg_io_ops,omitempty"`
 	PgIOBytes int64 `json:"pg_io_bytes,omitempty"`
-	// Dev are the device's reads during the run (/proc/diskstats): the private device's, else
-	// those of the data directory's device, shared with every other process on it.
+	// Dev are the device's reads during the run (/proc/diskstats): on the private device every
+	// read the run caused, counted once the device settled (the read-ahead still in flight when
+	// the query returned included, nothing of an earlier run); else the reads of the data
+	// directory's device while the query ran, shared with every other process on it.
 	DevOps   int64   `json:"dev_ops,omitempty"`
 	DevBytes int64   `json:"dev_bytes,omitempty"`
 	DevMs    float64 `json:"dev_read_ms,omitempty"`
@@ -106,7 +108,7 @@ func (e *Experiment) Measure(ctx context.Context, q Query, prefetch, cold bool, 
 		}
 	}
 	if e.ioDev != "" {
-		if dev0, err = readDevice(e.ioDev); err != nil {
+		if dev0, err = e.readDevice(ctx); err != nil {
 			return m, err
 		}
 	}
@@ -118,7 +120,7 @@ func (e *Experiment) Measure(ctx context.Context, q Query, prefetch, cold bool, 
 		return m, fmt.Errorf("%s: %w", q.Name, err)
 	}
 	if e.ioDev != "" {
-		if dev1, err = readDevice(e.ioDev); err != nil {
+		if dev1, err = e.readDevice(ctx); err != nil {
 			return m, err
 		}
 		d := dev1.sub(dev0)
@@ -170,6 +172,24 @@ func (e *Experiment) RunAll(ctx context.Context, each func(Measurement)) ([]Meas
 		}
 	}
 	return out, nil
+}
+
+// readDevice reads the device counters of a run's bounds. On the private device it first
+// waits for the device to settle (settledDevice), so that a run's figures hold every read it
+// caused, the read-ahead still in flight when the query returned included, and none of an
+// earlier run's or of the planning before it. The shared device of the data directory is read
+// as it is: other processes keep it busy, and its figures are labelled as shared.
+func (e *Experiment) readDevice(ctx context.Context) (ioCounters, error) {
+	if e.dev == nil {
+		return readDevice(e.ioDev)
+	}
+	quiet := settleQuiet
+	if e.thr != nil {
+		// A throttled read waits in the blkio group, not yet in flight, for up to one
+		// throttle slice (100 ms) plus the interval between two reads at the limit.
+		quiet = 100*time.Millisecond + 2*time.Second/time.Duration(e.cfg.ThrottleIOPS)
+	}
+	return settledDevice(ctx, e.ioDev, quiet)
 }
 
 func coldMark(m Measurement) string {

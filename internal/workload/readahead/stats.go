@@ -2,7 +2,12 @@ package readahead
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -59,4 +64,67 @@ func readDevice(name string) (ioCounters, error) {
 		return ioCounters{}, os.ErrNotExist
 	}
 	return ioCounters{Ops: int64(d.Reads), Bytes: int64(d.SectorsRead * sample.SectorBytes), Ms: float64(d.ReadMs)}, nil
+}
+
+// readsInFlight is the number of the device's reads that were issued and have not completed
+// (/sys/block/NAME/inflight: reads, then writes; writes, such as the file system's journal,
+// do not matter here).
+func readsInFlight(name string) (int64, error) {
+	b, err := os.ReadFile(filepath.Join("/sys/block", name, "inflight"))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 0, fmt.Errorf("/sys/block/%s/inflight: %q", name, b)
+	}
+	return strconv.ParseInt(f[0], 10, 64)
+}
+
+// Settling the private device: how often it is polled, and how long it may stay busy.
+const (
+	settlePoll    = 2 * time.Millisecond
+	settleQuiet   = 10 * time.Millisecond
+	settleTimeout = 30 * time.Second
+)
+
+// settledDevice returns the device's read counters once no read is in flight and none has
+// completed for quiet. /proc/diskstats counts a read when it completes, and a query returns
+// while the kernel's read-ahead it started may still be in flight (on a busy disk, for tens
+// of milliseconds); read before that read lands, the counters would leave it out of the run
+// that caused it and put it in the next. Reads held back by a blkio throttle are not yet in
+// flight, which is why the counter must also stay still for quiet (the caller passes more
+// than the throttle's interval). Only the private device is settled: nothing but the
+// experiment reads it, so it does go quiet.
+func settledDevice(ctx context.Context, name string, quiet time.Duration) (ioCounters, error) {
+	deadline := time.Now().Add(settleTimeout)
+	last, err := readDevice(name)
+	if err != nil {
+		return ioCounters{}, err
+	}
+	still := time.Now()
+	for {
+		n, err := readsInFlight(name)
+		if err != nil {
+			return ioCounters{}, err
+		}
+		if n == 0 && time.Since(still) >= quiet {
+			return last, nil
+		}
+		if time.Now().After(deadline) {
+			return ioCounters{}, fmt.Errorf("device %s still reading after %s (%d reads in flight): its reads cannot be told apart from the next run's", name, settleTimeout, n)
+		}
+		select {
+		case <-ctx.Done():
+			return ioCounters{}, ctx.Err()
+		case <-time.After(settlePoll):
+		}
+		cur, err := readDevice(name)
+		if err != nil {
+			return ioCounters{}, err
+		}
+		if cur != last {
+			last, still = cur, time.Now()
+		}
+	}
 }
