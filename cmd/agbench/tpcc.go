@@ -154,6 +154,9 @@ functions (not with --mode client), ANALYZE and CHECKPOINT. The data is determin
 				"indexes and analyze %.1fs, checkpoint %.1fs, seed %d\n",
 				o.Warehouses, rep.Total.Seconds(), rep.Rows, rep.Load.Seconds(), float64(rep.Rows)/rep.Load.Seconds(),
 				o.Loaders, rep.Indexes.Seconds(), rep.Checkpoint.Seconds(), o.Seed)
+			for _, n := range rep.Notes {
+				fmt.Fprintf(a.stdout, "note: %s\n", n)
+			}
 			return nil
 		},
 	}

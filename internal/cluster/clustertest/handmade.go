@@ -171,10 +171,14 @@ func (h *Handmade) Stop(ctx context.Context, i int) error {
 	return err
 }
 
-// Promote promotes standby i and waits until it accepts writes.
-func (h *Handmade) Promote(ctx context.Context, t testing.TB, i int) {
-	t.Helper()
-	h.run(ctx, t, "pg_ctl", "-D", h.DataDir(i), "-w", "-t", "120", "promote")
+// Promote promotes standby i and waits until it accepts writes (safe to call from any
+// goroutine: it returns the error rather than failing the test).
+func (h *Handmade) Promote(ctx context.Context, i int) error {
+	out, err := h.pg.Run(ctx, h.user, "pg_ctl", "-D", h.DataDir(i), "-w", "-t", "120", "promote")
+	if err != nil {
+		return fmt.Errorf("promote node %d: %w\n%s", i, err, out)
+	}
+	return nil
 }
 
 func (h *Handmade) connect(ctx context.Context, t testing.TB, i int, user, db string) *pgx.Conn {

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/listener"
+	"github.com/agbench/agbench/internal/result"
+)
+
+// handmadeListener starts an agbench listener in front of a hand-made cluster (node 0
+// primary, the others standbys), probing as the ordinary login, and returns a connection
+// string to it for that login.
+func handmadeListener(t *testing.T, h *clustertest.Handmade, routingList string) string {
+	t.Helper()
+	cfg := listener.Config{Listen: "127.0.0.1:0", Routing: true, RoutingList: routingList, ProbeInterval: 200 * time.Millisecond}
+	for i, port := range h.Ports {
+		name := "primary"
+		if i > 0 {
+			name = fmt.Sprintf("standby%d", i)
+		}
+		cfg.Backends = append(cfg.Backends, listener.Backend{Name: name, Addr: fmt.Sprintf("127.0.0.1:%d", port),
+			ProbeConnString: h.ConnString(i, clustertest.HandmadeApp)})
+	}
+	l, err := listener.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return fmt.Sprintf("host=127.0.0.1 port=%s user=%s password=%s dbname=%s sslmode=disable",
+		port, clustertest.HandmadeApp, clustertest.HandmadeAppPW, clustertest.HandmadeDatabase)
+}
+
+// after runs fault once, d after the call, in its own goroutine; the returned function
+// waits for it and reports its error.
+func after(t *testing.T, d time.Duration, fault func(ctx context.Context) error) func() {
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(d)
+		done <- fault(context.Background())
+	}()
+	return func() {
+		t.Helper()
+		if err := <-done; err != nil {
+			t.Fatalf("fault: %v", err)
+		}
+	}
+}
+
+// failover stops the primary (fast) and promotes standby 1, as a DBA does after a failure.
+func failover(h *clustertest.Handmade) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		if err := h.Stop(ctx, 0); err != nil {
+			return err
+		}
+		return h.Promote(ctx, 1)
+	}
+}
+
+func readOneResult(t *testing.T, dir string) *result.Result {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*", result.FileName))
+	if len(files) != 1 {
+		t.Fatalf("result files %v", files)
+	}
+	res, err := result.Read(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// faultFigures checks what a step through a fault must show: the errors by SQLSTATE with
+// their times inside the window, the lost sessions made again, and operations per second
+// both before and after the fault (never a silent zero).
+func faultFigures(t *testing.T, st *result.Step) {
+	t.Helper()
+	if len(st.Errors) == 0 {
+		t.Errorf("step %d: no errors recorded through the fault", st.Index+1)
+	}
+	for _, e := range st.Errors {
+		if e.Count <= 0 || e.First.Before(st.Window.Start) || e.Last.After(st.Window.End) || e.SQLState == "" {
+			t.Errorf("step %d: error class %+v outside the window %v–%v", st.Index+1, e, st.Window.Start, st.Window.End)
+		}
+	}
+	if st.Reconnects == nil || st.Reconnects.Count == 0 {
+		t.Errorf("step %d: reconnects %+v", st.Index+1, st.Reconnects)
+	}
+	ts := st.Throughput["*"]
+	if n := len(ts.V); n < 4 || ts.V[0] == 0 || ts.V[n-1] == 0 {
+		t.Errorf("step %d: throughput per second %v: want operations before and after the fault", st.Index+1, ts.V)
+	}
+}
+
+// A failover during stress through a listener: the sessions lost on the old primary are
+// made again on the new one; the step records its errors by SQLSTATE with their times, the
+// reconnects and the throughput on both sides of the fault; the run completes (exit 0).
+func TestStressThroughAFailover(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	lcs := handmadeListener(t, h, "")
+	results := t.TempDir()
+	wait := after(t, 2500*time.Millisecond, failover(h))
+	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs,
+		"-q", "SELECT 1", "--threads", "2", "--duration", "8s", "--max-errors", "0", "--sample=false", "--results", results)
+	wait()
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	res := readOneResult(t, results)
+	if !res.Complete || len(res.Steps) != 1 {
+		t.Fatalf("complete %v (%s), steps %d", res.Complete, res.IncompleteReason, len(res.Steps))
+	}
+	faultFigures(t, &res.Steps[0])
+	if !strings.Contains(out, "sessions lost") || !strings.Contains(out, "errors ") {
+		t.Errorf("the footer does not show the fault:\n%s", out)
+	}
+}
+
+// A failover during tpcc run through a listener: NOPM is measured (never 0 for a run that
+// did New-Orders), the errors and reconnects are in the result and on the terminal.
+func TestTPCCThroughAFailover(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	env := map[string]string{"AGBENCH_HOME": t.TempDir()}
+	code, out, errs := runCLI(t, env, "tpcc", "build", "--primary", h.ConnString(0, clustertest.HandmadeApp), "--warehouses", "1")
+	if code != 0 {
+		t.Fatalf("build: exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, "lacks pg_checkpoint") { // an ordinary login may not checkpoint: said, not failed
+		t.Errorf("build output does not say the checkpoint was skipped:\n%s", out)
+	}
+	lcs := handmadeListener(t, h, "")
+	results := t.TempDir()
+	wait := after(t, 3*time.Second, failover(h))
+	code, out, errs = runCLI(t, env, "tpcc", "run", "--listener", lcs, "--vus", "2", "--rampup", "0s", "--duration", "9s",
+		"--max-errors", "0", "--sample=false", "--results", results)
+	wait()
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
+	}
+	res := readOneResult(t, results)
+	st := &res.Steps[0]
+	faultFigures(t, st)
+	if nopm, ok := st.Counters["nopm"]; !ok || nopm <= 0 {
+		t.Errorf("NOPM %v (%v) after a run that did New-Orders", nopm, ok)
+	}
+	if strings.Contains(out, "\n2  0  ") {
+		t.Errorf("a zero NOPM is printed:\n%s", out)
+	}
+}
+
+// A standby stopped during a read-intent stress through a listener with a load-balanced
+// set: the sessions on it move to the other standby; none lands on the primary.
+func TestStressStandbyStoppedMidRun(t *testing.T) {
+	h := clustertest.NewHandmade(t, 2)
+	lcs := handmadeListener(t, h, "(('standby1','standby2'),'primary')")
+	results := t.TempDir()
+	wait := after(t, 2500*time.Millisecond, func(ctx context.Context) error { return h.Stop(ctx, 1) })
+	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs, "--intent", "read-only",
+		"-q", "SELECT 1", "--threads", "4", "--duration", "8s", "--max-errors", "0", "--sample=false", "--results", results)
+	wait()
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	res := readOneResult(t, results)
+	st := &res.Steps[0]
+	faultFigures(t, st)
+	for _, s := range st.Sessions {
+		if !s.InRecovery {
+			t.Errorf("a read-intent session landed on the primary: %+v", s)
+		}
+	}
+}
