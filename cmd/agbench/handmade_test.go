@@ -96,3 +96,27 @@ func TestConnectionStringsTakeNames(t *testing.T) {
 		t.Error("the result file holds a password")
 	}
 }
+
+// Two runs started in the same second keep two results, each in its own folder.
+func TestRunsOfOneSecondKeepTheirResults(t *testing.T) {
+	h := clustertest.NewHandmade(t, 0)
+	results := t.TempDir()
+	env := map[string]string{"AGBENCH_HOME": t.TempDir()}
+	codes := make(chan int, 3)
+	for i := 0; i < 3; i++ {
+		go func() {
+			code, _, _ := runCLI(t, env, "stress", "--primary", h.ConnString(0, clustertest.HandmadeApp), "-q", "SELECT 1",
+				"--iterations", "20", "--sample=false", "--results", results)
+			codes <- code
+		}()
+	}
+	for i := 0; i < 3; i++ {
+		if code := <-codes; code != 0 {
+			t.Fatalf("a run exited %d", code)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(results, "*", result.FileName))
+	if len(files) != 3 {
+		t.Fatalf("3 runs kept %d results: %v", len(files), files)
+	}
+}
