@@ -55,7 +55,6 @@ func (f *loadFlags) add(c *cobra.Command, defThreads string, defIterations int64
 	fs.StringVar(&f.results, "results", "results", "folder for results/<time>-<command>/result.json")
 	fs.Int64Var(&f.maxErrors, "max-errors", 1000, "stop a step after this many failed operations (0: no limit)")
 	f.analysis.register(fs)
-	fs.Lookup("sample").Usage = "sample the OS and the servers beside every step and analyse the run (--sample=false: neither)"
 }
 
 // check validates the shared flags, every problem at once, resolves the target and returns

@@ -125,9 +125,14 @@ func validateExperiments(ctx context.Context, a *app, p *plan.Plan) error {
 		var stderr strings.Builder
 		quiet := &app{stdout: io.Discard, stderr: &stderr, getenv: a.getenv}
 		if code := run(context.WithValue(ctx, validateKey{}, true), quiet, args); code != 0 {
-			msg := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(stderr.String()), "agbench: "))
-			errs = append(errs, agerr.BadInput(&plan.Error{File: p.File, Pos: e.Pos,
-				Msg: fmt.Sprintf("experiments[%d] (%s): %s", i+1, e.Label(), msg)}))
+			// Each problem the command reported is one line: each gets the experiment's place.
+			msg := strings.TrimPrefix(strings.TrimSpace(stderr.String()), "agbench: ")
+			for _, line := range strings.Split(msg, "\n") {
+				if line = strings.TrimSpace(line); line != "" {
+					errs = append(errs, agerr.BadInput(&plan.Error{File: p.File, Pos: e.Pos,
+						Msg: fmt.Sprintf("experiments[%d] (%s): %s", i+1, e.Label(), line)}))
+				}
+			}
 		}
 	}
 	return agerr.Join(errs...)

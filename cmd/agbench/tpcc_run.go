@@ -224,7 +224,7 @@ func (o *tpccRunOptions) experiment(cmd *cobra.Command, tgt *target.Target, sw r
 	return &experiment.Load{Command: "tpcc run", Version: version, Args: cmdArgs(cmd), // this command's flags, also when run in-process by `agbench run`
 		Target: tgt, Database: o.target.spec.Database, Intent: target.ReadWrite, Sweep: sw,
 		Step:    runner.StepSpec{Duration: o.duration, Rampup: o.rampup, Rate: o.rate, MaxErrors: o.maxErrors},
-		Results: o.results, Sample: o.analysis.sampling(), Analyse: true,
+		Results: o.results, Sample: o.analysis.sampling(), Analyse: o.analysis.sampling(),
 		Analysis: analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}}
 }
 
@@ -291,7 +291,7 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 		for _, v := range variants {
 			sts := byKey[key{n, v}]
 			if len(sts) == 0 {
-				line += "-\t-\t-\t-\t"
+				line += strings.Repeat(table.Absent+"\t", 4)
 				continue
 			}
 			cells, nopm, tpm := tpccCells(sts)

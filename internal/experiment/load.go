@@ -193,7 +193,9 @@ func (l *Load) Run(ctx context.Context, w workload.Workload, h Hooks) (*Outcome,
 	}
 	if cs := l.Target.ConnString(target.ReadWrite, 0); cs != "" {
 		if c, err := target.Connect(ctx, cs, "agbench"); err == nil {
-			res.Meta.Server, _ = target.ServerInfo(ctx, c)
+			if res.Meta.Server, err = target.ServerInfo(ctx, c); err != nil {
+				rec.Warn("server version and settings not read: " + err.Error())
+			}
 			c.Close(context.WithoutCancel(ctx))
 		}
 	}

@@ -142,8 +142,9 @@ func (r *Recorder) End(runErr error) {
 
 // Finish ends the run (as End(nil) when End was not called) and writes the result a last
 // time. A run that failed before it measured anything (no step, no run-level data) leaves
-// no folder behind. It returns the result file's path ("" when none was kept) and the run's
-// error joined with every write error of the run.
+// no folder behind. It returns the result file's path ("" when nothing was ever written: an
+// earlier write's file is kept when a later one failed) and the run's error joined with every
+// write error of the run.
 func (r *Recorder) Finish() (string, error) {
 	if !r.ended {
 		r.End(nil)
@@ -157,6 +158,9 @@ func (r *Recorder) Finish() (string, error) {
 	}
 	_ = r.saveLocked()
 	if r.werr != nil {
+		if r.written { // an earlier write holds what was measured up to then
+			return r.Path(), errors.Join(runErr, r.werr)
+		}
 		return "", errors.Join(runErr, r.werr)
 	}
 	return r.Path(), runErr

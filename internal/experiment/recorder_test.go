@@ -161,3 +161,24 @@ func TestFailedSteps(t *testing.T) {
 		t.Fatalf("FailedSteps: %v", err)
 	}
 }
+
+// A write that fails after an earlier one succeeded keeps the earlier file, and Finish names
+// it beside the error.
+func TestRecorderKeepsTheEarlierWrite(t *testing.T) {
+	r, err := NewRecorder(t.TempDir(), "stress", "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.AddStep(result.Step{Index: 0})
+	if err := os.Remove(r.Path()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(r.Path(), 0o755); err != nil { // every later write fails
+		t.Fatal(err)
+	}
+	r.AddStep(result.Step{Index: 1})
+	p, err := r.Finish()
+	if err == nil || p != r.Path() {
+		t.Fatalf("path %q err %v", p, err)
+	}
+}

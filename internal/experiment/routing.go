@@ -24,7 +24,7 @@ const RoutingKey = "routing"
 const routeWait = time.Minute
 
 // ParseRoutingCompare reads --compare for a command that compares routing only:
-// "routing=off,on" (either order, or one of them). flag names the flag in messages.
+// "routing=off,on" (in either order).
 func ParseRoutingCompare(s string) (*runner.Axis, error) {
 	ax, err := runner.ParseCompare(s)
 	if err != nil {
@@ -132,7 +132,11 @@ func (r *Routes) Wait(ctx context.Context) error {
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("listener (routing %s) does not route after the restart: %v", r.values[i], err)
+				why := fmt.Sprintf("it routes read intent to %s", name)
+				if err != nil {
+					why = err.Error()
+				}
+				return fmt.Errorf("the in-process listener of routing=%s did not route read intent as its variant needs within %v: %s", r.values[i], routeWait, why)
 			}
 			select {
 			case <-ctx.Done():

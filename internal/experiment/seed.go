@@ -66,7 +66,9 @@ func (s *Seed) Run(ctx context.Context, h SeedHooks) (*SeedOutcome, error) {
 	res.Meta.Config = s.Config
 	res.Meta.Topology = (&target.Target{Topo: s.Topo}).Summary()
 	if c, err := s.Topo.Connect(ctx, s.Topo.Primary()); err == nil {
-		res.Meta.Server, _ = target.ServerInfo(ctx, c)
+		if res.Meta.Server, err = target.ServerInfo(ctx, c); err != nil {
+			rec.Warn("server version and settings not read: " + err.Error())
+		}
 		c.Close(context.WithoutCancel(ctx))
 	}
 	compare := s.Compare()

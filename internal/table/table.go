@@ -93,7 +93,7 @@ func Write(w io.Writer, r *result.Result, key string, cols []Column) error {
 			g := groups[[2]string{fmt.Sprint(p), v}]
 			for _, c := range cols {
 				if g == nil {
-					line = append(line, "-")
+					line = append(line, Absent)
 					continue
 				}
 				line = append(line, cell(g, c))

@@ -38,7 +38,7 @@ func TestWriteFoldsRepeatsIntoMedians(t *testing.T) {
 	if f := strings.Fields(lines[2]); strings.Join(f, " ") != "1 3.0 4.0*" {
 		t.Errorf("row 1 %q: want medians 3.0 and 4.0 marked incomplete", lines[2])
 	}
-	if f := strings.Fields(lines[3]); strings.Join(f, " ") != "8 5.0 -" {
+	if f := strings.Fields(lines[3]); strings.Join(f, " ") != "8 5.0 –" {
 		t.Errorf("row 2 %q", lines[3])
 	}
 	landed := Landed(r)

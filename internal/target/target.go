@@ -63,7 +63,7 @@ type Spec struct {
 	Primary  string
 	Standbys []string
 	Listener string
-	// Database overrides the database of a cluster's connection strings ("" keeps it).
+	// Database replaces the database of every connection string, a cluster's or given ("" keeps it).
 	Database string
 }
 
@@ -228,9 +228,6 @@ func (t *Target) ConnString(intent Intent, vu int) string {
 	}
 	if intent == ReadOnly && len(t.Standbys) > 0 {
 		return t.Standbys[vu%len(t.Standbys)]
-	}
-	if t.Primary == "" {
-		return t.Listener
 	}
 	return t.Primary
 }
