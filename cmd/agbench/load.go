@@ -153,8 +153,8 @@ type progress struct {
 	w           io.Writer
 	interactive bool
 	of          int
-	// load names the sweep's load axis ("threads", "vus"), unit the operations ("ops", "tx").
-	load, unit string
+	// unit names the operations ("ops", "tx").
+	unit string
 	last       int
 	lastLine   time.Time
 }
@@ -162,8 +162,8 @@ type progress struct {
 // progressEvery is how often a line of progress is printed when stderr is not a terminal.
 const progressEvery = 10 * time.Second
 
-func newProgress(a *app, of int, load, unit string) *progress {
-	return &progress{w: a.stderr, interactive: a.interactive, of: of, load: load, unit: unit}
+func newProgress(a *app, of int, unit string) *progress {
+	return &progress{w: a.stderr, interactive: a.interactive, of: of, unit: unit}
 }
 
 func (p *progress) show(pr runner.Progress) {
@@ -178,9 +178,11 @@ func (p *progress) show(pr runner.Progress) {
 	if !pr.Measuring {
 		phase = fmt.Sprintf("ramp-up, %3.0fs left", max(0, -pr.Elapsed.Seconds()))
 	}
-	line := fmt.Sprintf("step %d/%d %s: %s, %d %s, %d errors, %.0f %s/s, p50 %v, p99 %v",
-		pr.Point.Index+1, pr.Of, pr.Point, phase, pr.Ops, p.unit, pr.Errors, pr.Rate, p.unit,
-		pr.P50.Round(time.Microsecond), pr.P99.Round(time.Microsecond))
+	line := fmt.Sprintf("step %d/%d %s: %s, %d %s, %d errors, %.0f %s/s",
+		pr.Point.Index+1, pr.Of, pr.Point, phase, pr.Ops, p.unit, pr.Errors, pr.Rate, p.unit)
+	if pr.Ops > 0 { // no latency before the first operation
+		line += fmt.Sprintf(", p50 %v, p99 %v", pr.P50.Round(time.Microsecond), pr.P99.Round(time.Microsecond))
+	}
 	if !p.interactive {
 		fmt.Fprintln(p.w, line)
 		return
@@ -193,12 +195,9 @@ func (p *progress) show(pr runner.Progress) {
 func (p *progress) done(st result.Step) {
 	p.clear()
 	t := st.Totals()
-	variant := ""
-	if st.Variant != "" {
-		variant = " " + st.Variant
-	}
-	fmt.Fprintf(p.w, "step %d/%d %s=%s%s: %.2fs, %d %s, %d errors, %.0f %s/s\n",
-		st.Index+1, p.of, p.load, st.Params[p.load], variant, st.Window.Seconds(), t.Count, p.unit, t.Errors, st.OpsPerSecond(), p.unit)
+	pt := runner.Point{Params: st.Params, Repeat: st.Repeat} // named as the ticks name it
+	fmt.Fprintf(p.w, "step %d/%d %s: %.2fs, %d %s, %d errors, %.0f %s/s\n",
+		st.Index+1, p.of, pt, st.Window.Seconds(), t.Count, p.unit, t.Errors, st.OpsPerSecond(), p.unit)
 }
 
 func (p *progress) clear() {

@@ -150,7 +150,7 @@ func runStress(cmd *cobra.Command, a *app, f *stressFlags) error {
 // runLoad runs a load experiment with progress and prints the table, the analysis and the
 // footer; notes adds run-level warnings known only at the end.
 func runLoad(ctx context.Context, a *app, l *experiment.Load, w workload.Workload, cols []table.Column, notes func() []string) error {
-	prog := newProgress(a, len(l.Plan()), "threads", "ops")
+	prog := newProgress(a, len(l.Plan()), "ops")
 	out, runErr := l.Run(ctx, w, experiment.Hooks{Progress: prog.show, StepDone: prog.done, Notes: notes})
 	prog.clear()
 	if out == nil {

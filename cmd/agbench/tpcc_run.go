@@ -196,7 +196,7 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 	defer smp.Close()
 	fmt.Fprintf(a.stderr, "tpcc run: %d warehouses, %s mode, %d step(s) of %v ramp-up + %v\n",
 		meta.Warehouses, mode, len(l.Plan()), o.rampup, o.duration)
-	prog := newProgress(a, len(l.Plan()), "vus", "tx")
+	prog := newProgress(a, len(l.Plan()), "tx")
 	out, runErr := l.Run(ctx, w, experiment.Hooks{Progress: prog.show, StepDone: prog.done, Samplers: []runner.Sampler{smp}})
 	prog.clear()
 	if out == nil {
