@@ -174,6 +174,7 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 		}
 		extra.Nodes[n.info.Name] = result.SampleNode{Info: n.info, TopWaits: n.topWaits(), WaitSamples: n.waitSamples}
 	}
+	p.lag(st, extra)
 	if err := putExtra(st, extra); err != nil {
 		errs = append(errs, err)
 	}
@@ -213,6 +214,14 @@ func connectNode(ctx context.Context, n PGNode) (*pgNode, error) {
 		(SELECT coalesce(sum(pg_database_size(oid)), 0)::bigint FROM pg_database WHERE datallowconn),
 		to_regclass('pg_catalog.pg_stat_io') IS NOT NULL`).Scan(
 		&node.info.VersionNum, &node.info.InRecovery, &node.info.SharedBuffersBytes, &node.info.DatabaseBytes, &node.info.HasStatIO)
+	if err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
+	// Other sessions' statistics (pg_stat_replication's positions and lags) need the
+	// privileges of pg_read_all_stats.
+	err = conn.QueryRow(ctx, `SELECT current_user::text, pg_has_role(current_user, 'pg_read_all_stats', 'USAGE')`).Scan(
+		&node.info.Login, &node.info.ReadAllStats)
 	if err != nil {
 		conn.Close(ctx)
 		return nil, err
