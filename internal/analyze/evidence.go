@@ -58,6 +58,10 @@ type Evidence struct {
 	Standby      string  `json:"standby,omitempty"`
 	ReplayLagSec float64 `json:"replay_lag_sec"`
 	LagGrowth    float64 `json:"lag_growth"`
+	// LagAbsent says why a standby's lag was not measured (the sampler's login lacked
+	// pg_read_all_stats and watched no standby): whether a standby fell behind is then not
+	// judged, and the lag figures above are not 0 but unknown.
+	LagAbsent string `json:"lag_absent,omitempty"`
 }
 
 // evidenceAt returns the evidence of the step with this load, if any.

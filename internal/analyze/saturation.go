@@ -119,8 +119,11 @@ func WhatSaturated(k Knee, ev []Evidence, loadName string) Saturation {
 	default:
 		s.Sentence = where + ", " + s.Resource + " saturated: " + s.Sentence + "."
 	}
-	if s.Resource != ResReplica && h.LagGrowth >= LagGrowthLimit {
+	switch {
+	case s.Resource != ResReplica && h.LagGrowth >= LagGrowthLimit:
 		s.Sentence = strings.TrimSuffix(s.Sentence, ".") + fmt.Sprintf("; meanwhile standby %s fell behind (replay lag %.1f s, growing %.2f s/s).", h.Standby, h.ReplayLagSec, h.LagGrowth)
+	case s.Resource != ResReplica && h.LagAbsent != "":
+		s.Sentence = strings.TrimSuffix(s.Sentence, ".") + "; whether a standby fell behind was not judged: " + h.LagAbsent + "."
 	}
 	return s
 }
@@ -180,6 +183,13 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 func meanEvidence(es []Evidence) Evidence {
 	var m Evidence
 	n := float64(len(es))
+	// Lag growth is the mean of the windows that measured it.
+	lagN := 0.0
+	for _, e := range es {
+		if e.LagAbsent == "" {
+			lagN++
+		}
+	}
 	for _, e := range es {
 		m.Waits.CPU += e.Waits.CPU / n
 		m.Waits.Log += e.Waits.Log / n
@@ -205,7 +215,11 @@ func meanEvidence(es []Evidence) Evidence {
 		if e.ReplayLagSec >= m.ReplayLagSec {
 			m.ReplayLagSec, m.Standby = e.ReplayLagSec, e.Standby
 		}
-		m.LagGrowth += e.LagGrowth / n
+		if e.LagAbsent == "" {
+			m.LagGrowth += e.LagGrowth / lagN
+		} else if m.LagAbsent == "" {
+			m.LagAbsent = e.LagAbsent
+		}
 	}
 	m.TopWaits = mergeWaitEvents(es)
 	return m
