@@ -46,6 +46,9 @@ type Evidence struct {
 	// CPUBusy and Steal are shares (0..1) of the machine's CPU time where the database runs.
 	CPUBusy float64 `json:"cpu_busy"`
 	Steal   float64 `json:"steal"`
+	// CPUAbsent is true when no sampler measured the machine's CPU (CPUBusy, Steal are then
+	// not 0 but unknown).
+	CPUAbsent bool `json:"cpu_absent,omitempty"`
 	// LoadGenCores is the CPU the load generator used, in cores; LoadGenShare of the machine.
 	LoadGenCores float64 `json:"loadgen_cores"`
 	LoadGenShare float64 `json:"loadgen_share"`

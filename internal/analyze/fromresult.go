@@ -192,7 +192,9 @@ func evidenceOf(st result.Step, dev string) (Evidence, error) {
 	}
 	e.CPUBusy, e.Steal = c[result.OSCPUBusy], c[result.OSCPUSteal]
 	if _, ok := c[result.OSCPUBusy]; !ok { // the disk tester's own names
+		_, user := c[result.MachineCPUUser]
 		e.CPUBusy, e.Steal = c[result.MachineCPUUser]+c[result.MachineCPUSystem], c[result.MachineCPUSteal]
+		e.CPUAbsent = !user
 	}
 	if w := st.Window.Seconds(); w > 0 {
 		e.LoadGenCores = (st.Client.UserSeconds + st.Client.SystemSeconds) / w

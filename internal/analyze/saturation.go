@@ -177,7 +177,14 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 	if total > 0 && share(h.Waits.CPU, h.Waits) >= 1-DominantWaitShare && h.CPUBusy > 0 {
 		return Saturation{Resource: ResNone, Sentence: fmt.Sprintf("sessions ran on CPU with no wait (%s of samples) but the machine CPU was only %s busy", pct(share(h.Waits.CPU, h.Waits)), pct(h.CPUBusy))}
 	}
-	return Saturation{Resource: ResNone, Sentence: fmt.Sprintf("CPU %s busy, device %s %s busy, no wait class above %s of sessions", pct(h.CPUBusy), orDash(h.Device.Name), pct(h.Device.Util), pct(DominantWaitShare))}
+	cpu, dev := "CPU "+pct(h.CPUBusy)+" busy", "device "+h.Device.Name+" "+pct(h.Device.Util)+" busy"
+	if h.CPUAbsent {
+		cpu = "CPU not measured"
+	}
+	if h.Device.Name == "" {
+		dev = "no device measured"
+	}
+	return Saturation{Resource: ResNone, Sentence: fmt.Sprintf("%s, %s, no wait class above %s of sessions", cpu, dev, pct(DominantWaitShare))}
 }
 
 func meanEvidence(es []Evidence) Evidence {
@@ -201,6 +208,7 @@ func meanEvidence(es []Evidence) Evidence {
 		m.Waits.SyncRep += e.Waits.SyncRep / n
 		m.Waits.Other += e.Waits.Other / n
 		m.CPUBusy += e.CPUBusy / n
+		m.CPUAbsent = m.CPUAbsent || e.CPUAbsent
 		m.Steal += e.Steal / n
 		m.LoadGenCores += e.LoadGenCores / n
 		m.LoadGenShare += e.LoadGenShare / n
@@ -247,13 +255,6 @@ func mergeWaitEvents(es []Evidence) []result.WaitEvent {
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
 
 // count prints a load with its unit, singular for one: "1 VU", "8 VUs".
 func count(n float64, name string) string {

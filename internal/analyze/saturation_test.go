@@ -90,6 +90,18 @@ func TestWhatSaturatedLagNotMeasured(t *testing.T) {
 	}
 }
 
+// A CPU and a device no sampler measured are said so, not "0% busy".
+func TestWhatSaturatedUnmeasuredCPU(t *testing.T) {
+	steps, ev := sweepWithEvidence(func(e *Evidence) { e.CPUBusy, e.CPUAbsent, e.Device = 0, true, Device{} })
+	for i := range ev {
+		ev[i].CPUBusy, ev[i].CPUAbsent, ev[i].Device = 0, true, Device{}
+	}
+	s := WhatSaturated(FindKnee(steps, nil), ev, "VUs")
+	if strings.Contains(s.Sentence, "0% busy") || !strings.Contains(s.Sentence, "CPU not measured, no device measured") {
+		t.Errorf("%+v", s)
+	}
+}
+
 func TestWhatSaturatedWithoutEvidence(t *testing.T) {
 	steps, _ := sweepWithEvidence(func(*Evidence) {})
 	if s := WhatSaturated(FindKnee(steps, nil), nil, "VUs"); s.Resource != ResNone || !strings.Contains(s.Sentence, "not known") {
