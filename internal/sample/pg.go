@@ -42,6 +42,9 @@ type NodeInfo = result.PGNodeInfo
 // PG samples PostgreSQL nodes beside a workload over one connection per node: a wait
 // profile from pg_stat_activity (10 Hz; client backends and their parallel workers), and each second pg_stat_database, pg_stat_io (16+),
 // checkpoints, WAL written or replayed, and per standby the lags of pg_stat_replication.
+// A login without pg_read_all_stats (or pg_monitor) sees pg_stat_replication's lags as
+// NULL: then each watched standby's lag is measured at the window's end from its own
+// replay position (see lag.go), and what cannot be measured is absent with a step warning.
 // It implements the runner's Sampler (Start and Stop around each measured window) and only
 // reads. It is not safe for concurrent use.
 type PG struct {
