@@ -164,3 +164,39 @@ func TestCompareCommand(t *testing.T) {
 		t.Fatalf("A/B: code %d\n%s", code, out)
 	}
 }
+
+// Issue 17: through a listener stress cannot measure the servers' MB/s. A variant without it
+// is '–' with the reason in compare and in the report's headline, never 0 or -100%.
+func TestCompareWithAnAbsentFigure(t *testing.T) {
+	dir := t.TempDir()
+	run := measuredRun(t, dir, []string{"1", "2"}, map[string]int{"off": 1, "on": 2}, 1)
+	res, err := result.Read(filepath.Join(run, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range res.Steps {
+		if st := &res.Steps[i]; st.Params["routing"] == "off" {
+			if st.Counters == nil {
+				st.Counters = map[string]float64{}
+			}
+			st.Counters[result.ServerMBps] = 12.5
+		}
+	}
+	if _, err := result.Write(run, res); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, nil, "compare", run)
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errs)
+	}
+	code, rep, errs := runCLI(t, nil, "report", run, "-o", filepath.Join(dir, "r.html"))
+	if code != 0 {
+		t.Fatalf("report: code %d: %s", code, errs)
+	}
+	t.Logf("compare:\n%s\nreport:\n%s", out, rep)
+	for _, text := range []string{out, rep} {
+		if strings.Contains(text, "-100") || !strings.Contains(text, "not measured in routing=on") {
+			t.Errorf("an absent figure compared as 0:\n%s", text)
+		}
+	}
+}

@@ -284,7 +284,11 @@ func (s *seedProgress) update(p seed.Progress) {
 		fmt.Fprintf(w, "%8.1fs  %-9s %s of %s (%.0f%%)  %.1f MB/s  ETA %s  %s\n", p.Elapsed.Seconds(), p.Phase,
 			units.FormatBytesShort(p.Done), units.FormatBytesShort(p.Total), 100*float64(p.Done)/float64(p.Total), p.Rate/1e6, eta, desc)
 	case p.Phase == seed.PhaseCatchUp:
-		fmt.Fprintf(w, "%8.1fs  %-9s %s  replay lag %s\n", p.Elapsed.Seconds(), p.Phase, p.ServerPhase, units.FormatBytesShort(p.LagBytes))
+		lag := "not reported yet"
+		if p.LagBytes != nil {
+			lag = units.FormatBytesShort(*p.LagBytes)
+		}
+		fmt.Fprintf(w, "%8.1fs  %-9s %s  replay lag %s\n", p.Elapsed.Seconds(), p.Phase, p.ServerPhase, lag)
 	default:
 		fmt.Fprintf(w, "%8.1fs  %-9s %s\n", p.Elapsed.Seconds(), p.Phase, p.ServerPhase)
 	}

@@ -46,6 +46,9 @@ type Evidence struct {
 	// CPUBusy and Steal are shares (0..1) of the machine's CPU time where the database runs.
 	CPUBusy float64 `json:"cpu_busy"`
 	Steal   float64 `json:"steal"`
+	// CPUAbsent is true when no sampler measured the machine's CPU (CPUBusy, Steal are then
+	// not 0 but unknown).
+	CPUAbsent bool `json:"cpu_absent,omitempty"`
 	// LoadGenCores is the CPU the load generator used, in cores; LoadGenShare of the machine.
 	LoadGenCores float64 `json:"loadgen_cores"`
 	LoadGenShare float64 `json:"loadgen_share"`
@@ -58,6 +61,10 @@ type Evidence struct {
 	Standby      string  `json:"standby,omitempty"`
 	ReplayLagSec float64 `json:"replay_lag_sec"`
 	LagGrowth    float64 `json:"lag_growth"`
+	// LagAbsent says why a standby's lag was not measured (the sampler's login lacked
+	// pg_read_all_stats and watched no standby): whether a standby fell behind is then not
+	// judged, and the lag figures above are not 0 but unknown.
+	LagAbsent string `json:"lag_absent,omitempty"`
 }
 
 // evidenceAt returns the evidence of the step with this load, if any.

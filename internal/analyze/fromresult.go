@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -211,9 +213,14 @@ func evidenceOf(st result.Step, dev string) (Evidence, error) {
 	if e.TopWaits, err = topWaitsOf(&st); err != nil {
 		return e, err
 	}
+	if e.LagAbsent, err = lagAbsentOf(&st); err != nil {
+		return e, err
+	}
 	e.CPUBusy, e.Steal = c[result.OSCPUBusy], c[result.OSCPUSteal]
 	if _, ok := c[result.OSCPUBusy]; !ok { // the disk tester's own names
+		_, user := c[result.MachineCPUUser]
 		e.CPUBusy, e.Steal = c[result.MachineCPUUser]+c[result.MachineCPUSystem], c[result.MachineCPUSteal]
+		e.CPUAbsent = !user
 	}
 	if w := st.Window.Seconds(); w > 0 {
 		e.LoadGenCores = (st.Client.UserSeconds + st.Client.SystemSeconds) / w
@@ -298,6 +305,23 @@ func topWaitsOf(st *result.Step) ([]result.WaitEvent, error) {
 		merged[i].Sessions *= float64(len(es)) // a sum over nodes, not a mean
 	}
 	return merged, nil
+}
+
+// lagAbsent is why the samplers could not measure a standby's lag in the step (the first
+// reason a node's sample section gives), or "".
+func lagAbsentOf(st *result.Step) (string, error) {
+	x, err := st.Sample()
+	if x == nil || err != nil {
+		return "", err
+	}
+	for _, name := range slices.Sorted(maps.Keys(x.Nodes)) {
+		for _, l := range x.Nodes[name].Lag {
+			if l.Absent != "" {
+				return l.Absent, nil
+			}
+		}
+	}
+	return "", nil
 }
 
 // pgIOMBps is the database's own IO from pg_stat_io plus WAL, summed over nodes (on one

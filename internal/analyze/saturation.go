@@ -119,8 +119,11 @@ func WhatSaturated(k Knee, ev []Evidence, loadName string) Saturation {
 	default:
 		s.Sentence = where + ", " + s.Resource + " saturated: " + s.Sentence + "."
 	}
-	if s.Resource != ResReplica && h.LagGrowth >= LagGrowthLimit {
+	switch {
+	case s.Resource != ResReplica && h.LagGrowth >= LagGrowthLimit:
 		s.Sentence = strings.TrimSuffix(s.Sentence, ".") + fmt.Sprintf("; meanwhile standby %s fell behind (replay lag %.1f s, growing %.2f s/s).", h.Standby, h.ReplayLagSec, h.LagGrowth)
+	case s.Resource != ResReplica && h.LagAbsent != "":
+		s.Sentence = strings.TrimSuffix(s.Sentence, ".") + "; whether a standby fell behind was not judged: " + h.LagAbsent + "."
 	}
 	return s
 }
@@ -174,12 +177,26 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 	if total > 0 && share(h.Waits.CPU, h.Waits) >= 1-DominantWaitShare && h.CPUBusy > 0 {
 		return Saturation{Resource: ResNone, Sentence: fmt.Sprintf("sessions ran on CPU with no wait (%s of samples) but the machine CPU was only %s busy", pct(share(h.Waits.CPU, h.Waits)), pct(h.CPUBusy))}
 	}
-	return Saturation{Resource: ResNone, Sentence: fmt.Sprintf("CPU %s busy, device %s %s busy, no wait class above %s of sessions", pct(h.CPUBusy), orDash(h.Device.Name), pct(h.Device.Util), pct(DominantWaitShare))}
+	cpu, dev := "CPU "+pct(h.CPUBusy)+" busy", "device "+h.Device.Name+" "+pct(h.Device.Util)+" busy"
+	if h.CPUAbsent {
+		cpu = "CPU not measured"
+	}
+	if h.Device.Name == "" {
+		dev = "no device measured"
+	}
+	return Saturation{Resource: ResNone, Sentence: fmt.Sprintf("%s, %s, no wait class above %s of sessions", cpu, dev, pct(DominantWaitShare))}
 }
 
 func meanEvidence(es []Evidence) Evidence {
 	var m Evidence
 	n := float64(len(es))
+	// Lag growth is the mean of the windows that measured it.
+	lagN := 0.0
+	for _, e := range es {
+		if e.LagAbsent == "" {
+			lagN++
+		}
+	}
 	for _, e := range es {
 		m.Waits.CPU += e.Waits.CPU / n
 		m.Waits.Log += e.Waits.Log / n
@@ -191,6 +208,7 @@ func meanEvidence(es []Evidence) Evidence {
 		m.Waits.SyncRep += e.Waits.SyncRep / n
 		m.Waits.Other += e.Waits.Other / n
 		m.CPUBusy += e.CPUBusy / n
+		m.CPUAbsent = m.CPUAbsent || e.CPUAbsent
 		m.Steal += e.Steal / n
 		m.LoadGenCores += e.LoadGenCores / n
 		m.LoadGenShare += e.LoadGenShare / n
@@ -205,7 +223,11 @@ func meanEvidence(es []Evidence) Evidence {
 		if e.ReplayLagSec >= m.ReplayLagSec {
 			m.ReplayLagSec, m.Standby = e.ReplayLagSec, e.Standby
 		}
-		m.LagGrowth += e.LagGrowth / n
+		if e.LagAbsent == "" {
+			m.LagGrowth += e.LagGrowth / lagN
+		} else if m.LagAbsent == "" {
+			m.LagAbsent = e.LagAbsent
+		}
 	}
 	m.TopWaits = mergeWaitEvents(es)
 	return m
@@ -233,13 +255,6 @@ func mergeWaitEvents(es []Evidence) []result.WaitEvent {
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
 
 // count prints a load with its unit, singular for one: "1 VU", "8 VUs".
 func count(n float64, name string) string {

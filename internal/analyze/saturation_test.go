@@ -77,6 +77,31 @@ func TestWhatSaturatedMentionsLaggingStandby(t *testing.T) {
 	}
 }
 
+// Issue 17: a lag the samplers could not measure is not judged, never a standby keeping up.
+func TestWhatSaturatedLagNotMeasured(t *testing.T) {
+	why := "replication lag not measured on node1: the login app lacks pg_read_all_stats"
+	steps, ev := sweepWithEvidence(func(e *Evidence) {
+		e.Waits = Waits{CPU: 1, Log: 9}
+		e.Standby, e.ReplayLagSec, e.LagGrowth, e.LagAbsent = "", 0, 0, why
+	})
+	s := WhatSaturated(FindKnee(steps, nil), ev, "VUs")
+	if s.Resource != ResLog || !strings.Contains(s.Sentence, "whether a standby fell behind was not judged: "+why) {
+		t.Errorf("%+v", s)
+	}
+}
+
+// A CPU and a device no sampler measured are said so, not "0% busy".
+func TestWhatSaturatedUnmeasuredCPU(t *testing.T) {
+	steps, ev := sweepWithEvidence(func(e *Evidence) { e.CPUBusy, e.CPUAbsent, e.Device = 0, true, Device{} })
+	for i := range ev {
+		ev[i].CPUBusy, ev[i].CPUAbsent, ev[i].Device = 0, true, Device{}
+	}
+	s := WhatSaturated(FindKnee(steps, nil), ev, "VUs")
+	if strings.Contains(s.Sentence, "0% busy") || !strings.Contains(s.Sentence, "CPU not measured, no device measured") {
+		t.Errorf("%+v", s)
+	}
+}
+
 func TestWhatSaturatedWithoutEvidence(t *testing.T) {
 	steps, _ := sweepWithEvidence(func(*Evidence) {})
 	if s := WhatSaturated(FindKnee(steps, nil), nil, "VUs"); s.Resource != ResNone || !strings.Contains(s.Sentence, "not known") {

@@ -252,7 +252,11 @@ func (e *Experiment) kneeText(r *Run, a VariantAnalysis, kp *analyze.Point) stri
 		}
 		for _, c := range v.Cells {
 			if c != nil && c.Load == kp.Load {
-				return text + " (" + fmtNum(get(c)) + " " + label + ", p99 " + fmtNum(ms(c.Latency.P99)) + " ms)"
+				fig := label + " not measured"
+				if v, ok := get(c); ok {
+					fig = fmtNum(v) + " " + label
+				}
+				return text + " (" + fig + ", p99 " + fmtNum(ms(c.Latency.P99)) + " ms)"
 			}
 		}
 	}

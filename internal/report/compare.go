@@ -10,21 +10,29 @@ import (
 // Side is one side of a comparison at one point: the mean of its repeats and their range.
 type Side struct {
 	Mean, Lo, Hi float64
-	// N is the number of repeats behind Mean.
-	N     int
-	P99Ms float64
+	// N is the number of repeats behind Mean, and Measured how many of them measured the
+	// metric; Mean, Lo and Hi are of those. With none, the side is absent (not 0).
+	N, Measured int
+	P99Ms       float64
 }
 
 // Diff is one point compared: B against A.
 type Diff struct {
 	Point, Variant string
 	A, B           Side
-	// Pct is (B - A) / A in percent.
+	// Pct is (B - A) / A in percent; it is computed only when both sides measured the
+	// metric (see Compared).
 	Pct float64
 	// Verdict says whether the difference is larger than the run-to-run spread:
-	// "larger than spread", "within spread" or "spread unknown".
+	// "larger than spread", "within spread" or "spread unknown", or why it was not compared.
 	Verdict string
+	// Absent says why the point was not compared ("MB/s not measured in routing=on"), or is
+	// empty.
+	Absent string
 }
+
+// Compared is true when both sides measured the metric and Pct means something.
+func (d Diff) Compared() bool { return d.Absent == "" && d.A.Measured > 0 && d.B.Measured > 0 }
 
 // Verdicts of a difference.
 const (
@@ -56,11 +64,24 @@ func Compare(e *Experiment, a, b *Variant) Comparison {
 			continue
 		}
 		d := Diff{Point: e.Points[pi], A: side(fa, get), B: side(fb, get)}
+		var absent []string
+		if d.A.Measured == 0 {
+			absent = append(absent, a.Name)
+		}
+		if d.B.Measured == 0 {
+			absent = append(absent, b.Name)
+		}
+		if len(absent) > 0 {
+			d.Absent = notMeasured(label, absent)
+			d.Verdict = "not compared: " + d.Absent
+			c.Diffs = append(c.Diffs, d)
+			continue
+		}
 		if d.A.Mean != 0 {
 			d.Pct = 100 * (d.B.Mean - d.A.Mean) / d.A.Mean
 		}
 		switch {
-		case d.A.N < 2 || d.B.N < 2:
+		case d.A.Measured < 2 || d.B.Measured < 2:
 			d.Verdict = SpreadUnknown
 			c.OneRunEach = true
 		case d.B.Lo > d.A.Hi || d.A.Lo > d.B.Hi:
@@ -74,18 +95,25 @@ func Compare(e *Experiment, a, b *Variant) Comparison {
 }
 
 // side summarises a cell's repeats by the chosen metric. Per-repeat values of a counter are
-// read from each step; ops/s from the repeats' throughput.
-func side(f *Figures, get func(*Figures) float64) Side {
+// read from each step; ops/s from the repeats' throughput. A repeat that did not measure
+// the metric is left out of the range; a side none of whose repeats did is absent.
+func side(f *Figures, get func(*Figures) (float64, bool)) Side {
 	s := Side{N: len(f.Steps), P99Ms: ms(f.Latency.P99), Lo: math.Inf(1), Hi: math.Inf(-1)}
 	for _, st := range f.Steps {
 		one, err := newFigures([]*result.Step{st})
-		v := 0.0
-		if err == nil {
-			v = get(one)
+		if err != nil {
+			continue
 		}
-		s.Lo, s.Hi = math.Min(s.Lo, v), math.Max(s.Hi, v)
+		if v, ok := get(one); ok {
+			s.Measured++
+			s.Lo, s.Hi = math.Min(s.Lo, v), math.Max(s.Hi, v)
+		}
 	}
-	s.Mean = get(f)
+	if s.Measured > 0 {
+		s.Mean, _ = get(f)
+	} else {
+		s.Lo, s.Hi = 0, 0
+	}
 	return s
 }
 
@@ -136,14 +164,31 @@ func (c Comparison) Table() Table {
 	t := Table{Name: "compare", Title: fmt.Sprintf("B = %s vs A = %s (%s; spread = range of repeats)", c.BName, c.AName, c.Metric),
 		Columns: []string{c.LoadName, "A " + c.Metric, "B " + c.Metric, "diff", "A range", "B range", "A p99 ms", "B p99 ms", "verdict"}}
 	for _, d := range c.Diffs {
-		t.add(txt(d.Point), num(d.A.Mean), num(d.B.Mean), Cell{Text: fmt.Sprintf("%+.1f%%", d.Pct), Value: d.Pct, Num: true},
+		diff := absentCell()
+		if d.Compared() {
+			diff = Cell{Text: fmt.Sprintf("%+.1f%%", d.Pct), Value: d.Pct, Num: true}
+		}
+		t.add(txt(d.Point), meanCell(d.A), meanCell(d.B), diff,
 			rangeCell(d.A), rangeCell(d.B), num(d.A.P99Ms), num(d.B.P99Ms), txt(d.Verdict))
 	}
 	return t
 }
 
+// absentCell is a figure that was not measured: "–", never 0.
+func absentCell() Cell { return txt("–") }
+
+func meanCell(s Side) Cell {
+	if s.Measured == 0 {
+		return absentCell()
+	}
+	return num(s.Mean)
+}
+
 func rangeCell(s Side) Cell {
-	if s.N < 2 {
+	switch {
+	case s.Measured == 0:
+		return absentCell()
+	case s.Measured < 2:
 		return txt("1 run")
 	}
 	return txt(fmtNum(s.Lo) + "–" + fmtNum(s.Hi))

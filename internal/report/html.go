@@ -98,7 +98,7 @@ func HTML(exps []*Experiment, generated time.Time) ([]byte, error) {
 				for pi, c := range v.Cells {
 					xs[pi], ys[pi] = float64(pi), math.NaN()
 					if c != nil {
-						ys[pi] = get(c)
+						ys[pi] = orNaN(get(c))
 					}
 				}
 				lines = append(lines, line{Name: v.Name, Colour: colour(i), X: xs, Y: ys})
@@ -131,44 +131,93 @@ func HTML(exps []*Experiment, generated time.Time) ([]byte, error) {
 }
 
 // metric is what an experiment's throughput chart shows: a headline counter when the result
-// has one the articles chart (NOPM, IOPS, MB/s), operations per second otherwise.
-func (e *Experiment) metric() (name, label string, get func(*Figures) float64) {
+// has one the articles chart (NOPM, IOPS, MB/s), operations per second otherwise. get's
+// second value is false where a cell did not measure the figure (a counter absent from its
+// steps, such as the servers' MB/s through a listener): absent, never 0.
+func (e *Experiment) metric() (name, label string, get func(*Figures) (float64, bool)) {
 	for _, c := range []string{"nopm", "iops", result.ServerMBps, "mb_per_s"} {
 		for _, have := range e.Counters {
 			if have == c {
-				return c, counterLabel(c), func(f *Figures) float64 { return f.Counters[c] }
+				return c, counterLabel(c), func(f *Figures) (float64, bool) { v, ok := f.Counters[c]; return v, ok }
 			}
 		}
 	}
 	if e.HasBytes() {
-		return "mb_per_s", "MB/s", func(f *Figures) float64 { return f.MBps }
+		return "mb_per_s", "MB/s", func(f *Figures) (float64, bool) { return f.MBps, true }
 	}
-	return "ops", "ops/s", func(f *Figures) float64 { return f.Throughput }
+	return "ops", "ops/s", func(f *Figures) (float64, bool) { return f.Throughput, true }
+}
+
+// orNaN is a chart's y: NaN (no point) where the figure was not measured.
+func orNaN(v float64, ok bool) float64 {
+	if !ok {
+		return math.NaN()
+	}
+	return v
+}
+
+// notMeasured names the variants that did not measure the metric in any cell:
+// "MB/s not measured in routing=on".
+func notMeasured(label string, names []string) string {
+	return label + " not measured in " + strings.Join(names, ", ")
+}
+
+// peak is a variant's largest measured value of the metric and the point where it was
+// reached; at is -1 when no cell measured it.
+func peak(v *Variant, get func(*Figures) (float64, bool)) (pk float64, at int) {
+	at = -1
+	for i, c := range v.Cells {
+		if c == nil {
+			continue
+		}
+		if x, ok := get(c); ok && (at < 0 || x > pk) {
+			pk, at = x, i
+		}
+	}
+	return pk, at
 }
 
 // Headline is the one sentence the summary gives an experiment: its best result, and with
-// two or more variants, how far the last differs from the first at its largest gap.
+// two or more variants, how far the last differs from the first at its largest gap. It
+// rests only on measured figures: a gap with an absent side is not computed, and a variant
+// that measured nothing says so.
 func (e *Experiment) Headline() string {
 	_, label, get := e.metric()
 	if len(e.Variants) == 0 {
 		return "no steps measured"
 	}
+	var parts []string
 	if len(e.Variants) >= 2 && e.Sweep {
 		a, b := e.Variants[0], e.Variants[len(e.Variants)-1]
 		best, at, last := 0.0, -1, -1
+		ratio := func(i int) (float64, bool) {
+			if a.Cells[i] == nil || b.Cells[i] == nil {
+				return 0, false
+			}
+			va, oka := get(a.Cells[i])
+			vb, okb := get(b.Cells[i])
+			if !oka || !okb || va <= 0 {
+				return 0, false
+			}
+			return vb/va - 1, true
+		}
 		for i := range e.Points {
-			if a.Cells[i] == nil || b.Cells[i] == nil || get(a.Cells[i]) <= 0 {
+			d, ok := ratio(i)
+			if !ok {
 				continue
 			}
 			last = i
-			if d := get(b.Cells[i])/get(a.Cells[i]) - 1; at < 0 || math.Abs(d) > math.Abs(best) {
+			if at < 0 || math.Abs(d) > math.Abs(best) {
 				best, at = d, i
 			}
 		}
 		if last >= 0 {
 			gap := func(i int) string {
-				return fmt.Sprintf("%+.0f%% %s at %s %s (%s vs %s)", 100*(get(b.Cells[i])/get(a.Cells[i])-1), label,
-					e.Points[i], e.LoadName, fmtNum(get(b.Cells[i])), fmtNum(get(a.Cells[i])))
+				d, _ := ratio(i)
+				va, _ := get(a.Cells[i])
+				vb, _ := get(b.Cells[i])
+				return fmt.Sprintf("%+.0f%% %s at %s %s (%s vs %s)", 100*d, label,
+					e.Points[i], e.LoadName, fmtNum(vb), fmtNum(va))
 			}
 			h := fmt.Sprintf("%s vs %s: %s", b.Name, a.Name, gap(last))
 			if at != last {
@@ -177,21 +226,25 @@ func (e *Experiment) Headline() string {
 			return h
 		}
 	}
-	var parts []string
+	var absent []string
 	for _, v := range e.Variants {
-		pk, at := 0.0, -1
-		for i, c := range v.Cells {
-			if c != nil && (at < 0 || get(c) > pk) {
-				pk, at = get(c), i
-			}
+		pk, at := peak(v, get)
+		if at < 0 {
+			absent = append(absent, v.Name)
+			continue
 		}
-		if at >= 0 {
-			where := ""
-			if e.Sweep {
-				where = " at " + e.Points[at] + " " + e.LoadName
-			}
-			parts = append(parts, fmt.Sprintf("%s: peak %s %s%s", v.Name, fmtNum(pk), label, where))
+		where := ""
+		if e.Sweep {
+			where = " at " + e.Points[at] + " " + e.LoadName
 		}
+		parts = append(parts, fmt.Sprintf("%s: peak %s %s%s", v.Name, fmtNum(pk), label, where))
+	}
+	if len(absent) > 0 {
+		why := notMeasured(label, absent)
+		if len(e.Variants) >= 2 && e.Sweep {
+			why = fmt.Sprintf("%s vs %s not compared: %s", e.Variants[len(e.Variants)-1].Name, e.Variants[0].Name, why)
+		}
+		parts = append(parts, why)
 	}
 	return strings.Join(parts, "; ")
 }
@@ -215,13 +268,11 @@ func (e *Experiment) kpis() []kpi {
 	_, label, get := e.metric()
 	var out []kpi
 	for _, v := range e.Variants {
-		pk, at := 0.0, -1
-		for i, c := range v.Cells {
-			if c != nil && (at < 0 || get(c) > pk) {
-				pk, at = get(c), i
-			}
-		}
+		pk, at := peak(v, get)
 		if at < 0 {
+			if hasCells(v) {
+				out = append(out, kpi{Label: v.Name + " · peak " + label, Value: "–", Note: notMeasured(label, []string{v.Name})})
+			}
 			continue
 		}
 		note := ""
@@ -232,6 +283,15 @@ func (e *Experiment) kpis() []kpi {
 		out = append(out, kpi{Label: v.Name + " · peak " + label, Value: fmtNum(pk), Note: strings.TrimPrefix(note, ", ")})
 	}
 	return out
+}
+
+func hasCells(v *Variant) bool {
+	for _, c := range v.Cells {
+		if c != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Experiment) legend() []legendItem {
@@ -256,7 +316,7 @@ func (e *Experiment) charts() []chartView {
 					ys[pi], p95[pi], p99[pi] = math.NaN(), math.NaN(), math.NaN()
 					continue
 				}
-				ys[pi], p95[pi], p99[pi] = get(c), ms(c.Latency.P95), ms(c.Latency.P99)
+				ys[pi], p95[pi], p99[pi] = orNaN(get(c)), ms(c.Latency.P95), ms(c.Latency.P99)
 			}
 			tp.Lines = append(tp.Lines, line{Name: v.Name, Colour: colour(i), X: xs, Y: ys})
 			lat.Lines = append(lat.Lines, line{Name: v.Name + " p99", Colour: colour(i), X: xs, Y: p99},

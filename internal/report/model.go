@@ -407,6 +407,9 @@ func newFigures(steps []*result.Step) (*Figures, error) {
 	var bytes int64
 	var awaits, queues []float64
 	waitSum := map[string]float64{}
+	// A counter is the mean of the repeats that measured it: one a repeat lacks is absent
+	// there, not 0.
+	counted := map[string]int{}
 	for _, st := range steps {
 		sd, err := st.Seeding()
 		if err != nil {
@@ -441,7 +444,8 @@ func newFigures(steps []*result.Step) (*Figures, error) {
 			all = append(all, op.Latency)
 		}
 		for k, v := range st.Counters {
-			c.Counters[k] += v / float64(len(steps))
+			c.Counters[k] += v
+			counted[k]++
 		}
 		// Samplers store each series' window mean as a counter of the same name; a series
 		// without one is averaged here.
@@ -462,6 +466,9 @@ func newFigures(steps []*result.Step) (*Figures, error) {
 				queues = append(queues, v)
 			}
 		}
+	}
+	for k, n := range counted {
+		c.Counters[k] /= float64(n)
 	}
 	for k, v := range waitSum {
 		c.Waits[k] = v

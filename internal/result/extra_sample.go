@@ -16,6 +16,31 @@ type SampleNode struct {
 	TopWaits []WaitEvent `json:"top_waits,omitempty"`
 	// WaitSamples is how many times pg_stat_activity was sampled in the window.
 	WaitSamples int `json:"wait_samples"`
+	// Lag, on a primary, says per standby how its replication lag was measured, or why it
+	// was not (then its lag figures are absent from the step, never 0).
+	Lag []StandbyLag `json:"lag,omitempty"`
+}
+
+// How a standby's replication lag was measured (StandbyLag.Method).
+const (
+	// LagFromStatReplication: the primary's pg_stat_replication (write/flush/replay lag and
+	// replay_lsn), which needs pg_read_all_stats (or pg_monitor, which includes it).
+	LagFromStatReplication = "pg_stat_replication"
+	// LagFromReplayLSN: bytes behind = the primary's pg_current_wal_lsn() − the standby's
+	// own pg_last_wal_replay_lsn(); seconds = the time since the standby's
+	// pg_last_xact_replay_timestamp() while it is behind. Any login may call both.
+	LagFromReplayLSN = "replay_lsn"
+)
+
+// StandbyLag is how one standby's lag was measured from its primary, or why it was not.
+type StandbyLag struct {
+	// Standby names the standby; empty when the primary's statistics do not say which
+	// standbys it has.
+	Standby string `json:"standby,omitempty"`
+	// Method is LagFromStatReplication or LagFromReplayLSN; empty when not measured.
+	Method string `json:"method,omitempty"`
+	// Absent says why the lag was not measured, naming the privilege that would measure it.
+	Absent string `json:"absent,omitempty"`
 }
 
 // PGNodeInfo is what the database sampler learnt of a node when it connected.
@@ -27,6 +52,11 @@ type PGNodeInfo struct {
 	SharedBuffersBytes int64  `json:"shared_buffers_bytes"`
 	DatabaseBytes      int64  `json:"database_bytes"` // all databases together
 	HasStatIO          bool   `json:"has_stat_io"`    // pg_stat_io exists (16+)
+	// Login is the role the sampler logged in as; ReadAllStats is true when it has the
+	// privileges of pg_read_all_stats (a superuser, pg_monitor or pg_read_all_stats), without
+	// which other sessions' statistics (pg_stat_replication's lags and positions) are NULL.
+	Login        string `json:"login,omitempty"`
+	ReadAllStats bool   `json:"read_all_stats"`
 }
 
 // WaitEvent is one wait event's mean number of sessions over a window. Class is its wait

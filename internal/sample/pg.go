@@ -42,6 +42,9 @@ type NodeInfo = result.PGNodeInfo
 // PG samples PostgreSQL nodes beside a workload over one connection per node: a wait
 // profile from pg_stat_activity (10 Hz; client backends and their parallel workers), and each second pg_stat_database, pg_stat_io (16+),
 // checkpoints, WAL written or replayed, and per standby the lags of pg_stat_replication.
+// A login without pg_read_all_stats (or pg_monitor) sees pg_stat_replication's lags as
+// NULL: then each watched standby's lag is measured at the window's end from its own
+// replay position (see lag.go), and what cannot be measured is absent with a step warning.
 // It implements the runner's Sampler (Start and Stop around each measured window) and only
 // reads. It is not safe for concurrent use.
 type PG struct {
@@ -174,6 +177,7 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 		}
 		extra.Nodes[n.info.Name] = result.SampleNode{Info: n.info, TopWaits: n.topWaits(), WaitSamples: n.waitSamples}
 	}
+	p.lag(st, extra)
 	if err := putExtra(st, extra); err != nil {
 		errs = append(errs, err)
 	}
@@ -213,6 +217,14 @@ func connectNode(ctx context.Context, n PGNode) (*pgNode, error) {
 		(SELECT coalesce(sum(pg_database_size(oid)), 0)::bigint FROM pg_database WHERE datallowconn),
 		to_regclass('pg_catalog.pg_stat_io') IS NOT NULL`).Scan(
 		&node.info.VersionNum, &node.info.InRecovery, &node.info.SharedBuffersBytes, &node.info.DatabaseBytes, &node.info.HasStatIO)
+	if err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
+	// Other sessions' statistics (pg_stat_replication's positions and lags) need the
+	// privileges of pg_read_all_stats.
+	err = conn.QueryRow(ctx, `SELECT current_user::text, pg_has_role(current_user, 'pg_read_all_stats', 'USAGE')`).Scan(
+		&node.info.Login, &node.info.ReadAllStats)
 	if err != nil {
 		conn.Close(ctx)
 		return nil, err

@@ -20,7 +20,14 @@ type pgCounters struct {
 	lsn                      int64
 	checkpoints, ckptBuffers int64
 	io                       *ioCounters
-	standbys                 map[string]standbyState
+	// standbys are pg_stat_replication's rows the login may read; hiddenStandbys counts the
+	// rows whose positions and lags are NULL to it (it lacks pg_read_all_stats).
+	standbys       map[string]standbyState
+	hiddenStandbys int
+	// sinceReplay is, on a standby, the seconds since the commit time of the last
+	// transaction it replayed (pg_last_xact_replay_timestamp); nil when none was replayed
+	// since it started, and on a primary.
+	sinceReplay *float64
 }
 
 // ioCounters are pg_stat_io's sums over backend types, objects and contexts.
@@ -29,10 +36,13 @@ type ioCounters struct {
 	readMs, writeMs, fsyncMs                     float64
 }
 
-// standbyState is one row of pg_stat_replication, on a primary.
+// standbyState is one row of pg_stat_replication, on a primary, read by a login that may
+// see its positions.
 type standbyState struct {
-	writeLag, flushLag, replayLag float64 // seconds; 0 when the standby is caught up (NULL)
-	replayLSN, behind             int64   // replay position, and bytes behind the primary's WAL
+	// seconds; a NULL lag is 0: PostgreSQL shows NULL once the standby has caught up and
+	// there is no WAL activity.
+	writeLag, flushLag, replayLag float64
+	replayLSN, behind             int64 // replay position, and bytes behind the primary's WAL
 }
 
 const statsQuery = `SELECT coalesce(sum(xact_commit), 0)::bigint, coalesce(sum(xact_rollback), 0)::bigint,
@@ -40,7 +50,8 @@ const statsQuery = `SELECT coalesce(sum(xact_commit), 0)::bigint, coalesce(sum(x
   coalesce(sum(temp_bytes), 0)::bigint, coalesce(sum(deadlocks), 0)::bigint,
   coalesce(sum(blk_read_time), 0)::float8, coalesce(sum(blk_write_time), 0)::float8,
   pg_is_in_recovery(),
-  coalesce(pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END, '0/0'), 0)::bigint
+  coalesce(pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END, '0/0'), 0)::bigint,
+  CASE WHEN pg_is_in_recovery() THEN extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())::float8 END
 FROM pg_stat_database`
 
 // Checkpoint counters moved from pg_stat_bgwriter to pg_stat_checkpointer in 17.
@@ -59,11 +70,14 @@ const (
   coalesce(sum(read_time), 0)::float8, coalesce(sum(write_time), 0)::float8, coalesce(sum(fsync_time), 0)::float8 FROM pg_stat_io`
 )
 
+// replicationQuery reads pg_stat_replication. To a login without pg_read_all_stats every
+// column but pid (and application_name, from pg_stat_activity) is NULL: such a row is
+// counted as hidden, never read as a standby with no lag.
 const replicationQuery = `SELECT coalesce(application_name, ''),
   coalesce(extract(epoch FROM write_lag), 0)::float8, coalesce(extract(epoch FROM flush_lag), 0)::float8,
   coalesce(extract(epoch FROM replay_lag), 0)::float8,
-  coalesce(pg_wal_lsn_diff(replay_lsn, '0/0'), 0)::bigint,
-  coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn), 0)::bigint
+  pg_wal_lsn_diff(replay_lsn, '0/0')::bigint,
+  pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::bigint
 FROM pg_stat_replication WHERE NOT pg_is_in_recovery()`
 
 // readCounters reads everything in one round trip (a pipelined batch).
@@ -72,7 +86,7 @@ func (n *pgNode) readCounters(ctx context.Context) (pgCounters, error) {
 	b := &pgx.Batch{}
 	b.Queue(statsQuery).QueryRow(func(r pgx.Row) error {
 		return r.Scan(&c.commits, &c.rollbacks, &c.blksRead, &c.blksHit, &c.tempBytes, &c.deadlocks,
-			&c.blkReadMs, &c.blkWriteMs, &c.inRecovery, &c.lsn)
+			&c.blkReadMs, &c.blkWriteMs, &c.inRecovery, &c.lsn, &c.sinceReplay)
 	})
 	ckpt := checkpointsQuery16
 	if n.info.VersionNum >= 170000 {
@@ -93,7 +107,13 @@ func (n *pgNode) readCounters(ctx context.Context) (pgCounters, error) {
 	b.Queue(replicationQuery).Query(func(rows pgx.Rows) error {
 		var name string
 		var s standbyState
-		_, err := pgx.ForEachRow(rows, []any{&name, &s.writeLag, &s.flushLag, &s.replayLag, &s.replayLSN, &s.behind}, func() error {
+		var replayLSN, behind *int64
+		_, err := pgx.ForEachRow(rows, []any{&name, &s.writeLag, &s.flushLag, &s.replayLag, &replayLSN, &behind}, func() error {
+			if replayLSN == nil || behind == nil {
+				c.hiddenStandbys++
+				return nil
+			}
+			s.replayLSN, s.behind = *replayLSN, *behind
 			c.standbys[name] = s
 			return nil
 		})

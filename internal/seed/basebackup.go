@@ -173,7 +173,7 @@ func (s *seeding) pollBackup(ctx context.Context, transfer string) {
 		if total > 0 {
 			s.estimated.Store(total)
 		}
-		s.m.observe(phase, done, total, waitType, waitEvent, 0)
+		s.m.observe(phase, done, total, waitType, waitEvent, nil)
 	}
 }
 

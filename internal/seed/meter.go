@@ -45,8 +45,9 @@ type Progress struct {
 	WaitEvent string `json:"wait_event,omitempty"`
 	// WireBytes is what crossed the wire so far (compressed as sent), when measured.
 	WireBytes int64 `json:"wire_bytes,omitempty"`
-	// LagBytes is the new standby's replay lag during catch-up.
-	LagBytes int64 `json:"lag_bytes,omitempty"`
+	// LagBytes is the new standby's replay lag during catch-up; nil until the primary
+	// reports its replay position (absent, not 0).
+	LagBytes *int64 `json:"lag_bytes,omitempty"`
 	// CPU in cores over the last interval.
 	SenderCores   float64 `json:"sender_cores"`
 	ReceiverCores float64 `json:"receiver_cores"`
@@ -193,8 +194,9 @@ func (m *meter) finishReceiver() {
 	m.receiver = procWatch{}
 }
 
-// observe records a reading of the server's progress (or of the restore) and emits Progress.
-func (m *meter) observe(serverPhase string, done, total int64, waitType, waitEvent string, lag int64) {
+// observe records a reading of the server's progress (or of the restore) and emits Progress;
+// lag is nil when the standby's replay lag was not read.
+func (m *meter) observe(serverPhase string, done, total int64, waitType, waitEvent string, lag *int64) {
 	m.mu.Lock()
 	now := time.Now()
 	m.tickLocked(now)
@@ -229,8 +231,8 @@ func (m *meter) observe(serverPhase string, done, total int64, waitType, waitEve
 		p.WireBytes = m.wire()
 		m.add("seed.wire_bytes", "bytes", now, float64(p.WireBytes))
 	}
-	if lag > 0 || m.phase == PhaseCatchUp {
-		m.add("seed.lag_bytes", "bytes", now, float64(lag))
+	if lag != nil {
+		m.add("seed.lag_bytes", "bytes", now, float64(*lag))
 	}
 	out := *p
 	emit := m.emit

@@ -336,7 +336,7 @@ func (s *seeding) restore(ctx context.Context) error {
 			<-done // extraction stops at its next read
 			return ctx.Err()
 		case <-t.C:
-			s.m.observe("", read.Load(), total, "", "", 0)
+			s.m.observe("", read.Load(), total, "", "", nil)
 		}
 	}
 }
@@ -351,19 +351,27 @@ func (s *seeding) catchUp(ctx context.Context) error {
 	}
 	defer c.Close(context.WithoutCancel(ctx))
 	for {
-		var state string
-		var lag int64
-		err := c.QueryRow(ctx, `SELECT state, coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn), -1)::bigint
+		// To a login without pg_read_all_stats the row's state and positions are NULL.
+		var state *string
+		var lag *int64
+		err := c.QueryRow(ctx, `SELECT state, pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::bigint
 			FROM pg_stat_replication WHERE application_name = $1`, s.node.Name).Scan(&state, &lag)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		s.m.observe(state, 0, 0, "", "", max(lag, 0))
-		if state == "streaming" && lag >= 0 && lag <= s.o.LagThreshold {
+		if err == nil && state == nil {
+			return fmt.Errorf("catch-up of %s not measured: the primary's login lacks pg_read_all_stats (pg_monitor includes it), so pg_stat_replication's state and replay position are NULL for it", s.node.Name)
+		}
+		st := ""
+		if state != nil {
+			st = *state
+		}
+		s.m.observe(st, 0, 0, "", "", lag)
+		if st == "streaming" && lag != nil && *lag <= s.o.LagThreshold {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not catch up within %v (state %q, replay lag %d bytes)", s.node.Name, s.o.CatchUpTimeout, state, lag)
+			return fmt.Errorf("%s did not catch up within %v (state %q, replay lag %s)", s.node.Name, s.o.CatchUpTimeout, st, lagText(lag))
 		}
 		select {
 		case <-ctx.Done():
@@ -371,6 +379,14 @@ func (s *seeding) catchUp(ctx context.Context) error {
 		case <-time.After(s.o.PollInterval):
 		}
 	}
+}
+
+// lagText is a replay lag in bytes, or "not reported" when the primary gave none.
+func lagText(lag *int64) string {
+	if lag == nil {
+		return "not reported"
+	}
+	return fmt.Sprintf("%d bytes", *lag)
 }
 
 // waitSynchronous waits until the primary counts the new standby as synchronous.

@@ -63,6 +63,9 @@ type Sampler struct {
 	lag     result.TimeSeries
 	maxLagB float64
 	maxLagS float64
+	// lagHidden names the login when pg_stat_replication had standbys whose positions were
+	// NULL to it (it lacks pg_read_all_stats): their lag is absent, and the step says why.
+	lagHidden string
 }
 
 // NewSampler returns the workload's sampler with its own connection to the primary, made
@@ -81,7 +84,7 @@ func (w *Workload) NewSampler(ctx context.Context) (*Sampler, error) {
 func (s *Sampler) Start(ctx context.Context, step *result.Step) error {
 	s.w.win.reset()
 	s.before = nil
-	s.lag, s.maxLagB, s.maxLagS = result.TimeSeries{Unit: "bytes"}, 0, 0
+	s.lag, s.maxLagB, s.maxLagS, s.lagHidden = result.TimeSeries{Unit: "bytes"}, 0, 0, ""
 	s.stopLag, s.lagDone = make(chan struct{}), make(chan struct{})
 	before, err := s.read(ctx)
 	if err != nil {
@@ -152,8 +155,16 @@ func (s *Sampler) followLag(ctx context.Context) {
 				continue
 			}
 			var bytes, secs *float64
+			var login string
+			var hidden bool
 			err := s.conn.QueryRow(ctx, `SELECT max(pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn))::float8,
-				max(extract(epoch FROM replay_lag))::float8 FROM pg_stat_replication`).Scan(&bytes, &secs)
+				max(extract(epoch FROM replay_lag))::float8, current_user::text, count(*) > 0 AND count(replay_lsn) = 0
+				FROM pg_stat_replication`).Scan(&bytes, &secs, &login, &hidden)
+			if err == nil && hidden {
+				s.mu.Lock()
+				s.lagHidden = login
+				s.mu.Unlock()
+			}
 			if err != nil || bytes == nil {
 				continue
 			}
@@ -191,6 +202,8 @@ func (s *Sampler) Stop(ctx context.Context, step *result.Step) error {
 		step.Series["tpcc.replay_lag_bytes"] = s.lag
 		c[CounterLagBytesMax] = s.maxLagB
 		c[CounterLagSecondsMax] = s.maxLagS
+	} else if s.lagHidden != "" {
+		step.Warnings = append(step.Warnings, fmt.Sprintf("tpcc: replication lag not measured: the login %s lacks pg_read_all_stats (pg_monitor includes it), so pg_stat_replication's lag columns are NULL for it", s.lagHidden))
 	}
 	s.mu.Unlock()
 	step.Warnings = append(step.Warnings, Disagreements(c)...)
