@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/listener"
 	"github.com/agbench/agbench/internal/result"
@@ -175,5 +177,37 @@ func TestStressStandbyStoppedMidRun(t *testing.T) {
 		if !s.InRecovery {
 			t.Errorf("a read-intent session landed on the primary: %+v", s)
 		}
+	}
+}
+
+// A fresh listener facing two writable nodes of a hand-made cluster (the standby promoted,
+// the old primary started again as it was) sends writes to the newer timeline only.
+func TestFreshListenerWritesToTheNewerPrimary(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	ctx := context.Background()
+	if err := failover(h)(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.Start(ctx, t, 0) // no standby.signal: the old primary is writable again
+	lcs := handmadeListener(t, h, "")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := pgx.Connect(ctx, lcs)
+		if err == nil {
+			var port int
+			var inRecovery bool
+			err = c.QueryRow(ctx, "SELECT inet_server_port(), pg_is_in_recovery()").Scan(&port, &inRecovery)
+			c.Close(ctx)
+			if err == nil {
+				if port != h.Ports[1] || inRecovery {
+					t.Fatalf("a write session landed on port %d (in recovery %v); the newer primary is on %d", port, inRecovery, h.Ports[1])
+				}
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no write session through the listener: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
