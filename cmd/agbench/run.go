@@ -198,11 +198,11 @@ func runStudy(ctx context.Context, a *app, p *plan.Plan) (err error) {
 	var log strings.Builder
 	if cl := p.Target.Cluster; cl != nil && !cl.Reuse {
 		args := cl.CreateArgs()
-		say("agbench %s", strings.Join(args, " "))
+		say("%s", shownCommand(args))
 		if code := run(ctx, a, args); code != 0 {
 			return fmt.Errorf("creating cluster %s failed (exit %d); nothing else ran", cl.Name, code)
 		}
-		fmt.Fprintf(&log, "agbench %s\n", strings.Join(args, " "))
+		fmt.Fprintln(&log, shownCommand(args))
 		if !cl.Keep {
 			defer func() {
 				// Destroy also after Ctrl-C: the study's context is done by then.
@@ -221,8 +221,8 @@ func runStudy(ctx context.Context, a *app, p *plan.Plan) (err error) {
 		}
 		out := filepath.Join(dir, fmt.Sprintf("%02d-%s", i+1, e.Label()))
 		args := p.Args(i, dir, out, func(flag string) bool { return cat.HasFlag(e.Command, flag) })
-		say("[%d/%d] %s: agbench %s", i+1, len(p.Experiments), e.Label(), strings.Join(args, " "))
-		fmt.Fprintf(&log, "agbench %s\n", strings.Join(args, " "))
+		say("[%d/%d] %s: %s", i+1, len(p.Experiments), e.Label(), shownCommand(args))
+		fmt.Fprintln(&log, shownCommand(args))
 		t0 := time.Now()
 		code := run(ctx, a, args)
 		took := time.Since(t0).Round(100 * time.Millisecond)
@@ -243,6 +243,12 @@ func runStudy(ctx context.Context, a *app, p *plan.Plan) (err error) {
 		return ctx.Err()
 	}
 	return reportErr
+}
+
+// shownCommand is a command line as a study prints and logs it: without passwords (they
+// come from PGPASSWORD or ~/.pgpass when it is pasted), quoted for a POSIX shell.
+func shownCommand(args []string) string {
+	return report.CommandLine(result.Meta{Args: result.RedactArgs(args)})
 }
 
 // writeStudyReport renders every result of the study's folder into its report.

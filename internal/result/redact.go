@@ -1,6 +1,9 @@
 package result
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // Redacted replaces a removed credential.
 const Redacted = "xxxxx"
@@ -21,11 +24,37 @@ func Redact(s string) string {
 	return s
 }
 
-// RedactArgs returns a copy of a command line with Redact applied to every argument.
+var (
+	// the :secret of postgres://user:secret@host
+	urlUserPassword = regexp.MustCompile(`(?i)(postgres(?:ql)?://[^:/@\s]*):[^@\s]*@`)
+	// a password= parameter of a URL's query, with the separator before it
+	urlQueryPassword = regexp.MustCompile(`(?i)[?&]password=[^&\s]*`)
+	// a password keyword of a keyword/value string, with the space before it
+	kvPasswordWord = regexp.MustCompile(`(?i)\s*\bpassword\s*=\s*('(?:[^'\\]|\\.)*'?|[^\s']*)`)
+)
+
+// StripPassword removes passwords from a connection string, URL or any argument holding one,
+// leaving the rest as it was, so that a recorded command line runs again when pasted and
+// takes its password from PGPASSWORD or ~/.pgpass, as libpq does.
+func StripPassword(s string) string {
+	s = urlUserPassword.ReplaceAllString(s, "${1}@")
+	s = urlQueryPassword.ReplaceAllStringFunc(s, func(m string) string {
+		if m[0] == '?' {
+			return "?"
+		}
+		return ""
+	})
+	s = strings.ReplaceAll(s, "?&", "?")
+	s = kvPasswordWord.ReplaceAllString(s, "")
+	return strings.TrimSuffix(s, "?")
+}
+
+// RedactArgs returns a copy of a command line with every password removed (StripPassword):
+// what results, logs and reports record of a command.
 func RedactArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = Redact(a)
+		out[i] = StripPassword(a)
 	}
 	return out
 }

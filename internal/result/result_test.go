@@ -135,17 +135,32 @@ func TestMergeHistsIsExact(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
-	cases := []struct{ in, want string }{
+	for _, c := range []struct{ in, want string }{
 		{"host=a password=s3cret user=u", "host=a password=xxxxx user=u"},
 		{"host=a password = 'sp ace\\'s' user=u", "host=a password = xxxxx user=u"},
 		{"postgres://bob:hunter2@db:5432/x", "postgres://bob:xxxxx@db:5432/x"},
 		{"postgresql://db/x?sslmode=disable&password=p&user=u", "postgresql://db/x?sslmode=disable&password=xxxxx&user=u"},
 		{"host=a passfile=/tmp/pgpass", "host=a passfile=/tmp/pgpass"},
 		{"--threads", "--threads"},
-	}
-	for _, c := range cases {
+	} {
 		if got := Redact(c.in); got != c.want {
 			t.Errorf("Redact(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	// A recorded command line keeps no password at all, so that it runs again when pasted.
+	for _, c := range []struct{ in, want string }{
+		{"host=a password=s3cret user=u", "host=a user=u"},
+		{"host=a password = 'sp ace\\'s' user=u", "host=a user=u"},
+		{"postgres://bob:hunter2@db:5432/x", "postgres://bob@db:5432/x"},
+		{"east=postgres://bob:hunter2@db:5432/x", "east=postgres://bob@db:5432/x"},
+		{"postgresql://db/x?sslmode=disable&password=p&user=u", "postgresql://db/x?sslmode=disable&user=u"},
+		{"postgresql://db/x?password=p&user=u", "postgresql://db/x?user=u"},
+		{"postgresql://db/x?password=p", "postgresql://db/x"},
+		{"--primary=host=a password=s user=u", "--primary=host=a user=u"},
+		{"host=a passfile=/tmp/pgpass", "host=a passfile=/tmp/pgpass"},
+	} {
+		if got := RedactArgs([]string{c.in})[0]; got != c.want {
+			t.Errorf("RedactArgs(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
