@@ -59,87 +59,105 @@ func topologyRole(m result.Meta, node string) string {
 	return ""
 }
 
-// landedRow is one variant's sessions on one node in one role, per point.
+// landedRow is the sessions on one node in one role, per variant and point.
 type landedRow struct {
-	variant *Variant
-	node    string
-	role    string
-	counts  []float64
-	seen    []bool
-	flags   []string
+	node, role string
+	topology   string
+	counts     map[*Variant][]float64
+	seen       map[*Variant][]bool
+	flags      []string
 }
 
-// SessionsTable is where each variant's sessions landed: one row per variant, node and role
-// (primary or standby, as pg_is_in_recovery() said when the session began), the sessions at
-// each point of the sweep (the mean of the repeats), and the topology's role beside it.
-// A row is flagged when the node's landed role differs from the topology's, or when a
-// routed variant ran read-intent transactions on the primary. Empty when no step recorded
-// its sessions (workloads that do not route).
+// SessionsTable is where each variant's sessions landed, shaped like the main table: one
+// row per node and role (primary or standby, as pg_is_in_recovery() said when the session
+// began) with the topology's role beside it, and per variant the sessions at each point of
+// the sweep (the mean of the repeats). A row is flagged in a note column (shown only when
+// some row is) when the landed role differs from the topology's, or when a routed variant
+// ran read-intent transactions on the primary.
+// Empty when no step recorded its sessions (workloads that do not route).
 func (e *Experiment) SessionsTable() Table {
-	point := e.pointHeader()
-	t := Table{Name: e.slug() + "-sessions", Title: e.name() + ": where sessions landed (sessions per " + point + ")",
-		Columns: []string{"variant", "node", "landed as", "topology"}}
-	for _, p := range e.Points {
-		if e.Sweep {
-			t.Columns = append(t.Columns, point+" "+p)
-		} else {
+	rows := e.landedRows()
+	t := Table{Name: e.slug() + "-sessions", Title: e.name() + ": where sessions landed (sessions per " + e.pointHeader() + ")",
+		Columns: []string{"node", "landed as", "topology"}}
+	if len(rows) == 0 {
+		return t
+	}
+	t.Groups = append(t.Groups, Group{Span: 2})
+	for _, v := range e.Variants {
+		t.Groups = append(t.Groups, Group{Name: v.Name, Span: len(e.Points)})
+		for _, p := range e.Points {
+			if e.Sweep {
+				p = e.LoadName + " " + p // wide enough for the variant's name above
+			}
 			t.Columns = append(t.Columns, p)
 		}
 	}
-	t.Columns = append(t.Columns, "note")
-	for _, v := range e.Variants {
-		for _, r := range e.landedRows(v) {
-			topo := topologyRole(v.Run.Result.Meta, r.node)
-			row := []Cell{txt(v.Name), txt(r.node), txt(r.role), txt(dash(topo))}
+	notes := false
+	for _, r := range rows {
+		notes = notes || len(r.flags) > 0
+	}
+	if notes {
+		t.Groups = append(t.Groups, Group{Span: 1})
+		t.Columns = append(t.Columns, "note")
+	}
+	for _, r := range rows {
+		row := []Cell{txt(r.node), txt(r.role), txt(dash(r.topology))}
+		for _, v := range e.Variants {
 			for pi := range e.Points {
-				if r.seen[pi] {
-					row = append(row, num(r.counts[pi]))
+				if r.seen[v] != nil && r.seen[v][pi] {
+					row = append(row, num(r.counts[v][pi]))
 				} else {
 					row = append(row, Cell{Text: "-", Num: true})
 				}
 			}
-			flags := r.flags
-			if topo != "" && topo != r.role {
-				flags = append([]string{"! topology says " + topo}, flags...)
-			}
-			row = append(row, txt(strings.Join(flags, "; ")))
-			t.add(row...)
 		}
+		if notes {
+			row = append(row, txt(strings.Join(r.flags, "; ")))
+		}
+		t.add(row...)
 	}
 	return t
 }
 
-// landedRows gathers a variant's sessions by node and role, primaries first.
-func (e *Experiment) landedRows(v *Variant) []*landedRow {
-	names := nodeNamesOf(v.Run.Result.Meta)
+// landedRows gathers every variant's sessions by node and role, primaries first.
+func (e *Experiment) landedRows() []*landedRow {
 	rows := map[string]*landedRow{}
 	var order []*landedRow
-	for pi, c := range v.Cells {
-		if c == nil {
-			continue
-		}
-		for _, st := range c.Steps {
-			for _, s := range st.Sessions {
-				role := rolePrimary
-				if s.InRecovery {
-					role = roleStandby
-				}
-				node := names.name(s.Node)
-				key := node + "|" + role
-				r := rows[key]
-				if r == nil {
-					r = &landedRow{variant: v, node: node, role: role, counts: make([]float64, len(e.Points)), seen: make([]bool, len(e.Points))}
-					rows[key] = r
-					order = append(order, r)
-				}
-				r.counts[pi] += float64(s.Count) / float64(len(c.Steps))
-				r.seen[pi] = true
+	for _, v := range e.Variants {
+		names := nodeNamesOf(v.Run.Result.Meta)
+		for pi, c := range v.Cells {
+			if c == nil {
+				continue
 			}
-		}
-		if onPrimary := c.Counters[result.ReadTxOnPrimary]; onPrimary > 0 && routed(v.Variant) {
-			for _, r := range order {
-				if r.role == rolePrimary && r.seen[pi] {
-					r.flags = append(r.flags, fmt.Sprintf("! %s read-intent tx on the primary at %s", fmtNum(onPrimary), c.Label))
+			for _, st := range c.Steps {
+				for _, s := range st.Sessions {
+					role := rolePrimary
+					if s.InRecovery {
+						role = roleStandby
+					}
+					node := names.name(s.Node)
+					r := rows[node+"|"+role]
+					if r == nil {
+						r = &landedRow{node: node, role: role, topology: topologyRole(v.Run.Result.Meta, node),
+							counts: map[*Variant][]float64{}, seen: map[*Variant][]bool{}}
+						if r.topology != "" && r.topology != role {
+							r.flags = append(r.flags, "! topology says "+r.topology)
+						}
+						rows[node+"|"+role] = r
+						order = append(order, r)
+					}
+					if r.counts[v] == nil {
+						r.counts[v], r.seen[v] = make([]float64, len(e.Points)), make([]bool, len(e.Points))
+					}
+					r.counts[v][pi] += float64(s.Count) / float64(len(c.Steps))
+					r.seen[v][pi] = true
+				}
+			}
+			if onPrimary := c.Counters[result.ReadTxOnPrimary]; onPrimary > 0 && routed(v.Variant) {
+				for _, r := range order {
+					if r.role == rolePrimary && r.seen[v] != nil && r.seen[v][pi] {
+						r.flags = append(r.flags, fmt.Sprintf("! %s: %s read-intent tx on the primary at %s", v.Name, fmtNum(onPrimary), c.Label))
+					}
 				}
 			}
 		}

@@ -44,8 +44,8 @@ func TestSessionsTableOneNamePerNode(t *testing.T) {
 		rows = append(rows, strings.Join(cells, "|"))
 	}
 	want := []string{
-		"routing=off|primary|primary|primary|1|2|4|",
-		"routing=on|east.s1|standby|standby|1|2|4|",
+		"primary|primary|primary|1|2|4|-|-|-",
+		"east.s1|standby|standby|-|-|-|1|2|4",
 	}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("sessions table rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
@@ -89,10 +89,10 @@ func TestSessionsTableFlagsWhatDiffersFromTheTopology(t *testing.T) {
 	var notes []string
 	for _, row := range tb.Rows {
 		if n := row[len(row)-1].Text; n != "" {
-			notes = append(notes, row[1].Text+" "+row[2].Text+": "+n)
+			notes = append(notes, row[0].Text+" "+row[1].Text+": "+n)
 		}
 	}
-	want := "east.s1 primary: ! topology says standby; ! 12 read-intent tx on the primary at 4"
+	want := "east.s1 primary: ! topology says standby; ! routing=on: 12 read-intent tx on the primary at 4"
 	if len(notes) != 1 || notes[0] != want {
 		t.Fatalf("notes %q, want [%q]", notes, want)
 	}
@@ -107,5 +107,19 @@ func TestNoSessionsTableWithoutSessions(t *testing.T) {
 		if strings.HasSuffix(tb.Name, "-sessions") {
 			t.Fatal("Tables lists an empty sessions table")
 		}
+	}
+}
+
+func TestSessionsTableText(t *testing.T) {
+	r := landedStudy(t)
+	r.Steps[len(r.Steps)-1].Counters[result.ReadTxOnPrimary] = 3
+	r.Steps[len(r.Steps)-1].Sessions = append(r.Steps[len(r.Steps)-1].Sessions, result.Sessions{Node: "primary", Count: 1})
+	var b bytes.Buffer
+	if err := WriteText(&b, build(t, NewRun("/r/landed/result.json", r))[0].SessionsTable()); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + b.String())
+	if !strings.Contains(b.String(), "| routing=off") || !strings.Contains(b.String(), "! routing=on: 3 read-intent tx on the primary at 4") {
+		t.Fatalf("sessions table:\n%s", b.String())
 	}
 }
