@@ -71,7 +71,8 @@ type landedRow struct {
 // SessionsTable is where each variant's sessions landed, shaped like the main table: one
 // row per node and role (primary or standby, as pg_is_in_recovery() said when the session
 // began) with the topology's role beside it, and per variant the sessions at each point of
-// the sweep (the mean of the repeats). A row is flagged in a note column (shown only when
+// the sweep (the mean of the repeats; 0 where they were counted and none landed, '-' where
+// they were not counted). A row is flagged in a note column (shown only when
 // some row is) when the landed role differs from the topology's, or when a routed variant
 // ran read-intent transactions on the primary.
 // Empty when no step recorded its sessions (workloads that do not route).
@@ -104,10 +105,13 @@ func (e *Experiment) SessionsTable() Table {
 		row := []Cell{txt(r.node), txt(r.role), txt(dash(r.topology))}
 		for _, v := range e.Variants {
 			for pi := range e.Points {
-				if r.seen[v] != nil && r.seen[v][pi] {
+				switch {
+				case r.seen[v] != nil && r.seen[v][pi]:
 					row = append(row, num(r.counts[v][pi]))
-				} else {
-					row = append(row, Cell{Text: "-", Num: true})
+				case recordedSessions(v.Cells[pi]):
+					row = append(row, num(0)) // counted, and none landed here
+				default:
+					row = append(row, Cell{Text: "-", Num: true}) // not counted
 				}
 			}
 		}
@@ -169,6 +173,19 @@ func (e *Experiment) landedRows() []*landedRow {
 		return order[i].node < order[j].node
 	})
 	return order
+}
+
+// recordedSessions is true when the steps of a cell counted where their sessions landed.
+func recordedSessions(c *Figures) bool {
+	if c == nil {
+		return false
+	}
+	for _, st := range c.Steps {
+		if len(st.Sessions) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // routed is true for a variant that routes read intent to the standbys ("routing=on").

@@ -44,8 +44,8 @@ func TestSessionsTableOneNamePerNode(t *testing.T) {
 		rows = append(rows, strings.Join(cells, "|"))
 	}
 	want := []string{
-		"primary|primary|primary|1|2|4|-|-|-",
-		"east.s1|standby|standby|-|-|-|1|2|4",
+		"primary|primary|primary|1|2|4|0|0|0",
+		"east.s1|standby|standby|0|0|0|1|2|4",
 	}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("sessions table rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
@@ -121,5 +121,22 @@ func TestSessionsTableText(t *testing.T) {
 	t.Log("\n" + b.String())
 	if !strings.Contains(b.String(), "| routing=off") || !strings.Contains(b.String(), "! routing=on: 3 read-intent tx on the primary at 4") {
 		t.Fatalf("sessions table:\n%s", b.String())
+	}
+}
+
+func TestSessionsNotCountedAreAbsent(t *testing.T) {
+	r := landedStudy(t)
+	for i := range r.Steps {
+		if r.Steps[i].Variant == "routing=on" && r.Steps[i].Point == 1 {
+			r.Steps[i].Sessions = nil // a step that did not count its sessions
+		}
+	}
+	tb := build(t, NewRun("/r/landed/result.json", r))[0].SessionsTable()
+	got := tb.Rows[1][3+3+1].Text // east.s1, routing=on, second point
+	if got != "-" {
+		t.Fatalf("sessions of a step that did not count them: %q, want -", got)
+	}
+	if got := tb.Rows[1][3].Text; got != "0" {
+		t.Fatalf("sessions counted elsewhere: %q, want 0", got)
 	}
 }
