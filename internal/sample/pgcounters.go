@@ -94,6 +94,9 @@ func (n *pgNode) readCounters(ctx context.Context) (pgCounters, error) {
 		var name string
 		var s standbyState
 		_, err := pgx.ForEachRow(rows, []any{&name, &s.writeLag, &s.flushLag, &s.replayLag, &s.replayLSN, &s.behind}, func() error {
+			if node, ok := n.standbyNames[name]; ok {
+				name = node
+			}
 			c.standbys[name] = s
 			return nil
 		})
