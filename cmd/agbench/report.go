@@ -94,7 +94,8 @@ RESULT is a result.json, a run's folder, or a folder of run folders (a plan's re
 	return c
 }
 
-// printTables prints each experiment's findings and its articles' table.
+// printTables prints each experiment's articles' table, where its sessions landed (when
+// it routes), and its findings.
 func printTables(w io.Writer, exps []*report.Experiment) error {
 	for i, e := range exps {
 		if i > 0 {
@@ -102,6 +103,11 @@ func printTables(w io.Writer, exps []*report.Experiment) error {
 		}
 		if err := report.WriteText(w, e.MainTable()); err != nil {
 			return err
+		}
+		if t := e.SessionsTable(); len(t.Rows) > 0 {
+			if err := report.WriteText(w, t); err != nil {
+				return err
+			}
 		}
 		fmt.Fprintln(w, "  "+e.Headline())
 		if err := report.WriteSummary(w, e); err != nil {

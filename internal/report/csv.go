@@ -10,7 +10,8 @@ import (
 )
 
 // CSV returns a table as CSV: one header row (a column under a group is named
-// "group: column") and numbers unformatted, so a spreadsheet reads them as numbers.
+// "group: column", or "column" under a group without a name) and numbers unformatted, so
+// a spreadsheet reads them as numbers; a figure shown as "-" (absent) is empty.
 func CSV(t Table) ([]byte, error) {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
@@ -18,7 +19,9 @@ func CSV(t Table) ([]byte, error) {
 	col := 1
 	for _, g := range t.Groups {
 		for i := col; i < col+g.Span && i < len(head); i++ {
-			head[i] = g.Name + ": " + head[i]
+			if g.Name != "" {
+				head[i] = g.Name + ": " + head[i]
+			}
 		}
 		col += g.Span
 	}
@@ -29,7 +32,7 @@ func CSV(t Table) ([]byte, error) {
 		rec := make([]string, len(r))
 		for i, c := range r {
 			rec[i] = c.Text
-			if c.Num {
+			if c.Num && c.Text != "-" {
 				rec[i] = strconv.FormatFloat(c.Value, 'f', -1, 64)
 			} else if c.Text == "-" {
 				rec[i] = ""

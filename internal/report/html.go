@@ -472,9 +472,9 @@ func (e *Experiment) seriesCharts(key, title string) []chartView {
 				if byUnit[unit] == nil {
 					byUnit[unit] = map[string]*pts{}
 				}
-				ln := name
+				ln := nodeNamesOf(r.Result.Meta).figure(name)
 				if len(e.Runs) > 1 {
-					ln = r.Label + ": " + name
+					ln = r.Label + ": " + ln
 				}
 				p := byUnit[unit][ln]
 				if p == nil {

@@ -19,6 +19,8 @@ type Table struct {
 	Groups  []Group
 	Columns []string
 	Rows    [][]Cell
+	// Open shows the table unfolded in the HTML report (the first table always is).
+	Open bool
 }
 
 // Group is a header spanning Span columns: the terminal table's own.
@@ -110,7 +112,8 @@ func (e *Experiment) pointHeader() string {
 }
 
 // Tables returns the experiment's tables: a workload's own article table (seed, readahead)
-// when the results carry it, the articles' throughput table, then latency per
+// when the results carry it, the articles' throughput table, where sessions landed (for
+// workloads that route), then latency per
 // operation, other counters, the wait profile and the layers, each when the results hold it.
 func (e *Experiment) Tables() []Table {
 	var ts []Table
@@ -119,7 +122,12 @@ func (e *Experiment) Tables() []Table {
 			ts = append(ts, t)
 		}
 	}
-	ts = append(ts, e.MainTable(), e.OpsTable())
+	ts = append(ts, e.MainTable())
+	if t := e.SessionsTable(); len(t.Rows) > 0 {
+		t.Open = true
+		ts = append(ts, t)
+	}
+	ts = append(ts, e.OpsTable())
 	if t := e.CountersTable(); len(t.Rows) > 0 {
 		ts = append(ts, t)
 	}

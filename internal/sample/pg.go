@@ -75,7 +75,38 @@ func NewPG(ctx context.Context, nodes []PGNode, opts PGOptions) (*PG, error) {
 		}
 		p.nodes = append(p.nodes, node)
 	}
+	p.nameStandbys(ctx)
 	return p, nil
+}
+
+// walReceiverName is the name a standby's WAL receiver gives itself in its primary's
+// pg_stat_replication (application_name): the one of primary_conninfo when the role may
+// read it, else cluster_name, else PostgreSQL's default.
+const walReceiverName = `SELECT coalesce(substring((SELECT conninfo FROM pg_stat_wal_receiver LIMIT 1) FROM 'application_name=([^ ]+)'),
+  nullif(current_setting('cluster_name'), ''), 'walreceiver')`
+
+// nameStandbys lets the nodes name the standbys they see in pg_stat_replication by the
+// sampler's node names (the topology's), not by the WAL receivers' application_name: one
+// name per node. A name two standbys give is left as it is.
+func (p *PG) nameStandbys(ctx context.Context) {
+	names := map[string]string{}
+	taken := map[string]int{}
+	for _, n := range p.nodes {
+		var walName string
+		if !n.info.InRecovery || n.conn.QueryRow(ctx, walReceiverName).Scan(&walName) != nil {
+			continue
+		}
+		names[walName] = n.info.Name
+		taken[walName]++
+	}
+	for k := range names {
+		if taken[k] > 1 {
+			delete(names, k)
+		}
+	}
+	for _, n := range p.nodes {
+		n.standbyNames = names
+	}
 }
 
 // Nodes describes the nodes as found when the sampler connected.
@@ -199,6 +230,8 @@ type pgNode struct {
 	waitSamples int
 	classTotal  map[string]int
 	lagFirst    map[string]float64
+	// standbyNames maps a WAL receiver's application_name to the sampler's name of its node.
+	standbyNames map[string]string
 }
 
 func connectNode(ctx context.Context, n PGNode) (*pgNode, error) {

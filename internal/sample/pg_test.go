@@ -58,7 +58,10 @@ func checkPGSampler(t *testing.T) {
 		}
 	}
 
-	p, err := NewPG(ctx, []PGNode{{prim.Name, topo.ConnString(prim, "")}, {stby.Name, topo.ConnString(stby, "")}}, PGOptions{Interval: 250 * time.Millisecond, WaitInterval: 50 * time.Millisecond})
+	// The standby is named otherwise than its WAL receiver's application_name: the
+	// primary's figures of it take the sampler's name (one name per node).
+	sname := "other-" + stby.Name
+	p, err := NewPG(ctx, []PGNode{{prim.Name, topo.ConnString(prim, "")}, {sname, topo.ConnString(stby, "")}}, PGOptions{Interval: 250 * time.Millisecond, WaitInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,10 +116,10 @@ func checkPGSampler(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	pre, spre := "pg."+prim.Name+".", "pg."+stby.Name+"."
+	pre, spre := "pg."+prim.Name+".", "pg."+sname+"."
 	c := st.Counters
 	for _, k := range []string{pre + "commits_per_s", pre + "wal_mb_per_s", pre + "checkpoints", spre + "replay_mb_per_s",
-		pre + "standby." + stby.Name + ".replay_mb_per_s"} {
+		pre + "standby." + sname + ".replay_mb_per_s"} {
 		if c[k] <= 0 {
 			t.Errorf("counter %s = %v, want > 0", k, c[k])
 		}
@@ -139,7 +142,7 @@ func checkPGSampler(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{pre + "commits_per_s", pre + "wait.lock", pre + "standby." + stby.Name + ".replay_lag_s"} {
+	for _, k := range []string{pre + "commits_per_s", pre + "wait.lock", pre + "standby." + sname + ".replay_lag_s"} {
 		s, ok := st.Series[k]
 		if !ok || len(s.V) < 3 {
 			t.Errorf("series %s has %d points, want several", k, len(s.V))

@@ -114,6 +114,9 @@ func (n *pgNode) readCounters(ctx context.Context) (pgCounters, error) {
 				return nil
 			}
 			s.replayLSN, s.behind = *replayLSN, *behind
+			if node, ok := n.standbyNames[name]; ok {
+				name = node
+			}
 			c.standbys[name] = s
 			return nil
 		})
