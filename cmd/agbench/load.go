@@ -154,9 +154,9 @@ type progress struct {
 	interactive bool
 	of          int
 	// unit names the operations ("ops", "tx").
-	unit string
-	last       int
-	lastLine   time.Time
+	unit     string
+	last     int
+	lastLine time.Time
 }
 
 // progressEvery is how often a line of progress is printed when stderr is not a terminal.
