@@ -47,7 +47,7 @@ const ConnectTimeout = 10 * time.Second
 func ParseIntent(s string) (Intent, error) {
 	i, err := routing.ParseIntent(s)
 	if err != nil {
-		return "", agerr.BadInputf("--intent %q: want read-only or read-write (or readonly, ro, read-write, rw)", s)
+		return "", agerr.BadInputf("--intent %q: want read-only (readonly, ro) or read-write (readwrite, rw)", s)
 	}
 	if i == routing.ReadOnly {
 		return ReadOnly, nil
