@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -196,13 +195,11 @@ func (f *listenerFlags) applyTLS(cfg *listener.Config) []error {
 	return errs
 }
 
-var nodeNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,63}$`)
-
 // perPrimaryList splits "NODE=LIST"; a plain list starts with ( or a quote.
 func perPrimaryList(s string) (node, list string, ok bool) {
 	n, l, found := strings.Cut(s, "=")
 	n = strings.TrimSpace(n)
-	if !found || !nodeNameRE.MatchString(n) {
+	if !found || !target.IsNodeName(n) {
 		return "", "", false
 	}
 	return n, l, true

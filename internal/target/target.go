@@ -121,6 +121,9 @@ func (t *Target) NameOfAddr(addr string) string {
 // nameRE is the NAME of a NAME=URL connection string.
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,63}$`)
 
+// IsNodeName says whether s can name a node in NAME=URL (and in a listener's NODE=LIST).
+func IsNodeName(s string) bool { return nameRE.MatchString(s) }
+
 // SplitName reads [NAME=]URL: a name, '=', then a postgres:// or postgresql:// URL. Anything
 // else (a URL alone, a keyword/value string such as "host=a port=5432") has no name.
 func SplitName(s string) (name, conn string) {
