@@ -68,13 +68,17 @@ func (a Analysis) WriteText(w io.Writer) error {
 	if a.Saturated.Sentence != "" {
 		b.WriteString("saturated: " + a.Saturated.Sentence + "\n")
 	}
-	if len(a.Verdicts) == 0 {
+	if len(Fired(a.Verdicts)) == 0 {
 		b.WriteString("validity: no problem found\n")
 	} else {
 		b.WriteString("validity:\n")
-		for _, v := range a.Verdicts {
-			fmt.Fprintf(&b, "  ! %s: %s\n", v.Code, v.Message)
+	}
+	for _, v := range a.Verdicts {
+		mark := "!"
+		if v.NotJudged {
+			mark = "?"
 		}
+		fmt.Fprintf(&b, "  %s %s: %s\n", mark, v.Code, v.Message)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

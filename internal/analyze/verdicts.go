@@ -66,10 +66,31 @@ const (
 	VErrors           = "errors"
 )
 
-// Verdict is one way the run may not measure what it claims.
+// Verdict is one way the run may not measure what it claims, or (NotJudged) a rule that
+// could not be applied to it.
 type Verdict struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// NotJudged is set when a fact the rule rests on was absent (no sampler, a remote
+	// server, too few samples): Message then says "not judged: why". It is not a finding
+	// against the run, and it never counts as the verdict having fired.
+	NotJudged bool `json:"not_judged,omitempty"`
+}
+
+// notJudged is the verdict a rule gives when it cannot judge: why names the absent fact.
+func notJudged(code, why string) Verdict {
+	return Verdict{Code: code, Message: "not judged: " + why, NotJudged: true}
+}
+
+// Fired returns the verdicts that fired (those judged), in order.
+func Fired(vs []Verdict) []Verdict {
+	var out []Verdict
+	for _, v := range vs {
+		if !v.NotJudged {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // Facts are what is known of the run as a whole.
@@ -93,7 +114,7 @@ type Facts struct {
 // Check returns every validity verdict that fires on the run, in a fixed order.
 func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	var out []Verdict
-	add := func(code, format string, a ...any) { out = append(out, Verdict{code, fmt.Sprintf(format, a...)}) }
+	add := func(code, format string, a ...any) { out = append(out, Verdict{Code: code, Message: fmt.Sprintf(format, a...)}) }
 	st := sortedSteps(steps)
 	if f.DatasetBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes {
 		add(VFitsInMemory, "the dataset (%s) fits in memory (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
@@ -175,7 +196,7 @@ func failedShare(st []Step, loadName string) *Verdict {
 	if len(worst) > 1 {
 		msg += fmt.Sprintf(", and more than %s at %d more step(s)", pct(ErrorShareLimit), len(worst)-1)
 	}
-	return &Verdict{VErrors, msg + ": the figures describe a run with failures (a failover, a lost server, refused sessions)"}
+	return &Verdict{Code: VErrors, Message: msg + ": the figures describe a run with failures (a failover, a lost server, refused sessions)"}
 }
 
 // busyHost looks at the lowest load, where the run itself needs least CPU: machine CPU
@@ -199,17 +220,17 @@ func busyHost(ev []Evidence, cores int, loadName string) *Verdict {
 	if foreign < ForeignCPUShare*float64(cores) {
 		return nil
 	}
-	return &Verdict{VBusyHost, fmt.Sprintf("at %s the machine's CPU was %s busy (%.1f of %d cores) but the run accounts for about %.1f (sessions on CPU %.1f, load generator %.1f): other work on the host took %.1f cores",
+	return &Verdict{Code: VBusyHost, Message: fmt.Sprintf("at %s the machine's CPU was %s busy (%.1f of %d cores) but the run accounts for about %.1f (sessions on CPU %.1f, load generator %.1f): other work on the host took %.1f cores",
 		count(low.Load, loadName), pct(low.CPUBusy), low.CPUBusy*float64(cores), cores, ours, low.Waits.CPU, low.LoadGenCores, foreign)}
 }
 
 func pageCache(f Facts, ev []Evidence, loadName string) []Verdict {
 	if !f.DirectIO {
-		return []Verdict{{VPageCache, "the storage test used buffered IO: it went through the page cache and measured memory as much as the device"}}
+		return []Verdict{{Code: VPageCache, Message: "the storage test used buffered IO: it went through the page cache and measured memory as much as the device"}}
 	}
 	for _, e := range ev {
 		if x := e.ExpectedDeviceMBps; x > ForeignIOFloorMBps && e.Device.Name != "" && e.Device.MBps() < CacheBypassShare*x {
-			return []Verdict{{VPageCache, fmt.Sprintf("at %s the test moved %.1f MB/s but device %s saw %.1f MB/s: a cache served the rest", count(e.Load, loadName), x, e.Device.Name, e.Device.MBps())}}
+			return []Verdict{{Code: VPageCache, Message: fmt.Sprintf("at %s the test moved %.1f MB/s but device %s saw %.1f MB/s: a cache served the rest", count(e.Load, loadName), x, e.Device.Name, e.Device.MBps())}}
 		}
 	}
 	return nil
@@ -279,7 +300,7 @@ func CompareVariants(a, b Variant, what string) Comparison {
 	alo, ahi, amed := stats.Quantile(a.Samples, 0.1), stats.Quantile(a.Samples, 0.9), stats.Quantile(a.Samples, 0.5)
 	blo, bhi, bmed := stats.Quantile(b.Samples, 0.1), stats.Quantile(b.Samples, 0.9), stats.Quantile(b.Samples, 0.5)
 	if len(a.Samples) == 0 || len(b.Samples) == 0 || alo <= bhi && blo <= ahi {
-		return Comparison{Verdict: &Verdict{VNoDifference, fmt.Sprintf("%s: %s (%.4g..%.4g) and %s (%.4g..%.4g) overlap: no difference measured",
+		return Comparison{Verdict: &Verdict{Code: VNoDifference, Message: fmt.Sprintf("%s: %s (%.4g..%.4g) and %s (%.4g..%.4g) overlap: no difference measured",
 			what, a.Name, alo, ahi, b.Name, blo, bhi)}}
 	}
 	if amed >= bmed {

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agbench/agbench/internal/analyze"
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/result"
+)
+
+// The verdict catalogue (issue 18): for every verdict, a run made to be invalid in that
+// way and a control run that is not, both real runs of agbench's commands on real servers
+// with short steps. Each verdict must fire on its invalid run, in result.json's analysis
+// and on the terminal alike, and on none of the controls. Cases are registered by the
+// catalogue_*_test.go files (addCase in an init function), one file per area.
+
+// catalogueCase is one verdict with the two runs that try it.
+type catalogueCase struct {
+	// Verdict is the code expected to fire (analyze.V*, or a comparison's code).
+	Verdict string
+	// Name says how the invalid run was made ("stress --rate 2000 on a 1-thread query").
+	Name string
+	// Invalid and Control each make one run (or several into the same folder) and return
+	// the stdout of the command that ran last and the results folder they wrote into.
+	Invalid, Control func(t *testing.T, env *catEnv) (stdout, results string)
+}
+
+var catalogue []catalogueCase
+
+// addCase registers a case of the catalogue.
+func addCase(c catalogueCase) { catalogue = append(catalogue, c) }
+
+// catEnv is what the catalogue's runs share: an agbench home and, made on first use and
+// destroyed when the catalogue ends, one local cluster of a primary and a standby.
+type catEnv struct {
+	Home string
+	Env  map[string]string
+
+	once sync.Once
+	topo *cluster.Topology
+	t    *testing.T // the catalogue's own test, which owns the cluster
+}
+
+// Cluster returns the catalogue's shared cluster (a primary and one async standby).
+func (e *catEnv) Cluster() *cluster.Topology {
+	e.once.Do(func() { e.topo = clustertest.NewIn(e.t, e.Home, clustertest.Options{Standbys: 1, Name: "cat"}) })
+	if e.topo == nil {
+		e.t.Fatal("the catalogue's cluster could not be made")
+	}
+	return e.topo
+}
+
+// Results returns a fresh results folder for one run.
+func (e *catEnv) Results(t *testing.T) string { return filepath.Join(t.TempDir(), "results") }
+
+// Run runs agbench with the catalogue's environment; a run that exits 2 (bad input) fails
+// the test, other exit codes are part of what the case judges.
+func (e *catEnv) Run(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	code, out, errs := runCLI(t, e.Env, args...)
+	if code == 2 {
+		t.Fatalf("agbench %s: exit 2\nstdout %s\nstderr %s", strings.Join(args, " "), out, errs)
+	}
+	return code, out + errs
+}
+
+var terminalVerdictRE = regexp.MustCompile(`(?m)^\s+! ([a-z0-9-]+):`)
+
+// firedVerdicts returns the verdict codes that fired in a run: from every result.json under
+// results (each variant's validity verdicts and the comparison's), and from the terminal's
+// "! code:" lines.
+func firedVerdicts(t *testing.T, stdout, results string) (inResult, onTerminal []string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(results, "*", "result.json"))
+	if len(files) == 0 {
+		t.Fatalf("no result.json under %s; output:\n%s", results, stdout)
+	}
+	for _, f := range files {
+		r, err := result.Read(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inResult = append(inResult, resultVerdicts(t, r)...)
+	}
+	for _, m := range terminalVerdictRE.FindAllStringSubmatch(stdout, -1) {
+		onTerminal = append(onTerminal, m[1])
+	}
+	sort.Strings(inResult)
+	sort.Strings(onTerminal)
+	return slices.Compact(inResult), slices.Compact(onTerminal)
+}
+
+// resultVerdicts are the codes of the verdicts that fired in a result's stored analysis.
+func resultVerdicts(t *testing.T, r *result.Result) []string {
+	t.Helper()
+	var out []string
+	if len(r.Analysis) > 0 {
+		var run analyze.Run
+		if err := json.Unmarshal(r.Analysis, &run); err != nil {
+			t.Fatalf("result analysis: %v", err)
+		}
+		for _, v := range run.Variants {
+			for _, x := range analyze.Fired(v.Result.Verdicts) {
+				out = append(out, x.Code)
+			}
+		}
+		for _, x := range analyze.Fired(run.Comparisons) {
+			out = append(out, x.Code)
+		}
+	}
+	return out
+}
+
+func TestVerdictCatalogue(t *testing.T) {
+	clustertest.Require(t)
+	if len(catalogue) == 0 {
+		t.Fatal("the catalogue has no cases")
+	}
+	home := clustertest.Home(t)
+	env := &catEnv{Home: home, Env: map[string]string{"AGBENCH_HOME": home}, t: t}
+	var rows []string
+	for _, c := range catalogue {
+		c := c
+		row := func(inv, ctl string) {
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s |", c.Verdict, c.Name, inv, ctl))
+		}
+		t.Run(c.Verdict, func(t *testing.T) {
+			inv, ctl := "not run", "not run"
+			defer func() { row(inv, ctl) }()
+			out, res := c.Invalid(t, env)
+			inR, inT := firedVerdicts(t, out, res)
+			inv = fmt.Sprintf("%v", slices.Contains(inR, c.Verdict) && slices.Contains(inT, c.Verdict))
+			if !slices.Contains(inR, c.Verdict) {
+				t.Errorf("invalid run (%s): %s did not fire in result.json (fired %v)\n%s", c.Name, c.Verdict, inR, out)
+			}
+			if !slices.Contains(inT, c.Verdict) {
+				t.Errorf("invalid run (%s): %s not printed on the terminal (printed %v)\n%s", c.Name, c.Verdict, inT, out)
+			}
+			out, res = c.Control(t, env)
+			cR, cT := firedVerdicts(t, out, res)
+			ctl = fmt.Sprintf("%v", slices.Contains(cR, c.Verdict) || slices.Contains(cT, c.Verdict))
+			if slices.Contains(cR, c.Verdict) || slices.Contains(cT, c.Verdict) {
+				t.Errorf("control run: %s fired (result %v, terminal %v)\n%s", c.Verdict, cR, cT, out)
+			}
+		})
+	}
+	if path := os.Getenv("AGBENCH_CATALOGUE_TABLE"); path != "" {
+		table := "| verdict | invalid run | fired on the invalid run | fired on the control |\n|---|---|---|---|\n" + strings.Join(rows, "\n") + "\n"
+		if err := os.WriteFile(path, []byte(table), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
