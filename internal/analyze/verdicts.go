@@ -114,7 +114,9 @@ type Facts struct {
 // Check returns every validity verdict that fires on the run, in a fixed order.
 func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	var out []Verdict
-	add := func(code, format string, a ...any) { out = append(out, Verdict{Code: code, Message: fmt.Sprintf(format, a...)}) }
+	add := func(code, format string, a ...any) {
+		out = append(out, Verdict{Code: code, Message: fmt.Sprintf(format, a...)})
+	}
 	st := sortedSteps(steps)
 	if f.DatasetBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes {
 		add(VFitsInMemory, "the dataset (%s) fits in memory (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
