@@ -237,7 +237,7 @@ know it).`,
 				}
 			}
 			if unknown {
-				fmt.Fprintln(a.stdout, "\nspread unknown where a side ran once: repeat the run (--repeat 3) to tell a difference from noise")
+				fmt.Fprintln(a.stdout, "\ntoo little data to compare where a side measured too few operations, too short a window or no spread: run longer or repeat (--repeat 3) to tell a difference from noise")
 			}
 			return nil
 		},

@@ -31,7 +31,7 @@ func (w *sleepWorker) Do(ctx context.Context, op *workload.Op) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	time.Sleep(10 * time.Millisecond)
+	time.Sleep(2 * time.Millisecond)
 	<-w.l.server
 	op.Name, op.Bytes = "query", 8192
 	return nil
@@ -58,7 +58,7 @@ func measuredRun(t *testing.T, dir string, threads []string, servers map[string]
 		n, _ := strconv.Atoi(p.Params["threads"])
 		st, err := runner.Run(context.Background(), runner.Config{
 			Workload: loads[p.Params["routing"]], Plan: []runner.Point{p},
-			Spec: func(runner.Point) runner.StepSpec { return runner.StepSpec{VUs: n, Duration: 500 * time.Millisecond} },
+			Spec: func(runner.Point) runner.StepSpec { return runner.StepSpec{VUs: n, Duration: 700 * time.Millisecond} }, // 3 repeats: 2.1 s a side, analyze.MinCompareSeconds
 			Tick: 100 * time.Millisecond,
 		})
 		if err != nil {
@@ -157,10 +157,10 @@ func TestCompareCommand(t *testing.T) {
 	if !strings.Contains(at4, "larger than spread") {
 		t.Fatalf("4 threads not told apart:\n%s", out)
 	}
-	// Two runs, one repeat each: the spread is unknown and said so.
+	// Two runs, one repeat each of 0.7 s: too little data to compare, and said so.
 	other := measuredRun(t, filepath.Join(dir, "b"), []string{"1", "4"}, map[string]int{"off": 1, "on": 3}, 1)
 	code, out, _ = runCLI(t, nil, "compare", run, other)
-	if code != 0 || !strings.Contains(out, "A = "+run) || !strings.Contains(out, "spread unknown") {
+	if code != 0 || !strings.Contains(out, "A = "+run) || !strings.Contains(out, "too little data to compare") {
 		t.Fatalf("A/B: code %d\n%s", code, out)
 	}
 }

@@ -497,21 +497,18 @@ func mergeFacts(f *Facts, o Facts) {
 	}
 }
 
-// compare compares two variants at every load from their per-second throughput (or
-// repeats): overlapping spreads say "no difference measured".
+// compare compares two variants at every load both measured by the rule for "different"
+// (Differ): a winner where their spreads are apart, and otherwise a verdict saying "no
+// difference measured" or "too little data to compare".
 func (run *Run) compare(a, b []result.Step, names []string, loadName string) {
-	samples := func(steps []result.Step) map[int][]float64 {
-		out := map[int][]float64{}
-		for _, st := range steps {
-			if ts, ok := st.Throughput["*"]; ok && len(ts.V) > 0 {
-				out[st.VUs] = append(out[st.VUs], ts.V...)
-			} else {
-				out[st.VUs] = append(out[st.VUs], st.OpsPerSecond())
-			}
+	byLoad := func(steps []result.Step) map[int][]*result.Step {
+		out := map[int][]*result.Step{}
+		for i := range steps {
+			out[steps[i].VUs] = append(out[steps[i].VUs], &steps[i])
 		}
 		return out
 	}
-	sa, sb := samples(a), samples(b)
+	sa, sb := byLoad(a), byLoad(b)
 	var loads []int
 	for l := range sa {
 		if _, ok := sb[l]; ok {
@@ -521,11 +518,11 @@ func (run *Run) compare(a, b []result.Step, names []string, loadName string) {
 	sort.Ints(loads)
 	for _, l := range loads {
 		what := fmt.Sprintf("throughput at %d %s", l, loadName)
-		c := CompareVariants(Variant{names[0], sa[l]}, Variant{names[1], sb[l]}, what)
-		if c.Verdict != nil {
-			run.Comparisons = append(run.Comparisons, *c.Verdict)
+		d := Differ(SideOf(names[0], sa[l], nil), SideOf(names[1], sb[l], nil))
+		if v := d.Verdict(what); v != nil {
+			run.Comparisons = append(run.Comparisons, *v)
 		} else {
-			run.Differences = append(run.Differences, fmt.Sprintf("%s: %s ahead, %.2f× (medians; 10th–90th percentile ranges apart)", what, c.Winner, c.Ratio))
+			run.Differences = append(run.Differences, what+": "+d.Sentence())
 		}
 	}
 }

@@ -31,7 +31,7 @@ func resultOf(t *testing.T, steps []Step, variant string, counters func(Step) ma
 			t.Fatal(err)
 		}
 		window := 300.0
-		st := result.Step{Index: len(out), Point: i, Variant: variant, VUs: int(s.Load),
+		st := result.Step{Index: len(out), Point: i, Variant: variant, VUs: int(s.Load), Complete: true,
 			Window: result.Window{Start: t0, End: t0.Add(time.Duration(window * float64(time.Second)))},
 			Ops:    map[string]*result.Op{"query": {Count: int64(s.Throughput * window), Latency: hist}},
 			Client: result.ClientCPU{UserSeconds: 3, SystemSeconds: 3, Utilisation: 0.01},

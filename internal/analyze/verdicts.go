@@ -7,7 +7,6 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
-	"github.com/agbench/agbench/internal/stats"
 	"github.com/agbench/agbench/internal/units"
 )
 
@@ -280,35 +279,6 @@ func loadList(st []Step) string {
 		s += fmtNum(x.Load)
 	}
 	return s
-}
-
-// Variant is one side of a comparison (a --compare value) with its throughput samples:
-// repeats, or per-second throughputs of the measured window.
-type Variant struct {
-	Name    string
-	Samples []float64
-}
-
-// Comparison says whether two variants differ: their 10th–90th percentile ranges overlap or not.
-type Comparison struct {
-	Verdict *Verdict `json:"verdict,omitempty"` // VNoDifference when the ranges overlap
-	Winner  string   `json:"winner,omitempty"`
-	Ratio   float64  `json:"ratio"` // median of the winner / median of the other
-}
-
-// CompareVariants compares two variants at one load. Overlapping spread says "no
-// difference measured" rather than naming a winner.
-func CompareVariants(a, b Variant, what string) Comparison {
-	alo, ahi, amed := stats.Quantile(a.Samples, 0.1), stats.Quantile(a.Samples, 0.9), stats.Quantile(a.Samples, 0.5)
-	blo, bhi, bmed := stats.Quantile(b.Samples, 0.1), stats.Quantile(b.Samples, 0.9), stats.Quantile(b.Samples, 0.5)
-	if len(a.Samples) == 0 || len(b.Samples) == 0 || alo <= bhi && blo <= ahi {
-		return Comparison{Verdict: &Verdict{Code: VNoDifference, Message: fmt.Sprintf("%s: %s (%.4g..%.4g) and %s (%.4g..%.4g) overlap: no difference measured",
-			what, a.Name, alo, ahi, b.Name, blo, bhi)}}
-	}
-	if amed >= bmed {
-		return Comparison{Winner: a.Name, Ratio: ratioOf(amed, bmed)}
-	}
-	return Comparison{Winner: b.Name, Ratio: ratioOf(bmed, amed)}
 }
 
 func ratioOf(a, b float64) float64 {

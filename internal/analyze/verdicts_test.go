@@ -111,23 +111,3 @@ func TestPageCacheVerdicts(t *testing.T) {
 		t.Errorf("cache-served direct test: %v", vs)
 	}
 }
-
-func TestCompareVariants(t *testing.T) {
-	off := Variant{"routing=off", []float64{1000, 1020, 990, 1010, 1005}}
-	close := Variant{"routing=on", []float64{1015, 1030, 1000, 1025, 1012}}
-	far := Variant{"routing=on", []float64{1500, 1480, 1520, 1510, 1490}}
-	c := CompareVariants(off, close, "throughput at 8 VUs")
-	if c.Verdict == nil || c.Verdict.Code != VNoDifference || c.Winner != "" || !strings.Contains(c.Verdict.Message, "no difference measured") {
-		t.Errorf("overlapping variants: %+v", c)
-	}
-	c = CompareVariants(off, far, "throughput at 8 VUs")
-	if c.Verdict != nil || c.Winner != "routing=on" || c.Ratio < 1.45 || c.Ratio > 1.55 {
-		t.Errorf("separated variants: %+v", c)
-	}
-	if c := CompareVariants(far, off, "x"); c.Winner != "routing=on" {
-		t.Errorf("order matters: %+v", c)
-	}
-	if c := CompareVariants(off, Variant{Name: "none"}, "x"); c.Verdict == nil {
-		t.Error("a variant without samples named a winner")
-	}
-}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -23,9 +24,11 @@ type Diff struct {
 	// Pct is (B - A) / A in percent; it is computed only when both sides measured the
 	// metric (see Compared).
 	Pct float64
-	// Verdict says whether the difference is larger than the run-to-run spread:
-	// "larger than spread", "within spread" or "spread unknown", or why it was not compared.
+	// Verdict is the rule for "different" (analyze.Differ): "larger than spread", "no
+	// difference measured" or "too little data to compare: why", or why it was not compared.
 	Verdict string
+	// Difference is the rule's answer (empty Outcome when a side did not measure the metric).
+	Difference analyze.Difference
 	// Absent says why the point was not compared ("MB/s not measured in routing=on"), or is
 	// empty.
 	Absent string
@@ -34,11 +37,11 @@ type Diff struct {
 // Compared is true when both sides measured the metric and Pct means something.
 func (d Diff) Compared() bool { return d.Absent == "" && d.A.Measured > 0 && d.B.Measured > 0 }
 
-// Verdicts of a difference.
+// Verdicts of a difference (analyze.Differ's outcomes as the table says them).
 const (
 	Larger        = "larger than spread"
-	Within        = "within spread"
-	SpreadUnknown = "spread unknown"
+	Within        = analyze.NoDifference
+	SpreadUnknown = analyze.TooLittleData
 )
 
 // Comparison is B compared with A at every point both measured.
@@ -48,13 +51,14 @@ type Comparison struct {
 	Metric   string
 	LoadName string
 	Diffs    []Diff
-	// OneRunEach is true when some point has a single repeat on a side: its spread is unknown.
+	// OneRunEach is true when some point had too little data to compare (analyze.Differ):
+	// too few operations, too little measured time or no spread on a side.
 	OneRunEach bool
 }
 
 // Compare compares two variants of one experiment point by point: their throughput (the
-// experiment's headline metric) and p99 latency. The spread is the range of each side's
-// repeats; a difference counts when the ranges do not overlap.
+// experiment's headline metric) and p99 latency. Whether they differ is analyze.Differ's
+// rule, the one the run's analysis and the report's headline use.
 func Compare(e *Experiment, a, b *Variant) Comparison {
 	_, label, get := e.metric()
 	c := Comparison{AName: a.Name, BName: b.Name, Metric: label, LoadName: e.pointHeader()}
@@ -80,18 +84,31 @@ func Compare(e *Experiment, a, b *Variant) Comparison {
 		if d.A.Mean != 0 {
 			d.Pct = 100 * (d.B.Mean - d.A.Mean) / d.A.Mean
 		}
-		switch {
-		case d.A.Measured < 2 || d.B.Measured < 2:
-			d.Verdict = SpreadUnknown
-			c.OneRunEach = true
-		case d.B.Lo > d.A.Hi || d.A.Lo > d.B.Hi:
+		d.Difference = differ(a.Name, fa, b.Name, fb, get)
+		switch d.Difference.Outcome {
+		case analyze.Different:
 			d.Verdict = Larger
-		default:
+		case analyze.NoDifference:
 			d.Verdict = Within
+		default:
+			d.Verdict = SpreadUnknown + ": " + d.Difference.Why
+			c.OneRunEach = true
 		}
 		c.Diffs = append(c.Diffs, d)
 	}
 	return c
+}
+
+// differ applies analyze.Differ to two cells by the experiment's metric.
+func differ(aName string, fa *Figures, bName string, fb *Figures, get func(*Figures) (float64, bool)) analyze.Difference {
+	metric := func(st *result.Step) (float64, bool) {
+		one, err := newFigures([]*result.Step{st})
+		if err != nil {
+			return 0, false
+		}
+		return get(one)
+	}
+	return analyze.Differ(analyze.SideOf(aName, fa.Steps, metric), analyze.SideOf(bName, fb.Steps, metric))
 }
 
 // side summarises a cell's repeats by the chosen metric. Per-repeat values of a counter are
@@ -161,12 +178,15 @@ func Pairs(exps []*Experiment) ([][2]*Variant, *Experiment, error) {
 
 // Table renders the comparison like the other tables.
 func (c Comparison) Table() Table {
-	t := Table{Name: "compare", Title: fmt.Sprintf("B = %s vs A = %s (%s; spread = range of repeats)", c.BName, c.AName, c.Metric),
+	t := Table{Name: "compare", Title: fmt.Sprintf("B = %s vs A = %s (%s; different = spreads of repeats or of per-second throughput apart)", c.BName, c.AName, c.Metric),
 		Columns: []string{c.LoadName, "A " + c.Metric, "B " + c.Metric, "diff", "A range", "B range", "A p99 ms", "B p99 ms", "verdict"}}
 	for _, d := range c.Diffs {
 		diff := absentCell()
 		if d.Compared() {
 			diff = Cell{Text: fmt.Sprintf("%+.1f%%", d.Pct), Value: d.Pct, Num: true}
+			if d.Verdict != Larger { // not a finding: the rule says no difference, or cannot tell
+				diff.Text = "(" + diff.Text + ")"
+			}
 		}
 		t.add(txt(d.Point), meanCell(d.A), meanCell(d.B), diff,
 			rangeCell(d.A), rangeCell(d.B), num(d.A.P99Ms), num(d.B.P99Ms), txt(d.Verdict))

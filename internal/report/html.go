@@ -178,52 +178,68 @@ func peak(v *Variant, get func(*Figures) (float64, bool)) (pk float64, at int) {
 }
 
 // Headline is the one sentence the summary gives an experiment: its best result, and with
-// two or more variants, how far the last differs from the first at its largest gap. It
-// rests only on measured figures: a gap with an absent side is not computed, and a variant
-// that measured nothing says so.
+// two or more variants, how the last compares with the first by the rule for "different"
+// (analyze.Differ): "+X%" only where the rule says they differ, and otherwise "no
+// difference measured" or "too little data to compare", said as such. It rests only on
+// measured figures: a gap with an absent side is not computed, and a variant that measured
+// nothing says so.
 func (e *Experiment) Headline() string {
 	_, label, get := e.metric()
 	if len(e.Variants) == 0 {
 		return "no steps measured"
 	}
 	var parts []string
-	if len(e.Variants) >= 2 && e.Sweep {
+	// A sweep's headline is the comparison; one load compared ends the peaks with it.
+	oneLoad := !e.Sweep && len(e.Variants) == 2 && len(e.Points) == 1
+	var compared string
+	if len(e.Variants) >= 2 && (e.Sweep || oneLoad) {
 		a, b := e.Variants[0], e.Variants[len(e.Variants)-1]
-		best, at, last := 0.0, -1, -1
-		ratio := func(i int) (float64, bool) {
+		type gap struct {
+			d    analyze.Difference
+			rel  float64
+			text string
+		}
+		var gaps []gap
+		for i := range e.Points {
 			if a.Cells[i] == nil || b.Cells[i] == nil {
-				return 0, false
+				continue
 			}
 			va, oka := get(a.Cells[i])
 			vb, okb := get(b.Cells[i])
 			if !oka || !okb || va <= 0 {
-				return 0, false
-			}
-			return vb/va - 1, true
-		}
-		for i := range e.Points {
-			d, ok := ratio(i)
-			if !ok {
 				continue
 			}
-			last = i
-			if at < 0 || math.Abs(d) > math.Abs(best) {
-				best, at = d, i
+			g := gap{d: differ(a.Name, a.Cells[i], b.Name, b.Cells[i], get), rel: vb/va - 1}
+			at := e.Points[i]
+			if e.Sweep {
+				at += " " + e.LoadName
 			}
+			if g.d.Outcome == analyze.Different {
+				g.text = fmt.Sprintf("%+.0f%% %s at %s (%s vs %s)", 100*g.rel, label, at, fmtNum(vb), fmtNum(va))
+			} else {
+				g.text = fmt.Sprintf("%s at %s", g.d.Outcome, at)
+			}
+			gaps = append(gaps, g)
 		}
-		if last >= 0 {
-			gap := func(i int) string {
-				d, _ := ratio(i)
-				va, _ := get(a.Cells[i])
-				vb, _ := get(b.Cells[i])
-				return fmt.Sprintf("%+.0f%% %s at %s %s (%s vs %s)", 100*d, label,
-					e.Points[i], e.LoadName, fmtNum(vb), fmtNum(va))
+		if len(gaps) > 0 {
+			last := gaps[len(gaps)-1]
+			h := fmt.Sprintf("%s vs %s: %s", b.Name, a.Name, last.text)
+			largest := -1
+			for i, g := range gaps {
+				if g.d.Outcome == analyze.Different && (largest < 0 || math.Abs(g.rel) > math.Abs(gaps[largest].rel)) {
+					largest = i
+				}
 			}
-			h := fmt.Sprintf("%s vs %s: %s", b.Name, a.Name, gap(last))
-			if at != last {
-				h += "; largest gap " + gap(at)
+			if largest >= 0 && largest != len(gaps)-1 {
+				h += "; largest gap " + gaps[largest].text
 			}
-			return h
+			if largest < 0 && len(gaps) > 1 {
+				h += fmt.Sprintf(" (no difference claimed at any of %d loads)", len(gaps))
+			}
+			if !oneLoad {
+				return h
+			}
+			compared = h
 		}
 	}
 	var absent []string
@@ -245,6 +261,9 @@ func (e *Experiment) Headline() string {
 			why = fmt.Sprintf("%s vs %s not compared: %s", e.Variants[len(e.Variants)-1].Name, e.Variants[0].Name, why)
 		}
 		parts = append(parts, why)
+	}
+	if compared != "" {
+		parts = append(parts, compared)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -173,11 +173,22 @@ func TestRepeatsAndCompare(t *testing.T) {
 	if err := WriteText(&out, cmp.Table()); err != nil || !strings.Contains(out.String(), Larger) {
 		t.Fatalf("compare table: %v\n%s", err, out.String())
 	}
-	// Without repeats the spread is unknown, and said so.
+	// Without repeats the spread is the per-second throughput's (analyze.Differ, the rule
+	// the run's analysis uses too): at one thread the variants overlap.
 	one := build(t, NewRun("r", rorStudy().result(t)))[0]
 	cmp = Compare(one, one.Variants[0], one.Variants[1])
-	if !cmp.OneRunEach || cmp.Diffs[0].Verdict != SpreadUnknown {
-		t.Fatalf("one run each: %+v", cmp.Diffs[0])
+	if d := cmp.Diffs[0]; d.Verdict != Within || d.Difference.Spread != "per-second throughput" {
+		t.Fatalf("one run each: %+v", d)
+	}
+	// A side cut to a fraction of a second is too little data, said as such.
+	short := rorStudy().result(t)
+	for i := range short.Steps {
+		short.Steps[i].Window.End = short.Steps[i].Window.Start.Add(100 * time.Millisecond)
+	}
+	one = build(t, NewRun("r", short))[0]
+	cmp = Compare(one, one.Variants[0], one.Variants[1])
+	if d := cmp.Diffs[0]; !cmp.OneRunEach || !strings.HasPrefix(d.Verdict, SpreadUnknown+": ") || !strings.Contains(d.Verdict, "s measured") {
+		t.Fatalf("short windows: %+v", d)
 	}
 }
 

@@ -1,0 +1,240 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/stats"
+)
+
+// The rule for "different": the one place that says whether two variants (or two runs) at
+// one load differ. The run's analysis, the report's headline and `agbench compare` all ask
+// Differ, so none of them names a winner the others call noise.
+const (
+	// MinCompareOps is the fewest successful operations a side needs to be compared: below
+	// it one operation more or less moves its throughput by 1% or more, and a handful of
+	// slow operations (a connection's first query, a checkpoint) decide the figure.
+	MinCompareOps = 100
+	// MinCompareSeconds is the least measured time a side needs (its usable steps' windows
+	// summed): a shorter side measures connection set-up and warm-up rather than the load,
+	// and its per-second throughput has too few intervals to show a spread.
+	MinCompareSeconds = 2.0
+	// MinSpreadSamples is the fewest samples (repeats, or per-interval throughputs) a side
+	// needs for its spread to be known: one or two samples are their own range and say
+	// nothing of the noise.
+	MinSpreadSamples = 3
+	// PercentileSpreadSamples is the fewest samples whose spread is their 10th–90th
+	// percentile range (one outlying second does not hide a difference); fewer are spread
+	// over their whole range, min to max, as interpolated percentiles of three or five
+	// samples would claim a narrower spread than was measured.
+	PercentileSpreadSamples = 10
+)
+
+// Outcomes of Differ.
+const (
+	// Different: the sides' spreads do not overlap; the winner is named.
+	Different = "different"
+	// NoDifference: the spreads overlap: no difference measured.
+	NoDifference = "no difference measured"
+	// TooLittleData: a side has too few operations, too little measured time or too few
+	// samples for its spread (or no usable step): nothing can be said either way.
+	TooLittleData = "too little data to compare"
+)
+
+// Side is one side of a comparison at one load, as Differ reads it: made by SideOf from
+// the side's steps (repeats) with failed and aborted steps left out.
+type Side struct {
+	Name string
+	// Repeats holds the metric of each usable step (repeat); Intervals the metric's
+	// per-interval values over all of them (per-second throughput).
+	Repeats   []float64
+	Intervals []float64
+	// Ops counts the usable steps' successful operations; Seconds their measured windows.
+	Ops     int64
+	Seconds float64
+	// Excluded says which steps were left out and why ("1 incomplete step"), or is empty.
+	Excluded []string
+}
+
+// SideOf collects one side of a comparison from its steps (the repeats of one load).
+// metric gives a step's figure (nil: operations per second); ok false leaves the step out
+// as not having measured it. A step that did not complete (failed: too many errors, or
+// aborted: cut short) or measured no successful operation is left out and named in
+// Excluded. The per-interval values are the step's per-second throughput, scaled by the
+// step's metric over its operations per second when the metric is another (NOPM, MB/s):
+// the metric's spread within the window is taken to be its throughput's.
+func SideOf(name string, steps []*result.Step, metric func(*result.Step) (float64, bool)) Side {
+	s := Side{Name: name}
+	incomplete, empty, unmeasured := 0, 0, 0
+	for _, st := range steps {
+		if st == nil {
+			continue
+		}
+		ops := st.Totals().Count
+		switch {
+		case !st.Complete:
+			incomplete++
+			continue
+		case ops == 0:
+			empty++
+			continue
+		}
+		v, scale := st.OpsPerSecond(), 1.0
+		if metric != nil {
+			m, ok := metric(st)
+			if !ok {
+				unmeasured++
+				continue
+			}
+			if v > 0 {
+				scale = m / v
+			}
+			v = m
+		}
+		s.Repeats = append(s.Repeats, v)
+		s.Ops += ops
+		s.Seconds += st.Window.Seconds()
+		if ts, ok := st.Throughput["*"]; ok {
+			s.Intervals = append(s.Intervals, wholeIntervals(ts, scale)...)
+		}
+	}
+	plural := func(n int, what string) string {
+		if n == 1 {
+			return "1 " + what + " step"
+		}
+		return fmt.Sprintf("%d %s steps", n, what)
+	}
+	if incomplete > 0 {
+		s.Excluded = append(s.Excluded, plural(incomplete, "failed or aborted"))
+	}
+	if empty > 0 {
+		s.Excluded = append(s.Excluded, plural(empty, "empty (no successful operation)"))
+	}
+	if unmeasured > 0 {
+		s.Excluded = append(s.Excluded, plural(unmeasured, "unmeasured"))
+	}
+	return s
+}
+
+// wholeIntervals returns a per-interval throughput series' values times scale, leaving out
+// intervals shorter than half the longest (the window's last, partial interval: a few
+// operations over a fraction of a tick are noisier than the rest) and values not finite.
+func wholeIntervals(ts result.TimeSeries, scale float64) []float64 {
+	n := min(len(ts.T), len(ts.V))
+	longest, prev := 0.0, 0.0
+	for i := 0; i < n; i++ {
+		longest, prev = max(longest, ts.T[i]-prev), ts.T[i]
+	}
+	var out []float64
+	prev = 0
+	for i := 0; i < n; i++ {
+		x := ts.V[i]
+		if ts.T[i]-prev >= longest/2 && !math.IsNaN(x) && !math.IsInf(x, 0) {
+			out = append(out, x*scale)
+		}
+		prev = ts.T[i]
+	}
+	return out
+}
+
+// Difference is Differ's answer for one load.
+type Difference struct {
+	// Outcome is Different, NoDifference or TooLittleData.
+	Outcome string `json:"outcome"`
+	// Winner is the side with the higher median (Different only); Ratio its median over
+	// the other's.
+	Winner string  `json:"winner,omitempty"`
+	Ratio  float64 `json:"ratio,omitempty"`
+	// Spread says which samples gave the spread ("3 repeats", "per-second throughput").
+	Spread string `json:"spread,omitempty"`
+	// Why says what is missing (TooLittleData) or what overlapped (NoDifference).
+	Why string `json:"why,omitempty"`
+}
+
+// Differ applies the rule for "different" to two sides at one load. Each side needs
+// MinCompareOps successful operations and MinCompareSeconds of measured time in steps that
+// completed; the spread comes from the repeats when both sides have MinSpreadSamples of
+// them, else from the per-interval throughput of their windows when both have that many.
+// Sides whose spreads (spreadOf) do not overlap differ, and the one with the higher
+// median wins; overlapping ranges are "no difference measured"; anything short of the rule
+// is "too little data to compare", saying what was missing.
+func Differ(a, b Side) Difference {
+	var short []string
+	for _, s := range []Side{a, b} {
+		var why []string
+		if len(s.Repeats) == 0 {
+			why = append(why, "no usable step")
+		}
+		if len(s.Repeats) > 0 && s.Ops < MinCompareOps {
+			why = append(why, fmt.Sprintf("%d operations (%d needed)", s.Ops, MinCompareOps))
+		}
+		if len(s.Repeats) > 0 && s.Seconds < MinCompareSeconds {
+			why = append(why, fmt.Sprintf("%.2f s measured (%g s needed)", s.Seconds, MinCompareSeconds))
+		}
+		if len(why) > 0 && len(s.Excluded) > 0 {
+			why = append(why, strings.Join(s.Excluded, ", ")+" left out")
+		}
+		if len(why) > 0 {
+			short = append(short, s.Name+": "+strings.Join(why, ", "))
+		}
+	}
+	if len(short) > 0 {
+		return Difference{Outcome: TooLittleData, Why: strings.Join(short, "; ")}
+	}
+	as, bs, spread := a.Repeats, b.Repeats, fmt.Sprintf("%d and %d repeats", len(a.Repeats), len(b.Repeats))
+	if len(as) < MinSpreadSamples || len(bs) < MinSpreadSamples {
+		as, bs, spread = a.Intervals, b.Intervals, "per-second throughput"
+	}
+	if len(as) < MinSpreadSamples || len(bs) < MinSpreadSamples {
+		return Difference{Outcome: TooLittleData, Why: fmt.Sprintf("the spread is unknown: %s has %d repeat(s) and %d per-second sample(s), %s %d and %d; %d of either needed per side",
+			a.Name, len(a.Repeats), len(a.Intervals), b.Name, len(b.Repeats), len(b.Intervals), MinSpreadSamples)}
+	}
+	alo, ahi, amed, arange := spreadOf(as)
+	blo, bhi, bmed, brange := spreadOf(bs)
+	if alo <= bhi && blo <= ahi {
+		return Difference{Outcome: NoDifference, Spread: spread, Why: fmt.Sprintf("%s (%.4g..%.4g, %s) and %s (%.4g..%.4g, %s) overlap",
+			a.Name, alo, ahi, arange, b.Name, blo, bhi, brange)}
+	}
+	if amed >= bmed {
+		return Difference{Outcome: Different, Winner: a.Name, Ratio: ratioOf(amed, bmed), Spread: spread}
+	}
+	return Difference{Outcome: Different, Winner: b.Name, Ratio: ratioOf(bmed, amed), Spread: spread}
+}
+
+// spreadOf is a side's spread and median, and what the spread is ("min–max of 3 repeats").
+func spreadOf(xs []float64) (lo, hi, med float64, what string) {
+	med = stats.Quantile(xs, 0.5)
+	if len(xs) < PercentileSpreadSamples {
+		return slices.Min(xs), slices.Max(xs), med, fmt.Sprintf("min–max of %d", len(xs))
+	}
+	return stats.Quantile(xs, 0.1), stats.Quantile(xs, 0.9), med, fmt.Sprintf("10th–90th percentile of %d", len(xs))
+}
+
+// Verdict is the comparison's verdict on what, or nil when the sides differ: NoDifference
+// is VNoDifference, TooLittleData VTooLittleData, each saying so in its message.
+func (d Difference) Verdict(what string) *Verdict {
+	switch d.Outcome {
+	case NoDifference:
+		return &Verdict{Code: VNoDifference, Message: fmt.Sprintf("%s: %s: no difference measured", what, d.Why)}
+	case TooLittleData:
+		return &Verdict{Code: VTooLittleData, Message: fmt.Sprintf("%s: too little data to compare (%s): no difference can be claimed either way", what, d.Why)}
+	}
+	return nil
+}
+
+// Sentence says in a few words what the rule found: "routing=on ahead, 1.20× (medians of
+// per-second throughput; spreads apart)", "no difference measured" or
+// "too little data to compare".
+func (d Difference) Sentence() string {
+	if d.Outcome == Different {
+		return fmt.Sprintf("%s ahead, %.2f× (medians of %s; spreads apart)", d.Winner, d.Ratio, d.Spread)
+	}
+	return d.Outcome
+}
+
+// VTooLittleData is the comparison's verdict when a side had too few operations, too little
+// measured time or too few samples for the rule for "different" (Differ).
+const VTooLittleData = "too-little-data"

@@ -1,0 +1,121 @@
+package analyze
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+// stepOfRate is a completed step of ops operations over sec seconds with the given
+// per-second throughput (one point per whole second).
+func stepOfRate(ops int64, sec float64, perSecond ...float64) *result.Step {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	st := &result.Step{Complete: true, Window: result.Window{Start: t0, End: t0.Add(time.Duration(sec * float64(time.Second)))},
+		Ops: map[string]*result.Op{"query": {Count: ops}}}
+	if len(perSecond) > 0 {
+		ts := result.TimeSeries{}
+		for i, v := range perSecond {
+			ts.T, ts.V = append(ts.T, float64(i+1)), append(ts.V, v)
+		}
+		st.Throughput = map[string]result.TimeSeries{"*": ts}
+	}
+	return st
+}
+
+func TestDifferOneSamplePerSideIsTooLittle(t *testing.T) {
+	// The case: windows of 36 ms and 3 ms, one sample each, "10.31×" claimed.
+	a := SideOf("routing=off", []*result.Step{stepOfRate(100, 0.036)}, nil)
+	b := SideOf("routing=on", []*result.Step{stepOfRate(30, 0.003)}, nil)
+	d := Differ(a, b)
+	if d.Outcome != TooLittleData || d.Winner != "" || !strings.Contains(d.Why, "s measured (2 s needed)") {
+		t.Errorf("one sample per side: %+v", d)
+	}
+	v := d.Verdict("throughput at 1 threads")
+	if v == nil || v.Code != VTooLittleData || !strings.Contains(v.Message, "too little data to compare") {
+		t.Errorf("verdict %+v", v)
+	}
+	if s := d.Sentence(); strings.Contains(s, "ahead") {
+		t.Errorf("sentence %q names a winner", s)
+	}
+}
+
+func TestDifferTwoSamplesPerSideIsTooLittle(t *testing.T) {
+	// Enough operations and time, but two per-second samples a side: no spread.
+	a := SideOf("off", []*result.Step{stepOfRate(2000, 2, 1000, 1000)}, nil)
+	b := SideOf("on", []*result.Step{stepOfRate(2160, 2, 1080, 1080)}, nil)
+	if d := Differ(a, b); d.Outcome != TooLittleData || !strings.Contains(d.Why, "spread is unknown") {
+		t.Errorf("two samples per side: %+v", d)
+	}
+}
+
+func TestDifferLeavesOutFailedAndAbortedSteps(t *testing.T) {
+	aborted := stepOfRate(5000, 3, 1700, 1600, 1700)
+	aborted.Complete = false
+	empty := stepOfRate(0, 3, 0, 0, 0)
+	good := stepOfRate(3000, 3, 1000, 1010, 990)
+	a := SideOf("off", []*result.Step{aborted, empty}, nil)
+	if len(a.Repeats) != 0 || len(a.Excluded) != 2 {
+		t.Fatalf("side of an aborted and an empty step: %+v", a)
+	}
+	d := Differ(a, SideOf("on", []*result.Step{good}, nil))
+	if d.Outcome != TooLittleData || !strings.Contains(d.Why, "off: no usable step, 1 failed or aborted step, 1 empty") {
+		t.Errorf("aborted side: %+v", d)
+	}
+	// 0.14 s of a step: too little measured time, whatever its figures.
+	short := stepOfRate(300, 0.14, 2100)
+	if d := Differ(SideOf("off", []*result.Step{short}, nil), SideOf("on", []*result.Step{good}, nil)); d.Outcome != TooLittleData {
+		t.Errorf("0.14 s step: %+v", d)
+	}
+}
+
+func TestDifferSpreadFromIntervalsAndRepeats(t *testing.T) {
+	off := SideOf("routing=off", []*result.Step{stepOfRate(3000, 3, 1000, 1020, 990)}, nil)
+	close := SideOf("routing=on", []*result.Step{stepOfRate(3030, 3, 1015, 1000, 1025)}, nil)
+	far := SideOf("routing=on", []*result.Step{stepOfRate(4500, 3, 1500, 1480, 1520)}, nil)
+	if d := Differ(off, close); d.Outcome != NoDifference || d.Winner != "" || d.Spread != "per-second throughput" {
+		t.Errorf("overlapping: %+v", d)
+	}
+	if v := Differ(off, close).Verdict("x"); v == nil || v.Code != VNoDifference || !strings.Contains(v.Message, "no difference measured") {
+		t.Errorf("overlapping verdict: %+v", v)
+	}
+	d := Differ(off, far)
+	if d.Outcome != Different || d.Winner != "routing=on" || d.Ratio < 1.45 || d.Ratio > 1.55 || d.Verdict("x") != nil {
+		t.Errorf("separated: %+v", d)
+	}
+	if !strings.Contains(d.Sentence(), "routing=on ahead, 1.") {
+		t.Errorf("sentence %q", d.Sentence())
+	}
+	if d := Differ(far, off); d.Winner != "routing=on" {
+		t.Errorf("order matters: %+v", d)
+	}
+	// Three repeats a side: the spread is the repeats', not the seconds'.
+	reps := func(name string, rates ...float64) Side {
+		var st []*result.Step
+		for _, r := range rates {
+			st = append(st, stepOfRate(int64(r), 1, r))
+		}
+		return SideOf(name, st, nil)
+	}
+	d = Differ(reps("a", 1000, 1010, 990), reps("b", 1200, 1190, 1210))
+	if d.Outcome != Different || d.Winner != "b" || d.Spread != "3 and 3 repeats" {
+		t.Errorf("repeats: %+v", d)
+	}
+	// A metric other than ops/s scales the per-second spread by the step's own ratio.
+	nopm := func(st *result.Step) (float64, bool) { return 60 * st.OpsPerSecond(), true }
+	s := SideOf("a", []*result.Step{stepOfRate(3000, 3, 1000, 1020, 990)}, nopm)
+	if len(s.Intervals) != 3 || s.Intervals[0] != 60000 || s.Repeats[0] != 60000 {
+		t.Errorf("scaled side: %+v", s)
+	}
+}
+
+func TestDifferPartialIntervalLeftOut(t *testing.T) {
+	st := stepOfRate(3000, 3.2, 1000, 1000, 1000)
+	ts := st.Throughput["*"]
+	ts.T, ts.V = append(ts.T, 3.2), append(ts.V, 5000) // 0.2 s of a last interval
+	st.Throughput["*"] = ts
+	if s := SideOf("a", []*result.Step{st}, nil); len(s.Intervals) != 3 {
+		t.Errorf("partial interval counted: %+v", s.Intervals)
+	}
+}
