@@ -39,7 +39,9 @@ type Knee struct {
 	Knee *Point `json:"knee,omitempty"`
 	// KneeLoads holds the knee of each repeat when steps were repeated: the knee's spread.
 	KneeLoads []float64 `json:"knee_loads,omitempty"`
-	// Saturation is the smallest load reaching SaturationShare of the highest throughput.
+	// Saturation is the smallest load reaching SaturationShare of the highest throughput;
+	// nil when throughput still rose at the highest load (RisingAtEnd: no knee reached, so
+	// no load is called saturated beside "sweep further").
 	Saturation *Point `json:"saturation,omitempty"`
 	// Peak is the load with the highest throughput.
 	Peak *Point `json:"peak,omitempty"`
@@ -85,6 +87,9 @@ func FindKnee(steps []Step, slos []SLO) Knee {
 	}
 	k.KneeLoads = repeatKnees(st, xs)
 	k.RisingAtEnd = k.Knee == nil && len(st) >= MinKneePoints && peak == len(st)-1
+	if k.RisingAtEnd {
+		k.Saturation = nil // throughput still rose at the highest load: nothing saturated yet
+	}
 	if len(slos) > 0 {
 		k.SLOs = slos
 		for _, s := range st {

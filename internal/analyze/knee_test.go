@@ -88,6 +88,9 @@ func TestNoKneeWhileStillScaling(t *testing.T) {
 	if !k.RisingAtEnd {
 		t.Error("linear scaling not reported as still rising")
 	}
+	if k.Saturation != nil {
+		t.Errorf("still rising, yet saturated at %v", k.Saturation.Load)
+	}
 	if k := FindKnee(steps[:2], nil); k.Knee != nil || k.RisingAtEnd {
 		t.Errorf("two loads: %+v", k)
 	}
