@@ -40,12 +40,16 @@ func Analyze(in Input) Analysis {
 		in.Unit = "ops/s"
 	}
 	a := Analysis{LoadName: in.LoadName, Unit: in.Unit}
-	a.Knee = FindKnee(in.Steps, in.SLOs)
-	if u, ok := FitUSL(in.Steps); ok && u.Good {
+	measured := measuredSteps(in.Steps) // steps that measured nothing draw no knee
+	a.Knee = FindKnee(measured, in.SLOs)
+	if u, ok := FitUSL(measured); ok && u.Good {
 		a.USL = &u
 	}
-	a.Little = CheckLittle(in.Steps)
+	a.Little = CheckLittle(measured)
 	a.Saturated = WhatSaturated(a.Knee, in.Evidence, in.LoadName)
+	if len(measured) == 0 && len(in.Steps) > 0 {
+		a.Saturated = Saturation{Sentence: "Not judged: no step measured a successful operation."}
+	}
 	a.Verdicts = Check(in.Steps, in.Evidence, in.Facts, in.LoadName)
 	if a.Verdicts == nil {
 		a.Verdicts = []Verdict{}
@@ -87,6 +91,11 @@ func (a Analysis) WriteText(w io.Writer) error {
 func (a Analysis) kneeLine() string {
 	k := a.Knee
 	if k.Characteristic == nil {
+		for _, v := range a.Verdicts {
+			if v.Code == VNothingMeasured {
+				return "not drawn: no step measured a successful operation"
+			}
+		}
 		return "no steps measured"
 	}
 	pt := func(p *Point) string {

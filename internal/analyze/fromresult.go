@@ -162,6 +162,7 @@ func stepOf(reps []result.Step, keying bool) Step {
 		}
 	}
 	s.ErrorClasses = errorClasses(classes)
+	s.NothingMeasured = measuredNothing(reps)
 	s.Throughput = mean(s.Repeats)
 	if len(reps) == 1 {
 		s.Repeats = nil

@@ -229,7 +229,7 @@ func TestFromResultSeriesOnlyEvidence(t *testing.T) {
 		}
 		return ts
 	}
-	st := result.Step{VUs: 1, Window: result.Window{Start: t0, End: t0.Add(4 * time.Second)}, Ops: map[string]*result.Op{},
+	st := result.Step{VUs: 1, Complete: true, Window: result.Window{Start: t0, End: t0.Add(4 * time.Second)}, Ops: map[string]*result.Op{},
 		Counters: map[string]float64{"total_seconds": 4, "mb_per_s": 50, "compression_ratio": 1},
 		Series: map[string]result.TimeSeries{
 			"os.cpu.busy":  series(0.6, 0.8, 0.7, 0.7, 0.99), // the last point lies after the window

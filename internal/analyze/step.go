@@ -32,6 +32,9 @@ type Step struct {
 	Ops          int64    `json:"ops,omitempty"`
 	Errors       int64    `json:"errors,omitempty"`
 	ErrorClasses []string `json:"error_classes,omitempty"`
+	// NothingMeasured is set when the step's operations completed none successfully
+	// (measuredNothing): it has no throughput or latency to draw a knee from.
+	NothingMeasured bool `json:"nothing_measured,omitempty"`
 }
 
 // sortedSteps returns the steps ordered by load, dropping those with no load.

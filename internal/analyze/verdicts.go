@@ -116,7 +116,11 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	add := func(code, format string, a ...any) {
 		out = append(out, Verdict{Code: code, Message: fmt.Sprintf(format, a...)})
 	}
-	st := sortedSteps(steps)
+	all := sortedSteps(steps)
+	if v := nothingMeasured(all, loadName); v != nil {
+		out = append(out, *v)
+	}
+	st := measuredSteps(all) // what follows judges figures: only steps that measured some
 	if f.DatasetBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes {
 		add(VFitsInMemory, "the dataset (%s) fits in memory (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
 			units.FormatBytes(f.DatasetBytes), units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes))
@@ -129,13 +133,8 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 		add(VWindowShort, "measured window of %.0f s at %s is shorter than %d s: it may measure warm-up, not steady state",
 			short[0].WindowSec, at, MinWindowSec)
 	}
-	for _, s := range st {
-		if why := unsteady(s.PerSecond); why != "" {
-			add(VNotSteady, "throughput at %s was not steady: %s", count(s.Load, loadName), why)
-			break
-		}
-	}
-	if v := failedShare(st, loadName); v != nil {
+	out = append(out, steadiness(st, loadName)...)
+	if v := failedShare(all, loadName); v != nil {
 		out = append(out, *v)
 	}
 	for _, e := range ev {

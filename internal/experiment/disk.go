@@ -169,6 +169,10 @@ func DiskMarks(rep *diskio.Report, an analyze.Analysis) *diskio.Marks {
 		Saturation: row(k.Saturation), RisingAtEnd: k.RisingAtEnd,
 		Method: fmt.Sprintf("internal/analyze: knee by Kneedle on log2(outstanding) vs IOPS; efficient = most IOPS per ms of mean latency; saturation at %.0f%% of peak IOPS", analyze.SaturationShare*100)}
 	for _, v := range an.Verdicts {
+		if v.NotJudged { // "not judged: why" needs the rule's name
+			m.Verdicts = append(m.Verdicts, v.Code+": "+v.Message)
+			continue
+		}
 		m.Verdicts = append(m.Verdicts, v.Message)
 	}
 	return m
