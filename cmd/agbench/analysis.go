@@ -20,7 +20,7 @@ type analysisFlags struct {
 
 func (f *analysisFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.slo, "slo", "", "latency objective(s) for the SLO point, e.g. p99<5ms or p50<1ms,p99<20ms")
-	fs.BoolVar(&f.sample, "sample", true, "sample the OS and the servers beside every step and analyse the run (--sample=false: neither)")
+	fs.BoolVar(&f.sample, "sample", true, "sample the OS and the servers beside every step (--sample=false: none; the analysis then judges what needs no sampler)")
 	fs.BoolVar(&f.noSamplers, "no-samplers", false, "old spelling of --sample=false")
 	_ = fs.MarkHidden("no-samplers")
 }

@@ -108,7 +108,7 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 	}
 	switch res.Meta.Command {
 	case "stress", "scan":
-		// runStress / runScan: table, analysis (when sampled), footer.
+		// runStress / runScan: table, analysis (of every run that measured steps), footer.
 		cols, unit := stressColumns, "it/s"
 		if res.Meta.Command == "scan" {
 			cols, unit = scanColumns, "reads/s"
@@ -121,7 +121,7 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 			fmt.Fprintln(&b)
 		}
 		var an *analyze.Run
-		if s, ok := argOf(res.Meta.Args, "--sample"); (!ok || s != "false") && len(res.Steps) > 0 {
+		if len(res.Steps) > 0 {
 			an = fromResult(t, res, analyze.Options{LoadName: "threads", Unit: unit})
 		}
 		printAnalysis(&b, an)

@@ -224,7 +224,7 @@ func (o *tpccRunOptions) experiment(cmd *cobra.Command, tgt *target.Target, sw r
 	return &experiment.Load{Command: "tpcc run", Version: version, Args: cmdArgs(cmd), // this command's flags, also when run in-process by `agbench run`
 		Target: tgt, Database: o.target.spec.Database, Intent: target.ReadWrite, Sweep: sw,
 		Step:    runner.StepSpec{Duration: o.duration, Rampup: o.rampup, Rate: o.rate, MaxErrors: o.maxErrors},
-		Results: o.results, Sample: o.analysis.sampling(), Analyse: o.analysis.sampling(),
+		Results: o.results, Sample: o.analysis.sampling(), Analyse: true,
 		Analysis: analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}}
 }
 

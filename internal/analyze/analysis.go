@@ -47,8 +47,11 @@ func Analyze(in Input) Analysis {
 	}
 	a.Little = CheckLittle(measured)
 	a.Saturated = WhatSaturated(a.Knee, in.Evidence, in.LoadName)
-	if len(measured) == 0 && len(in.Steps) > 0 {
+	switch {
+	case len(measured) == 0 && len(in.Steps) > 0:
 		a.Saturated = Saturation{Sentence: "Not judged: no step measured a successful operation."}
+	case unsampled(in.Evidence, in.Facts) != nil:
+		a.Saturated = Saturation{Sentence: "Not judged: no sampler ran, so what saturated is not known."}
 	}
 	a.Verdicts = Check(in.Steps, in.Evidence, in.Facts, in.LoadName)
 	if a.Verdicts == nil {

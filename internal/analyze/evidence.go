@@ -49,6 +49,9 @@ type Evidence struct {
 	// CPUAbsent is true when no sampler measured the machine's CPU (CPUBusy, Steal are then
 	// not 0 but unknown).
 	CPUAbsent bool `json:"cpu_absent,omitempty"`
+	// WaitsAbsent is true when no database sampler recorded the sessions' waits (--sample=false,
+	// or a listener alone, which no database sampler watches): Waits are then not 0 but unknown.
+	WaitsAbsent bool `json:"waits_absent,omitempty"`
 	// LoadGenCores is the CPU the load generator used, in cores; LoadGenShare of the machine.
 	LoadGenCores float64 `json:"loadgen_cores"`
 	LoadGenShare float64 `json:"loadgen_share"`

@@ -200,10 +200,11 @@ func errorClasses(m map[string]int64) []string {
 // dev names the disk tester's device (diskDeviceOf), "" when unknown.
 func evidenceOf(st result.Step, dev string) (Evidence, error) {
 	c := withSeriesMeans(st)
-	e := Evidence{Load: float64(st.VUs)}
+	e := Evidence{Load: float64(st.VUs), WaitsAbsent: true}
 	for k, v := range c {
 		if _, class, ok := result.ParsePGWait(k); ok {
 			addWait(&e.Waits, class, v)
+			e.WaitsAbsent = false
 		}
 		if node, standby, fig, ok := result.ParsePGStandby(k); ok && fig == result.PGReplayLagSeconds && v >= e.ReplayLagSec {
 			e.ReplayLagSec, e.Standby = v, standby
@@ -218,6 +219,9 @@ func evidenceOf(st result.Step, dev string) (Evidence, error) {
 		return e, err
 	}
 	e.CPUBusy, e.Steal = c[result.OSCPUBusy], c[result.OSCPUSteal]
+	if x, err := st.Sample(); err == nil && x != nil && len(x.Nodes) > 0 {
+		e.WaitsAbsent = false // a database sampler ran, whether or not it saw a wait
+	}
 	if _, ok := c[result.OSCPUBusy]; !ok { // the disk tester's own names
 		_, user := c[result.MachineCPUUser]
 		e.CPUBusy, e.Steal = c[result.MachineCPUUser]+c[result.MachineCPUSystem], c[result.MachineCPUSteal]

@@ -108,3 +108,24 @@ func steadiness(st []Step, loadName string) []Verdict {
 	}
 	return []Verdict{notJudged(VNotSteady, why)}
 }
+
+// VSamplers names, in one "not judged" line, the verdicts that rest on the samplers when
+// none ran (--sample=false): the rest (errors, nothing measured, steadiness, Little's law,
+// the comparison of variants) need only the load generator's own figures and are judged.
+const VSamplers = "sampler-verdicts"
+
+// unsampled is the one "not judged" verdict of a run whose steps no sampler watched (no
+// machine CPU, no database waits, no device), or nil.
+func unsampled(ev []Evidence, f Facts) *Verdict {
+	if len(ev) == 0 || f.Storage {
+		return nil // the storage tester measures its device and CPU itself
+	}
+	for _, e := range ev {
+		if !e.CPUAbsent || !e.WaitsAbsent || e.Device.Name != "" {
+			return nil
+		}
+	}
+	v := notJudged(VSamplers, "no sampler ran, so "+strings.Join([]string{VFitsInMemory, VBusyHost, VSteal, VForeignIO}, ", ")+
+		" and what saturated rest on no figures")
+	return &v
+}

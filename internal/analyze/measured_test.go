@@ -99,3 +99,37 @@ func TestSteadinessNotJudgedBelowMinSamples(t *testing.T) {
 		t.Errorf("steady: %+v", vs)
 	}
 }
+
+func TestUnsampledRunSaysWhatItCouldNotJudge(t *testing.T) {
+	// --sample=false: the load generator's own figures only.
+	steps := resultOf(t, mmcSweep([]int{1, 2, 4}, 2, 1000, 0), "", func(Step) map[string]float64 { return nil })
+	run := mustFromResult(t, &result.Result{Steps: steps}, Options{})
+	a := run.Variants[0].Result
+	var notJudged []Verdict
+	for _, v := range a.Verdicts {
+		if v.NotJudged {
+			notJudged = append(notJudged, v)
+		}
+	}
+	if len(notJudged) != 1 || notJudged[0].Code != VSamplers || !strings.Contains(notJudged[0].Message, "no sampler ran") {
+		t.Errorf("not judged: %+v", notJudged)
+	}
+	if !strings.HasPrefix(a.Saturated.Sentence, "Not judged: no sampler ran") {
+		t.Errorf("saturation sentence %q", a.Saturated.Sentence)
+	}
+	// An OS sampler without a database sampler (a listener alone): the sentence names the
+	// waits as not measured, never "0%" of them.
+	for i := range steps {
+		steps[i].Counters = map[string]float64{result.OSCPUBusy: 0.3, result.OSCPUSteal: 0}
+	}
+	run = mustFromResult(t, &result.Result{Steps: steps}, Options{})
+	a = run.Variants[0].Result
+	if s := a.Saturated.Sentence; !strings.Contains(s, "the sessions' waits not measured (no database sampler ran)") {
+		t.Errorf("saturation sentence without waits: %q", s)
+	}
+	for _, v := range a.Verdicts {
+		if v.Code == VSamplers {
+			t.Errorf("the OS sampler ran, yet %+v", v)
+		}
+	}
+}

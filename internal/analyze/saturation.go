@@ -184,7 +184,11 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 	if h.Device.Name == "" {
 		dev = "no device measured"
 	}
-	return Saturation{Resource: ResNone, Sentence: fmt.Sprintf("%s, %s, no wait class above %s of sessions", cpu, dev, pct(DominantWaitShare))}
+	waits := fmt.Sprintf("no wait class above %s of sessions", pct(DominantWaitShare))
+	if h.WaitsAbsent {
+		waits = "the sessions' waits not measured (no database sampler ran)"
+	}
+	return Saturation{Resource: ResNone, Sentence: fmt.Sprintf("%s, %s, %s", cpu, dev, waits)}
 }
 
 func meanEvidence(es []Evidence) Evidence {
@@ -209,6 +213,7 @@ func meanEvidence(es []Evidence) Evidence {
 		m.Waits.Other += e.Waits.Other / n
 		m.CPUBusy += e.CPUBusy / n
 		m.CPUAbsent = m.CPUAbsent || e.CPUAbsent
+		m.WaitsAbsent = m.WaitsAbsent || e.WaitsAbsent
 		m.Steal += e.Steal / n
 		m.LoadGenCores += e.LoadGenCores / n
 		m.LoadGenShare += e.LoadGenShare / n

@@ -121,6 +121,9 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 		out = append(out, *v)
 	}
 	st := measuredSteps(all) // what follows judges figures: only steps that measured some
+	if v := unsampled(ev, f); v != nil {
+		out = append(out, *v)
+	}
 	if f.DatasetBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes {
 		add(VFitsInMemory, "the dataset (%s) fits in memory (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
 			units.FormatBytes(f.DatasetBytes), units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes))

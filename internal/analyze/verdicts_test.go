@@ -26,7 +26,7 @@ func goodRun() ([]Step, []Evidence, Facts) {
 
 func codes(vs []Verdict) []string {
 	var out []string
-	for _, v := range vs {
+	for _, v := range Fired(vs) { // the verdicts that fired; "not judged" ones are not findings
 		out = append(out, v.Code)
 	}
 	return out
