@@ -1,0 +1,98 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// Catalogue cases of issue 18's part "verdicts you can act on": the one rule for
+// "different" (no-difference, too-little-data), nothing-measured and not-steady.
+
+// fasterOnStandby is a query that sleeps 3 ms on the primary and not at all on a standby:
+// with routing=on (read-only sessions on the standby) it is clearly faster.
+const fasterOnStandby = "SELECT pg_sleep(CASE WHEN pg_is_in_recovery() THEN 0 ELSE 0.003 END)"
+
+// slowerEverySecond sleeps 2 ms more for every second its session has lived: throughput
+// falls all through the window.
+const slowerEverySecond = "SELECT pg_sleep(0.002 * extract(epoch from clock_timestamp() - " +
+	"(SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())))"
+
+// compareRun runs stress with --compare routing=off,on on the catalogue's cluster.
+func compareRun(t *testing.T, env *catEnv, query string, args ...string) (string, string) {
+	res := env.Results(t)
+	_, out := env.Run(t, append([]string{"stress", "--cluster", env.Cluster().Name, "--query", query,
+		"--compare", "routing=off,on", "--threads", "1", "--results", res}, args...)...)
+	return out, res
+}
+
+// clearWinner is the control of the comparison's cases: routing=on clearly faster, with
+// 3 s a side; the winner must be named.
+func clearWinner(t *testing.T, env *catEnv) (string, string) {
+	out, res := compareRun(t, env, fasterOnStandby, "--duration", "3s")
+	if !strings.Contains(out, "routing=on ahead") {
+		t.Errorf("a clear difference, and no winner named:\n%s", out)
+	}
+	return out, res
+}
+
+func init() {
+	addCase(catalogueCase{
+		Verdict: "no-difference",
+		Name:    "identical SELECT 1 at a fixed 200/s, routing=off vs on, 3 s each",
+		Invalid: func(t *testing.T, env *catEnv) (string, string) {
+			out, res := compareRun(t, env, "SELECT 1", "--rate", "200", "--duration", "3s")
+			if strings.Contains(out, " ahead") {
+				t.Errorf("a winner named for identical variants:\n%s", out)
+			}
+			return out, res
+		},
+		Control: clearWinner,
+	})
+	addCase(catalogueCase{
+		Verdict: "too-little-data",
+		Name:    "identical SELECT 1, routing=off vs on, windows of 36 ms (one sample a side)",
+		Invalid: func(t *testing.T, env *catEnv) (string, string) {
+			out, res := compareRun(t, env, "SELECT 1", "--duration", "36ms")
+			if strings.Contains(out, " ahead") {
+				t.Errorf("a winner named from one sample a side:\n%s", out)
+			}
+			return out, res
+		},
+		Control: clearWinner,
+	})
+	addCase(catalogueCase{
+		Verdict: "nothing-measured",
+		Name:    "stress whose query always fails (SELECT 1/0)",
+		Invalid: func(t *testing.T, env *catEnv) (string, string) {
+			res := env.Results(t)
+			_, out := env.Run(t, "stress", "--cluster", env.Cluster().Name, "--query", "SELECT 1/0",
+				"--threads", "1", "--duration", "2s", "--results", res)
+			if strings.Contains(out, "· saturation") || strings.Contains(out, "characteristic latency") {
+				t.Errorf("a knee drawn from nothing:\n%s", out)
+			}
+			return out, res
+		},
+		Control: func(t *testing.T, env *catEnv) (string, string) {
+			res := env.Results(t)
+			_, out := env.Run(t, "stress", "--cluster", env.Cluster().Name, "--query", "SELECT 1",
+				"--threads", "1", "--duration", "2s", "--results", res)
+			return out, res
+		},
+	})
+	addCase(catalogueCase{
+		Verdict: "not-steady",
+		Name:    "stress whose query sleeps 2 ms longer every second, 6 s window",
+		Invalid: func(t *testing.T, env *catEnv) (string, string) {
+			res := env.Results(t)
+			_, out := env.Run(t, "stress", "--cluster", env.Cluster().Name, "--query", slowerEverySecond,
+				"--threads", "1", "--duration", "6s", "--results", res)
+			return out, res
+		},
+		Control: func(t *testing.T, env *catEnv) (string, string) {
+			res := env.Results(t)
+			_, out := env.Run(t, "stress", "--cluster", env.Cluster().Name, "--query", "SELECT 1",
+				"--threads", "1", "--rate", "100", "--duration", "6s", "--results", res)
+			return out, res
+		},
+	})
+}
