@@ -162,7 +162,11 @@ func stepOf(reps []result.Step, keying bool) Step {
 		}
 	}
 	s.ErrorClasses = errorClasses(classes)
-	s.NothingMeasured = measuredNothing(reps)
+	ptrs := make([]*result.Step, len(reps))
+	for i := range reps {
+		ptrs[i] = &reps[i]
+	}
+	s.NothingMeasured = MeasuredNothing(ptrs)
 	s.Throughput = mean(s.Repeats)
 	if len(reps) == 1 {
 		s.Repeats = nil

@@ -14,12 +14,16 @@ import (
 // from the other steps only, and from none when no step measured anything.
 const VNothingMeasured = "nothing-measured"
 
-// measuredNothing says whether the repeats of one point, made of operations (op types,
-// a per-second throughput, or a step cut short), completed none successfully. A step of no
-// operations at all (seed's phases, which count rows and bytes) is not judged by it.
-func measuredNothing(reps []result.Step) bool {
+// MeasuredNothing says whether the repeats of one point, made of operations (op types,
+// a per-second throughput, or a step cut short), completed none successfully: their
+// figures (0 ops/s, 0 NOPM) are not measurements. A step of no operations at all (seed's
+// phases, which count rows and bytes) is not judged by it.
+func MeasuredNothing(reps []*result.Step) bool {
 	ofOps := false
 	for _, st := range reps {
+		if st == nil {
+			continue
+		}
 		if st.Totals().Count > 0 {
 			return false
 		}

@@ -70,11 +70,11 @@ func TestNothingMeasuredStepLeftOut(t *testing.T) {
 
 func TestNothingMeasuredNotForStepsWithoutOperations(t *testing.T) {
 	// seed's phases count rows and bytes, not operations: not "nothing measured".
-	seed := []result.Step{{VUs: 1, Complete: true, Ops: map[string]*result.Op{}, Counters: map[string]float64{"mb_per_s": 50}}}
-	if measuredNothing(seed) {
+	seed := []*result.Step{{VUs: 1, Complete: true, Ops: map[string]*result.Op{}, Counters: map[string]float64{"mb_per_s": 50}}}
+	if MeasuredNothing(seed) {
 		t.Error("a step of no operations called empty")
 	}
-	if !measuredNothing([]result.Step{{VUs: 1, Complete: true, Ops: map[string]*result.Op{"q": {Errors: 3}}}}) {
+	if !MeasuredNothing([]*result.Step{{VUs: 1, Complete: true, Ops: map[string]*result.Op{"q": {Errors: 3}}}}) {
 		t.Error("a step of failures not called empty")
 	}
 }

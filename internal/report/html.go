@@ -163,11 +163,12 @@ func notMeasured(label string, names []string) string {
 }
 
 // peak is a variant's largest measured value of the metric and the point where it was
-// reached; at is -1 when no cell measured it.
+// reached; at is -1 when no cell measured it. A cell whose operations all failed, or that
+// finished none (analyze.MeasuredNothing), measured nothing: its 0 is not a peak.
 func peak(v *Variant, get func(*Figures) (float64, bool)) (pk float64, at int) {
 	at = -1
 	for i, c := range v.Cells {
-		if c == nil {
+		if c == nil || analyze.MeasuredNothing(c.Steps) {
 			continue
 		}
 		if x, ok := get(c); ok && (at < 0 || x > pk) {

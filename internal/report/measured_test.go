@@ -1,0 +1,24 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+// A run whose steps finished no operation (tpcc run --keying over 2 s) measured nothing:
+// its 0 NOPM is no peak, and the headline says NOPM was not measured.
+func TestHeadlineOfANothingMeasuredRun(t *testing.T) {
+	r := tpccStudy().result(t)
+	for i := range r.Steps {
+		st := &r.Steps[i]
+		for _, op := range st.Ops {
+			op.Count, op.Latency.Count = 0, 0
+		}
+		st.Counters["nopm"], st.Counters["tpm"] = 0, 0
+		st.Complete, st.IncompleteReason = false, "no successful operation in the window (0 failed)"
+	}
+	e := build(t, NewRun("r", r))[0]
+	if h := e.Headline(); strings.Contains(h, "peak 0") || !strings.Contains(h, "NOPM not measured") {
+		t.Errorf("headline %q", h)
+	}
+}
