@@ -150,6 +150,10 @@ func (o *OSStep) addSample(start time.Time, s OSSample) {
 	}
 	o.add("os.self.cores", "cores", start, at, s.SelfCores)
 	o.add("os.self.share", "share", start, at, s.SelfShare)
+	if b := s.LoadGenSet; b != nil {
+		o.add(result.OSCPULoadGenSetBusy, "share", start, at, b.Set)
+		o.add(result.OSCPUOtherSetBusy, "share", start, at, b.Other)
+	}
 	for _, d := range s.Disks {
 		o.add(result.DiskName(d.Device, result.DiskIOPS), "1/s", start, at, d.IOPS())
 		o.add(result.DiskName(d.Device, result.DiskReadMBps), "MB/s", start, at, d.ReadMBps)
