@@ -216,6 +216,9 @@ func evidenceOf(st result.Step, dev string) (Evidence, error) {
 	if e.LagAbsent, err = lagAbsentOf(&st); err != nil {
 		return e, err
 	}
+	if e.Host, err = hostEvidenceOf(&st, c); err != nil {
+		return e, err
+	}
 	e.CPUBusy, e.Steal = c[result.OSCPUBusy], c[result.OSCPUSteal]
 	if _, ok := c[result.OSCPUBusy]; !ok { // the disk tester's own names
 		_, user := c[result.MachineCPUUser]

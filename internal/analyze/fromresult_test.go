@@ -207,7 +207,7 @@ func TestFromResultReadIntent(t *testing.T) {
 	if got := codes(run.Variants[0].Result.Verdicts); len(got) != 0 {
 		t.Errorf("routing off (read intent on the primary by design): %v", got)
 	}
-	vs := run.Variants[1].Result.Verdicts
+	vs := Fired(run.Variants[1].Result.Verdicts)
 	if len(vs) != 1 || vs[0].Code != VReadIntent || !strings.Contains(vs[0].Message, "4 of 80") {
 		t.Errorf("routing on, 4 of 80 read transactions on the primary: %v", vs)
 	}

@@ -58,9 +58,12 @@ func (c CPUCap) String() string {
 		why = append(why, "the whole machine")
 	}
 	n := c.Cores()
-	unit := "CPUs"
-	if n == 1 {
+	unit := "cores"
+	switch {
+	case n == 1:
 		unit = "CPU"
+	case n == math.Trunc(n):
+		unit = "CPUs"
 	}
 	return fmt.Sprintf("%s %s (%s)", strconv.FormatFloat(n, 'g', 3, 64), unit, strings.Join(why, "; "))
 }

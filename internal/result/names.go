@@ -25,6 +25,7 @@ const (
 const (
 	OSCPUBusy  = OSCPUPrefix + "busy"  // share of the machine's CPU time not idle (0..1)
 	OSCPUSteal = OSCPUPrefix + "steal" // share stolen by the hypervisor (0..1)
+	OSCPUIRQ   = OSCPUPrefix + "irq"   // share in hard and soft interrupts, charged to no process (0..1)
 	// OSCPULoadGenSetBusy is the busy share of the CPUs the load generator may run on (its
 	// affinity), OSCPUOtherSetBusy of the machine's other CPUs: kept only when the affinity
 	// leaves some out (taskset).

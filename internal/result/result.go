@@ -258,8 +258,9 @@ type ClientCPU struct {
 	// Utilisation is CPU seconds per wall second divided by the cores the load generator
 	// may use (Host.LoadGenCPU: its affinity and its control group's quota), 0..1.
 	Utilisation float64 `json:"utilisation"`
-	// CapCores is the CPU the load generator could use, in cores (what Utilisation divides by).
-	CapCores float64 `json:"cap_cores,omitempty"`
+	// Cap is the CPU the load generator could use (what Utilisation divides by); empty
+	// when not read (a result of an older agbench, or a command that does not).
+	Cap CPUCap `json:"cap"`
 	// PerOpMicros is CPU microseconds per completed operation.
 	PerOpMicros float64 `json:"per_op_us,omitempty"`
 }

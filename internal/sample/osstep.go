@@ -145,7 +145,7 @@ func (o *OSStep) addSample(start time.Time, s OSSample) {
 		n string
 		v float64
 	}{{result.OSCPUPrefix + "user", c.User}, {result.OSCPUPrefix + "system", c.System}, {result.OSCPUPrefix + "iowait", c.IOWait},
-		{result.OSCPUPrefix + "irq", c.IRQ}, {result.OSCPUSteal, c.Steal}, {result.OSCPUPrefix + "idle", c.Idle}, {result.OSCPUBusy, c.Busy()}} {
+		{result.OSCPUIRQ, c.IRQ}, {result.OSCPUSteal, c.Steal}, {result.OSCPUPrefix + "idle", c.Idle}, {result.OSCPUBusy, c.Busy()}} {
 		o.add(p.n, "share", start, at, p.v)
 	}
 	o.add("os.self.cores", "cores", start, at, s.SelfCores)
