@@ -351,7 +351,7 @@ func printTPCCStep(w io.Writer, st *result.Step) {
 	if st.Variant != "" {
 		variant = " " + st.Variant
 	}
-	fmt.Fprintf(w, "\nstep %d: %d VUs%s, %.0fs window, client CPU %.0fµs/tx (%.0f%% of the CPU it may use)\n", st.Index+1, st.VUs,
+	fmt.Fprintf(w, "\nstep %d: %d VUs%s, %.0fs window, client CPU %.0fµs/tx (%.0f%% of the host)\n", st.Index+1, st.VUs,
 		variant, st.Window.Seconds(), st.Client.PerOpMicros, 100*st.Client.Utilisation)
 	tw := table.NewWriter(w, table.Right)
 	fmt.Fprintln(tw, "tx\tcount\terrors\tretries\tp50\tp95\tp99\tp99.9\tmax\t")

@@ -140,7 +140,7 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 	// A load generator starved of CPU shows on the server as sessions waiting for the
 	// client, so it is ruled out before the waits are read.
 	if h.CPUBusy >= CPUSaturatedShare && h.LoadGenShare >= LoadGenHeavyShare*h.CPUBusy {
-		return Saturation{Resource: ResLoadGen, Sentence: fmt.Sprintf("machine CPU %s busy, the load generator itself using %.1f cores (%s of the CPU it may use; %.1f cores %s)",
+		return Saturation{Resource: ResLoadGen, Sentence: fmt.Sprintf("machine CPU %s busy, the load generator itself using %.1f cores (%s of the machine; %.1f cores %s)",
 			pct(h.CPUBusy), h.LoadGenCores, pct(h.LoadGenShare), base.LoadGenCores, at)}
 	}
 	// Named waits next: they say where sessions queue.
@@ -158,7 +158,7 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 	}
 	if h.CPUBusy >= CPUSaturatedShare {
 		res := ResCPU
-		msg := fmt.Sprintf("machine CPU %s busy (%s %s), the load generator itself using %.1f cores (%s of the CPU it may use)", pct(h.CPUBusy), pct(base.CPUBusy), at, h.LoadGenCores, pct(h.LoadGenShare))
+		msg := fmt.Sprintf("machine CPU %s busy (%s %s), the load generator itself using %.1f cores (%s of the machine)", pct(h.CPUBusy), pct(base.CPUBusy), at, h.LoadGenCores, pct(h.LoadGenShare))
 		if total > 0 {
 			msg += fmt.Sprintf(", %s of sampled sessions on CPU with no wait", pct(share(h.Waits.CPU, h.Waits)))
 		}
