@@ -65,7 +65,7 @@ func TestLoadGenAgainstItsOwnCap(t *testing.T) {
 func TestStealSaysOnlyWhatTheFactsSupport(t *testing.T) {
 	io := []Evidence{{Load: 1, Steal: 0.004, Device: Device{Name: "vda", IOPS: 300}}, {Load: 16, Steal: 0.13, Device: Device{Name: "vda", IOPS: 41000}}}
 	v := steal(io, "outstanding IOs")
-	if v.Code != VSteal || !strings.Contains(v.Message, "41000 IOPS (at 1 outstanding IO, 300 IOPS, steal was 0.4%)") || !strings.Contains(v.Message, "not evidence of a noisy neighbour") {
+	if v.Code != VSteal || !strings.Contains(v.Message, "41000 IOPS (at 1 outstanding IO, 300 IOPS, steal was 0.4%)") || !strings.Contains(v.Message, "the IO path's cost rather than a noisy neighbour's") {
 		t.Errorf("steal during IO: %+v", v)
 	}
 	cpu := []Evidence{{Load: 4, Steal: 0.12, Device: Device{Name: "vda", IOPS: 50}}}

@@ -87,7 +87,7 @@ type Host struct {
 	Cores int `json:"cores"`
 	// LoadGenCPU is the CPU the load generator (this process) may use: its affinity and its
 	// control group's quota.
-	LoadGenCPU  CPUCap `json:"loadgen_cpu"`
+	LoadGenCPU  CPUCap `json:"loadgen_cpu,omitzero"`
 	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
 	GoVersion   string `json:"go_version"`
 }
@@ -260,7 +260,7 @@ type ClientCPU struct {
 	Utilisation float64 `json:"utilisation"`
 	// Cap is the CPU the load generator could use (what Utilisation divides by); empty
 	// when not read (a result of an older agbench, or a command that does not).
-	Cap CPUCap `json:"cap"`
+	Cap CPUCap `json:"cap,omitzero"`
 	// PerOpMicros is CPU microseconds per completed operation.
 	PerOpMicros float64 `json:"per_op_us,omitempty"`
 }

@@ -123,6 +123,8 @@ func TestServerCPUOfALocalServer(t *testing.T) {
 	if err := work.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
 		t.Fatal(err)
 	}
+	key := result.OwnXactKey(work.PgConn().Conn().RemoteAddr().String(), work.Config().Database)
+	ownBefore := result.OwnXacts(key)
 	t0 := time.Now()
 	st := &result.Step{Window: result.Window{Start: t0}}
 	if err := p.Start(ctx, st); err != nil {
@@ -144,6 +146,15 @@ func TestServerCPUOfALocalServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	span := time.Since(t0).Seconds() // the figure's own interval lies inside it
+	// The sampler counted its own transactions: each wait sample, and the statistics
+	// readings at the window's start and end.
+	x, err := st.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own, want := result.OwnXacts(key)-ownBefore, int64(x.Nodes["node0"].WaitSamples+2); own < want {
+		t.Errorf("the sampler counted %d own transactions, want at least %d", own, want)
+	}
 	cores, ok := st.Counters[result.PGName("node0", result.PGServerCPUCores)]
 	if !ok {
 		t.Fatalf("no server CPU; counters %v", st.Counters)
