@@ -68,6 +68,8 @@ type Evidence struct {
 	// pg_read_all_stats and watched no standby): whether a standby fell behind is then not
 	// judged, and the lag figures above are not 0 but unknown.
 	LagAbsent string `json:"lag_absent,omitempty"`
+	// Host is what the window says of the host's CPU (host.go).
+	Host HostEvidence `json:"host"`
 }
 
 // evidenceAt returns the evidence of the step with this load, if any.

@@ -222,6 +222,9 @@ func evidenceOf(st result.Step, dev string) (Evidence, error) {
 	if e.LagAbsent, err = lagAbsentOf(&st); err != nil {
 		return e, err
 	}
+	if e.Host, err = hostEvidenceOf(&st, c); err != nil {
+		return e, err
+	}
 	e.CPUBusy, e.Steal = c[result.OSCPUBusy], c[result.OSCPUSteal]
 	if x, err := st.Sample(); err == nil && x != nil && len(x.Nodes) > 0 {
 		e.WaitsAbsent = false // a database sampler ran, whether or not it saw a wait

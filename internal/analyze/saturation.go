@@ -201,6 +201,7 @@ func meanEvidence(es []Evidence) Evidence {
 			lagN++
 		}
 	}
+	m.Host = meanHost(es)
 	for _, e := range es {
 		m.Waits.CPU += e.Waits.CPU / n
 		m.Waits.Log += e.Waits.Log / n

@@ -23,24 +23,10 @@ const (
 	// CVLimit is the largest coefficient of variation of per-second throughput for a step to
 	// count as steady.
 	CVLimit = 0.30
-	// LoadGenAloneShare is the share of the whole machine the load generator may use before
-	// it is called saturated regardless of what else runs.
-	LoadGenAloneShare = 0.80
-	// LoadGenCompeteShare is the share of the machine the load generator may use while the
-	// machine's CPU is pinned (CPUSaturatedShare) before it is said to compete with the database.
-	LoadGenCompeteShare = 0.25
-	// StealLimit is the mean steal share (CPU time taken by the hypervisor for others) that
-	// marks noisy neighbours.
-	StealLimit = 0.05
 	// ForeignIOShare and ForeignIOFloorMBps: device traffic beyond what the workload accounts
 	// for, by this share and this many MB/s, is foreign (someone else's IO).
 	ForeignIOShare     = 0.50
 	ForeignIOFloorMBps = 1.0
-	// ForeignCPUAllowanceCores is CPU a database may use beyond its sampled sessions
-	// (background writers, autovacuum, the samplers); ForeignCPUShare is the share of the
-	// machine that, used by nobody in the run at its lowest load, marks a busy host.
-	ForeignCPUAllowanceCores = 0.3
-	ForeignCPUShare          = 0.25
 	// CacheBypassShare: a storage test whose device traffic is below this share of what it
 	// moved was served from the page cache.
 	CacheBypassShare = 0.50
@@ -140,12 +126,8 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	if v := failedShare(all, loadName); v != nil {
 		out = append(out, *v)
 	}
-	for _, e := range ev {
-		if e.LoadGenShare >= LoadGenAloneShare || e.CPUBusy >= CPUSaturatedShare && e.LoadGenShare >= LoadGenCompeteShare {
-			add(VLoadGenSaturated, "the load generator used %.1f cores (%s of the machine, CPU %s busy) at %s: it may have limited the load it offered",
-				e.LoadGenCores, pct(e.LoadGenShare), pct(e.CPUBusy), count(e.Load, loadName))
-			break
-		}
+	if v := loadGenSaturated(ev, f.Cores, loadName); v != nil {
+		out = append(out, *v)
 	}
 	if f.ReadIntentSessions > 0 && f.ReadIntentOnStandby < f.ReadIntentSessions {
 		add(VReadIntent, "%d of %d read-intent sessions (or transactions) did not land on a standby", f.ReadIntentSessions-f.ReadIntentOnStandby, f.ReadIntentSessions)
@@ -160,13 +142,10 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 			break
 		}
 	}
-	for _, e := range ev {
-		if e.Steal >= StealLimit {
-			add(VSteal, "steal time was %s of CPU at %s: a noisy neighbour on the hypervisor took CPU during the run", pct(e.Steal), count(e.Load, loadName))
-			break
-		}
+	if v := steal(ev, loadName); v.Code != "" {
+		out = append(out, v)
 	}
-	if v := busyHost(ev, f.Cores, loadName); v != nil {
+	if v := busyHost(ev, f, loadName); v != nil {
 		out = append(out, *v)
 	}
 	for _, e := range ev {
@@ -200,31 +179,6 @@ func failedShare(st []Step, loadName string) *Verdict {
 		msg += fmt.Sprintf(", and more than %s at %d more step(s)", pct(ErrorShareLimit), len(worst)-1)
 	}
 	return &Verdict{Code: VErrors, Message: msg + ": the figures describe a run with failures (a failover, a lost server, refused sessions)"}
-}
-
-// busyHost looks at the lowest load, where the run itself needs least CPU: machine CPU
-// beyond the database's sessions on CPU, the load generator and an allowance was used by
-// other work on the host (noisy neighbours inside the machine rather than the hypervisor).
-func busyHost(ev []Evidence, cores int, loadName string) *Verdict {
-	if cores <= 0 || len(ev) == 0 {
-		return nil
-	}
-	low := ev[0]
-	for _, e := range ev {
-		if e.Load < low.Load {
-			low = e
-		}
-	}
-	if low.CPUBusy <= 0 {
-		return nil
-	}
-	ours := low.Waits.CPU + low.LoadGenCores + ForeignCPUAllowanceCores
-	foreign := low.CPUBusy*float64(cores) - ours
-	if foreign < ForeignCPUShare*float64(cores) {
-		return nil
-	}
-	return &Verdict{Code: VBusyHost, Message: fmt.Sprintf("at %s the machine's CPU was %s busy (%.1f of %d cores) but the run accounts for about %.1f (sessions on CPU %.1f, load generator %.1f): other work on the host took %.1f cores",
-		count(low.Load, loadName), pct(low.CPUBusy), low.CPUBusy*float64(cores), cores, ours, low.Waits.CPU, low.LoadGenCores, foreign)}
 }
 
 func pageCache(f Facts, ev []Evidence, loadName string) []Verdict {

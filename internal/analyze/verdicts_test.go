@@ -3,6 +3,8 @@ package analyze
 import (
 	"strings"
 	"testing"
+
+	"github.com/agbench/agbench/internal/result"
 )
 
 // goodRun is a clean sweep: long steady windows, Little's law exact, no steal, the device
@@ -18,12 +20,13 @@ func goodRun() ([]Step, []Evidence, Facts) {
 		steps[i].PerSecond = ps
 		ev = append(ev, Evidence{Load: steps[i].Load, CPUBusy: 0.5, Steal: 0.001, LoadGenCores: 0.1, LoadGenShare: 0.05,
 			Device:             Device{Name: "vda", ReadMBps: 40, WriteMBps: 10, AwaitMs: 0.4, Queue: 1, Util: 0.5},
-			ExpectedDeviceMBps: 50, Waits: Waits{CPU: 2, Log: 0.2}})
+			ExpectedDeviceMBps: 50, Waits: Waits{CPU: 2, Log: 0.2}, Host: HostEvidence{Nodes: 1, ServerCPU: 3.5}})
 	}
 	return steps, ev, Facts{Cores: 8, DatasetBytes: 64 << 30, SharedBuffersBytes: 1 << 30, PageCacheBytes: 15 << 30,
 		ReadIntentSessions: 10, ReadIntentOnStandby: 10}
 }
 
+// codes lists the codes of the verdicts that fired (not those not judged).
 func codes(vs []Verdict) []string {
 	var out []string
 	for _, v := range Fired(vs) { // the verdicts that fired; "not judged" ones are not findings
@@ -38,7 +41,7 @@ func TestVerdictsQuietOnGoodRun(t *testing.T) {
 		t.Errorf("good run got verdicts: %v", vs)
 	}
 	f.Storage, f.DirectIO = true, true
-	if vs := Check(steps, ev, f, "threads"); len(vs) != 0 {
+	if vs := Fired(Check(steps, ev, f, "threads")); len(vs) != 0 {
 		t.Errorf("good storage run got verdicts: %v", vs)
 	}
 }
@@ -64,13 +67,17 @@ func TestEachVerdictFiresOnItsBadRun(t *testing.T) {
 				}
 			}
 		}, "varied by"},
-		{VLoadGenSaturated, func(s []Step, e []Evidence, f *Facts) {
-			e[4].CPUBusy, e[4].LoadGenShare, e[4].LoadGenCores = 0.97, 0.4, 0.8
-		}, "0.8 cores"},
+		{VLoadGenSaturated, func(s []Step, e []Evidence, f *Facts) { // near its own cap: the whole machine
+			e[4].LoadGenCores = 6.8
+		}, "6.80 cores, 85% of the 8 CPUs (the machine) it may use"},
+		{VLoadGenSaturated, func(s []Step, e []Evidence, f *Facts) { // pinned to one CPU, that one saturated
+			e[4].LoadGenCores, e[4].Host.Cap = 0.6, result.CPUCap{Affinity: []int{0}, MachineCPUs: 8}
+			e[4].Host.SetKnown, e[4].Host.SetBusy, e[4].Host.OtherBusy = true, 0.99, 0.4
+		}, "may use 1 CPU (affinity cpu 0), and those were 99% busy (it used 0.60 cores, the servers 3.50 cores) while the machine's other CPUs were 40% busy"},
 		{VReadIntent, func(s []Step, e []Evidence, f *Facts) { f.ReadIntentOnStandby = 7 }, "3 of 10"},
 		{VLittle, func(s []Step, e []Evidence, f *Facts) { s[1].MeanMs *= 0.5 }, "ratio 0.50"},
 		{VSteal, func(s []Step, e []Evidence, f *Facts) { e[2].Steal = 0.12 }, "12%"},
-		{VBusyHost, func(s []Step, e []Evidence, f *Facts) { e[0].CPUBusy = 0.9 }, "other work on the host took 4.8 cores"},
+		{VBusyHost, func(s []Step, e []Evidence, f *Facts) { e[0].CPUBusy = 0.9 }, "other work on the host took about 3.50 cores"},
 		{VForeignIO, func(s []Step, e []Evidence, f *Facts) { e[3].Device.WriteMBps = 200 }, "240.0 MB/s"},
 		{VErrors, func(s []Step, e []Evidence, f *Facts) {
 			s[2].Ops, s[2].Errors, s[2].ErrorClasses = 900, 100, []string{"57P01×60", "08006×40"}
@@ -79,7 +86,7 @@ func TestEachVerdictFiresOnItsBadRun(t *testing.T) {
 	for _, c := range cases {
 		steps, ev, f := goodRun()
 		c.spoil(steps, ev, &f)
-		vs := Check(steps, ev, f, "VUs")
+		vs := Fired(Check(steps, ev, f, "VUs"))
 		if len(vs) != 1 || vs[0].Code != c.code {
 			t.Errorf("%s: got %v", c.code, vs)
 			continue
@@ -102,12 +109,12 @@ func TestErrorsVerdictQuietBelowTheLimit(t *testing.T) {
 func TestPageCacheVerdicts(t *testing.T) {
 	steps, ev, f := goodRun()
 	f.Storage = true
-	if vs := Check(steps, ev, f, "threads"); len(vs) != 1 || vs[0].Code != VPageCache || !strings.Contains(vs[0].Message, "buffered") {
+	if vs := Fired(Check(steps, ev, f, "threads")); len(vs) != 1 || vs[0].Code != VPageCache || !strings.Contains(vs[0].Message, "buffered") {
 		t.Errorf("buffered storage test: %v", vs)
 	}
 	f.DirectIO = true
 	ev[2].Device.ReadMBps, ev[2].Device.WriteMBps = 5, 0 // claimed direct, device saw a tenth
-	if vs := Check(steps, ev, f, "threads"); len(vs) != 1 || vs[0].Code != VPageCache || !strings.Contains(vs[0].Message, "5.0 MB/s") {
+	if vs := Fired(Check(steps, ev, f, "threads")); len(vs) != 1 || vs[0].Code != VPageCache || !strings.Contains(vs[0].Message, "5.0 MB/s") {
 		t.Errorf("cache-served direct test: %v", vs)
 	}
 }

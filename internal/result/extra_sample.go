@@ -57,6 +57,13 @@ type PGNodeInfo struct {
 	// which other sessions' statistics (pg_stat_replication's lags and positions) are NULL.
 	Login        string `json:"login,omitempty"`
 	ReadAllStats bool   `json:"read_all_stats"`
+	// Remote is the server's address when it runs on another host than the samplers (then
+	// nothing measured of this host describes it); empty when it is on this host.
+	Remote string `json:"remote,omitempty"`
+	// Postmaster is the server's postmaster pid on this host, from which its CPU was
+	// measured in /proc (PGServerCPUCores); ServerCPUAbsent says why it was not.
+	Postmaster      int    `json:"postmaster,omitempty"`
+	ServerCPUAbsent string `json:"server_cpu_absent,omitempty"`
 }
 
 // WaitEvent is one wait event's mean number of sessions over a window. Class is its wait

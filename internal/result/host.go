@@ -12,6 +12,10 @@ import (
 // what it cannot read it leaves empty.
 func CollectHost() Host {
 	h := Host{OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU(), GoVersion: runtime.Version()}
+	h.LoadGenCPU = ReadCPUCap()
+	if h.LoadGenCPU.MachineCPUs > 0 {
+		h.Cores = h.LoadGenCPU.MachineCPUs // runtime.NumCPU counts the affinity's CPUs only
+	}
 	h.Hostname, _ = os.Hostname()
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		h.Kernel = strings.TrimSpace(string(b))

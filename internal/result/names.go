@@ -23,10 +23,16 @@ const (
 
 // Figures of the OS sampler read by others.
 const (
-	OSCPUBusy      = OSCPUPrefix + "busy"  // share of the machine's CPU time not idle (0..1)
-	OSCPUSteal     = OSCPUPrefix + "steal" // share stolen by the hypervisor (0..1)
-	OSMemTotal     = "os.mem_total_bytes"
-	OSMemAvailable = "os.mem_available_bytes"
+	OSCPUBusy  = OSCPUPrefix + "busy"  // share of the machine's CPU time not idle (0..1)
+	OSCPUSteal = OSCPUPrefix + "steal" // share stolen by the hypervisor (0..1)
+	OSCPUIRQ   = OSCPUPrefix + "irq"   // share in hard and soft interrupts, charged to no process (0..1)
+	// OSCPULoadGenSetBusy is the busy share of the CPUs the load generator may run on (its
+	// affinity), OSCPUOtherSetBusy of the machine's other CPUs: kept only when the affinity
+	// leaves some out (taskset).
+	OSCPULoadGenSetBusy = OSCPUPrefix + "loadgen_set_busy"
+	OSCPUOtherSetBusy   = OSCPUPrefix + "other_set_busy"
+	OSMemTotal          = "os.mem_total_bytes"
+	OSMemAvailable      = "os.mem_available_bytes"
 )
 
 // Figures of a PostgreSQL node, after "pg.<node>." (PGName).
@@ -36,6 +42,9 @@ const (
 	PGIOReadMBps         = "io_read_mb_per_s"
 	PGIOWriteMBps        = "io_write_mb_per_s"
 	PGWALMBps            = "wal_mb_per_s"
+	// PGServerCPUCores is the CPU the server used over the window, in cores: its postmaster
+	// and all its processes, from /proc (a server on this host only).
+	PGServerCPUCores = "server_cpu_cores"
 )
 
 // Figures of a standby seen from its primary, after "pg.<node>.standby.<standby>."

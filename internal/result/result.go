@@ -78,12 +78,16 @@ type Meta struct {
 
 // Host is the machine the load generator ran on.
 type Host struct {
-	Hostname    string `json:"hostname"`
-	OS          string `json:"os"`
-	Arch        string `json:"arch"`
-	Kernel      string `json:"kernel,omitempty"`
-	CPUModel    string `json:"cpu_model,omitempty"`
-	Cores       int    `json:"cores"`
+	Hostname string `json:"hostname"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+	Kernel   string `json:"kernel,omitempty"`
+	CPUModel string `json:"cpu_model,omitempty"`
+	// Cores is the number of CPUs online on the machine.
+	Cores int `json:"cores"`
+	// LoadGenCPU is the CPU the load generator (this process) may use: its affinity and its
+	// control group's quota.
+	LoadGenCPU  CPUCap `json:"loadgen_cpu,omitzero"`
 	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
 	GoVersion   string `json:"go_version"`
 }
@@ -251,8 +255,12 @@ type Sessions struct {
 type ClientCPU struct {
 	UserSeconds   float64 `json:"user_seconds"`
 	SystemSeconds float64 `json:"system_seconds"`
-	// Utilisation is CPU seconds per wall second divided by the host's cores (0..1).
+	// Utilisation is CPU seconds per wall second divided by the cores the load generator
+	// may use (Host.LoadGenCPU: its affinity and its control group's quota), 0..1.
 	Utilisation float64 `json:"utilisation"`
+	// Cap is the CPU the load generator could use (what Utilisation divides by); empty
+	// when not read (a result of an older agbench, or a command that does not).
+	Cap CPUCap `json:"cap,omitzero"`
 	// PerOpMicros is CPU microseconds per completed operation.
 	PerOpMicros float64 `json:"per_op_us,omitempty"`
 }

@@ -433,8 +433,15 @@ loop:
 	u, s := cpuTimes()
 	st.Client.UserSeconds = (u - ex.cpuUser).Seconds()
 	st.Client.SystemSeconds = (s - ex.cpuSys).Seconds()
+	// The share is of the CPU this process may use (affinity, control-group quota), not
+	// of the machine: under taskset -c 0 one busy core is 100%.
+	st.Client.Cap = result.ReadCPUCap()
+	capCores := st.Client.Cap.Cores()
+	if capCores <= 0 {
+		capCores = float64(runtime.NumCPU())
+	}
 	if sec := st.Window.Seconds(); sec > 0 {
-		st.Client.Utilisation = (st.Client.UserSeconds + st.Client.SystemSeconds) / sec / float64(runtime.NumCPU())
+		st.Client.Utilisation = (st.Client.UserSeconds + st.Client.SystemSeconds) / sec / capCores
 	}
 	if err == nil {
 		err = ctx.Err()

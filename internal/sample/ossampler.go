@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/agbench/agbench/internal/result"
 )
 
 // DefaultInterval is how often samplers read their sources unless told otherwise.
@@ -39,6 +41,9 @@ type OSSample struct {
 	// SelfShare is the same as a share of all the machine's CPUs.
 	SelfCores float64 `json:"self_cores"`
 	SelfShare float64 `json:"self_share"`
+	// LoadGenSet is how busy this process's affinity CPUs were against the others; nil
+	// when the affinity is the whole machine.
+	LoadGenSet *SetBusy `json:"loadgen_set,omitempty"`
 }
 
 // Disk returns the sample's rates of the named device.
@@ -55,6 +60,7 @@ type osReading struct {
 	at       time.Time
 	cpu      CPUTicks
 	ncpu     int
+	perCPU   map[int]CPUTicks // only when the load generator's affinity leaves CPUs out
 	disks    map[string]DiskCounters
 	net      map[string]NetCounters
 	pressure map[string]PressureTotals
@@ -69,6 +75,8 @@ type OSSampler struct {
 	// Skipped maps each configured path with no block device to the reason.
 	Skipped map[string]string
 	prev    osReading
+	// affinity is this process's CPUs when they are not all the machine's.
+	affinity []int
 }
 
 var pressureKinds = []string{"cpu", "io", "memory"}
@@ -104,6 +112,9 @@ func NewOS(cfg OSConfig) (*OSSampler, error) {
 		}
 	}
 	sort.Strings(s.devices)
+	if c := result.ReadCPUCap(); len(c.Affinity) > 0 && len(c.Affinity) < c.MachineCPUs {
+		s.affinity = c.Affinity
+	}
 	r, err := s.read(time.Now())
 	if err != nil {
 		return nil, err
@@ -123,6 +134,11 @@ func (s *OSSampler) read(at time.Time) (osReading, error) {
 	}
 	if r.cpu, r.ncpu, err = ParseProcStat(data); err != nil {
 		return r, err
+	}
+	if len(s.affinity) > 0 {
+		if r.perCPU, err = ParseProcStatCPUs(data); err != nil {
+			return r, err
+		}
 	}
 	if data, err = os.ReadFile(filepath.Join(s.cfg.ProcRoot, "diskstats")); err != nil {
 		return r, err
@@ -166,7 +182,11 @@ func (s *OSSampler) Sample() (OSSample, error) {
 	}
 	prev := s.prev
 	s.prev = cur
-	return delta(prev, cur, s.devices), nil
+	out := delta(prev, cur, s.devices)
+	if sb, ok := setBusy(prev.perCPU, cur.perCPU, s.affinity); ok {
+		out.LoadGenSet = &sb
+	}
+	return out, nil
 }
 
 func delta(prev, cur osReading, devices []string) OSSample {

@@ -145,11 +145,15 @@ func (o *OSStep) addSample(start time.Time, s OSSample) {
 		n string
 		v float64
 	}{{result.OSCPUPrefix + "user", c.User}, {result.OSCPUPrefix + "system", c.System}, {result.OSCPUPrefix + "iowait", c.IOWait},
-		{result.OSCPUPrefix + "irq", c.IRQ}, {result.OSCPUSteal, c.Steal}, {result.OSCPUPrefix + "idle", c.Idle}, {result.OSCPUBusy, c.Busy()}} {
+		{result.OSCPUIRQ, c.IRQ}, {result.OSCPUSteal, c.Steal}, {result.OSCPUPrefix + "idle", c.Idle}, {result.OSCPUBusy, c.Busy()}} {
 		o.add(p.n, "share", start, at, p.v)
 	}
 	o.add("os.self.cores", "cores", start, at, s.SelfCores)
 	o.add("os.self.share", "share", start, at, s.SelfShare)
+	if b := s.LoadGenSet; b != nil {
+		o.add(result.OSCPULoadGenSetBusy, "share", start, at, b.Set)
+		o.add(result.OSCPUOtherSetBusy, "share", start, at, b.Other)
+	}
 	for _, d := range s.Disks {
 		o.add(result.DiskName(d.Device, result.DiskIOPS), "1/s", start, at, d.IOPS())
 		o.add(result.DiskName(d.Device, result.DiskReadMBps), "MB/s", start, at, d.ReadMBps)

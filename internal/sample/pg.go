@@ -153,6 +153,7 @@ func (p *PG) Start(ctx context.Context, st *result.Step) error {
 			continue
 		}
 		n.first, n.prev = c, c
+		n.startCPU()
 	}
 	p.stop = make(chan struct{})
 	runCtx := context.WithoutCancel(ctx)
@@ -206,7 +207,13 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 		for k, v := range n.windowCounters() {
 			st.Counters[result.PGName(n.info.Name, k)] = v
 		}
-		extra.Nodes[n.info.Name] = result.SampleNode{Info: n.info, TopWaits: n.topWaits(), WaitSamples: n.waitSamples}
+		info := n.info
+		if cores, ok := n.stopCPU(); ok {
+			st.Counters[result.PGName(n.info.Name, result.PGServerCPUCores)] = cores
+		} else if info.ServerCPUAbsent == "" && n.cpuErr != nil {
+			info.ServerCPUAbsent = n.cpuErr.Error()
+		}
+		extra.Nodes[n.info.Name] = result.SampleNode{Info: info, TopWaits: n.topWaits(), WaitSamples: n.waitSamples}
 	}
 	p.lag(st, extra)
 	if err := putExtra(st, extra); err != nil {
@@ -232,6 +239,12 @@ type pgNode struct {
 	lagFirst    map[string]float64
 	// standbyNames maps a WAL receiver's application_name to the sampler's name of its node.
 	standbyNames map[string]string
+	// procs is the server's postmaster on this host (info.Postmaster 0: not found);
+	// cpuFirst its CPU seconds at the window's start, cpuAt when read.
+	procs    serverProcs
+	cpuFirst float64
+	cpuAt    time.Time
+	cpuErr   error
 }
 
 func connectNode(ctx context.Context, n PGNode) (*pgNode, error) {
@@ -240,10 +253,13 @@ func connectNode(ctx context.Context, n PGNode) (*pgNode, error) {
 		return nil, err
 	}
 	cfg.RuntimeParams["application_name"] = SamplerAppName
+	tracer := &ownXactTracer{}
+	cfg.Tracer = tracer
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
+	tracer.key = ownXactKey(conn)
 	node := &pgNode{info: NodeInfo{Name: n.Name}, conn: conn}
 	err = conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int, pg_is_in_recovery(),
 		pg_size_bytes(current_setting('shared_buffers')),
@@ -267,6 +283,8 @@ func connectNode(ctx context.Context, n PGNode) (*pgNode, error) {
 	if conn.QueryRow(ctx, `SELECT current_setting('data_directory')`).Scan(&dir) == nil {
 		node.info.DataDirectory = dir
 	}
+	node.procs, node.info.Remote, node.info.ServerCPUAbsent = locateServer(ctx, conn, "/proc")
+	node.info.Postmaster = node.procs.postmaster
 	return node, nil
 }
 

@@ -1,0 +1,237 @@
+package analyze
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+// Verdicts about the host the samplers and the load generator run on: is the load
+// generator short of the CPU it may use, did other work on the host take CPU, did the
+// hypervisor. They rest on CPU measured from /proc (the servers' processes, the load
+// generator's own, the machine's), and apply to servers on this host only.
+
+// Host thresholds.
+const (
+	// LoadGenAloneShare is the share of the CPU the load generator may use (its affinity
+	// and control-group quota) beyond which it is near its own cap.
+	LoadGenAloneShare = 0.80
+	// LoadGenCompeteShare is the share of its own CPUs the load generator must have used,
+	// while they were saturated (CPUSaturatedShare) and it is confined to fewer CPUs than
+	// the machine has, to be called short of CPU.
+	LoadGenCompeteShare = 0.25
+	// StealLimit is the mean steal share (CPU time the hypervisor did not give this VM)
+	// that marks a verdict.
+	StealLimit = 0.05
+	// StealIOFloorIOPS is the device traffic above which steal is put down to the IO path:
+	// on a VM, the host's work for virtio IO shows as steal. Measured from /proc/stat on the
+	// 2-vCPU VM this was built on, 4 kB direct random reads with fio: 1.9% steal at 500 IOPS,
+	// 4.1% at 2,000, 9.9% at 5,000, 12–15% at 19k–41k; with no IO 0–0.3%, and 0.3–0.6% with
+	// two CPU burners on both CPUs.
+	StealIOFloorIOPS = 1000
+	// ForeignCPUAllowanceCores is CPU on the host that no measured process accounts for
+	// and is not taken for other work (system daemons, the kernel's own threads);
+	// ForeignCPUShare is the share of the machine that, used by other work at the run's
+	// lowest load, marks a busy host.
+	ForeignCPUAllowanceCores = 0.1
+	ForeignCPUShare          = 0.25
+)
+
+// HostEvidence is what one step's window says of the host's CPU.
+type HostEvidence struct {
+	// ServerCPU is the CPU the servers on this host used, in cores, measured from /proc
+	// (their postmasters and all their processes); ServerCPUAbsent says why it was not
+	// measured for some node (then ServerCPU is not a total and is not used).
+	ServerCPU       float64 `json:"server_cpu_cores"`
+	ServerCPUAbsent string  `json:"server_cpu_absent,omitempty"`
+	// Nodes counts the servers the database sampler watched; Remote names those on another
+	// host ("primary at 10.0.0.5"): the host's CPU, steal and busyness do not describe them.
+	Nodes  int    `json:"nodes,omitempty"`
+	Remote string `json:"remote,omitempty"`
+	// IRQ is the machine's share of CPU time in interrupts (0..1): no process's.
+	IRQ float64 `json:"irq"`
+	// Cap is the CPU the load generator could use (zero when not recorded).
+	Cap result.CPUCap `json:"loadgen_cap"`
+	// SetBusy and OtherBusy: how busy the load generator's affinity CPUs and the others
+	// were (0..1), when its affinity leaves CPUs out (SetKnown).
+	SetBusy   float64 `json:"loadgen_set_busy,omitempty"`
+	OtherBusy float64 `json:"other_set_busy,omitempty"`
+	SetKnown  bool    `json:"loadgen_set_known,omitempty"`
+}
+
+// hostEvidenceOf reads a step's host figures: the servers' CPU (the counters c) and where
+// they run (the sample section), the load generator's cap and its CPUs' busyness.
+func hostEvidenceOf(st *result.Step, c map[string]float64) (HostEvidence, error) {
+	h := HostEvidence{IRQ: c[result.OSCPUIRQ], Cap: st.Client.Cap}
+	if v, ok := c[result.OSCPULoadGenSetBusy]; ok {
+		h.SetBusy, h.OtherBusy, h.SetKnown = v, c[result.OSCPUOtherSetBusy], true
+	}
+	x, err := st.Sample()
+	if x == nil || err != nil {
+		return h, err
+	}
+	var remote []string
+	for _, name := range slices.Sorted(maps.Keys(x.Nodes)) {
+		info := x.Nodes[name].Info
+		h.Nodes++
+		if info.Remote != "" {
+			remote = append(remote, name+" at "+info.Remote)
+			continue
+		}
+		if v, ok := c[result.PGName(name, result.PGServerCPUCores)]; ok {
+			h.ServerCPU += v
+		} else if h.ServerCPUAbsent == "" {
+			why := info.ServerCPUAbsent
+			if why == "" {
+				why = "not recorded in this result"
+			}
+			h.ServerCPUAbsent = name + ": " + why
+		}
+	}
+	h.Remote = strings.Join(remote, ", ")
+	return h, nil
+}
+
+// meanHost is the mean of repeats' host evidence; an absence in any repeat is kept.
+func meanHost(es []Evidence) HostEvidence {
+	var m HostEvidence
+	n := float64(len(es))
+	for _, e := range es {
+		h := e.Host
+		m.ServerCPU += h.ServerCPU / n
+		m.IRQ += h.IRQ / n
+		m.SetBusy += h.SetBusy / n
+		m.OtherBusy += h.OtherBusy / n
+		m.SetKnown = m.SetKnown || h.SetKnown
+		m.Nodes = max(m.Nodes, h.Nodes)
+		if m.ServerCPUAbsent == "" {
+			m.ServerCPUAbsent = h.ServerCPUAbsent
+		}
+		if m.Remote == "" {
+			m.Remote = h.Remote
+		}
+		if m.Cap.Cores() == 0 {
+			m.Cap = h.Cap
+		}
+	}
+	return m
+}
+
+// remoteWhy is the reason host verdicts are not judged for servers on another host.
+func remoteWhy(ev []Evidence) string {
+	for _, e := range ev {
+		if e.Host.Remote != "" {
+			return "the servers run on another host (" + e.Host.Remote + "): this host's CPU does not describe theirs"
+		}
+	}
+	return ""
+}
+
+// loadGenSaturated judges whether the load generator was short of the CPU it may use: near
+// its own cap (affinity, quota), or confined to fewer CPUs than the machine has and those
+// saturated while it was a large user of them. A generator free to use the whole machine
+// is not accused for sharing it with the servers.
+func loadGenSaturated(ev []Evidence, cores int, loadName string) *Verdict {
+	for _, e := range ev {
+		capCores := e.Host.Cap.Cores()
+		capText := e.Host.Cap.String()
+		if capCores <= 0 { // not recorded: the share is of the machine
+			capCores, capText = float64(cores), fmt.Sprintf("%d CPUs (the machine)", cores)
+		}
+		if capCores <= 0 {
+			continue
+		}
+		share := e.LoadGenCores / capCores
+		servers := ""
+		if e.Host.ServerCPUAbsent == "" && e.Host.Remote == "" && e.Host.Nodes > 0 {
+			servers = fmt.Sprintf(", the servers %.2f cores", e.Host.ServerCPU)
+		}
+		if share >= LoadGenAloneShare {
+			return &Verdict{Code: VLoadGenSaturated, Message: fmt.Sprintf("at %s the load generator used %.2f cores, %s of the %s it may use%s: it was near its own CPU cap and may have limited the load it offered",
+				count(e.Load, loadName), e.LoadGenCores, pct(share), capText, servers)}
+		}
+		if e.Host.Cap.Confined() && e.Host.SetKnown && e.Host.SetBusy >= CPUSaturatedShare && share >= LoadGenCompeteShare {
+			return &Verdict{Code: VLoadGenSaturated, Message: fmt.Sprintf("at %s the load generator may use %s, and those were %s busy (it used %.2f cores%s) while the machine's other CPUs were %s busy: it was short of CPU in its own set and may have limited the load it offered",
+				count(e.Load, loadName), capText, pct(e.Host.SetBusy), e.LoadGenCores, servers, pct(e.Host.OtherBusy))}
+		}
+	}
+	return nil
+}
+
+// steal judges the hypervisor's steal on this host. On a VM, virtio IO shows up as steal
+// (the host's work for the guest's IO), so steal during heavy IO is said to be that, with
+// the steal of the run's lightest-IO step beside it; steal with little IO is CPU another
+// guest or the host took.
+func steal(ev []Evidence, loadName string) Verdict {
+	if why := remoteWhy(ev); why != "" {
+		return notJudged(VSteal, why)
+	}
+	var hit *Evidence
+	low := -1
+	for i, e := range ev {
+		if e.Steal >= StealLimit && hit == nil {
+			hit = &ev[i]
+		}
+		if e.Device.Name != "" && (low < 0 || e.Device.IOPS < ev[low].Device.IOPS) {
+			low = i
+		}
+	}
+	if hit == nil {
+		return Verdict{}
+	}
+	e := *hit
+	if e.Device.Name != "" && e.Device.IOPS >= StealIOFloorIOPS {
+		base := ""
+		if low >= 0 && ev[low].Device.IOPS < StealIOFloorIOPS {
+			base = fmt.Sprintf(" (at %s, %.0f IOPS, steal was %.1f%%)", count(ev[low].Load, loadName), ev[low].Device.IOPS, 100*ev[low].Steal)
+		}
+		return Verdict{Code: VSteal, Message: fmt.Sprintf("steal time was %s of CPU at %s while device %s did %.0f IOPS%s: on a VM the host's work for virtio IO shows as steal, so this may be the IO path's cost rather than a noisy neighbour's",
+			pct(e.Steal), count(e.Load, loadName), e.Device.Name, e.Device.IOPS, base)}
+	}
+	return Verdict{Code: VSteal, Message: fmt.Sprintf("steal time was %s of CPU at %s with little IO (%.0f IOPS): the hypervisor gave this VM's CPU time to another guest or to the host during the run",
+		pct(e.Steal), count(e.Load, loadName), e.Device.IOPS)}
+}
+
+// busyHost looks at the lowest load, where the run itself needs least CPU: the machine's
+// CPU beyond what the servers used (measured from /proc), the load generator's, interrupts
+// and an allowance was other work on the host. It is not judged without the servers' CPU
+// measured, or for servers on another host; a storage test has no servers to measure.
+func busyHost(ev []Evidence, f Facts, loadName string) *Verdict {
+	cores := f.Cores
+	if len(ev) == 0 {
+		return nil
+	}
+	low := ev[0]
+	for _, e := range ev {
+		if e.Load < low.Load {
+			low = e
+		}
+	}
+	nj := func(why string) *Verdict { v := notJudged(VBusyHost, why); return &v }
+	switch {
+	case remoteWhy(ev) != "":
+		return nj(remoteWhy(ev))
+	case cores <= 0 || low.CPUAbsent || low.CPUBusy <= 0:
+		return nj("this host's CPU was not measured (no OS sampler)")
+	case f.Storage: // a storage test: no servers, the tester is the load generator
+	case low.Host.Nodes == 0:
+		return nj("the servers' CPU was not measured (no database sampler found their processes)")
+	case low.Host.ServerCPUAbsent != "":
+		return nj("the servers' CPU was not measured from /proc (" + low.Host.ServerCPUAbsent + ")")
+	}
+	used := (low.CPUBusy - low.Host.IRQ) * float64(cores)
+	ours := low.Host.ServerCPU + low.LoadGenCores
+	foreign := used - ours - ForeignCPUAllowanceCores
+	if foreign < ForeignCPUShare*float64(cores) {
+		return nil
+	}
+	return &Verdict{Code: VBusyHost, Message: fmt.Sprintf("at %s processes used %.2f of the machine's %d cores (CPU %s busy, interrupts left out) but the run accounts for %.2f (the servers %.2f, measured from /proc; the load generator %.2f): other work on the host took about %.2f cores",
+		count(low.Load, loadName), used, cores, pct(low.CPUBusy), ours, low.Host.ServerCPU, low.LoadGenCores, foreign)}
+}
+
+// ForeignCPUThreshold is the foreign CPU (in cores) at which busyHost fires on a machine
+// of this many cores: what a test that measures the host by other means compares with.
+func ForeignCPUThreshold(cores int) float64 { return ForeignCPUShare * float64(cores) }

@@ -1,0 +1,204 @@
+package sample
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// A server's CPU from /proc. A node the sampler reaches on this host (loopback, a Unix
+// socket, or one of this machine's addresses) has its postmaster found from the sampler's
+// own backend: pg_backend_pid(), whose /proc entry must be a postgres process whose title
+// names the sampler's side of the connection ("(port)" or "[local]"), which proves it is
+// in this host's pid namespace; its parent is the postmaster. The server's CPU is then the
+// user and system time of the postmaster and all its children, living (utime+stime, and
+// cutime+cstime of what they waited for) and gone (the postmaster's cutime+cstime, which
+// take in every child it reaped). /proc/<pid>/stat and cmdline are readable by any user,
+// so an ordinary login (no superuser, no pg_monitor) gets it too.
+
+// userHZ is the unit of /proc's CPU times: USER_HZ, 100 on every Linux architecture.
+const userHZ = 100
+
+// procStat is what is kept of /proc/<pid>/stat.
+type procStat struct {
+	comm       string
+	ppid       int
+	cpuTicks   uint64 // utime + stime + cutime + cstime
+	startTicks uint64
+}
+
+// parseProcPIDStat reads /proc/<pid>/stat: "pid (comm) state ppid ... utime stime cutime
+// cstime ... starttime ...". comm may hold spaces and parentheses: it ends at the last ')'.
+func parseProcPIDStat(data []byte) (procStat, error) {
+	var p procStat
+	open, end := bytes.IndexByte(data, '('), bytes.LastIndexByte(data, ')')
+	if open < 0 || end < open {
+		return p, fmt.Errorf("/proc stat: no (comm)")
+	}
+	p.comm = string(data[open+1 : end])
+	f := bytes.Fields(data[end+1:])
+	// after comm: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14) ... starttime(19)
+	if len(f) < 20 {
+		return p, fmt.Errorf("/proc stat: %d fields after comm, want at least 20", len(f))
+	}
+	ppid, err := strconv.Atoi(string(f[1]))
+	if err != nil {
+		return p, fmt.Errorf("/proc stat: ppid %q", f[1])
+	}
+	p.ppid = ppid
+	for _, i := range []int{11, 12, 13, 14} {
+		v, err := strconv.ParseInt(string(f[i]), 10, 64)
+		if err != nil {
+			return p, fmt.Errorf("/proc stat: field %d %q is not a number", i, f[i])
+		}
+		if v > 0 { // cutime and cstime are signed
+			p.cpuTicks += uint64(v)
+		}
+	}
+	if p.startTicks, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil {
+		return p, fmt.Errorf("/proc stat: starttime %q", f[19])
+	}
+	return p, nil
+}
+
+func readProcStat(procRoot string, pid int) (procStat, error) {
+	data, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return procStat{}, err
+	}
+	return parseProcPIDStat(data)
+}
+
+// serverProcs is a server found on this host: its postmaster's pid and start time (a pid
+// reused by another process is not taken for it).
+type serverProcs struct {
+	procRoot   string
+	postmaster int
+	start      uint64
+}
+
+// isPostgres says whether a process's comm is PostgreSQL's server.
+func isPostgres(comm string) bool { return comm == "postgres" || comm == "postmaster" }
+
+// findPostmaster finds the server of a backend on this host: backend is pg_backend_pid()
+// of the sampler's session, mark what its process title must hold ("(<our port>)" for TCP,
+// "[local]" for a Unix socket). It returns why not when it cannot.
+func findPostmaster(procRoot string, backend int, mark string) (serverProcs, string) {
+	b, err := readProcStat(procRoot, backend)
+	if err != nil {
+		return serverProcs{}, fmt.Sprintf("the server's backend (pid %d) is not in this host's /proc: the server runs in another pid namespace (a container) or on another host", backend)
+	}
+	title, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(backend), "cmdline"))
+	if !isPostgres(b.comm) || err != nil || !bytes.Contains(title, []byte(mark)) {
+		return serverProcs{}, fmt.Sprintf("pid %d on this host is not the sampler's backend (%s, title without %s): the server runs in another pid namespace (a container)", backend, b.comm, mark)
+	}
+	pm, err := readProcStat(procRoot, b.ppid)
+	if err != nil || !isPostgres(pm.comm) {
+		return serverProcs{}, fmt.Sprintf("the parent of backend %d (pid %d) is not a postgres process", backend, b.ppid)
+	}
+	return serverProcs{procRoot: procRoot, postmaster: b.ppid, start: pm.startTicks}, ""
+}
+
+// cpuSeconds is the CPU time of the postmaster and all its children so far.
+func (s serverProcs) cpuSeconds() (float64, error) {
+	pm, err := readProcStat(s.procRoot, s.postmaster)
+	if err != nil || pm.startTicks != s.start {
+		return 0, fmt.Errorf("the postmaster (pid %d) is gone", s.postmaster)
+	}
+	total := pm.cpuTicks
+	entries, err := os.ReadDir(s.procRoot)
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == s.postmaster {
+			continue
+		}
+		c, err := readProcStat(s.procRoot, pid)
+		if err != nil || c.ppid != s.postmaster {
+			continue // gone meanwhile (then reaped into the postmaster's cutime), or not a child
+		}
+		total += c.cpuTicks
+	}
+	return float64(total) / userHZ, nil
+}
+
+// locateServer says whether the sampler's session reaches a server on this host and, if
+// so, finds its postmaster. remote names the server's host when it is another one.
+func locateServer(ctx context.Context, conn *pgx.Conn, procRoot string) (s serverProcs, remote, absent string) {
+	nc := conn.PgConn().Conn()
+	var mark string
+	switch ra := nc.RemoteAddr().(type) {
+	case *net.UnixAddr:
+		mark = "[local]"
+	case *net.TCPAddr:
+		if !isThisHost(ra.IP) {
+			return s, ra.IP.String(), "the server runs on another host (" + ra.IP.String() + ")"
+		}
+		la, ok := nc.LocalAddr().(*net.TCPAddr)
+		if !ok {
+			return s, "", "the session's own address is unknown"
+		}
+		mark = "(" + strconv.Itoa(la.Port) + ")"
+	default:
+		return s, "", fmt.Sprintf("the session's transport (%T) is not TCP or a Unix socket", ra)
+	}
+	var pid int
+	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		return s, "", "pg_backend_pid(): " + err.Error()
+	}
+	s, absent = findPostmaster(procRoot, pid, mark)
+	return s, "", absent
+}
+
+// isThisHost says whether an IP address is this machine's (loopback or an interface's).
+func isThisHost(ip net.IP) bool {
+	if ip.IsLoopback() {
+		return true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// startCPU reads the server's CPU at the window's start.
+func (n *pgNode) startCPU() {
+	n.cpuErr, n.cpuAt = nil, time.Time{}
+	if n.procs.postmaster == 0 {
+		return
+	}
+	n.cpuFirst, n.cpuErr = n.procs.cpuSeconds()
+	n.cpuAt = time.Now()
+}
+
+// stopCPU reads the server's CPU at the window's end: the cores it used in between.
+func (n *pgNode) stopCPU() (float64, bool) {
+	if n.procs.postmaster == 0 || n.cpuErr != nil || n.cpuAt.IsZero() {
+		return 0, false
+	}
+	last, err := n.procs.cpuSeconds()
+	if err != nil {
+		n.cpuErr = err
+		return 0, false
+	}
+	secs := time.Since(n.cpuAt).Seconds()
+	if secs <= 0 {
+		return 0, false
+	}
+	return max(0, last-n.cpuFirst) / secs, true
+}

@@ -1,0 +1,184 @@
+package sample
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/result"
+)
+
+func TestParseProcPIDStat(t *testing.T) {
+	line := "4242 (post gres) (x)) S 17 4242 4242 0 -1 4194560 100 0 0 0 250 75 -1 12 20 0 1 0 98765 1000 10 0 0\n"
+	p, err := parseProcPIDStat([]byte(line))
+	if err != nil || p.comm != "post gres) (x)" || p.ppid != 17 || p.cpuTicks != 250+75+12 || p.startTicks != 98765 {
+		t.Errorf("%+v %v", p, err)
+	}
+	for _, bad := range []string{"", "1 (x S 1", "1 (x) S 1 2", "1 (x) S a 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5"} {
+		if _, err := parseProcPIDStat([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// The test process stands for a postmaster: a child that burns CPU and is reaped must be
+// in the total afterwards (through cutime), and a living child's time while it runs.
+func TestServerCPUCountsChildrenGoneAndLiving(t *testing.T) {
+	self, err := readProcStat("/proc", os.Getpid())
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	s := serverProcs{procRoot: "/proc", postmaster: os.Getpid(), start: self.startTicks}
+	before, err := s.cpuSeconds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	burn := exec.Command("sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done")
+	if err := burn.Run(); err != nil {
+		t.Fatal(err)
+	}
+	used := (burn.ProcessState.UserTime() + burn.ProcessState.SystemTime()).Seconds()
+	after, err := s.cpuSeconds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// /proc counts in ticks of 10 ms, rounding each process's time down.
+	if after-before < used-0.02 {
+		t.Errorf("a reaped child used %.3f s of CPU, the total grew by %.3f s", used, after-before)
+	}
+	// A living child: its own time is counted while it runs.
+	live := exec.Command("sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; exec sleep 60")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = live.Process.Kill(); _ = live.Wait() }()
+	pid := strconv.Itoa(live.Process.Pid)
+	var child procStat
+	for { // until the loop is done and the shell has become sleep
+		c, err := readProcStat("/proc", live.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.comm == "sleep" {
+			child = c
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	withLiving, err := s.cpuSeconds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := withLiving - after; got < float64(child.cpuTicks)/userHZ {
+		t.Errorf("living child %s used %d ticks, the total grew by %.2f s", pid, child.cpuTicks, got)
+	}
+	// A process whose title does not name the session is not taken for its backend.
+	if _, why := findPostmaster("/proc", os.Getpid(), "(1)"); !strings.Contains(why, "not the sampler's backend") {
+		t.Errorf("the test process taken for a backend: %q", why)
+	}
+	if _, why := findPostmaster("/proc", 1<<30, "(1)"); !strings.Contains(why, "another pid namespace") {
+		t.Errorf("a pid not on this host: %q", why)
+	}
+	if !isThisHost(net.ParseIP("127.0.0.1")) || isThisHost(net.ParseIP("192.0.2.1")) {
+		t.Error("isThisHost")
+	}
+}
+
+// A server on this host, watched by an ordinary login (no superuser, no pg_monitor): its
+// postmaster is the one of postmaster.pid, and the CPU of a backend's busy query is in
+// the window's server CPU.
+func TestServerCPUOfALocalServer(t *testing.T) {
+	h := clustertest.NewHandmade(t, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, err := NewPG(ctx, []PGNode{{Name: "node0", ConnString: h.ConnString(0, clustertest.HandmadeApp)}}, PGOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	pidFile, err := os.ReadFile(filepath.Join(h.DataDir(0), "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := strconv.Atoi(strings.SplitN(string(pidFile), "\n", 2)[0])
+	info := p.Nodes()[0]
+	if info.Postmaster != want || info.ServerCPUAbsent != "" || info.Remote != "" {
+		t.Fatalf("postmaster %d (%q, remote %q), postmaster.pid says %d", info.Postmaster, info.ServerCPUAbsent, info.Remote, want)
+	}
+	work, err := pgx.Connect(ctx, h.ConnString(0, clustertest.HandmadeApp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer work.Close(context.Background())
+	var backend int
+	if err := work.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
+		t.Fatal(err)
+	}
+	key := result.OwnXactKey(work.PgConn().Conn().RemoteAddr().String(), work.Config().Database)
+	ownBefore := result.OwnXacts(key)
+	t0 := time.Now()
+	st := &result.Step{Window: result.Window{Start: t0}}
+	if err := p.Start(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	before, err := readProcStat("/proc", backend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := work.Exec(ctx, "SELECT count(*) FROM generate_series(1, 3000000)"); err != nil {
+		t.Fatal(err)
+	}
+	after, err := readProcStat("/proc", backend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Window.End = time.Now()
+	if err := p.Stop(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	span := time.Since(t0).Seconds() // the figure's own interval lies inside it
+	// The sampler counted its own transactions: each wait sample, and the statistics
+	// readings at the window's start and end.
+	x, err := st.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own, want := result.OwnXacts(key)-ownBefore, int64(x.Nodes["node0"].WaitSamples+2); own < want {
+		t.Errorf("the sampler counted %d own transactions, want at least %d", own, want)
+	}
+	cores, ok := st.Counters[result.PGName("node0", result.PGServerCPUCores)]
+	if !ok {
+		t.Fatalf("no server CPU; counters %v", st.Counters)
+	}
+	if busy := float64(after.cpuTicks-before.cpuTicks) / userHZ; cores*span < busy {
+		t.Errorf("server CPU %.3f cores within %.2f s, but one backend alone used %.2f s", cores, span, busy)
+	}
+}
+
+func TestSetBusy(t *testing.T) {
+	data := []byte("cpu  30 0 10 60 0 0 0 0\ncpu0 20 0 5 25 0 0 0 0\ncpu1 10 0 5 35 0 0 0 0\n")
+	prev, err := ParseProcStatCPUs(data)
+	if err != nil || len(prev) != 2 {
+		t.Fatal(prev, err)
+	}
+	cur, _ := ParseProcStatCPUs([]byte("cpu  0 0 0 0\ncpu0 110 0 5 25 0 0 0 0\ncpu1 10 0 15 125 0 0 0 0\n"))
+	b, ok := setBusy(prev, cur, []int{0})
+	if !ok || b.Set != 1 || b.Other != 0.1 {
+		t.Errorf("%+v %v", b, ok)
+	}
+	if _, ok := setBusy(prev, cur, []int{0, 1}); ok {
+		t.Error("an affinity of every CPU has no others to compare with")
+	}
+	if _, err := ParseProcStatCPUs([]byte("cpuX 1 2 3 4\n")); err == nil {
+		t.Error("cpuX: no error")
+	}
+}
