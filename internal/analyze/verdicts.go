@@ -107,8 +107,9 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 		out = append(out, *v)
 	}
 	st := measuredSteps(all) // what follows judges figures: only steps that measured some
-	if v := unsampled(ev, f); v != nil {
-		out = append(out, *v)
+	noSampler := unsampled(ev, f)
+	if noSampler != nil {
+		out = append(out, *noSampler)
 	}
 	if f.DatasetBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes {
 		add(VFitsInMemory, "the dataset (%s) fits in memory (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
@@ -145,7 +146,7 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	if v := steal(ev, loadName); v.Code != "" {
 		out = append(out, v)
 	}
-	if v := busyHost(ev, f, loadName); v != nil {
+	if v := busyHost(ev, f, loadName); v != nil && (noSampler == nil || !v.NotJudged) { // one line says what no sampler judged
 		out = append(out, *v)
 	}
 	for _, e := range ev {
