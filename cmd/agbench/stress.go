@@ -158,7 +158,7 @@ func runLoad(ctx context.Context, a *app, l *experiment.Load, w workload.Workloa
 	}
 	fmt.Fprintln(a.stdout)
 	if len(out.Result.Steps) > 0 {
-		table.Write(a.stdout, out.Result, "threads", cols)
+		table.Write(a.stdout, out.Result, "threads", table.WithRate(out.Result, cols))
 		fmt.Fprintln(a.stdout)
 	}
 	printAnalysis(a.stdout, out.Analysis)
