@@ -170,7 +170,7 @@ func stepOf(reps []result.Step, keying bool) Step {
 	s.WindowSec, s.ThinkMs, s.ThinkUnknown = window, think, !thinkKnown
 	if h, err := result.MergeHists(hists...); err == nil && h.Count > 0 {
 		const us = 1000.0
-		s.MeanMs, s.P50Ms, s.P95Ms = h.Mean/us, float64(h.P50)/us, float64(h.P95)/us
+		s.MeanMs, s.P50Ms, s.P95Ms = recordedMean(hists, h.Mean)/us, float64(h.P50)/us, float64(h.P95)/us
 		s.P99Ms, s.P999Ms = float64(h.P99)/us, float64(h.P999)/us
 	}
 	return s
