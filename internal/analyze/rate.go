@@ -7,14 +7,15 @@ import (
 )
 
 // A fixed-rate step (--rate) schedules its operations at start + i/rate. When the load
-// generator or the server cannot keep up, operations start late and fewer are done than
-// asked: the step then measured its own queue, not the asked load.
+// generator or the server cannot keep up, the schedule falls behind and fewer operations
+// are done than asked: the step then measured its own queue, not the asked load. Late
+// starts alone do not judge it: the runner counts a start 1 ms behind its time as late, and
+// a busy machine's timer jitter makes many of those on a schedule that is kept (a 50/s
+// schedule of 5 ms queries on a shared 2-core machine: 42 of 101 late, all done).
 const (
 	// RateShortfallLimit is the largest share of the asked rate that may go undone before
 	// the schedule counts as not kept.
 	RateShortfallLimit = 0.10
-	// LateStartLimit is the largest share of a step's operations that may start late.
-	LateStartLimit = 0.10
 )
 
 // VRateNotKept is the verdict of a fixed-rate step whose schedule was not kept.
@@ -30,9 +31,8 @@ func achievedRate(s Step) (float64, bool) {
 	return float64(s.Ops+s.Errors) / (s.WindowSec * float64(reps)), true
 }
 
-// rateNotKept judges the fixed-rate steps: the first (by load) that achieved less than
-// RateShortfallLimit short of its asked rate, or whose operations started late more than
-// LateStartLimit of the time, and how many more did so.
+// rateNotKept judges the fixed-rate steps: the first (by load) that did more than
+// RateShortfallLimit less than its asked rate (with its late starts), and how many more did so.
 func rateNotKept(st []Step, loadName string) *Verdict {
 	var bad []Step
 	for _, s := range st {
@@ -43,8 +43,7 @@ func rateNotKept(st []Step, loadName string) *Verdict {
 		if !ok {
 			continue
 		}
-		all := s.Ops + s.Errors
-		if got < (1-RateShortfallLimit)*s.Rate || all > 0 && float64(s.LateStarts) > LateStartLimit*float64(all) {
+		if got < (1-RateShortfallLimit)*s.Rate {
 			bad = append(bad, s)
 		}
 	}
@@ -55,10 +54,10 @@ func rateNotKept(st []Step, loadName string) *Verdict {
 	got, _ := achievedRate(s)
 	msg := fmt.Sprintf("at %s the schedule asked %s/s and %s/s were done (%s)", count(s.Load, loadName), fmtRate(s.Rate), fmtRate(got), pct(got/s.Rate))
 	if s.LateStarts > 0 {
-		msg += fmt.Sprintf(", %s of %s operations started late", units.GroupInt(s.LateStarts), units.GroupInt(s.Ops+s.Errors))
+		msg += fmt.Sprintf(", and %s operations started late", units.GroupInt(s.LateStarts))
 	}
 	if len(bad) > 1 {
-		msg += fmt.Sprintf(", and %d more step(s) fell behind", len(bad)-1)
+		msg += fmt.Sprintf("; %d more step(s) fell behind", len(bad)-1)
 	}
 	return &Verdict{Code: VRateNotKept, Message: msg + ": the rate was not kept, so latencies include the queue behind the schedule and the step measured a lower load than asked"}
 }
