@@ -17,13 +17,8 @@ import (
 // Catalogue cases of agbench disk: the page cache and other IO on the device.
 func init() {
 	disk := func(t *testing.T, env *catEnv, extra ...string) (string, string) {
-		res := env.Results(t)
 		file := filepath.Join(t.TempDir(), "testfile")
-		args := append([]string{"disk", file, "--size", "64M", "--duration", "2s", "--warmup", "0s", "--random", "-b", "8K",
-			"--results", res}, extra...)
-		_, out := env.Run(t, args...)
-		logVerbose(t, out)
-		return out, res
+		return catRun(t, env, append([]string{"disk", file, "--size", "64M", "--duration", "2s", "--warmup", "0s", "--random", "-b", "8K"}, extra...)...)
 	}
 	addCase(catalogueCase{
 		Verdict: "page-cache",
@@ -162,11 +157,8 @@ func init() {
 		Verdict: "fits-in-memory",
 		Name:    "stress of a database of a few MiB (shared_buffers + page cache hold it)",
 		Invalid: func(t *testing.T, env *catEnv) (string, string) {
-			res := env.Results(t)
-			_, out := env.Run(t, "stress", "--cluster", env.Cluster().Name, "-q", "SELECT count(*) FROM pg_class",
-				"--threads", "1", "--rate", "50", "--duration", "2s", "--results", res)
-			logVerbose(t, out)
-			return out, res
+			return catRun(t, env, "stress", "--cluster", env.Cluster().Name, "-q", "SELECT count(*) FROM pg_class",
+				"--threads", "1", "--rate", "50", "--duration", "2s")
 		},
 		Control: func(t *testing.T, env *catEnv) (string, string) {
 			t.Skip("control not made: it needs a dataset larger than shared_buffers + the host's available memory (~22 GiB), " +

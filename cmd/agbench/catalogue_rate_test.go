@@ -10,11 +10,7 @@ import (
 func init() {
 	stress := func(extra ...string) func(t *testing.T, env *catEnv) (string, string) {
 		return func(t *testing.T, env *catEnv) (string, string) {
-			res := env.Results(t)
-			args := append([]string{"stress", "--cluster", env.Cluster().Name, "--results", res}, extra...)
-			_, out := env.Run(t, args...)
-			logVerbose(t, out)
-			return out, res
+			return catRun(t, env, append([]string{"stress", "--cluster", env.Cluster().Name}, extra...)...)
 		}
 	}
 	// A query of about 5 ms on one thread does at most ~200/s: 2000/s cannot be kept, 50/s can.

@@ -21,11 +21,8 @@ import (
 func init() {
 	f := &fallbackCluster{}
 	run := func(t *testing.T, env *catEnv) (string, string) {
-		res := env.Results(t)
-		_, out := env.Run(t, "stress", "--listener", f.lcs, "--intent", "read-only", "-q", "SELECT 1",
-			"--threads", "2", "--duration", "2s", "--results", res)
-		logVerbose(t, out)
-		return out, res
+		return catRun(t, env, "stress", "--listener", f.lcs, "--intent", "read-only", "-q", "SELECT 1",
+			"--threads", "2", "--duration", "2s")
 	}
 	addCase(catalogueCase{
 		Verdict: "read-intent-on-primary",
@@ -86,9 +83,14 @@ func (f *fallbackCluster) waitLanding(t *testing.T, standby bool) {
 	}
 }
 
-// logVerbose logs a catalogue run's output under go test -v (the figures of the report).
-func logVerbose(t *testing.T, out string) {
+// catRun runs agbench with args and --results in a fresh folder, logs its output under
+// go test -v (the figures of the report), and returns the output and the folder.
+func catRun(t *testing.T, env *catEnv, args ...string) (string, string) {
+	t.Helper()
+	res := env.Results(t)
+	_, out := env.Run(t, append(args, "--results", res)...)
 	if testing.Verbose() {
 		t.Log(out)
 	}
+	return out, res
 }
