@@ -348,6 +348,7 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 	if len(out.Report.Steps) > 0 || out.Report.Verify != nil {
 		out.Report.WriteText(a.stdout)
 	}
+	printAnalysis(a.stdout, out.Analysis)
 	if out.Path != "" {
 		fmt.Fprintf(a.stdout, "\nresults: %s\n", out.Path)
 	}

@@ -121,7 +121,7 @@ func (f *loadFlags) check(a *app, cmd *cobra.Command, command, unit string) (*ex
 		Command: command, Version: version, Args: cmdArgs(cmd),
 		Target: tgt, Database: f.spec.Database, Intent: intent, Sweep: sweep,
 		Step:    runner.StepSpec{Iterations: f.iterations, Duration: f.duration, Rampup: f.rampup, Rate: f.rate, MaxErrors: f.maxErrors},
-		Results: f.results, Sample: f.analysis.sampling(), Analyse: true, JudgeLanding: true,
+		Results: f.results, Sample: f.analysis.sampling(), Analyse: true,
 		Analysis: analyze.Options{LoadName: "threads", Unit: unit, SLOs: slos},
 	}, nil
 }

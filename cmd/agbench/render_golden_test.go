@@ -162,7 +162,8 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 
 	case "disk":
 		// runDisk: the report rebuilt from Extra["disk"] (run) and each step's Extra["disk"]
-		// (its StepResult), the marks placed from the analysis as runDisk places them.
+		// (its StepResult), given the analysis's findings (Little's law, marks) as runDisk
+		// gives them, then the analysis.
 		var ex diskio.RunExtra
 		if err := json.Unmarshal(res.Extra["disk"], &ex); err != nil {
 			t.Fatalf("Extra[disk]: %v", err)
@@ -176,15 +177,15 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 			}
 			rep.Steps = append(rep.Steps, s)
 		}
+		var run *analyze.Run
 		if len(rep.Steps) > 0 {
-			run := fromResult(t, res, analyze.Options{LoadName: "outstanding IOs", Unit: "IOPS"})
-			if rep.Sweep != nil && len(run.Variants) == 1 {
-				rep.Marks = experiment.DiskMarks(rep, run.Variants[0].Result)
-			}
+			run = fromResult(t, res, experiment.DiskAnalysis)
+			experiment.DiskAnalysed(rep, run)
 		}
 		if len(rep.Steps) > 0 || rep.Verify != nil {
 			rep.WriteText(&b)
 		}
+		printAnalysis(&b, run)
 		fmt.Fprintf(&b, "\nresults: %s\n", filepath.Join(resultDir("--results", "results"), result.FileName))
 
 	case "seed":

@@ -142,7 +142,7 @@ func runStress(cmd *cobra.Command, a *app, f *stressFlags) error {
 	w := stress.New(cfg)
 	defer w.Close()
 	l.Config = map[string]any{"queries": cfg.Queries, "threads": f.load.threads, "iterations": f.load.iterations,
-		"duration": f.load.duration.String(), "rampup": f.load.rampup.String(), "rate": f.load.rate, "intent": f.load.intent,
+		"duration": f.load.duration.String(), "rampup": f.load.rampup.String(), "rate": f.load.rate, "intent": string(l.Intent),
 		"compare": f.load.compare, "repeat": f.load.repeat, "param_file": f.paramFile, "param_range": f.paramRange}
 	return runLoad(ctx, a, l, w, stressColumns, nil)
 }
@@ -158,7 +158,7 @@ func runLoad(ctx context.Context, a *app, l *experiment.Load, w workload.Workloa
 	}
 	fmt.Fprintln(a.stdout)
 	if len(out.Result.Steps) > 0 {
-		table.Write(a.stdout, out.Result, "threads", cols)
+		table.Write(a.stdout, out.Result, "threads", table.WithRate(out.Result, cols))
 		fmt.Fprintln(a.stdout)
 	}
 	printAnalysis(a.stdout, out.Analysis)

@@ -276,14 +276,18 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 		byKey[k] = append(byKey[k], st)
 	}
 	tw := table.NewWriter(w, table.Right)
+	cols, rate := "NOPM\tTPM\tNEWORD p95\tp99\t", table.HasRate(&result.Result{Steps: steps})
+	if rate {
+		cols += rateHeads()
+	}
 	if sw.Compare != nil {
 		group := "\t"
 		for _, v := range variants {
-			group += v + "\t\t\t\t"
+			group += v + strings.Repeat("\t", strings.Count(cols, "\t"))
 		}
 		fmt.Fprintln(tw, group)
 	}
-	head := "VUs\t" + strings.Repeat("NOPM\tTPM\tNEWORD p95\tp99\t", len(variants))
+	head := "VUs\t" + strings.Repeat(cols, len(variants))
 	fmt.Fprintln(tw, head+"server NOPM\tserver TPM\t")
 	for _, n := range vusList {
 		line := fmt.Sprintf("%d\t", n)
@@ -291,11 +295,14 @@ func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep,
 		for _, v := range variants {
 			sts := byKey[key{n, v}]
 			if len(sts) == 0 {
-				line += strings.Repeat(table.Absent+"\t", 4)
+				line += strings.Repeat(table.Absent+"\t", strings.Count(cols, "\t"))
 				continue
 			}
 			cells, nopm, tpm := tpccCells(sts)
 			line += cells
+			if rate {
+				line += rateCells(sts)
+			}
 			srvNOPM, srvTPM = append(srvNOPM, nopm), append(srvTPM, tpm)
 		}
 		fmt.Fprintln(tw, line+strings.Join(srvNOPM, " / ")+"\t"+strings.Join(srvTPM, " / ")+"\t")
@@ -342,6 +349,24 @@ func tpccCells(sts []*result.Step) (cells, srvNOPM, srvTPM string) {
 	cells = counter(tpcc.CounterNOPM) + "\t" + counter(tpcc.CounterTPM) + "\t" +
 		latency(func(h result.Hist) int64 { return h.P95 }) + "\t" + latency(func(h result.Hist) int64 { return h.P99 }) + "\t"
 	return cells, counter(tpcc.CounterServerNOPM), counter(tpcc.CounterServerTPM)
+}
+
+// rateHeads and rateCells are a fixed-rate run's columns of the articles' table
+// (table.RateColumns): the rate asked, the transactions started per second, late starts.
+func rateHeads() string {
+	h := ""
+	for _, c := range table.RateColumns() {
+		h += c.Header + "\t"
+	}
+	return h
+}
+
+func rateCells(sts []*result.Step) string {
+	out := ""
+	for _, c := range table.RateColumns() {
+		out += table.StepsCell(sts, c) + "\t"
+	}
+	return out
 }
 
 // printTPCCStep prints one step's transactions, where its reads landed, its faults, its

@@ -134,13 +134,14 @@ func stepsOf(r *result.Result, steps []result.Step, dev string) ([]Step, []Evide
 
 func stepOf(reps []result.Step, keying bool) Step {
 	first := reps[0]
-	s := Step{Load: float64(first.VUs), OpenLoop: first.Rate > 0}
+	s := Step{Load: float64(first.VUs), OpenLoop: first.Rate > 0, Rate: first.Rate}
 	var hists []result.Hist
 	var think, window float64
 	thinkKnown := !keying
 	classes := map[string]int64{}
 	for _, st := range reps {
 		s.Repeats = append(s.Repeats, st.OpsPerSecond())
+		s.LateStarts += st.LateStarts
 		window += st.Window.Seconds() / float64(len(reps))
 		for _, op := range st.Ops {
 			if op == nil { // a result file's "op": null
@@ -174,7 +175,7 @@ func stepOf(reps []result.Step, keying bool) Step {
 	s.WindowSec, s.ThinkMs, s.ThinkUnknown = window, think, !thinkKnown
 	if h, err := result.MergeHists(hists...); err == nil && h.Count > 0 {
 		const us = 1000.0
-		s.MeanMs, s.P50Ms, s.P95Ms = h.Mean/us, float64(h.P50)/us, float64(h.P95)/us
+		s.MeanMs, s.P50Ms, s.P95Ms = recordedMean(hists, h.Mean)/us, float64(h.P50)/us, float64(h.P95)/us
 		s.P99Ms, s.P999Ms = float64(h.P99)/us, float64(h.P999)/us
 	}
 	return s
@@ -456,7 +457,7 @@ func factsOf(r *result.Result, steps []result.Step, over Facts) (Facts, error) {
 			}
 		}
 	}
-	f.ReadIntentSessions, f.ReadIntentOnStandby = readIntentOf(r, steps)
+	f.ReadIntentSessions, f.ReadIntentOnStandby, f.ReadIntentUnit, f.ReadIntentPrimaries = readIntentOf(r, steps)
 	f.Cores = r.Meta.Host.Cores
 	if f.PageCacheBytes == 0 && f.DatasetBytes > 0 {
 		f.PageCacheBytes = int64(r.Meta.Host.MemoryBytes)
@@ -466,26 +467,6 @@ func factsOf(r *result.Result, steps []result.Step, over Facts) (Facts, error) {
 	}
 	mergeFacts(&f, over)
 	return f, nil
-}
-
-// readIntentOf counts, in a run that declared read intent (tpcc --read-intent), the read
-// transactions of steps not routed off, and those that ran on a standby.
-func readIntentOf(r *result.Result, steps []result.Step) (all, onStandby int64) {
-	if v, _ := r.Meta.Config["read_intent"].(bool); !v {
-		return 0, 0
-	}
-	for _, st := range steps {
-		if st.Params["routing"] == "off" {
-			continue
-		}
-		on, ok := st.Counters[result.ReadTxOnStandby]
-		if !ok {
-			continue
-		}
-		all += int64(on + st.Counters[result.ReadTxOnPrimary])
-		onStandby += int64(on)
-	}
-	return all, onStandby
 }
 
 func mergeFacts(f *Facts, o Facts) {
@@ -506,6 +487,7 @@ func mergeFacts(f *Facts, o Facts) {
 	}
 	if o.ReadIntentSessions > 0 {
 		f.ReadIntentSessions, f.ReadIntentOnStandby = o.ReadIntentSessions, o.ReadIntentOnStandby
+		f.ReadIntentUnit, f.ReadIntentPrimaries = o.ReadIntentUnit, o.ReadIntentPrimaries
 	}
 }
 

@@ -1,5 +1,7 @@
 package analyze
 
+import "github.com/agbench/agbench/internal/result"
+
 // LittleTolerance is how far X·(R+Z) may stray from the concurrency N, as a share of N,
 // before Little's law is said to fail for a closed-loop step.
 const LittleTolerance = 0.15
@@ -21,6 +23,9 @@ func CheckLittle(steps []Step) []Little {
 	var out []Little
 	for _, s := range sortedSteps(steps) {
 		l := Little{Load: s.Load, OpenLoop: s.OpenLoop}
+		if s.OpenLoop && !s.ThinkUnknown {
+			l.Implied = s.Throughput * (s.MeanMs + s.ThinkMs) / 1000 // shown, not judged
+		}
 		if s.OpenLoop || s.ThinkUnknown || s.Throughput <= 0 {
 			l.Holds = true
 			out = append(out, l)
@@ -32,4 +37,25 @@ func CheckLittle(steps []Step) []Little {
 		out = append(out, l)
 	}
 	return out
+}
+
+// recordedMean is the mean latency of several histograms: their recorded means weighted by
+// their counts (a tester's exact mean, as agbench disk records it, rather than the mean of
+// the merged buckets), or merged when no histogram recorded one.
+func recordedMean(hs []result.Hist, merged float64) float64 {
+	var sum float64
+	var n int64
+	for _, h := range hs {
+		if h.Count > 0 {
+			if h.Mean <= 0 {
+				return merged
+			}
+			sum += h.Mean * float64(h.Count)
+			n += h.Count
+		}
+	}
+	if n == 0 {
+		return merged
+	}
+	return sum / float64(n)
 }

@@ -24,6 +24,10 @@ type Step struct {
 	PerSecond []float64 `json:"per_second,omitempty"`
 	// OpenLoop is set for fixed-rate steps, whose Load is not the concurrency in flight.
 	OpenLoop bool `json:"open_loop,omitempty"`
+	// Rate is the fixed rate asked of a fixed-rate step (operations per second), and
+	// LateStarts the operations (all repeats) that started after their scheduled time.
+	Rate       float64 `json:"rate,omitempty"`
+	LateStarts int64   `json:"late_starts,omitempty"`
 	// ThinkUnknown is set when users waited between operations for times not recorded
 	// (TPC-C keying without a think_ms counter): Little's law cannot be checked.
 	ThinkUnknown bool `json:"think_unknown,omitempty"`

@@ -94,6 +94,10 @@ type Facts struct {
 	// ReadIntentOnStandby those that found themselves on a standby (pg_is_in_recovery()).
 	ReadIntentSessions  int64 `json:"read_intent_sessions,omitempty"`
 	ReadIntentOnStandby int64 `json:"read_intent_on_standby,omitempty"`
+	// ReadIntentUnit says what was counted ("sessions", "transactions"); ReadIntentPrimaries
+	// names the nodes, not standbys, where read intent landed (landing.go).
+	ReadIntentUnit      string   `json:"read_intent_unit,omitempty"`
+	ReadIntentPrimaries []string `json:"read_intent_primaries,omitempty"`
 }
 
 // Check returns every validity verdict that fires on the run, in a fixed order.
@@ -130,8 +134,11 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	if v := loadGenSaturated(ev, f.Cores, loadName); v != nil {
 		out = append(out, *v)
 	}
-	if f.ReadIntentSessions > 0 && f.ReadIntentOnStandby < f.ReadIntentSessions {
-		add(VReadIntent, "%d of %d read-intent sessions (or transactions) did not land on a standby", f.ReadIntentSessions-f.ReadIntentOnStandby, f.ReadIntentSessions)
+	if v := rateNotKept(st, loadName); v != nil {
+		out = append(out, *v)
+	}
+	if v := readIntentVerdict(f); v != nil {
+		out = append(out, *v)
 	}
 	if f.Storage {
 		out = append(out, pageCache(f, ev, loadName)...)

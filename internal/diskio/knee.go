@@ -15,8 +15,6 @@ type Marks struct {
 	// RisingAtEnd says throughput still rose at the highest load: sweep further.
 	RisingAtEnd bool   `json:"rising_at_end,omitempty"`
 	Method      string `json:"method"`
-	// Verdicts are the analysis's sentences about the run.
-	Verdicts []string `json:"verdicts,omitempty"`
 }
 
 // RowOfLoad returns the index of the step with the given outstanding IOs, or -1.

@@ -93,23 +93,12 @@ func TestRecorderCountsOnlyTheWindow(t *testing.T) {
 	}
 }
 
-func TestStddevAndLittle(t *testing.T) {
+func TestStddev(t *testing.T) {
 	if s := stddev([]int64{10, 10, 10}); s != 0 {
 		t.Fatal(s)
 	}
 	if s := stddev([]int64{8, 12}); s < 2.828 || s > 2.829 {
 		t.Fatal(s)
-	}
-	w := Workload{Threads: 2, QD: 8}
-	if c := little(w, OpStats{IOPS: 16000, MeanUs: 1000}); !c.OK || c.Measured != 16 {
-		t.Fatalf("%+v", c)
-	}
-	if c := little(w, OpStats{IOPS: 8000, MeanUs: 1000}); c.OK || c.Deviation != -0.5 {
-		t.Fatalf("%+v", c)
-	}
-	w.Rate = 100
-	if c := little(w, OpStats{IOPS: 100, MeanUs: 1000}); !c.OK || c.Applies {
-		t.Fatalf("rate run judged: %+v", c)
 	}
 }
 

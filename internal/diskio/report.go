@@ -22,6 +22,9 @@ type Report struct {
 	Verify  *VerifyReport
 	Notes   []string
 	DiskSpd *DiskSpdCommand
+	// Analysed is set when internal/analyze judged the run (its verdicts are printed after
+	// the report): warnings it also gives (SharedWarning) are then left to it.
+	Analysed bool
 }
 
 func ms(us float64) string {
@@ -52,7 +55,7 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "engine   %s; %s measured after %s warm-up per step\n", s.Engine, s.Workload.Duration, s.Workload.Warmup)
 	}
 	if len(r.Steps) == 1 {
-		r.Steps[0].WriteDetail(w)
+		r.Steps[0].writeDetail(w, r.Analysed)
 	} else if len(r.Steps) > 1 {
 		r.writeSweep(w)
 	}
@@ -99,9 +102,12 @@ func (r *Report) writeSweep(w io.Writer) {
 			}
 			mark = strings.Join(ms, ",")
 		}
-		l := fmt.Sprintf("%.2f", s.Little.Measured)
-		if !s.Little.OK {
-			l += "!"
+		l := "-"
+		if s.Little.Known {
+			l = fmt.Sprintf("%.2f", s.Little.Measured)
+			if !s.Little.OK {
+				l += "!"
+			}
 		}
 		dev := "-\t-\t-\t-\t-"
 		if d := s.Device; d != nil {
@@ -123,10 +129,9 @@ func (r *Report) writeSweep(w io.Writer) {
 	if m := r.Marks; m != nil {
 		r.writeMarks(w, m)
 	}
-	analysed := r.Marks != nil && len(r.Marks.Verdicts) > 0
 	for _, s := range r.Steps {
 		for _, wn := range s.Warnings {
-			if analysed && SharedWarning(wn) {
+			if r.Analysed && SharedWarning(wn) {
 				continue
 			}
 			fmt.Fprintf(w, "warning [threads %d, QD %d]: %s\n", s.Workload.Threads, s.Workload.QD, wn)
@@ -164,14 +169,12 @@ func (r *Report) writeMarks(w io.Writer, m *Marks) {
 		line("saturation", s)
 	}
 	fmt.Fprintf(w, "(%s)\n", m.Method)
-	for _, v := range m.Verdicts {
-		fmt.Fprintf(w, "analysis: %s\n", v)
-	}
 }
 
-// WriteDetail writes one step as DiskSpd does: totals, per-thread lines, the latency
-// table, then the device's view, IO pressure, CPU and warnings.
-func (s *StepResult) WriteDetail(w io.Writer) {
+// writeDetail writes one step as DiskSpd does: totals, per-thread lines, the latency
+// table, then the device's view, IO pressure, CPU and warnings (those the analysis also
+// gives left to it when analysed).
+func (s *StepResult) writeDetail(w io.Writer, analysed bool) {
 	fmt.Fprintf(w, "\n%.2f s measured%s\n\n", s.Seconds, map[bool]string{true: "", false: " (INCOMPLETE)"}[s.Complete])
 	tw := table.NewWriter(w, table.Right)
 	fmt.Fprintln(tw, "thread\tbytes\tIOs\tMB/s\tIOPS\treads\twrites\tmean ms\t")
@@ -181,10 +184,12 @@ func (s *StepResult) WriteDetail(w io.Writer) {
 	fmt.Fprintf(tw, "total\t%d\t%d\t%.2f\t%.0f\t%d\t%d\t%s\t\n", s.Total.Bytes, s.Total.IOs, s.Total.MBps, s.Total.IOPS, s.Read.IOs, s.Write.IOs, ms(s.Total.MeanUs))
 	tw.Flush()
 	fmt.Fprintf(w, "IOPS standard deviation over 1 s intervals: %.0f\n", s.IOPSStddev)
-	lc := s.Little
-	if lc.Applies {
-		fmt.Fprintf(w, "Little's law: IOPS x mean latency = %.2f in flight vs %d outstanding (%+.1f%%)%s\n\n", lc.Measured, s.Workload.Outstanding(), lc.Deviation*100, map[bool]string{true: "", false: " MISMATCH"}[lc.OK])
-	} else {
+	switch lc := s.Little; {
+	case !lc.Known:
+		fmt.Fprintln(w)
+	case lc.Applies:
+		fmt.Fprintf(w, "Little's law: IOPS x mean latency = %.2f in flight vs %d outstanding (ratio %.2f)%s\n\n", lc.Measured, s.Workload.Outstanding(), 1+lc.Deviation, map[bool]string{true: "", false: " MISMATCH"}[lc.OK])
+	default:
 		fmt.Fprintf(w, "Little's law: IOPS x mean latency = %.2f in flight (not checked: a fixed rate does not keep %d outstanding)\n\n", lc.Measured, s.Workload.Outstanding())
 	}
 
@@ -215,6 +220,9 @@ func (s *StepResult) WriteDetail(w io.Writer) {
 	fmt.Fprintf(w, "CPU tester: %.1f%% of one CPU (user %.2f s, sys %.2f s), %.2f us per IO; machine: user %.1f%% sys %.1f%% iowait %.1f%% steal %.1f%% idle %.1f%%\n",
 		c.TesterPct, c.TesterUserS, c.TesterSysS, c.TesterUsPerIO, c.MachineUserPct, c.MachineSysPct, c.MachineIOWait, c.MachineStealPct, c.MachineIdlePct)
 	for _, wn := range s.Warnings {
+		if analysed && SharedWarning(wn) {
+			continue
+		}
 		fmt.Fprintf(w, "warning: %s\n", wn)
 	}
 }

@@ -14,10 +14,6 @@ import (
 // Percentiles reported for every operation, up to six nines as DiskSpd's -L table.
 var Percentiles = []float64{0, 25, 50, 75, 90, 95, 99, 99.9, 99.99, 99.999, 99.9999, 100}
 
-// LittleTolerance is how far IOPS x mean latency may stray from the IOs kept in flight
-// before a row is flagged (Little's law: L = lambda x W).
-const LittleTolerance = 0.10
-
 // Pct is one latency percentile in microseconds.
 type Pct struct {
 	P  float64 `json:"p"`
@@ -59,14 +55,18 @@ type ThreadStats struct {
 	MeanUs float64 `json:"mean_us"`
 }
 
-// LittleCheck compares IOPS x mean latency with the IOs kept in flight.
+// LittleCheck compares IOPS x mean latency with the IOs kept in flight (Little's law:
+// L = lambda x W). internal/analyze computes and judges it, once for the terminal and the
+// result alike; the run's experiment copies its figures here for the tables.
 type LittleCheck struct {
-	Outstanding float64 `json:"outstanding"`
-	Measured    float64 `json:"measured"`
-	Deviation   float64 `json:"deviation"`
-	OK          bool    `json:"ok"`
+	// Known is set once the analysis has filled the check; without it nothing is shown.
+	Known       bool
+	Outstanding float64
+	Measured    float64
+	Deviation   float64
+	OK          bool
 	// Applies is false for fixed-rate runs, where the queue is not kept full.
-	Applies bool `json:"applies"`
+	Applies bool
 }
 
 // StepResult is everything one step measured.
@@ -86,7 +86,9 @@ type StepResult struct {
 	CPU        CPUView       `json:"cpu"`
 	Device     *DeviceView   `json:"device,omitempty"`
 	Pressure   *PressureView `json:"io_pressure,omitempty"`
-	Little     LittleCheck   `json:"little"`
+	// Little is the analysis's Little's-law check of the step (not stored with the step:
+	// the result's analysis holds it).
+	Little LittleCheck `json:"-"`
 	// AllIOs counts every IO issued, warm-up and drain included.
 	AllIOs int64 `json:"all_ios"`
 	// Late counts IOs of a fixed-rate run that started more than one period late.
@@ -209,27 +211,27 @@ func stddev(v []int64) float64 {
 
 // Validity thresholds.
 const (
-	// MinSteadySeconds: shorter windows measure warm-up transients (the article asks for
-	// minutes; seconds are flagged below this).
-	MinSteadySeconds = 10
 	// TesterSaturatedPct: a tester using this much of one CPU per thread may be the bottleneck.
 	TesterSaturatedPct = 90
 	// StealWarnPct: steal time above this means a noisy neighbour on the hypervisor.
 	StealWarnPct = 5
 )
 
-// Warnings that internal/analyze also gives for a sweep start with these words; the sweep
-// table leaves them to the analysis.
+// Warnings that internal/analyze also gives (as steal, foreign-io, page-cache and
+// rate-not-kept) start with these words; a report of an analysed run leaves them to the
+// analysis, so that the terminal and the result say one thing. The window's length and
+// Little's law are judged by the analysis alone (window-short, littles-law).
 const (
-	warnLittle  = "Little's law:"
-	warnShort   = "short run:"
-	warnSteal   = "steal time"
-	warnOtherIO = "other IO shares the device:"
+	warnSteal    = "steal time"
+	warnOtherIO  = "other IO shares the device:"
+	warnBuffered = "buffered IO:"
+	warnCache    = "caches not bypassed:"
+	warnRate     = "rate not kept:"
 )
 
 // SharedWarning reports whether w is one internal/analyze also gives.
 func SharedWarning(w string) bool {
-	for _, p := range []string{warnLittle, warnShort, warnSteal, warnOtherIO} {
+	for _, p := range []string{warnSteal, warnOtherIO, warnBuffered, warnCache, warnRate} {
 		if strings.HasPrefix(w, p) {
 			return true
 		}
@@ -237,36 +239,14 @@ func SharedWarning(w string) bool {
 	return false
 }
 
-// little computes the Little's-law check.
-func little(w Workload, total OpStats) LittleCheck {
-	c := LittleCheck{Outstanding: float64(w.Outstanding()), Applies: w.Rate == 0}
-	c.Measured = total.IOPS * total.MeanUs / 1e6
-	if c.Outstanding > 0 {
-		c.Deviation = (c.Measured - c.Outstanding) / c.Outstanding
-	}
-	c.OK = !c.Applies || math.Abs(c.Deviation) <= LittleTolerance
-	return c
-}
-
-// check fills the Little's-law check and the validity warnings.
+// check fills the validity warnings.
 func (r *StepResult) check() {
-	r.Little = little(r.Workload, r.Total)
 	var warn []string
-	if !r.Little.OK {
-		why := "the tester did not keep the queue full (descheduled, or slow to resubmit)"
-		if r.Little.Deviation > 0 {
-			why = "latency was counted for more IOs than were in flight"
-		}
-		warn = append(warn, fmt.Sprintf("%s IOPS x mean latency = %.2f IOs in flight, but %d were kept outstanding (%+.0f%%): %s", warnLittle, r.Little.Measured, r.Workload.Outstanding(), r.Little.Deviation*100, why))
-	}
 	if !r.Complete {
 		warn = append(warn, "interrupted: the window was cut short; figures cover what was measured")
 	}
-	if r.Workload.Duration < MinSteadySeconds*time.Second {
-		warn = append(warn, fmt.Sprintf("%s %s measured; under %d s measures transients more than steady state", warnShort, r.Workload.Duration, MinSteadySeconds))
-	}
 	if !r.Workload.Direct {
-		warn = append(warn, "buffered IO: this measures the page cache, not the device")
+		warn = append(warn, warnBuffered+" this measures the page cache, not the device")
 	}
 	if r.CPU.TesterPct > TesterSaturatedPct*float64(r.Workload.Threads) && r.Workload.Threads > 0 {
 		warn = append(warn, fmt.Sprintf("tester busy: %.0f%% of a CPU for %d thread(s); the load generator may be the bottleneck", r.CPU.TesterPct, r.Workload.Threads))
@@ -278,7 +258,7 @@ func (r *StepResult) check() {
 		tot := float64(r.Total.Bytes)
 		dev := r.Device.Bytes
 		if tot > 0 && dev < tot*0.5 {
-			warn = append(warn, fmt.Sprintf("device %s moved %.0f%% of the bytes the tester did: caches (page cache or a cache layer) were not bypassed", r.Device.Name, dev/tot*100))
+			warn = append(warn, fmt.Sprintf("%s device %s moved %.0f%% of the bytes the tester did (page cache or a cache layer)", warnCache, r.Device.Name, dev/tot*100))
 		}
 		devIOs := (r.Device.ReadIOPS + r.Device.WriteIOPS) * r.Seconds
 		if n := float64(r.Total.IOs); n > 0 && devIOs > 1.8*n && dev < tot*1.2 {
@@ -289,7 +269,7 @@ func (r *StepResult) check() {
 		}
 	}
 	if r.Late > 0 {
-		warn = append(warn, fmt.Sprintf("rate not kept: %d IOs started more than one period late (latency is counted from when they were due)", r.Late))
+		warn = append(warn, fmt.Sprintf("%s %d IOs started more than one period late (latency is counted from when they were due)", warnRate, r.Late))
 	}
 	if r.BadCount > 0 {
 		warn = append(warn, fmt.Sprintf("verify: %d block(s) read back differ from what was written", r.BadCount))

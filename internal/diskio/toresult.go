@@ -93,11 +93,13 @@ func (s *StepResult) resultStep(i int, sw *Sweep) (result.Step, error) {
 		if err != nil {
 			return st, err
 		}
+		if h.Count > 0 {
+			h.Mean = o.MeanUs // exact (nanoseconds), not the mean of the re-binned buckets
+		}
 		st.Ops[name] = &result.Op{Count: o.IOs, Bytes: o.Bytes, Latency: h}
 	}
 	c := map[string]float64{"iops": s.Total.IOPS, "read_iops": s.Read.IOPS, "write_iops": s.Write.IOPS, result.MBps: s.Total.MBps,
-		"iops_stddev": s.IOPSStddev, "latency_mean_us": s.Total.MeanUs,
-		"little_outstanding": s.Little.Outstanding, "little_measured": s.Little.Measured}
+		"iops_stddev": s.IOPSStddev, "latency_mean_us": s.Total.MeanUs}
 	for _, p := range []struct {
 		p    float64
 		name string

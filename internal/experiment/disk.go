@@ -55,6 +55,9 @@ type DiskHooks struct {
 type DiskOutcome struct {
 	Report *diskio.Report
 	Path   string
+	// Analysis is the run's analysis (nil without one), printed after the report as every
+	// command prints it.
+	Analysis *analyze.Run
 }
 
 // Run makes (or checks) the test file, runs the steps, verifies, records the result and
@@ -106,8 +109,9 @@ func (d *Disk) Run(ctx context.Context, h DiskHooks) (out *DiskOutcome, err erro
 		return out, err
 	}
 	rec.End(runErr)
-	if an := rec.Analyse(analyze.Options{LoadName: "outstanding IOs", Unit: "IOPS"}); an != nil && d.Sweep != nil && len(an.Variants) == 1 {
-		rep.Marks = DiskMarks(rep, an.Variants[0].Result)
+	if an := rec.Analyse(DiskAnalysis); an != nil {
+		out.Analysis = an
+		DiskAnalysed(rep, an)
 		if err := rep.SetExtra(rec.Result); err != nil {
 			rec.Warn("results: " + err.Error())
 		}
@@ -156,6 +160,29 @@ func (d *Disk) steps(ctx context.Context, tf *diskio.TestFile, rep *diskio.Repor
 	return nil
 }
 
+// DiskAnalysis are the analysis options of a disk run.
+var DiskAnalysis = analyze.Options{LoadName: "outstanding IOs", Unit: "IOPS"}
+
+// DiskAnalysed gives the report what the analysis found: each step's Little's-law check
+// (computed once, by internal/analyze), the marks of a sweep, and that the verdicts the
+// tester's warnings share are the analysis's to print.
+func DiskAnalysed(rep *diskio.Report, run *analyze.Run) {
+	if len(run.Variants) != 1 {
+		return
+	}
+	an := run.Variants[0].Result
+	rep.Analysed = true
+	for _, l := range an.Little {
+		if i := rep.RowOfLoad(l.Load); i >= 0 {
+			rep.Steps[i].Little = diskio.LittleCheck{Known: true, Outstanding: l.Load, Measured: l.Implied,
+				Deviation: l.Ratio - 1, OK: l.Holds, Applies: !l.OpenLoop}
+		}
+	}
+	if rep.Sweep != nil {
+		rep.Marks = DiskMarks(rep, an)
+	}
+}
+
 // DiskMarks places the analysis's knee points on the rows of the run.
 func DiskMarks(rep *diskio.Report, an analyze.Analysis) *diskio.Marks {
 	row := func(p *analyze.Point) int {
@@ -168,12 +195,5 @@ func DiskMarks(rep *diskio.Report, an analyze.Analysis) *diskio.Marks {
 	m := &diskio.Marks{Characteristic: row(k.Characteristic), Efficient: row(k.Efficient), Knee: row(k.Knee),
 		Saturation: row(k.Saturation), RisingAtEnd: k.RisingAtEnd,
 		Method: fmt.Sprintf("internal/analyze: knee by Kneedle on log2(outstanding) vs IOPS; efficient = most IOPS per ms of mean latency; saturation at %.0f%% of peak IOPS", analyze.SaturationShare*100)}
-	for _, v := range an.Verdicts {
-		if v.NotJudged { // "not judged: why" needs the rule's name
-			m.Verdicts = append(m.Verdicts, v.Code+": "+v.Message)
-			continue
-		}
-		m.Verdicts = append(m.Verdicts, v.Message)
-	}
 	return m
 }

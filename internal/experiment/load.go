@@ -45,9 +45,6 @@ type Load struct {
 	// Analyse attaches the analysis (knee, Little's law, validity) at the end.
 	Analyse  bool
 	Analysis analyze.Options
-	// JudgeLanding warns when sessions did not land where their intent and variant send
-	// them (one session per VU; tpcc judges its own).
-	JudgeLanding bool
 	// Config is the command's effective configuration for the result.
 	Config map[string]any
 
@@ -175,7 +172,8 @@ func (l *Load) spec(pt runner.Point) runner.StepSpec {
 }
 
 // Run runs the experiment: it records the result (written after every step and at the end),
-// samples beside every step, judges where sessions landed and analyses the run. It returns
+// samples beside every step and analyses the run (which judges where read intent landed:
+// analyze's read-intent-on-primary). It returns
 // the outcome, also when cut short, and the run's error joined with any write error. A step
 // that did not complete (no successful operation, too many errors) makes the run
 // incomplete and its error non-nil (the runner stops the run there).
@@ -219,9 +217,6 @@ func (l *Load) Run(ctx context.Context, w workload.Workload, h Hooks) (*Outcome,
 	if runErr == nil {
 		runErr = FailedSteps(steps)
 	}
-	if l.JudgeLanding {
-		rec.Warn(l.landingWarnings(steps)...)
-	}
 	if h.Notes != nil {
 		rec.Warn(h.Notes()...)
 	}
@@ -259,36 +254,4 @@ func stepName(st result.Step) string {
 		parts[i] = k + "=" + st.Params[k]
 	}
 	return strings.Join(parts, " ")
-}
-
-// landingWarnings says when read-intent sessions of a routed variant did not land on a
-// standby, or routing-off sessions did not land on the primary.
-func (l *Load) landingWarnings(steps []result.Step) []string {
-	var out []string
-	if !l.Routing() && l.Intent != target.ReadOnly {
-		return nil
-	}
-	// Read intent belongs on a standby when there is one to reach: a standby given, or a
-	// listener that routes it.
-	standbyReachable := len(l.Target.Standbys) > 0 || l.Target.Listener != ""
-	for _, st := range steps {
-		wantStandby := l.Intent == target.ReadOnly && standbyReachable
-		if l.Routing() {
-			wantStandby = st.Params[RoutingKey] == "on"
-		}
-		step := fmt.Sprintf("step %d", st.Index+1)
-		if st.Variant != "" {
-			step += " (" + st.Variant + ")"
-		}
-		for _, s := range st.Sessions {
-			if s.InRecovery != wantStandby {
-				where := "the primary"
-				if s.InRecovery {
-					where = "a standby"
-				}
-				out = append(out, fmt.Sprintf("%s: %d session(s) landed on %s (%s)", step, s.Count, where, s.Node))
-			}
-		}
-	}
-	return out
 }

@@ -160,6 +160,10 @@ func (e *Experiment) MainTable() Table {
 		cols = append(cols, "MB/s")
 	}
 	cols = append(cols, "p95 ms", "p99 ms")
+	rate := e.hasRate()
+	if rate {
+		cols = append(cols, rateHeaders()...)
+	}
 	t := Table{Name: e.slug() + "-main", Title: e.name() + ": throughput and latency per " + e.pointHeader(), Columns: []string{e.pointHeader()}}
 	grouped := len(e.Variants) > 1 || (len(e.Variants) == 1 && e.Variants[0].Variant != "")
 	for _, v := range e.Variants {
@@ -193,6 +197,9 @@ func (e *Experiment) MainTable() Table {
 				row = append(row, num(c.MBps))
 			}
 			row = append(row, numMs(c.Latency.P95), numMs(c.Latency.P99))
+			if rate {
+				row = append(row, rateCells(c)...)
+			}
 		}
 		t.add(row...)
 	}

@@ -96,7 +96,7 @@ func Write(w io.Writer, r *result.Result, key string, cols []Column) error {
 					line = append(line, Absent)
 					continue
 				}
-				line = append(line, cell(g, c))
+				line = append(line, StepsCell(g.steps, c))
 			}
 		}
 		fmt.Fprintln(tw, strings.Join(line, "\t")+"\t")
@@ -104,10 +104,12 @@ func Write(w io.Writer, r *result.Result, key string, cols []Column) error {
 	return tw.Flush()
 }
 
-func cell(g *group, c Column) string {
-	vals := make([]float64, 0, len(g.steps))
+// StepsCell is a column's cell for the repeats of one point and variant: the median of the
+// repeats that measured it ("–" when none did), marked '*' when a repeat is incomplete.
+func StepsCell(steps []*result.Step, c Column) string {
+	vals := make([]float64, 0, len(steps))
 	mark := ""
-	for _, st := range g.steps {
+	for _, st := range steps {
 		if v, ok := c.Value(st); ok {
 			vals = append(vals, v)
 		}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/analyze"
+	"github.com/agbench/agbench/internal/result"
+)
+
+// Catalogue cases of agbench disk: the page cache and other IO on the device.
+func init() {
+	disk := func(t *testing.T, env *catEnv, extra ...string) (string, string) {
+		file := filepath.Join(t.TempDir(), "testfile")
+		return catRun(t, env, append([]string{"disk", file, "--size", "64M", "--duration", "2s", "--warmup", "0s", "--random", "-b", "8K"}, extra...)...)
+	}
+	addCase(catalogueCase{
+		Verdict: "page-cache",
+		Name:    "disk --direct=false (buffered reads of a 64 MiB file)",
+		Invalid: func(t *testing.T, env *catEnv) (string, string) { return disk(t, env, "--direct=false") },
+		Control: func(t *testing.T, env *catEnv) (string, string) { return disk(t, env) },
+	})
+	// foreign-io: the tester reads 8 KiB at random, one IO at a time, while a writer in this
+	// test rewrites a file on the same device with an fsync every 4 MiB. The control runs alone;
+	// CI runs other tests at once, so a control whose verdict fired only fails the case when
+	// the IO of every other process, counted apart from the device (/proc/<pid>/io), stayed
+	// below the verdict's threshold.
+	addCase(catalogueCase{
+		Verdict: "foreign-io",
+		Name:    "disk of 8K random reads while a writer fsyncs to the same device",
+		Invalid: func(t *testing.T, env *catEnv) (string, string) {
+			stop := backgroundWriter(t, filepath.Join(t.TempDir(), "foreign"))
+			defer stop()
+			return disk(t, env)
+		},
+		Control: func(t *testing.T, env *catEnv) (string, string) {
+			before, start := processIO(), time.Now()
+			out, res := disk(t, env)
+			others := ioDelta(before, processIO()) / 1e6 / time.Since(start).Seconds()
+			skipIfNotQuiet(t, res, analyze.VForeignIO, others)
+			return out, res
+		},
+	})
+}
+
+// backgroundWriter rewrites a 64 MiB file at path in 4 MiB writes, each made durable, until
+// the returned function is called (which waits for it to stop).
+func backgroundWriter(t *testing.T, path string) func() {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4<<20)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer f.Close()
+		var off int64
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := f.WriteAt(buf, off); err != nil {
+				t.Errorf("background writer: %v", err)
+				return
+			}
+			if err := f.Sync(); err != nil {
+				t.Errorf("background writer: %v", err)
+				return
+			}
+			off = (off + int64(len(buf))) % (64 << 20)
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// processIO reads the storage bytes (read_bytes + write_bytes of /proc/<pid>/io) of every
+// process this one may read, itself excepted, by pid.
+func processIO() map[int]int64 {
+	out := map[int]int64{}
+	self := os.Getpid()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "io"))
+		if err != nil {
+			continue
+		}
+		var n int64
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, ok := strings.Cut(line, ": ")
+			if ok && (k == "read_bytes" || k == "write_bytes") {
+				x, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				n += x
+			}
+		}
+		out[pid] = n
+	}
+	return out
+}
+
+// ioDelta is the storage bytes other processes moved between two readings (a process
+// that began in between counts whole; one that ended is not seen).
+func ioDelta(before, after map[int]int64) float64 {
+	var d int64
+	for pid, n := range after {
+		d += n - before[pid]
+	}
+	return float64(max(d, 0))
+}
+
+// skipIfNotQuiet skips a control run whose verdict code fired while other processes did
+// at least the IO the verdict allows beyond the workload's (othersMBps, measured apart from
+// the device): the machine was not quiet, and the control says nothing. A verdict that
+// fired with the machine quiet is left for the catalogue to fail.
+func skipIfNotQuiet(t *testing.T, results, code string, othersMBps float64) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(results, "*", result.FileName))
+	if len(files) != 1 {
+		return
+	}
+	r, err := result.Read(files[0])
+	if err != nil || !slices.Contains(resultVerdicts(t, r), code) || len(r.Steps) == 0 {
+		return
+	}
+	limit := r.Steps[0].Counters[result.MBps]*analyze.ForeignIOShare + analyze.ForeignIOFloorMBps
+	if othersMBps >= limit {
+		t.Skipf("control not quiet: other processes moved %.1f MB/s of storage IO during it (%s allows %.1f)", othersMBps, code, limit)
+	}
+	t.Logf("%s fired while other processes moved %.1f MB/s (%s allows %.1f)", code, othersMBps, code, limit)
+}
+
+// fits-in-memory: a stress of the catalogue's cluster reads a database of a few MiB, which
+// shared_buffers and the page cache hold whole. Its control would need a dataset larger
+// than the memory the analysis counts (shared_buffers + the host's MemAvailable, about
+// 22 GiB here): agbench cannot yet limit a node's memory (a control group per node), so the
+// control is skipped with that reason and the invalid run alone is checked.
+func init() {
+	addCase(catalogueCase{
+		Verdict: "fits-in-memory",
+		Name:    "stress of a database of a few MiB (shared_buffers + page cache hold it)",
+		Invalid: func(t *testing.T, env *catEnv) (string, string) {
+			return catRun(t, env, "stress", "--cluster", env.Cluster().Name, "-q", "SELECT count(*) FROM pg_class",
+				"--threads", "1", "--rate", "50", "--duration", "2s")
+		},
+		Control: func(t *testing.T, env *catEnv) (string, string) {
+			t.Skip("control not made: it needs a dataset larger than shared_buffers + the host's available memory (~22 GiB), " +
+				"or a node whose memory is limited, which agbench cannot set up yet")
+			return "", ""
+		},
+	})
+}
