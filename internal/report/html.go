@@ -228,7 +228,7 @@ func (e *Experiment) Headline() string {
 			if g.d.Outcome == analyze.Different {
 				g.text = fmt.Sprintf("%+.0f%% %s at %s (%s vs %s)", 100*g.rel, label, at, fmtNum(vb), fmtNum(va))
 			} else {
-				g.text = fmt.Sprintf("%s at %s", g.d.Outcome, at)
+				g.text = fmt.Sprintf("%s (%s) at %s", g.d.Outcome, label, at)
 			}
 			gaps = append(gaps, g)
 		}
