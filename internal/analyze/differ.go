@@ -53,8 +53,11 @@ type Side struct {
 	Repeats   []float64
 	Intervals []float64
 	// Ops counts the usable steps' successful operations; Seconds their measured windows.
+	// OfOps is false for steps that count no operations at all (seed's phases, which count
+	// rows and bytes): MinCompareOps does not apply to them.
 	Ops     int64
 	Seconds float64
+	OfOps   bool
 	// Excluded says which steps were left out and why ("1 incomplete step"), or is empty.
 	Excluded []string
 }
@@ -62,8 +65,8 @@ type Side struct {
 // SideOf collects one side of a comparison from its steps (the repeats of one load).
 // metric gives a step's figure (nil: operations per second); ok false leaves the step out
 // as not having measured it. A step that did not complete (failed: too many errors, or
-// aborted: cut short) or measured no successful operation is left out and named in
-// Excluded. The per-interval values are the step's per-second throughput, scaled by the
+// aborted: cut short) or whose operations finished none (MeasuredNothing) is left out and
+// named in Excluded. The per-interval values are the step's per-second throughput, scaled by the
 // step's metric over its operations per second when the metric is another (NOPM, MB/s):
 // the metric's spread within the window is taken to be its throughput's.
 func SideOf(name string, steps []*result.Step, metric func(*result.Step) (float64, bool)) Side {
@@ -73,12 +76,11 @@ func SideOf(name string, steps []*result.Step, metric func(*result.Step) (float6
 		if st == nil {
 			continue
 		}
-		ops := st.Totals().Count
 		switch {
 		case !st.Complete:
 			incomplete++
 			continue
-		case ops == 0:
+		case MeasuredNothing([]*result.Step{st}):
 			empty++
 			continue
 		}
@@ -95,7 +97,8 @@ func SideOf(name string, steps []*result.Step, metric func(*result.Step) (float6
 			v = m
 		}
 		s.Repeats = append(s.Repeats, v)
-		s.Ops += ops
+		s.Ops += st.Totals().Count
+		s.OfOps = s.OfOps || len(st.Ops) > 0 || len(st.Throughput) > 0
 		s.Seconds += st.Window.Seconds()
 		if ts, ok := st.Throughput["*"]; ok {
 			s.Intervals = append(s.Intervals, wholeIntervals(ts, scale)...)
@@ -168,7 +171,7 @@ func Differ(a, b Side) Difference {
 		if len(s.Repeats) == 0 {
 			why = append(why, "no usable step")
 		}
-		if len(s.Repeats) > 0 && s.Ops < MinCompareOps {
+		if len(s.Repeats) > 0 && s.OfOps && s.Ops < MinCompareOps {
 			why = append(why, fmt.Sprintf("%d operations (%d needed)", s.Ops, MinCompareOps))
 		}
 		if len(s.Repeats) > 0 && s.Seconds < MinCompareSeconds {

@@ -119,3 +119,27 @@ func TestDifferPartialIntervalLeftOut(t *testing.T) {
 		t.Errorf("partial interval counted: %+v", s.Intervals)
 	}
 }
+
+func TestDifferStepsWithoutOperations(t *testing.T) {
+	// seed's phases count bytes, not operations: no operation minimum, and one repeat of
+	// no per-second series leaves the spread unknown (not "empty" steps).
+	seed := func(mbps float64) *result.Step {
+		st := stepOfRate(0, 11)
+		st.Ops = map[string]*result.Op{}
+		st.Counters = map[string]float64{"mb_per_s": mbps}
+		return st
+	}
+	mb := func(st *result.Step) (float64, bool) { v, ok := st.Counters["mb_per_s"]; return v, ok }
+	a, b := SideOf("none", []*result.Step{seed(43)}, mb), SideOf("lz4", []*result.Step{seed(78)}, mb)
+	if a.OfOps || len(a.Excluded) != 0 || len(a.Repeats) != 1 {
+		t.Fatalf("side of a seeding: %+v", a)
+	}
+	d := Differ(a, b)
+	if d.Outcome != TooLittleData || !strings.Contains(d.Why, "spread is unknown") || strings.Contains(d.Why, "operations") {
+		t.Errorf("seedings once each: %+v", d)
+	}
+	d = Differ(SideOf("none", []*result.Step{seed(43), seed(44), seed(42)}, mb), SideOf("lz4", []*result.Step{seed(78), seed(80), seed(77)}, mb))
+	if d.Outcome != Different || d.Winner != "lz4" {
+		t.Errorf("seedings thrice each: %+v", d)
+	}
+}

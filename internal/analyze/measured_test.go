@@ -132,4 +132,11 @@ func TestUnsampledRunSaysWhatItCouldNotJudge(t *testing.T) {
 			t.Errorf("the OS sampler ran, yet %+v", v)
 		}
 	}
+	for i := range steps { // a pinned CPU: the sentence blames it and names the absent waits
+		steps[i].Counters[result.OSCPUBusy] = 0.97
+	}
+	run = mustFromResult(t, &result.Result{Steps: steps}, Options{})
+	if s := run.Variants[0].Result.Saturated.Sentence; !strings.Contains(s, "the CPU saturated") || !strings.Contains(s, "the sessions' waits not measured") {
+		t.Errorf("pinned CPU without waits: %q", s)
+	}
 }

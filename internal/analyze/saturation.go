@@ -161,6 +161,8 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 		msg := fmt.Sprintf("machine CPU %s busy (%s %s), the load generator itself using %.1f cores (%s of the machine)", pct(h.CPUBusy), pct(base.CPUBusy), at, h.LoadGenCores, pct(h.LoadGenShare))
 		if total > 0 {
 			msg += fmt.Sprintf(", %s of sampled sessions on CPU with no wait", pct(share(h.Waits.CPU, h.Waits)))
+		} else if h.WaitsAbsent {
+			msg += ", the sessions' waits not measured (no database sampler ran)"
 		}
 		if base.CPUBusy >= CPUSaturatedShare {
 			msg += fmt.Sprintf(", and as busy already %s, so other work on the machine took CPU too", at)

@@ -133,8 +133,19 @@ func HTML(exps []*Experiment, generated time.Time) ([]byte, error) {
 // metric is what an experiment's throughput chart shows: a headline counter when the result
 // has one the articles chart (NOPM, IOPS, MB/s), operations per second otherwise. get's
 // second value is false where a cell did not measure the figure (a counter absent from its
-// steps, such as the servers' MB/s through a listener): absent, never 0.
+// steps, such as the servers' MB/s through a listener, or a cell whose operations finished
+// none, analyze.MeasuredNothing): absent, never 0.
 func (e *Experiment) metric() (name, label string, get func(*Figures) (float64, bool)) {
+	name, label, of := e.metricOf()
+	return name, label, func(f *Figures) (float64, bool) {
+		if analyze.MeasuredNothing(f.Steps) {
+			return 0, false
+		}
+		return of(f)
+	}
+}
+
+func (e *Experiment) metricOf() (name, label string, get func(*Figures) (float64, bool)) {
 	for _, c := range []string{"nopm", "iops", result.ServerMBps, "mb_per_s"} {
 		for _, have := range e.Counters {
 			if have == c {
@@ -163,12 +174,11 @@ func notMeasured(label string, names []string) string {
 }
 
 // peak is a variant's largest measured value of the metric and the point where it was
-// reached; at is -1 when no cell measured it. A cell whose operations all failed, or that
-// finished none (analyze.MeasuredNothing), measured nothing: its 0 is not a peak.
+// reached; at is -1 when no cell measured it.
 func peak(v *Variant, get func(*Figures) (float64, bool)) (pk float64, at int) {
 	at = -1
 	for i, c := range v.Cells {
-		if c == nil || analyze.MeasuredNothing(c.Steps) {
+		if c == nil {
 			continue
 		}
 		if x, ok := get(c); ok && (at < 0 || x > pk) {
@@ -218,7 +228,7 @@ func (e *Experiment) Headline() string {
 			if g.d.Outcome == analyze.Different {
 				g.text = fmt.Sprintf("%+.0f%% %s at %s (%s vs %s)", 100*g.rel, label, at, fmtNum(vb), fmtNum(va))
 			} else {
-				g.text = fmt.Sprintf("%s at %s", g.d.Outcome, at)
+				g.text = fmt.Sprintf("%s (%s) at %s", g.d.Outcome, label, at)
 			}
 			gaps = append(gaps, g)
 		}
