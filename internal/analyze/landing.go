@@ -94,10 +94,10 @@ func readIntentVerdict(f Facts) *Verdict {
 	if unit == "" {
 		unit = unitSessions + " (or " + unitTransactions + ")"
 	}
-	where := "not on a standby"
+	where := "did not run on a standby"
 	if len(f.ReadIntentPrimaries) > 0 {
-		where = "on the primary (" + strings.Join(f.ReadIntentPrimaries, ", ") + "), not on a standby"
+		where = "ran on the primary (" + strings.Join(f.ReadIntentPrimaries, ", ") + "), not on a standby"
 	}
-	return &Verdict{Code: VReadIntent, Message: fmt.Sprintf("%d of %d read-intent %s ran %s: the run measured the primary, not the standbys its intent asked for (a standby down, or a routing list that falls back to the primary)",
+	return &Verdict{Code: VReadIntent, Message: fmt.Sprintf("%d of %d read-intent %s %s: the run measured the primary, not the standbys its intent asked for (a standby down, or a routing list that falls back to the primary)",
 		f.ReadIntentSessions-f.ReadIntentOnStandby, f.ReadIntentSessions, unit, where)}
 }
