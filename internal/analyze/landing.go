@@ -32,8 +32,8 @@ const (
 
 // readIntentOf counts the read intent of a variant's steps that belonged on a standby, and
 // how much of it found itself on one: tpcc's read transactions when the run declared them,
-// else the sessions of a read-only run (or of a routing=on variant) whose target had a
-// standby to reach. primaries names the nodes that took read intent while not standbys.
+// else, for the commands that record their sessions' intent (stress, scan), the sessions of
+// a read-only run whose target had a standby to reach, or of a routing=on variant. primaries names the nodes that took read intent while not standbys.
 func readIntentOf(r *result.Result, steps []result.Step) (all, onStandby int64, unit string, primaries []string) {
 	if v, _ := r.Meta.Config[ReadIntentTPCCConfig].(bool); v {
 		for _, st := range steps {
@@ -49,7 +49,10 @@ func readIntentOf(r *result.Result, steps []result.Step) (all, onStandby int64, 
 		}
 		return all, onStandby, unitTransactions, nil
 	}
-	intent, _ := r.Meta.Config[ReadIntentConfig].(string)
+	intent, ok := r.Meta.Config[ReadIntentConfig].(string)
+	if !ok { // not a command whose every session is one of the load's (tpcc's are not)
+		return 0, 0, "", nil
+	}
 	seen := map[string]bool{}
 	for _, st := range steps {
 		switch st.Params[routingParam] {
