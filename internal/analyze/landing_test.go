@@ -20,7 +20,7 @@ func TestReadIntentSessionsJudged(t *testing.T) {
 			steps[i].Sessions = []result.Sessions{{Node: node, InRecovery: onStandby, Count: steps[i].VUs}}
 		}
 		r := &result.Result{Meta: result.Meta{Config: map[string]any{"intent": intent}, Topology: topo}, Steps: steps}
-		return readIntentOnly(mustFromResult(t, r, Options{}).Variants[0].Result.Verdicts)
+		return Fired(mustFromResult(t, r, Options{}).Variants[0].Result.Verdicts) // the verdicts that fired
 	}
 	listener := &result.Topology{Listener: "127.0.0.1:6432"}
 	vs := run("read-only", listener, false)
@@ -56,28 +56,16 @@ func TestReadIntentRoutingVariants(t *testing.T) {
 		}
 	}
 	r := &result.Result{Meta: result.Meta{Config: map[string]any{}}, Steps: steps}
-	if vs := readIntentOnly(mustFromResult(t, r, Options{}).Variants[1].Result.Verdicts); len(vs) != 0 {
+	if vs := Fired(mustFromResult(t, r, Options{}).Variants[1].Result.Verdicts); len(vs) != 0 {
 		t.Errorf("a command that does not record its sessions' intent (tpcc's sessions are not all read intent): %v", vs)
 	}
 	r.Meta.Config["intent"] = "read-write"
 	run := mustFromResult(t, r, Options{})
-	if vs := readIntentOnly(run.Variants[0].Result.Verdicts); len(vs) != 0 {
+	if vs := Fired(run.Variants[0].Result.Verdicts); len(vs) != 0 {
 		t.Errorf("routing=off: %v", vs)
 	}
-	vs := readIntentOnly(run.Variants[1].Result.Verdicts)
+	vs := Fired(run.Variants[1].Result.Verdicts)
 	if len(vs) != 1 || vs[0].Code != VReadIntent || !strings.Contains(vs[0].Message, "3 of 4 read-intent sessions") {
 		t.Errorf("routing=on with 3 of 4 sessions on the primary: %v", vs)
 	}
-}
-
-// readIntentOnly keeps the read-intent verdicts: the rules the other verdicts rest on are
-// not what these tests judge.
-func readIntentOnly(vs []Verdict) []Verdict {
-	var out []Verdict
-	for _, v := range vs {
-		if v.Code == VReadIntent {
-			out = append(out, v)
-		}
-	}
-	return out
 }
