@@ -17,16 +17,23 @@ import (
 // in-process listener whose routing list falls back to the primary ('standby1','primary').
 // The invalid run stops the standby first: every read-intent session of
 // `stress --listener … --intent read-only` lands on the primary, as the list allows, and
-// the run measured the primary. The control starts the standby again: the sessions land on it.
+// the run measured the primary. The control starts the standby again: the sessions land on
+// it. The same for scan (of pg_class, which every database has).
 func init() {
+	readIntentCase("stress", "-q", "SELECT 1")
+	readIntentCase("scan", "--table", "pg_class", "--rows", "100")
+}
+
+// readIntentCase registers the read-intent case of one command (its own flags in args).
+func readIntentCase(command string, args ...string) {
 	f := &fallbackCluster{}
 	run := func(t *testing.T, env *catEnv) (string, string) {
-		return catRun(t, env, "stress", "--listener", f.lcs, "--intent", "read-only", "-q", "SELECT 1",
-			"--threads", "2", "--duration", "2s")
+		return catRun(t, env, append([]string{command, "--listener", f.lcs, "--intent", "read-only",
+			"--threads", "2", "--iterations", "0", "--duration", "2s"}, args...)...)
 	}
 	addCase(catalogueCase{
 		Verdict: "read-intent-on-primary",
-		Name:    "stress --listener --intent read-only, the one standby down, routing list ('standby1','primary')",
+		Name:    command + " --listener --intent read-only, the one standby down, routing list ('standby1','primary')",
 		Invalid: func(t *testing.T, env *catEnv) (string, string) {
 			f.make(t)
 			if err := f.h.Stop(context.Background(), 1); err != nil {

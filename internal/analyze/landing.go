@@ -32,8 +32,8 @@ const (
 
 // readIntentOf counts the read intent of a variant's steps that belonged on a standby, and
 // how much of it found itself on one: tpcc's read transactions when the run declared them,
-// else the sessions of a read-only run (or of a routing=on variant) whose target had a
-// standby to reach. primaries names the nodes that took read intent while not standbys.
+// else, for the commands that record their sessions' intent (stress, scan), the sessions of
+// a read-only run whose target had a standby to reach, or of a routing=on variant. primaries names the nodes that took read intent while not standbys.
 func readIntentOf(r *result.Result, steps []result.Step) (all, onStandby int64, unit string, primaries []string) {
 	if v, _ := r.Meta.Config[ReadIntentTPCCConfig].(bool); v {
 		for _, st := range steps {
@@ -49,7 +49,10 @@ func readIntentOf(r *result.Result, steps []result.Step) (all, onStandby int64, 
 		}
 		return all, onStandby, unitTransactions, nil
 	}
-	intent, _ := r.Meta.Config[ReadIntentConfig].(string)
+	intent, ok := r.Meta.Config[ReadIntentConfig].(string)
+	if !ok { // not a command whose every session is one of the load's (tpcc's are not)
+		return 0, 0, "", nil
+	}
 	seen := map[string]bool{}
 	for _, st := range steps {
 		switch st.Params[routingParam] {
@@ -94,10 +97,10 @@ func readIntentVerdict(f Facts) *Verdict {
 	if unit == "" {
 		unit = unitSessions + " (or " + unitTransactions + ")"
 	}
-	where := "not on a standby"
+	where := "did not run on a standby"
 	if len(f.ReadIntentPrimaries) > 0 {
-		where = "on the primary (" + strings.Join(f.ReadIntentPrimaries, ", ") + "), not on a standby"
+		where = "ran on the primary (" + strings.Join(f.ReadIntentPrimaries, ", ") + "), not on a standby"
 	}
-	return &Verdict{Code: VReadIntent, Message: fmt.Sprintf("%d of %d read-intent %s ran %s: the run measured the primary, not the standbys its intent asked for (a standby down, or a routing list that falls back to the primary)",
+	return &Verdict{Code: VReadIntent, Message: fmt.Sprintf("%d of %d read-intent %s %s: the run measured the primary, not the standbys its intent asked for (a standby down, or a routing list that falls back to the primary)",
 		f.ReadIntentSessions-f.ReadIntentOnStandby, f.ReadIntentSessions, unit, where)}
 }

@@ -55,7 +55,11 @@ func TestReadIntentRoutingVariants(t *testing.T) {
 			steps = append(steps, st)
 		}
 	}
-	r := &result.Result{Meta: result.Meta{Config: map[string]any{"intent": "read-write"}}, Steps: steps}
+	r := &result.Result{Meta: result.Meta{Config: map[string]any{}}, Steps: steps}
+	if vs := Fired(mustFromResult(t, r, Options{}).Variants[1].Result.Verdicts); len(vs) != 0 {
+		t.Errorf("a command that does not record its sessions' intent (tpcc's sessions are not all read intent): %v", vs)
+	}
+	r.Meta.Config["intent"] = "read-write"
 	run := mustFromResult(t, r, Options{})
 	if vs := Fired(run.Variants[0].Result.Verdicts); len(vs) != 0 {
 		t.Errorf("routing=off: %v", vs)
