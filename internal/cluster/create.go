@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/pgbin"
 )
 
@@ -37,6 +39,10 @@ type CreateOptions struct {
 	PGBin    string // "" finds one
 	OSUser   string // "" chooses (root: postgres)
 	Settings []string
+	// HostCPUs and HostMemory model each node as a host of its own (a control group with a
+	// CPU quota in cores and a memory limit in bytes, page cache included); 0 is no budget.
+	HostCPUs   float64
+	HostMemory int64
 	// Progress, when set, receives one line per step.
 	Progress io.Writer
 }
@@ -88,6 +94,12 @@ func (o *CreateOptions) validate() (map[string]string, error) {
 	if o.BasePort < 1024 || o.BasePort+o.Standbys > 65535 {
 		errs = append(errs, agerr.BadInputf("--base-port %d: want 1024 to %d", o.BasePort, 65535-o.Standbys))
 	}
+	if o.HostCPUs < 0 || math.IsNaN(o.HostCPUs) || math.IsInf(o.HostCPUs, 0) {
+		errs = append(errs, agerr.BadInputf("--host-cpus %g: want a number of cores above 0", o.HostCPUs))
+	}
+	if o.HostMemory < 0 {
+		errs = append(errs, agerr.BadInputf("--host-memory: want a size above 0"))
+	}
 	settings, err := ParseSettings(o.Settings)
 	errs = append(errs, err)
 	return settings, agerr.Join(errs...)
@@ -98,6 +110,10 @@ func (o *CreateOptions) validate() (map[string]string, error) {
 // A create that fails or is interrupted stops what it started and removes what it made.
 func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 	settings, err := o.validate()
+	if err != nil {
+		return nil, err
+	}
+	hosts, err := o.checkHosts(settings)
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +136,9 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 		Schema: TopologySchema, Name: o.Name, Dir: dir, Created: time.Now().UTC(), Commit: o.Commit,
 		PG: *in, OSUser: *u, Superuser: DefaultSuperuser, Database: DefaultDatabase,
 		PassFile: filepath.Join(dir, "pgpass"), Settings: settings,
+	}
+	if hosts != nil {
+		t.Hosts = &HostModel{Kind: fmt.Sprintf("cgroup v%d", hosts.Version), CPUs: o.HostCPUs, Memory: o.HostMemory, MachineCPUs: len(hosts.CPUs)}
 	}
 	names := []string{"primary"}
 	for i := 1; i <= o.Standbys; i++ {
@@ -147,7 +166,7 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 		}
 		return nil, err
 	}
-	if err := t.build(ctx, o.Progress); err != nil {
+	if err := t.build(ctx, hosts, o.Progress); err != nil {
 		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
 		defer cancel()
 		t.removeAll(cleanup)
@@ -162,7 +181,13 @@ func progress(w io.Writer, format string, a ...any) {
 	}
 }
 
-func (t *Topology) build(ctx context.Context, w io.Writer) error {
+func (t *Topology) build(ctx context.Context, hosts *cgroup.System, w io.Writer) error {
+	if hosts != nil {
+		progress(w, "control groups: %s", t.Hosts)
+		if err := t.makeGroups(hosts); err != nil {
+			return err
+		}
+	}
 	for _, d := range []string{filepath.Join(t.Dir, "nodes"), filepath.Join(t.Dir, "logs")} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			return err

@@ -56,8 +56,8 @@ func (t *Topology) Running() map[string]bool {
 	return m
 }
 
-// Destroy stops every node and the cluster's listener and removes the cluster's folder,
-// and nothing outside it.
+// Destroy stops every node and the cluster's listener, removes the nodes' control groups
+// (killing what a crash left in them) and the cluster's folder, and nothing else.
 func (t *Topology) Destroy(ctx context.Context) error {
 	return t.removeAll(ctx)
 }
@@ -79,6 +79,9 @@ func (t *Topology) removeAll(ctx context.Context) error {
 	}
 	for i := range t.Nodes {
 		waitGone(postmasterPID(t.Nodes[i].DataDir), 10*time.Second)
+	}
+	if err := t.removeGroups(); err != nil {
+		errs = append(errs, err)
 	}
 	if !strings.Contains(t.Dir, string(os.PathSeparator)+"clusters"+string(os.PathSeparator)) {
 		return fmt.Errorf("refusing to remove %s: not a cluster folder", t.Dir)

@@ -122,7 +122,7 @@ func (t *Topology) startNode(ctx context.Context, n *Node) error {
 	if err := checkPortFree(n.Host, n.Port); err != nil {
 		return err
 	}
-	_, err := t.install().Run(ctx, t.user(), "pg_ctl", "start", "-w", "-t", strconv.Itoa(int(startTimeout.Seconds())),
+	err := t.pgCtlStart(ctx, n, "start", "-w", "-t", strconv.Itoa(int(startTimeout.Seconds())),
 		"-D", n.DataDir, "-l", n.LogFile)
 	if err != nil {
 		return fmt.Errorf("start %s: %w%s", n.Name, err, logTail(n.LogFile))

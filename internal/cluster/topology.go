@@ -3,7 +3,7 @@
 // destroy), and the topology file that every other command reads to find them.
 // It must not import workloads, the runner, the listener or the report.
 //
-// Imports from agbench: only internal/agerr, internal/atomicfile, internal/pgbin.
+// Imports from agbench: only internal/agerr, internal/atomicfile, internal/cgroup, internal/pgbin.
 package cluster
 
 import (
@@ -18,6 +18,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/atomicfile"
+	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/pgbin"
 )
 
@@ -50,7 +51,10 @@ type Topology struct {
 	Database  string            `json:"database"`
 	PassFile  string            `json:"passfile"`
 	Settings  map[string]string `json:"settings,omitempty"`
-	Nodes     []Node            `json:"nodes"`
+	// Hosts is the host model when each node runs in a control group of its own; absent,
+	// the nodes share the machine's CPUs, memory and page cache.
+	Hosts *HostModel `json:"hosts,omitempty"`
+	Nodes []Node     `json:"nodes"`
 	// Listener is the agbench listener started with the cluster, if any.
 	Listener *ListenerInfo `json:"listener,omitempty"`
 	// Failovers lists every failover, oldest first.
@@ -67,6 +71,8 @@ type Node struct {
 	LogFile string `json:"log_file"`
 	// Slot is the physical replication slot this node streams from, when a standby.
 	Slot string `json:"slot,omitempty"`
+	// Group is the node's control group when the cluster models hosts.
+	Group *cgroup.Group `json:"group,omitempty"`
 }
 
 // ListenerInfo records a listener started alongside the cluster.
