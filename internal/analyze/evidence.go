@@ -65,6 +65,8 @@ type Evidence struct {
 	// pg_read_all_stats and watched no standby): whether a standby fell behind is then not
 	// judged, and the lag figures above are not 0 but unknown.
 	LagAbsent string `json:"lag_absent,omitempty"`
+	// Hosts are the nodes' modelled hosts (control groups), when the cluster had them.
+	Hosts []HostUse `json:"hosts,omitempty"`
 }
 
 // evidenceAt returns the evidence of the step with this load, if any.
