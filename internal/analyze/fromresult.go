@@ -86,6 +86,9 @@ func FromResult(r *result.Result, o Options) (*Run, error) {
 		run.Variants = append(run.Variants, VariantAnalysis{Variant: v, Input: in, Result: Analyze(in)})
 	}
 	if len(order) == 2 {
+		if v := sharedHostVerdict(r, order, r.Meta.Host.Cores); v != nil {
+			run.Comparisons = append(run.Comparisons, *v)
+		}
 		run.compare(byVariant[order[0]], byVariant[order[1]], order, o.LoadName)
 	}
 	return run, nil

@@ -2,7 +2,9 @@ package analyze
 
 import (
 	"fmt"
+	"net"
 	"sort"
+	"strings"
 
 	"github.com/agbench/agbench/internal/result"
 )
@@ -144,4 +146,50 @@ func hostMemoryFacts(f *Facts, c map[string]float64) {
 	}
 	f.HostMemoryBytes = int64(budget)
 	f.PageCacheBytes = max(int64(budget)-f.SharedBuffersBytes, 0)
+}
+
+// VSharedHost is the verdict on a routing comparison whose nodes shared one machine's CPUs,
+// memory and page cache: routing moved work between them but could not add capacity.
+const VSharedHost = "shared-host"
+
+// sharedHostVerdict judges a comparison of routing=off and routing=on: it fires when the
+// result's topology has two or more nodes, all on this machine (loopback addresses), with
+// no host model (no budgets). A result without a topology (a synthetic one) gets none.
+func sharedHostVerdict(r *result.Result, names []string, cores int) *Verdict {
+	routing := false
+	for _, n := range names {
+		if strings.HasPrefix(n, "routing=") {
+			routing = true
+		}
+	}
+	if !routing {
+		return nil
+	}
+	t := r.Meta.Topology
+	if t == nil || t.Hosts != "" || len(t.Nodes) < 2 {
+		return nil
+	}
+	for _, n := range t.Nodes {
+		host, _, err := net.SplitHostPort(n.Addr)
+		if err != nil {
+			host = n.Addr
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return nil
+		}
+	}
+	machine := "one machine's CPUs"
+	if cores > 0 {
+		machine = fmt.Sprintf("one machine's %d CPUs", cores)
+	}
+	return &Verdict{Code: VSharedHost, Message: fmt.Sprintf("the %d nodes (%s) share %s, memory and page cache, with no budgets: routing can move reads to a standby but not add capacity here, so this comparison says nothing of routing's gain on separate servers; model hosts (agbench cluster create --host-cpus N --host-memory SIZE) or run against a real cluster",
+		len(t.Nodes), nodeNames(t.Nodes), machine)}
+}
+
+func nodeNames(ns []result.Node) string {
+	names := make([]string, len(ns))
+	for i, n := range ns {
+		names[i] = n.Name
+	}
+	return strings.Join(names, ", ")
 }

@@ -65,3 +65,25 @@ func hasCode(vs []Verdict, code string) bool {
 	}
 	return false
 }
+
+func TestSharedHostVerdictOnARoutingComparison(t *testing.T) {
+	top := &result.Topology{Cluster: "lab", Nodes: []result.Node{{Name: "primary", Addr: "127.0.0.1:6500"}, {Name: "standby1", Addr: "127.0.0.1:6501"}}}
+	r := &result.Result{}
+	r.Meta.Topology = top
+	v := sharedHostVerdict(r, []string{"routing=off", "routing=on"}, 2)
+	if v == nil || v.Code != VSharedHost || v.NotJudged || !strings.Contains(v.Message, "share one machine's 2 CPUs") || !strings.Contains(v.Message, "--host-cpus") {
+		t.Fatalf("%+v", v)
+	}
+	if v := sharedHostVerdict(r, []string{"a", "b"}, 2); v != nil {
+		t.Fatalf("not a routing comparison: %+v", v)
+	}
+	top.Hosts, top.HostCPUs = "each node a modelled host: 0.6 cores", 0.6
+	if v := sharedHostVerdict(r, []string{"routing=off", "routing=on"}, 2); v != nil {
+		t.Fatalf("modelled hosts: %+v", v)
+	}
+	top.Hosts = ""
+	top.Nodes[1].Addr = "10.0.0.2:5432"
+	if v := sharedHostVerdict(r, []string{"routing=off", "routing=on"}, 2); v != nil {
+		t.Fatalf("a standby on another machine: %+v", v)
+	}
+}
