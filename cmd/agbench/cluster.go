@@ -12,6 +12,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/routing"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/units"
 )
@@ -73,12 +74,22 @@ page cache: read-only routing can then move work but not add capacity.`,
 				}
 				o.HostMemory = n
 			}
+			if o.RoutingList != "" {
+				l, err := routing.Parse(o.RoutingList)
+				if err != nil {
+					return agerr.BadInputf("--routing-list: %v", err)
+				}
+				if err := l.Check(cluster.CreatedNodeNames(o.Standbys)); err != nil {
+					return agerr.BadInputf("--routing-list: %v", err)
+				}
+			}
 			var li *cluster.ListenerInfo
 			if listenerAddr != "" {
 				var err error
 				if li, err = clusterListenerInfo(listenerAddr); err != nil {
 					return err
 				}
+				li.RoutingList = o.RoutingList
 			}
 			start := time.Now()
 			topo, err := cluster.Create(cmd.Context(), o)
@@ -106,6 +117,7 @@ page cache: read-only routing can then move work but not add capacity.`,
 	f.StringVar(&o.PGBin, "pg-bin", "", "folder of PostgreSQL server binaries (default: PATH, pg_config, /usr/lib/postgresql/*/bin)")
 	f.StringVar(&o.OSUser, "os-user", "", "user that runs the servers when agbench runs as root (default postgres)")
 	f.StringArrayVar(&o.Settings, "set", nil, "server setting key=value for every node (repeatable)")
+	f.StringVar(&o.RoutingList, "routing-list", "", "the cluster's read-only routing list for its listener and routing comparisons, e.g. \"(('standby1','primary'))\" (default: the standbys, then the primary)")
 	f.Float64Var(&o.HostCPUs, "host-cpus", 0, "model each node as a host with this many CPU cores (a control group's quota; needs root)")
 	f.StringVar(&hostMemory, "host-memory", "", "model each node as a host with this much memory, page cache included (e.g. 1G; needs root)")
 	f.StringVar(&listenerAddr, "listener", "", "also start `agbench listener` at this address (read-only port +1, metrics +2); --listener alone: 127.0.0.1:6432")

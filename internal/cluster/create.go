@@ -43,6 +43,8 @@ type CreateOptions struct {
 	// CPU quota in cores and a memory limit in bytes, page cache included); 0 is no budget.
 	HostCPUs   float64
 	HostMemory int64
+	// RoutingList is recorded in the topology (checked by the caller).
+	RoutingList string
 	// Progress, when set, receives one line per step.
 	Progress io.Writer
 }
@@ -135,15 +137,12 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 	t := &Topology{
 		Schema: TopologySchema, Name: o.Name, Dir: dir, Created: time.Now().UTC(), Commit: o.Commit,
 		PG: *in, OSUser: *u, Superuser: DefaultSuperuser, Database: DefaultDatabase,
-		PassFile: filepath.Join(dir, "pgpass"), Settings: settings,
+		PassFile: filepath.Join(dir, "pgpass"), Settings: settings, RoutingList: o.RoutingList,
 	}
 	if hosts != nil {
 		t.Hosts = &HostModel{Kind: fmt.Sprintf("cgroup v%d", hosts.Version), CPUs: o.HostCPUs, Memory: o.HostMemory, MachineCPUs: len(hosts.CPUs)}
 	}
-	names := []string{"primary"}
-	for i := 1; i <= o.Standbys; i++ {
-		names = append(names, fmt.Sprintf("standby%d", i))
-	}
+	names := CreatedNodeNames(o.Standbys)
 	var portErrs []error
 	for i, name := range names {
 		n := Node{Name: name, Role: RoleStandby, Host: "127.0.0.1", Port: o.BasePort + i,
@@ -173,6 +172,16 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// CreatedNodeNames are the names Create gives the nodes of a cluster with n standbys:
+// primary, standby1, standby2 ...
+func CreatedNodeNames(standbys int) []string {
+	names := []string{"primary"}
+	for i := 1; i <= standbys; i++ {
+		names = append(names, fmt.Sprintf("standby%d", i))
+	}
+	return names
 }
 
 func progress(w io.Writer, format string, a ...any) {

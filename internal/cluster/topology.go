@@ -55,6 +55,9 @@ type Topology struct {
 	// the nodes share the machine's CPUs, memory and page cache.
 	Hosts *HostModel `json:"hosts,omitempty"`
 	Nodes []Node     `json:"nodes"`
+	// RoutingList is the cluster's read-only routing list (SQL Server's syntax), when one was
+	// given at create: its listener and routing comparisons use it instead of the default.
+	RoutingList string `json:"routing_list,omitempty"`
 	// Listener is the agbench listener started with the cluster, if any.
 	Listener *ListenerInfo `json:"listener,omitempty"`
 	// Failovers lists every failover, oldest first.

@@ -617,6 +617,9 @@ func runViewOf(r *Run) runView {
 		if t.RoutingList != "" {
 			parts = append(parts, "routing list "+t.RoutingList)
 		}
+		if t.Hosts != "" {
+			parts = append(parts, t.Hosts)
+		}
 		v.Topology = strings.Join(parts, " · ")
 	}
 	return v

@@ -255,6 +255,7 @@ func (t *Target) Summary() *result.Topology {
 	s := &result.Topology{}
 	if t.Topo != nil {
 		s.Cluster, s.Commit = t.Topo.Name, t.Topo.Commit
+		s.RoutingList = t.Topo.RoutingList
 		if h := t.Topo.Hosts; h != nil {
 			s.Hosts, s.HostCPUs, s.HostMemoryBytes = h.String(), h.CPUs, h.Memory
 		}
