@@ -130,8 +130,11 @@ func PGStandbyName(node, standby, figure string) string {
 
 // ParsePGName takes "pg.<node>.<figure>" apart; figure may hold dots ("wait.lock",
 // "standby.s1.replay_lag_s").
-func ParsePGName(name string) (node, figure string, ok bool) {
-	rest, ok := strings.CutPrefix(name, PGPrefix)
+func ParsePGName(name string) (node, figure string, ok bool) { return parseNodeName(name, PGPrefix) }
+
+// parseNodeName takes "<prefix><node>.<figure>" apart.
+func parseNodeName(name, prefix string) (node, figure string, ok bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return "", "", false
 	}
@@ -208,13 +211,5 @@ func HostName(node, figure string) string { return HostPrefix + SeriesNodeName(n
 
 // ParseHostName takes "host.<node>.<figure>" apart.
 func ParseHostName(name string) (node, figure string, ok bool) {
-	rest, ok := strings.CutPrefix(name, HostPrefix)
-	if !ok {
-		return "", "", false
-	}
-	node, figure, ok = strings.Cut(rest, ".")
-	if !ok || node == "" || figure == "" {
-		return "", "", false
-	}
-	return node, figure, true
+	return parseNodeName(name, HostPrefix)
 }
