@@ -12,6 +12,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/links"
 	"github.com/agbench/agbench/internal/routing"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/units"
@@ -30,7 +31,7 @@ listening on 127.0.0.1 with SCRAM authentication. Clusters live under $AGBENCH_H
 topology.json that every other agbench command reads (--cluster NAME).`,
 	}
 	c.AddCommand(clusterCreateCmd(a), clusterStatusCmd(a), clusterSimpleCmd(a, "start"), clusterSimpleCmd(a, "stop"),
-		clusterSimpleCmd(a, "destroy"), clusterFailoverCmd(a), clusterListCmd(a), clusterEnvCmd(a))
+		clusterSimpleCmd(a, "destroy"), clusterFailoverCmd(a), clusterListCmd(a), clusterEnvCmd(a), clusterLinksCmd(a))
 	return c
 }
 
@@ -38,7 +39,7 @@ func home(a *app) string { return cluster.Home(a.getenv) }
 
 func clusterCreateCmd(a *app) *cobra.Command {
 	o := cluster.CreateOptions{}
-	var listenerAddr, hostMemory string
+	var listenerAddr, hostMemory, linkLatency string
 	c := &cobra.Command{
 		Use:   "create",
 		Short: "Create and start a cluster: initdb the primary, pg_basebackup each standby",
@@ -73,6 +74,14 @@ page cache: read-only routing can then move work but not add capacity.`,
 					return agerr.BadInputf("--host-memory %q: want a size such as 512M or 1G", hostMemory)
 				}
 				o.HostMemory = n
+			}
+			if linkLatency != "" {
+				d, err := links.ParseLatency(linkLatency)
+				if err != nil {
+					return err
+				}
+				o.LinkLatency = d
+				o.StartLinks = func(t *cluster.Topology) error { return startClusterLinks(cmd.Context(), a, t) }
 			}
 			if o.RoutingList != "" {
 				l, err := routing.Parse(o.RoutingList)
@@ -118,6 +127,7 @@ page cache: read-only routing can then move work but not add capacity.`,
 	f.StringVar(&o.OSUser, "os-user", "", "user that runs the servers when agbench runs as root (default postgres)")
 	f.StringArrayVar(&o.Settings, "set", nil, "server setting key=value for every node (repeatable)")
 	f.StringVar(&o.RoutingList, "routing-list", "", "the cluster's read-only routing list for its listener and routing comparisons, e.g. \"(('standby1','primary'))\" (default: the standbys, then the primary)")
+	f.StringVar(&linkLatency, "link-latency", "", "put a link with this latency per round trip (e.g. 0.5ms) between clients and every node and on the replication connections")
 	f.Float64Var(&o.HostCPUs, "host-cpus", 0, "model each node as a host with this many CPU cores (a control group's quota; needs root)")
 	f.StringVar(&hostMemory, "host-memory", "", "model each node as a host with this much memory, page cache included (e.g. 1G; needs root)")
 	f.StringVar(&listenerAddr, "listener", "", "also start `agbench listener` at this address (read-only port +1, metrics +2); --listener alone: 127.0.0.1:6432")
@@ -199,6 +209,9 @@ func printStatus(w io.Writer, st *cluster.Status) {
 		fmt.Fprintln(w, listenerLine(st.Listener))
 	}
 	printHosts(w, st)
+	if st.Links != nil {
+		fmt.Fprintln(w, "links:", st.Links)
+	}
 }
 
 // printHosts shows each node's modelled host: budget and use over status's sampling interval.
@@ -286,12 +299,16 @@ func clusterSimpleCmd(a *app, verb string) *cobra.Command {
 			start := time.Now()
 			switch verb {
 			case "start":
-				err = topo.Start(cmd.Context())
+				err = startClusterLinks(cmd.Context(), a, topo)
+				if err == nil {
+					err = topo.Start(cmd.Context())
+				}
 				if err == nil && topo.Listener != nil {
 					err = startClusterListener(a, topo)
 				}
 			case "stop":
 				err = errors.Join(stopClusterListener(topo), topo.Stop(cmd.Context()))
+				err = errors.Join(err, topo.StopLinks())
 			case "destroy":
 				err = topo.Destroy(cmd.Context())
 			}

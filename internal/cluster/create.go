@@ -45,6 +45,12 @@ type CreateOptions struct {
 	HostMemory int64
 	// RoutingList is recorded in the topology (checked by the caller).
 	RoutingList string
+	// LinkLatency puts a link with this latency per round trip in front of every node
+	// (clients and replication reach the nodes through it); StartLinks must then start the
+	// process that serves the topology's links (LinkSpecs) and record its PID in
+	// Topology.Links. Create calls it once the primary runs, before any standby streams.
+	LinkLatency time.Duration
+	StartLinks  func(*Topology) error
 	// Progress, when set, receives one line per step.
 	Progress io.Writer
 }
@@ -139,6 +145,12 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 		PG: *in, OSUser: *u, Superuser: DefaultSuperuser, Database: DefaultDatabase,
 		PassFile: filepath.Join(dir, "pgpass"), Settings: settings, RoutingList: o.RoutingList,
 	}
+	if o.LinkLatency > 0 {
+		if o.StartLinks == nil {
+			return nil, errors.New("cluster create: links with latency need a process to serve them (StartLinks)")
+		}
+		t.Links = &LinksInfo{Latency: Duration(o.LinkLatency)}
+	}
 	if hosts != nil {
 		t.Hosts = &HostModel{Kind: fmt.Sprintf("cgroup v%d", hosts.Version), CPUs: o.HostCPUs, Memory: o.HostMemory, MachineCPUs: len(hosts.CPUs)}
 	}
@@ -151,6 +163,10 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 			n.Role, n.Slot = RolePrimary, ""
 		}
 		portErrs = append(portErrs, checkPortFree(n.Host, n.Port))
+		if t.Links != nil {
+			n.LinkPort = o.BasePort + linkPortOffset + i
+			portErrs = append(portErrs, checkPortFree(n.Host, n.LinkPort))
+		}
 		t.Nodes = append(t.Nodes, n)
 	}
 	if err := agerr.Join(portErrs...); err != nil {
@@ -165,7 +181,7 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 		}
 		return nil, err
 	}
-	if err := t.build(ctx, hosts, o.Progress); err != nil {
+	if err := t.build(ctx, hosts, o.StartLinks, o.Progress); err != nil {
 		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
 		defer cancel()
 		t.removeAll(cleanup)
@@ -190,7 +206,7 @@ func progress(w io.Writer, format string, a ...any) {
 	}
 }
 
-func (t *Topology) build(ctx context.Context, hosts *cgroup.System, w io.Writer) error {
+func (t *Topology) build(ctx context.Context, hosts *cgroup.System, start func(*Topology) error, w io.Writer) error {
 	if hosts != nil {
 		progress(w, "control groups: %s", t.Hosts)
 		if err := t.makeGroups(hosts); err != nil {
@@ -235,6 +251,12 @@ func (t *Topology) build(ctx context.Context, hosts *cgroup.System, w io.Writer)
 	}
 	if err := t.Save(); err != nil {
 		return err
+	}
+	if t.Links != nil {
+		progress(w, "links: %s", t.Links)
+		if err := start(t); err != nil {
+			return fmt.Errorf("start the links: %w", err)
+		}
 	}
 	for _, s := range t.Standbys() {
 		if err := t.createSlot(ctx, p, s.Slot); err != nil {

@@ -47,6 +47,19 @@ func (t *Topology) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// StopLinks stops the process that serves the links, if it runs, and keeps their record
+// so that the next start brings them back.
+func (t *Topology) StopLinks() error {
+	if t.Links == nil || t.Links.PID == 0 {
+		return nil
+	}
+	if t.LinksAlive() {
+		stopPID(t.Links.PID)
+	}
+	t.Links.PID = 0
+	return t.Save()
+}
+
 // Running reports, per node name, whether its server is up.
 func (t *Topology) Running() map[string]bool {
 	m := map[string]bool{}
@@ -66,6 +79,9 @@ func (t *Topology) removeAll(ctx context.Context) error {
 	var errs []error
 	if t.Listener != nil && t.Listener.PID > 0 {
 		stopPID(t.Listener.PID)
+	}
+	if t.LinksAlive() {
+		stopPID(t.Links.PID)
 	}
 	for i := range t.Nodes {
 		n := &t.Nodes[i]

@@ -64,7 +64,7 @@ func (t *Topology) nodeSettings(n *Node) map[string]string {
 	if n.Role == RoleStandby {
 		p := t.Primary()
 		s["primary_conninfo"] = fmt.Sprintf("host=%s port=%d user=%s passfile=%s application_name=%s sslmode=disable",
-			p.Host, p.Port, t.Superuser, quoteConnValue(t.PassFile), n.Name)
+			p.Host, p.ClientPort(), t.Superuser, quoteConnValue(t.PassFile), n.Name)
 		s["primary_slot_name"] = n.Slot
 	}
 	return s
@@ -200,7 +200,7 @@ func logTail(path string) string {
 
 // Connect opens a connection to a node as the cluster's superuser.
 func (t *Topology) Connect(ctx context.Context, n *Node) (*pgx.Conn, error) {
-	cfg, err := pgx.ParseConfig(t.ConnString(n, ""))
+	cfg, err := pgx.ParseConfig(t.directConnString(n, ""))
 	if err != nil {
 		return nil, err
 	}

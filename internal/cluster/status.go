@@ -43,12 +43,13 @@ type Status struct {
 	Nodes    []NodeStatus  `json:"nodes"`
 	Listener *ListenerInfo `json:"listener,omitempty"`
 	Hosts    *HostModel    `json:"hosts,omitempty"`
+	Links    *LinksInfo    `json:"links,omitempty"`
 	At       time.Time     `json:"at"`
 }
 
 // Status reads every node's state; a node that is down or unreachable is reported, not an error.
 func (t *Topology) Status(ctx context.Context) *Status {
-	st := &Status{Name: t.Name, Commit: t.Commit, Version: t.PG.Version, Dir: t.Dir, Listener: t.Listener, Hosts: t.Hosts, At: time.Now().UTC()}
+	st := &Status{Name: t.Name, Commit: t.Commit, Version: t.PG.Version, Dir: t.Dir, Listener: t.Listener, Hosts: t.Hosts, Links: t.Links, At: time.Now().UTC()}
 	hosts := t.hostUse(ctx)
 	repl := map[string]NodeStatus{}
 	for i := range t.Nodes {

@@ -620,6 +620,9 @@ func runViewOf(r *Run) runView {
 		if t.Hosts != "" {
 			parts = append(parts, t.Hosts)
 		}
+		if t.Links != "" {
+			parts = append(parts, t.Links)
+		}
 		v.Topology = strings.Join(parts, " · ")
 	}
 	return v

@@ -113,6 +113,10 @@ type Topology struct {
 	Hosts           string  `json:"hosts,omitempty"`
 	HostCPUs        float64 `json:"host_cpus,omitempty"`
 	HostMemoryBytes int64   `json:"host_memory_bytes,omitempty"`
+	// Links describes the links with latency between clients and nodes, when the cluster
+	// had them; LinkLatencySeconds is their latency per round trip.
+	Links              string  `json:"links,omitempty"`
+	LinkLatencySeconds float64 `json:"link_latency_seconds,omitempty"`
 }
 
 // Node is one server of the topology.

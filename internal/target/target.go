@@ -256,6 +256,9 @@ func (t *Target) Summary() *result.Topology {
 	if t.Topo != nil {
 		s.Cluster, s.Commit = t.Topo.Name, t.Topo.Commit
 		s.RoutingList = t.Topo.RoutingList
+		if l := t.Topo.Links; l != nil {
+			s.Links, s.LinkLatencySeconds = l.String(), time.Duration(l.Latency).Seconds()
+		}
 		if h := t.Topo.Hosts; h != nil {
 			s.Hosts, s.HostCPUs, s.HostMemoryBytes = h.String(), h.CPUs, h.Memory
 		}
