@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -300,6 +301,14 @@ func (p *parser) cluster(n *yaml.Node) *Cluster {
 					p.errorf(v, "target.cluster.host_memory %q: give each node's memory budget, e.g. 512M or 1G", s)
 				}
 				c.HostMemory = s
+			}
+		},
+		"link_latency": func(v *yaml.Node) {
+			if s, ok := p.str(v, "target.cluster.link_latency"); ok {
+				if d, err := time.ParseDuration(s); err != nil || d <= 0 {
+					p.errorf(v, "target.cluster.link_latency %q: give a duration such as 0.5ms", s)
+				}
+				c.LinkLatency = s
 			}
 		},
 		"routing_list": func(v *yaml.Node) {

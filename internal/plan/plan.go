@@ -59,6 +59,8 @@ type Cluster struct {
 	HostCPUs    string
 	HostMemory  string
 	RoutingList string
+	// LinkLatency puts links with latency in front of the nodes (--link-latency).
+	LinkLatency string
 }
 
 // Setting is one server setting.
@@ -200,6 +202,9 @@ func (c *Cluster) CreateArgs() []string {
 	if c.RoutingList != "" {
 		args = append(args, "--routing-list="+c.RoutingList)
 	}
+	if c.LinkLatency != "" {
+		args = append(args, "--link-latency="+c.LinkLatency)
+	}
 	return args
 }
 
@@ -224,6 +229,9 @@ func (t Target) Summary() string {
 		}
 		if c.RoutingList != "" {
 			s += ", routing list " + c.RoutingList
+		}
+		if c.LinkLatency != "" {
+			s += ", links with " + c.LinkLatency + " latency"
 		}
 		return s
 	}
