@@ -65,6 +65,12 @@ bench-readahead: deps pg18 build
 bench-tpcc: deps build
 	@scripts/bench-tpcc.sh $(BIN)
 
+# Read-only routing on modelled hosts (control groups; root) beside the same on one shared
+# host: stress point select and count(*) larger than a node's memory, 1..12 threads (issue 19).
+.PHONY: bench-hosts
+bench-hosts: deps build
+	@scripts/bench-hosts.sh $(BIN)
+
 clean:
 	rm -rf bin
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/links"
+	"github.com/agbench/agbench/internal/routing"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/units"
 )
@@ -29,7 +31,7 @@ listening on 127.0.0.1 with SCRAM authentication. Clusters live under $AGBENCH_H
 topology.json that every other agbench command reads (--cluster NAME).`,
 	}
 	c.AddCommand(clusterCreateCmd(a), clusterStatusCmd(a), clusterSimpleCmd(a, "start"), clusterSimpleCmd(a, "stop"),
-		clusterSimpleCmd(a, "destroy"), clusterFailoverCmd(a), clusterListCmd(a), clusterEnvCmd(a))
+		clusterSimpleCmd(a, "destroy"), clusterFailoverCmd(a), clusterListCmd(a), clusterEnvCmd(a), clusterLinksCmd(a))
 	return c
 }
 
@@ -37,7 +39,7 @@ func home(a *app) string { return cluster.Home(a.getenv) }
 
 func clusterCreateCmd(a *app) *cobra.Command {
 	o := cluster.CreateOptions{}
-	var listenerAddr string
+	var listenerAddr, hostMemory, linkLatency string
 	c := &cobra.Command{
 		Use:   "create",
 		Short: "Create and start a cluster: initdb the primary, pg_basebackup each standby",
@@ -52,17 +54,51 @@ synchronous_commit = on: every commit waits until one standby has flushed it.
 
 A password is generated and kept in the cluster's pgpass file (mode 0600); see
 'agbench cluster env'. Run as root, the servers run as the user postgres (or --os-user).
-A create that fails or is interrupted removes everything it made.`,
+A create that fails or is interrupted removes everything it made.
+
+--host-cpus and --host-memory model each node as a host of its own on this machine: every
+node runs in a control group of its own (cgroup v2 where it is mounted with the cpu, cpuset
+and memory controllers, else the v1 cpu, cpuacct, cpuset and memory hierarchies), made at
+each hierarchy's root, with a CPU quota in cores (and ceil(cores) CPUs of its own where the
+machine has enough) and a memory limit that its page cache is charged to. The postmaster is
+started inside the group, so every backend is too; agbench itself (the load generator)
+stays outside. This needs root. Without them, the nodes share the machine's CPUs, memory and
+page cache: read-only routing can then move work but not add capacity.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Home = home(a)
 			o.Progress = a.stderr
+			if hostMemory != "" {
+				n, err := units.ParseBytes(hostMemory)
+				if err != nil || n <= 0 {
+					return agerr.BadInputf("--host-memory %q: want a size such as 512M or 1G", hostMemory)
+				}
+				o.HostMemory = n
+			}
+			if linkLatency != "" {
+				d, err := links.ParseLatency(linkLatency)
+				if err != nil {
+					return err
+				}
+				o.LinkLatency = d
+				o.StartLinks = func(t *cluster.Topology) error { return startClusterLinks(cmd.Context(), a, t) }
+			}
+			if o.RoutingList != "" {
+				l, err := routing.Parse(o.RoutingList)
+				if err != nil {
+					return agerr.BadInputf("--routing-list: %v", err)
+				}
+				if err := l.Check(cluster.CreatedNodeNames(o.Standbys)); err != nil {
+					return agerr.BadInputf("--routing-list: %v", err)
+				}
+			}
 			var li *cluster.ListenerInfo
 			if listenerAddr != "" {
 				var err error
 				if li, err = clusterListenerInfo(listenerAddr); err != nil {
 					return err
 				}
+				li.RoutingList = o.RoutingList
 			}
 			start := time.Now()
 			topo, err := cluster.Create(cmd.Context(), o)
@@ -90,6 +126,10 @@ A create that fails or is interrupted removes everything it made.`,
 	f.StringVar(&o.PGBin, "pg-bin", "", "folder of PostgreSQL server binaries (default: PATH, pg_config, /usr/lib/postgresql/*/bin)")
 	f.StringVar(&o.OSUser, "os-user", "", "user that runs the servers when agbench runs as root (default postgres)")
 	f.StringArrayVar(&o.Settings, "set", nil, "server setting key=value for every node (repeatable)")
+	f.StringVar(&o.RoutingList, "routing-list", "", "the cluster's read-only routing list for its listener and routing comparisons, e.g. \"(('standby1','primary'))\" (default: the standbys, then the primary)")
+	f.StringVar(&linkLatency, "link-latency", "", "put a link with this latency per round trip (e.g. 0.5ms) between clients and every node and on the replication connections")
+	f.Float64Var(&o.HostCPUs, "host-cpus", 0, "model each node as a host with this many CPU cores (a control group's quota; needs root)")
+	f.StringVar(&hostMemory, "host-memory", "", "model each node as a host with this much memory, page cache included (e.g. 1G; needs root)")
 	f.StringVar(&listenerAddr, "listener", "", "also start `agbench listener` at this address (read-only port +1, metrics +2); --listener alone: 127.0.0.1:6432")
 	f.Lookup("listener").NoOptDefVal = "127.0.0.1:6432"
 	return c
@@ -168,6 +208,50 @@ func printStatus(w io.Writer, st *cluster.Status) {
 	if st.Listener != nil {
 		fmt.Fprintln(w, listenerLine(st.Listener))
 	}
+	printHosts(w, st)
+	if st.Links != nil {
+		fmt.Fprintln(w, "links:", st.Links)
+	}
+}
+
+// printHosts shows each node's modelled host: budget and use over status's sampling interval.
+func printHosts(w io.Writer, st *cluster.Status) {
+	if st.Hosts == nil {
+		fmt.Fprintln(w, "hosts: the nodes share this machine's CPUs, memory and page cache (no budgets)")
+		return
+	}
+	fmt.Fprintf(w, "\nhosts: %s\n", st.Hosts)
+	tw := table.NewWriter(w, table.Left)
+	fmt.Fprintln(tw, "NODE\tGROUP\tCPUS\tCPU BUDGET\tCPU USE\tTHROTTLED\tMEMORY BUDGET\tMEMORY USE\tPAGE CACHE\tPROCESSES")
+	for _, n := range st.Nodes {
+		h := n.Budget
+		if h == nil {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", n.Name)
+			continue
+		}
+		cpuBudget, memBudget := "none", "none"
+		if h.CPUs > 0 {
+			cpuBudget = fmt.Sprintf("%g cores", h.CPUs)
+		}
+		if h.Memory > 0 {
+			memBudget = units.FormatBytes(h.Memory)
+		}
+		if h.Error != "" {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t- (%s)\t-\t%s\t-\t-\t-\n", n.Name, h.Group, h.CPUSet, cpuBudget, h.Error, memBudget)
+			continue
+		}
+		use := fmt.Sprintf("%.2f cores", h.Cores)
+		if h.CPUs > 0 {
+			use += fmt.Sprintf(" (%.0f%%)", 100*h.Cores/h.CPUs)
+		}
+		thr := "-"
+		if h.ThrottledShare != nil {
+			thr = fmt.Sprintf("%.0f%% of periods", 100**h.ThrottledShare)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", n.Name, h.Group, h.CPUSet, cpuBudget, use, thr, memBudget,
+			units.FormatBytes(h.Used), units.FormatBytes(h.Cache), h.Processes)
+	}
+	tw.Flush()
 }
 
 func yesNo(b bool) string {
@@ -215,12 +299,16 @@ func clusterSimpleCmd(a *app, verb string) *cobra.Command {
 			start := time.Now()
 			switch verb {
 			case "start":
-				err = topo.Start(cmd.Context())
+				err = startClusterLinks(cmd.Context(), a, topo)
+				if err == nil {
+					err = topo.Start(cmd.Context())
+				}
 				if err == nil && topo.Listener != nil {
 					err = startClusterListener(a, topo)
 				}
 			case "stop":
 				err = errors.Join(stopClusterListener(topo), topo.Stop(cmd.Context()))
+				err = errors.Join(err, topo.StopLinks())
 			case "destroy":
 				err = topo.Destroy(cmd.Context())
 			}

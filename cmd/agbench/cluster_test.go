@@ -24,6 +24,11 @@ func TestClusterBadInputExits2AndMakesNothing(t *testing.T) {
 		{"cluster", "failover", "--name", "nope"},
 		{"cluster", "frobnicate"},
 		{"cluster", "destroy", "extra-arg"},
+		{"cluster", "create", "--host-memory", "lots"},
+		{"cluster", "create", "--host-memory", "0"},
+		{"cluster", "create", "--host-cpus", "-1"},
+		{"cluster", "create", "--host-cpus", "4096"},
+		{"cluster", "create", "--host-memory", "100M"},
 	}
 	for _, args := range cases {
 		code, _, errs := runCLI(t, env, args...)

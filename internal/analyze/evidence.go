@@ -70,6 +70,8 @@ type Evidence struct {
 	LagAbsent string `json:"lag_absent,omitempty"`
 	// Host is what the window says of the host's CPU (host.go).
 	Host HostEvidence `json:"host"`
+	// Hosts are the nodes' modelled hosts (control groups), when the cluster had them.
+	Hosts []HostUse `json:"hosts,omitempty"`
 }
 
 // evidenceAt returns the evidence of the step with this load, if any.

@@ -86,6 +86,9 @@ func FromResult(r *result.Result, o Options) (*Run, error) {
 		run.Variants = append(run.Variants, VariantAnalysis{Variant: v, Input: in, Result: Analyze(in)})
 	}
 	if len(order) == 2 {
+		if v := sharedHostVerdict(r, order, r.Meta.Host.Cores); v != nil {
+			run.Comparisons = append(run.Comparisons, *v)
+		}
 		run.compare(byVariant[order[0]], byVariant[order[1]], order, o.LoadName)
 	}
 	return run, nil
@@ -239,6 +242,7 @@ func evidenceOf(st result.Step, dev string) (Evidence, error) {
 		e.LoadGenCores = (st.Client.UserSeconds + st.Client.SystemSeconds) / w
 	}
 	e.LoadGenShare = st.Client.Utilisation
+	e.Hosts = hostsOf(c)
 	e.Device = deviceOf(c, dev)
 	if _, ok := c[result.DeviceIOPS]; ok { // a storage test: it knows what it moved
 		e.ExpectedDeviceMBps = c[result.MBps]
@@ -464,6 +468,9 @@ func factsOf(r *result.Result, steps []result.Step, over Facts) (Facts, error) {
 	}
 	if f.PageCacheBytes == 0 && f.SharedBuffersBytes == 0 {
 		f.DatasetBytes = 0 // nothing known of memory: no verdict either way
+	}
+	if len(steps) > 0 {
+		hostMemoryFacts(&f, steps[0].Counters)
 	}
 	mergeFacts(&f, over)
 	return f, nil

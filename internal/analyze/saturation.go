@@ -143,6 +143,11 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 		return Saturation{Resource: ResLoadGen, Sentence: fmt.Sprintf("machine CPU %s busy, the load generator itself using %.1f cores (%s of the machine; %.1f cores %s)",
 			pct(h.CPUBusy), h.LoadGenCores, pct(h.LoadGenShare), base.LoadGenCores, at)}
 	}
+	// A node's modelled host at its CPU budget is the capacity that gave, whatever the
+	// sessions' waits (a throttled backend shows as on CPU or as whatever it held).
+	if s, ok := saturatedHost(h.Hosts); ok {
+		return s
+	}
 	// Named waits next: they say where sessions queue.
 	if total > 0 {
 		sorted := append([]waitClass(nil), waitClasses...)
@@ -238,6 +243,7 @@ func meanEvidence(es []Evidence) Evidence {
 		}
 	}
 	m.TopWaits = mergeWaitEvents(es)
+	m.Hosts = meanHosts(es)
 	return m
 }
 

@@ -88,6 +88,9 @@ type Facts struct {
 	DatasetBytes       int64 `json:"dataset_bytes,omitempty"`
 	SharedBuffersBytes int64 `json:"shared_buffers_bytes,omitempty"`
 	PageCacheBytes     int64 `json:"page_cache_bytes,omitempty"`
+	// HostMemoryBytes is the smallest memory budget of a node's modelled host (its control
+	// group's limit, shared_buffers and page cache included); 0 when the nodes had none.
+	HostMemoryBytes int64 `json:"host_memory_bytes,omitempty"`
 	// Cores is the number of CPUs of the machine the samplers watched (0: unknown).
 	Cores int `json:"cores,omitempty"`
 	// ReadIntentSessions counts sessions (or transactions) that declared read intent,
@@ -115,7 +118,10 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	if noSampler != nil {
 		out = append(out, *noSampler)
 	}
-	if f.DatasetBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes {
+	if f.DatasetBytes > 0 && f.HostMemoryBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes {
+		add(VFitsInMemory, "the dataset (%s) fits in a node's memory budget of %s (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
+			units.FormatBytes(f.DatasetBytes), units.FormatBytes(f.HostMemoryBytes), units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes))
+	} else if f.DatasetBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes {
 		add(VFitsInMemory, "the dataset (%s) fits in memory (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
 			units.FormatBytes(f.DatasetBytes), units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes))
 	}

@@ -44,6 +44,9 @@ func CheckNodeName(name string) error {
 // standbyN), the first free port above the cluster's ports, its data folder and log. A name
 // that is taken, by a node or by a leftover folder, is bad input.
 func (t *Topology) PlanStandby(name string) (Node, error) {
+	if t.Hosts != nil {
+		return Node{}, agerr.BadInputf("cluster %s models hosts (%s): adding a node to it is not supported; create the cluster with the standbys it needs (--standbys)", t.Name, t.Hosts)
+	}
 	if name == "" {
 		for i := 1; ; i++ {
 			cand := fmt.Sprintf("standby%d", i)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/pgbin"
 )
 
@@ -37,6 +39,18 @@ type CreateOptions struct {
 	PGBin    string // "" finds one
 	OSUser   string // "" chooses (root: postgres)
 	Settings []string
+	// HostCPUs and HostMemory model each node as a host of its own (a control group with a
+	// CPU quota in cores and a memory limit in bytes, page cache included); 0 is no budget.
+	HostCPUs   float64
+	HostMemory int64
+	// RoutingList is recorded in the topology (checked by the caller).
+	RoutingList string
+	// LinkLatency puts a link with this latency per round trip in front of every node
+	// (clients and replication reach the nodes through it); StartLinks must then start the
+	// process that serves the topology's links (LinkSpecs) and record its PID in
+	// Topology.Links. Create calls it once the primary runs, before any standby streams.
+	LinkLatency time.Duration
+	StartLinks  func(*Topology) error
 	// Progress, when set, receives one line per step.
 	Progress io.Writer
 }
@@ -88,6 +102,12 @@ func (o *CreateOptions) validate() (map[string]string, error) {
 	if o.BasePort < 1024 || o.BasePort+o.Standbys > 65535 {
 		errs = append(errs, agerr.BadInputf("--base-port %d: want 1024 to %d", o.BasePort, 65535-o.Standbys))
 	}
+	if o.HostCPUs < 0 || math.IsNaN(o.HostCPUs) || math.IsInf(o.HostCPUs, 0) {
+		errs = append(errs, agerr.BadInputf("--host-cpus %g: want a number of cores above 0", o.HostCPUs))
+	}
+	if o.HostMemory < 0 {
+		errs = append(errs, agerr.BadInputf("--host-memory: want a size above 0"))
+	}
 	settings, err := ParseSettings(o.Settings)
 	errs = append(errs, err)
 	return settings, agerr.Join(errs...)
@@ -98,6 +118,10 @@ func (o *CreateOptions) validate() (map[string]string, error) {
 // A create that fails or is interrupted stops what it started and removes what it made.
 func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 	settings, err := o.validate()
+	if err != nil {
+		return nil, err
+	}
+	hosts, err := o.checkHosts(settings)
 	if err != nil {
 		return nil, err
 	}
@@ -119,12 +143,18 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 	t := &Topology{
 		Schema: TopologySchema, Name: o.Name, Dir: dir, Created: time.Now().UTC(), Commit: o.Commit,
 		PG: *in, OSUser: *u, Superuser: DefaultSuperuser, Database: DefaultDatabase,
-		PassFile: filepath.Join(dir, "pgpass"), Settings: settings,
+		PassFile: filepath.Join(dir, "pgpass"), Settings: settings, RoutingList: o.RoutingList,
 	}
-	names := []string{"primary"}
-	for i := 1; i <= o.Standbys; i++ {
-		names = append(names, fmt.Sprintf("standby%d", i))
+	if o.LinkLatency > 0 {
+		if o.StartLinks == nil {
+			return nil, errors.New("cluster create: links with latency need a process to serve them (StartLinks)")
+		}
+		t.Links = &LinksInfo{Latency: Duration(o.LinkLatency)}
 	}
+	if hosts != nil {
+		t.Hosts = &HostModel{Kind: fmt.Sprintf("cgroup v%d", hosts.Version), CPUs: o.HostCPUs, Memory: o.HostMemory, MachineCPUs: len(hosts.CPUs)}
+	}
+	names := CreatedNodeNames(o.Standbys)
 	var portErrs []error
 	for i, name := range names {
 		n := Node{Name: name, Role: RoleStandby, Host: "127.0.0.1", Port: o.BasePort + i,
@@ -133,6 +163,10 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 			n.Role, n.Slot = RolePrimary, ""
 		}
 		portErrs = append(portErrs, checkPortFree(n.Host, n.Port))
+		if t.Links != nil {
+			n.LinkPort = o.BasePort + linkPortOffset + i
+			portErrs = append(portErrs, checkPortFree(n.Host, n.LinkPort))
+		}
 		t.Nodes = append(t.Nodes, n)
 	}
 	if err := agerr.Join(portErrs...); err != nil {
@@ -147,7 +181,7 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 		}
 		return nil, err
 	}
-	if err := t.build(ctx, o.Progress); err != nil {
+	if err := t.build(ctx, hosts, o.StartLinks, o.Progress); err != nil {
 		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
 		defer cancel()
 		t.removeAll(cleanup)
@@ -156,13 +190,29 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 	return t, nil
 }
 
+// CreatedNodeNames are the names Create gives the nodes of a cluster with n standbys:
+// primary, standby1, standby2 ...
+func CreatedNodeNames(standbys int) []string {
+	names := []string{"primary"}
+	for i := 1; i <= standbys; i++ {
+		names = append(names, fmt.Sprintf("standby%d", i))
+	}
+	return names
+}
+
 func progress(w io.Writer, format string, a ...any) {
 	if w != nil {
 		fmt.Fprintf(w, format+"\n", a...)
 	}
 }
 
-func (t *Topology) build(ctx context.Context, w io.Writer) error {
+func (t *Topology) build(ctx context.Context, hosts *cgroup.System, start func(*Topology) error, w io.Writer) error {
+	if hosts != nil {
+		progress(w, "control groups: %s", t.Hosts)
+		if err := t.makeGroups(hosts); err != nil {
+			return err
+		}
+	}
 	for _, d := range []string{filepath.Join(t.Dir, "nodes"), filepath.Join(t.Dir, "logs")} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			return err
@@ -201,6 +251,12 @@ func (t *Topology) build(ctx context.Context, w io.Writer) error {
 	}
 	if err := t.Save(); err != nil {
 		return err
+	}
+	if t.Links != nil {
+		progress(w, "links: %s", t.Links)
+		if err := start(t); err != nil {
+			return fmt.Errorf("start the links: %w", err)
+		}
 	}
 	for _, s := range t.Standbys() {
 		if err := t.createSlot(ctx, p, s.Slot); err != nil {

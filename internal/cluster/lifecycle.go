@@ -47,6 +47,19 @@ func (t *Topology) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// StopLinks stops the process that serves the links, if it runs, and keeps their record
+// so that the next start brings them back.
+func (t *Topology) StopLinks() error {
+	if t.Links == nil || t.Links.PID == 0 {
+		return nil
+	}
+	if t.LinksAlive() {
+		stopPID(t.Links.PID)
+	}
+	t.Links.PID = 0
+	return t.Save()
+}
+
 // Running reports, per node name, whether its server is up.
 func (t *Topology) Running() map[string]bool {
 	m := map[string]bool{}
@@ -56,8 +69,8 @@ func (t *Topology) Running() map[string]bool {
 	return m
 }
 
-// Destroy stops every node and the cluster's listener and removes the cluster's folder,
-// and nothing outside it.
+// Destroy stops every node and the cluster's listener, removes the nodes' control groups
+// (killing what a crash left in them) and the cluster's folder, and nothing else.
 func (t *Topology) Destroy(ctx context.Context) error {
 	return t.removeAll(ctx)
 }
@@ -66,6 +79,9 @@ func (t *Topology) removeAll(ctx context.Context) error {
 	var errs []error
 	if t.Listener != nil && t.Listener.PID > 0 {
 		stopPID(t.Listener.PID)
+	}
+	if t.LinksAlive() {
+		stopPID(t.Links.PID)
 	}
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
@@ -79,6 +95,9 @@ func (t *Topology) removeAll(ctx context.Context) error {
 	}
 	for i := range t.Nodes {
 		waitGone(postmasterPID(t.Nodes[i].DataDir), 10*time.Second)
+	}
+	if err := t.removeGroups(); err != nil {
+		errs = append(errs, err)
 	}
 	if !strings.Contains(t.Dir, string(os.PathSeparator)+"clusters"+string(os.PathSeparator)) {
 		return fmt.Errorf("refusing to remove %s: not a cluster folder", t.Dir)

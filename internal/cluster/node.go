@@ -64,7 +64,7 @@ func (t *Topology) nodeSettings(n *Node) map[string]string {
 	if n.Role == RoleStandby {
 		p := t.Primary()
 		s["primary_conninfo"] = fmt.Sprintf("host=%s port=%d user=%s passfile=%s application_name=%s sslmode=disable",
-			p.Host, p.Port, t.Superuser, quoteConnValue(t.PassFile), n.Name)
+			p.Host, p.ClientPort(), t.Superuser, quoteConnValue(t.PassFile), n.Name)
 		s["primary_slot_name"] = n.Slot
 	}
 	return s
@@ -122,7 +122,7 @@ func (t *Topology) startNode(ctx context.Context, n *Node) error {
 	if err := checkPortFree(n.Host, n.Port); err != nil {
 		return err
 	}
-	_, err := t.install().Run(ctx, t.user(), "pg_ctl", "start", "-w", "-t", strconv.Itoa(int(startTimeout.Seconds())),
+	err := t.pgCtlStart(ctx, n, "start", "-w", "-t", strconv.Itoa(int(startTimeout.Seconds())),
 		"-D", n.DataDir, "-l", n.LogFile)
 	if err != nil {
 		return fmt.Errorf("start %s: %w%s", n.Name, err, logTail(n.LogFile))
@@ -200,7 +200,7 @@ func logTail(path string) string {
 
 // Connect opens a connection to a node as the cluster's superuser.
 func (t *Topology) Connect(ctx context.Context, n *Node) (*pgx.Conn, error) {
-	cfg, err := pgx.ParseConfig(t.ConnString(n, ""))
+	cfg, err := pgx.ParseConfig(t.directConnString(n, ""))
 	if err != nil {
 		return nil, err
 	}

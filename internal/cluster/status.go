@@ -30,6 +30,8 @@ type NodeStatus struct {
 	FlushLagSec    *float64 `json:"flush_lag_seconds,omitempty"`
 	ReplayLagSec   *float64 `json:"replay_lag_seconds,omitempty"`
 	SyncState      string   `json:"sync_state,omitempty"` // sync, potential, quorum, async
+	// Host is the node's modelled host (its control group's budget and use), when it has one.
+	Budget *HostUse `json:"modelled_host,omitempty"`
 }
 
 // Status is the whole cluster's state.
@@ -40,16 +42,19 @@ type Status struct {
 	Dir      string        `json:"dir"`
 	Nodes    []NodeStatus  `json:"nodes"`
 	Listener *ListenerInfo `json:"listener,omitempty"`
+	Hosts    *HostModel    `json:"hosts,omitempty"`
+	Links    *LinksInfo    `json:"links,omitempty"`
 	At       time.Time     `json:"at"`
 }
 
 // Status reads every node's state; a node that is down or unreachable is reported, not an error.
 func (t *Topology) Status(ctx context.Context) *Status {
-	st := &Status{Name: t.Name, Commit: t.Commit, Version: t.PG.Version, Dir: t.Dir, Listener: t.Listener, At: time.Now().UTC()}
+	st := &Status{Name: t.Name, Commit: t.Commit, Version: t.PG.Version, Dir: t.Dir, Listener: t.Listener, Hosts: t.Hosts, Links: t.Links, At: time.Now().UTC()}
+	hosts := t.hostUse(ctx)
 	repl := map[string]NodeStatus{}
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
-		ns := NodeStatus{Name: n.Name, Role: n.Role, Host: n.Host, Port: n.Port}
+		ns := NodeStatus{Name: n.Name, Role: n.Role, Host: n.Host, Port: n.Port, Budget: hosts[n.Name]}
 		if !t.nodeRunning(n) {
 			ns.State = "stopped"
 			st.Nodes = append(st.Nodes, ns)

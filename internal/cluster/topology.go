@@ -3,7 +3,7 @@
 // destroy), and the topology file that every other command reads to find them.
 // It must not import workloads, the runner, the listener or the report.
 //
-// Imports from agbench: only internal/agerr, internal/atomicfile, internal/pgbin.
+// Imports from agbench: only internal/agerr, internal/atomicfile, internal/cgroup, internal/pgbin.
 package cluster
 
 import (
@@ -18,6 +18,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/atomicfile"
+	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/pgbin"
 )
 
@@ -50,7 +51,15 @@ type Topology struct {
 	Database  string            `json:"database"`
 	PassFile  string            `json:"passfile"`
 	Settings  map[string]string `json:"settings,omitempty"`
-	Nodes     []Node            `json:"nodes"`
+	// Hosts is the host model when each node runs in a control group of its own; absent,
+	// the nodes share the machine's CPUs, memory and page cache.
+	Hosts *HostModel `json:"hosts,omitempty"`
+	// Links are the links with latency in front of the nodes, when asked for.
+	Links *LinksInfo `json:"links,omitempty"`
+	Nodes []Node     `json:"nodes"`
+	// RoutingList is the cluster's read-only routing list (SQL Server's syntax), when one was
+	// given at create: its listener and routing comparisons use it instead of the default.
+	RoutingList string `json:"routing_list,omitempty"`
 	// Listener is the agbench listener started with the cluster, if any.
 	Listener *ListenerInfo `json:"listener,omitempty"`
 	// Failovers lists every failover, oldest first.
@@ -67,6 +76,10 @@ type Node struct {
 	LogFile string `json:"log_file"`
 	// Slot is the physical replication slot this node streams from, when a standby.
 	Slot string `json:"slot,omitempty"`
+	// LinkPort is the port of the node's link with latency, when the cluster has links.
+	LinkPort int `json:"link_port,omitempty"`
+	// Group is the node's control group when the cluster models hosts.
+	Group *cgroup.Group `json:"group,omitempty"`
 }
 
 // ListenerInfo records a listener started alongside the cluster.
@@ -131,12 +144,19 @@ func (t *Topology) NodeNames() []string {
 
 // ConnString returns a libpq keyword/value connection string for a node and database
 // ("" means the cluster's database). The password comes from the passfile it names.
-func (t *Topology) ConnString(n *Node, db string) string {
+// Through links, when the cluster has them, the node is reached on its link.
+func (t *Topology) ConnString(n *Node, db string) string { return t.connString(n, n.ClientPort(), db) }
+
+// directConnString reaches the node on its own port, never through a link: agbench's own
+// administration (create, status, failover) does not pay the modelled latency.
+func (t *Topology) directConnString(n *Node, db string) string { return t.connString(n, n.Port, db) }
+
+func (t *Topology) connString(n *Node, port int, db string) string {
 	if db == "" {
 		db = t.Database
 	}
 	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s passfile=%s sslmode=disable application_name=agbench",
-		n.Host, n.Port, t.Superuser, db, quoteConnValue(t.PassFile))
+		n.Host, port, t.Superuser, db, quoteConnValue(t.PassFile))
 }
 
 // URL returns the node as a postgres:// URL (no password; passfile as a parameter).
@@ -144,7 +164,7 @@ func (t *Topology) URL(n *Node, db string) string {
 	if db == "" {
 		db = t.Database
 	}
-	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable&passfile=%s", t.Superuser, n.Host, n.Port, db, t.PassFile)
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable&passfile=%s", t.Superuser, n.Host, n.ClientPort(), db, t.PassFile)
 }
 
 func quoteConnValue(s string) string {

@@ -166,6 +166,9 @@ func listenerConfig(tgt *target.Target) (listener.Config, error) {
 			cfg.Backends = append(cfg.Backends, listener.Backend{Name: name, Addr: net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port))), ProbeConnString: cs})
 		}
 	}
+	if tgt.Topo != nil && cfg.RoutingList == "" {
+		cfg.RoutingList = tgt.Topo.RoutingList
+	}
 	cfg.Listen, cfg.ReadOnlyListen, cfg.Metrics = "127.0.0.1:0", "", ""
 	return cfg, nil
 }

@@ -50,6 +50,19 @@ func StartSamplers(ctx context.Context, tgt *target.Target, database string, wit
 			}
 		}
 	}
+	if tgt.Topo != nil && tgt.Topo.Hosts != nil {
+		var hosts []sample.HostGroup
+		for _, n := range tgt.Topo.Nodes {
+			if n.Group != nil {
+				hosts = append(hosts, sample.HostGroup{Node: n.Name, Group: n.Group})
+			}
+		}
+		if hs, err := sample.NewHostStep(hosts, 0); err != nil {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("host sampler: %v", err))
+		} else {
+			s.List = append(s.List, hs)
+		}
+	}
 	osr, err := sample.NewOSStep(sample.OSConfig{Paths: paths}, 0)
 	if err != nil {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("OS sampler: %v", err))

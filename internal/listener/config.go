@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
@@ -133,7 +132,7 @@ func ConfigFromTopology(topo *cluster.Topology) Config {
 		n := &topo.Nodes[i]
 		c.Backends = append(c.Backends, Backend{
 			Name:            n.Name,
-			Addr:            net.JoinHostPort(n.Host, strconv.Itoa(n.Port)),
+			Addr:            n.ClientAddr(), // through its link with latency, when the cluster has one
 			ProbeConnString: topo.ConnString(n, "postgres") + " application_name=agbench-listener-probe connect_timeout=5",
 		})
 	}

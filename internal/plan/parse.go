@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -205,6 +206,9 @@ func (p *parser) target(n *yaml.Node, t *Target) {
 	}
 }
 
+// sizeRE is a memory size as cluster create's --host-memory takes it (it checks the rest).
+var sizeRE = regexp.MustCompile(`^[1-9][0-9]*(\.[0-9]+)?\s*([kKMGT]i?B?)?$`)
+
 func (p *parser) cluster(n *yaml.Node) *Cluster {
 	c := &Cluster{Name: "study", Standbys: 1, Commit: DefaultCommit, BasePort: DefaultBasePort}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
@@ -281,6 +285,35 @@ func (p *parser) cluster(n *yaml.Node) *Cluster {
 					continue
 				}
 				c.Settings = append(c.Settings, Setting{Key: k.Value, Value: val.Value})
+			}
+		},
+		"host_cpus": func(v *yaml.Node) {
+			if s, ok := p.str(v, "target.cluster.host_cpus"); ok {
+				if x, err := strconv.ParseFloat(s, 64); err != nil || !(x > 0) {
+					p.errorf(v, "target.cluster.host_cpus %q: give each node's CPU budget in cores, e.g. 0.6", s)
+				}
+				c.HostCPUs = s
+			}
+		},
+		"host_memory": func(v *yaml.Node) {
+			if s, ok := p.str(v, "target.cluster.host_memory"); ok {
+				if !sizeRE.MatchString(s) {
+					p.errorf(v, "target.cluster.host_memory %q: give each node's memory budget, e.g. 512M or 1G", s)
+				}
+				c.HostMemory = s
+			}
+		},
+		"link_latency": func(v *yaml.Node) {
+			if s, ok := p.str(v, "target.cluster.link_latency"); ok {
+				if d, err := time.ParseDuration(s); err != nil || d <= 0 {
+					p.errorf(v, "target.cluster.link_latency %q: give a duration such as 0.5ms", s)
+				}
+				c.LinkLatency = s
+			}
+		},
+		"routing_list": func(v *yaml.Node) {
+			if s, ok := p.str(v, "target.cluster.routing_list"); ok {
+				c.RoutingList = s
 			}
 		},
 		"keep":  func(v *yaml.Node) { c.Keep, _ = p.boolean(v, "target.cluster.keep") },

@@ -54,6 +54,13 @@ type Cluster struct {
 	Settings []Setting
 	Keep     bool
 	Reuse    bool
+	// HostCPUs and HostMemory model each node as a host (cluster create --host-cpus,
+	// --host-memory) when set; RoutingList is the cluster's routing list (--routing-list).
+	HostCPUs    string
+	HostMemory  string
+	RoutingList string
+	// LinkLatency puts links with latency in front of the nodes (--link-latency).
+	LinkLatency string
 }
 
 // Setting is one server setting.
@@ -186,6 +193,18 @@ func (c *Cluster) CreateArgs() []string {
 	for _, s := range c.Settings {
 		args = append(args, "--set="+s.Key+"="+s.Value)
 	}
+	if c.HostCPUs != "" {
+		args = append(args, "--host-cpus="+c.HostCPUs)
+	}
+	if c.HostMemory != "" {
+		args = append(args, "--host-memory="+c.HostMemory)
+	}
+	if c.RoutingList != "" {
+		args = append(args, "--routing-list="+c.RoutingList)
+	}
+	if c.LinkLatency != "" {
+		args = append(args, "--link-latency="+c.LinkLatency)
+	}
 	return args
 }
 
@@ -203,12 +222,30 @@ func (t Target) Summary() string {
 			}
 			s += ", " + strings.Join(kv, " ")
 		}
+		if c.HostCPUs != "" || c.HostMemory != "" {
+			s += ", each node a modelled host (" + strings.TrimPrefix(strings.Join([]string{ifSet("cpus ", c.HostCPUs), ifSet("memory ", c.HostMemory)}, " "), " ") + ")"
+		} else {
+			s += ", nodes sharing this machine (no host budgets)"
+		}
+		if c.RoutingList != "" {
+			s += ", routing list " + c.RoutingList
+		}
+		if c.LinkLatency != "" {
+			s += ", links with " + c.LinkLatency + " latency"
+		}
 		return s
 	}
 	if c := t.Connect; c != nil {
 		return fmt.Sprintf("existing cluster: a primary and %d standby(s) by connection string", len(c.Standbys))
 	}
 	return "no target"
+}
+
+func ifSet(label, v string) string {
+	if v == "" {
+		return ""
+	}
+	return label + v
 }
 
 func sortedKeys(m map[string]bool) []string {

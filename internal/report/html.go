@@ -647,6 +647,12 @@ func runViewOf(r *Run) runView {
 		if t.RoutingList != "" {
 			parts = append(parts, "routing list "+t.RoutingList)
 		}
+		if t.Hosts != "" {
+			parts = append(parts, t.Hosts)
+		}
+		if t.Links != "" {
+			parts = append(parts, t.Links)
+		}
 		v.Topology = strings.Join(parts, " · ")
 	}
 	return v

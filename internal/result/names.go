@@ -139,8 +139,11 @@ func PGStandbyName(node, standby, figure string) string {
 
 // ParsePGName takes "pg.<node>.<figure>" apart; figure may hold dots ("wait.lock",
 // "standby.s1.replay_lag_s").
-func ParsePGName(name string) (node, figure string, ok bool) {
-	rest, ok := strings.CutPrefix(name, PGPrefix)
+func ParsePGName(name string) (node, figure string, ok bool) { return parseNodeName(name, PGPrefix) }
+
+// parseNodeName takes "<prefix><node>.<figure>" apart.
+func parseNodeName(name, prefix string) (node, figure string, ok bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return "", "", false
 	}
@@ -194,4 +197,28 @@ func ParseDiskName(name string) (device, figure string, ok bool) {
 		return "", "", false
 	}
 	return rest[:i], rest[i+1:], true
+}
+
+// HostPrefix starts every figure of a node's modelled host (its control group, written by
+// internal/sample's host sampler): "host.<node>.<figure>" (HostName).
+const HostPrefix = "host."
+
+// Figures of a node's modelled host, after "host.<node>.".
+const (
+	HostCPUCores       = "cpu_cores"           // CPU used, in cores (CPU seconds per second)
+	HostCPUBudget      = "cpu_budget_cores"    // the group's CPU quota in cores
+	HostCPUOfBudget    = "cpu_of_budget"       // cpu_cores / cpu_budget_cores (0..1)
+	HostThrottledShare = "throttled_share"     // share of quota periods in which it was throttled
+	HostThrottledSec   = "throttled_s_per_s"   // seconds its runnable tasks waited for quota, per second
+	HostMemoryBytes    = "memory_bytes"        // memory charged to the group, page cache included
+	HostPageCacheBytes = "page_cache_bytes"    // the group's page cache
+	HostMemoryBudget   = "memory_budget_bytes" // the group's memory limit
+)
+
+// HostName is the name of a figure of a node's modelled host: "host.<node>.<figure>".
+func HostName(node, figure string) string { return HostPrefix + SeriesNodeName(node) + "." + figure }
+
+// ParseHostName takes "host.<node>.<figure>" apart.
+func ParseHostName(name string) (node, figure string, ok bool) {
+	return parseNodeName(name, HostPrefix)
 }

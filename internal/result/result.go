@@ -111,6 +111,16 @@ type Topology struct {
 	Listener string `json:"listener,omitempty"`
 	// RoutingList is the listener's read-only routing list, when known.
 	RoutingList string `json:"routing_list,omitempty"`
+	// Hosts describes the cluster's host model ("each node a modelled host: 0.6 cores, …")
+	// when its nodes ran in control groups of their own; HostCPUs and HostMemoryBytes are
+	// each node's budget (0: none). Empty for a cluster whose nodes share one machine.
+	Hosts           string  `json:"hosts,omitempty"`
+	HostCPUs        float64 `json:"host_cpus,omitempty"`
+	HostMemoryBytes int64   `json:"host_memory_bytes,omitempty"`
+	// Links describes the links with latency between clients and nodes, when the cluster
+	// had them; LinkLatencySeconds is their latency per round trip.
+	Links              string  `json:"links,omitempty"`
+	LinkLatencySeconds float64 `json:"link_latency_seconds,omitempty"`
 }
 
 // Node is one server of the topology.

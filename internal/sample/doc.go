@@ -10,5 +10,5 @@
 //
 // It must not import the runner, workloads, the analysis or the report.
 //
-// Imports from agbench: only internal/result.
+// Imports from agbench: only internal/cgroup, internal/result.
 package sample

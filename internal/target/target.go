@@ -255,6 +255,13 @@ func (t *Target) Summary() *result.Topology {
 	s := &result.Topology{}
 	if t.Topo != nil {
 		s.Cluster, s.Commit = t.Topo.Name, t.Topo.Commit
+		s.RoutingList = t.Topo.RoutingList
+		if l := t.Topo.Links; l != nil {
+			s.Links, s.LinkLatencySeconds = l.String(), time.Duration(l.Latency).Seconds()
+		}
+		if h := t.Topo.Hosts; h != nil {
+			s.Hosts, s.HostCPUs, s.HostMemoryBytes = h.String(), h.CPUs, h.Memory
+		}
 		for _, n := range t.Topo.Nodes {
 			s.Nodes = append(s.Nodes, result.Node{Name: n.Name, Role: n.Role, Addr: fmt.Sprintf("%s:%d", n.Host, n.Port)})
 		}

@@ -29,6 +29,9 @@ type Options struct {
 	Settings map[string]string
 	// Name of the cluster; "" means "t".
 	Name string
+	// HostCPUs and HostMemory model each node as a host (needs root); 0 is none.
+	HostCPUs   float64
+	HostMemory int64
 }
 
 // Require skips the test under -short, and when no PostgreSQL server binaries are installed
@@ -95,7 +98,7 @@ func NewIn(t testing.TB, home string, o Options) *cluster.Topology {
 		}
 		topo, err := cluster.Create(ctx, cluster.CreateOptions{
 			Home: home, Name: o.Name, Standbys: o.Standbys, Commit: o.Commit, BasePort: base,
-			PGBin: os.Getenv("AGBENCH_PG_BIN"), Settings: set,
+			PGBin: os.Getenv("AGBENCH_PG_BIN"), Settings: set, HostCPUs: o.HostCPUs, HostMemory: o.HostMemory,
 		})
 		if err == nil {
 			dir := topo.Dir

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/agbench/agbench/internal/cgroup"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+)
+
+// Catalogue cases of modelled hosts (issue 19).
+func init() {
+	routingStress := func(t *testing.T, env *catEnv, clusterName string) (string, string) {
+		res := env.Results(t)
+		_, out := env.Run(t, "stress", "--cluster", clusterName, "--query", "SELECT 1",
+			"--threads", "1,2", "--duration", "1s", "--compare", "routing=off,on", "--results", res)
+		return out, res
+	}
+	addCase(catalogueCase{
+		Verdict: "shared-host",
+		Name:    "stress --compare routing=off,on on a primary and a standby sharing the machine without budgets",
+		Invalid: func(t *testing.T, env *catEnv) (string, string) {
+			return routingStress(t, env, env.Cluster().Name)
+		},
+		Control: func(t *testing.T, env *catEnv) (string, string) {
+			if _, err := cgroup.Detect(); err != nil {
+				t.Skipf("the control needs modelled hosts: %v", err)
+			}
+			topo := clustertest.NewIn(t, env.Home, clustertest.Options{Standbys: 1, Name: "cathosts", HostCPUs: 0.5, HostMemory: 512 << 20})
+			return routingStress(t, env, topo.Name)
+		},
+	})
+}

@@ -1,0 +1,195 @@
+package analyze
+
+import (
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+// HostSaturatedShare is the share of its CPU budget at which a modelled host counts as
+// pinned; HostThrottledShare the share of quota periods it must have been throttled in.
+const (
+	HostSaturatedShare = 0.90
+	HostThrottledShare = 0.10
+)
+
+// ResHost is the resource "a node's modelled host": the sentence names the node.
+const ResHost = "a node's host"
+
+// HostUse is what one node's modelled host (its control group) used in a window.
+type HostUse struct {
+	Node string `json:"node"`
+	// CPUBudget is its quota in cores (0: no CPU budget); Cores the CPU it used.
+	CPUBudget float64 `json:"cpu_budget"`
+	Cores     float64 `json:"cores"`
+	// Throttled is the share of quota periods it was throttled in; ThrottledAbsent when
+	// no quota period passed (no CPU budget).
+	Throttled       float64 `json:"throttled"`
+	ThrottledAbsent bool    `json:"throttled_absent,omitempty"`
+	MemoryBudget    float64 `json:"memory_budget"`
+	PageCache       float64 `json:"page_cache"`
+}
+
+// hostsOf reads the host sampler's figures of a step's counters, by node name.
+func hostsOf(c map[string]float64) []HostUse {
+	by := map[string]*HostUse{}
+	for k, v := range c {
+		node, fig, ok := result.ParseHostName(k)
+		if !ok {
+			continue
+		}
+		h := by[node]
+		if h == nil {
+			h = &HostUse{Node: node, ThrottledAbsent: true}
+			by[node] = h
+		}
+		switch fig {
+		case result.HostCPUBudget:
+			h.CPUBudget = v
+		case result.HostCPUCores:
+			h.Cores = v
+		case result.HostThrottledShare:
+			h.Throttled, h.ThrottledAbsent = v, false
+		case result.HostMemoryBudget:
+			h.MemoryBudget = v
+		case result.HostPageCacheBytes:
+			h.PageCache = v
+		}
+	}
+	out := make([]HostUse, 0, len(by))
+	for _, h := range by {
+		out = append(out, *h)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out
+}
+
+// meanHosts averages hosts over windows, node by node.
+func meanHosts(es []Evidence) []HostUse {
+	sum := map[string]*HostUse{}
+	n := map[string]float64{}
+	thr := map[string]float64{}
+	var order []string
+	for _, e := range es {
+		for _, h := range e.Hosts {
+			s := sum[h.Node]
+			if s == nil {
+				s = &HostUse{Node: h.Node, CPUBudget: h.CPUBudget, MemoryBudget: h.MemoryBudget, ThrottledAbsent: true}
+				sum[h.Node] = s
+				order = append(order, h.Node)
+			}
+			n[h.Node]++
+			s.Cores += h.Cores
+			s.PageCache += h.PageCache
+			if !h.ThrottledAbsent {
+				s.Throttled += h.Throttled
+				s.ThrottledAbsent = false
+				thr[h.Node]++
+			}
+		}
+	}
+	sort.Strings(order)
+	var out []HostUse
+	for _, node := range order {
+		s := *sum[node]
+		s.Cores /= n[node]
+		s.PageCache /= n[node]
+		if thr[node] > 0 {
+			s.Throttled /= thr[node]
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// saturatedHost returns the sentence for the busiest node whose modelled host ran at its
+// CPU budget and was throttled, or ok false.
+func saturatedHost(hosts []HostUse) (Saturation, bool) {
+	var best *HostUse
+	for i := range hosts {
+		h := &hosts[i]
+		if h.CPUBudget <= 0 || h.ThrottledAbsent || h.Cores < HostSaturatedShare*h.CPUBudget || h.Throttled < HostThrottledShare {
+			continue
+		}
+		if best == nil || h.Cores/h.CPUBudget > best.Cores/best.CPUBudget {
+			best = h
+		}
+	}
+	if best == nil {
+		return Saturation{}, false
+	}
+	msg := fmt.Sprintf("the %s's host: CPU at %s of its %s-core budget, throttled in %s of the window's quota periods",
+		best.Node, pct(best.Cores/best.CPUBudget), fmtNum(best.CPUBudget), pct(best.Throttled))
+	for _, o := range hosts {
+		if o.Node != best.Node && o.CPUBudget > 0 {
+			msg += fmt.Sprintf("; %s's host at %s of its budget", o.Node, pct(o.Cores/o.CPUBudget))
+		}
+	}
+	return Saturation{Resource: ResHost, Sentence: msg}, true
+}
+
+// hostMemoryFacts bounds the page cache by the nodes' memory budgets: a node's control
+// group holds shared_buffers and its page cache, so what it can cache is its budget less
+// shared_buffers (the smallest over nodes), whatever the machine has free.
+func hostMemoryFacts(f *Facts, c map[string]float64) {
+	var budget float64
+	for _, h := range hostsOf(c) {
+		if h.MemoryBudget > 0 && (budget == 0 || h.MemoryBudget < budget) {
+			budget = h.MemoryBudget
+		}
+	}
+	if budget == 0 {
+		return
+	}
+	f.HostMemoryBytes = int64(budget)
+	f.PageCacheBytes = max(int64(budget)-f.SharedBuffersBytes, 0)
+}
+
+// VSharedHost is the verdict on a routing comparison whose nodes shared one machine's CPUs,
+// memory and page cache: routing moved work between them but could not add capacity.
+const VSharedHost = "shared-host"
+
+// sharedHostVerdict judges a comparison of routing=off and routing=on: it fires when the
+// result's topology has two or more nodes, all on this machine (loopback addresses), with
+// no host model (no budgets). A result without a topology (a synthetic one) gets none.
+func sharedHostVerdict(r *result.Result, names []string, cores int) *Verdict {
+	routing := false
+	for _, n := range names {
+		if strings.HasPrefix(n, "routing=") {
+			routing = true
+		}
+	}
+	if !routing {
+		return nil
+	}
+	t := r.Meta.Topology
+	if t == nil || t.Hosts != "" || len(t.Nodes) < 2 {
+		return nil
+	}
+	for _, n := range t.Nodes {
+		host, _, err := net.SplitHostPort(n.Addr)
+		if err != nil {
+			host = n.Addr
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return nil
+		}
+	}
+	machine := "one machine's CPUs"
+	if cores > 0 {
+		machine = fmt.Sprintf("one machine's %d CPUs", cores)
+	}
+	return &Verdict{Code: VSharedHost, Message: fmt.Sprintf("the %d nodes (%s) share %s, memory and page cache, with no budgets: routing can move reads to a standby but not add capacity here, so this comparison says nothing of routing's gain on separate servers; model hosts (agbench cluster create --host-cpus N --host-memory SIZE) or run against a real cluster",
+		len(t.Nodes), nodeNames(t.Nodes), machine)}
+}
+
+func nodeNames(ns []result.Node) string {
+	names := make([]string, len(ns))
+	for i, n := range ns {
+		names[i] = n.Name
+	}
+	return strings.Join(names, ", ")
+}

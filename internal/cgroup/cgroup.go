@@ -1,0 +1,621 @@
+// Package cgroup models separate hosts on one machine with the kernel's control groups: a
+// group per node, made at each hierarchy's root, with a CPU quota (and a set of CPUs) and a
+// memory limit that the page cache is charged to. It speaks cgroup v2 where v2 is mounted
+// with the cpu, cpuset and memory controllers, and v1 (the cpu, cpuacct, cpuset and memory
+// hierarchies) where that is what the machine has. It reads a group's use (CPU time,
+// throttled periods, memory and page cache) for the samplers and `cluster status`.
+// Everything here needs root; Detect says so in words a user can act on.
+//
+// Imports from agbench: only internal/agerr.
+package cgroup
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agbench/agbench/internal/agerr"
+)
+
+// Period is the CPU quota's period in microseconds.
+const Period = 100000
+
+// MinCPUs is the smallest CPU budget a group may get (1 ms per 100 ms period).
+const MinCPUs = 0.01
+
+// v1Controllers are the v1 hierarchies a modelled host needs.
+var v1Controllers = []string{"cpu", "cpuacct", "cpuset", "memory"}
+
+// v2Controllers are the v2 controllers a modelled host needs.
+var v2Controllers = []string{"cpu", "cpuset", "memory"}
+
+// System is the machine's control-group layout as agbench uses it.
+type System struct {
+	// Version is 1 or 2.
+	Version int
+	// Roots maps a controller to its hierarchy's mount point (v1); under v2 every
+	// controller maps to the one cgroup2 mount.
+	Roots map[string]string
+	// CPUs are the CPUs the root group may use, in order.
+	CPUs []int
+	// Mems is the root group's memory nodes (cpuset.mems), for v1 groups.
+	Mems string
+	// MemTotal is the machine's memory in bytes (/proc/meminfo).
+	MemTotal int64
+}
+
+// Mount is one line of /proc/self/mountinfo that matters here.
+type Mount struct {
+	Point   string
+	FSType  string
+	Options []string // super options: the v1 controllers of a cgroup mount
+}
+
+// ParseMountinfo reads /proc/self/mountinfo's format and returns its cgroup and cgroup2 mounts.
+func ParseMountinfo(r io.Reader) ([]Mount, error) {
+	var out []Mount
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			continue
+		}
+		pre, post, ok := strings.Cut(line, " - ")
+		if !ok {
+			return nil, fmt.Errorf("mountinfo: no separator in %q", line)
+		}
+		f := strings.Fields(pre)
+		g := strings.Fields(post)
+		if len(f) < 5 || len(g) < 3 {
+			return nil, fmt.Errorf("mountinfo: short line %q", line)
+		}
+		if g[0] != "cgroup" && g[0] != "cgroup2" {
+			continue
+		}
+		out = append(out, Mount{Point: unescapeMount(f[4]), FSType: g[0], Options: strings.Split(g[2], ",")})
+	}
+	return out, sc.Err()
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space, …).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// Detect finds the control-group layout that can model hosts: v2 when a cgroup2 mount offers
+// cpu, cpuset and memory, else the v1 hierarchies. Not root, or a missing controller, is
+// bad input naming what is missing and how to get it.
+func Detect() (*System, error) {
+	if os.Geteuid() != 0 {
+		return nil, agerr.BadInputf("modelled hosts (--host-cpus, --host-memory) need root: agbench makes a control group per node at each hierarchy's root; run agbench as root (sudo)")
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	mounts, err := ParseMountinfo(f)
+	if err != nil {
+		return nil, err
+	}
+	s, err := layout(mounts, readControllers)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.readRoot(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func readControllers(mount string) []string {
+	b, err := os.ReadFile(filepath.Join(mount, "cgroup.controllers"))
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(b))
+}
+
+// layout chooses v2 or v1 from the mounts; controllers reads a cgroup2 mount's controllers.
+func layout(mounts []Mount, controllers func(string) []string) (*System, error) {
+	var v2 string
+	var v2Missing []string
+	v1 := map[string]string{}
+	for _, m := range mounts {
+		switch m.FSType {
+		case "cgroup2":
+			have := controllers(m.Point)
+			var missing []string
+			for _, c := range v2Controllers {
+				if !slices.Contains(have, c) {
+					missing = append(missing, c)
+				}
+			}
+			if len(missing) == 0 && v2 == "" {
+				v2 = m.Point
+			} else if v2 == "" {
+				v2Missing = missing
+			}
+		case "cgroup":
+			for _, o := range m.Options {
+				if slices.Contains(v1Controllers, o) {
+					if _, ok := v1[o]; !ok {
+						v1[o] = m.Point
+					}
+				}
+			}
+		}
+	}
+	if v2 != "" {
+		roots := map[string]string{}
+		for _, c := range v2Controllers {
+			roots[c] = v2
+		}
+		return &System{Version: 2, Roots: roots}, nil
+	}
+	var missing []string
+	for _, c := range v1Controllers {
+		if v1[c] == "" {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) == 0 {
+		return &System{Version: 1, Roots: v1}, nil
+	}
+	how := "mount them (for example: mkdir -p /sys/fs/cgroup/memory && mount -t cgroup -o memory cgroup /sys/fs/cgroup/memory) " +
+		"or boot with cgroup v2 and enable them at its root (echo '+cpu +cpuset +memory' > /sys/fs/cgroup/cgroup.subtree_control)"
+	if len(v1) == 0 && v2Missing != nil {
+		return nil, agerr.BadInputf("modelled hosts need the kernel's %s control-group controller(s): the cgroup2 mount does not offer them and no v1 hierarchy has them; %s",
+			strings.Join(v2Missing, ", "), how)
+	}
+	return nil, agerr.BadInputf("modelled hosts need the kernel's %s control-group controller(s), which no cgroup mount offers; %s",
+		strings.Join(missing, ", "), how)
+}
+
+func (s *System) readRoot() error {
+	root := s.Roots["cpuset"]
+	name := "cpuset.cpus"
+	if s.Version == 2 {
+		name = "cpuset.cpus.effective"
+	}
+	b, err := os.ReadFile(filepath.Join(root, name))
+	if err != nil {
+		return fmt.Errorf("read the root group's CPUs: %w", err)
+	}
+	cpus, err := ParseCPUList(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(root, name), err)
+	}
+	if len(cpus) == 0 {
+		cpus = make([]int, runtime.NumCPU())
+		for i := range cpus {
+			cpus[i] = i
+		}
+	}
+	s.CPUs = cpus
+	if s.Version == 1 {
+		m, err := os.ReadFile(filepath.Join(root, "cpuset.mems"))
+		if err != nil {
+			return err
+		}
+		s.Mems = strings.TrimSpace(string(m))
+	}
+	s.MemTotal = memTotal()
+	return nil
+}
+
+func memTotal() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
+
+// ParseCPUList reads the kernel's CPU list format ("0-3,5").
+func ParseCPUList(s string) ([]int, error) {
+	var out []int
+	if s == "" {
+		return nil, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("CPU list %q: bad %q", s, part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a || b-a > 4096 {
+				return nil, fmt.Errorf("CPU list %q: bad %q", s, part)
+			}
+		}
+		for c := a; c <= b; c++ {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// FormatCPUList writes CPUs in the kernel's list format.
+func FormatCPUList(cpus []int) string {
+	parts := make([]string, len(cpus))
+	for i, c := range cpus {
+		parts[i] = strconv.Itoa(c)
+	}
+	return strings.Join(parts, ",")
+}
+
+// Budget is one modelled host: a CPU quota in cores (0: none) and a memory limit in bytes
+// (0: none), page cache included.
+type Budget struct {
+	CPUs   float64 `json:"cpus,omitempty"`
+	Memory int64   `json:"memory_bytes,omitempty"`
+}
+
+// Check says whether the machine can give n hosts this budget each: CPUs at most the root
+// group's and, together, no more than it has (else the hosts would share CPUs); memory,
+// together, below the machine's.
+func (s *System) Check(b Budget, n int) error {
+	var errs []error
+	have := float64(len(s.CPUs))
+	switch {
+	case b.CPUs < 0 || math.IsNaN(b.CPUs) || math.IsInf(b.CPUs, 0):
+		errs = append(errs, agerr.BadInputf("--host-cpus %g: want a number of cores above 0", b.CPUs))
+	case b.CPUs > 0 && b.CPUs < MinCPUs:
+		errs = append(errs, agerr.BadInputf("--host-cpus %g: the smallest budget is %g of a core", b.CPUs, MinCPUs))
+	case b.CPUs > have:
+		errs = append(errs, agerr.BadInputf("--host-cpus %g: this machine has %d CPU(s) (%s)", b.CPUs, len(s.CPUs), FormatCPUList(s.CPUs)))
+	case b.CPUs*float64(n) > have+1e-9:
+		errs = append(errs, agerr.BadInputf("--host-cpus %g for %d nodes is %.3g cores, more than this machine's %d: the hosts would share CPUs; give each at most %.2f",
+			b.CPUs, n, b.CPUs*float64(n), len(s.CPUs), have/float64(n)))
+	}
+	if b.Memory < 0 {
+		errs = append(errs, agerr.BadInputf("--host-memory: want a size above 0"))
+	} else if s.MemTotal > 0 && b.Memory*int64(n) > s.MemTotal {
+		errs = append(errs, agerr.BadInputf("--host-memory %d bytes for %d nodes is more than this machine's %d bytes", b.Memory, n, s.MemTotal))
+	}
+	return agerr.Join(errs...)
+}
+
+// CPUSet chooses the CPUs of host i of n: ceil(budget) CPUs, spread so that hosts overlap
+// as little as the machine allows.
+func (s *System) CPUSet(b Budget, i int) []int {
+	if b.CPUs <= 0 {
+		return s.CPUs
+	}
+	k := int(math.Ceil(b.CPUs - 1e-9))
+	out := make([]int, 0, k)
+	for j := range k {
+		out = append(out, s.CPUs[(i*k+j)%len(s.CPUs)])
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Group is one node's control group, as recorded in the cluster's topology.
+type Group struct {
+	Name    string   `json:"name"`
+	Version int      `json:"version"`
+	Dirs    []string `json:"dirs"` // one per hierarchy (v1) or the one group (v2)
+	CPU     string   `json:"cpu_dir"`
+	CPUAcct string   `json:"cpuacct_dir"`
+	Memory  string   `json:"memory_dir"`
+	Budget  Budget   `json:"budget"`
+	CPUList string   `json:"cpuset"`
+}
+
+// Create makes the group name at each hierarchy's root and sets its budget. A group left by
+// an earlier crash under the same name is reused when it holds no process.
+func (s *System) Create(name string, b Budget, cpus []int) (g *Group, err error) {
+	if strings.ContainsAny(name, "/.") || name == "" {
+		return nil, fmt.Errorf("control group name %q", name)
+	}
+	g = &Group{Name: name, Version: s.Version, Budget: b, CPUList: FormatCPUList(cpus)}
+	var dirs []string
+	for _, c := range v1Controllers {
+		root := s.Roots[c]
+		if c == "cpuacct" && s.Version == 2 {
+			root = s.Roots["cpu"]
+		}
+		d := filepath.Join(root, name)
+		switch c {
+		case "cpu":
+			g.CPU = d
+		case "cpuacct":
+			g.CPUAcct = d
+		case "memory":
+			g.Memory = d
+		}
+		if !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	g.Dirs = dirs
+	defer func() {
+		if err != nil {
+			g.Remove()
+			g = nil
+		}
+	}()
+	if s.Version == 2 {
+		if err := write(filepath.Join(s.Roots["cpu"], "cgroup.subtree_control"), "+cpu +cpuset +memory"); err != nil {
+			return g, err
+		}
+	}
+	for _, d := range dirs {
+		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return g, fmt.Errorf("make control group %s: %w", d, err)
+		}
+	}
+	quota := int64(math.Round(b.CPUs * Period))
+	if s.Version == 1 {
+		if err := write(filepath.Join(s.Roots["cpuset"], name, "cpuset.mems"), s.Mems); err != nil {
+			return g, err
+		}
+		if err := write(filepath.Join(s.Roots["cpuset"], name, "cpuset.cpus"), g.CPUList); err != nil {
+			return g, err
+		}
+		if err := write(filepath.Join(g.CPU, "cpu.cfs_period_us"), strconv.Itoa(Period)); err != nil {
+			return g, err
+		}
+		q := "-1"
+		if b.CPUs > 0 {
+			q = strconv.FormatInt(quota, 10)
+		}
+		if err := write(filepath.Join(g.CPU, "cpu.cfs_quota_us"), q); err != nil {
+			return g, err
+		}
+		m := "-1"
+		if b.Memory > 0 {
+			m = strconv.FormatInt(b.Memory, 10)
+		}
+		if err := write(filepath.Join(g.Memory, "memory.limit_in_bytes"), m); err != nil {
+			return g, err
+		}
+		return g, nil
+	}
+	if err := write(filepath.Join(g.CPU, "cpuset.cpus"), g.CPUList); err != nil {
+		return g, err
+	}
+	q := "max"
+	if b.CPUs > 0 {
+		q = strconv.FormatInt(quota, 10)
+	}
+	if err := write(filepath.Join(g.CPU, "cpu.max"), q+" "+strconv.Itoa(Period)); err != nil {
+		return g, err
+	}
+	m := "max"
+	if b.Memory > 0 {
+		m = strconv.FormatInt(b.Memory, 10)
+	}
+	return g, write(filepath.Join(g.Memory, "memory.max"), m)
+}
+
+func write(path, value string) error {
+	if err := os.WriteFile(path, []byte(value), 0); err != nil {
+		return fmt.Errorf("write %q to %s: %w", value, path, err)
+	}
+	return nil
+}
+
+// Enter moves a process into the group in every hierarchy; its children, forked after,
+// are born there.
+func (g *Group) Enter(pid int) error {
+	for _, d := range g.Dirs {
+		if err := write(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Procs lists the processes in the group (from its first hierarchy).
+func (g *Group) Procs() ([]int, error) {
+	return readProcs(g.Dirs[0])
+}
+
+func readProcs(dir string) ([]int, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
+// Exists reports whether any of the group's folders is still there.
+func (g *Group) Exists() bool {
+	for _, d := range g.Dirs {
+		if _, err := os.Stat(d); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Remove kills what still runs in the group (a server left by a crash: the group is
+// agbench's, so is everything in it) and removes the group from every hierarchy. A group
+// that is already gone is not an error.
+func (g *Group) Remove() error {
+	var errs []error
+	for _, d := range g.Dirs {
+		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			pids, _ := readProcs(d)
+			for _, pid := range pids {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			err := syscall.Rmdir(d)
+			if err == nil || errors.Is(err, syscall.ENOENT) {
+				break
+			}
+			if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+				errs = append(errs, fmt.Errorf("remove control group %s: %w", d, err))
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Usage is what a group has used: cumulative counters since it was made, and the memory it
+// holds now.
+type Usage struct {
+	At time.Time
+	// CPUSeconds is CPU time used by the group's processes.
+	CPUSeconds float64
+	// Periods and Throttled count quota periods and those the group was throttled in;
+	// ThrottledSeconds is the time its runnable processes waited for quota.
+	Periods          int64
+	Throttled        int64
+	ThrottledSeconds float64
+	// Memory is the memory charged to the group now (page cache included); Cache is its
+	// page cache (file pages).
+	Memory int64
+	Cache  int64
+}
+
+// Read reads the group's use.
+func (g *Group) Read() (Usage, error) {
+	u := Usage{At: time.Now()}
+	if g.Version == 1 {
+		ns, err := readInt(filepath.Join(g.CPUAcct, "cpuacct.usage"))
+		if err != nil {
+			return u, err
+		}
+		u.CPUSeconds = float64(ns) / 1e9
+		st, err := readKV(filepath.Join(g.CPU, "cpu.stat"))
+		if err != nil {
+			return u, err
+		}
+		u.Periods, u.Throttled = st["nr_periods"], st["nr_throttled"]
+		u.ThrottledSeconds = float64(st["throttled_time"]) / 1e9
+		if u.Memory, err = readInt(filepath.Join(g.Memory, "memory.usage_in_bytes")); err != nil {
+			return u, err
+		}
+		ms, err := readKV(filepath.Join(g.Memory, "memory.stat"))
+		if err != nil {
+			return u, err
+		}
+		u.Cache = ms["cache"]
+		return u, nil
+	}
+	st, err := readKV(filepath.Join(g.CPU, "cpu.stat"))
+	if err != nil {
+		return u, err
+	}
+	u.CPUSeconds = float64(st["usage_usec"]) / 1e6
+	u.Periods, u.Throttled = st["nr_periods"], st["nr_throttled"]
+	u.ThrottledSeconds = float64(st["throttled_usec"]) / 1e6
+	if u.Memory, err = readInt(filepath.Join(g.Memory, "memory.current")); err != nil {
+		return u, err
+	}
+	ms, err := readKV(filepath.Join(g.Memory, "memory.stat"))
+	if err != nil {
+		return u, err
+	}
+	u.Cache = ms["file"]
+	return u, nil
+}
+
+func readInt(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}
+
+func readKV(path string) (map[string]int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseKV(string(b)), nil
+}
+
+// ParseKV reads the "key value" lines of cpu.stat and memory.stat; lines it cannot read
+// are skipped.
+func ParseKV(s string) map[string]int64 {
+	out := map[string]int64{}
+	for _, line := range strings.Split(s, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+			out[k] = n
+		}
+	}
+	return out
+}
+
+// Between is the use over the interval from a to b: CPU in cores (CPU seconds per second),
+// the share of quota periods throttled, the share of wall time throttled.
+type Between struct {
+	Seconds         float64
+	Cores           float64
+	ThrottledShare  float64 // of periods (absent when no period passed: HasThrottle false)
+	ThrottledTime   float64 // seconds processes waited for quota
+	HasThrottle     bool
+	Memory, Cache   int64 // at b
+	CPUSecondsTotal float64
+}
+
+// Diff computes the use between two readings of one group.
+func Diff(a, b Usage) Between {
+	d := Between{Seconds: b.At.Sub(a.At).Seconds(), Memory: b.Memory, Cache: b.Cache, CPUSecondsTotal: b.CPUSeconds}
+	if d.Seconds > 0 {
+		d.Cores = (b.CPUSeconds - a.CPUSeconds) / d.Seconds
+	}
+	if p := b.Periods - a.Periods; p > 0 {
+		d.HasThrottle = true
+		d.ThrottledShare = float64(b.Throttled-a.Throttled) / float64(p)
+	}
+	d.ThrottledTime = b.ThrottledSeconds - a.ThrottledSeconds
+	return d
+}

@@ -1,0 +1,323 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cgroup"
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+)
+
+// requireHosts skips a test that needs control groups (root) when this machine has none.
+func requireHosts(t *testing.T) *cgroup.System {
+	t.Helper()
+	clustertest.Require(t)
+	s, err := cgroup.Detect()
+	if err != nil {
+		if os.Getenv("AGBENCH_REQUIRE_CGROUP") == "1" {
+			t.Fatal(err)
+		}
+		t.Skipf("no control groups: %v", err)
+	}
+	return s
+}
+
+// children lists the processes whose parent is pid.
+func children(t *testing.T, pid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func postmaster(t *testing.T, n *cluster.Node) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(n.DataDir, "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+func TestModelledHostsHoldEachNodesProcessesAndNotAgbench(t *testing.T) {
+	requireHosts(t)
+	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Name: "hproc", HostCPUs: 0.5, HostMemory: 256 << 20,
+		Settings: map[string]string{"shared_buffers": "32MB"}})
+	if topo.Hosts == nil || topo.Hosts.CPUs != 0.5 || topo.Hosts.Memory != 256<<20 {
+		t.Fatalf("host model %+v", topo.Hosts)
+	}
+	saved, err := cluster.LoadFile(filepath.Join(topo.Dir, "topology.json"))
+	if err != nil || saved.Hosts == nil || saved.Nodes[0].Group == nil {
+		t.Fatalf("the topology file does not record the host model: %+v %v", saved, err)
+	}
+	// A client session forks a backend: it must be born in the node's group too.
+	c := connect(t, topo, topo.Primary())
+	var backend int
+	if err := c.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range topo.Nodes {
+		procs, err := n.Group.Procs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pm := postmaster(t, &n)
+		kids := children(t, pm)
+		if len(kids) < 3 {
+			t.Fatalf("%s: postmaster %d has children %v", n.Name, pm, kids)
+		}
+		for _, p := range append(kids, pm) {
+			if !slices.Contains(procs, p) {
+				t.Errorf("%s: process %d (postmaster %d or its child) is not in group %s: %v", n.Name, p, pm, n.Group.Name, procs)
+			}
+		}
+		if slices.Contains(procs, os.Getpid()) {
+			t.Errorf("%s: agbench's own process is in the node's group", n.Name)
+		}
+		for _, o := range topo.Nodes {
+			if o.Name != n.Name && o.Group.Name == n.Group.Name {
+				t.Errorf("%s and %s share group %s", n.Name, o.Name, n.Group.Name)
+			}
+		}
+	}
+	procs, _ := topo.Primary().Group.Procs()
+	if !slices.Contains(procs, backend) {
+		t.Errorf("backend %d not in the primary's group %v", backend, procs)
+	}
+	st := topo.Status(context.Background())
+	for _, ns := range st.Nodes {
+		if ns.Budget == nil || ns.Budget.CPUs != 0.5 || ns.Budget.Memory != 256<<20 || ns.Budget.Processes < 3 || ns.Budget.Error != "" {
+			t.Errorf("status of %s: %+v", ns.Name, ns.Budget)
+		}
+	}
+}
+
+// A CPU-bound query on one node cannot use more than its budget, measured from the group's
+// own CPU accounting; the quota throttled it.
+func TestModelledHostCapsACPUBoundQuery(t *testing.T) {
+	requireHosts(t)
+	const budget = 0.3
+	topo := clustertest.New(t, clustertest.Options{Name: "hcpu", HostCPUs: budget})
+	g := topo.Primary().Group
+	ctx := context.Background()
+	before, err := g.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two sessions that would each keep a CPU busy.
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		c := connect(t, topo, topo.Primary())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := c.Exec(ctx, `SET statement_timeout = '3s'; SELECT count(*) FROM generate_series(1, 10000000000)`)
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	after, err := g.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range errs {
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "57014" {
+			t.Fatalf("the query was to run until its timeout: %v", err)
+		}
+	}
+	wall := after.At.Sub(before.At).Seconds()
+	used := after.CPUSeconds - before.CPUSeconds
+	// One period's quota of slack for the accounting's edges.
+	if limit := budget*wall + budget*cgroup.Period/1e6; used > limit {
+		t.Fatalf("the node used %.2f CPU seconds in %.2f s: more than its %.1f-core budget allows (%.2f)", used, wall, budget, limit)
+	}
+	if after.Throttled <= before.Throttled {
+		t.Fatalf("the quota never throttled two CPU-bound sessions: %+v -> %+v", before, after)
+	}
+	t.Logf("%.2f CPU seconds in %.2f s (%.2f cores of %.1f); throttled in %d of %d periods", used, wall, used/wall, budget,
+		after.Throttled-before.Throttled, after.Periods-before.Periods)
+}
+
+// A table larger than the node's memory budget does not stay in its page cache: the second
+// scan faults the table's pages back in from storage (the group's workingset_refault_file
+// counts pages evicted under its budget and read again). Without the budget this machine's
+// memory would hold the table and the second scan would refault nothing.
+func TestModelledHostMemoryBudgetHoldsThePageCache(t *testing.T) {
+	requireHosts(t)
+	const memory = 128 << 20
+	topo := clustertest.New(t, clustertest.Options{Name: "hmem", HostMemory: memory,
+		Settings: map[string]string{"shared_buffers": "16MB"}})
+	g := topo.Primary().Group
+	c := connect(t, topo, topo.Primary())
+	ctx := context.Background()
+	exec1(t, c, `CREATE TABLE big (id int, pad text) WITH (fillfactor = 100)`)
+	exec1(t, c, `INSERT INTO big SELECT g, repeat('x', 900) FROM generate_series(1, 320000) g`)
+	exec1(t, c, `CHECKPOINT`)
+	var size int64
+	if err := c.QueryRow(ctx, `SELECT pg_relation_size('big')`).Scan(&size); err != nil {
+		t.Fatal(err)
+	}
+	if size < 2*memory {
+		t.Fatalf("table of %d bytes: want at least twice the budget", size)
+	}
+	exec1(t, c, `SELECT count(*) FROM big`)
+	before := refaults(t, g)
+	exec1(t, c, `SELECT count(*) FROM big`)
+	reread := (refaults(t, g) - before) * int64(os.Getpagesize())
+	if reread < size-memory {
+		t.Fatalf("the second scan of a %d-byte table read back %d bytes that the budget had evicted, on a node with %d bytes of memory", size, reread, memory)
+	}
+	u, err := g.Read()
+	if err != nil || u.Memory > memory || u.Cache > memory {
+		t.Fatalf("group use %+v over its budget %d (%v)", u, memory, err)
+	}
+	t.Logf("table %d bytes; the second scan read back %d bytes evicted under the budget; group memory %d, page cache %d", size, reread, u.Memory, u.Cache)
+}
+
+// refaults reads the group's count of file pages evicted and read again.
+func refaults(t *testing.T, g *cgroup.Group) int64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(g.Memory, "memory.stat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ok := cgroup.ParseKV(string(b))["workingset_refault_file"]
+	if !ok {
+		t.Skip("this kernel's memory.stat has no workingset_refault_file")
+	}
+	return n
+}
+
+// groupsOf lists the control groups under any hierarchy root whose name starts agbench-NAME-.
+func groupsOf(t *testing.T, s *cgroup.System, name string) []string {
+	t.Helper()
+	var out []string
+	for _, root := range s.Roots {
+		entries, _ := os.ReadDir(root)
+		for _, e := range entries {
+			if e.IsDir() && strings.HasPrefix(e.Name(), "agbench-"+name+"-") {
+				out = append(out, filepath.Join(root, e.Name()))
+			}
+		}
+	}
+	return out
+}
+
+func TestModelledHostsRemovedOnDestroyAfterACrash(t *testing.T) {
+	s := requireHosts(t)
+	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Name: "hcrash", HostCPUs: 0.5})
+	if len(groupsOf(t, s, "hcrash")) == 0 {
+		t.Fatal("no groups made")
+	}
+	// The primary's postmaster dies; its children live on, orphaned, in its group.
+	pm := postmaster(t, topo.Primary())
+	if err := syscall.Kill(pm, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := topo.Destroy(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if left := groupsOf(t, s, "hcrash"); len(left) > 0 {
+		t.Fatalf("destroy left groups: %v", left)
+	}
+}
+
+func TestInterruptedCreateLeavesNoGroup(t *testing.T) {
+	s := requireHosts(t)
+	home := clustertest.Home(t)
+	base, err := clustertest.FreePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var sawGroups bool
+	w := progressFunc(func(line string) {
+		// Interrupt once the standby's copy starts, when the groups exist and the primary runs in one.
+		if strings.HasPrefix(line, "pg_basebackup") {
+			sawGroups = len(groupsOf(t, s, "hint")) > 0
+			cancel()
+		}
+	})
+	_, err = cluster.Create(ctx, cluster.CreateOptions{Home: home, Name: "hint", Standbys: 1, Commit: cluster.CommitAsync,
+		BasePort: base, HostCPUs: 0.5, Settings: []string{"fsync=off"}, Progress: w})
+	if err == nil {
+		t.Fatal("create was not interrupted")
+	}
+	if !sawGroups {
+		t.Fatal("the groups did not exist when create was interrupted")
+	}
+	if left := groupsOf(t, s, "hint"); len(left) > 0 {
+		t.Fatalf("an interrupted create left groups: %v", left)
+	}
+	if _, err := os.Stat(cluster.ClusterDir(home, "hint")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("an interrupted create left its folder: %v", err)
+	}
+}
+
+func TestModelledHostsBadInputMakesNothing(t *testing.T) {
+	s := requireHosts(t)
+	home := clustertest.Home(t)
+	for _, o := range []cluster.CreateOptions{
+		{HostCPUs: float64(len(s.CPUs) + 1)},
+		{HostCPUs: 0.9, Standbys: 2},
+		{HostMemory: 100 << 20},
+	} {
+		o.Home, o.Name, o.Commit, o.BasePort = home, "hbad", cluster.CommitAsync, 20000
+		_, err := cluster.Create(context.Background(), o)
+		if !agerr.IsBadInput(err) {
+			t.Errorf("%+v: %v", o, err)
+		}
+		if _, err := os.Stat(cluster.ClusterDir(home, "hbad")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%+v made its folder", o)
+		}
+		if left := groupsOf(t, s, "hbad"); len(left) > 0 {
+			t.Errorf("%+v made groups %v", o, left)
+		}
+	}
+}
+
+type progressFunc func(string)
+
+func (f progressFunc) Write(b []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f(line)
+	}
+	return len(b), nil
+}

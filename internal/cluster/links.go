@@ -1,0 +1,76 @@
+package cluster
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+)
+
+// LinksInfo records the links with latency in front of the nodes: every client and every
+// standby's replication connection reaches a node through its link (Node.LinkPort), a relay
+// served by a background `agbench cluster links` process (PID) that adds Latency to each
+// round trip. Absent: clients reach the nodes directly.
+type LinksInfo struct {
+	Latency Duration `json:"latency"`
+	PID     int      `json:"pid,omitempty"`
+	LogFile string   `json:"log_file,omitempty"`
+}
+
+// Duration is a time.Duration written as text in JSON ("500µs").
+type Duration time.Duration
+
+// MarshalText writes the duration as Go prints it.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads a duration as Go prints it.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	*d = Duration(v)
+	return err
+}
+
+// linkPortOffset is where the links' ports start, above the nodes' base port.
+const linkPortOffset = 20
+
+// LinkSpec is one link as the links process serves it.
+type LinkSpec struct {
+	Name     string
+	Listen   string
+	Upstream string
+}
+
+// LinkSpecs lists the links of the cluster, one in front of each node.
+func (t *Topology) LinkSpecs() []LinkSpec {
+	if t.Links == nil {
+		return nil
+	}
+	var out []LinkSpec
+	for _, n := range t.Nodes {
+		out = append(out, LinkSpec{Name: n.Name, Listen: net.JoinHostPort(n.Host, strconv.Itoa(n.LinkPort)),
+			Upstream: net.JoinHostPort(n.Host, strconv.Itoa(n.Port))})
+	}
+	return out
+}
+
+// ClientPort is the port clients reach the node on: its link's when the cluster has links.
+func (n *Node) ClientPort() int {
+	if n.LinkPort > 0 {
+		return n.LinkPort
+	}
+	return n.Port
+}
+
+// ClientAddr is host:port of ClientPort.
+func (n *Node) ClientAddr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.ClientPort())) }
+
+// LinksAlive reports whether the recorded links process runs.
+func (t *Topology) LinksAlive() bool { return t.Links != nil && t.Links.PID > 0 && Alive(t.Links.PID) }
+
+// String describes the links in one line.
+func (l *LinksInfo) String() string {
+	if l == nil {
+		return "clients and standbys reach the nodes directly (no added latency)"
+	}
+	return fmt.Sprintf("links with %v latency per round trip between clients and nodes and on replication connections (Toxiproxy relays)", time.Duration(l.Latency))
+}

@@ -1,0 +1,169 @@
+package links
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/agerr"
+)
+
+// echo serves lines back on a loopback port until the test ends.
+func echo(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := bufio.NewReader(c)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					if _, err := c.Write([]byte(line)); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// roundTrips sends n lines through addr and returns the mean time per round trip.
+func roundTrips(t testing.TB, addr string, n int) time.Duration {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	start := time.Now()
+	for range n {
+		if _, err := c.Write([]byte("ping\n")); err != nil {
+			t.Fatal(err)
+		}
+		line, err := r.ReadString('\n')
+		if err != nil || line != "ping\n" {
+			t.Fatalf("%q %v", line, err)
+		}
+	}
+	return time.Since(start) / time.Duration(n)
+}
+
+func TestLinkAddsItsLatencyToEveryRoundTrip(t *testing.T) {
+	up := echo(t)
+	ls := []Link{{Name: "n1", Listen: freeAddr(t), Upstream: up}}
+	const latency = 3 * time.Millisecond
+	s, err := Start(ls, latency)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := WaitListening(context.Background(), ls, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// A delay is never shorter than asked, however busy the machine.
+	if rt := roundTrips(t, ls[0].Listen, 20); rt < latency {
+		t.Fatalf("round trip %v through a %v link", rt, latency)
+	}
+	s.Close()
+	if _, err := net.DialTimeout("tcp", ls[0].Listen, time.Second); err == nil {
+		t.Fatal("a closed link still accepts connections")
+	}
+}
+
+func TestLinkOnATakenAddressFails(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if s, err := Start([]Link{{Name: "n1", Listen: l.Addr().String(), Upstream: echo(t)}}, time.Millisecond); err == nil {
+		s.Close()
+		t.Fatal("a link started on a taken address")
+	}
+}
+
+func TestParseLatency(t *testing.T) {
+	for in, want := range map[string]time.Duration{"0.5ms": 500 * time.Microsecond, "500us": 500 * time.Microsecond, "2ms": 2 * time.Millisecond} {
+		if d, err := ParseLatency(in); err != nil || d != want {
+			t.Errorf("%s: %v %v", in, d, err)
+		}
+	}
+	for _, bad := range []string{"", "0", "-1ms", "1h", "fast", "100ns"} {
+		if _, err := ParseLatency(bad); !agerr.IsBadInput(err) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func FuzzParseLatency(f *testing.F) {
+	f.Add("0.5ms")
+	f.Add("1h")
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseLatency(s)
+		if err == nil && (d < time.Microsecond || d > MaxLatency) {
+			t.Fatalf("%q: %v accepted", s, d)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--link-latency") {
+			t.Fatalf("%q: %v", s, err)
+		}
+	})
+}
+
+// BenchmarkRelay measures what a link itself costs per round trip: wall time and this
+// process's CPU (the relay runs in it), direct and through a link without latency.
+func BenchmarkRelay(b *testing.B) {
+	up := echo(b)
+	for _, via := range []string{"direct", "link"} {
+		b.Run(via, func(b *testing.B) {
+			addr := up
+			if via == "link" {
+				ls := []Link{{Name: "n1", Listen: freeAddr(b), Upstream: up}}
+				s, err := Start(ls, time.Microsecond)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				if err := WaitListening(context.Background(), ls, 10*time.Second); err != nil {
+					b.Fatal(err)
+				}
+				addr = ls[0].Listen
+			}
+			var r0, r1 syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+			b.ResetTimer()
+			roundTrips(b, addr, b.N)
+			b.StopTimer()
+			syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+			cpu := time.Duration(r1.Utime.Nano()+r1.Stime.Nano()-r0.Utime.Nano()-r0.Stime.Nano()) / time.Duration(b.N)
+			b.ReportMetric(float64(cpu.Microseconds()), "cpu-µs/roundtrip")
+		})
+	}
+}
