@@ -228,8 +228,12 @@ func busyHost(ev []Evidence, f Facts, loadName string) *Verdict {
 	if foreign < ForeignCPUShare*float64(cores) {
 		return nil
 	}
-	return &Verdict{Code: VBusyHost, Message: fmt.Sprintf("at %s processes used %.2f of the machine's %d cores (CPU %s busy, interrupts left out) but the run accounts for %.2f (the servers %.2f, measured from /proc; the load generator %.2f): other work on the host took about %.2f cores",
-		count(low.Load, loadName), used, cores, pct(low.CPUBusy), ours, low.Host.ServerCPU, low.LoadGenCores, foreign)}
+	parts := fmt.Sprintf("the load generator %.2f", low.LoadGenCores)
+	if low.Host.Nodes > 0 {
+		parts = fmt.Sprintf("the servers %.2f, measured from /proc; %s", low.Host.ServerCPU, parts)
+	}
+	return &Verdict{Code: VBusyHost, Message: fmt.Sprintf("at %s processes used %.2f of the machine's %d cores (CPU %s busy, interrupts left out) but the run accounts for %.2f (%s): other work on the host took about %.2f cores",
+		count(low.Load, loadName), used, cores, pct(low.CPUBusy), ours, parts, foreign)}
 }
 
 // ForeignCPUThreshold is the foreign CPU (in cores) at which busyHost fires on a machine
