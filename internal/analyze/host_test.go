@@ -91,3 +91,18 @@ func TestStealSaysOnlyWhatTheFactsSupport(t *testing.T) {
 		t.Errorf("no steal: %+v", v)
 	}
 }
+
+// For servers on another host, this host's busy CPU is not said to be theirs.
+func TestSaturationNotOnThisHostsCPUForRemoteServers(t *testing.T) {
+	k := Knee{Characteristic: &Point{Load: 1}, Knee: &Point{Load: 4}, Peak: &Point{Load: 8}}
+	ev := []Evidence{{Load: 1, CPUBusy: 0.5}, {Load: 4, CPUBusy: 0.97}, {Load: 8, CPUBusy: 0.98}}
+	if s := WhatSaturated(k, ev, "VUs"); s.Resource != ResCPU {
+		t.Fatalf("local servers: %+v", s)
+	}
+	for i := range ev {
+		ev[i].Host.Remote = "primary at 10.0.0.5"
+	}
+	if s := WhatSaturated(k, ev, "VUs"); s.Resource == ResCPU || !strings.Contains(s.Sentence, "they run on another host") {
+		t.Errorf("remote servers: %+v", s)
+	}
+}
