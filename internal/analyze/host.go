@@ -19,10 +19,11 @@ const (
 	// LoadGenAloneShare is the share of the CPU the load generator may use (its affinity
 	// and control-group quota) beyond which it is near its own cap.
 	LoadGenAloneShare = 0.80
-	// LoadGenCompeteShare is the share of its own CPUs the load generator must have used,
-	// while they were saturated (CPUSaturatedShare) and it is confined to fewer CPUs than
-	// the machine has, to be called short of CPU.
-	LoadGenCompeteShare = 0.25
+	// LoadGenWaitLimit is how long the load generator's threads may wait for a CPU while
+	// runnable, in seconds per second of the window (schedstat's run-queue wait), before a
+	// generator confined to fewer CPUs than the machine has, with those saturated
+	// (CPUSaturatedShare), is called short of CPU.
+	LoadGenWaitLimit = 0.20
 	// StealLimit is the mean steal share (CPU time the hypervisor did not give this VM)
 	// that marks a verdict.
 	StealLimit = 0.05
@@ -60,6 +61,10 @@ type HostEvidence struct {
 	SetBusy   float64 `json:"loadgen_set_busy,omitempty"`
 	OtherBusy float64 `json:"other_set_busy,omitempty"`
 	SetKnown  bool    `json:"loadgen_set_known,omitempty"`
+	// RunDelay is how long the load generator's threads waited for a CPU while runnable,
+	// per second (RunDelayKnown: the kernel keeps schedstat).
+	RunDelay      float64 `json:"loadgen_run_delay,omitempty"`
+	RunDelayKnown bool    `json:"loadgen_run_delay_known,omitempty"`
 }
 
 // hostEvidenceOf reads a step's host figures: the servers' CPU (the counters c) and where
@@ -68,6 +73,10 @@ func hostEvidenceOf(st *result.Step, c map[string]float64) (HostEvidence, error)
 	h := HostEvidence{IRQ: c[result.OSCPUIRQ], Cap: st.Client.Cap}
 	if v, ok := c[result.OSCPULoadGenSetBusy]; ok {
 		h.SetBusy, h.OtherBusy, h.SetKnown = v, c[result.OSCPUOtherSetBusy], true
+	}
+	h.RunDelay = c[result.OSSelfRunDelay]
+	if _, ok := c[result.OSSelfRunDelay]; ok {
+		h.RunDelayKnown = true
 	}
 	x, err := st.Sample()
 	if x == nil || err != nil {
@@ -106,6 +115,8 @@ func meanHost(es []Evidence) HostEvidence {
 		m.SetBusy += h.SetBusy / n
 		m.OtherBusy += h.OtherBusy / n
 		m.SetKnown = m.SetKnown || h.SetKnown
+		m.RunDelay += h.RunDelay / n
+		m.RunDelayKnown = m.RunDelayKnown || h.RunDelayKnown
 		m.Nodes = max(m.Nodes, h.Nodes)
 		if m.ServerCPUAbsent == "" {
 			m.ServerCPUAbsent = h.ServerCPUAbsent
@@ -131,9 +142,10 @@ func remoteWhy(ev []Evidence) string {
 }
 
 // loadGenSaturated judges whether the load generator was short of the CPU it may use: near
-// its own cap (affinity, quota), or confined to fewer CPUs than the machine has and those
-// saturated while it was a large user of them. A generator free to use the whole machine
-// is not accused for sharing it with the servers.
+// its own cap (affinity, quota), or confined to fewer CPUs than the machine has, those
+// saturated, and its threads waiting for them. A generator free to use the whole machine
+// is not accused for sharing it with the servers (other work taking the machine is
+// busy-host's).
 func loadGenSaturated(ev []Evidence, cores int, loadName string) *Verdict {
 	for _, e := range ev {
 		capCores := e.Host.Cap.Cores()
@@ -153,9 +165,9 @@ func loadGenSaturated(ev []Evidence, cores int, loadName string) *Verdict {
 			return &Verdict{Code: VLoadGenSaturated, Message: fmt.Sprintf("at %s the load generator used %.2f cores, %s of the %s it may use%s: it was near its own CPU cap and may have limited the load it offered",
 				count(e.Load, loadName), e.LoadGenCores, pct(share), capText, servers)}
 		}
-		if e.Host.Cap.Confined() && e.Host.SetKnown && e.Host.SetBusy >= CPUSaturatedShare && share >= LoadGenCompeteShare {
-			return &Verdict{Code: VLoadGenSaturated, Message: fmt.Sprintf("at %s the load generator may use %s, and those were %s busy (it used %.2f cores%s) while the machine's other CPUs were %s busy: it was short of CPU in its own set and may have limited the load it offered",
-				count(e.Load, loadName), capText, pct(e.Host.SetBusy), e.LoadGenCores, servers, pct(e.Host.OtherBusy))}
+		if e.Host.Cap.Confined() && e.Host.SetKnown && e.Host.SetBusy >= CPUSaturatedShare && e.Host.RunDelayKnown && e.Host.RunDelay >= LoadGenWaitLimit {
+			return &Verdict{Code: VLoadGenSaturated, Message: fmt.Sprintf("at %s the load generator may use %s, and those were %s busy: it used %.2f cores, and its threads together waited %.2f s per second for a CPU while runnable%s; the machine's other CPUs were %s busy: it was short of CPU in its own set and may have limited the load it offered",
+				count(e.Load, loadName), capText, pct(e.Host.SetBusy), e.LoadGenCores, e.Host.RunDelay, servers, pct(e.Host.OtherBusy))}
 		}
 	}
 	return nil
@@ -228,8 +240,12 @@ func busyHost(ev []Evidence, f Facts, loadName string) *Verdict {
 	if foreign < ForeignCPUShare*float64(cores) {
 		return nil
 	}
-	return &Verdict{Code: VBusyHost, Message: fmt.Sprintf("at %s processes used %.2f of the machine's %d cores (CPU %s busy, interrupts left out) but the run accounts for %.2f (the servers %.2f, measured from /proc; the load generator %.2f): other work on the host took about %.2f cores",
-		count(low.Load, loadName), used, cores, pct(low.CPUBusy), ours, low.Host.ServerCPU, low.LoadGenCores, foreign)}
+	parts := fmt.Sprintf("the load generator %.2f", low.LoadGenCores)
+	if low.Host.Nodes > 0 {
+		parts = fmt.Sprintf("the servers %.2f, measured from /proc; %s", low.Host.ServerCPU, parts)
+	}
+	return &Verdict{Code: VBusyHost, Message: fmt.Sprintf("at %s processes used %.2f of the machine's %d cores (CPU %s busy, interrupts left out) but the run accounts for %.2f (%s): other work on the host took about %.2f cores",
+		count(low.Load, loadName), used, cores, pct(low.CPUBusy), ours, parts, foreign)}
 }
 
 // ForeignCPUThreshold is the foreign CPU (in cores) at which busyHost fires on a machine

@@ -48,10 +48,21 @@ func TestLoadGenAgainstItsOwnCap(t *testing.T) {
 		t.Errorf("2-thread control: %+v", v)
 	}
 	pinned := []Evidence{{Load: 64, CPUBusy: 0.8, LoadGenCores: 0.6, LoadGenShare: 0.6, Host: HostEvidence{Nodes: 1, ServerCPU: 0.9,
-		Cap: result.CPUCap{Affinity: []int{0}, MachineCPUs: 2}, SetKnown: true, SetBusy: 0.99, OtherBusy: 0.6}}}
+		Cap: result.CPUCap{Affinity: []int{0}, MachineCPUs: 2}, SetKnown: true, SetBusy: 0.99, OtherBusy: 0.6, RunDelayKnown: true, RunDelay: 0.7}}}
 	v := loadGenSaturated(pinned, 2, "threads")
-	if v == nil || !strings.Contains(v.Message, "1 CPU (affinity cpu 0), and those were 99% busy") || !strings.Contains(v.Message, "other CPUs were 60% busy") {
+	if v == nil || !strings.Contains(v.Message, "1 CPU (affinity cpu 0), and those were 99% busy") || !strings.Contains(v.Message, "together waited 0.70 s per second") ||
+		!strings.Contains(v.Message, "other CPUs were 60% busy") {
 		t.Errorf("64 threads under taskset -c 0: %+v", v)
+	}
+	// Pinned, its CPU saturated, but its threads never waited for it: not short of CPU.
+	pinned[0].Host.RunDelay = 0.01
+	if v := loadGenSaturated(pinned, 2, "threads"); v != nil {
+		t.Errorf("pinned, not waiting: %+v", v)
+	}
+	// The whole machine saturated by other work and the generator waiting: busy-host's, not this.
+	control[0].Host.SetKnown, control[0].Host.SetBusy, control[0].Host.RunDelayKnown, control[0].Host.RunDelay = true, 1, true, 0.9
+	if v := loadGenSaturated(control, 2, "threads"); v != nil {
+		t.Errorf("unconfined on a busy machine: %+v", v)
 	}
 	// A control-group quota of half a core, nearly all used.
 	quota := []Evidence{{Load: 8, LoadGenCores: 0.45, Host: HostEvidence{Cap: result.CPUCap{Affinity: []int{0, 1}, MachineCPUs: 2, QuotaCores: 0.5, QuotaFrom: "/sys/fs/cgroup/x/cpu.max"}}}}
@@ -78,5 +89,20 @@ func TestStealSaysOnlyWhatTheFactsSupport(t *testing.T) {
 	}
 	if v := steal([]Evidence{{Load: 1, Steal: 0.01}}, "VUs"); v.Code != "" {
 		t.Errorf("no steal: %+v", v)
+	}
+}
+
+// For servers on another host, this host's busy CPU is not said to be theirs.
+func TestSaturationNotOnThisHostsCPUForRemoteServers(t *testing.T) {
+	k := Knee{Characteristic: &Point{Load: 1}, Knee: &Point{Load: 4}, Peak: &Point{Load: 8}}
+	ev := []Evidence{{Load: 1, CPUBusy: 0.5}, {Load: 4, CPUBusy: 0.97}, {Load: 8, CPUBusy: 0.98}}
+	if s := WhatSaturated(k, ev, "VUs"); s.Resource != ResCPU {
+		t.Fatalf("local servers: %+v", s)
+	}
+	for i := range ev {
+		ev[i].Host.Remote = "primary at 10.0.0.5"
+	}
+	if s := WhatSaturated(k, ev, "VUs"); s.Resource == ResCPU || !strings.Contains(s.Sentence, "they run on another host") {
+		t.Errorf("remote servers: %+v", s)
 	}
 }

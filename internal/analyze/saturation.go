@@ -161,7 +161,7 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 			return Saturation{Resource: top.res, Sentence: msg}
 		}
 	}
-	if h.CPUBusy >= CPUSaturatedShare {
+	if h.CPUBusy >= CPUSaturatedShare && h.Host.Remote == "" { // this host's CPU is not the servers' elsewhere
 		res := ResCPU
 		msg := fmt.Sprintf("machine CPU %s busy (%s %s), the load generator itself using %.1f cores (%s of the machine)", pct(h.CPUBusy), pct(base.CPUBusy), at, h.LoadGenCores, pct(h.LoadGenShare))
 		if total > 0 {
@@ -187,6 +187,8 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 	cpu, dev := "CPU "+pct(h.CPUBusy)+" busy", "device "+h.Device.Name+" "+pct(h.Device.Util)+" busy"
 	if h.CPUAbsent {
 		cpu = "CPU not measured"
+	} else if h.Host.Remote != "" {
+		cpu = "the servers' CPU not measured (they run on another host)"
 	}
 	if h.Device.Name == "" {
 		dev = "no device measured"

@@ -73,7 +73,8 @@ func TestEachVerdictFiresOnItsBadRun(t *testing.T) {
 		{VLoadGenSaturated, func(s []Step, e []Evidence, f *Facts) { // pinned to one CPU, that one saturated
 			e[4].LoadGenCores, e[4].Host.Cap = 0.6, result.CPUCap{Affinity: []int{0}, MachineCPUs: 8}
 			e[4].Host.SetKnown, e[4].Host.SetBusy, e[4].Host.OtherBusy = true, 0.99, 0.4
-		}, "may use 1 CPU (affinity cpu 0), and those were 99% busy (it used 0.60 cores, the servers 3.50 cores) while the machine's other CPUs were 40% busy"},
+			e[4].Host.RunDelayKnown, e[4].Host.RunDelay = true, 0.5
+		}, "may use 1 CPU (affinity cpu 0), and those were 99% busy: it used 0.60 cores, and its threads together waited 0.50 s per second for a CPU while runnable, the servers 3.50 cores; the machine's other CPUs were 40% busy"},
 		{VReadIntent, func(s []Step, e []Evidence, f *Facts) { f.ReadIntentOnStandby = 7 }, "3 of 10"},
 		{VLittle, func(s []Step, e []Evidence, f *Facts) { s[1].MeanMs *= 0.5 }, "ratio 0.50"},
 		{VSteal, func(s []Step, e []Evidence, f *Facts) { e[2].Steal = 0.12 }, "12%"},

@@ -31,8 +31,11 @@ const (
 	// leaves some out (taskset).
 	OSCPULoadGenSetBusy = OSCPUPrefix + "loadgen_set_busy"
 	OSCPUOtherSetBusy   = OSCPUPrefix + "other_set_busy"
-	OSMemTotal          = "os.mem_total_bytes"
-	OSMemAvailable      = "os.mem_available_bytes"
+	// OSSelfRunDelay is the time the load generator's threads waited for a CPU while
+	// runnable, per second (schedstat's run-queue wait): it wanted CPU and did not get it.
+	OSSelfRunDelay = "os.self.run_delay"
+	OSMemTotal     = "os.mem_total_bytes"
+	OSMemAvailable = "os.mem_available_bytes"
 )
 
 // Figures of a PostgreSQL node, after "pg.<node>." (PGName).

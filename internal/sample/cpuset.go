@@ -3,7 +3,10 @@ package sample
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // ParseProcStatCPUs reads the per-CPU lines of /proc/stat ("cpu0 ...", "cpu1 ..."), by
@@ -64,4 +67,42 @@ func setBusy(prev, cur map[int]CPUTicks, set []int) (SetBusy, bool) {
 func addTicks(x, y CPUTicks) CPUTicks {
 	return CPUTicks{x.User + y.User, x.Nice + y.Nice, x.System + y.System, x.Idle + y.Idle,
 		x.IOWait + y.IOWait, x.IRQ + y.IRQ, x.SoftIRQ + y.SoftIRQ, x.Steal + y.Steal}
+}
+
+// ParseSchedstat reads /proc/<pid>/task/<tid>/schedstat: "<on-CPU ns> <run-queue wait ns>
+// <timeslices>", and returns the time waited on a run queue (runnable, not running).
+func ParseSchedstat(data []byte) (time.Duration, error) {
+	f := bytes.Fields(data)
+	if len(f) < 2 {
+		return 0, fmt.Errorf("schedstat: %d fields, want 3", len(f))
+	}
+	ns, err := strconv.ParseUint(string(f[1]), 10, 63)
+	if err != nil {
+		return 0, fmt.Errorf("schedstat: run-queue wait %q is not a count", f[1])
+	}
+	return time.Duration(ns), nil
+}
+
+// selfRunDelay is the time this process's threads have waited for a CPU while runnable,
+// summed over its threads (/proc/self/task/*/schedstat); false where the kernel keeps no
+// schedstat.
+func selfRunDelay(procRoot string) (time.Duration, bool) {
+	tasks, err := os.ReadDir(filepath.Join(procRoot, "self", "task"))
+	if err != nil {
+		return 0, false
+	}
+	var total time.Duration
+	seen := false
+	for _, t := range tasks {
+		data, err := os.ReadFile(filepath.Join(procRoot, "self", "task", t.Name(), "schedstat"))
+		if err != nil {
+			continue // a thread gone meanwhile
+		}
+		d, err := ParseSchedstat(data)
+		if err != nil {
+			continue
+		}
+		total, seen = total+d, true
+	}
+	return total, seen
 }

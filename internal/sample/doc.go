@@ -2,7 +2,8 @@
 // it: the operating system (/proc/diskstats for the devices behind the data directories,
 // /proc/stat CPU, /proc/pressure, /proc/net/dev, the load generator's own CPU) and, per
 // PostgreSQL node, the database (wait events, pg_stat_database, pg_stat_io, checkpoints,
-// WAL written, replication lag).
+// WAL written, replication lag) and, for a server on this host, its processes' CPU from
+// /proc (servercpu.go).
 //
 // Parsers are pure functions of the bytes they are given; samplers turn two readings into
 // rates over the interval between them. Samplers never slow the workload: cheap reads, one

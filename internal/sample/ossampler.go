@@ -44,6 +44,9 @@ type OSSample struct {
 	// LoadGenSet is how busy this process's affinity CPUs were against the others; nil
 	// when the affinity is the whole machine.
 	LoadGenSet *SetBusy `json:"loadgen_set,omitempty"`
+	// SelfRunDelay is the time this process's threads waited for a CPU while runnable, per
+	// second of the interval (0.5: half a thread's worth of waiting); nil without schedstat.
+	SelfRunDelay *float64 `json:"self_run_delay,omitempty"`
 }
 
 // Disk returns the sample's rates of the named device.
@@ -61,6 +64,8 @@ type osReading struct {
 	cpu      CPUTicks
 	ncpu     int
 	perCPU   map[int]CPUTicks // only when the load generator's affinity leaves CPUs out
+	runDelay time.Duration
+	hasDelay bool
 	disks    map[string]DiskCounters
 	net      map[string]NetCounters
 	pressure map[string]PressureTotals
@@ -171,6 +176,7 @@ func (s *OSSampler) read(at time.Time) (osReading, error) {
 	if r.self, err = SelfCPU(); err != nil {
 		return r, err
 	}
+	r.runDelay, r.hasDelay = selfRunDelay(s.cfg.ProcRoot)
 	return r, nil
 }
 
@@ -185,6 +191,10 @@ func (s *OSSampler) Sample() (OSSample, error) {
 	out := delta(prev, cur, s.devices)
 	if sb, ok := setBusy(prev.perCPU, cur.perCPU, s.affinity); ok {
 		out.LoadGenSet = &sb
+	}
+	if prev.hasDelay && cur.hasDelay && out.Seconds > 0 {
+		d := max(0, (cur.runDelay-prev.runDelay).Seconds()/out.Seconds)
+		out.SelfRunDelay = &d
 	}
 	return out, nil
 }

@@ -150,6 +150,9 @@ func (o *OSStep) addSample(start time.Time, s OSSample) {
 	}
 	o.add("os.self.cores", "cores", start, at, s.SelfCores)
 	o.add("os.self.share", "share", start, at, s.SelfShare)
+	if d := s.SelfRunDelay; d != nil {
+		o.add(result.OSSelfRunDelay, "threads", start, at, *d)
+	}
 	if b := s.LoadGenSet; b != nil {
 		o.add(result.OSCPULoadGenSetBusy, "share", start, at, b.Set)
 		o.add(result.OSCPUOtherSetBusy, "share", start, at, b.Other)

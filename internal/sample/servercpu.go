@@ -31,6 +31,7 @@ type procStat struct {
 	comm       string
 	ppid       int
 	cpuTicks   uint64 // utime + stime + cutime + cstime
+	reaped     uint64 // cutime + cstime: the children it waited for
 	startTicks uint64
 }
 
@@ -60,6 +61,9 @@ func parseProcPIDStat(data []byte) (procStat, error) {
 		}
 		if v > 0 { // cutime and cstime are signed
 			p.cpuTicks += uint64(v)
+			if i >= 13 {
+				p.reaped += uint64(v)
+			}
 		}
 	}
 	if p.startTicks, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil {
@@ -106,17 +110,40 @@ func findPostmaster(procRoot string, backend int, mark string) (serverProcs, str
 	return serverProcs{procRoot: procRoot, postmaster: b.ppid, start: pm.startTicks}, ""
 }
 
-// cpuSeconds is the CPU time of the postmaster and all its children so far.
+// cpuSeconds is the CPU time of the postmaster and all its children so far. A child reaped
+// while the children are read would be counted twice or not at all, so the reading is
+// taken again (a few times at most) until the postmaster's reaped children's time did not
+// change across it.
 func (s serverProcs) cpuSeconds() (float64, error) {
-	pm, err := readProcStat(s.procRoot, s.postmaster)
-	if err != nil || pm.startTicks != s.start {
-		return 0, fmt.Errorf("the postmaster (pid %d) is gone", s.postmaster)
+	var total uint64
+	for attempt := 0; attempt < 5; attempt++ {
+		pm, err := readProcStat(s.procRoot, s.postmaster)
+		if err != nil || pm.startTicks != s.start {
+			return 0, fmt.Errorf("the postmaster (pid %d) is gone", s.postmaster)
+		}
+		children, err := s.childrenTicks()
+		if err != nil {
+			return 0, err
+		}
+		again, err := readProcStat(s.procRoot, s.postmaster)
+		if err != nil || again.startTicks != s.start {
+			return 0, fmt.Errorf("the postmaster (pid %d) is gone", s.postmaster)
+		}
+		total = again.cpuTicks + children
+		if again.reaped == pm.reaped {
+			break
+		}
 	}
-	total := pm.cpuTicks
+	return float64(total) / userHZ, nil
+}
+
+// childrenTicks sums the CPU time of the postmaster's living children.
+func (s serverProcs) childrenTicks() (uint64, error) {
 	entries, err := os.ReadDir(s.procRoot)
 	if err != nil {
 		return 0, err
 	}
+	var total uint64
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == s.postmaster {
@@ -124,11 +151,11 @@ func (s serverProcs) cpuSeconds() (float64, error) {
 		}
 		c, err := readProcStat(s.procRoot, pid)
 		if err != nil || c.ppid != s.postmaster {
-			continue // gone meanwhile (then reaped into the postmaster's cutime), or not a child
+			continue // gone meanwhile, or not a child
 		}
 		total += c.cpuTicks
 	}
-	return float64(total) / userHZ, nil
+	return total, nil
 }
 
 // locateServer says whether the sampler's session reaches a server on this host and, if

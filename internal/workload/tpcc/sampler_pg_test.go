@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
 )
@@ -51,5 +53,78 @@ func TestSamplerLagOfAnUnprivilegedLogin(t *testing.T) {
 		case user == clustertest.HandmadeAdmin && (!measured || warned):
 			t.Errorf("admin: lag recorded %v, warned %v: %v %q", measured, warned, st.Counters, st.Warnings)
 		}
+	}
+}
+
+// A window with no client transaction, in which another session standing for agbench's
+// samplers runs 300 transactions and counts them as agbench's own (result.CountOwnXacts):
+// the server's TPM leaves them out. What may remain are the transactions of this test's
+// own polling session and, the other way, the counters session's own lag reads whose
+// statistics were not flushed yet: a few, never the 300.
+func TestServerTPMLeavesOutTheSamplersOwn(t *testing.T) {
+	h := clustertest.NewHandmade(t, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin := h.Admin(ctx, t, 0)
+	defer admin.Close(context.Background())
+	for _, q := range []string{"CREATE SCHEMA tpcc", "CREATE TABLE tpcc.district (d_next_o_id int)", "INSERT INTO tpcc.district VALUES (1)"} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := ConnConfig(h.ConnString(0, clustertest.HandmadeAdmin), "--primary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := (&Workload{Primary: cfg}).NewSampler(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st := &result.Step{Window: result.Window{Start: time.Now()}}
+	if err := s.Start(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	other, err := pgx.Connect(ctx, h.ConnString(0, clustertest.HandmadeAdmin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := result.OwnXactKey(other.PgConn().Conn().RemoteAddr().String(), other.Config().Database)
+	if key != s.ownKey() {
+		t.Fatalf("own-transaction keys differ: %q and %q", key, s.ownKey())
+	}
+	var pid int
+	if err := other.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	result.CountOwnXacts(key, 1)
+	for range 299 {
+		if _, err := other.Exec(ctx, "SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+		result.CountOwnXacts(key, 1)
+	}
+	other.Close(context.Background()) // a backend flushes its statistics as it exits
+	polls := 0
+	for gone := false; !gone; polls++ {
+		if err := admin.QueryRow(ctx, "SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $1", pid).Scan(&gone); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Window.End = time.Now()
+	if err := s.Stop(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	tpm, ok := st.Counters[CounterServerTPM]
+	if !ok {
+		t.Fatalf("no server TPM: %q", st.Warnings)
+	}
+	left := tpm * st.Window.Seconds() / 60
+	lagReads := st.Window.Seconds()/lagInterval.Seconds() + 1
+	if left > float64(polls+3) || left < -lagReads-1 {
+		t.Errorf("server transactions left after the samplers' own: %.1f (own %v, test polls %d)", left, st.Counters[CounterSamplerXacts], polls)
+	}
+	if st.Counters[CounterSamplerXacts] < 300 {
+		t.Errorf("own transactions counted %v, want at least 300", st.Counters[CounterSamplerXacts])
 	}
 }

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agbench/agbench/internal/analyze"
+	"github.com/agbench/agbench/internal/result"
+)
+
+// Catalogue cases of the verdicts about the host: other work on the machine (busy-host)
+// and a load generator short of the CPU it may use (loadgen-saturated). steal cannot be
+// induced from inside a VM, so it has no case here.
+func init() {
+	stressSelect1 := func(env *catEnv, res string, threads int) []string {
+		return []string{"stress", "--cluster", env.Cluster().Name, "--query", "SELECT 1", "--threads", strconv.Itoa(threads),
+			"--iterations", "0", "--duration", "3s", "--results", res}
+	}
+	// The control may find the host busy for real: CI runs other packages' tests on the
+	// same 2 CPUs. Its busy-host is right when the CPU used by processes that are neither
+	// this test's nor the cluster's, measured from /proc around the run, reached the
+	// verdict's threshold.
+	var controlForeign float64
+	controlMeasured := false
+	addCase(catalogueCase{
+		Verdict: analyze.VBusyHost,
+		Name:    "stress SELECT 1 while two CPU burners run",
+		Invalid: func(t *testing.T, env *catEnv) (string, string) {
+			stop := startBurners(t, 2)
+			defer stop()
+			res := env.Results(t)
+			_, out := env.Run(t, stressSelect1(env, res, 1)...)
+			return out, res
+		},
+		Control: func(t *testing.T, env *catEnv) (string, string) {
+			res := env.Results(t)
+			before, okB := ourAndMachineCPU(env)
+			_, out := env.Run(t, stressSelect1(env, res, 1)...)
+			after, okA := ourAndMachineCPU(env)
+			if okB && okA && after.wall > before.wall {
+				controlForeign = ((after.busy - before.busy) - (after.ours - before.ours)) / (after.wall - before.wall)
+				controlMeasured = true
+			}
+			return out, res
+		},
+		ControlFiredOK: func() (bool, string) {
+			limit := analyze.ForeignCPUThreshold(result.ReadCPUCap().MachineCPUs)
+			if !controlMeasured {
+				return false, "the foreign CPU could not be measured"
+			}
+			return controlForeign >= limit, fmt.Sprintf("other processes used %.2f cores during the control, measured from /proc (threshold %.2f)", controlForeign, limit)
+		},
+	})
+	addCase(catalogueCase{
+		Verdict: analyze.VLoadGenSaturated,
+		Name:    "stress SELECT 1 on 64 threads under taskset -c 0",
+		Invalid: func(t *testing.T, env *catEnv) (string, string) {
+			ts, err := exec.LookPath("taskset")
+			if err != nil {
+				t.Skip("no taskset")
+			}
+			bin := filepath.Join(t.TempDir(), "agbench")
+			if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+				t.Fatalf("go build: %v\n%s", err, out)
+			}
+			res := env.Results(t)
+			cmd := exec.Command(ts, append([]string{"-c", "0", bin}, stressSelect1(env, res, 64)...)...)
+			cmd.Env = append(os.Environ(), "AGBENCH_HOME="+env.Home)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Run(); err != nil {
+				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 2 {
+					t.Fatalf("taskset -c 0 agbench stress: %v\n%s", err, out.String())
+				}
+			}
+			return out.String(), res
+		},
+		Control: func(t *testing.T, env *catEnv) (string, string) {
+			res := env.Results(t)
+			_, out := env.Run(t, stressSelect1(env, res, 2)...)
+			return out, res
+		},
+	})
+}
+
+// startBurners starts n processes that spin on a CPU, and returns what kills them.
+func startBurners(t *testing.T, n int) func() {
+	t.Helper()
+	var cmds []*exec.Cmd
+	stop := func() {
+		for _, c := range cmds {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	}
+	for range n {
+		c := exec.Command("sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			stop()
+			t.Fatal(err)
+		}
+		cmds = append(cmds, c)
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// cpuReading is the machine's busy CPU time (user, nice, system) and the CPU time of this
+// test process and the catalogue cluster's servers (each postmaster and its children,
+// living and reaped), in seconds, at wall time wall (seconds since boot).
+type cpuReading struct{ busy, ours, wall float64 }
+
+// ourAndMachineCPU reads /proc; false when some part could not be read.
+func ourAndMachineCPU(env *catEnv) (cpuReading, bool) {
+	const hz = 100.0 // USER_HZ
+	var r cpuReading
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return r, false
+	}
+	f := strings.Fields(strings.SplitN(string(stat), "\n", 2)[0])
+	if len(f) < 4 || f[0] != "cpu" {
+		return r, false
+	}
+	for _, v := range f[1:4] {
+		n, _ := strconv.ParseFloat(v, 64)
+		r.busy += n / hz
+	}
+	up, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return r, false
+	}
+	r.wall, _ = strconv.ParseFloat(strings.Fields(string(up))[0], 64)
+	pms := map[int]bool{}
+	for _, n := range env.Cluster().Nodes {
+		pid, err := os.ReadFile(filepath.Join(n.DataDir, "postmaster.pid"))
+		if err != nil {
+			return r, false
+		}
+		p, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(pid), "\n", 2)[0]))
+		if err != nil {
+			return r, false
+		}
+		pms[p] = true
+	}
+	self := os.Getpid()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		rest := string(data[bytes.LastIndexByte(data, ')')+1:])
+		g := strings.Fields(rest)
+		if len(g) < 15 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(g[1])
+		if pid != self && !pms[pid] && !pms[ppid] {
+			continue
+		}
+		for _, v := range g[11:15] { // utime stime cutime cstime
+			n, _ := strconv.ParseFloat(v, 64)
+			r.ours += n / hz
+		}
+	}
+	return r, true
+}
