@@ -50,6 +50,9 @@ type Load struct {
 	JudgeLanding bool
 	// Config is the command's effective configuration for the result.
 	Config map[string]any
+	// StaleProbe, when set (result.StaleEventual or result.StaleCausal), runs the
+	// read-after-write probe beside every measured window (result.StaleStep).
+	StaleProbe string
 
 	routes *Routes
 }
@@ -200,6 +203,15 @@ func (l *Load) Run(ctx context.Context, w workload.Workload, h Hooks) (*Outcome,
 		}
 	}
 	samplers := append([]runner.Sampler(nil), h.Samplers...)
+	if l.StaleProbe != "" {
+		p, err := newStaleProbe(ctx, l, l.StaleProbe)
+		if err != nil {
+			rec.Warn("stale-read probe: not run: " + err.Error())
+		} else {
+			defer p.close()
+			samplers = append(samplers, p)
+		}
+	}
 	if l.Sample {
 		s := StartSamplers(ctx, l.Target, l.Database, !l.Restarts)
 		defer s.Close()

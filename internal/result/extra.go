@@ -22,6 +22,9 @@ const (
 	// ExtraReadahead is the readahead experiment's run (ReadaheadRun) and each step's plan,
 	// written by internal/workload/readahead.
 	ExtraReadahead = "readahead"
+	// ExtraStale is a step's stale-read probe figures (StaleStep), written by
+	// internal/experiment.
+	ExtraStale = "stale_reads"
 )
 
 // RunLevel is ExtraError.Step for a section of the run's own Extra.
@@ -118,6 +121,9 @@ func (r *Result) CheckExtras() error {
 			errs = append(errs, err)
 		}
 		if _, err := st.Seeding(); err != nil {
+			errs = append(errs, err)
+		}
+		if _, err := st.StaleReads(); err != nil {
 			errs = append(errs, err)
 		}
 	}
