@@ -225,8 +225,14 @@ func newLSNWatch(b Backend, timeout time.Duration) *lsnWatch {
 	return &lsnWatch{b: b, timeout: timeout, changed: make(chan struct{}), kick: make(chan struct{}, 1)}
 }
 
-// observe takes a reading made elsewhere (the health probe) when it is newer.
+// observe takes a reading made elsewhere (the health probe) when it is newer and of a
+// standby: its replay position is what causal routing compares. A primary's probe reads
+// its write position, which can be behind an insert position a client read before, so
+// only the poller's own reads (insert and flush positions) stand for a primary.
 func (w *lsnWatch) observe(r lsnReading) {
+	if !r.inRecovery {
+		return
+	}
 	w.mu.Lock()
 	if r.at.After(w.last.at) {
 		w.publishLocked(r)

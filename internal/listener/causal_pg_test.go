@@ -81,6 +81,36 @@ func TestCausalRoutingWithCluster(t *testing.T) {
 		cw := newCausalWriter(e, "causal1")
 		setApplyDelay(e, "standby1", "10ms")
 		defer setApplyDelay(e, "standby1", "0")
+		// Another session writes all along, so the primary's insert position runs ahead of
+		// the position it has written: a min_lsn read from pg_current_wal_insert_lsn() is
+		// never taken for one beyond the primary's WAL.
+		bg, err := e.connect(e.l.backend("primary").Addr, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		bgDone := make(chan error, 1)
+		go func() {
+			defer bg.Close(context.Background())
+			for {
+				select {
+				case <-stop:
+					bgDone <- nil
+					return
+				default:
+				}
+				if _, err := bg.Exec(context.Background(), "INSERT INTO causal1 SELECT -g FROM generate_series(1, 50) g ON CONFLICT DO NOTHING; DELETE FROM causal1 WHERE i < 0").ReadAll(); err != nil {
+					bgDone <- err
+					return
+				}
+			}
+		}()
+		defer func() {
+			close(stop)
+			if err := <-bgDone; err != nil {
+				t.Errorf("background writer: %v", err)
+			}
+		}()
 		const tries = 1000
 		for i := 0; i < tries; i++ {
 			id, lsn := cw.write("causal1")

@@ -90,3 +90,20 @@ func FuzzParseLSN(f *testing.F) {
 		}
 	})
 }
+
+// A primary's probe reading (its write position) never stands for the primary in causal
+// routing: a client's insert position read before it may be ahead of it, and would be
+// refused as beyond the primary's WAL. A standby's replay position is taken.
+func TestWatchTakesOnlyStandbyProbeReadings(t *testing.T) {
+	w := newLSNWatch(Backend{Name: "n"}, time.Second)
+	w.observe(lsnReading{lsn: 100, insert: 100, at: time.Now()})
+	if r := w.known(); !r.at.IsZero() {
+		t.Fatalf("a primary's probe reading was taken: %+v", r)
+	}
+	at := time.Now()
+	w.observe(lsnReading{lsn: 90, insert: 90, inRecovery: true, at: at})
+	w.observe(lsnReading{lsn: 80, insert: 80, inRecovery: true, at: at.Add(-time.Millisecond)})
+	if r := w.known(); r.lsn != 90 || !r.at.Equal(at) {
+		t.Fatalf("standby readings: known %+v, want the newer one (90)", r)
+	}
+}
