@@ -49,6 +49,12 @@ available the client gets SQLSTATE 08004 naming the list. Default: every standby
 load-balanced set, then the primary. --routing-list NODE=LIST gives the list used while
 NODE is the primary (as SQL Server keeps one per replica).
 
+Read-your-writes: a read-intent session may name the WAL position it must see
+(options='-c agbench.min_lsn=0/3000148', the pg_current_wal_insert_lsn() read after its
+write), or --consistency session makes every read-intent session see all the primary had
+flushed when it started. Standbys behind are waited for up to --causal-wait, then skipped
+for the next entry of the routing list.
+
 Backends are probed every --probe-interval (role, WAL replayed, lag); roles follow a
 failover, and sessions on a node that stopped being primary are ended. Once a session's
 startup is over its bytes are forwarded inside the kernel (a BPF sockhash redirects each
@@ -148,8 +154,9 @@ func (f *listenerFlags) config(a *app, cmd *cobra.Command) (listener.Config, err
 	}
 	if f.causalWait <= 0 {
 		errs = append(errs, agerr.BadInputf("--causal-wait %s: must be positive", f.causalWait))
+	} else {
+		cfg.CausalWait = f.causalWait
 	}
-	cfg.CausalWait = f.causalWait
 	if fw, err := listener.ParseForward(f.forward); err != nil {
 		errs = append(errs, err)
 	} else {
