@@ -160,26 +160,6 @@ func takeCausal(params map[string]string, def Consistency, start time.Time) (cau
 	return need, nil
 }
 
-// takeParam removes a parameter of the listener's (given directly or inside options) and
-// returns its values in the order a server would apply them.
-func takeParam(params map[string]string, name string) []string {
-	var values []string
-	if v, ok := params[name]; ok {
-		values = append(values, v)
-		delete(params, name)
-	}
-	if opts, ok := params["options"]; ok {
-		rest, vs := stripOption(opts, name)
-		values = append(values, vs...)
-		if strings.TrimSpace(rest) == "" {
-			delete(params, "options")
-		} else {
-			params["options"] = rest
-		}
-	}
-	return values
-}
-
 // FutureLSNError is a min_lsn beyond the primary's WAL: no standby will ever reach it.
 type FutureLSNError struct {
 	MinLSN, Primary uint64
