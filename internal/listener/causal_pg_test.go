@@ -192,6 +192,18 @@ func TestCausalRoutingWithCluster(t *testing.T) {
 		if c.Fallbacks["standby1"] != 1 || c.CausalWaits["standby1/timed_out"] != 1 || c.Causal["primary/waited"] != 1 {
 			t.Fatalf("counts: fallbacks %v waits %v causal %v", c.Fallbacks, c.CausalWaits, c.Causal)
 		}
+		var prom strings.Builder
+		e.l.writeProm(&prom)
+		for _, want := range []string{`agbench_listener_causal_fallbacks_total{node="standby1"} 1`,
+			`agbench_listener_causal_waits_total{node="standby1",result="timed_out"} 1`,
+			`agbench_listener_causal_sessions_total{node="primary",how="waited"} 1`,
+			`agbench_listener_causal_wait_seconds_bucket{node="standby1",le="0.01"} 0`,
+			`agbench_listener_causal_wait_seconds_bucket{node="standby1",le="+Inf"} 1`,
+			`agbench_listener_causal_wait_seconds_count{node="standby1"} 1`} {
+			if !strings.Contains(prom.String(), want) {
+				t.Errorf("/metrics lacks %s", want)
+			}
+		}
 		// The redirect path does the same.
 		v, err := ParseLSN(lsn)
 		if err != nil {

@@ -27,6 +27,7 @@ type metrics struct {
 	causal        map[[2]string]uint64 // node, "immediate" or "waited"
 	causalWaits   map[[2]string]uint64 // node, result (caught_up, timed_out, error)
 	causalWaitSec map[string]float64   // node
+	causalWaitLe  map[string][]uint64  // node: waits up to each of causalWaitBuckets (cumulative)
 	fallbacks     map[string]uint64    // node skipped as behind
 }
 
@@ -34,7 +35,7 @@ func newMetrics() *metrics {
 	return &metrics{sessions: map[[2]string]uint64{}, active: map[string]int64{}, failures: map[[2]string]uint64{},
 		bytes: map[[2]string]uint64{}, cancels: map[string]uint64{}, ended: map[string]uint64{}, forward: map[string]uint64{},
 		retries: map[[2]string]uint64{}, causal: map[[2]string]uint64{}, causalWaits: map[[2]string]uint64{},
-		causalWaitSec: map[string]float64{}, fallbacks: map[string]uint64{}}
+		causalWaitSec: map[string]float64{}, causalWaitLe: map[string][]uint64{}, fallbacks: map[string]uint64{}}
 }
 
 func (m *metrics) sessionStarted(i routing.Intent, node string) {
@@ -76,8 +77,21 @@ func (m *metrics) addCausalWait(node, result string, d time.Duration) {
 	m.mu.Lock()
 	m.causalWaits[[2]string{node, result}]++
 	m.causalWaitSec[node] += d.Seconds()
+	le := m.causalWaitLe[node]
+	if le == nil {
+		le = make([]uint64, len(causalWaitBuckets))
+		m.causalWaitLe[node] = le
+	}
+	for i, b := range causalWaitBuckets {
+		if d.Seconds() <= b {
+			le[i]++
+		}
+	}
 	m.mu.Unlock()
 }
+
+// causalWaitBuckets are the upper bounds, in seconds, of the causal wait histogram.
+var causalWaitBuckets = []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1}
 
 func (m *metrics) addCausalFallback(node string) {
 	m.mu.Lock()
@@ -222,9 +236,20 @@ func (l *Listener) writeProm(w io.Writer) {
 	for _, k := range sortedKeys2(m.causalWaits) {
 		fmt.Fprintf(&b, "agbench_listener_causal_waits_total{node=%q,result=%q} %d\n", k[0], k[1], m.causalWaits[k])
 	}
-	family(&b, "agbench_listener_causal_wait_seconds_total", "counter", "Time spent waiting for standbys to replay sessions' WAL positions, by node.")
+	family(&b, "agbench_listener_causal_wait_seconds", "histogram", "How long sessions waited for a standby to replay their WAL position, by node.")
 	for _, k := range sortedKeys(m.causalWaitSec) {
-		fmt.Fprintf(&b, "agbench_listener_causal_wait_seconds_total{node=%q} %g\n", k, m.causalWaitSec[k])
+		var n uint64
+		for r := range m.causalWaits {
+			if r[0] == k {
+				n += m.causalWaits[r]
+			}
+		}
+		for i, le := range causalWaitBuckets {
+			fmt.Fprintf(&b, "agbench_listener_causal_wait_seconds_bucket{node=%q,le=\"%g\"} %d\n", k, le, m.causalWaitLe[k][i])
+		}
+		fmt.Fprintf(&b, "agbench_listener_causal_wait_seconds_bucket{node=%q,le=\"+Inf\"} %d\n", k, n)
+		fmt.Fprintf(&b, "agbench_listener_causal_wait_seconds_sum{node=%q} %g\n", k, m.causalWaitSec[k])
+		fmt.Fprintf(&b, "agbench_listener_causal_wait_seconds_count{node=%q} %d\n", k, n)
 	}
 	family(&b, "agbench_listener_causal_fallbacks_total", "counter", "Times a standby behind a session's WAL position was skipped for the routing list's next candidate.")
 	for _, k := range sortedKeys(m.fallbacks) {
