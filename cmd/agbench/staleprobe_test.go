@@ -23,11 +23,12 @@ func TestStaleProbeBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"stress", "--primary", "host=127.0.0.1", "-q", "SELECT 1", "--stale-probe=banana", "--intent", "ro", "--standby", "host=127.0.0.2"}, `--stale-probe "banana": want eventual or causal`},
+		{[]string{"stress", "--primary", "host=127.0.0.1", "-q", "SELECT 1", "--stale-probe=banana", "--intent", "ro", "--standby", "host=127.0.0.2"}, `--stale-probe "banana": want eventual, causal or both`},
 		{[]string{"stress", "--primary", "host=127.0.0.1", "-q", "SELECT 1", "--stale-probe"}, "--stale-probe: the probe reads with read intent"},
 		{[]string{"stress", "--primary", "host=127.0.0.1", "-q", "SELECT 1", "--stale-probe", "--intent", "ro"}, "--stale-probe: no standby to read from"},
 		{[]string{"stress", "--primary", "host=127.0.0.1", "--standby", "host=127.0.0.2", "-q", "SELECT 1", "--stale-probe=causal", "--intent", "ro"}, "--stale-probe causal: needs a listener"},
 		{[]string{"tpcc", "run", "--primary", "host=127.0.0.1", "--stale-probe"}, "--stale-probe: the probe reads with read intent"},
+		{[]string{"stress", "--primary", "host=127.0.0.1", "--standby", "host=127.0.0.2", "-q", "SELECT 1", "--stale-probe=both", "--intent", "ro"}, "--stale-probe both: needs a listener"},
 	}
 	for _, c := range cases {
 		code, _, errs := runCLI(t, env, append(c.args, "--results", filepath.Join(dir, "results"))...)
@@ -68,35 +69,49 @@ func TestStaleProbeOnCluster(t *testing.T) {
 	host, port, _ := net.SplitHostPort(l.Addr().String())
 	lcs := target.Redirect(topo.ConnString(topo.Primary(), ""), host, port)
 
-	for _, mode := range []string{result.StaleEventual, result.StaleCausal} {
+	for _, mode := range []string{result.StaleEventual, result.StaleCausal, result.StaleBoth} {
 		code, out, errs := runCLI(t, env, "stress", "--listener", lcs, "--intent", "read-only", "--query", "SELECT 1",
 			"--threads", "1", "--duration", "2s", "--sample=false", "--stale-probe="+mode, "--results", res)
 		if code != 0 {
 			t.Fatalf("%s: exit %d\n%s\n%s", mode, code, out, errs)
 		}
-		for _, want := range []string{"stale %", "visible p99 ms", "stale reads (" + mode + " probe)", "step 1 " + stby.Name + ": "} {
-			if !strings.Contains(out, want) {
-				t.Errorf("%s: output lacks %q:\n%s", mode, want, out)
+		modes := []string{mode}
+		if mode == result.StaleBoth {
+			modes = []string{result.StaleEventual, result.StaleCausal}
+		}
+		st := readResult(t, out).Steps[0]
+		for _, m := range modes {
+			want := []string{"stale %", "visible p99 ms", "step 1 eventual " + stby.Name + ": "}
+			if m == result.StaleCausal {
+				want = []string{"causal stale %", "causal start p50 ms", "step 1 causal " + stby.Name + ": "}
 			}
-		}
-		st, err := readResult(t, out).Steps[0].StaleReads()
-		if err != nil || st == nil || st.Mode != mode {
-			t.Fatalf("%s: section %+v, %v", mode, st, err)
-		}
-		n := st.Nodes[stby.Name]
-		if n.Reads == 0 || st.Errors != 0 {
-			t.Fatalf("%s: %+v (errors %d: %s)", mode, n, st.Errors, st.ErrorSample)
-		}
-		switch mode {
-		case result.StaleEventual:
-			if n.Stale == 0 || n.Visible.P99 == 0 {
-				t.Errorf("eventual, replay 30 ms behind: %d of %d reads stale, visible p99 %d µs", n.Stale, n.Reads, n.Visible.P99)
+			for _, w := range want {
+				if !strings.Contains(out, w) {
+					t.Errorf("%s: output lacks %q:\n%s", mode, w, out)
+				}
 			}
-		case result.StaleCausal:
-			if n.Stale != 0 {
-				t.Errorf("causal: %d of %d reads stale", n.Stale, n.Reads)
+			p, err := st.StaleProbe(m)
+			if err != nil || p == nil || p.Mode != m {
+				t.Fatalf("%s: %s section %+v, %v", mode, m, p, err)
 			}
+			n := p.Nodes[stby.Name]
+			if n.Reads == 0 || p.Errors != 0 {
+				t.Fatalf("%s: %s: %+v (errors %d: %s)", mode, m, n, p.Errors, p.ErrorSample)
+			}
+			switch m {
+			case result.StaleEventual:
+				if n.Stale == 0 || n.Visible.P99 == 0 {
+					t.Errorf("%s: eventual, replay 30 ms behind: %d of %d reads stale, visible p99 %d µs", mode, n.Stale, n.Reads, n.Visible.P99)
+				}
+			case result.StaleCausal:
+				if n.Stale != 0 {
+					t.Errorf("%s: causal: %d of %d reads stale", mode, n.Stale, n.Reads)
+				}
+			}
+			t.Logf("%s: %s: %d/%d stale, visible p50 %d p99 %d µs, session p50 %d µs", mode, m, n.Stale, n.Reads, n.Visible.P50, n.Visible.P99, n.Session.P50)
 		}
-		t.Logf("%s: %d/%d stale, visible p50 %d p99 %d µs, session p50 %d µs", mode, n.Stale, n.Reads, n.Visible.P50, n.Visible.P99, n.Session.P50)
+		if ps, _ := st.StaleProbes(); len(ps) != len(modes) {
+			t.Errorf("%s: %d probe sections", mode, len(ps))
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -35,7 +36,7 @@ type staleProbe struct {
 	l      *Load
 	mode   string
 	writer *pgx.Conn
-	nextID int64
+	ids    *atomic.Int64
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -56,7 +57,7 @@ type staleNodeAcc struct {
 }
 
 // newStaleProbe connects the probe's writer to the primary and empties its table.
-func newStaleProbe(ctx context.Context, l *Load, mode string) (*staleProbe, error) {
+func newStaleProbe(ctx context.Context, l *Load, mode string, ids *atomic.Int64) (*staleProbe, error) {
 	cs := l.Target.ConnString(target.ReadWrite, 0)
 	if cs == "" {
 		return nil, errors.New("no primary to write to")
@@ -65,7 +66,11 @@ func newStaleProbe(ctx context.Context, l *Load, mode string) (*staleProbe, erro
 	if err != nil {
 		return nil, err
 	}
-	for _, sql := range []string{"CREATE TABLE IF NOT EXISTS " + StaleProbeTable + " (id bigint PRIMARY KEY)", "TRUNCATE " + StaleProbeTable} {
+	setup := []string{"CREATE TABLE IF NOT EXISTS " + StaleProbeTable + " (id bigint PRIMARY KEY)"}
+	if ids.Load() == 0 {
+		setup = append(setup, "TRUNCATE "+StaleProbeTable)
+	}
+	for _, sql := range setup {
 		if _, err := w.Exec(ctx, sql); err != nil {
 			w.Close(context.WithoutCancel(ctx))
 			return nil, fmt.Errorf("%s: %w", sql, err)
@@ -77,7 +82,7 @@ func newStaleProbe(ctx context.Context, l *Load, mode string) (*staleProbe, erro
 		w.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("wait for the standbys to replay %s: %w", StaleProbeTable, err)
 	}
-	return &staleProbe{l: l, mode: mode, writer: w}, nil
+	return &staleProbe{l: l, mode: mode, writer: w, ids: ids}, nil
 }
 
 func (p *staleProbe) Start(ctx context.Context, step *result.Step) error {
@@ -116,7 +121,7 @@ func (p *staleProbe) Stop(ctx context.Context, step *result.Step) error {
 	if out.Errors > 0 {
 		step.Warnings = append(step.Warnings, fmt.Sprintf("stale-read probe: %d probe(s) failed and are in no figure: %s", out.Errors, out.ErrorSample))
 	}
-	return step.SetExtra(result.ExtraStale, out)
+	return step.SetExtra(result.StaleKey(p.mode), out)
 }
 
 // close ends the writer's session.
@@ -130,8 +135,7 @@ func (p *staleProbe) close() {
 // session would be; in causal mode it opens after the commit, naming its WAL position.
 // A probe cut short by the window's end is not counted.
 func (p *staleProbe) once(ctx context.Context, readCS string) {
-	p.nextID++
-	id := p.nextID
+	id := p.ids.Add(1)
 	var rc *pgx.Conn
 	var sessionTime time.Duration
 	open := func(cs string) error {

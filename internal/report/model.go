@@ -75,7 +75,7 @@ func (r *Run) read() error {
 		return err
 	}
 	for i := range r.Result.Steps {
-		if _, err := r.Result.Steps[i].StaleReads(); err != nil {
+		if _, err := r.Result.Steps[i].StaleProbes(); err != nil {
 			return err
 		}
 	}

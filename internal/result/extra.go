@@ -22,9 +22,10 @@ const (
 	// ExtraReadahead is the readahead experiment's run (ReadaheadRun) and each step's plan,
 	// written by internal/workload/readahead.
 	ExtraReadahead = "readahead"
-	// ExtraStale is a step's stale-read probe figures (StaleStep), written by
-	// internal/experiment.
-	ExtraStale = "stale_reads"
+	// ExtraStale and ExtraStaleCausal are a step's stale-read probe figures (StaleStep) in
+	// eventual and in causal mode, written by internal/experiment (Step.StaleProbes).
+	ExtraStale       = "stale_reads"
+	ExtraStaleCausal = "stale_reads_causal"
 )
 
 // RunLevel is ExtraError.Step for a section of the run's own Extra.
@@ -123,7 +124,7 @@ func (r *Result) CheckExtras() error {
 		if _, err := st.Seeding(); err != nil {
 			errs = append(errs, err)
 		}
-		if _, err := st.StaleReads(); err != nil {
+		if _, err := st.StaleProbes(); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -1,7 +1,8 @@
 package result
 
-// The stale-read probe's section of a step (Step.Extra["stale_reads"]), written by
-// internal/experiment's probe and read by the commands' tables and the report.
+// The stale-read probe's sections of a step (Step.Extra["stale_reads"] in eventual mode,
+// ["stale_reads_causal"] in causal mode), written by internal/experiment's probe and read
+// by the commands' tables and the report.
 
 // Stale-read probe modes (StaleStep.Mode).
 const (
@@ -11,7 +12,18 @@ const (
 	// StaleCausal: each read session opens after the commit and names the write's WAL
 	// position (agbench.min_lsn), so a listener routes it to a node that has replayed it.
 	StaleCausal = "causal"
+	// StaleBoth runs the two probes side by side in the same window (a command's mode;
+	// each section says its own).
+	StaleBoth = "both"
 )
+
+// StaleKey is the Extra key of a probe mode's section.
+func StaleKey(mode string) string {
+	if mode == StaleCausal {
+		return ExtraStaleCausal
+	}
+	return ExtraStale
+}
 
 // StaleStep is what the stale-read probe measured beside a step: a writer commits a row
 // on the primary, a read-intent session reads it at once; a read that misses it is stale
@@ -69,8 +81,24 @@ func (s *StaleStep) All() (StaleNode, error) {
 	return all, err
 }
 
-// StaleReads returns the step's stale-read probe section: nil when the step has none, an
-// *ExtraError naming the section when it does not decode.
-func (s *Step) StaleReads() (*StaleStep, error) {
-	return extraOf[StaleStep](s.ExtraOf, ExtraStale)
+// StaleProbe returns the step's stale-read probe section of a mode (StaleEventual or
+// StaleCausal): nil when the step has none, an *ExtraError naming the section when it does
+// not decode.
+func (s *Step) StaleProbe(mode string) (*StaleStep, error) {
+	return extraOf[StaleStep](s.ExtraOf, StaleKey(mode))
+}
+
+// StaleProbes returns the step's stale-read probe sections, eventual first.
+func (s *Step) StaleProbes() ([]*StaleStep, error) {
+	var out []*StaleStep
+	for _, m := range []string{StaleEventual, StaleCausal} {
+		p, err := s.StaleProbe(m)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
