@@ -290,9 +290,6 @@ func (w *lsnWatch) await(ctx context.Context, since time.Time, want uint64) (lsn
 
 // poll reads the node's position while sessions wait on it, then ends.
 func (w *lsnWatch) poll() {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	<-t.C
 	for {
 		w.mu.Lock()
 		if w.waiters == 0 || w.closed {
@@ -315,14 +312,12 @@ func (w *lsnWatch) poll() {
 		if r.err != nil {
 			gap = 20 * causalPollGap
 		}
-		t.Reset(gap)
+		t := time.NewTimer(gap)
 		select {
 		case <-t.C:
 		case <-w.kick:
-			if !t.Stop() {
-				<-t.C
-			}
 		}
+		t.Stop()
 	}
 }
 
