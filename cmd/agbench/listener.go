@@ -25,7 +25,8 @@ type listenerFlags struct {
 	cluster, listen, roListen, metrics, routing string
 	primary                                     string
 	standbys, lists                             []string
-	maxLag, probe, startup                      time.Duration
+	maxLag, probe, startup, causalWait          time.Duration
+	consistency                                 string
 	tlsCert, tlsKey                             string
 	tlsRequire                                  bool
 	forward                                     string
@@ -47,6 +48,12 @@ of parentheses a load-balanced set, the primary used only when listed; when no e
 available the client gets SQLSTATE 08004 naming the list. Default: every standby as one
 load-balanced set, then the primary. --routing-list NODE=LIST gives the list used while
 NODE is the primary (as SQL Server keeps one per replica).
+
+Read-your-writes: a read-intent session may name the WAL position it must see
+(options='-c agbench.min_lsn=0/3000148', the pg_current_wal_insert_lsn() read after its
+write), or --consistency session makes every read-intent session see all the primary had
+flushed when it started. Standbys behind are waited for up to --causal-wait, then skipped
+for the next entry of the routing list.
 
 Backends are probed every --probe-interval (role, WAL replayed, lag); roles follow a
 failover, and sessions on a node that stopped being primary are ended. Once a session's
@@ -79,6 +86,8 @@ for any cluster; a node is named by NAME=URL or else by the URL's host:port.`,
 	fl.StringVar(&f.roListen, "read-only-listen", "", "address on which every session has read intent")
 	fl.StringArrayVar(&f.lists, "routing-list", nil, "routing list, e.g. \"(('standby1','standby2'),'primary')\"; NODE=LIST for one primary's list (repeatable)")
 	fl.DurationVar(&f.maxLag, "max-lag", 0, "skip standbys whose replay lags more (0: no limit)")
+	fl.StringVar(&f.consistency, "consistency", "eventual", "what read-intent sessions must see: eventual (any listed standby), session (a standby that has replayed all the primary had flushed when the session started); a session may say agbench.consistency or agbench.min_lsn itself")
+	fl.DurationVar(&f.causalWait, "causal-wait", listener.DefaultCausalWait, "how long a session that must see a WAL position waits, in all, for standbys to replay it before they are skipped")
 	fl.StringVar(&f.routing, "routing", "on", "on: route read intent by the routing list; off: send it to the primary")
 	fl.StringVar(&f.metrics, "metrics", "", "HTTP address for /metrics, /status and /route")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate: terminate TLS for clients that ask")
@@ -138,6 +147,16 @@ func (f *listenerFlags) config(a *app, cmd *cobra.Command) (listener.Config, err
 		errs = append(errs, agerr.BadInputf("--routing %q: want on or off", f.routing))
 	}
 	cfg.MaxLag, cfg.ProbeInterval, cfg.StartupTimeout, cfg.RequireTLS = f.maxLag, f.probe, f.startup, f.tlsRequire
+	if c, err := listener.ParseConsistency(f.consistency); err != nil {
+		errs = append(errs, agerr.BadInputf("--consistency: %v", err))
+	} else {
+		cfg.Consistency = c
+	}
+	if f.causalWait <= 0 {
+		errs = append(errs, agerr.BadInputf("--causal-wait %s: must be positive", f.causalWait))
+	} else {
+		cfg.CausalWait = f.causalWait
+	}
 	if fw, err := listener.ParseForward(f.forward); err != nil {
 		errs = append(errs, err)
 	} else {
@@ -263,6 +282,9 @@ func printListener(w io.Writer, l *listener.Listener, cfg listener.Config) {
 	}
 	for n, list := range cfg.RoutingLists {
 		fmt.Fprintf(w, "routing list while %s is primary: %s\n", n, list)
+	}
+	if cfg.Consistency == listener.Session || cfg.CausalWait != listener.DefaultCausalWait {
+		fmt.Fprintf(w, "consistency: %s (causal wait %s)\n", cfg.Consistency, cfg.CausalWait)
 	}
 	if cfg.MaxLag > 0 {
 		fmt.Fprintf(w, "max lag: %s\n", cfg.MaxLag)

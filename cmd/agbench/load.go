@@ -34,6 +34,7 @@ type loadFlags struct {
 	results    string
 	maxErrors  int64
 	analysis   analysisFlags
+	staleProbe string
 }
 
 func (f *loadFlags) add(c *cobra.Command, defThreads string, defIterations int64) {
@@ -55,6 +56,7 @@ func (f *loadFlags) add(c *cobra.Command, defThreads string, defIterations int64
 	fs.StringVar(&f.results, "results", "results", "folder for results/<time>-<command>/result.json")
 	fs.Int64Var(&f.maxErrors, "max-errors", 1000, "stop a step after this many failed operations (0: no limit)")
 	f.analysis.register(fs)
+	staleProbeFlag(fs, &f.staleProbe)
 }
 
 // check validates the shared flags, every problem at once, resolves the target and returns
@@ -105,11 +107,16 @@ func (f *loadFlags) check(a *app, cmd *cobra.Command, command, unit string) (*ex
 	slos, err := f.analysis.slos()
 	errs = append(errs, err)
 	if validating(cmd.Context()) { // agbench run checks a plan: the cluster may not exist yet
-		return nil, agerr.Join(append(errs, target.CheckSpec(f.spec))...)
+		_, err := staleProbeMode(f.staleProbe, intent == target.ReadOnly, nil, sweep.Compare != nil)
+		return nil, agerr.Join(append(errs, err, target.CheckSpec(f.spec))...)
 	}
 	tgt, err := target.Resolve(home(a), f.spec)
 	errs = append(errs, err)
 	if err := agerr.Join(errs...); err != nil {
+		return nil, err
+	}
+	probe, err := staleProbeMode(f.staleProbe, intent == target.ReadOnly, tgt, sweep.Compare != nil)
+	if err != nil {
 		return nil, err
 	}
 	if sweep.Compare != nil {
@@ -122,7 +129,8 @@ func (f *loadFlags) check(a *app, cmd *cobra.Command, command, unit string) (*ex
 		Target: tgt, Database: f.spec.Database, Intent: intent, Sweep: sweep,
 		Step:    runner.StepSpec{Iterations: f.iterations, Duration: f.duration, Rampup: f.rampup, Rate: f.rate, MaxErrors: f.maxErrors},
 		Results: f.results, Sample: f.analysis.sampling(), Analyse: true,
-		Analysis: analyze.Options{LoadName: "threads", Unit: unit, SLOs: slos},
+		Analysis:   analyze.Options{LoadName: "threads", Unit: unit, SLOs: slos},
+		StaleProbe: probe,
 	}, nil
 }
 

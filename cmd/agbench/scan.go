@@ -93,7 +93,7 @@ func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 	w := scan.New(cfg)
 	defer w.Close()
 	l.Config = map[string]any{"table": f.table, "rows": f.rows, "cold": f.cold, "threads": f.load.threads,
-		"iterations": f.load.iterations, "intent": string(l.Intent), "compare": f.load.compare, "repeat": f.load.repeat}
+		"iterations": f.load.iterations, "intent": string(l.Intent), "compare": f.load.compare, "repeat": f.load.repeat, "stale_probe": l.StaleProbe}
 	return runLoad(ctx, a, l, w, scanColumns, func() []string { return coldNotes })
 }
 

@@ -143,7 +143,8 @@ func runStress(cmd *cobra.Command, a *app, f *stressFlags) error {
 	defer w.Close()
 	l.Config = map[string]any{"queries": cfg.Queries, "threads": f.load.threads, "iterations": f.load.iterations,
 		"duration": f.load.duration.String(), "rampup": f.load.rampup.String(), "rate": f.load.rate, "intent": string(l.Intent),
-		"compare": f.load.compare, "repeat": f.load.repeat, "param_file": f.paramFile, "param_range": f.paramRange}
+		"compare": f.load.compare, "repeat": f.load.repeat, "param_file": f.paramFile, "param_range": f.paramRange,
+		"stale_probe": l.StaleProbe}
 	return runLoad(ctx, a, l, w, stressColumns, nil)
 }
 
@@ -158,8 +159,9 @@ func runLoad(ctx context.Context, a *app, l *experiment.Load, w workload.Workloa
 	}
 	fmt.Fprintln(a.stdout)
 	if len(out.Result.Steps) > 0 {
-		table.Write(a.stdout, out.Result, "threads", table.WithRate(out.Result, cols))
+		table.Write(a.stdout, out.Result, "threads", table.WithRate(out.Result, withStale(cols, l)))
 		fmt.Fprintln(a.stdout)
+		printStale(a.stdout, out.Result)
 	}
 	printAnalysis(a.stdout, out.Analysis)
 	printFooter(a.stdout, out.Result, out.Path, table.Landed(out.Result))

@@ -38,6 +38,7 @@ type tpccRunOptions struct {
 	allWarehouses bool
 	keying        bool
 	readIntent    bool
+	staleProbe    string
 	check         bool
 	results       string
 	maxErrors     int64
@@ -85,6 +86,7 @@ latency). Every run writes results/<time>-tpcc-run/result.json, also when cut sh
 	f.IntVar(&o.repeat, "repeat", 1, "run every step this many times; the table shows medians")
 	f.Int64Var(&o.maxErrors, "max-errors", 1000, "stop a step after this many failed transactions (0: no limit)")
 	o.analysis.register(f)
+	staleProbeFlag(f, &o.staleProbe)
 	return validates(c)
 }
 
@@ -144,7 +146,8 @@ func maxVUs(sw runner.Sweep) int {
 func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command) error {
 	sw, mode, err := o.plan()
 	if validating(ctx) { // agbench run checks a plan: the cluster may not exist yet
-		return agerr.Join(err, target.CheckSpec(o.target.spec))
+		_, perr := staleProbeMode(o.staleProbe, o.readIntent, nil, sw.Compare != nil)
+		return agerr.Join(err, perr, target.CheckSpec(o.target.spec))
 	}
 	r, terr := o.target.resolve(a)
 	if err = agerr.Join(err, terr); err != nil {
@@ -160,6 +163,9 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 		}
 	}
 	l := o.experiment(cmd, tgt, sw)
+	if l.StaleProbe, err = staleProbeMode(o.staleProbe, o.readIntent, tgt, sw.Compare != nil); err != nil {
+		return err
+	}
 	w := &tpcc.Workload{Primary: r.primary, Mode: mode, ReadIntent: o.readIntent,
 		AllWarehouses: o.allWarehouses, Keying: o.keying, Seed: uint64(o.seed)}
 	// Read-intent sessions: through an in-process listener per routing variant (--compare),
@@ -187,7 +193,7 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 	defer conn.Close(context.WithoutCancel(ctx))
 	l.Config = map[string]any{"warehouses": meta.Warehouses, "build_seed": meta.Seed, "mode": string(mode),
 		"vus": o.vus, "rampup_seconds": o.rampup.Seconds(), "duration_seconds": o.duration.Seconds(), "rate": o.rate,
-		"all_warehouses": o.allWarehouses, "keying": o.keying, "read_intent": o.readIntent, "compare": o.compare,
+		"all_warehouses": o.allWarehouses, "keying": o.keying, "read_intent": o.readIntent, "compare": o.compare, "stale_probe": l.StaleProbe,
 		"run_constants": w.Constants(), "load_constants": meta.C}
 	smp, err := w.NewSampler(ctx)
 	if err != nil {
@@ -203,6 +209,7 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 		return runErr
 	}
 	printTPCCRun(a.stdout, meta, mode, sw, out.Result.Steps)
+	printStale(a.stdout, out.Result)
 	printAnalysis(a.stdout, out.Analysis)
 	if out.Path == "" {
 		return runErr

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 
@@ -47,6 +48,10 @@ type Load struct {
 	Analysis analyze.Options
 	// Config is the command's effective configuration for the result.
 	Config map[string]any
+	// StaleProbe, when set (result.StaleEventual, result.StaleCausal or result.StaleBoth:
+	// the two side by side), runs the read-after-write probe beside every measured window
+	// (result.StaleStep).
+	StaleProbe string
 
 	routes *Routes
 }
@@ -198,6 +203,23 @@ func (l *Load) Run(ctx context.Context, w workload.Workload, h Hooks) (*Outcome,
 		}
 	}
 	samplers := append([]runner.Sampler(nil), h.Samplers...)
+	modes := []string{l.StaleProbe}
+	switch l.StaleProbe {
+	case "":
+		modes = nil
+	case result.StaleBoth:
+		modes = []string{result.StaleEventual, result.StaleCausal}
+	}
+	var ids atomic.Int64 // the probes' rows, one sequence for both
+	for _, m := range modes {
+		p, err := newStaleProbe(ctx, l, m, &ids)
+		if err != nil {
+			rec.Warn("stale-read probe (" + m + "): not run: " + err.Error())
+			continue
+		}
+		defer p.close()
+		samplers = append(samplers, p)
+	}
 	if l.Sample {
 		s := StartSamplers(ctx, l.Target, l.Database, !l.Restarts)
 		defer s.Close()

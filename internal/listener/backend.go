@@ -50,8 +50,9 @@ type backendConn struct {
 // When no candidate is left, a refusal from the last one tried comes back in
 // backendConn.refusal for the client; otherwise the routing refusal is returned, with
 // FailBackendUnreachable when the last node tried could not be reached.
-func (l *Listener) openBackend(intent routing.Intent, startup []byte) (*backendConn, Failure, error) {
+func (l *Listener) openBackend(intent routing.Intent, need causalNeed, startup []byte) (*backendConn, Failure, error) {
 	nodes := l.health.routingNodes()
+	cc := l.causalFor(intent, need)
 	var last *backendConn
 	unreachable := false
 	for tries := 0; ; tries++ {
@@ -61,7 +62,11 @@ func (l *Listener) openBackend(intent routing.Intent, startup []byte) (*backendC
 			}
 			return nil, FailShuttingDown, errors.New("the listener is closing")
 		}
-		d, err := l.router.Choose(intent, nodes)
+		d, err := l.choose(intent, cc, &nodes)
+		var ce *causalError
+		if errors.As(err, &ce) {
+			return nil, ce.fail, err
+		}
 		if err != nil {
 			if last != nil {
 				return last, FailNone, nil
@@ -69,10 +74,16 @@ func (l *Listener) openBackend(intent routing.Intent, startup []byte) (*backendC
 			if unreachable {
 				return nil, FailBackendUnreachable, err
 			}
+			if cc != nil && cc.skipped > 0 {
+				return nil, FailCausalNoTarget, err
+			}
 			return nil, FailNoTarget, err
 		}
 		b, reason, why := l.tryBackend(d, startup)
 		if reason == "" {
+			if cc != nil {
+				l.metrics.addCausalSession(d.Node, cc.waited > 0)
+			}
 			return b, FailNone, nil
 		}
 		last, unreachable = b, reason == retryConnectFailed
@@ -151,6 +162,17 @@ func (l *Listener) isClosed() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.closed
+}
+
+// withSkip returns a copy of nodes with one skipped for the session being routed.
+func withSkip(nodes []routing.Node, name, why string) []routing.Node {
+	c := append([]routing.Node(nil), nodes...)
+	for i := range c {
+		if c[i].Name == name {
+			c[i].Skip = why
+		}
+	}
+	return c
 }
 
 // withRefusing returns a copy of nodes with one marked as refusing sessions.

@@ -59,6 +59,14 @@ type Config struct {
 	Routing bool
 	// MaxLag skips standbys whose replay lag is larger (0: no limit).
 	MaxLag time.Duration
+	// Consistency is what read-intent sessions must see unless they say otherwise
+	// (ConsistencyParam): Eventual (any standby the list allows) or Session (a standby that
+	// has replayed all the primary had flushed when the session started).
+	Consistency Consistency
+	// CausalWait bounds, per session, the wait for standbys to replay what the session
+	// must see (MinLSNParam, Session); a standby still behind is then skipped. Zero means
+	// DefaultCausalWait.
+	CausalWait time.Duration
 	// ProbeInterval is how often each backend is probed.
 	ProbeInterval time.Duration
 	// TLS, when set, terminates TLS for clients that ask (SSLRequest); without it the
@@ -159,6 +167,9 @@ func (c Config) withDefaults() Config {
 	if c.DrainTimeout <= 0 {
 		c.DrainTimeout = DefaultDrainTimeout
 	}
+	if c.CausalWait == 0 {
+		c.CausalWait = DefaultCausalWait
+	}
 	return c
 }
 
@@ -213,6 +224,9 @@ func (c Config) policy() (routing.Policy, error) {
 			continue
 		}
 		addList(k, "--routing-list "+k, c.RoutingLists[k])
+	}
+	if err := causalWaitOf(c.CausalWait); err != nil {
+		errs = append(errs, err)
 	}
 	if c.MaxLag < 0 {
 		errs = append(errs, agerr.BadInputf("--max-lag %s: must not be negative", c.MaxLag))

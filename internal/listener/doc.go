@@ -48,6 +48,15 @@
 // commits the session to that node, so TLS, SCRAM and the kernel forwarder never see a
 // retried session.
 //
+// Causal routing (causal.go): a read-intent session that names a WAL position
+// (agbench.min_lsn) or takes session consistency (Config.Consistency, agbench.consistency)
+// goes only to a standby that has replayed it. Each node's position is known from its
+// probes and, while sessions wait on it, read every millisecond by one poller per node on
+// its own connection; a standby still behind after Config.CausalWait (per session) is
+// skipped for that session, and the routing list's next candidate is tried. A position
+// beyond the primary's insert position is refused at once. RouteCausal and /route's
+// min_lsn and consistency do the same for the redirect path (ResolveRequest).
+//
 // CancelRequest: the listener notes each session's BackendKeyData (it reads the
 // backend's messages only until ReadyForQuery) and sends a client's CancelRequest to the
 // backend of the session it names. TLS: with Config.TLS the listener terminates TLS for

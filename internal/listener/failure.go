@@ -25,10 +25,15 @@ const (
 	FailBackendStartup             // the backend ended the session before it was ready (auth failed, ...)
 	FailShuttingDown               // the listener is closing
 	FailBackendRefused             // every candidate refused the session at startup; the client got the last one's error
+	FailBadCausalParam             // a malformed agbench.min_lsn or agbench.consistency
+	FailCausalNoTarget             // no node of the routing list had replayed what the session must see
+	FailCausalFuture               // agbench.min_lsn beyond the primary's WAL
+	FailCausalNoPrimary            // the primary's WAL position, needed to route causally, could not be read
 )
 
 var failureNames = [...]string{"none", "bad_startup", "startup_timeout", "client_gone", "tls_handshake",
-	"tls_required", "bad_intent", "no_target", "backend_unreachable", "backend_startup", "shutting_down", "backend_refused"}
+	"tls_required", "bad_intent", "no_target", "backend_unreachable", "backend_startup", "shutting_down", "backend_refused",
+	"bad_causal_param", "causal_no_target", "causal_future_lsn", "causal_no_primary"}
 
 func (f Failure) String() string {
 	if int(f) < len(failureNames) {
@@ -44,6 +49,7 @@ const (
 	codeConnectionFailure = "08006" // connection_failure
 	codeInvalidAuthSpec   = "28000" // invalid_authorization_specification
 	codeInvalidParamValue = "22023" // invalid_parameter_value
+	codeInvalidTextRepr   = "22P02" // invalid_text_representation
 	codeCannotConnectNow  = "57P03" // cannot_connect_now
 	codeTooManyConns      = "53300" // too_many_connections
 	// codes the health probe reads

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -122,7 +121,9 @@ type health struct {
 	nodes    []*nodeState
 	// onDemote is called with a node that stopped being the primary.
 	onDemote func(node string)
-	emit     func(Event)
+	// observe, when set, is given each good probe's WAL position (causal routing).
+	observe func(node string, r lsnReading)
+	emit    func(Event)
 
 	mu          sync.Mutex // guards nodes' fields, lastPrimary, hist, conflicts
 	lastPrimary string
@@ -208,6 +209,9 @@ func (h *health) round(ctx context.Context) {
 			continue
 		}
 		n.fails, n.why, n.up, n.probedAt = 0, "", true, r.at
+		if h.observe != nil && r.lsn != 0 {
+			h.observe(n.b.Name, lsnReading{lsn: r.lsn, insert: r.lsn, inRecovery: r.inRecovery, at: r.start})
+		}
 		n.inRecovery, n.paused, n.lsn = r.inRecovery, r.paused, r.lsn
 		n.timeline, n.timelineErr = r.timeline, r.timelineErr
 		if n.refusing != "" && r.start.After(n.refusedAt) {
@@ -521,15 +525,11 @@ func (h *health) closeConns() {
 
 // parseLSN reads PostgreSQL's pg_lsn text form, "16/B374D848".
 func parseLSN(s string) (uint64, error) {
-	hi, lo, ok := strings.Cut(s, "/")
-	if ok {
-		h, err1 := strconv.ParseUint(hi, 16, 32)
-		l, err2 := strconv.ParseUint(lo, 16, 32)
-		if err1 == nil && err2 == nil {
-			return h<<32 | l, nil
-		}
+	v, err := ParseLSN(s)
+	if err != nil {
+		return 0, fmt.Errorf("health probe: %w", err)
 	}
-	return 0, fmt.Errorf("health probe: bad LSN %q", s)
+	return v, nil
 }
 
 func formatLSN(v uint64) string { return fmt.Sprintf("%X/%X", v>>32, uint32(v)) }

@@ -40,9 +40,35 @@ func (l *Listener) httpHandler() http.Handler {
 				return
 			}
 		}
-		name, addr, err := l.Route(intent)
+		q := r.URL.Query()
+		var minLSN uint64
+		if v := q.Get("min_lsn"); v != "" {
+			var err error
+			if minLSN, err = ParseLSN(v); err != nil {
+				http.Error(w, "min_lsn: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+		}
+		cons := l.cfg.Consistency
+		if v := q.Get("consistency"); v != "" {
+			var err error
+			if cons, err = ParseConsistency(v); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+		}
+		name, addr, err := l.RouteCausal(intent, minLSN, cons)
 		var nt *routing.NoTargetError
+		var ce *causalError
 		switch {
+		case errors.As(err, &ce):
+			l.metrics.addFailure(ce.fail, intent.String()+"-redirect")
+			status := http.StatusServiceUnavailable
+			if ce.fail == FailCausalFuture {
+				status = http.StatusBadRequest
+			}
+			http.Error(w, err.Error(), status)
+			return
 		case errors.As(err, &nt):
 			l.metrics.addFailure(FailNoTarget, intent.String()+"-redirect")
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)

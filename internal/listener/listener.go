@@ -27,6 +27,8 @@ type Listener struct {
 	router  *routing.Router
 	health  *health
 	metrics *metrics
+	// watches read each node's WAL position while causal sessions wait on it.
+	watches map[string]*lsnWatch
 	// kfwd forwards sessions in the kernel after their startup phase; nil: the copy loops
 	// do. forwarding says which, and why not the kernel.
 	kfwd       *kernelForwarder
@@ -68,6 +70,11 @@ func Start(ctx context.Context, cfg Config) (*Listener, error) {
 		done:     make(chan struct{}),
 	}
 	l.health = newHealth(cfg.Backends, cfg.ProbeInterval, l.emit, l.endPrimarySessions)
+	l.watches = make(map[string]*lsnWatch, len(cfg.Backends))
+	for _, b := range cfg.Backends {
+		l.watches[b.Name] = newLSNWatch(b, l.health.timeout)
+	}
+	l.health.observe = func(node string, r lsnReading) { l.watches[node].observe(r) }
 	if err := l.setForwarding(); err != nil {
 		return nil, err
 	}
@@ -252,6 +259,9 @@ func (l *Listener) Close() error {
 		if l.cancelProbe != nil {
 			l.cancelProbe()
 			<-l.probeDone
+		}
+		for _, w := range l.watches {
+			w.close()
 		}
 		l.closeForwarder()
 		close(l.done)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agbench/agbench/internal/routing"
 )
@@ -22,12 +23,19 @@ type metrics struct {
 	ended    map[string]uint64    // node
 	forward  map[string]uint64    // forwarding mode of sessions past startup
 	retries  map[[2]string]uint64 // node, reason
+	// causal routing
+	causal        map[[2]string]uint64 // node, "immediate" or "waited"
+	causalWaits   map[[2]string]uint64 // node, result (caught_up, timed_out, error)
+	causalWaitSec map[string]float64   // node
+	causalWaitLe  map[string][]uint64  // node: waits up to each of causalWaitBuckets (cumulative)
+	fallbacks     map[string]uint64    // node skipped as behind
 }
 
 func newMetrics() *metrics {
 	return &metrics{sessions: map[[2]string]uint64{}, active: map[string]int64{}, failures: map[[2]string]uint64{},
 		bytes: map[[2]string]uint64{}, cancels: map[string]uint64{}, ended: map[string]uint64{}, forward: map[string]uint64{},
-		retries: map[[2]string]uint64{}}
+		retries: map[[2]string]uint64{}, causal: map[[2]string]uint64{}, causalWaits: map[[2]string]uint64{},
+		causalWaitSec: map[string]float64{}, causalWaitLe: map[string][]uint64{}, fallbacks: map[string]uint64{}}
 }
 
 func (m *metrics) sessionStarted(i routing.Intent, node string) {
@@ -52,6 +60,42 @@ func (m *metrics) addFailure(f Failure, intent string) {
 func (m *metrics) addRetry(node, reason string) {
 	m.mu.Lock()
 	m.retries[[2]string{node, reason}]++
+	m.mu.Unlock()
+}
+
+func (m *metrics) addCausalSession(node string, waited bool) {
+	how := "immediate"
+	if waited {
+		how = "waited"
+	}
+	m.mu.Lock()
+	m.causal[[2]string{node, how}]++
+	m.mu.Unlock()
+}
+
+func (m *metrics) addCausalWait(node, result string, d time.Duration) {
+	m.mu.Lock()
+	m.causalWaits[[2]string{node, result}]++
+	m.causalWaitSec[node] += d.Seconds()
+	le := m.causalWaitLe[node]
+	if le == nil {
+		le = make([]uint64, len(causalWaitBuckets))
+		m.causalWaitLe[node] = le
+	}
+	for i, b := range causalWaitBuckets {
+		if d.Seconds() <= b {
+			le[i]++
+		}
+	}
+	m.mu.Unlock()
+}
+
+// causalWaitBuckets are the upper bounds, in seconds, of the causal wait histogram.
+var causalWaitBuckets = []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1}
+
+func (m *metrics) addCausalFallback(node string) {
+	m.mu.Lock()
+	m.fallbacks[node]++
 	m.mu.Unlock()
 }
 
@@ -97,6 +141,16 @@ type Counts struct {
 	// Conflicts counts, by node, the times it was found writable while another node (or
 	// none) was taken for the primary.
 	Conflicts map[string]uint64
+	// Causal counts sessions routed with a WAL position to see (agbench.min_lsn or session
+	// consistency), by "node/immediate" (the node had replayed it) or "node/waited".
+	Causal map[string]uint64
+	// CausalWaits counts waits for a standby to replay a session's position, by
+	// "node/result" (caught_up, timed_out, error); CausalWaitSeconds sums them by node.
+	CausalWaits       map[string]uint64
+	CausalWaitSeconds map[string]float64
+	// Fallbacks counts, by node, the times a standby behind a session's position was
+	// skipped for the next candidate.
+	Fallbacks map[string]uint64
 }
 
 // Counts returns the listener's counters.
@@ -105,7 +159,20 @@ func (l *Listener) Counts() Counts {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := Counts{Sessions: map[string]uint64{}, Failures: map[string]uint64{}, Cancels: map[string]uint64{},
-		Forwarded: map[string]uint64{}, Retries: map[string]uint64{}, Conflicts: l.health.conflictCounts()}
+		Forwarded: map[string]uint64{}, Retries: map[string]uint64{}, Conflicts: l.health.conflictCounts(),
+		Causal: map[string]uint64{}, CausalWaits: map[string]uint64{}, CausalWaitSeconds: map[string]float64{}, Fallbacks: map[string]uint64{}}
+	for k, v := range m.causal {
+		c.Causal[k[0]+"/"+k[1]] = v
+	}
+	for k, v := range m.causalWaits {
+		c.CausalWaits[k[0]+"/"+k[1]] = v
+	}
+	for k, v := range m.causalWaitSec {
+		c.CausalWaitSeconds[k] = v
+	}
+	for k, v := range m.fallbacks {
+		c.Fallbacks[k] = v
+	}
 	for k, v := range m.retries {
 		c.Retries[k[0]+"/"+k[1]] = v
 	}
@@ -160,6 +227,33 @@ func (l *Listener) writeProm(w io.Writer) {
 	family(&b, "agbench_listener_startup_retries_total", "counter", "New sessions moved on to the next candidate because the node refused them at startup, before any byte reached the client, by reason: connect_failed (no connection, or no answer), cannot_connect_now (57P03: starting up, shutting down), too_many_connections (53300).")
 	for _, k := range sortedKeys2(m.retries) {
 		fmt.Fprintf(&b, "agbench_listener_startup_retries_total{node=%q,reason=%q} %d\n", k[0], k[1], m.retries[k])
+	}
+	family(&b, "agbench_listener_causal_sessions_total", "counter", "Read-intent sessions routed with a WAL position to see (agbench.min_lsn or session consistency), by node and how: immediate (it had replayed it), waited.")
+	for _, k := range sortedKeys2(m.causal) {
+		fmt.Fprintf(&b, "agbench_listener_causal_sessions_total{node=%q,how=%q} %d\n", k[0], k[1], m.causal[k])
+	}
+	family(&b, "agbench_listener_causal_waits_total", "counter", "Waits for a standby to replay a session's WAL position, by node and result (caught_up, timed_out, error).")
+	for _, k := range sortedKeys2(m.causalWaits) {
+		fmt.Fprintf(&b, "agbench_listener_causal_waits_total{node=%q,result=%q} %d\n", k[0], k[1], m.causalWaits[k])
+	}
+	family(&b, "agbench_listener_causal_wait_seconds", "histogram", "How long sessions waited for a standby to replay their WAL position, by node.")
+	for _, k := range sortedKeys(m.causalWaitSec) {
+		var n uint64
+		for r := range m.causalWaits {
+			if r[0] == k {
+				n += m.causalWaits[r]
+			}
+		}
+		for i, le := range causalWaitBuckets {
+			fmt.Fprintf(&b, "agbench_listener_causal_wait_seconds_bucket{node=%q,le=\"%g\"} %d\n", k, le, m.causalWaitLe[k][i])
+		}
+		fmt.Fprintf(&b, "agbench_listener_causal_wait_seconds_bucket{node=%q,le=\"+Inf\"} %d\n", k, n)
+		fmt.Fprintf(&b, "agbench_listener_causal_wait_seconds_sum{node=%q} %g\n", k, m.causalWaitSec[k])
+		fmt.Fprintf(&b, "agbench_listener_causal_wait_seconds_count{node=%q} %d\n", k, n)
+	}
+	family(&b, "agbench_listener_causal_fallbacks_total", "counter", "Times a standby behind a session's WAL position was skipped for the routing list's next candidate.")
+	for _, k := range sortedKeys(m.fallbacks) {
+		fmt.Fprintf(&b, "agbench_listener_causal_fallbacks_total{node=%q} %d\n", k, m.fallbacks[k])
 	}
 	m.mu.Unlock()
 	conflicts := l.health.conflictCounts()

@@ -40,16 +40,40 @@ func Resolve(ctx context.Context, addr string, intent Intent) (string, error) {
 
 // ResolveNode is Resolve returning the node's name too.
 func ResolveNode(ctx context.Context, addr string, intent Intent) (RouteAnswer, error) {
+	return ResolveRequest(ctx, addr, RouteRequest{Intent: intent})
+}
+
+// RouteRequest is what a redirect asks the listener for.
+type RouteRequest struct {
+	Intent Intent
+	// MinLSN, when not zero, is a WAL position the session must see (as MinLSNParam).
+	MinLSN uint64
+	// Consistency, when set ("eventual" or "session"), overrides the listener's.
+	Consistency string
+}
+
+// ResolveRequest is ResolveNode for a session that may have to see a WAL position: the
+// listener answers with a node that has replayed it (waiting up to its causal wait), or
+// refuses (a *ResolveError: 503 when no listed node caught up, 400 for a position beyond
+// the primary's).
+func ResolveRequest(ctx context.Context, addr string, req RouteRequest) (RouteAnswer, error) {
 	base := addr
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
-	u := strings.TrimSuffix(base, "/") + "/route?intent=" + url.QueryEscape(intent.String())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	q := url.Values{"intent": {req.Intent.String()}}
+	if req.MinLSN != 0 {
+		q.Set("min_lsn", formatLSN(req.MinLSN))
+	}
+	if req.Consistency != "" {
+		q.Set("consistency", req.Consistency)
+	}
+	u := strings.TrimSuffix(base, "/") + "/route?" + q.Encode()
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return RouteAnswer{}, err
 	}
-	resp, err := resolveClient.Do(req)
+	resp, err := resolveClient.Do(hreq)
 	if err != nil {
 		return RouteAnswer{}, err
 	}

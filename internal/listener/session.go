@@ -59,6 +59,7 @@ func (l *Listener) handle(c net.Conn, readOnlyPort bool) {
 	tuneTCP(c)
 	_ = c.SetDeadline(time.Now().Add(l.cfg.StartupTimeout))
 	conn, sm, fail := l.startupPhase(c)
+	start := time.Now()
 	if fail != FailNone {
 		l.metrics.addFailure(fail, "")
 		return
@@ -72,13 +73,21 @@ func (l *Listener) handle(c net.Conn, readOnlyPort bool) {
 		sendError(conn, codeInvalidParamValue, err.Error(), "")
 		return
 	}
+	need, err := takeCausal(sm.Parameters, l.cfg.Consistency, start)
+	if err != nil {
+		var bp *BadParamError
+		errors.As(err, &bp)
+		l.metrics.addFailure(FailBadCausalParam, intent.String())
+		sendError(conn, bp.Code, "agbench listener: "+err.Error(), "")
+		return
+	}
 	startup, err := sm.Encode(nil)
 	if err != nil {
 		l.metrics.addFailure(FailBadStartup, "")
 		sendError(conn, codeProtocolViolation, "agbench listener: "+err.Error(), "")
 		return
 	}
-	b, fail, err := l.openBackend(intent, startup)
+	b, fail, err := l.openBackend(intent, need, startup)
 	if err != nil || b.refusal != nil {
 		l.refuseSession(conn, intent, b, fail, err)
 		return
@@ -115,8 +124,14 @@ func (l *Listener) refuseSession(conn net.Conn, intent routing.Intent, b *backen
 		return
 	}
 	var nt *routing.NoTargetError
+	var ce *causalError
 	hint := "agbench listener: see its /status or metrics for each node's health"
-	if errors.As(err, &nt) && intent == routing.ReadOnly {
+	switch {
+	case fail == FailCausalNoTarget:
+		hint = "No listed standby replayed what the session must see within --causal-wait: raise it, or list the primary to let it serve read intent."
+	case errors.As(err, &ce) && ce.fail == FailCausalFuture:
+		hint = "Give an LSN the primary has written: pg_current_wal_insert_lsn() after the write."
+	case errors.As(err, &nt) && intent == routing.ReadOnly:
 		hint = "Bring a listed node back, raise --max-lag, or list the primary to let it serve read intent."
 	}
 	l.emit(Event{Kind: "refused", Msg: err.Error()})

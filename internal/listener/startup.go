@@ -68,20 +68,7 @@ func (e *BadIntentError) Error() string {
 // parameter, or -c agbench.intent=... / --agbench.intent=... inside options), removes it
 // from params, and returns it. readOnlyPort makes the intent read-only whatever was sent.
 func takeIntent(params map[string]string, readOnlyPort bool) (routing.Intent, error) {
-	var values []string
-	if v, ok := params[IntentParam]; ok {
-		values = append(values, v)
-		delete(params, IntentParam)
-	}
-	if opts, ok := params["options"]; ok {
-		rest, vs := stripOption(opts, IntentParam)
-		values = append(values, vs...)
-		if strings.TrimSpace(rest) == "" {
-			delete(params, "options")
-		} else {
-			params["options"] = rest
-		}
-	}
+	values := takeParam(params, IntentParam)
 	intent := routing.ReadWrite
 	for _, v := range values {
 		i, err := routing.ParseIntent(v)
@@ -94,6 +81,26 @@ func takeIntent(params map[string]string, readOnlyPort bool) (routing.Intent, er
 		intent = routing.ReadOnly
 	}
 	return intent, nil
+}
+
+// takeParam removes a parameter of the listener's (given directly or inside options) and
+// returns its values in the order a server would apply them.
+func takeParam(params map[string]string, name string) []string {
+	var values []string
+	if v, ok := params[name]; ok {
+		values = append(values, v)
+		delete(params, name)
+	}
+	if opts, ok := params["options"]; ok {
+		rest, vs := stripOption(opts, name)
+		values = append(values, vs...)
+		if strings.TrimSpace(rest) == "" {
+			delete(params, "options")
+		} else {
+			params["options"] = rest
+		}
+	}
+	return values
 }
 
 // stripOption removes every setting of name from a PostgreSQL options string (words

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -101,6 +102,9 @@ func TestReadStartupRejects(t *testing.T) {
 func FuzzReadStartup(f *testing.F) {
 	sm := &pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30, Parameters: map[string]string{"user": "u", "options": "-c agbench.intent=read-only"}}
 	f.Add(encode(f, sm))
+	f.Add(encode(f, &pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30, Parameters: map[string]string{"user": "u",
+		"options": "-c agbench.intent=ro -c agbench.min_lsn=0/3000148", "agbench.consistency": "session"}}))
+	f.Add(encode(f, &pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30, Parameters: map[string]string{"user": "u", "agbench.min_lsn": "0/zz"}}))
 	f.Add(encode(f, &pgproto3.SSLRequest{}))
 	f.Add(encode(f, &pgproto3.CancelRequest{ProcessID: 1, SecretKey: []byte{9, 9, 9, 9}}))
 	f.Add(packet(8, []byte{0, 3, 0, 2}))
@@ -127,6 +131,21 @@ func FuzzReadStartup(f *testing.F) {
 			}
 			if _, ok := sm.Parameters[IntentParam]; ok {
 				t.Fatal("intent parameter left in the startup message")
+			}
+			// A malformed agbench.min_lsn or agbench.consistency is a BadParamError naming
+			// the parameter with a SQLSTATE for the client, never a panic, and both are
+			// removed before the startup message is forwarded.
+			if _, err := takeCausal(sm.Parameters, Eventual, time.Time{}); err != nil {
+				var bp *BadParamError
+				if !errors.As(err, &bp) || bp.Code == "" || !strings.Contains(err.Error(), bp.Param) {
+					t.Fatalf("takeCausal: %v", err)
+				}
+			} else {
+				for _, p := range []string{MinLSNParam, ConsistencyParam} {
+					if _, ok := sm.Parameters[p]; ok {
+						t.Fatalf("%s left in the startup message", p)
+					}
+				}
 			}
 			if _, err := sm.Encode(nil); err != nil {
 				t.Fatalf("re-encode: %v", err)

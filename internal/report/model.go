@@ -74,6 +74,11 @@ func (r *Run) read() error {
 	if err := r.decodeStepVerdicts(); err != nil {
 		return err
 	}
+	for i := range r.Result.Steps {
+		if _, err := r.Result.Steps[i].StaleProbes(); err != nil {
+			return err
+		}
+	}
 	var err error
 	r.Readahead, err = r.Result.ReadaheadRun()
 	return err

@@ -490,6 +490,9 @@ func TestUnreadablePartsAreNamed(t *testing.T) {
 			`results/seed: analysis: json: cannot unmarshal string`},
 		{"step analysis", func(r *result.Result) { r.Steps[2].Analysis = json.RawMessage(`{"verdicts": [1]}`) },
 			`results/seed: step 2 analysis: json: cannot unmarshal number`},
+		{"stale reads", func(r *result.Result) {
+			r.Steps[2].Extra[result.ExtraStale] = json.RawMessage(`{"nodes": {"standby1": {"reads": "many"}}}`)
+		}, `results/seed: step 2 extra "stale_reads": json: cannot unmarshal string`},
 		{"sample, for the analysis made here", func(r *result.Result) {
 			r.Steps[0].Extra[result.ExtraSample] = json.RawMessage(`{"nodes": []}`)
 		}, `results/seed: step 0 extra "sample": json: cannot unmarshal array`},

@@ -22,6 +22,10 @@ const (
 	// ExtraReadahead is the readahead experiment's run (ReadaheadRun) and each step's plan,
 	// written by internal/workload/readahead.
 	ExtraReadahead = "readahead"
+	// ExtraStale and ExtraStaleCausal are a step's stale-read probe figures (StaleStep) in
+	// eventual and in causal mode, written by internal/experiment (Step.StaleProbes).
+	ExtraStale       = "stale_reads"
+	ExtraStaleCausal = "stale_reads_causal"
 )
 
 // RunLevel is ExtraError.Step for a section of the run's own Extra.
@@ -118,6 +122,9 @@ func (r *Result) CheckExtras() error {
 			errs = append(errs, err)
 		}
 		if _, err := st.Seeding(); err != nil {
+			errs = append(errs, err)
+		}
+		if _, err := st.StaleProbes(); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -77,6 +77,10 @@ type Node struct {
 	// connections, connection refused). The node keeps its role, so the primary's
 	// routing list still applies while the primary refuses.
 	Refusing string
+	// Skip, when set, says why the node may not take the one session being chosen for
+	// (a standby behind the LSN that session must see); the caller sets it on its own
+	// copy of the nodes. It never keeps the primary from a session.
+	Skip string
 }
 
 // Policy is how sessions are routed.
@@ -221,6 +225,8 @@ func (r *Router) unusable(n *Node, primary string) string {
 		return "refused a session since its last probe (" + n.Refusing + ")"
 	case n.Name == primary:
 		return ""
+	case n.Skip != "":
+		return n.Skip
 	case n.Role != RoleStandby:
 		return "not a standby (" + n.Role.String() + ")"
 	case r.policy.MaxLag > 0 && n.Lag > r.policy.MaxLag:

@@ -219,3 +219,27 @@ func TestParseIntent(t *testing.T) {
 		t.Error("ParseIntent(sometimes) accepted")
 	}
 }
+
+// A node skipped for one session (behind the LSN the session must see) is passed over in
+// favour of the next member and entry, is named in the refusal, and never keeps the
+// primary from the session.
+func TestSkippedNodeForOneSession(t *testing.T) {
+	r := NewRouter(Policy{Lists: map[string]List{"": mustParse(t, "(('standby1','standby2'),'primary')")}})
+	nodes := healthy()
+	nodes[1].Skip = "behind: replayed 0/10 of 0/20"
+	for i := 0; i < 3; i++ {
+		if got := choose(t, r, ReadOnly, nodes); got != "standby2" {
+			t.Fatalf("with standby1 skipped got %s", got)
+		}
+	}
+	nodes[2].Skip = "behind: replayed 0/18 of 0/20"
+	nodes[0].Skip = "must not happen"
+	if got := choose(t, r, ReadOnly, nodes); got != "primary" {
+		t.Fatalf("with both standbys skipped got %s, want the primary listed last", got)
+	}
+	r = NewRouter(Policy{Lists: map[string]List{"": mustParse(t, "('standby1','standby2')")}})
+	_, err := r.Choose(ReadOnly, nodes)
+	if err == nil || !strings.Contains(err.Error(), "standby1: behind: replayed 0/10 of 0/20") || !strings.Contains(err.Error(), "standby2: behind") {
+		t.Fatalf("all skipped: %v", err)
+	}
+}

@@ -250,6 +250,23 @@ func WithIntent(cs string, intent Intent) string {
 	return cs + " " + IntentParam + "=" + string(ReadOnly)
 }
 
+// MinLSNParam is the startup parameter by which a read-intent session names the WAL
+// position it must see, for a listener (as the listener reads it).
+const MinLSNParam = "agbench.min_lsn"
+
+// WithMinLSN adds the WAL position a session must see to a connection string for a
+// listener (a server without one takes it as an unused custom setting).
+func WithMinLSN(cs, lsn string) string {
+	if strings.Contains(cs, "://") {
+		sep := "?"
+		if strings.Contains(cs, "?") {
+			sep = "&"
+		}
+		return cs + sep + MinLSNParam + "=" + url.QueryEscape(lsn)
+	}
+	return cs + " " + MinLSNParam + "=" + lsn
+}
+
 // Summary describes the target for a result file.
 func (t *Target) Summary() *result.Topology {
 	s := &result.Topology{}

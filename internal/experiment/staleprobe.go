@@ -1,0 +1,267 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agbench/agbench/internal/measure"
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/target"
+)
+
+// StaleProbeTable is the table the stale-read probe writes its rows to, in the target's
+// database; it is made when missing and emptied when the probe starts.
+const StaleProbeTable = "agbench_stale_probe"
+
+// Stale-read probe pacing: a pause between probes, how often a stale read is retried,
+// and how long a probe waits for its row to become visible before giving up.
+const (
+	staleProbeGap   = 20 * time.Millisecond
+	staleRetryGap   = 500 * time.Microsecond
+	staleGiveUp     = 10 * time.Second
+	staleProbeLimit = 5 * time.Second // one statement or session start
+)
+
+// staleProbe is a sampler that runs the read-after-write probe beside every measured
+// window (see result.StaleStep): one probe at a time, staleProbeGap apart.
+type staleProbe struct {
+	l      *Load
+	mode   string
+	writer *pgx.Conn
+	ids    *atomic.Int64
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	acc    staleAcc
+}
+
+// staleAcc accumulates one step's probes.
+type staleAcc struct {
+	nodes       map[string]*staleNodeAcc
+	errors      int64
+	errorSample string
+}
+
+type staleNodeAcc struct {
+	reads, stale, unseen int64
+	visible, session     *hdrhistogram.Histogram
+}
+
+// newStaleProbe connects the probe's writer to the primary and empties its table.
+func newStaleProbe(ctx context.Context, l *Load, mode string, ids *atomic.Int64) (*staleProbe, error) {
+	cs := l.Target.ConnString(target.ReadWrite, 0)
+	if cs == "" {
+		return nil, errors.New("no primary to write to")
+	}
+	w, err := target.Connect(ctx, cs, "agbench-stale-probe")
+	if err != nil {
+		return nil, err
+	}
+	setup := []string{"CREATE TABLE IF NOT EXISTS " + StaleProbeTable + " (id bigint PRIMARY KEY)"}
+	if ids.Load() == 0 {
+		setup = append(setup, "TRUNCATE "+StaleProbeTable)
+	}
+	for _, sql := range setup {
+		if _, err := w.Exec(ctx, sql); err != nil {
+			w.Close(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("%s: %w", sql, err)
+		}
+	}
+	// The standbys a target names get the table before the first probe; behind a
+	// listener a read that does not find it yet is a read that missed a write.
+	if err := l.Target.WaitReplayed(ctx, staleGiveUp); err != nil {
+		w.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("wait for the standbys to replay %s: %w", StaleProbeTable, err)
+	}
+	return &staleProbe{l: l, mode: mode, writer: w, ids: ids}, nil
+}
+
+func (p *staleProbe) Start(ctx context.Context, step *result.Step) error {
+	p.acc = staleAcc{nodes: map[string]*staleNodeAcc{}}
+	ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	p.done = make(chan struct{})
+	readCS := p.l.ReadConnString(step.Params, 0)
+	go func() {
+		defer close(p.done)
+		for ctx.Err() == nil {
+			p.once(ctx, readCS)
+			select {
+			case <-ctx.Done():
+			case <-time.After(staleProbeGap):
+			}
+		}
+	}()
+	return nil
+}
+
+func (p *staleProbe) Stop(ctx context.Context, step *result.Step) error {
+	p.cancel()
+	<-p.done
+	out := result.StaleStep{Mode: p.mode, Nodes: map[string]result.StaleNode{}, Errors: p.acc.errors, ErrorSample: p.acc.errorSample}
+	for name, n := range p.acc.nodes {
+		sn := result.StaleNode{Reads: n.reads, Stale: n.stale, Unseen: n.unseen}
+		var err error
+		if sn.Visible, err = result.NewHist(n.visible); err != nil {
+			return err
+		}
+		if sn.Session, err = result.NewHist(n.session); err != nil {
+			return err
+		}
+		out.Nodes[name] = sn
+	}
+	if out.Errors > 0 {
+		step.Warnings = append(step.Warnings, fmt.Sprintf("stale-read probe: %d probe(s) failed and are in no figure: %s", out.Errors, out.ErrorSample))
+	}
+	return step.SetExtra(result.StaleKey(p.mode), out)
+}
+
+// close ends the writer's session.
+func (p *staleProbe) close() {
+	if p.writer != nil {
+		p.writer.Close(context.Background())
+	}
+}
+
+// once runs one probe: in eventual mode the read session opens first, as a pooled
+// session would be; in causal mode it opens after the commit, naming its WAL position.
+// A probe cut short by the window's end is not counted.
+func (p *staleProbe) once(ctx context.Context, readCS string) {
+	id := p.ids.Add(1)
+	var rc *pgx.Conn
+	var sessionTime time.Duration
+	open := func(cs string) error {
+		t0 := time.Now()
+		sctx, cancel := context.WithTimeout(ctx, staleProbeLimit)
+		defer cancel()
+		c, err := target.Connect(sctx, cs, "agbench-stale-probe")
+		if err != nil {
+			return fmt.Errorf("read session: %w", err)
+		}
+		rc, sessionTime = c, time.Since(t0)
+		return nil
+	}
+	defer func() {
+		if rc != nil {
+			rc.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	if p.mode == result.StaleEventual {
+		if err := open(readCS); err != nil {
+			p.fail(ctx, err)
+			return
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, staleProbeLimit)
+	_, err := p.writer.Exec(wctx, "INSERT INTO "+StaleProbeTable+" VALUES ($1)", id)
+	committed := time.Now()
+	var lsn string
+	if err == nil && p.mode == result.StaleCausal {
+		err = p.writer.QueryRow(wctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsn)
+	}
+	cancel()
+	if err != nil {
+		p.fail(ctx, fmt.Errorf("write: %w", err))
+		return
+	}
+	if p.mode == result.StaleCausal {
+		if err := open(target.WithMinLSN(readCS, lsn)); err != nil {
+			p.fail(ctx, err)
+			return
+		}
+	}
+	seen, stale := false, false
+	var visible time.Duration
+	var node string
+	for !seen {
+		sent := time.Now()
+		if sent.Sub(committed) > staleGiveUp {
+			break
+		}
+		rctx, cancel := context.WithTimeout(ctx, staleProbeLimit)
+		var n int
+		err := rc.QueryRow(rctx, "SELECT count(*)::int FROM "+StaleProbeTable+" WHERE id = $1", id).Scan(&n)
+		cancel()
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42P01" {
+			err = nil // the table itself is not replayed yet: the write is not visible
+		}
+		if err != nil {
+			p.fail(ctx, fmt.Errorf("read: %w", err))
+			return
+		}
+		if node == "" {
+			if node, err = p.nodeName(ctx, rc); err != nil {
+				p.fail(ctx, fmt.Errorf("read: %w", err))
+				return
+			}
+		}
+		if n == 1 {
+			seen = true
+			if stale {
+				visible = sent.Sub(committed)
+			}
+			break
+		}
+		stale = true
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(staleRetryGap):
+		}
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := p.acc.nodes[node]
+	if n == nil {
+		n = &staleNodeAcc{visible: measure.NewHistogram(), session: measure.NewHistogram()}
+		p.acc.nodes[node] = n
+	}
+	n.reads++
+	if stale {
+		n.stale++
+	}
+	if seen {
+		_ = n.visible.RecordValue(visible.Microseconds())
+	} else {
+		n.unseen++
+	}
+	_ = n.session.RecordValue(sessionTime.Microseconds())
+}
+
+// nodeName names the node a session landed on, as the load's sessions are named.
+func (p *staleProbe) nodeName(ctx context.Context, c *pgx.Conn) (string, error) {
+	lctx, cancel := context.WithTimeout(ctx, staleProbeLimit)
+	defer cancel()
+	where, err := target.Land(lctx, c)
+	if err != nil {
+		return "", err
+	}
+	if name := p.l.Target.NameOfAddr(where.Addr); name != "" {
+		return name, nil
+	}
+	return where.Node, nil
+}
+
+func (p *staleProbe) fail(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return // the window ended: not a failure of the probe
+	}
+	p.mu.Lock()
+	p.acc.errors++
+	if p.acc.errorSample == "" {
+		p.acc.errorSample = err.Error()
+	}
+	p.mu.Unlock()
+}
