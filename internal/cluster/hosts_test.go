@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/cluster"
