@@ -23,11 +23,20 @@ else
 	plans=(plans/ror-quick.yaml)
 fi
 dirs=()
+notes=""
 for plan in "${plans[@]}"; do
 	log=$(mktemp)
 	status=0
 	"$bin" run "$plan" | tee "$log" || status=$?
 	dirs+=("$(sed -n 's/^== results: //p' "$log" | head -1)")
+	# The closing note: each experiment's routing headline, and the shared-host verdict.
+	notes+=$'\n'"$plan ($(sed -n 's/^== study [^:]*: [0-9]* experiment(s) against //p' "$log" | head -1)):"$'\n'
+	notes+=$(awk '/^[a-z][a-z ]*: throughput and latency per / {name=$0; sub(/: throughput.*/, "", name)}
+		/^  routing=on vs routing=off:/ {sub(/^  /, ""); print "  " name ": " $0}' "$log")
+	if grep -q '^! shared-host:' "$log"; then
+		notes+=$'\n'"  ! shared-host: the nodes share this machine without budgets: routing can move work but not add capacity here"
+	fi
+	notes+=$'\n'
 	rm -f "$log"
 	[ "$status" = 0 ] || exit "$status"
 done
@@ -36,6 +45,7 @@ if [ "${#dirs[@]}" -gt 1 ]; then
 	printf '\n== one report of both studies (modelled hosts beside one shared host)\n'
 	"$bin" report "${dirs[@]}" -o "$out" | tail -1
 fi
+printf '\n== routing off vs on, study by study%s' "$notes"
 took=$(( $(date +%s) - start ))
 printf '\ndemo: %s ran in %dm%02ds; open the report.html printed above in any browser (it works offline)\n' \
 	"${plans[*]}" $((took / 60)) $((took % 60))

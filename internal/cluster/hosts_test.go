@@ -11,8 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-
-	"github.com/jackc/pgx/v5/pgconn"
+	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cgroup"
@@ -127,18 +126,20 @@ func TestModelledHostsHoldEachNodesProcessesAndNotAgbench(t *testing.T) {
 }
 
 // A CPU-bound query on one node cannot use more than its budget, measured from the group's
-// own CPU accounting; the quota throttled it.
+// own CPU accounting; the quota throttles it. Two sessions that would each keep a CPU busy
+// run until the group has been throttled (on a busy machine that can take a while: the
+// quota only bites when the machine gives the group its share).
 func TestModelledHostCapsACPUBoundQuery(t *testing.T) {
 	requireHosts(t)
 	const budget = 0.3
 	topo := clustertest.New(t, clustertest.Options{Name: "hcpu", HostCPUs: budget})
 	g := topo.Primary().Group
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	before, err := g.Read()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Two sessions that would each keep a CPU busy.
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range errs {
@@ -146,19 +147,27 @@ func TestModelledHostCapsACPUBoundQuery(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := c.Exec(ctx, `SET statement_timeout = '3s'; SELECT count(*) FROM generate_series(1, 10000000000)`)
-			errs[i] = err
+			_, errs[i] = c.Exec(ctx, `SET statement_timeout = '120s'; SELECT count(*) FROM generate_series(1, 100000000000)`)
 		}()
 	}
-	wg.Wait()
-	after, err := g.Read()
-	if err != nil {
-		t.Fatal(err)
+	var after cgroup.Usage
+	for deadline := time.Now().Add(110 * time.Second); ; {
+		time.Sleep(100 * time.Millisecond)
+		if after, err = g.Read(); err != nil {
+			t.Fatal(err)
+		}
+		if after.Throttled > before.Throttled && after.At.Sub(before.At) > 2*time.Second {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the quota never throttled two CPU-bound sessions in %v: %+v -> %+v", after.At.Sub(before.At), before, after)
+		}
 	}
+	cancel()
+	wg.Wait()
 	for _, err := range errs {
-		var pe *pgconn.PgError
-		if !errors.As(err, &pe) || pe.Code != "57014" {
-			t.Fatalf("the query was to run until its timeout: %v", err)
+		if err == nil {
+			t.Fatal("a CPU-bound query ended by itself")
 		}
 	}
 	wall := after.At.Sub(before.At).Seconds()
@@ -166,9 +175,6 @@ func TestModelledHostCapsACPUBoundQuery(t *testing.T) {
 	// One period's quota of slack for the accounting's edges.
 	if limit := budget*wall + budget*cgroup.Period/1e6; used > limit {
 		t.Fatalf("the node used %.2f CPU seconds in %.2f s: more than its %.1f-core budget allows (%.2f)", used, wall, budget, limit)
-	}
-	if after.Throttled <= before.Throttled {
-		t.Fatalf("the quota never throttled two CPU-bound sessions: %+v -> %+v", before, after)
 	}
 	t.Logf("%.2f CPU seconds in %.2f s (%.2f cores of %.1f); throttled in %d of %d periods", used, wall, used/wall, budget,
 		after.Throttled-before.Throttled, after.Periods-before.Periods)
