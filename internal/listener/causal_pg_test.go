@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -256,6 +258,17 @@ func TestCausalRoutingWithCluster(t *testing.T) {
 		var re *ResolveError
 		if !errors.As(err, &re) || re.Status != 400 || !strings.Contains(re.Msg, "beyond the primary's WAL") {
 			t.Fatalf("redirect, future min_lsn: %v", err)
+		}
+		for q, want := range map[string]string{"min_lsn=zz": "min_lsn: bad LSN", "consistency=strong": `consistency "strong"`} {
+			resp, err := http.Get("http://" + e.l.MetricsAddr().String() + "/route?intent=read-only&" + q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), want) {
+				t.Errorf("/route?%s: %d %s", q, resp.StatusCode, body)
+			}
 		}
 		// Read-write sessions are not held to min_lsn: the primary has all it wrote.
 		if n, _ := e.where(e.l.Addr().String(), "agbench.min_lsn=0/1"); n != "primary" {
