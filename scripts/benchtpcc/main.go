@@ -8,7 +8,7 @@
 // CPU per transaction, the row work per New-Order (pg_stat_user_tables), and the ratios to
 // go-tpc of the same round. `make bench-tpcc` runs it; it is a benchmark, not a test.
 //
-// Imports from agbench: only internal/cluster, internal/result, internal/stats.
+// Imports from agbench: only internal/cluster, internal/cluster/clustertest, internal/result, internal/stats.
 package main
 
 import (
@@ -16,7 +16,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -31,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/stats"
 )
@@ -97,13 +97,17 @@ type bench struct {
 
 func run(ctx context.Context, bin, gotpc string, rounds, secs, wh, vus int) error {
 	bin, _ = filepath.Abs(bin)
+	port, err := clustertest.FreePorts(1)
+	if err != nil {
+		return err
+	}
 	work, err := os.MkdirTemp("", "agbench-bench-tpcc-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
 	os.Chmod(work, 0o755)
-	topo, err := cluster.Create(ctx, cluster.CreateOptions{Home: work, Name: "bench", Standbys: 0, Commit: cluster.CommitAsync, BasePort: freePort(),
+	topo, err := cluster.Create(ctx, cluster.CreateOptions{Home: work, Name: "bench", Standbys: 0, Commit: cluster.CommitAsync, BasePort: port,
 		Settings: []string{"shared_buffers=1GB", "max_wal_size=8GB", "checkpoint_timeout=30min", "max_connections=100",
 			"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_utility=on"}})
 	if err != nil {
@@ -497,16 +501,4 @@ func passfilePassword(path string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s: no password line", path)
-}
-
-// freePort returns a loopback port that is free now (below the ephemeral range).
-func freePort() int {
-	for i := 0; i < 200; i++ {
-		p := 20000 + int(time.Now().UnixNano()%12000)
-		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
-			l.Close()
-			return p
-		}
-	}
-	return 0
 }
