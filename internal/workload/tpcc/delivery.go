@@ -3,6 +3,7 @@ package tpcc
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -12,15 +13,19 @@ import (
 const deliveryOldest = `SELECT no_o_id FROM tpcc.new_order WHERE no_w_id = $1 AND no_d_id = $2
 	ORDER BY no_o_id LIMIT 1 FOR UPDATE SKIP LOCKED`
 
-// deliveryOrder delivers one order: the new-order row deleted, the carrier set, the lines'
-// delivery date set, and the customer's balance raised by their amounts.
-const deliveryOrder = `WITH n AS (DELETE FROM tpcc.new_order WHERE no_w_id = $1 AND no_d_id = $2 AND no_o_id = $3),
-	o AS (UPDATE tpcc.orders SET o_carrier_id = $4 WHERE o_w_id = $1 AND o_d_id = $2 AND o_id = $3 RETURNING o_c_id),
+// deliveryQuery delivers one order: the new-order row deleted, the carrier set, the lines'
+// delivery date set, and the customer's balance raised by their amounts (clause 2.7.4.2).
+func deliveryQuery(w, d, o, carrier string) string {
+	return fmt.Sprintf(`WITH n AS (DELETE FROM tpcc.new_order WHERE no_w_id = %[1]s AND no_d_id = %[2]s AND no_o_id = %[3]s),
+	o AS (UPDATE tpcc.orders SET o_carrier_id = %[4]s WHERE o_w_id = %[1]s AND o_d_id = %[2]s AND o_id = %[3]s RETURNING o_c_id),
 	l AS (UPDATE tpcc.order_line SET ol_delivery_d = localtimestamp
-		WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3 RETURNING ol_amount)
+		WHERE ol_w_id = %[1]s AND ol_d_id = %[2]s AND ol_o_id = %[3]s RETURNING ol_amount)
 	UPDATE tpcc.customer SET c_balance = c_balance + (SELECT coalesce(sum(ol_amount), 0) FROM l),
 		c_delivery_cnt = c_delivery_cnt + 1
-	FROM o WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = o.o_c_id`
+	FROM o WHERE c_w_id = %[1]s AND c_d_id = %[2]s AND c_id = o.o_c_id`, w, d, o, carrier)
+}
+
+var deliveryOrder = deliveryQuery("$1", "$2", "$3", "$4")
 
 // delivery runs clause 2.7.4 in the foreground, one transaction for the ten districts. Client
 // mode takes two round trips: the ten oldest orders, then the ten deliveries and the commit.

@@ -25,13 +25,15 @@ DECLARE
     v_s_dist text; v_s_qty int; v_cnt int := array_length(p_i_ids, 1); v_lines int; v_distinct bool := true;
     a_name text[]; a_price numeric[]; a_qty int[]; a_brand text[];
 BEGIN
-    SELECT w_tax INTO v_w_tax FROM tpcc.warehouse WHERE w_id = p_w_id;
-    UPDATE tpcc.district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = p_w_id AND d_id = p_d_id
-        RETURNING d_next_o_id - 1, d_tax INTO v_o_id, v_d_tax;
-    SELECT c_discount, c_last, c_credit INTO v_c_discount, v_c_last, v_c_credit
-        FROM tpcc.customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = p_c_id;
-    INSERT INTO tpcc.orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
-        VALUES (v_o_id, p_d_id, p_w_id, p_c_id, v_entry, NULL, v_cnt, p_all_local);
+    -- The district's next order id and tax, with the warehouse's tax and the customer's
+    -- discount, last name and credit read in the same statement.
+    UPDATE tpcc.district SET d_next_o_id = d_next_o_id + 1 FROM tpcc.warehouse w, tpcc.customer cu
+        WHERE d_w_id = p_w_id AND d_id = p_d_id AND w.w_id = p_w_id
+          AND cu.c_w_id = p_w_id AND cu.c_d_id = p_d_id AND cu.c_id = p_c_id
+        RETURNING d_next_o_id - 1, d_tax, w.w_tax, cu.c_discount, cu.c_last, cu.c_credit
+        INTO v_o_id, v_d_tax, v_w_tax, v_c_discount, v_c_last, v_c_credit;
+    WITH o AS (INSERT INTO tpcc.orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
+        VALUES (v_o_id, p_d_id, p_w_id, p_c_id, v_entry, NULL, v_cnt, p_all_local))
     INSERT INTO tpcc.new_order (no_o_id, no_d_id, no_w_id) VALUES (v_o_id, p_d_id, p_w_id);
     FOR i IN 2..v_cnt LOOP
         IF p_i_ids[i] = p_i_ids[i-1] AND p_supply_w_ids[i] = p_supply_w_ids[i-1] THEN
@@ -92,31 +94,15 @@ BEGIN
     END IF;
 END $$;
 
--- Payment (clause 2.5.2): by customer id, or by last name taking the customer at position
--- ceil(n/2) of those of that name sorted by first name (clause 2.5.2.2).
+-- Payment (clause 2.5.2): the statement client mode sends (paymentQuery), in a function:
+-- by customer id, or by last name taking the customer at position ceil(n/2) of those of that
+-- name sorted by first name (clause 2.5.2.2).
 CREATE FUNCTION tpcc.payment(p_w_id int, p_d_id int, p_c_w_id int, p_c_d_id int, p_c_id int,
-    p_c_last text, p_h_amount numeric, OUT c_id int, OUT c_balance numeric, OUT c_credit text)
+    p_h_amount numeric, p_c_last text)
+RETURNS TABLE (cust_id int, cust_balance float8, cust_credit text)
 LANGUAGE plpgsql AS $$
-DECLARE
-    v_w_name text; v_d_name text; v_ids int[];
 BEGIN
-    UPDATE tpcc.warehouse SET w_ytd = w_ytd + p_h_amount WHERE w_id = p_w_id RETURNING w_name INTO v_w_name;
-    UPDATE tpcc.district SET d_ytd = d_ytd + p_h_amount WHERE d_w_id = p_w_id AND d_id = p_d_id
-        RETURNING d_name INTO v_d_name;
-    c_id := p_c_id;
-    IF p_c_last IS NOT NULL THEN
-        SELECT array_agg(cu.c_id ORDER BY cu.c_first) INTO v_ids FROM tpcc.customer cu
-            WHERE cu.c_w_id = p_c_w_id AND cu.c_d_id = p_c_d_id AND cu.c_last = p_c_last;
-        c_id := v_ids[(array_length(v_ids, 1) + 1) / 2];
-    END IF;
-    UPDATE tpcc.customer cu SET c_balance = cu.c_balance - p_h_amount, c_ytd_payment = cu.c_ytd_payment + p_h_amount,
-        c_payment_cnt = cu.c_payment_cnt + 1,
-        c_data = CASE WHEN cu.c_credit = 'BC' THEN left(format('%s %s %s %s %s %s | ', cu.c_id, p_c_d_id, p_c_w_id,
-            p_d_id, p_w_id, p_h_amount) || cu.c_data, 500) ELSE cu.c_data END
-        WHERE cu.c_w_id = p_c_w_id AND cu.c_d_id = p_c_d_id AND cu.c_id = payment.c_id
-        RETURNING cu.c_balance, cu.c_credit INTO c_balance, c_credit;
-    INSERT INTO tpcc.history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
-        VALUES (c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, localtimestamp, p_h_amount, v_w_name || '    ' || v_d_name);
+    RETURN QUERY {{PAYMENT}};
 END $$;
 
 -- Order-Status (clause 2.6.2): the customer's most recent order and its lines, as clause
@@ -138,24 +124,17 @@ BEGIN
 END $$;
 
 -- Delivery (clause 2.7.4), run in the foreground: for each district, the oldest undelivered
--- order. SKIP LOCKED lets two deliveries of one warehouse take different orders.
+-- order, delivered by the statement client mode sends (deliveryQuery).
 CREATE FUNCTION tpcc.delivery(p_w_id int, p_carrier_id int) RETURNS int
 LANGUAGE plpgsql AS $$
 DECLARE
-    v_o_id int; v_c_id int; v_total numeric; v_done int := 0;
+    v_o_id int; v_done int := 0;
 BEGIN
     FOR d IN 1..10 LOOP
         SELECT no_o_id INTO v_o_id FROM tpcc.new_order WHERE no_w_id = p_w_id AND no_d_id = d
             ORDER BY no_o_id LIMIT 1 FOR UPDATE SKIP LOCKED;
         CONTINUE WHEN NOT FOUND;
-        DELETE FROM tpcc.new_order WHERE no_w_id = p_w_id AND no_d_id = d AND no_o_id = v_o_id;
-        UPDATE tpcc.orders SET o_carrier_id = p_carrier_id WHERE o_w_id = p_w_id AND o_d_id = d AND o_id = v_o_id
-            RETURNING o_c_id INTO v_c_id;
-        WITH l AS (UPDATE tpcc.order_line SET ol_delivery_d = localtimestamp
-            WHERE ol_w_id = p_w_id AND ol_d_id = d AND ol_o_id = v_o_id RETURNING ol_amount)
-        SELECT coalesce(sum(ol_amount), 0) INTO v_total FROM l;
-        UPDATE tpcc.customer SET c_balance = c_balance + v_total, c_delivery_cnt = c_delivery_cnt + 1
-            WHERE c_w_id = p_w_id AND c_d_id = d AND c_id = v_c_id;
+        {{DELIVERY}};
         v_done := v_done + 1;
     END LOOP;
     RETURN v_done;

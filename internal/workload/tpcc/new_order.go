@@ -213,7 +213,7 @@ func (s *Session) newOrderReads(br pgx.BatchResults, in NewOrderInput, distinct 
 		return err
 	}
 	if cap(o.dist) < len(o.Lines) {
-		o.dist = make([]string, len(o.Lines), MaxLines)
+		o.dist = make([]string, len(o.Lines), MaxOLCnt)
 	}
 	o.dist = o.dist[:len(o.Lines)]
 	stockRows := func() error {

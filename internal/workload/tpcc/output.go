@@ -33,14 +33,11 @@ type NewOrderOutput struct {
 	Lines            []NewOrderLine
 	Total            float64 // sum(OL_AMOUNT) × (1 − C_DISCOUNT) × (1 + W_TAX + D_TAX), in currency units
 	RolledBack       bool    // the unused item rolled the order back: "Item number is not valid"
-	names, idata     [MaxLines][]byte
+	names, idata     [MaxOLCnt][]byte
 	dist             []string
 	ids, supply, qty []int32
 	amounts          []int64
 }
-
-// MaxLines is the most order lines a New-Order has (clause 2.4.1.3: 5 to 15).
-const MaxLines = 15
 
 // reset makes o ready for an order of n lines, keeping its buffers.
 func (o *NewOrderOutput) reset(in NewOrderInput) {

@@ -33,7 +33,7 @@ func (s *Session) payment(ctx context.Context, c *pgx.Conn, in PaymentInput) err
 	amount := Cents(in.Amount, 2)
 	q := paymentQuery
 	if s.Mode == ModeFunctions {
-		q = `SELECT c_id, c_balance::float8, c_credit FROM tpcc.payment($1, $2, $3, $4, $5, $7, $6)`
+		q = `SELECT * FROM tpcc.payment($1, $2, $3, $4, $5, $6, $7)`
 	}
 	var cid int32
 	var credit string
