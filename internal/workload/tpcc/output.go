@@ -137,8 +137,9 @@ var originalBytes = []byte("ORIGINAL")
 
 func containsOriginal(b []byte) bool { return bytes.Contains(b, originalBytes) }
 
-// pgEpoch is PostgreSQL's zero timestamp; binary timestamps count microseconds from it.
-var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+// pgEpochMicros is PostgreSQL's zero timestamp (2000-01-01) in Unix microseconds; binary
+// timestamps count microseconds from it.
+var pgEpochMicros = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
 
 // time decodes a timestamp without time zone; NULL is the zero time.
 func (r *rawRow) time(i int) time.Time {
@@ -147,7 +148,7 @@ func (r *rawRow) time(i int) time.Time {
 		return time.Time{}
 	}
 	if r.formats[i].Format == pgtype.BinaryFormatCode && len(v) == 8 {
-		return pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(v))) * time.Microsecond)
+		return time.UnixMicro(pgEpochMicros + int64(binary.BigEndian.Uint64(v))).UTC()
 	}
 	t, err := time.Parse("2006-01-02 15:04:05.999999", string(v))
 	if err != nil {
