@@ -72,6 +72,14 @@ func main() {
 	secs := flag.Int("secs", 60, "seconds per run")
 	warehouses := flag.Int("warehouses", 2, "warehouses")
 	vus := flag.Int("vus", 2, "virtual users (go-tpc threads)")
+	var sets []string
+	flag.Func("set", "a server setting key=value (repeatable), e.g. synchronous_commit=off", func(v string) error {
+		if _, err := cluster.ParseSettings([]string{v}); err != nil {
+			return err
+		}
+		sets = append(sets, v)
+		return nil
+	})
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -79,7 +87,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchtpcc: -gotpc: the go-tpc binary is required (scripts/bench-tpcc.sh builds it)")
 		os.Exit(2)
 	}
-	if err := run(ctx, *bin, *gotpc, *rounds, *secs, *warehouses, *vus); err != nil {
+	if err := run(ctx, *bin, *gotpc, *rounds, *secs, *warehouses, *vus, sets); err != nil {
 		fmt.Fprintln(os.Stderr, "benchtpcc:", err)
 		os.Exit(1)
 	}
@@ -95,7 +103,7 @@ type bench struct {
 	work       string
 }
 
-func run(ctx context.Context, bin, gotpc string, rounds, secs, wh, vus int) error {
+func run(ctx context.Context, bin, gotpc string, rounds, secs, wh, vus int, sets []string) error {
 	bin, _ = filepath.Abs(bin)
 	port, err := clustertest.FreePorts(1)
 	if err != nil {
@@ -108,8 +116,8 @@ func run(ctx context.Context, bin, gotpc string, rounds, secs, wh, vus int) erro
 	defer os.RemoveAll(work)
 	os.Chmod(work, 0o755)
 	topo, err := cluster.Create(ctx, cluster.CreateOptions{Home: work, Name: "bench", Standbys: 0, Commit: cluster.CommitAsync, BasePort: port,
-		Settings: []string{"shared_buffers=1GB", "max_wal_size=8GB", "checkpoint_timeout=30min", "max_connections=100",
-			"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_utility=on"}})
+		Settings: append([]string{"shared_buffers=1GB", "max_wal_size=8GB", "checkpoint_timeout=30min", "max_connections=100",
+			"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_utility=on"}, sets...)})
 	if err != nil {
 		return fmt.Errorf("create cluster: %w", err)
 	}
