@@ -60,7 +60,8 @@ bench-readahead: deps pg18 build
 	$(BIN) readahead --repeat 3 $(READAHEAD_FLAGS)
 	@if [ -x "$$(scripts/get-pg18.sh 2>/dev/null)/postgres" ]; then $(BIN) readahead --repeat 3 --pg-bin "$$(scripts/get-pg18.sh)" $(READAHEAD_FLAGS); fi
 
-# TPC-C: build 2 and 10 warehouses, run 1, 2, 4 VUs, beside HammerDB's and go-tpc's figures.
+# TPC-C: agbench (functions and client mode) against go-tpc (built from its source once) on
+# one throwaway server, 2 warehouses, 2 VUs, 60 s runs, 3 interleaved rounds, medians.
 .PHONY: bench-tpcc
 bench-tpcc: deps build
 	@scripts/bench-tpcc.sh $(BIN)

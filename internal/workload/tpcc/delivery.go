@@ -3,48 +3,77 @@ package tpcc
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// delivery runs clause 2.7.4 in the foreground, one transaction for the ten districts.
+// deliveryOldest finds a district's oldest undelivered order (clause 2.7.4.2); SKIP LOCKED
+// lets two deliveries of one warehouse take different orders.
+const deliveryOldest = `SELECT no_o_id FROM tpcc.new_order WHERE no_w_id = $1 AND no_d_id = $2
+	ORDER BY no_o_id LIMIT 1 FOR UPDATE SKIP LOCKED`
+
+// deliveryQuery delivers one order: the new-order row deleted, the carrier set, the lines'
+// delivery date set, and the customer's balance raised by their amounts (clause 2.7.4.2).
+func deliveryQuery(w, d, o, carrier string) string {
+	return fmt.Sprintf(`WITH n AS (DELETE FROM tpcc.new_order WHERE no_w_id = %[1]s AND no_d_id = %[2]s AND no_o_id = %[3]s),
+	o AS (UPDATE tpcc.orders SET o_carrier_id = %[4]s WHERE o_w_id = %[1]s AND o_d_id = %[2]s AND o_id = %[3]s RETURNING o_c_id),
+	l AS (UPDATE tpcc.order_line SET ol_delivery_d = localtimestamp
+		WHERE ol_w_id = %[1]s AND ol_d_id = %[2]s AND ol_o_id = %[3]s RETURNING ol_amount)
+	UPDATE tpcc.customer SET c_balance = c_balance + (SELECT coalesce(sum(ol_amount), 0) FROM l),
+		c_delivery_cnt = c_delivery_cnt + 1
+	FROM o WHERE c_w_id = %[1]s AND c_d_id = %[2]s AND c_id = o.o_c_id`, w, d, o, carrier)
+}
+
+var deliveryOrder = deliveryQuery("$1", "$2", "$3", "$4")
+
+// delivery runs clause 2.7.4 in the foreground, one transaction for the ten districts. Client
+// mode takes two round trips: the ten oldest orders, then the ten deliveries and the commit.
 func (s *Session) delivery(ctx context.Context, c *pgx.Conn, in DeliveryInput) error {
 	if s.Mode == ModeFunctions {
 		var n int32
-		return c.QueryRow(ctx, `SELECT tpcc.delivery($1, $2)`, in.W, in.Carrier).Scan(&n)
+		return s.queryRow(ctx, c, `SELECT tpcc.delivery($1, $2)`, in.W, in.Carrier).Scan(&n)
 	}
-	return inTx(ctx, c, func(tx pgx.Tx) error {
-		for d := 1; d <= DistrictsPerWH; d++ {
-			var oid, cid int32
-			err := tx.QueryRow(ctx, `SELECT no_o_id FROM tpcc.new_order WHERE no_w_id = $1 AND no_d_id = $2
-				ORDER BY no_o_id LIMIT 1 FOR UPDATE SKIP LOCKED`, in.W, d).Scan(&oid)
+	var oids [DistrictsPerWH]int32
+	b := s.newBatch()
+	b.Queue("BEGIN")
+	for d := 1; d <= DistrictsPerWH; d++ {
+		b.Queue(deliveryOldest, in.W, d)
+	}
+	br := s.send(ctx, c, b)
+	err := func() error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		for d := range oids {
+			err := br.QueryRow().Scan(&oids[d])
 			if errors.Is(err, pgx.ErrNoRows) {
 				continue // clause 2.7.4.2: no undelivered order in this district
 			}
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `DELETE FROM tpcc.new_order WHERE no_w_id = $1 AND no_d_id = $2 AND no_o_id = $3`,
-				in.W, d, oid); err != nil {
-				return err
-			}
-			if err := tx.QueryRow(ctx, `UPDATE tpcc.orders SET o_carrier_id = $4 WHERE o_w_id = $1 AND o_d_id = $2 AND o_id = $3
-				RETURNING o_c_id`, in.W, d, oid, in.Carrier).Scan(&cid); err != nil {
-				return err
-			}
-			var total Fixed
-			var cents int64
-			if err := tx.QueryRow(ctx, `WITH l AS (UPDATE tpcc.order_line SET ol_delivery_d = localtimestamp
-				WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3 RETURNING ol_amount)
-				SELECT (coalesce(sum(ol_amount), 0) * 100)::int8 FROM l`, in.W, d, oid).Scan(&cents); err != nil {
-				return err
-			}
-			total = Cents(cents, 2)
-			if _, err := tx.Exec(ctx, `UPDATE tpcc.customer SET c_balance = c_balance + $4, c_delivery_cnt = c_delivery_cnt + 1
-				WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3`, in.W, d, cid, total); err != nil {
+		}
+		return nil
+	}()
+	if err := s.finish(ctx, c, br, err); err != nil {
+		return err
+	}
+	b = s.newBatch()
+	for d, oid := range oids {
+		if oid != 0 {
+			b.Queue(deliveryOrder, in.W, d+1, oid, in.Carrier)
+		}
+	}
+	b.Queue("COMMIT")
+	br = s.send(ctx, c, b)
+	err = func() error {
+		for range b.Len() {
+			if _, err := br.Exec(); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
+	}()
+	return s.finish(ctx, c, br, err)
 }

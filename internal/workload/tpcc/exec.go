@@ -15,7 +15,8 @@ import (
 type Mode string
 
 // Modes: one call of a server-side function per transaction (as HammerDB does), or the
-// statements sent one by one from the client (prepared, in an explicit transaction).
+// statements sent from the client: prepared (pgx's statement cache), pipelined in batches so
+// that a transaction costs one or two round trips, the transaction's logic in the client.
 const (
 	ModeFunctions Mode = "functions"
 	ModeClient    Mode = "client"
@@ -64,6 +65,9 @@ type Outcome struct {
 	Retries int
 	// OnRead is set when the transaction ran on the read-intent connection.
 	OnRead bool
+	// Statements counts the statements the client sent for it, retries included (BEGIN and
+	// COMMIT count; a function call is one).
+	Statements int
 }
 
 // Session runs transactions for one terminal on its connections: Primary for all, or for the
@@ -73,12 +77,23 @@ type Session struct {
 	Read    *pgx.Conn
 	Mode    Mode
 	T       *Terminal
+
+	// The output of the last transaction of each kind, returned to the terminal as the
+	// specification's output screens show it (clauses 2.4.3.3, 2.6.3.3, 2.8.3.3); reused.
+	NO       NewOrderOutput
+	OS       OrderStatusOutput
+	LowStock int
+
+	stmts int
+	batch pgx.Batch
 }
 
 // Run draws the inputs of one transaction of kind k and runs it, retrying serialization
 // failures and deadlocks with the same inputs.
-func (s *Session) Run(ctx context.Context, k Kind) (Outcome, error) {
-	out := Outcome{Kind: k}
+func (s *Session) Run(ctx context.Context, k Kind) (out Outcome, err error) {
+	out = Outcome{Kind: k}
+	s.stmts = 0
+	defer func() { out.Statements = s.stmts }()
 	conn := s.Primary
 	if k.ReadOnly() && s.Read != nil {
 		conn, out.OnRead = s.Read, true
@@ -125,15 +140,34 @@ func (s *Session) Run(ctx context.Context, k Kind) (Outcome, error) {
 // errRolledBack is how the New-Order bodies report the 1% intended rollback.
 var errRolledBack = errors.New("new-order rolled back: unused item")
 
-// inTx runs f in a transaction on c: committed when f returns nil, rolled back otherwise.
-func inTx(ctx context.Context, c *pgx.Conn, f func(pgx.Tx) error) error {
-	tx, err := c.Begin(ctx)
-	if err != nil {
-		return err
+// newBatch returns the session's batch, emptied.
+func (s *Session) newBatch() *pgx.Batch {
+	s.batch.QueuedQueries = s.batch.QueuedQueries[:0]
+	return &s.batch
+}
+
+// send pipelines b's statements to c in one round trip (one Sync: without a BEGIN among them
+// they run as one implicit transaction) and counts them.
+func (s *Session) send(ctx context.Context, c *pgx.Conn, b *pgx.Batch) pgx.BatchResults {
+	s.stmts += b.Len()
+	return c.SendBatch(ctx, b)
+}
+
+// finish closes a batch's results and, when f failed or the batch did, rolls back an
+// explicit transaction still open on c. It returns f's error first.
+func (s *Session) finish(ctx context.Context, c *pgx.Conn, br pgx.BatchResults, err error) error {
+	if cerr := br.Close(); err == nil {
+		err = cerr
 	}
-	if err := f(tx); err != nil {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		return err
+	if err != nil && c.PgConn().TxStatus() != 'I' && !c.IsClosed() {
+		s.stmts++
+		_, _ = c.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 	}
-	return tx.Commit(ctx)
+	return err
+}
+
+// queryRow sends one statement, counted.
+func (s *Session) queryRow(ctx context.Context, c *pgx.Conn, sql string, args ...any) pgx.Row {
+	s.stmts++
+	return c.QueryRow(ctx, sql, args...)
 }

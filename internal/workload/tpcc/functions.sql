@@ -8,48 +8,63 @@
 -- the stock updates and one for the order lines, when no item repeats within the order (the
 -- usual case); an order that repeats an item takes the line-by-line path, because the stock
 -- rule of clause 2.4.2.2 applies to each line in turn.
+-- It returns the output of clause 2.4.3.3, one row per order line in line order: the order's
+-- id, the customer's last name, credit and discount, the taxes, the entry date and the total
+-- (sum of OL_AMOUNT x (1 - C_DISCOUNT) x (1 + W_TAX + D_TAX), clause 2.4.2.2) repeated on every
+-- row, then the line's I_NAME, I_PRICE and OL_AMOUNT (in cents), S_QUANTITY after the update and
+-- the brand-generic flag: 'B' when both I_DATA and S_DATA contain "ORIGINAL", else 'G'.
 CREATE FUNCTION tpcc.neword(p_w_id int, p_d_id int, p_c_id int, p_all_local int,
-    p_i_ids int[], p_supply_w_ids int[], p_quantities int[], OUT o_id int, OUT total numeric)
+    p_i_ids int[], p_supply_w_ids int[], p_quantities int[])
+RETURNS TABLE (order_id int, cust_last text, cust_credit text, cust_discount float8, wh_tax float8,
+    dist_tax float8, entry_d timestamp, order_total float8, line int, item_name text, item_price int8,
+    line_amount int8, stock_qty int, brand text)
 LANGUAGE plpgsql AS $$
 DECLARE
-    v_w_tax numeric; v_d_tax numeric; v_c_discount numeric; v_c_last text; v_c_credit text;
-    v_i_price numeric; v_i_name text; v_i_data text; v_s_data text; v_s_dist text;
-    v_amount numeric; v_cnt int := array_length(p_i_ids, 1); v_lines int; v_distinct bool := true;
+    v_o_id int; v_w_tax numeric; v_d_tax numeric; v_c_discount numeric; v_c_last text; v_c_credit text;
+    v_entry timestamp := localtimestamp; v_i_price numeric; v_i_name text; v_i_data text; v_s_data text;
+    v_s_dist text; v_s_qty int; v_cnt int := array_length(p_i_ids, 1); v_lines int; v_distinct bool := true;
+    a_name text[]; a_price numeric[]; a_qty int[]; a_brand text[];
 BEGIN
-    SELECT w_tax INTO v_w_tax FROM tpcc.warehouse WHERE w_id = p_w_id;
-    UPDATE tpcc.district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = p_w_id AND d_id = p_d_id
-        RETURNING d_next_o_id - 1, d_tax INTO o_id, v_d_tax;
-    SELECT c_discount, c_last, c_credit INTO v_c_discount, v_c_last, v_c_credit
-        FROM tpcc.customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = p_c_id;
-    INSERT INTO tpcc.orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
-        VALUES (o_id, p_d_id, p_w_id, p_c_id, localtimestamp, NULL, v_cnt, p_all_local);
-    INSERT INTO tpcc.new_order (no_o_id, no_d_id, no_w_id) VALUES (o_id, p_d_id, p_w_id);
+    -- The district's next order id and tax, with the warehouse's tax and the customer's
+    -- discount, last name and credit read in the same statement.
+    UPDATE tpcc.district SET d_next_o_id = d_next_o_id + 1 FROM tpcc.warehouse w, tpcc.customer cu
+        WHERE d_w_id = p_w_id AND d_id = p_d_id AND w.w_id = p_w_id
+          AND cu.c_w_id = p_w_id AND cu.c_d_id = p_d_id AND cu.c_id = p_c_id
+        RETURNING d_next_o_id - 1, d_tax, w.w_tax, cu.c_discount, cu.c_last, cu.c_credit
+        INTO v_o_id, v_d_tax, v_w_tax, v_c_discount, v_c_last, v_c_credit;
+    WITH o AS (INSERT INTO tpcc.orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
+        VALUES (v_o_id, p_d_id, p_w_id, p_c_id, v_entry, NULL, v_cnt, p_all_local))
+    INSERT INTO tpcc.new_order (no_o_id, no_d_id, no_w_id) VALUES (v_o_id, p_d_id, p_w_id);
     FOR i IN 2..v_cnt LOOP
         IF p_i_ids[i] = p_i_ids[i-1] AND p_supply_w_ids[i] = p_supply_w_ids[i-1] THEN
             v_distinct := false;
         END IF;
     END LOOP;
     IF v_distinct THEN
+        RETURN QUERY
         WITH u AS (SELECT * FROM unnest(p_i_ids, p_supply_w_ids, p_quantities) WITH ORDINALITY AS u(i_id, w_id, qty, n)),
         s AS (UPDATE tpcc.stock SET
                 s_quantity = CASE WHEN s_quantity - u.qty >= 10 THEN s_quantity - u.qty ELSE s_quantity - u.qty + 91 END,
                 s_ytd = s_ytd + u.qty, s_order_cnt = s_order_cnt + 1,
                 s_remote_cnt = s_remote_cnt + CASE WHEN u.w_id <> p_w_id THEN 1 ELSE 0 END
             FROM u WHERE s_w_id = u.w_id AND s_i_id = u.i_id
-            RETURNING u.n, u.i_id, u.w_id, u.qty, s_data, CASE p_d_id WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02
+            RETURNING u.n, u.i_id, u.w_id, u.qty, s_quantity, s_data, CASE p_d_id WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02
                 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06
                 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END AS dist),
+        si AS (SELECT s.*, i.i_name, i.i_price, i.i_data FROM s JOIN tpcc.item i ON i.i_id = s.i_id),
         l AS (INSERT INTO tpcc.order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id,
                 ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)
-            SELECT o_id, p_d_id, p_w_id, s.n, s.i_id, s.w_id, NULL, s.qty, s.qty * i.i_price, s.dist
-            FROM s JOIN tpcc.item i ON i.i_id = s.i_id
-            RETURNING ol_amount)
-        SELECT count(*), coalesce(sum(ol_amount), 0) INTO v_lines, total FROM l;
+            SELECT v_o_id, p_d_id, p_w_id, si.n, si.i_id, si.w_id, NULL, si.qty, si.qty * si.i_price, si.dist FROM si)
+        SELECT v_o_id, v_c_last, v_c_credit, v_c_discount::float8, v_w_tax::float8, v_d_tax::float8, v_entry,
+            (sum(si.qty * si.i_price) OVER () * (1 - v_c_discount) * (1 + v_w_tax + v_d_tax))::float8,
+            si.n::int, si.i_name::text, (si.i_price * 100)::int8, (si.qty * si.i_price * 100)::int8, si.s_quantity::int,
+            CASE WHEN si.i_data LIKE '%ORIGINAL%' AND si.s_data LIKE '%ORIGINAL%' THEN 'B' ELSE 'G' END
+        FROM si ORDER BY si.n;
+        GET DIAGNOSTICS v_lines = ROW_COUNT;
         IF v_lines < v_cnt THEN
             RAISE EXCEPTION 'item number % is not valid', p_i_ids[v_cnt] USING ERRCODE = 'AGB01';
         END IF;
     ELSE
-        total := 0;
         FOR i IN 1..v_cnt LOOP
             SELECT i_price, i_name, i_data INTO v_i_price, v_i_name, v_i_data FROM tpcc.item WHERE i_id = p_i_ids[i];
             IF NOT FOUND THEN
@@ -61,86 +76,65 @@ BEGIN
                 s_ytd = s_ytd + p_quantities[i], s_order_cnt = s_order_cnt + 1,
                 s_remote_cnt = s_remote_cnt + CASE WHEN p_supply_w_ids[i] <> p_w_id THEN 1 ELSE 0 END
             WHERE s_w_id = p_supply_w_ids[i] AND s_i_id = p_i_ids[i]
-            RETURNING s_data, CASE p_d_id WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03
+            RETURNING s_quantity, s_data, CASE p_d_id WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03
                 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07
-                WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END INTO v_s_data, v_s_dist;
-            v_amount := p_quantities[i] * v_i_price;
-            total := total + v_amount;
+                WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END INTO v_s_qty, v_s_data, v_s_dist;
             INSERT INTO tpcc.order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id,
                 ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)
-            VALUES (o_id, p_d_id, p_w_id, i, p_i_ids[i], p_supply_w_ids[i], NULL, p_quantities[i], v_amount, v_s_dist);
+            VALUES (v_o_id, p_d_id, p_w_id, i, p_i_ids[i], p_supply_w_ids[i], NULL, p_quantities[i],
+                p_quantities[i] * v_i_price, v_s_dist);
+            a_name[i] := v_i_name; a_price[i] := v_i_price; a_qty[i] := v_s_qty;
+            a_brand[i] := CASE WHEN v_i_data LIKE '%ORIGINAL%' AND v_s_data LIKE '%ORIGINAL%' THEN 'B' ELSE 'G' END;
         END LOOP;
+        RETURN QUERY
+        SELECT v_o_id, v_c_last, v_c_credit, v_c_discount::float8, v_w_tax::float8, v_d_tax::float8, v_entry,
+            (sum(u.q * u.p) OVER () * (1 - v_c_discount) * (1 + v_w_tax + v_d_tax))::float8,
+            u.n::int, u.nm, (u.p * 100)::int8, (u.q * u.p * 100)::int8, u.sq, u.b
+        FROM unnest(a_name, a_price, p_quantities, a_qty, a_brand) WITH ORDINALITY AS u(nm, p, q, sq, b, n) ORDER BY u.n;
     END IF;
-    total := total * (1 - v_c_discount) * (1 + v_w_tax + v_d_tax);
 END $$;
 
--- Payment (clause 2.5.2): by customer id, or by last name taking the customer at position
--- ceil(n/2) of those of that name sorted by first name (clause 2.5.2.2).
+-- Payment (clause 2.5.2): the statement client mode sends (paymentQuery), in a function:
+-- by customer id, or by last name taking the customer at position ceil(n/2) of those of that
+-- name sorted by first name (clause 2.5.2.2).
 CREATE FUNCTION tpcc.payment(p_w_id int, p_d_id int, p_c_w_id int, p_c_d_id int, p_c_id int,
-    p_c_last text, p_h_amount numeric, OUT c_id int, OUT c_balance numeric, OUT c_credit text)
+    p_h_amount numeric, p_c_last text)
+RETURNS TABLE (cust_id int, cust_balance float8, cust_credit text)
 LANGUAGE plpgsql AS $$
-DECLARE
-    v_w_name text; v_d_name text; v_ids int[];
 BEGIN
-    UPDATE tpcc.warehouse SET w_ytd = w_ytd + p_h_amount WHERE w_id = p_w_id RETURNING w_name INTO v_w_name;
-    UPDATE tpcc.district SET d_ytd = d_ytd + p_h_amount WHERE d_w_id = p_w_id AND d_id = p_d_id
-        RETURNING d_name INTO v_d_name;
-    c_id := p_c_id;
-    IF p_c_last IS NOT NULL THEN
-        SELECT array_agg(cu.c_id ORDER BY cu.c_first) INTO v_ids FROM tpcc.customer cu
-            WHERE cu.c_w_id = p_c_w_id AND cu.c_d_id = p_c_d_id AND cu.c_last = p_c_last;
-        c_id := v_ids[(array_length(v_ids, 1) + 1) / 2];
-    END IF;
-    UPDATE tpcc.customer cu SET c_balance = cu.c_balance - p_h_amount, c_ytd_payment = cu.c_ytd_payment + p_h_amount,
-        c_payment_cnt = cu.c_payment_cnt + 1,
-        c_data = CASE WHEN cu.c_credit = 'BC' THEN left(format('%s %s %s %s %s %s | ', cu.c_id, p_c_d_id, p_c_w_id,
-            p_d_id, p_w_id, p_h_amount) || cu.c_data, 500) ELSE cu.c_data END
-        WHERE cu.c_w_id = p_c_w_id AND cu.c_d_id = p_c_d_id AND cu.c_id = payment.c_id
-        RETURNING cu.c_balance, cu.c_credit INTO c_balance, c_credit;
-    INSERT INTO tpcc.history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
-        VALUES (c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, localtimestamp, p_h_amount, v_w_name || '    ' || v_d_name);
+    RETURN QUERY {{PAYMENT}};
 END $$;
 
--- Order-Status (clause 2.6.2): the customer's most recent order and its lines.
-CREATE FUNCTION tpcc.ostat(p_w_id int, p_d_id int, p_c_id int, p_c_last text,
-    OUT c_id int, OUT c_balance numeric, OUT o_id int, OUT lines int, OUT amount numeric)
+-- Order-Status (clause 2.6.2): the customer's most recent order and its lines, as clause
+-- 2.6.3.3 shows them: one row per order line (one row with NULL order columns when the
+-- customer has no order), the customer's and the order's columns repeated on each row.
+CREATE FUNCTION tpcc.ostat(p_w_id int, p_d_id int, p_c_id int, p_c_last text)
+RETURNS TABLE (cust_id int, cust_first text, cust_middle text, cust_last text, cust_balance float8,
+    order_id int, entry_d timestamp, carrier int, item int, supply_w int, quantity int, amount int8, delivery_d timestamp)
 LANGUAGE plpgsql AS $$
 DECLARE
-    v_ids int[];
+    v_c_id int := p_c_id; v_ids int[];
 BEGIN
-    c_id := p_c_id;
     IF p_c_last IS NOT NULL THEN
         SELECT array_agg(cu.c_id ORDER BY cu.c_first) INTO v_ids FROM tpcc.customer cu
             WHERE cu.c_w_id = p_w_id AND cu.c_d_id = p_d_id AND cu.c_last = p_c_last;
-        c_id := v_ids[(array_length(v_ids, 1) + 1) / 2];
+        v_c_id := v_ids[(array_length(v_ids, 1) + 1) / 2];
     END IF;
-    SELECT cu.c_balance INTO c_balance FROM tpcc.customer cu
-        WHERE cu.c_w_id = p_w_id AND cu.c_d_id = p_d_id AND cu.c_id = ostat.c_id;
-    SELECT o.o_id INTO o_id FROM tpcc.orders o
-        WHERE o.o_w_id = p_w_id AND o.o_d_id = p_d_id AND o.o_c_id = ostat.c_id ORDER BY o.o_id DESC LIMIT 1;
-    SELECT count(*), sum(ol_amount) INTO lines, amount FROM tpcc.order_line
-        WHERE ol_w_id = p_w_id AND ol_d_id = p_d_id AND ol_o_id = ostat.o_id;
+    RETURN QUERY {{ORDER_STATUS}};
 END $$;
 
 -- Delivery (clause 2.7.4), run in the foreground: for each district, the oldest undelivered
--- order. SKIP LOCKED lets two deliveries of one warehouse take different orders.
+-- order, delivered by the statement client mode sends (deliveryQuery).
 CREATE FUNCTION tpcc.delivery(p_w_id int, p_carrier_id int) RETURNS int
 LANGUAGE plpgsql AS $$
 DECLARE
-    v_o_id int; v_c_id int; v_total numeric; v_done int := 0;
+    v_o_id int; v_done int := 0;
 BEGIN
     FOR d IN 1..10 LOOP
         SELECT no_o_id INTO v_o_id FROM tpcc.new_order WHERE no_w_id = p_w_id AND no_d_id = d
             ORDER BY no_o_id LIMIT 1 FOR UPDATE SKIP LOCKED;
         CONTINUE WHEN NOT FOUND;
-        DELETE FROM tpcc.new_order WHERE no_w_id = p_w_id AND no_d_id = d AND no_o_id = v_o_id;
-        UPDATE tpcc.orders SET o_carrier_id = p_carrier_id WHERE o_w_id = p_w_id AND o_d_id = d AND o_id = v_o_id
-            RETURNING o_c_id INTO v_c_id;
-        WITH l AS (UPDATE tpcc.order_line SET ol_delivery_d = localtimestamp
-            WHERE ol_w_id = p_w_id AND ol_d_id = d AND ol_o_id = v_o_id RETURNING ol_amount)
-        SELECT coalesce(sum(ol_amount), 0) INTO v_total FROM l;
-        UPDATE tpcc.customer SET c_balance = c_balance + v_total, c_delivery_cnt = c_delivery_cnt + 1
-            WHERE c_w_id = p_w_id AND c_d_id = d AND c_id = v_c_id;
+        {{DELIVERY}};
         v_done := v_done + 1;
     END LOOP;
     RETURN v_done;

@@ -3,7 +3,9 @@ package tpcc
 import (
 	"math/big"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -39,6 +41,49 @@ func FuzzFixedNumeric(f *testing.F) {
 		}
 		if gotRat.Cmp(want) != 0 {
 			t.Fatalf("%+v decodes as %s", fx, gotRat.FloatString(6))
+		}
+	})
+}
+
+// FuzzRawColumns feeds the wire decoders of the transactions' results (integers, float8 and
+// timestamps, binary and text) arbitrary bytes: they return a value or an error, never
+// panic, and a binary value of the right length decodes as pgx decodes it.
+func FuzzRawColumns(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 42}, true)
+	f.Add([]byte{0x80, 0, 0, 0, 0, 0, 0, 1}, true)
+	f.Add([]byte("12345"), false)
+	f.Add([]byte("2026-11-24 04:00:00.123456"), false)
+	f.Add([]byte{}, true)
+	m := pgtype.NewMap()
+	f.Fuzz(func(t *testing.T, v []byte, binary bool) {
+		format := int16(pgtype.TextFormatCode)
+		if binary {
+			format = pgtype.BinaryFormatCode
+		}
+		fds := []pgconn.FieldDescription{{Name: "x", Format: format}}
+		r := rawRow{vals: [][]byte{v}, formats: fds}
+		n := r.int(0)
+		if binary && r.err == nil && len(v) == 8 {
+			var want int64
+			if err := m.Scan(pgtype.Int8OID, format, v, &want); err != nil || want != n {
+				t.Fatalf("int8 %x: %d, pgx %d (%v)", v, n, want, err)
+			}
+		}
+		r = rawRow{vals: [][]byte{v}, formats: fds}
+		x := r.float(0)
+		if binary && r.err == nil {
+			var want float64
+			if err := m.Scan(pgtype.Float8OID, format, v, &want); err != nil || (want != x && want == want) {
+				t.Fatalf("float8 %x: %v, pgx %v (%v)", v, x, want, err)
+			}
+		}
+		r = rawRow{vals: [][]byte{v}, formats: fds}
+		ts := r.time(0)
+		if binary && r.err == nil && len(v) == 8 {
+			var want time.Time
+			if err := m.Scan(pgtype.TimestampOID, format, v, &want); err == nil && !want.Equal(ts) && want.Year() > 1 && want.Year() < 9999 {
+				t.Fatalf("timestamp %x: %v, pgx %v", v, ts, want)
+			}
 		}
 	})
 }

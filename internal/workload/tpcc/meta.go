@@ -58,7 +58,7 @@ func ReadMeta(ctx context.Context, conn *pgx.Conn) (*Meta, error) {
 	}
 	m.Seed = uint64(seed)
 	if m.Version != SchemaVersion {
-		return nil, agerr.BadInputf("database %s: %w (schema version %d, this agbench builds %d); run agbench tpcc drop, then build",
+		return nil, agerr.BadInputf("database %s: %w (schema version %d, this agbench builds %d); run agbench tpcc drop --force, then build",
 			db, ErrForeign, m.Version, SchemaVersion)
 	}
 	return &m, nil

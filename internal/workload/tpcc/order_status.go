@@ -6,54 +6,73 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// orderStatus runs clause 2.6.2 (read-only).
-func (s *Session) orderStatus(ctx context.Context, c *pgx.Conn, in OrderStatusInput) error {
-	if s.Mode == ModeFunctions {
-		var cid, oid, lines *int32
-		var bal, amount *float64
-		return c.QueryRow(ctx, `SELECT c_id, c_balance::float8, o_id, lines, amount::float8 FROM tpcc.ostat($1, $2, $3, $4)`,
-			in.W, in.D, in.C, nullString(in.CLast)).Scan(&cid, &bal, &oid, &lines, &amount)
-	}
-	return inReadTx(ctx, c, func(tx pgx.Tx) error {
-		cid, err := customerID(ctx, tx, in.W, in.D, in.C, in.CLast)
-		if err != nil {
-			return err
-		}
-		var bal float64
-		var first, middle, last string
-		if err := tx.QueryRow(ctx, `SELECT c_balance::float8, c_first, c_middle, c_last FROM tpcc.customer
-			WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3`, in.W, in.D, cid).Scan(&bal, &first, &middle, &last); err != nil {
-			return err
-		}
-		var oid int32
-		var carrier *int16
-		err = tx.QueryRow(ctx, `SELECT o_id, o_carrier_id FROM tpcc.orders WHERE o_w_id = $1 AND o_d_id = $2 AND o_c_id = $3
-			ORDER BY o_id DESC LIMIT 1`, in.W, in.D, cid).Scan(&oid, &carrier)
-		if err == pgx.ErrNoRows {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount::float8, ol_delivery_d
-			FROM tpcc.order_line WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3`, in.W, in.D, oid)
-		if err != nil {
-			return err
-		}
-		rows.Close()
-		return rows.Err()
-	})
-}
+// orderStatusByName is Order-Status's read for a customer chosen by last name: the one at
+// position ceil(n/2) of those of that name sorted by first name (clause 2.6.2.2), picked
+// in the same statement.
+var (
+	orderStatusByID   = orderStatusQuery("$1", "$2", "$3")
+	orderStatusByName = `WITH pick AS MATERIALIZED (SELECT c_id AS id FROM (SELECT c_id, row_number() OVER (ORDER BY c_first) AS r,
+		count(*) OVER () AS n FROM tpcc.customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3) x WHERE r = (n + 1) / 2) ` +
+		orderStatusQuery("$1", "$2", "(SELECT id FROM pick)")
+)
 
-// inReadTx runs f in a read-only transaction (allowed on a hot standby).
-func inReadTx(ctx context.Context, c *pgx.Conn, f func(pgx.Tx) error) error {
-	tx, err := c.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+// orderStatus runs clause 2.6.2 (read-only) and leaves the output of clause 2.6.3.3 in
+// s.OS. Client mode sends one statement (its own transaction, allowed on a hot standby).
+func (s *Session) orderStatus(ctx context.Context, c *pgx.Conn, in OrderStatusInput) error {
+	var rows pgx.Rows
+	var err error
+	s.stmts++
+	switch {
+	case s.Mode == ModeFunctions:
+		rows, err = c.Query(ctx, `SELECT * FROM tpcc.ostat($1, $2, $3, $4)`, in.W, in.D, in.C, nullString(in.CLast))
+	case in.CLast != "":
+		rows, err = c.Query(ctx, orderStatusByName, in.W, in.D, in.CLast)
+	default:
+		rows, err = c.Query(ctx, orderStatusByID, in.W, in.D, in.C)
+	}
 	if err != nil {
 		return err
 	}
-	if err := f(tx); err != nil {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
+	defer rows.Close()
+	o := &s.OS
+	*o = OrderStatusOutput{Lines: o.Lines[:0]}
+	n := 0
+	for rows.Next() {
+		r := rawRow{vals: rows.RawValues(), formats: rows.FieldDescriptions()}
+		if n == 0 {
+			// c_id, c_first, c_middle, c_last, c_balance, o_id, o_entry_d, o_carrier_id
+			o.CustomerID = int(r.int(0))
+			o.CFirst, o.CMiddle, o.CLast = string(r.vals[1]), string(r.vals[2]), string(r.vals[3])
+			o.CBalance = r.float(4)
+			if r.vals[5] != nil {
+				o.OrderID = int(r.int(5))
+				o.EntryD = r.time(6)
+			}
+			if r.vals[7] != nil {
+				carrier := int(r.int(7))
+				o.Carrier = &carrier
+			}
+		}
+		n++
+		if r.vals[8] == nil { // no order, or an order without lines
+			continue
+		}
+		// ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d
+		l := OrderStatusLine{ItemID: int(r.int(8)), SupplyW: int(r.int(9)), Quantity: int(r.int(10)), Amount: r.int(11)}
+		if r.vals[12] != nil {
+			t := r.time(12)
+			l.DeliveryD = &t
+		}
+		if r.err != nil {
+			return r.err
+		}
+		o.Lines = append(o.Lines, l)
+	}
+	if err := rows.Err(); err != nil {
 		return err
 	}
-	return tx.Commit(ctx)
+	if n == 0 {
+		return errNoCustomer(in.W, in.D, in.C, in.CLast)
+	}
+	return nil
 }

@@ -2,48 +2,47 @@ package tpcc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
 
+// paymentQuery is Payment (clause 2.5.2.2) as one statement from the client: the warehouse's
+// and the district's year-to-date, the customer (by id, or by last name at position
+// ceil(n/2) of those of that name sorted by first name), the customer's balance and, for bad
+// credit, data, and the history row. $1 W, $2 D, $3 C_W, $4 C_D, $5 C_ID, $6 amount, $7 C_LAST
+// (NULL: by id).
+const paymentQuery = `WITH w AS (UPDATE tpcc.warehouse SET w_ytd = w_ytd + $6::numeric WHERE w_id = $1 RETURNING w_name),
+	d AS (UPDATE tpcc.district SET d_ytd = d_ytd + $6::numeric WHERE d_w_id = $1 AND d_id = $2 RETURNING d_name),
+	pick AS MATERIALIZED (SELECT CASE WHEN $7::text IS NULL THEN $5::int ELSE (SELECT c_id FROM (SELECT c_id,
+		row_number() OVER (ORDER BY c_first) AS r, count(*) OVER () AS n FROM tpcc.customer
+		WHERE c_w_id = $3 AND c_d_id = $4 AND c_last = $7::text) x WHERE r = (n + 1) / 2) END AS id),
+	c AS (UPDATE tpcc.customer cu SET c_balance = cu.c_balance - $6::numeric, c_ytd_payment = cu.c_ytd_payment + $6::numeric,
+		c_payment_cnt = cu.c_payment_cnt + 1,
+		c_data = CASE WHEN cu.c_credit = 'BC' THEN left(format('%s %s %s %s %s %s | ', cu.c_id, $4::int, $3::int,
+			$2::int, $1::int, $6::numeric) || cu.c_data, 500) ELSE cu.c_data END
+		FROM pick WHERE cu.c_w_id = $3 AND cu.c_d_id = $4 AND cu.c_id = pick.id
+		RETURNING cu.c_id, cu.c_balance, cu.c_credit),
+	h AS (INSERT INTO tpcc.history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
+		SELECT c.c_id, $4, $3, $2, $1, localtimestamp, $6::numeric, w.w_name || '    ' || d.d_name FROM w, d, c)
+	SELECT c_id, c_balance::float8, c_credit::text FROM c`
+
 // payment runs clause 2.5.2.
 func (s *Session) payment(ctx context.Context, c *pgx.Conn, in PaymentInput) error {
 	amount := Cents(in.Amount, 2)
+	q := paymentQuery
 	if s.Mode == ModeFunctions {
-		var cid int32
-		var credit string
-		var bal float64
-		return c.QueryRow(ctx, `SELECT c_id, c_balance::float8, c_credit FROM tpcc.payment($1, $2, $3, $4, $5, $6, $7)`,
-			in.W, in.D, in.CW, in.CD, in.C, nullString(in.CLast), amount).Scan(&cid, &bal, &credit)
+		q = `SELECT * FROM tpcc.payment($1, $2, $3, $4, $5, $6, $7)`
 	}
-	return inTx(ctx, c, func(tx pgx.Tx) error {
-		var wName, dName string
-		if err := tx.QueryRow(ctx, `UPDATE tpcc.warehouse SET w_ytd = w_ytd + $2 WHERE w_id = $1 RETURNING w_name`,
-			in.W, amount).Scan(&wName); err != nil {
-			return err
-		}
-		if err := tx.QueryRow(ctx, `UPDATE tpcc.district SET d_ytd = d_ytd + $3 WHERE d_w_id = $1 AND d_id = $2 RETURNING d_name`,
-			in.W, in.D, amount).Scan(&dName); err != nil {
-			return err
-		}
-		cid, err := customerID(ctx, tx, in.CW, in.CD, in.C, in.CLast)
-		if err != nil {
-			return err
-		}
-		var credit string
-		if err := tx.QueryRow(ctx, `UPDATE tpcc.customer SET c_balance = c_balance - $4, c_ytd_payment = c_ytd_payment + $4,
-			c_payment_cnt = c_payment_cnt + 1,
-			c_data = CASE WHEN c_credit = 'BC' THEN left($5 || c_data, 500) ELSE c_data END
-			WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3 RETURNING c_credit`,
-			in.CW, in.CD, cid, amount, fmt.Sprintf("%d %d %d %d %d %d.%02d | ", cid, in.CD, in.CW, in.D, in.W,
-				in.Amount/100, in.Amount%100)).Scan(&credit); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO tpcc.history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
-			VALUES ($1, $2, $3, $4, $5, localtimestamp, $6, $7)`, cid, in.CD, in.CW, in.D, in.W, amount, wName+"    "+dName)
-		return err
-	})
+	var cid int32
+	var credit string
+	var bal float64
+	err := s.queryRow(ctx, c, q, in.W, in.D, in.CW, in.CD, in.C, amount, nullString(in.CLast)).Scan(&cid, &bal, &credit)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return errNoCustomer(in.CW, in.CD, in.C, in.CLast)
+	}
+	return err
 }
 
 func nullString(s string) *string {
@@ -53,25 +52,9 @@ func nullString(s string) *string {
 	return &s
 }
 
-// customerID returns id, or when last is set the customer at position ceil(n/2) of those of
-// that last name sorted by first name (clauses 2.5.2.2 and 2.6.2.2).
-func customerID(ctx context.Context, q interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, w, d, id int, last string) (int, error) {
-	if last == "" {
-		return id, nil
+func errNoCustomer(w, d, id int, last string) error {
+	if last != "" {
+		return fmt.Errorf("no customer named %s in warehouse %d district %d", last, w, d)
 	}
-	rows, err := q.Query(ctx, `SELECT c_id FROM tpcc.customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3
-		ORDER BY c_first`, w, d, last)
-	if err != nil {
-		return 0, err
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
-	if err != nil {
-		return 0, err
-	}
-	if len(ids) == 0 {
-		return 0, fmt.Errorf("no customer named %s in warehouse %d district %d", last, w, d)
-	}
-	return int(ids[(len(ids)+1)/2-1]), nil
+	return fmt.Errorf("no customer %d in warehouse %d district %d", id, w, d)
 }

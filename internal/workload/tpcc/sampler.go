@@ -47,6 +47,9 @@ const (
 	CounterReadOnPrimary = result.ReadTxOnPrimary
 	CounterLagBytesMax   = "replay_lag_max_bytes"
 	CounterLagSecondsMax = "replay_lag_max_seconds"
+	// CounterStatementsPerTx is the statements the client sent per transaction (BEGIN and
+	// COMMIT included, a function call one, retries counted in the transaction they retry).
+	CounterStatementsPerTx = "statements_per_tx"
 )
 
 // Sampler reads the server's counters as each measured window opens and closes, computes
@@ -254,6 +257,9 @@ func (s *Sampler) clientCounters(step *result.Step, min float64) {
 	c[CounterTPM] = float64(all) / min
 	c[CounterPrimaryTPM] = float64(win.primaryXacts.Load()) / min
 	c[CounterRolledBack] = float64(rolled)
+	if all > 0 {
+		c[CounterStatementsPerTx] = float64(win.statements.Load()) / float64(all)
+	}
 	if s.w.ReadIntent {
 		c[CounterReadOnStandby] = float64(win.readOnStandby.Load())
 		c[CounterReadOnPrimary] = float64(win.readOnPrimary.Load())

@@ -49,6 +49,7 @@ type windowStats struct {
 	primaryXacts  atomic.Int64 // attempts sent to the primary, each one server transaction
 	readOnStandby atomic.Int64
 	readOnPrimary atomic.Int64
+	statements    atomic.Int64 // statements the client sent, all transactions and retries
 }
 
 func (s *windowStats) reset() {
@@ -56,6 +57,7 @@ func (s *windowStats) reset() {
 	s.primaryXacts.Store(0)
 	s.readOnStandby.Store(0)
 	s.readOnPrimary.Store(0)
+	s.statements.Store(0)
 }
 
 // Prepare checks that the database is built and draws the run's NURand constants from the
@@ -164,6 +166,7 @@ func (wk *worker) Do(ctx context.Context, op *workload.Op) error {
 	op.Retries = int64(out.Retries)
 	s := &wk.wl.win
 	attempts := int64(out.Retries + 1)
+	s.statements.Add(int64(out.Statements))
 	switch {
 	case out.OnRead && wk.readOnStandby:
 		s.readOnStandby.Add(1)

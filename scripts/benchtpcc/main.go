@@ -1,0 +1,512 @@
+// Command benchtpcc runs go-tpc (built from its public source by scripts/bench-tpcc.sh) and
+// agbench tpcc in both modes on one PostgreSQL server that it starts itself (a throwaway
+// lone primary on a loopback port, fsync on), interleaved (the order of the three runs
+// rotates every round), and prints for each run and as medians: the tool's own NOPM/tpmC and
+// TPM, the New-Orders per minute counted on the server (the districts' next order ids), the
+// server's transactions per minute (pg_stat_database), statements per transaction (the
+// server's pg_stat_statements; agbench's own count beside it), the driver's and the server's
+// CPU per transaction, the row work per New-Order (pg_stat_user_tables), and the ratios to
+// go-tpc of the same round. `make bench-tpcc` runs it; it is a benchmark, not a test.
+//
+// Imports from agbench: only internal/cluster, internal/cluster/clustertest, internal/result, internal/stats.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/stats"
+)
+
+// Targets from issue 22, on the median of the per-round ratios to go-tpc.
+const (
+	clientMinNOPM   = 1.2 // client mode's server New-Orders/min ≥ 1.2 × go-tpc's
+	clientMaxCPU    = 0.8 // client mode's driver CPU per transaction ≤ 0.8 × go-tpc's
+	functionMinNOPM = 2.0
+)
+
+const (
+	goTPC     = "go-tpc"
+	agClient  = "agbench client"
+	agFunc    = "agbench functions"
+	gotpcDB   = "gotpc"
+	tpmCWords = `tpmC: ([0-9.]+), tpmTotal: ([0-9.]+)`
+)
+
+// sample is one run of one tool.
+type sample struct {
+	nopm, tpm               float64 // the tool's own
+	srvNOPM, srvTPM         float64 // the server's, over the tool's whole run
+	stmtsPerTx, ownStmts    float64 // pg_stat_statements calls per server transaction; the tool's own count (agbench)
+	driverUs, serverUs      float64 // CPU µs per server transaction
+	linesPerNO, rowsPerNO   float64 // order lines inserted, all rows changed, per server New-Order
+	stockPerNO, custPerNO   float64
+	historyPerNO, errors    float64
+	wall                    time.Duration
+	driverCPU, serverCPU    time.Duration
+	newOrders, transactions int64
+	clientTx                int64 // transactions the tool completed (its own count)
+}
+
+func main() {
+	bin := flag.String("agbench", "bin/agbench", "agbench binary")
+	gotpc := flag.String("gotpc", "", "go-tpc binary")
+	rounds := flag.Int("rounds", 3, "rounds (medians are taken over them)")
+	secs := flag.Int("secs", 60, "seconds per run")
+	warehouses := flag.Int("warehouses", 2, "warehouses")
+	vus := flag.Int("vus", 2, "virtual users (go-tpc threads)")
+	var sets []string
+	flag.Func("set", "a server setting key=value (repeatable), e.g. synchronous_commit=off", func(v string) error {
+		if _, err := cluster.ParseSettings([]string{v}); err != nil {
+			return err
+		}
+		sets = append(sets, v)
+		return nil
+	})
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *gotpc == "" {
+		fmt.Fprintln(os.Stderr, "benchtpcc: -gotpc: the go-tpc binary is required (scripts/bench-tpcc.sh builds it)")
+		os.Exit(2)
+	}
+	if err := run(ctx, *bin, *gotpc, *rounds, *secs, *warehouses, *vus, sets); err != nil {
+		fmt.Fprintln(os.Stderr, "benchtpcc:", err)
+		os.Exit(1)
+	}
+}
+
+type bench struct {
+	topo       *cluster.Topology
+	env        []string
+	bin, gotpc string
+	password   string
+	secs, wh   int
+	vus        int
+	work       string
+}
+
+func run(ctx context.Context, bin, gotpc string, rounds, secs, wh, vus int, sets []string) error {
+	bin, _ = filepath.Abs(bin)
+	port, err := clustertest.FreePorts(1)
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "agbench-bench-tpcc-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	os.Chmod(work, 0o755)
+	topo, err := cluster.Create(ctx, cluster.CreateOptions{Home: work, Name: "bench", Standbys: 0, Commit: cluster.CommitAsync, BasePort: port,
+		Settings: append([]string{"shared_buffers=1GB", "max_wal_size=8GB", "checkpoint_timeout=30min", "max_connections=100",
+			"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_utility=on"}, sets...)})
+	if err != nil {
+		return fmt.Errorf("create cluster: %w", err)
+	}
+	defer topo.Destroy(context.Background())
+	p := topo.Primary()
+	b := &bench{topo: topo, bin: bin, gotpc: gotpc, secs: secs, wh: wh, vus: vus, work: work,
+		env: append(os.Environ(), "PGHOST="+p.Host, "PGPORT="+strconv.Itoa(p.Port), "PGUSER="+topo.Superuser,
+			"PGDATABASE="+topo.Database, "PGPASSFILE="+topo.PassFile)}
+	if b.password, err = passfilePassword(topo.PassFile); err != nil {
+		return err
+	}
+	var version string
+	if err := b.query(ctx, topo.Database, `SELECT format('PostgreSQL %s on 127.0.0.1:%s, shared_buffers=%s, fsync %s, synchronous_commit %s',
+		current_setting('server_version'), current_setting('port'), current_setting('shared_buffers'), current_setting('fsync'),
+		current_setting('synchronous_commit'))`, &version); err != nil {
+		return err
+	}
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("agbench tpcc against go-tpc · %s UTC · %d cores · load average %s\n", time.Now().UTC().Format("2006-01-02 15:04"),
+		runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "))
+	fmt.Printf("one server for all: %s, pg_stat_statements\n", version)
+	fmt.Printf("%d warehouses, %d VUs, %d s per run, %d rounds, order rotated each round; no keying or think time\n\n", wh, vus, secs, rounds)
+
+	for _, step := range []struct {
+		what string
+		f    func() error
+	}{
+		{"create extension", func() error {
+			if _, err := b.exec(ctx, topo.Database, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; CREATE DATABASE "+gotpcDB); err != nil {
+				return err
+			}
+			_, err := b.exec(ctx, gotpcDB, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+			return err
+		}},
+		{"agbench tpcc build", func() error {
+			return b.cmd(ctx, nil, bin, "tpcc", "build", "--primary", topo.ConnString(p, ""), "--warehouses", strconv.Itoa(wh))
+		}},
+		{"go-tpc tpcc prepare", func() error {
+			return b.cmd(ctx, nil, gotpc, append(b.gotpcArgs("prepare"), "-T", strconv.Itoa(wh))...)
+		}},
+	} {
+		t0 := time.Now()
+		if err := step.f(); err != nil {
+			return fmt.Errorf("%s: %w", step.what, err)
+		}
+		fmt.Printf("%-22s %6.1fs\n", step.what, time.Since(t0).Seconds())
+	}
+	fmt.Println()
+	fmt.Printf("%-5s %-18s %7s %7s %8s %8s %6s %6s %8s %8s %6s %6s %6s %6s\n", "round", "tool", "NOPM", "TPM", "srvNOPM", "srvTPM",
+		"st/tx", "own", "drv µs", "srv µs", "OL/NO", "ST/NO", "rows", "errs")
+	tools := []string{goTPC, agFunc, agClient}
+	samples := map[string][]sample{}
+	for r := 0; r < rounds; r++ {
+		for i := range tools {
+			tool := tools[(i+r)%len(tools)]
+			s, err := b.measure(ctx, tool, r)
+			if err != nil {
+				return fmt.Errorf("round %d, %s: %w", r+1, tool, err)
+			}
+			samples[tool] = append(samples[tool], s)
+			fmt.Printf("%-5d %-18s %7.0f %7.0f %8.0f %8.0f %6.1f %6s %8.0f %8.0f %6.2f %6.2f %6.1f %6.0f\n", r+1, tool, s.nopm, s.tpm,
+				s.srvNOPM, s.srvTPM, s.stmtsPerTx, optional(s.ownStmts, "%.1f"), s.driverUs, s.serverUs, s.linesPerNO, s.stockPerNO, s.rowsPerNO, s.errors)
+		}
+	}
+	report(samples, rounds)
+	return nil
+}
+
+func optional(v float64, format string) string {
+	if v == 0 {
+		return "–"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+// report prints the medians and the median of each round's ratios to go-tpc.
+func report(samples map[string][]sample, rounds int) {
+	med := func(tool string, f func(sample) float64) float64 {
+		var v []float64
+		for _, s := range samples[tool] {
+			v = append(v, f(s))
+		}
+		return stats.Median(v)
+	}
+	ratio := func(tool string, f func(sample) float64) float64 {
+		var v []float64
+		for i, s := range samples[tool] {
+			v = append(v, f(s)/f(samples[goTPC][i]))
+		}
+		return stats.Median(v)
+	}
+	srvNOPM := func(s sample) float64 { return s.srvNOPM }
+	drv := func(s sample) float64 { return s.driverUs }
+	fmt.Printf("\nmedians of %d rounds (NOPM/TPM: the tool's own count; srv: the server's, over the tool's whole run;\n", rounds)
+	fmt.Println("per transaction: per transaction the tool completed (its own count);")
+	fmt.Println("statements: pg_stat_statements calls (function bodies not counted), agbench's own count beside (BEGIN/COMMIT included);")
+	fmt.Println("CPU: the driver process's and all PostgreSQL processes' user+system time;")
+	fmt.Println("rows per New-Order: order lines inserted, stock, customer and history rows changed, all rows changed)")
+	fmt.Printf("%-18s %8s %8s %8s %8s %6s %6s %8s %8s %5s %5s %5s %5s %6s | %7s %7s %7s\n", "tool", "NOPM/tpmC", "TPM", "srvNOPM", "srvTPM",
+		"st/tx", "own", "drv µs", "srv µs", "OL", "ST", "CU", "HI", "rows", "×NOPM", "×drvCPU", "×srvCPU")
+	for _, tool := range []string{goTPC, agFunc, agClient} {
+		fmt.Printf("%-18s %8.0f %8.0f %8.0f %8.0f %6.1f %6s %8.0f %8.0f %5.2f %5.2f %5.2f %5.2f %6.1f | %6.2f× %6.2f× %6.2f×\n", tool,
+			med(tool, func(s sample) float64 { return s.nopm }), med(tool, func(s sample) float64 { return s.tpm }),
+			med(tool, srvNOPM), med(tool, func(s sample) float64 { return s.srvTPM }),
+			med(tool, func(s sample) float64 { return s.stmtsPerTx }), optional(med(tool, func(s sample) float64 { return s.ownStmts }), "%.1f"),
+			med(tool, drv), med(tool, func(s sample) float64 { return s.serverUs }),
+			med(tool, func(s sample) float64 { return s.linesPerNO }), med(tool, func(s sample) float64 { return s.stockPerNO }),
+			med(tool, func(s sample) float64 { return s.custPerNO }), med(tool, func(s sample) float64 { return s.historyPerNO }),
+			med(tool, func(s sample) float64 { return s.rowsPerNO }),
+			ratio(tool, srvNOPM), ratio(tool, drv), ratio(tool, func(s sample) float64 { return s.serverUs }))
+	}
+	c, cc, f := ratio(agClient, srvNOPM), ratio(agClient, drv), ratio(agFunc, srvNOPM)
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "NOT met"
+	}
+	fmt.Printf("\ntargets (median of the per-round ratios to go-tpc, server New-Orders per minute):\n")
+	fmt.Printf("  client mode    %.2f× NOPM (≥ %.1f×), %.2f× driver CPU per transaction (≤ %.1f×): %s\n", c, clientMinNOPM, cc, clientMaxCPU,
+		verdict(c >= clientMinNOPM && cc <= clientMaxCPU))
+	fmt.Printf("  functions mode %.2f× NOPM (≥ %.1f×): %s\n", f, functionMinNOPM, verdict(f >= functionMinNOPM))
+}
+
+// counters are the server's, read before and after a run, for one database.
+type counters struct {
+	newOrders, xacts, calls int64
+	ins, upd, del           map[string]int64
+	cpu                     time.Duration
+}
+
+func (b *bench) read(ctx context.Context, db, schema string) (*counters, error) {
+	c := &counters{ins: map[string]int64{}, upd: map[string]int64{}, del: map[string]int64{}}
+	conn, err := b.connect(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	if err := conn.QueryRow(ctx, fmt.Sprintf("SELECT sum(d_next_o_id)::int8 FROM %s.district", schema)).Scan(&c.newOrders); err != nil {
+		return nil, err
+	}
+	if err := conn.QueryRow(ctx, `SELECT xact_commit + xact_rollback, (SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements s
+		WHERE s.dbid = d.datid) FROM pg_stat_database d WHERE datname = current_database()`).Scan(&c.xacts, &c.calls); err != nil {
+		return nil, err
+	}
+	rows, err := conn.Query(ctx, `SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables WHERE schemaname = $1`, schema)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var name string
+		var i, u, d int64
+		if err := rows.Scan(&name, &i, &u, &d); err != nil {
+			return nil, err
+		}
+		c.ins[name], c.upd[name], c.del[name] = i, u, d
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	c.cpu, err = serverCPU(b.topo.Primary().DataDir)
+	return c, err
+}
+
+// measure runs one tool once and reads the server's counters around it.
+func (b *bench) measure(ctx context.Context, tool string, round int) (sample, error) {
+	db, schema := b.topo.Database, "tpcc"
+	if tool == goTPC {
+		db, schema = gotpcDB, "public"
+	}
+	if _, err := b.exec(ctx, b.topo.Database, "CHECKPOINT"); err != nil {
+		return sample{}, err
+	}
+	if err := b.quiet(ctx, db); err != nil {
+		return sample{}, err
+	}
+	before, err := b.read(ctx, db, schema)
+	if err != nil {
+		return sample{}, err
+	}
+	var s sample
+	results := filepath.Join(b.work, "results", fmt.Sprint(round), strings.ReplaceAll(tool, " ", "-"))
+	t0 := time.Now()
+	var c *exec.Cmd
+	var out []byte
+	switch tool {
+	case goTPC:
+		c = exec.CommandContext(ctx, b.gotpc, append(b.gotpcArgs("run"), "-T", strconv.Itoa(b.vus),
+			"--time", fmt.Sprintf("%ds", b.secs), "--interval", "1000s")...)
+	default:
+		mode := "functions"
+		if tool == agClient {
+			mode = "client"
+		}
+		c = exec.CommandContext(ctx, b.bin, "tpcc", "run", "--primary", b.topo.ConnString(b.topo.Primary(), ""), "--mode", mode,
+			"--vus", strconv.Itoa(b.vus), "--rampup", "0s", "--duration", fmt.Sprintf("%ds", b.secs), "--sample=false",
+			"--results", results)
+	}
+	c.Env = b.env
+	out, err = c.CombinedOutput()
+	s.wall = time.Since(t0)
+	if err != nil {
+		return s, fmt.Errorf("%v\n%s", err, out)
+	}
+	s.driverCPU = c.ProcessState.UserTime() + c.ProcessState.SystemTime()
+	if err := b.quiet(ctx, db); err != nil {
+		return s, err
+	}
+	after, err := b.read(ctx, db, schema)
+	if err != nil {
+		return s, err
+	}
+	// The tool's own figures.
+	if tool == goTPC {
+		m := regexp.MustCompile(tpmCWords).FindSubmatch(out)
+		if m == nil {
+			return s, fmt.Errorf("no tpmC in go-tpc's output:\n%s", out)
+		}
+		s.nopm, _ = strconv.ParseFloat(string(m[1]), 64)
+		s.tpm, _ = strconv.ParseFloat(string(m[2]), 64)
+		for _, m := range regexp.MustCompile(`\[Summary\] (\S+) - Takes\(s\): [0-9.]+, Count: (\d+)`).FindAllSubmatch(out, -1) {
+			n, _ := strconv.ParseInt(string(m[2]), 10, 64)
+			if strings.HasSuffix(string(m[1]), "_ERR") {
+				s.errors += float64(n)
+			} else {
+				s.clientTx += n
+			}
+		}
+	} else {
+		dirs, _ := filepath.Glob(filepath.Join(results, "*-tpcc-run"))
+		if len(dirs) != 1 {
+			return s, fmt.Errorf("no result file:\n%s", out)
+		}
+		r, err := result.Read(dirs[0])
+		if err != nil || len(r.Steps) != 1 {
+			return s, fmt.Errorf("result: %v", err)
+		}
+		st := r.Steps[0]
+		s.nopm, s.tpm, s.ownStmts = st.Counters["nopm"], st.Counters["tpm"], st.Counters["statements_per_tx"]
+		s.errors = float64(st.Totals().Errors)
+		s.clientTx = st.Totals().Count
+	}
+	// The server's, over the whole run (connections, warm-up and all).
+	min := s.wall.Minutes()
+	s.newOrders, s.transactions = after.newOrders-before.newOrders, after.xacts-before.xacts
+	no, tx := float64(s.newOrders), float64(s.transactions)
+	// Per transaction figures divide by the tool's own count of completed transactions:
+	// go-tpc's server transactions are about twice its transactions.
+	s.srvNOPM, s.srvTPM = no/min, tx/min
+	s.serverCPU = after.cpu - before.cpu
+	// pg_stat_statements counts this program's own reads too: two per read (the counters'
+	// query itself is counted once it has run), a rounding error at these rates.
+	if s.clientTx == 0 {
+		return s, fmt.Errorf("no transaction counted in the tool's output:\n%s", out)
+	}
+	ntx := float64(s.clientTx)
+	s.stmtsPerTx = float64(after.calls-before.calls) / ntx
+	s.driverUs = float64(s.driverCPU.Microseconds()) / ntx
+	s.serverUs = float64(s.serverCPU.Microseconds()) / ntx
+	delta := func(m func(*counters) map[string]int64, table string) float64 {
+		return float64(m(after)[table]-m(before)[table]) / no
+	}
+	ins := func(c *counters) map[string]int64 { return c.ins }
+	upd := func(c *counters) map[string]int64 { return c.upd }
+	del := func(c *counters) map[string]int64 { return c.del }
+	s.linesPerNO, s.stockPerNO = delta(ins, "order_line"), delta(upd, "stock")
+	s.custPerNO, s.historyPerNO = delta(upd, "customer"), delta(ins, "history")
+	for t := range after.ins {
+		s.rowsPerNO += delta(ins, t) + delta(upd, t) + delta(del, t)
+	}
+	return s, nil
+}
+
+// quiet waits until no session but this program's is connected to db, so that the backends
+// of the run before have exited and flushed their statistics.
+func (b *bench) quiet(ctx context.Context, db string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		if err := b.query(ctx, b.topo.Database, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1
+			AND backend_type = 'client backend' AND pid <> pg_backend_pid()`, &n, db); err != nil {
+			return err
+		}
+		if n == 0 {
+			// A backend flushes its statistics as it exits; the stats of the last one to go
+			// are visible to a new snapshot.
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d sessions still on %s 30 s after the run", n, db)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (b *bench) gotpcArgs(sub string) []string {
+	p := b.topo.Primary()
+	return []string{"tpcc", sub, "-d", "postgres", "-H", p.Host, "-P", strconv.Itoa(p.Port), "-U", b.topo.Superuser,
+		"-p", b.password, "-D", gotpcDB, "--conn-params", "sslmode=disable", "--warehouses", strconv.Itoa(b.wh)}
+}
+
+func (b *bench) cmd(ctx context.Context, env []string, name string, args ...string) error {
+	c := exec.CommandContext(ctx, name, args...)
+	c.Env = b.env
+	if out, err := c.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v\n%s", err, out)
+	}
+	return nil
+}
+
+func (b *bench) connect(ctx context.Context, db string) (*pgx.Conn, error) {
+	return pgx.Connect(ctx, b.topo.ConnString(b.topo.Primary(), db))
+}
+
+func (b *bench) query(ctx context.Context, db, sql string, dst any, args ...any) error {
+	conn, err := b.connect(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	return conn.QueryRow(ctx, sql, args...).Scan(dst)
+}
+
+func (b *bench) exec(ctx context.Context, db, sql string) (int64, error) {
+	conn, err := b.connect(ctx, db)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	for _, q := range strings.Split(sql, "; ") {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			return 0, err
+		}
+	}
+	return 0, nil
+}
+
+// serverCPU is the user+system time of the postmaster, of its children still running and of
+// those that exited (the postmaster's reaped children).
+func serverCPU(dataDir string) (time.Duration, error) {
+	pidFile, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
+	if err != nil {
+		return 0, err
+	}
+	pm := strings.SplitN(string(pidFile), "\n", 2)[0]
+	fields := func(pid string) []string {
+		b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+		if err != nil {
+			return nil
+		}
+		s := string(b)
+		return strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // from field 3 (state) on
+	}
+	ticks := func(f []string, idx ...int) int64 {
+		var t int64
+		for _, i := range idx {
+			n, _ := strconv.ParseInt(f[i-3], 10, 64)
+			t += n
+		}
+		return t
+	}
+	f := fields(pm)
+	if f == nil {
+		return 0, fmt.Errorf("postmaster %s not running", pm)
+	}
+	total := ticks(f, 14, 15, 16, 17) // utime, stime, cutime, cstime
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		if c := fields(p.Name()); c != nil && len(c) > 15 && c[1] == pm { // field 4: ppid
+			total += ticks(c, 14, 15)
+		}
+	}
+	const hz = 100 // USER_HZ on Linux
+	return time.Duration(total) * time.Second / hz, nil
+}
+
+// passfilePassword reads the password from the cluster's own passfile (one line,
+// host:port:db:user:password), for go-tpc, which takes it on its command line.
+func passfilePassword(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if parts := strings.SplitN(sc.Text(), ":", 5); len(parts) == 5 {
+			return parts[4], nil
+		}
+	}
+	return "", fmt.Errorf("%s: no password line", path)
+}
