@@ -126,8 +126,15 @@ func (s *StepResult) resultStep(i int, sw *Sweep) (result.Step, error) {
 	st.Counters = c
 	st.Series = s.series
 	st.Client = result.ClientCPU{UserSeconds: s.CPU.TesterUserS, SystemSeconds: s.CPU.TesterSysS, PerOpMicros: s.CPU.TesterUsPerIO}
-	if s.CPU.Cores > 0 && s.Seconds > 0 {
-		st.Client.Utilisation = (s.CPU.TesterUserS + s.CPU.TesterSysS) / s.Seconds / float64(s.CPU.Cores)
+	// The tester's share is of the CPU it may use (affinity, control-group quota), as the
+	// runner's is, not of the machine's count.
+	st.Client.Cap = result.ReadCPUCap()
+	capCores := st.Client.Cap.Cores()
+	if capCores <= 0 {
+		capCores = float64(s.CPU.Cores)
+	}
+	if capCores > 0 && s.Seconds > 0 {
+		st.Client.Utilisation = (s.CPU.TesterUserS + s.CPU.TesterSysS) / s.Seconds / capCores
 	}
 	if len(s.PerSecond) > 0 {
 		ts := result.TimeSeries{Unit: "ops/s", Start: s.Start}
