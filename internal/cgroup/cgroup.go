@@ -382,7 +382,6 @@ func (s *System) Create(name string, b Budget, cpus []int) (g *Group, err error)
 			return g, fmt.Errorf("make control group %s: %w", d, err)
 		}
 	}
-	quota := int64(math.Round(b.CPUs * Period))
 	if s.Version == 1 {
 		if err := write(filepath.Join(s.Roots["cpuset"], name, "cpuset.mems"), s.Mems); err != nil {
 			return g, err
@@ -390,14 +389,7 @@ func (s *System) Create(name string, b Budget, cpus []int) (g *Group, err error)
 		if err := write(filepath.Join(s.Roots["cpuset"], name, "cpuset.cpus"), g.CPUList); err != nil {
 			return g, err
 		}
-		if err := write(filepath.Join(g.CPU, "cpu.cfs_period_us"), strconv.Itoa(Period)); err != nil {
-			return g, err
-		}
-		q := "-1"
-		if b.CPUs > 0 {
-			q = strconv.FormatInt(quota, 10)
-		}
-		if err := write(filepath.Join(g.CPU, "cpu.cfs_quota_us"), q); err != nil {
+		if err := g.SetCPUs(b.CPUs); err != nil {
 			return g, err
 		}
 		m := "-1"
@@ -412,11 +404,7 @@ func (s *System) Create(name string, b Budget, cpus []int) (g *Group, err error)
 	if err := write(filepath.Join(g.CPU, "cpuset.cpus"), g.CPUList); err != nil {
 		return g, err
 	}
-	q := "max"
-	if b.CPUs > 0 {
-		q = strconv.FormatInt(quota, 10)
-	}
-	if err := write(filepath.Join(g.CPU, "cpu.max"), q+" "+strconv.Itoa(Period)); err != nil {
+	if err := g.SetCPUs(b.CPUs); err != nil {
 		return g, err
 	}
 	m := "max"
@@ -424,6 +412,25 @@ func (s *System) Create(name string, b Budget, cpus []int) (g *Group, err error)
 		m = strconv.FormatInt(b.Memory, 10)
 	}
 	return g, write(filepath.Join(g.Memory, "memory.max"), m)
+}
+
+// SetCPUs sets the group's CPU quota to cpus cores per Period (0: no quota). It does not
+// change Budget, the budget the group was made with.
+func (g *Group) SetCPUs(cpus float64) error {
+	quota := strconv.FormatInt(int64(math.Round(cpus*Period)), 10)
+	if g.Version == 1 {
+		if err := write(filepath.Join(g.CPU, "cpu.cfs_period_us"), strconv.Itoa(Period)); err != nil {
+			return err
+		}
+		if cpus <= 0 {
+			quota = "-1"
+		}
+		return write(filepath.Join(g.CPU, "cpu.cfs_quota_us"), quota)
+	}
+	if cpus <= 0 {
+		quota = "max"
+	}
+	return write(filepath.Join(g.CPU, "cpu.max"), quota+" "+strconv.Itoa(Period))
 }
 
 func write(path, value string) error {

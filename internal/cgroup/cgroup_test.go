@@ -219,6 +219,24 @@ func TestGroupHoldsItsProcessAndIsRemoved(t *testing.T) {
 		if m := readString(t, filepath.Join(g.Memory, "memory.limit_in_bytes")); m != "67108864" {
 			t.Fatalf("memory limit %s", m)
 		}
+	} else if q := readString(t, filepath.Join(g.CPU, "cpu.max")); q != "50000 100000" {
+		t.Fatalf("quota %s", q)
+	}
+	// SetCPUs changes the quota the kernel holds, and 0 lifts it.
+	for _, c := range []struct {
+		cpus   float64
+		v1, v2 string
+	}{{0.02, "2000", "2000 100000"}, {0, "-1", "max 100000"}, {0.5, "50000", "50000 100000"}} {
+		if err := g.SetCPUs(c.cpus); err != nil {
+			t.Fatal(err)
+		}
+		if s.Version == 1 {
+			if q := readString(t, filepath.Join(g.CPU, "cpu.cfs_quota_us")); q != c.v1 {
+				t.Fatalf("SetCPUs(%v): quota %s, want %s", c.cpus, q, c.v1)
+			}
+		} else if q := readString(t, filepath.Join(g.CPU, "cpu.max")); q != c.v2 {
+			t.Fatalf("SetCPUs(%v): cpu.max %s, want %s", c.cpus, q, c.v2)
+		}
 	}
 	cmd := exec.Command("sleep", "300")
 	if err := cmd.Start(); err != nil {

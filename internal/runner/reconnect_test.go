@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -61,6 +62,11 @@ func TestClassify(t *testing.T) {
 type flakyServer struct {
 	down     atomic.Bool
 	attempts atomic.Int64
+	// When downAtOp is above 0, the server goes down at the downAtOp-th operation (of all
+	// VUs) and comes back when each of vus VUs has failed upAfter attempts to reconnect:
+	// an outage bound to what the VUs did, not to the clock.
+	downAtOp, vus, upAfter int64
+	ops, ready             atomic.Int64
 }
 
 type flakyLoad struct{ srv *flakyServer }
@@ -68,6 +74,9 @@ type flakyLoad struct{ srv *flakyServer }
 type flakyWorker struct {
 	srv  *flakyServer
 	lost bool
+	// attempts are the times of this VU's attempts to reconnect, in its last outage.
+	attempts []time.Time
+	fails    int64
 }
 
 func (l *flakyLoad) NewWorker(context.Context, workload.VU) (workload.Worker, error) {
@@ -78,8 +87,12 @@ func (w *flakyWorker) Do(context.Context, *workload.Op) error {
 	if w.lost {
 		return errors.New("conn closed")
 	}
+	if n := w.srv.downAtOp; n > 0 && w.srv.ops.Add(1) == n {
+		w.srv.down.Store(true)
+	}
 	if w.srv.down.Load() {
 		w.lost = true
+		w.attempts = nil
 		return &pgErr{"57P01", "terminating connection due to administrator command"}
 	}
 	time.Sleep(time.Millisecond)
@@ -90,7 +103,11 @@ func (w *flakyWorker) Lost() bool { return w.lost }
 
 func (w *flakyWorker) Reconnect(context.Context) error {
 	w.srv.attempts.Add(1)
+	w.attempts = append(w.attempts, time.Now())
 	if w.srv.down.Load() {
+		if w.fails++; w.srv.upAfter > 0 && w.fails == w.srv.upAfter && w.srv.ready.Add(1) == w.srv.vus {
+			w.srv.down.Store(false)
+		}
 		return errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
 	}
 	w.lost = false
@@ -98,39 +115,64 @@ func (w *flakyWorker) Reconnect(context.Context) error {
 }
 
 // A session lost mid-window is made again with the backoff: one error per VU (the server's
-// 57P01, not a flood of "conn closed"), reconnects counted, operations after it.
+// 57P01, not a flood of "conn closed"), reconnects counted, operations after it. The server
+// goes down at the 20th operation and comes back once each VU has failed two attempts, and
+// the step is of iterations, so however slow the machine the outage falls inside the step
+// and ends before it.
 func TestLostSessionIsMadeAgain(t *testing.T) {
-	srv := &flakyServer{}
-	go func() {
-		time.Sleep(150 * time.Millisecond)
-		srv.down.Store(true)
-		time.Sleep(300 * time.Millisecond)
-		srv.down.Store(false)
-	}()
-	st, err := runOne(t, context.Background(), &flakyLoad{srv: srv}, StepSpec{VUs: 2, Duration: 800 * time.Millisecond, MaxErrors: 10})
+	const vus, upAfter = 2, 2
+	srv := &flakyServer{downAtOp: 20, vus: vus, upAfter: upAfter}
+	var workers []*flakyWorker
+	var mu sync.Mutex
+	l := &recordingLoad{flakyLoad: &flakyLoad{srv: srv}, made: func(w *flakyWorker) {
+		mu.Lock()
+		workers = append(workers, w)
+		mu.Unlock()
+	}}
+	st, err := runOne(t, context.Background(), l, StepSpec{VUs: vus, Iterations: 200, MaxErrors: 10})
 	if err != nil || !st.Complete {
 		t.Fatalf("err %v complete %v", err, st.Complete)
 	}
 	op := st.Ops[workload.DefaultOp]
-	if op.Errors != 2 || op.Count == 0 {
-		t.Fatalf("op %+v: want one error per VU and successes", op)
+	if op.Errors != vus || op.Count != vus*200-vus {
+		t.Fatalf("op %+v: want one error per VU and the rest successes", op)
 	}
-	if len(st.Errors) != 1 || st.Errors[0].SQLState != "57P01" || st.Errors[0].Count != 2 ||
+	if len(st.Errors) != 1 || st.Errors[0].SQLState != "57P01" || st.Errors[0].Count != vus ||
 		st.Errors[0].First.Before(st.Window.Start) || st.Errors[0].Last.Before(st.Errors[0].First) {
 		t.Fatalf("error classes %+v", st.Errors)
 	}
 	r := st.Reconnects
-	if r == nil || r.Lost != 2 || r.Count != 2 || r.Unrestored != 0 || r.Failed < 2 {
+	if r == nil || r.Lost != vus || r.Count != vus || r.Unrestored != 0 || r.Failed < vus*upAfter {
 		t.Fatalf("reconnects %+v", r)
 	}
-	// About 300 ms down for each VU; with 50, 100, 200 ms waits the last attempt may come
-	// up to ~200 ms after the server is back.
-	if r.MaxDownSeconds < 0.2 || r.MaxDownSeconds > 0.7 || r.DownSeconds < r.MaxDownSeconds || r.Last.Before(r.First) {
-		t.Fatalf("down %v s (max %v), %v..%v", r.DownSeconds, r.MaxDownSeconds, r.First, r.Last)
+	if len(workers) != vus {
+		t.Fatalf("%d workers made", len(workers))
 	}
-	// A few attempts per VU, not a flood: 300 ms down is at most 1 + 3 attempts each.
-	if n := srv.attempts.Load(); n > 10 {
-		t.Fatalf("%d attempts to reconnect", n)
+	// Each VU tried at once, then after waits of 50, 100, 200 ms ... (never sooner: a
+	// flood would show here), and succeeded at its last attempt. Its time without a session
+	// is at least from its first attempt to its last.
+	var sumDown, maxDown float64
+	for i, w := range workers {
+		if int64(len(w.attempts)) < upAfter+1 || int64(len(w.attempts)) != w.fails+1 {
+			t.Fatalf("VU %d: %d attempts, %d failed", i, len(w.attempts), w.fails)
+		}
+		b := Backoff{Min: ReconnectMinWait, Max: ReconnectMaxWait}
+		for k := 1; k < len(w.attempts); k++ {
+			if gap, wait := w.attempts[k].Sub(w.attempts[k-1]), b.Next(); gap < wait {
+				t.Fatalf("VU %d: attempt %d came %v after the last, before the backoff's %v", i, k+1, gap, wait)
+			}
+		}
+		d := w.attempts[len(w.attempts)-1].Sub(w.attempts[0]).Seconds()
+		sumDown += d
+		maxDown = max(maxDown, d)
+	}
+	if int64(r.Failed) != srv.attempts.Load()-vus {
+		t.Fatalf("%d failed attempts counted of %d made", r.Failed, srv.attempts.Load()-vus)
+	}
+	if r.MaxDownSeconds < maxDown || r.DownSeconds < sumDown || r.DownSeconds < r.MaxDownSeconds ||
+		r.DownSeconds > vus*st.Window.Seconds() || r.First.Before(st.Window.Start) || r.Last.Before(r.First) || r.Last.After(st.Window.End) {
+		t.Fatalf("down %v s (max %v; the VUs saw at least %v, max %v), %v..%v in %v..%v",
+			r.DownSeconds, r.MaxDownSeconds, sumDown, maxDown, r.First, r.Last, st.Window.Start, st.Window.End)
 	}
 	var sum float64
 	for _, v := range st.ErrorThroughput["*"].V {
@@ -139,6 +181,20 @@ func TestLostSessionIsMadeAgain(t *testing.T) {
 	if sum == 0 || len(st.ErrorThroughput["*"].V) != len(st.Throughput["*"].V) {
 		t.Fatalf("error series %+v", st.ErrorThroughput["*"])
 	}
+}
+
+// recordingLoad hands each flakyWorker it makes to made.
+type recordingLoad struct {
+	*flakyLoad
+	made func(*flakyWorker)
+}
+
+func (l *recordingLoad) NewWorker(ctx context.Context, vu workload.VU) (workload.Worker, error) {
+	w, err := l.flakyLoad.NewWorker(ctx, vu)
+	if err == nil {
+		l.made(w.(*flakyWorker))
+	}
+	return w, err
 }
 
 // A step whose server is down for its whole window has no successful operation: it is
