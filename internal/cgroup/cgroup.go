@@ -6,7 +6,9 @@
 // throttled periods, memory and page cache) for the samplers and `cluster status`.
 // Everything here needs root; Detect says so in words a user can act on.
 //
-// Imports from agbench: only internal/agerr.
+// The kernel's CPU list format is read and written by internal/result, once.
+//
+// Imports from agbench: only internal/agerr, internal/result.
 package cgroup
 
 import (
@@ -25,6 +27,7 @@ import (
 	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/result"
 )
 
 // Period is the CPU quota's period in microseconds.
@@ -207,7 +210,7 @@ func (s *System) readRoot() error {
 	if err != nil {
 		return fmt.Errorf("read the root group's CPUs: %w", err)
 	}
-	cpus, err := ParseCPUList(strings.TrimSpace(string(b)))
+	cpus, err := result.ParseCPUList(strings.TrimSpace(string(b)))
 	if err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(root, name), err)
 	}
@@ -246,40 +249,6 @@ func memTotal() int64 {
 	return 0
 }
 
-// ParseCPUList reads the kernel's CPU list format ("0-3,5").
-func ParseCPUList(s string) ([]int, error) {
-	var out []int
-	if s == "" {
-		return nil, nil
-	}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("CPU list %q: bad %q", s, part)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a || b-a > 4096 {
-				return nil, fmt.Errorf("CPU list %q: bad %q", s, part)
-			}
-		}
-		for c := a; c <= b; c++ {
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
-// FormatCPUList writes CPUs in the kernel's list format.
-func FormatCPUList(cpus []int) string {
-	parts := make([]string, len(cpus))
-	for i, c := range cpus {
-		parts[i] = strconv.Itoa(c)
-	}
-	return strings.Join(parts, ",")
-}
-
 // Budget is one modelled host: a CPU quota in cores (0: none) and a memory limit in bytes
 // (0: none), page cache included.
 type Budget struct {
@@ -299,7 +268,7 @@ func (s *System) Check(b Budget, n int) error {
 	case b.CPUs > 0 && b.CPUs < MinCPUs:
 		errs = append(errs, agerr.BadInputf("--host-cpus %g: the smallest budget is %g of a core", b.CPUs, MinCPUs))
 	case b.CPUs > have:
-		errs = append(errs, agerr.BadInputf("--host-cpus %g: this machine has %d CPU(s) (%s)", b.CPUs, len(s.CPUs), FormatCPUList(s.CPUs)))
+		errs = append(errs, agerr.BadInputf("--host-cpus %g: this machine has %d CPU(s) (%s)", b.CPUs, len(s.CPUs), result.CPUList(s.CPUs)))
 	case b.CPUs*float64(n) > have+1e-9:
 		errs = append(errs, agerr.BadInputf("--host-cpus %g for %d nodes is %.3g cores, more than this machine's %d: the hosts would share CPUs; give each at most %.2f",
 			b.CPUs, n, b.CPUs*float64(n), len(s.CPUs), have/float64(n)))
@@ -345,7 +314,7 @@ func (s *System) Create(name string, b Budget, cpus []int) (g *Group, err error)
 	if strings.ContainsAny(name, "/.") || name == "" {
 		return nil, fmt.Errorf("control group name %q", name)
 	}
-	g = &Group{Name: name, Version: s.Version, Budget: b, CPUList: FormatCPUList(cpus)}
+	g = &Group{Name: name, Version: s.Version, Budget: b, CPUList: result.CPUList(cpus)}
 	var dirs []string
 	for _, c := range v1Controllers {
 		root := s.Roots[c]

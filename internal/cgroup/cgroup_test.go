@@ -94,21 +94,6 @@ func TestMountinfoEscapes(t *testing.T) {
 	}
 }
 
-func TestCPUList(t *testing.T) {
-	got, err := ParseCPUList("0-3,5")
-	if err != nil || !slices.Equal(got, []int{0, 1, 2, 3, 5}) {
-		t.Fatalf("%v %v", got, err)
-	}
-	for _, bad := range []string{"a", "3-1", "-1", "1,"} {
-		if _, err := ParseCPUList(bad); err == nil {
-			t.Errorf("%q read", bad)
-		}
-	}
-	if FormatCPUList([]int{0, 2}) != "0,2" {
-		t.Fatal(FormatCPUList([]int{0, 2}))
-	}
-}
-
 func TestCheckAndCPUSet(t *testing.T) {
 	s := &System{Version: 1, CPUs: []int{0, 1}, MemTotal: 4 << 30}
 	if err := s.Check(Budget{CPUs: 0.6, Memory: 1 << 30}, 2); err != nil {
@@ -159,21 +144,6 @@ func FuzzParseMountinfo(f *testing.F) {
 			}
 		}
 		layout(ms, func(string) []string { return nil })
-	})
-}
-
-func FuzzParseCPUList(f *testing.F) {
-	f.Add("0-3,5")
-	f.Add("")
-	f.Fuzz(func(t *testing.T, s string) {
-		cpus, err := ParseCPUList(s)
-		if err != nil || len(cpus) == 0 {
-			return
-		}
-		again, err := ParseCPUList(FormatCPUList(cpus))
-		if err != nil || !slices.Equal(cpus, again) {
-			t.Fatalf("%q: %v then %v (%v)", s, cpus, again, err)
-		}
 	})
 }
 

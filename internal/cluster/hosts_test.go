@@ -204,7 +204,7 @@ func TestModelledHostCapsACPUBoundQuery(t *testing.T) {
 			t.Fatal("a CPU-bound query ended by itself")
 		}
 	}
-	cpus, err := cgroup.ParseCPUList(g.CPUList)
+	cpus, err := result.ParseCPUList(g.CPUList)
 	if err != nil {
 		t.Fatal(err)
 	}
