@@ -22,6 +22,9 @@ const (
 	// ExtraReadahead is the readahead experiment's run (ReadaheadRun) and each step's plan,
 	// written by internal/workload/readahead.
 	ExtraReadahead = "readahead"
+	// ExtraDrill is a failover drill's run (DrillRun) and each cycle's figures (DrillCycle),
+	// written by internal/drill (extra_drill.go).
+	ExtraDrill = "drill"
 )
 
 // RunLevel is ExtraError.Step for a section of the run's own Extra.
@@ -112,12 +115,18 @@ func (r *Result) CheckExtras() error {
 	if _, err := r.ReadaheadRun(); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := r.DrillRun(); err != nil {
+		errs = append(errs, err)
+	}
 	for i := range r.Steps {
 		st := &r.Steps[i]
 		if _, err := st.Sample(); err != nil {
 			errs = append(errs, err)
 		}
 		if _, err := st.Seeding(); err != nil {
+			errs = append(errs, err)
+		}
+		if _, err := st.DrillCycle(); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -1,0 +1,124 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// crashWait bounds the wait for a killed postmaster's children to exit.
+const crashWait = 30 * time.Second
+
+// OwnPostmaster returns the pid of the named node's live postmaster after checking that the
+// process is this cluster's: the pid comes from the node's postmaster.pid in the cluster's
+// own folder, and the process runs this cluster's postgres binary on that data folder. Any
+// other process (a pid reused, a server agbench did not start) is refused with the reason.
+func (t *Topology) OwnPostmaster(name string) (int, error) {
+	n := t.Node(name)
+	if n == nil {
+		return 0, fmt.Errorf("no node %q in cluster %s", name, t.Name)
+	}
+	if !under(n.DataDir, t.Dir) {
+		return 0, fmt.Errorf("node %s: data folder %s is not inside the cluster's folder %s", name, n.DataDir, t.Dir)
+	}
+	pid := postmasterPID(n.DataDir)
+	if pid == 0 {
+		return 0, fmt.Errorf("node %s is not running", name)
+	}
+	if err := checkPostmaster(pid, t.PG.Path("postgres"), n.DataDir); err != nil {
+		return 0, fmt.Errorf("node %s: %w", name, err)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		return 0, fmt.Errorf("node %s: no permission to signal its postmaster %d: %v", name, pid, err)
+	}
+	return pid, nil
+}
+
+// checkPostmaster checks that process pid runs binary on dataDir (from /proc/pid/cmdline).
+func checkPostmaster(pid int, binary, dataDir string) error {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return fmt.Errorf("process %d: %v", pid, err)
+	}
+	args := strings.Split(string(bytes.TrimRight(raw, "\x00")), "\x00")
+	if len(args) == 0 || filepath.Clean(args[0]) != filepath.Clean(binary) {
+		return fmt.Errorf("process %d runs %q, not this cluster's %s", pid, args[0], binary)
+	}
+	for i, a := range args {
+		if a == "-D" && i+1 < len(args) && filepath.Clean(args[i+1]) == filepath.Clean(dataDir) {
+			return nil
+		}
+	}
+	return fmt.Errorf("process %d is not the postmaster of %s (%s)", pid, dataDir, strings.Join(args, " "))
+}
+
+func under(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && !strings.HasPrefix(rel, "..")
+}
+
+// CrashNode kills the named node's postmaster with SIGKILL, as a crash of the server would,
+// after OwnPostmaster's checks, and waits until its children have exited too (they notice the
+// postmaster's death by themselves), so that the folder can be recovered and started again.
+func (t *Topology) CrashNode(ctx context.Context, name string) error {
+	pid, err := t.OwnPostmaster(name)
+	if err != nil {
+		return err
+	}
+	kids := children(pid)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill postmaster %d of %s: %w", pid, name, err)
+	}
+	deadline := time.Now().Add(crashWait)
+	for {
+		left := 0
+		for _, k := range append(kids, pid) {
+			if Alive(k) {
+				left++
+			}
+		}
+		if left == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: %d processes of the killed postmaster %d still alive after %v", name, left, pid, crashWait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// children lists the pids whose parent is pid.
+func children(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		k, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
