@@ -84,7 +84,7 @@ func (t *Topology) CrashNode(ctx context.Context, name string) error {
 			}
 		}
 		if left == 0 {
-			return nil
+			return clearZombieLock(ctx, t.Node(name).DataDir, pid)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s: %d processes of the killed postmaster %d still alive after %v", name, left, pid, crashWait)
@@ -95,6 +95,44 @@ func (t *Topology) CrashNode(ctx context.Context, name string) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// reapWait bounds the wait for a killed postmaster's zombie to be reaped.
+const reapWait = 5 * time.Second
+
+// clearZombieLock waits for the killed postmaster pid to be reaped by its parent (init here:
+// pg_ctl's child outlives it). While it is a zombie, kill(pid, 0) still succeeds, so
+// PostgreSQL (pg_rewind's crash recovery, a start) takes the lock file for a live
+// postmaster's; when it stays a zombie, the lock file that names it is removed, as a DBA
+// removes a dead server's.
+func clearZombieLock(ctx context.Context, dataDir string, pid int) error {
+	deadline := time.Now().Add(reapWait)
+	for {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	lock := filepath.Join(dataDir, "postmaster.pid")
+	b, err := os.ReadFile(lock)
+	if err != nil {
+		return nil
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	if strings.TrimSpace(line) != strconv.Itoa(pid) || Alive(pid) {
+		return nil
+	}
+	if err := os.Remove(lock); err != nil {
+		return fmt.Errorf("postmaster %d is dead but not reaped, and its lock file stays: %w", pid, err)
+	}
+	return nil
 }
 
 // children lists the pids whose parent is pid.
