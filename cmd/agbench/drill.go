@@ -54,7 +54,12 @@ first successful read, errors by SQLSTATE. The verdict line sums the cycles.
 Ctrl-C stops the load; a fault once injected is failed over and healed first.
 Exit status 1 when a check failed (a lost commit, two writable nodes, an old
 primary not back).`,
-		Args: cobra.NoArgs,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return agerr.BadInputf("%s: unexpected argument %q (it takes flags only)", c.CommandPath(), args[0])
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error { return runDrill(cmd, a, f) },
 	}
 	fl := c.Flags()
