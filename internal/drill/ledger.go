@@ -17,6 +17,7 @@ import (
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/measure"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/runner"
 )
 
 // LedgerTable is the drill's table on the cluster's database.
@@ -31,9 +32,9 @@ const (
 // SQLSTATEs the client gives to errors the server did not send.
 const (
 	stateConnect  = "08001" // sqlclient_unable_to_establish_sqlconnection
-	stateLost     = "08006" // connection_failure: the session was lost with the error
+	stateLost     = runner.ClassConnectionFailure
 	stateTimedOut = "timeout"
-	stateClient   = "client"
+	stateClient   = runner.ClassClient
 )
 
 // Bounds of the load's sessions.

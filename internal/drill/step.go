@@ -1,11 +1,12 @@
 package drill
 
 import (
-	"sort"
+	"errors"
 	"strconv"
 	"time"
 
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/runner"
 )
 
 // ticks ticks the load's registry every d until the returned function, called with the
@@ -55,25 +56,9 @@ func (l *load) step(n int, o Options, start, end time.Time) *result.Step {
 
 // errorClasses groups errors by SQLSTATE, most frequent first.
 func errorClasses(errs []result.DrillError) []result.ErrorClass {
-	by := map[string]*result.ErrorClass{}
+	by := runner.ErrorClasses{}
 	for _, e := range errs {
-		c := by[e.SQLState]
-		if c == nil {
-			c = &result.ErrorClass{SQLState: e.SQLState, Message: e.Message, First: e.At}
-			by[e.SQLState] = c
-		}
-		c.Count++
-		c.Last = e.At
+		by.Note(e.SQLState, errors.New(e.Message), e.At)
 	}
-	out := make([]result.ErrorClass, 0, len(by))
-	for _, c := range by {
-		out = append(out, *c)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Count != out[j].Count {
-			return out[i].Count > out[j].Count
-		}
-		return out[i].SQLState < out[j].SQLState
-	})
-	return out
+	return by.List()
 }
