@@ -46,16 +46,25 @@ func checkPostmaster(pid int, binary, dataDir string) error {
 	if err != nil {
 		return fmt.Errorf("process %d: %v", pid, err)
 	}
+	if err := postmasterCmdline(raw, binary, dataDir); err != nil {
+		return fmt.Errorf("process %d %w", pid, err)
+	}
+	return nil
+}
+
+// postmasterCmdline checks a process's command line, as /proc/PID/cmdline holds it (words
+// ended by NUL bytes): binary, then somewhere "-D" and dataDir.
+func postmasterCmdline(raw []byte, binary, dataDir string) error {
 	args := strings.Split(string(bytes.TrimRight(raw, "\x00")), "\x00")
-	if len(args) == 0 || filepath.Clean(args[0]) != filepath.Clean(binary) {
-		return fmt.Errorf("process %d runs %q, not this cluster's %s", pid, args[0], binary)
+	if filepath.Clean(args[0]) != filepath.Clean(binary) {
+		return fmt.Errorf("runs %q, not this cluster's %s", args[0], binary)
 	}
 	for i, a := range args {
 		if a == "-D" && i+1 < len(args) && filepath.Clean(args[i+1]) == filepath.Clean(dataDir) {
 			return nil
 		}
 	}
-	return fmt.Errorf("process %d is not the postmaster of %s (%s)", pid, dataDir, strings.Join(args, " "))
+	return fmt.Errorf("is not the postmaster of %s (%s)", dataDir, strings.Join(args, " "))
 }
 
 func under(path, dir string) bool {
