@@ -213,6 +213,9 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 	if faultErr != nil {
 		dc.Problems = append(dc.Problems, faultErr.Error())
 	}
+	if ctx.Err() != nil && dc.FaultAt.IsZero() {
+		dc.Problems = append(dc.Problems, "interrupted before the fault")
+	}
 	if ctx.Err() != nil {
 		st.Complete, st.IncompleteReason = false, "interrupted"
 	}

@@ -37,11 +37,13 @@ const (
 	stateClient   = runner.ClassClient
 )
 
-// Bounds of the load's sessions.
+// Bounds of the load's sessions. A lost session is made again after backoffMin, doubling
+// to at most backoffMax: short, so that the time until writes are back is the cluster's
+// to within backoffMax, not the client's patience.
 const (
 	connectTimeout = 2 * time.Second
-	backoffMin     = 50 * time.Millisecond
-	backoffMax     = time.Second
+	backoffMin     = 20 * time.Millisecond
+	backoffMax     = 100 * time.Millisecond
 )
 
 // idStride spaces the writers' ids apart: writer w of cycle c commits c*idStride*... (see nextID).
@@ -71,8 +73,15 @@ func createLedger(ctx context.Context, t *cluster.Topology) error {
 	defer c.Close(context.WithoutCancel(ctx))
 	_, err = c.Exec(ctx, `DROP TABLE IF EXISTS `+LedgerTable+`;
 CREATE TABLE `+LedgerTable+` (id bigint PRIMARY KEY, cycle int NOT NULL, writer int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`)
-	return err
+	if err != nil {
+		return err
+	}
+	// Readers on a standby that has not replayed the table yet would fail (42P01).
+	return t.WaitCaughtUp(ctx, catchUpWait)
 }
+
+// catchUpWait bounds the wait for the standbys to replay the new ledger table.
+const catchUpWait = 60 * time.Second
 
 // DropLedger drops the ledger table on the cluster's primary.
 func DropLedger(ctx context.Context, t *cluster.Topology) error {

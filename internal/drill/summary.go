@@ -3,6 +3,7 @@ package drill
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/stats"
@@ -22,7 +23,7 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 			continue
 		}
 		if !dc.Checked {
-			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: not checked (%v)", dc.Cycle, dc.Problems))
+			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: not checked: %s", dc.Cycle, strings.Join(dc.Problems, "; ")))
 			continue
 		}
 		run.CyclesDone++
