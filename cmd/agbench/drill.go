@@ -14,6 +14,7 @@ import (
 	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/table"
+	"github.com/agbench/agbench/internal/units"
 )
 
 func init() { register(newDrillCmd) }
@@ -126,7 +127,7 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 	fmt.Fprintln(w)
 	tw := table.NewWriter(w, table.Right)
-	tw.Row("cycle", "fault", "from", "to", "acked", "lost", "in doubt", "committed", "failover s", "writes back s", "reads back s", "errors/s by SQLSTATE", "old primary")
+	tw.Row("cycle", "fault", "from", "to", "acked", "lost", "in doubt", "committed", "failover s", "writes back s", "reads back s", "WAL lacked", "errors/s by SQLSTATE", "old primary")
 	for i := range r.Steps {
 		st := &r.Steps[i]
 		dc, err := st.DrillCycle()
@@ -139,7 +140,7 @@ func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 			lost, committed = fmt.Sprint(dc.Lost), fmt.Sprint(dc.InDoubtPresent)
 		}
 		tw.Row(fmt.Sprint(dc.Cycle), dc.Fault, dc.From, orAbsent(dc.To), fmt.Sprint(dc.Acked), lost, fmt.Sprint(dc.InDoubt), committed,
-			seconds(dc.FailoverSeconds), seconds(dc.WriteBackSeconds), seconds(dc.ReadBackSeconds), errorRates(st), orAbsent(dc.OldPrimary))
+			seconds(dc.FailoverSeconds), seconds(dc.WriteBackSeconds), seconds(dc.ReadBackSeconds), walBytes(dc), errorRates(st), orAbsent(dc.OldPrimary))
 	}
 	tw.Flush()
 	for i := range r.Steps {
@@ -162,6 +163,18 @@ func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 		fmt.Fprintf(w, "failed: %s\n", f)
 	}
 	fmt.Fprintf(w, "cluster at the end: %s\n", run.Left)
+}
+
+// walBytes is the WAL the new primary lacked, "0" after a planned failover (none by
+// construction) and absent when it was not measured.
+func walBytes(dc *result.DrillCycle) string {
+	switch {
+	case dc.WALBytesLacked != nil:
+		return units.FormatBytesShort(*dc.WALBytesLacked)
+	case dc.Fault == drill.FaultPlanned && dc.To != "":
+		return "0"
+	}
+	return table.Absent
 }
 
 func orAbsent(s string) string {

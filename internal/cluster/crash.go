@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -168,4 +169,53 @@ func children(pid int) []int {
 		}
 	}
 	return out
+}
+
+var (
+	walEndRE  = regexp.MustCompile(`error in WAL record at [0-9A-F]+/[0-9A-F]+: .*\bat ([0-9A-F]+/[0-9A-F]+)`)
+	walNoneRE = regexp.MustCompile(`could not find a valid record after ([0-9A-F]+/[0-9A-F]+)`)
+	tliRE     = regexp.MustCompile(`(?m)^Latest checkpoint's TimeLineID:\s+(\d+)`)
+)
+
+// EndOfWAL returns where the valid WAL of a stopped node ends, reading its pg_wal with
+// pg_waldump from from (a WAL position the node has) on the timeline of its last checkpoint.
+func (t *Topology) EndOfWAL(ctx context.Context, name, from string) (uint64, error) {
+	n := t.Node(name)
+	if n == nil {
+		return 0, fmt.Errorf("no node %q in cluster %s", name, t.Name)
+	}
+	if t.nodeRunning(n) {
+		return 0, fmt.Errorf("node %s is running", name)
+	}
+	cd, err := t.install().Run(ctx, t.user(), "pg_controldata", "-D", n.DataDir)
+	if err != nil {
+		return 0, err
+	}
+	m := tliRE.FindStringSubmatch(cd)
+	if m == nil {
+		return 0, fmt.Errorf("pg_controldata of %s shows no timeline", name)
+	}
+	out, _ := t.install().Run(ctx, t.user(), "pg_waldump", "--quiet", "-p", filepath.Join(n.DataDir, "pg_wal"), "-t", m[1], "-s", from)
+	return parseWALEnd(out)
+}
+
+// parseWALEnd reads the end of valid WAL from pg_waldump's last words: the position of the
+// first invalid record, or the start when no valid record follows it.
+func parseWALEnd(out string) (uint64, error) {
+	if m := walEndRE.FindStringSubmatch(out); m != nil {
+		return ParseLSN(m[1])
+	}
+	if m := walNoneRE.FindStringSubmatch(out); m != nil {
+		return ParseLSN(m[1])
+	}
+	return 0, fmt.Errorf("pg_waldump did not say where the WAL ends: %s", strings.TrimSpace(out))
+}
+
+// ReceivedLSN is the WAL position a standby has received (or replayed, if further).
+func (t *Topology) ReceivedLSN(ctx context.Context, name string) (string, error) {
+	n := t.Node(name)
+	if n == nil {
+		return "", fmt.Errorf("no node %q in cluster %s", name, t.Name)
+	}
+	return t.receivedLSN(ctx, n)
 }

@@ -58,3 +58,25 @@ func FuzzPostmasterCmdline(f *testing.F) {
 		}
 	})
 }
+
+func TestParseWALEnd(t *testing.T) {
+	for out, want := range map[string]uint64{
+		"pg_waldump: error: error in WAL record at 0/3076080: invalid record length at 0/30760A8: wanted 24, got 0": 0x30760A8,
+		"pg_waldump: error: error in WAL record at 1/10: record with incorrect prev-link 0/0 at 1/48":               1<<32 | 0x48,
+		"pg_waldump: error: could not find a valid record after 0/30760A8":                                          0x30760A8,
+	} {
+		got, err := parseWALEnd(out)
+		if err != nil || got != want {
+			t.Errorf("%q: %x, %v; want %x", out, got, err, want)
+		}
+	}
+	if _, err := parseWALEnd("pg_waldump: error: error in WAL record at 0/3000000: invalid magic number 0000 in log segment 000000010000000000000004, offset 0"); err == nil {
+		t.Error("a message without the end's position was read")
+	}
+}
+
+func FuzzParseWALEnd(f *testing.F) {
+	f.Add("pg_waldump: error: error in WAL record at 0/3076080: invalid record length at 0/30760A8: wanted 24, got 0")
+	f.Add("could not find a valid record after 0/1")
+	f.Fuzz(func(t *testing.T, out string) { _, _ = parseWALEnd(out) })
+}

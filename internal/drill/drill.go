@@ -252,15 +252,46 @@ func inject(ctx context.Context, t *cluster.Topology, o Options, c *Cycle, dc *r
 			return nil, fmt.Errorf("kill %s: %w", dc.From, err)
 		}
 		p("cycle %d: killed the postmaster of %s (SIGKILL)", c.N, dc.From)
-		dc.WALBytesNote = "not measured: the old primary's end of WAL is not read after a kill"
 		if o.Hooks != nil && o.Hooks.BeforeFailover != nil {
 			if err := o.Hooks.BeforeFailover(hctx, c); err != nil {
 				return nil, err
 			}
 		}
+		walLacked(hctx, t, dc)
 		return t.Failover(hctx, cluster.FailoverOptions{})
 	}
 	return nil, fmt.Errorf("fault %q: not implemented", o.Fault)
+}
+
+// walLacked measures the WAL that the standby agbench will promote (the one that received
+// the most) lacks of the killed primary's: the primary's end of valid WAL (pg_waldump)
+// minus the standby's received position. Unmeasured, it is absent with the reason.
+func walLacked(ctx context.Context, t *cluster.Topology, dc *result.DrillCycle) {
+	var best uint64
+	var from string
+	for _, s := range t.Standbys() {
+		lsn, err := t.ReceivedLSN(ctx, s.Name)
+		if err != nil {
+			continue
+		}
+		if v, err := cluster.ParseLSN(lsn); err == nil && (from == "" || v > best) {
+			best, from = v, lsn
+		}
+	}
+	if from == "" {
+		dc.WALBytesNote = "not measured: no standby's received WAL position could be read"
+		return
+	}
+	end, err := t.EndOfWAL(ctx, dc.From, from)
+	if err != nil {
+		dc.WALBytesNote = "not measured: " + err.Error()
+		return
+	}
+	lacked := int64(0)
+	if end > best {
+		lacked = int64(end - best)
+	}
+	dc.WALBytesLacked = &lacked
 }
 
 // waitBack waits until a write (and a read, when there are readers) that began after the

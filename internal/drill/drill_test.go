@@ -79,6 +79,9 @@ func TestSyncCommitLosesNothing(t *testing.T) {
 			if dc.OldPrimary != "streaming" || dc.WriteBackSeconds == nil {
 				t.Fatalf("old primary %q, writes back %v, problems %v", dc.OldPrimary, dc.WriteBackSeconds, dc.Problems)
 			}
+			if fault == FaultKillPrimary && dc.WALBytesLacked == nil {
+				t.Fatalf("WAL lacked not measured: %s", dc.WALBytesNote)
+			}
 			if !strings.HasPrefix(run.Left, "whole:") || run.Lost != 0 || !strings.HasPrefix(run.Verdict, "sync commit: 0 of ") {
 				t.Fatalf("left %q, verdict %q", run.Left, run.Verdict)
 			}
@@ -121,6 +124,9 @@ func TestAsyncLossDetected(t *testing.T) {
 	dc := cycles(t, res)[0]
 	if !dc.Checked || dc.Lost < 50 || len(dc.LostIDs) == 0 || run.Lost != dc.Lost {
 		t.Fatalf("lost %d (ids %d), run lost %d; want at least the 50 acknowledged while the standby was down", dc.Lost, len(dc.LostIDs), run.Lost)
+	}
+	if dc.WALBytesLacked == nil || *dc.WALBytesLacked == 0 {
+		t.Fatalf("WAL lacked %v (%s); want the WAL written while the standby was down", dc.WALBytesLacked, dc.WALBytesNote)
 	}
 	if !strings.HasPrefix(run.Verdict, "async commit: "+thousands(dc.Lost)+" of ") {
 		t.Fatalf("verdict %q", run.Verdict)
