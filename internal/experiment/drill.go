@@ -6,7 +6,6 @@ import (
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/drill"
 	"github.com/agbench/agbench/internal/result"
-	"github.com/agbench/agbench/internal/target"
 )
 
 // Drill is a failover drill on a local cluster: internal/drill's cycles, each recorded as a
@@ -38,13 +37,7 @@ func (d *Drill) Run(ctx context.Context, progress drill.Progress) (*DrillOutcome
 	}
 	res := rec.Result
 	res.Meta.Config = d.Config
-	res.Meta.Topology = (&target.Target{Topo: d.Topo}).Summary()
-	if c, err := d.Topo.Connect(ctx, d.Topo.Primary()); err == nil {
-		if res.Meta.Server, err = target.ServerInfo(ctx, c); err != nil {
-			rec.Warn("server version and settings not read: " + err.Error())
-		}
-		c.Close(context.WithoutCancel(ctx))
-	}
+	rec.describeCluster(ctx, d.Topo)
 	run, runErr := drill.Run(ctx, d.Topo, d.Options, res, rec, progress)
 	rec.End(runErr)
 	out := &DrillOutcome{Result: res, Run: run}
