@@ -94,7 +94,7 @@ func (t *Topology) CrashNode(ctx context.Context, name string) error {
 			}
 		}
 		if left == 0 {
-			return clearZombieLock(ctx, t.Node(name).DataDir, pid)
+			return clearZombieLock(t.Node(name).DataDir, pid)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s: %d processes of the killed postmaster %d still alive after %v", name, left, pid, crashWait)
@@ -107,28 +107,14 @@ func (t *Topology) CrashNode(ctx context.Context, name string) error {
 	}
 }
 
-// reapWait bounds the wait for a killed postmaster's zombie to be reaped.
-const reapWait = 5 * time.Second
-
-// clearZombieLock waits for the killed postmaster pid to be reaped by its parent (init here:
-// pg_ctl's child outlives it). While it is a zombie, kill(pid, 0) still succeeds, so
-// PostgreSQL (pg_rewind's crash recovery, a start) takes the lock file for a live
-// postmaster's; when it stays a zombie, the lock file that names it is removed, as a DBA
-// removes a dead server's.
-func clearZombieLock(ctx context.Context, dataDir string, pid int) error {
-	deadline := time.Now().Add(reapWait)
-	for {
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
+// clearZombieLock removes the lock file of a killed postmaster that its parent (init here:
+// pg_ctl's child outlives it) has not reaped yet. While it is a zombie, kill(pid, 0) still
+// succeeds, so PostgreSQL (pg_rewind's crash recovery, a start) takes the lock file for a
+// live postmaster's; the process is dead, so its lock file goes, as a DBA removes a dead
+// server's.
+func clearZombieLock(dataDir string, pid int) error {
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil || Alive(pid) {
+		return nil // reaped, or (never here) alive
 	}
 	lock := filepath.Join(dataDir, "postmaster.pid")
 	b, err := os.ReadFile(lock)
@@ -136,7 +122,7 @@ func clearZombieLock(ctx context.Context, dataDir string, pid int) error {
 		return nil
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
-	if strings.TrimSpace(line) != strconv.Itoa(pid) || Alive(pid) {
+	if strings.TrimSpace(line) != strconv.Itoa(pid) {
 		return nil
 	}
 	if err := os.Remove(lock); err != nil {
