@@ -17,6 +17,6 @@
 // It must not import the command layer or the report (the report reads only result files).
 //
 // Imports from agbench: only internal/agerr, internal/analyze, internal/cluster,
-// internal/diskio, internal/listener, internal/measure, internal/result, internal/runner, internal/sample,
-// internal/seed, internal/target, internal/workload/....
+// internal/diskio, internal/drill, internal/listener, internal/measure, internal/result,
+// internal/runner, internal/sample, internal/seed, internal/target, internal/workload/....
 package experiment

@@ -8,7 +8,6 @@ import (
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/seed"
-	"github.com/agbench/agbench/internal/target"
 )
 
 // Seed is a seeding experiment: one seeding of a new standby per variant (method ×
@@ -64,13 +63,7 @@ func (s *Seed) Run(ctx context.Context, h SeedHooks) (*SeedOutcome, error) {
 	}
 	res := rec.Result
 	res.Meta.Config = s.Config
-	res.Meta.Topology = (&target.Target{Topo: s.Topo}).Summary()
-	if c, err := s.Topo.Connect(ctx, s.Topo.Primary()); err == nil {
-		if res.Meta.Server, err = target.ServerInfo(ctx, c); err != nil {
-			rec.Warn("server version and settings not read: " + err.Error())
-		}
-		c.Close(context.WithoutCancel(ctx))
-	}
+	rec.describeCluster(ctx, s.Topo)
 	compare := s.Compare()
 	var runErr error
 	for i, run := range seed.Plan(variants, max(s.Repeat, 1)) {

@@ -26,6 +26,9 @@ const (
 	// eventual and in causal mode, written by internal/experiment (Step.StaleProbes).
 	ExtraStale       = "stale_reads"
 	ExtraStaleCausal = "stale_reads_causal"
+	// ExtraDrill is a failover drill's run (DrillRun) and each cycle's figures (DrillCycle),
+	// written by internal/drill (extra_drill.go).
+	ExtraDrill = "drill"
 )
 
 // RunLevel is ExtraError.Step for a section of the run's own Extra.
@@ -116,6 +119,9 @@ func (r *Result) CheckExtras() error {
 	if _, err := r.ReadaheadRun(); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := r.DrillRun(); err != nil {
+		errs = append(errs, err)
+	}
 	for i := range r.Steps {
 		st := &r.Steps[i]
 		if _, err := st.Sample(); err != nil {
@@ -125,6 +131,9 @@ func (r *Result) CheckExtras() error {
 			errs = append(errs, err)
 		}
 		if _, err := st.StaleProbes(); err != nil {
+			errs = append(errs, err)
+		}
+		if _, err := st.DrillCycle(); err != nil {
 			errs = append(errs, err)
 		}
 	}

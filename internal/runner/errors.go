@@ -42,10 +42,11 @@ func Classify(err error, lost bool) string {
 	return ClassClient
 }
 
-// errorClasses counts a window's failed operations by class, with their first and last time.
-type errorClasses map[string]*result.ErrorClass
+// ErrorClasses counts a window's failed operations by class, with their first and last time.
+type ErrorClasses map[string]*result.ErrorClass
 
-func (e errorClasses) note(class string, err error, at time.Time) {
+// Note counts one failed operation of class at time at.
+func (e ErrorClasses) Note(class string, err error, at time.Time) {
 	c := e[class]
 	if c == nil {
 		c = &result.ErrorClass{SQLState: class, Message: err.Error(), First: at}
@@ -55,8 +56,8 @@ func (e errorClasses) note(class string, err error, at time.Time) {
 	c.Last = at
 }
 
-// list returns the classes, most frequent first (then by SQLSTATE); nil when there are none.
-func (e errorClasses) list() []result.ErrorClass {
+// List returns the classes, most frequent first (then by SQLSTATE); nil when there are none.
+func (e ErrorClasses) List() []result.ErrorClass {
 	if len(e) == 0 {
 		return nil
 	}

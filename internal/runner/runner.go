@@ -209,7 +209,7 @@ type tally struct {
 	errors    atomic.Int64
 	mu        sync.Mutex
 	samples   []string
-	classes   errorClasses
+	classes   ErrorClasses
 	outages   outages
 }
 
@@ -219,9 +219,9 @@ func (t *tally) noteError(err error, lost bool, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.classes == nil {
-		t.classes = errorClasses{}
+		t.classes = ErrorClasses{}
 	}
-	t.classes.note(Classify(err, lost), err, at)
+	t.classes.Note(Classify(err, lost), err, at)
 	msg := err.Error()
 	if len(t.samples) >= maxErrorSamples {
 		return
@@ -274,7 +274,7 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 	// Sessions end before the hooks read the server, so that their statistics are flushed.
 	closeWorkers(workers)
 	st.ErrorSamples = ex.tally.samples
-	st.Errors = ex.tally.classes.list()
+	st.Errors = ex.tally.classes.List()
 	if reconnects(workers) {
 		st.Reconnects = ex.tally.outages.result()
 	}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/drill"
+	"github.com/agbench/agbench/internal/experiment"
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/table"
+	"github.com/agbench/agbench/internal/units"
+)
+
+func init() { register(newDrillCmd) }
+
+// drillFlags are the flags of `agbench drill` as given.
+type drillFlags struct {
+	cluster, results string
+	urls             []string // --primary, --standby, --listener: refused (faults only on agbench's clusters)
+	o                drill.Options
+}
+
+func newDrillCmd(a *app) *cobra.Command {
+	f := &drillFlags{}
+	c := &cobra.Command{
+		Use:   "drill",
+		Short: "Failover drill: acknowledged commits lost and time without writes, per failover",
+		Long: `Measure what a failover costs on a local cluster that agbench made. Each cycle:
+a ledger workload runs (--vus writers commit rows with unique ids and remember
+every commit the server acknowledged; --read-vus readers read with read intent)
+for --between, the fault is injected, agbench fails the cluster over (as a DBA
+would), the load goes on for --between, and then the checks:
+
+  every acknowledged commit is on the new primary (lost ids listed); commits sent
+  but never acknowledged are counted apart (in doubt, not lost); exactly one node
+  accepts writes; the old primary is back as a streaming standby.
+
+Faults:
+  planned        agbench cluster failover with the primary up: a clean shutdown,
+                 the standby replays all of its WAL, then is promoted
+  kill-primary   SIGKILL of the primary's postmaster (only a server this agbench
+                 started: checked by the topology, the data folder and the pid);
+                 the standby that received the most WAL is promoted, the old
+                 primary rewound (pg_rewind) and started as a standby
+
+Per cycle: commits acknowledged and lost, in doubt, the failover's own time, the
+time from the fault to the first write the new primary acknowledged and to the
+first successful read, errors by SQLSTATE. The verdict line sums the cycles.
+Ctrl-C stops the load; a fault once injected is failed over and healed first.
+Exit status 1 when a check failed (a lost commit, two writable nodes, an old
+primary not back).`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return agerr.BadInputf("%s: unexpected argument %q (it takes flags only)", c.CommandPath(), args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runDrill(cmd, a, f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.cluster, "cluster", "lab", "cluster made by agbench cluster create")
+	fl.StringVar(&f.o.Fault, "fault", "", "the fault: "+strings.Join(drill.Faults, ", "))
+	fl.IntVar(&f.o.Cycles, "cycles", 20, "failovers to run")
+	fl.IntVar(&f.o.Writers, "vus", drill.DefaultWriters, "writers (each commits ledger rows as fast as it can)")
+	fl.IntVar(&f.o.Readers, "read-vus", drill.DefaultReaders, "readers (read intent: a standby when there is one)")
+	fl.DurationVar(&f.o.Between, "between", drill.DefaultBetween, "load before each fault, and again after each failover")
+	fl.DurationVar(&f.o.CommitWait, "commit-wait", drill.DefaultCommitWait, "how long an operation waits for its answer; an unanswered commit is in doubt")
+	fl.BoolVar(&f.o.Keep, "keep", false, "keep the ledger table ("+drill.LedgerTable+") at the end")
+	fl.StringVar(&f.results, "results", "results", "folder for results/<time>-drill/result.json")
+	for _, n := range []string{"primary", "standby", "listener"} {
+		fl.StringArrayVar(&f.urls, n, nil, "refused: faults go only to clusters agbench made (--cluster)")
+	}
+	return validates(c)
+}
+
+func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
+	var errs []error
+	if len(f.urls) > 0 {
+		errs = append(errs, agerr.BadInputf("--primary/--standby/--listener: a drill injects faults only into servers agbench started; use --cluster NAME (a cluster made by agbench cluster create)"))
+	}
+	if f.o.Fault == "" {
+		errs = append(errs, agerr.BadInputf("--fault is required: one of %s", strings.Join(drill.Faults, ", ")))
+	} else if err := f.o.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cluster.CheckName(f.cluster); err != nil {
+		errs = append(errs, err)
+	}
+	if err := agerr.Join(errs...); err != nil {
+		return err
+	}
+	if validating(cmd.Context()) {
+		return nil
+	}
+	topo, unlock, err := loadClusterLocked(a, f.cluster)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := drill.Check(topo, f.o); err != nil {
+		return err
+	}
+	d := &experiment.Drill{Version: version, Args: cmdArgs(cmd), Results: f.results, Topo: topo, Options: f.o,
+		Config: map[string]any{"fault": f.o.Fault, "cycles": f.o.Cycles, "vus": f.o.Writers, "read_vus": f.o.Readers,
+			"between": f.o.Between.String(), "commit_wait": f.o.CommitWait.String(), "keep": f.o.Keep, "commit": topo.Commit}}
+	start := time.Now()
+	out, runErr := d.Run(cmd.Context(), func(format string, args ...any) {
+		fmt.Fprintf(a.stderr, "%7.1fs  %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+	})
+	if out == nil {
+		return runErr
+	}
+	printDrill(a.stdout, out.Result, out.Run)
+	if out.Path != "" {
+		fmt.Fprintf(a.stdout, "\nresult: %s\n", out.Path)
+	}
+	return runErr
+}
+
+// printDrill writes the table of cycles, the verdict and the cluster's state at the end.
+func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
+	fmt.Fprintln(w)
+	tw := table.NewWriter(w, table.Right)
+	tw.Row("cycle", "fault", "from", "to", "acked", "lost", "in doubt", "committed", "failover s", "writes back s", "reads back s", "WAL lacked", "errors/s by SQLSTATE", "old primary")
+	for i := range r.Steps {
+		st := &r.Steps[i]
+		dc, err := st.DrillCycle()
+		if err != nil || dc == nil {
+			tw.Row(fmt.Sprint(i+1), "no figures: "+fmt.Sprint(err))
+			continue
+		}
+		lost, committed := table.Absent, table.Absent
+		if dc.Checked {
+			lost, committed = fmt.Sprint(dc.Lost), fmt.Sprint(dc.InDoubtPresent)
+		}
+		tw.Row(fmt.Sprint(dc.Cycle), dc.Fault, dc.From, orAbsent(dc.To), fmt.Sprint(dc.Acked), lost, fmt.Sprint(dc.InDoubt), committed,
+			seconds(dc.FailoverSeconds), seconds(dc.WriteBackSeconds), seconds(dc.ReadBackSeconds), walBytes(dc), errorRates(st), orAbsent(dc.OldPrimary))
+	}
+	tw.Flush()
+	for i := range r.Steps {
+		dc, _ := r.Steps[i].DrillCycle()
+		if dc == nil {
+			continue
+		}
+		if len(dc.LostIDs) > 0 {
+			fmt.Fprintf(w, "cycle %d: lost acknowledged commits (ids, first %d): %v\n", dc.Cycle, len(dc.LostIDs), dc.LostIDs)
+		}
+		for _, p := range dc.Problems {
+			fmt.Fprintf(w, "cycle %d: %s\n", dc.Cycle, p)
+		}
+	}
+	if run == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n", run.Verdict)
+	for _, f := range run.Failed {
+		fmt.Fprintf(w, "failed: %s\n", f)
+	}
+	fmt.Fprintf(w, "cluster at the end: %s\n", run.Left)
+}
+
+// walBytes is the WAL the new primary lacked, "0" after a planned failover (none by
+// construction) and absent when it was not measured.
+func walBytes(dc *result.DrillCycle) string {
+	switch {
+	case dc.WALBytesLacked != nil:
+		return units.FormatBytesShort(*dc.WALBytesLacked)
+	case dc.Fault == drill.FaultPlanned && dc.To != "":
+		return "0"
+	}
+	return table.Absent
+}
+
+func orAbsent(s string) string {
+	if s == "" {
+		return table.Absent
+	}
+	return s
+}
+
+func seconds(v *float64) string {
+	if v == nil {
+		return table.Absent
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+// errorRates writes a step's errors per second of its window by SQLSTATE ("57P01 3.1, 08006 0.4").
+func errorRates(st *result.Step) string {
+	if len(st.Errors) == 0 {
+		return "0"
+	}
+	secs := st.Window.Seconds()
+	var parts []string
+	for _, e := range st.Errors {
+		parts = append(parts, fmt.Sprintf("%s %.1f", e.SQLState, float64(e.Count)/secs))
+	}
+	return strings.Join(parts, ", ")
+}

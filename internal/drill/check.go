@@ -1,0 +1,159 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/result"
+)
+
+// check runs a cycle's checks after its load stopped: every acknowledged commit on the new
+// primary, the in-doubt ones found, exactly one writable node, the old primary streaming.
+func check(ctx context.Context, t *cluster.Topology, ta *tally, dc *result.DrillCycle) {
+	dc.Writable = writable(ctx, t)
+	if len(dc.Writable) != 1 {
+		dc.Problems = append(dc.Problems, fmt.Sprintf("%d nodes accept writes (%s); want exactly one", len(dc.Writable), strings.Join(dc.Writable, ", ")))
+	}
+	p := t.Primary()
+	streaming, err := streamingTo(ctx, t, p)
+	if err != nil {
+		dc.Problems = append(dc.Problems, "standbys not read on "+p.Name+": "+err.Error())
+	}
+	dc.Streaming = streaming
+	if !slices.Contains(streaming, dc.From) {
+		if dc.OldPrimary == "streaming" {
+			dc.OldPrimary = "not streaming"
+		}
+		dc.Problems = append(dc.Problems, fmt.Sprintf("old primary %s is not streaming from %s (%s)", dc.From, p.Name, dc.OldPrimary))
+	}
+	present, err := ledgerIDs(ctx, t, p, dc.Cycle)
+	if err != nil {
+		dc.Problems = append(dc.Problems, "ledger not read on "+p.Name+": "+err.Error())
+		return
+	}
+	ta.mu.Lock()
+	defer ta.mu.Unlock()
+	for _, id := range ta.acked {
+		if !present[id] {
+			dc.Lost++
+			if len(dc.LostIDs) < result.MaxLostIDs {
+				dc.LostIDs = append(dc.LostIDs, id)
+			}
+		}
+	}
+	for _, id := range ta.doubt {
+		if present[id] {
+			dc.InDoubtPresent++
+		}
+	}
+	dc.Checked = true
+}
+
+// fill copies the tally's counts, errors and first successes after the fault into dc.
+func (ta *tally) fill(dc *result.DrillCycle) {
+	ta.mu.Lock()
+	defer ta.mu.Unlock()
+	dc.Acked = int64(len(ta.acked))
+	dc.InDoubt = int64(len(ta.doubt))
+	dc.Errors = ta.errors
+	if !ta.faultAt.IsZero() {
+		if !ta.firstW.IsZero() {
+			s := ta.firstW.Sub(ta.faultAt).Seconds()
+			dc.WriteBackSeconds = &s
+		}
+		if !ta.firstR.IsZero() {
+			s := ta.firstR.Sub(ta.faultAt).Seconds()
+			dc.ReadBackSeconds = &s
+		}
+	}
+}
+
+// writable names the running nodes that are not in recovery.
+func writable(ctx context.Context, t *cluster.Topology) []string {
+	var out []string
+	for i := range t.Nodes {
+		n := &t.Nodes[i]
+		c, err := t.Connect(ctx, n)
+		if err != nil {
+			continue
+		}
+		var rec bool
+		if c.QueryRow(ctx, `SELECT pg_is_in_recovery()`).Scan(&rec) == nil && !rec {
+			out = append(out, n.Name)
+		}
+		c.Close(ctx)
+	}
+	return out
+}
+
+// streamingTo names the standbys that stream from node p.
+func streamingTo(ctx context.Context, t *cluster.Topology, p *cluster.Node) ([]string, error) {
+	c, err := t.Connect(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close(ctx)
+	rows, err := c.Query(ctx, `SELECT application_name FROM pg_stat_replication WHERE state = 'streaming' ORDER BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+func ledgerIDs(ctx context.Context, t *cluster.Topology, p *cluster.Node, cycle int) (map[int64]bool, error) {
+	c, err := t.Connect(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close(ctx)
+	rows, err := c.Query(ctx, `SELECT id FROM `+LedgerTable+` WHERE cycle = $1`, cycle)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
+// Whole says in one line whether t is whole — one writable primary, named in its topology,
+// and every standby streaming from it — or exactly what is left and how to repair it.
+func Whole(ctx context.Context, t *cluster.Topology) string {
+	p := t.Primary()
+	w := writable(ctx, t)
+	var bad []string
+	switch {
+	case len(w) == 0:
+		bad = append(bad, "no node accepts writes (agbench cluster start "+t.Name+", then agbench cluster failover "+t.Name+")")
+	case len(w) > 1:
+		bad = append(bad, fmt.Sprintf("%d nodes accept writes (%s): split brain; stop all but %s", len(w), strings.Join(w, ", "), p.Name))
+	case w[0] != p.Name:
+		bad = append(bad, fmt.Sprintf("%s accepts writes but the topology names %s primary", w[0], p.Name))
+	}
+	streaming, _ := streamingTo(ctx, t, p)
+	for _, s := range t.Standbys() {
+		if !slices.Contains(streaming, s.Name) {
+			bad = append(bad, fmt.Sprintf("standby %s is not streaming from %s (agbench cluster start %s; agbench cluster status %s)", s.Name, p.Name, t.Name, t.Name))
+		}
+	}
+	if len(bad) > 0 {
+		return "not whole: " + strings.Join(bad, "; ")
+	}
+	return fmt.Sprintf("whole: primary %s, streaming standbys %s", p.Name, strings.Join(streaming, ", "))
+}

@@ -1,0 +1,317 @@
+package drill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/measure"
+	"github.com/agbench/agbench/internal/result"
+)
+
+// Faults a drill injects.
+const (
+	// FaultPlanned is a planned failover: the primary is shut down cleanly and a standby
+	// that replayed all its WAL is promoted.
+	FaultPlanned = "planned"
+	// FaultKillPrimary is SIGKILL of the primary's postmaster; agbench then fails over to
+	// the standby that received the most WAL.
+	FaultKillPrimary = "kill-primary"
+)
+
+// Faults lists the faults this drill can inject.
+var Faults = []string{FaultPlanned, FaultKillPrimary}
+
+// Defaults and bounds of a drill.
+const (
+	DefaultWriters    = 8
+	DefaultReaders    = 4
+	DefaultBetween    = 10 * time.Second
+	DefaultCommitWait = 10 * time.Second
+	MaxCycles         = 1000
+	// backWait bounds the wait after a failover for the first write and read to come back.
+	backWait = 60 * time.Second
+	// tick is the interval of the throughput series.
+	tick = time.Second
+)
+
+// Options are the choices of a drill.
+type Options struct {
+	Fault   string
+	Cycles  int
+	Writers int
+	Readers int
+	// Between is how long the load runs before the fault, and again after the failover.
+	Between time.Duration
+	// CommitWait is how long an operation may wait for its answer; an unanswered commit is
+	// abandoned (its session closed) and counted in doubt.
+	CommitWait time.Duration
+	// Keep keeps the ledger table at the end.
+	Keep bool
+	// Hooks are for tests that make a fault worse than the drill's own (nil in commands).
+	Hooks *Hooks
+}
+
+// Hooks run inside a cycle, for tests.
+type Hooks struct {
+	// BeforeFault runs after the load's first period, before the fault is injected.
+	BeforeFault func(ctx context.Context, c *Cycle) error
+	// BeforeFailover runs after a kill, before agbench fails over.
+	BeforeFailover func(ctx context.Context, c *Cycle) error
+}
+
+// Cycle is a cycle in progress, as hooks see it.
+type Cycle struct {
+	N     int
+	tally *tally
+}
+
+// Acked is the number of commits acknowledged in the cycle so far.
+func (c *Cycle) Acked() int64 { return c.tally.ackCount.Load() }
+
+// Validate checks the options, naming the flag of each problem, all at once.
+func (o *Options) Validate() error {
+	var errs []error
+	if !slices.Contains(Faults, o.Fault) {
+		errs = append(errs, agerr.BadInputf("--fault %q: want one of %s", o.Fault, strings.Join(Faults, ", ")))
+	}
+	if o.Cycles < 1 || o.Cycles > MaxCycles {
+		errs = append(errs, agerr.BadInputf("--cycles %d: want 1 to %d", o.Cycles, MaxCycles))
+	}
+	if o.Writers < 1 || o.Writers > 999 {
+		errs = append(errs, agerr.BadInputf("--vus %d: want 1 to 999 writers", o.Writers))
+	}
+	if o.Readers < 0 || o.Readers > 999 {
+		errs = append(errs, agerr.BadInputf("--read-vus %d: want 0 to 999", o.Readers))
+	}
+	if o.Between <= 0 {
+		errs = append(errs, agerr.BadInputf("--between %v: must be positive", o.Between))
+	}
+	if o.CommitWait <= 0 {
+		errs = append(errs, agerr.BadInputf("--commit-wait %v: must be positive", o.CommitWait))
+	}
+	return agerr.Join(errs...)
+}
+
+// Check refuses, before any cycle, a drill that cannot run on t: no standby, a node down, or
+// a primary whose postmaster agbench cannot verify as its own or may not signal.
+func Check(t *cluster.Topology, o Options) error {
+	if len(t.Standbys()) == 0 {
+		return agerr.BadInputf("cluster %s has no standby: a drill needs one to fail over to (agbench cluster create --standbys 1)", t.Name)
+	}
+	var errs []error
+	for _, n := range t.Nodes {
+		if _, err := t.OwnPostmaster(n.Name); err != nil {
+			errs = append(errs, agerr.BadInputf("cluster %s: %v (a drill starts on a whole cluster: agbench cluster start %s)", t.Name, err, t.Name))
+		}
+	}
+	return agerr.Join(errs...)
+}
+
+// Recorder is where a drill writes its result as it goes (internal/experiment's Recorder).
+type Recorder interface {
+	AddStep(result.Step)
+	Save() error
+}
+
+// Progress receives one line per event of the drill (nil: none).
+type Progress func(format string, a ...any)
+
+// Run runs the drill's cycles on t, adding each cycle to rec as a step, and returns the
+// run's section (also stored in res). It stops at the first cycle that leaves the cluster
+// in a state the next could not start from, and on ctx's end after healing the fault.
+func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result, rec Recorder, p Progress) (*result.DrillRun, error) {
+	if p == nil {
+		p = func(string, ...any) {}
+	}
+	run := &result.DrillRun{Fault: o.Fault, Commit: t.Commit, Cycles: o.Cycles}
+	save := func() {
+		Summarize(run, res.Steps)
+		_ = res.SetExtra(result.ExtraDrill, run) // a DrillRun always encodes
+		_ = rec.Save()                           // the recorder keeps the first write error for Finish
+	}
+	if err := createLedger(ctx, t); err != nil {
+		return nil, fmt.Errorf("create %s: %w", LedgerTable, err)
+	}
+	var runErr error
+	for i := 1; i <= o.Cycles; i++ {
+		if ctx.Err() != nil {
+			runErr = ctx.Err()
+			break
+		}
+		st, err := runCycle(ctx, t, o, i, p)
+		if st != nil {
+			rec.AddStep(*st)
+		}
+		save()
+		if err != nil {
+			runErr = err
+			break
+		}
+	}
+	run.Left = Whole(context.WithoutCancel(ctx), t)
+	if !o.Keep {
+		if err := DropLedger(context.WithoutCancel(ctx), t); err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("drop %s: %w", LedgerTable, err))
+		}
+	}
+	save()
+	if runErr == nil && len(run.Failed) > 0 {
+		runErr = fmt.Errorf("drill: %s", strings.Join(run.Failed, "; "))
+	}
+	return run, runErr
+}
+
+// runCycle runs one cycle and returns its step. An error means the drill cannot go on.
+func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Progress) (*result.Step, error) {
+	wURL, rURL := connStrings(t)
+	start := time.Now()
+	l := &load{writeURL: wURL, readURL: rURL, cycle: n, commitWait: o.CommitWait, tally: &tally{}, reg: measure.NewRegistry(start)}
+	dc := &result.DrillCycle{Cycle: n, Fault: o.Fault, From: t.Primary().Name}
+	cyc := &Cycle{N: n, tally: l.tally}
+	stopTicks := l.ticks(tick)
+	l.start(ctx, o.Writers, o.Readers)
+	p("cycle %d: load on %s (%d writers, %d readers) for %v", n, dc.From, o.Writers, o.Readers, o.Between)
+	sleep(ctx, o.Between)
+
+	var faultErr error
+	if ctx.Err() == nil && o.Hooks != nil && o.Hooks.BeforeFault != nil {
+		faultErr = o.Hooks.BeforeFault(ctx, cyc)
+	}
+	var rep *cluster.FailoverReport
+	if ctx.Err() == nil && faultErr == nil {
+		rep, faultErr = inject(ctx, t, o, cyc, dc, p)
+	}
+	if rep != nil {
+		dc.To = rep.To
+		l.tally.primaryIs(t.Node(rep.To).Port)
+		fs := rep.WriteOutage.Seconds()
+		dc.FailoverSeconds = &fs
+		dc.OldPrimary = rep.OldPrimary
+		for node, why := range rep.Problems {
+			dc.Problems = append(dc.Problems, node+": "+why)
+		}
+		p("cycle %d: %s is primary (failover %.2fs); old primary %s: %s", n, rep.To, fs, rep.From, rep.OldPrimary)
+		waitBack(ctx, l.tally, o.Readers > 0, backWait)
+		sleep(ctx, o.Between)
+	}
+	l.finish()
+	end := time.Now()
+	stopTicks(end)
+
+	st := l.step(n, o, start, end)
+	cctx := context.WithoutCancel(ctx)
+	if rep != nil {
+		check(cctx, t, l.tally, dc)
+	}
+	l.tally.fill(dc)
+	if faultErr != nil {
+		dc.Problems = append(dc.Problems, faultErr.Error())
+	}
+	if ctx.Err() != nil && dc.FaultAt.IsZero() {
+		dc.Problems = append(dc.Problems, "interrupted before the fault")
+	}
+	if ctx.Err() != nil {
+		st.Complete, st.IncompleteReason = false, "interrupted"
+	}
+	if err := st.SetExtra(result.ExtraDrill, dc); err != nil {
+		return st, err
+	}
+	if faultErr != nil {
+		return st, faultErr
+	}
+	if ctx.Err() != nil {
+		return st, ctx.Err()
+	}
+	if dc.OldPrimary != "streaming" || len(dc.Writable) != 1 {
+		return st, fmt.Errorf("cycle %d left the cluster unfit for another: %s", n, strings.Join(dc.Problems, "; "))
+	}
+	return st, nil
+}
+
+// inject injects the fault and fails over. Once the fault is in, the rest runs to its end
+// whatever ctx does: a killed primary is failed over and rejoined, not left down.
+func inject(ctx context.Context, t *cluster.Topology, o Options, c *Cycle, dc *result.DrillCycle, p Progress) (*cluster.FailoverReport, error) {
+	hctx := context.WithoutCancel(ctx)
+	switch o.Fault {
+	case FaultPlanned:
+		dc.FaultAt = time.Now()
+		c.tally.fault(dc.FaultAt)
+		p("cycle %d: planned failover from %s", c.N, dc.From)
+		dc.WALBytesNote = "a planned failover replays all the old primary's WAL before promoting"
+		return t.Failover(hctx, cluster.FailoverOptions{})
+	case FaultKillPrimary:
+		dc.FaultAt = time.Now()
+		c.tally.fault(dc.FaultAt)
+		if err := t.CrashNode(hctx, dc.From); err != nil {
+			return nil, fmt.Errorf("kill %s: %w", dc.From, err)
+		}
+		p("cycle %d: killed the postmaster of %s (SIGKILL)", c.N, dc.From)
+		if o.Hooks != nil && o.Hooks.BeforeFailover != nil {
+			if err := o.Hooks.BeforeFailover(hctx, c); err != nil {
+				return nil, err
+			}
+		}
+		walLacked(hctx, t, dc)
+		return t.Failover(hctx, cluster.FailoverOptions{})
+	}
+	return nil, fmt.Errorf("fault %q: not implemented", o.Fault)
+}
+
+// walLacked measures the WAL that the standby agbench will promote (the one that received
+// the most) lacks of the killed primary's: the primary's end of valid WAL (pg_waldump)
+// minus the standby's received position. Unmeasured, it is absent with the reason.
+func walLacked(ctx context.Context, t *cluster.Topology, dc *result.DrillCycle) {
+	var best uint64
+	var from string
+	for _, s := range t.Standbys() {
+		lsn, err := t.ReceivedLSN(ctx, s.Name)
+		if err != nil {
+			continue
+		}
+		if v, err := cluster.ParseLSN(lsn); err == nil && (from == "" || v > best) {
+			best, from = v, lsn
+		}
+	}
+	if from == "" {
+		dc.WALBytesNote = "not measured: no standby's received WAL position could be read"
+		return
+	}
+	end, err := t.EndOfWAL(ctx, dc.From, from)
+	if err != nil {
+		dc.WALBytesNote = "not measured: " + err.Error()
+		return
+	}
+	lacked := int64(0)
+	if end > best {
+		lacked = int64(end - best)
+	}
+	dc.WALBytesLacked = &lacked
+}
+
+// waitBack waits until a write (and a read, when there are readers) that began after the
+// fault succeeded, or until the bound or ctx's end.
+func waitBack(ctx context.Context, t *tally, reads bool, bound time.Duration) {
+	deadline := time.Now().Add(bound)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		t.mu.Lock()
+		back := !t.firstW.IsZero() && (!reads || !t.firstR.IsZero())
+		t.mu.Unlock()
+		if back {
+			return
+		}
+		sleep(ctx, 10*time.Millisecond)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

@@ -1,0 +1,341 @@
+package drill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/measure"
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/runner"
+)
+
+// LedgerTable is the drill's table on the cluster's database.
+const LedgerTable = "agbench_drill_ledger"
+
+// Operation names of the ledger's load.
+const (
+	OpWrite = "write"
+	OpRead  = "read"
+)
+
+// SQLSTATEs the client gives to errors the server did not send.
+const (
+	stateConnect  = "08001" // sqlclient_unable_to_establish_sqlconnection
+	stateLost     = runner.ClassConnectionFailure
+	stateTimedOut = "timeout"
+	stateClient   = runner.ClassClient
+)
+
+// Bounds of the load's sessions. A lost session is made again after backoffMin, doubling
+// to at most backoffMax: short, so that the time until writes are back is the cluster's
+// to within backoffMax, not the client's patience.
+const (
+	connectTimeout = 2 * time.Second
+	backoffMin     = 20 * time.Millisecond
+	backoffMax     = 100 * time.Millisecond
+)
+
+// idStride spaces the writers' ids apart: writer w of cycle c commits c*idStride*... (see nextID).
+const idStride = 1_000_000_000
+
+// connStrings returns the writers' and readers' connection strings: every node of the
+// cluster as a host list, read-write for writers (they follow the primary after a
+// failover), prefer-standby for readers (read intent). Node addresses never change on failover.
+func connStrings(t *cluster.Topology) (write, read string) {
+	var hosts, ports []string
+	for _, n := range t.Nodes {
+		hosts = append(hosts, n.Host)
+		ports = append(ports, strconv.Itoa(n.Port))
+	}
+	base := fmt.Sprintf("host=%s port=%s user=%s dbname=%s passfile='%s' sslmode=disable connect_timeout=%d application_name=agbench-drill",
+		strings.Join(hosts, ","), strings.Join(ports, ","), t.Superuser, t.Database,
+		strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(t.PassFile), int(connectTimeout.Seconds()))
+	return base + " target_session_attrs=read-write", base + " target_session_attrs=prefer-standby"
+}
+
+// createLedger makes the ledger table on the primary (empty when it existed).
+func createLedger(ctx context.Context, t *cluster.Topology) error {
+	c, err := t.Connect(ctx, t.Primary())
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	_, err = c.Exec(ctx, `DROP TABLE IF EXISTS `+LedgerTable+`;
+CREATE TABLE `+LedgerTable+` (id bigint PRIMARY KEY, cycle int NOT NULL, writer int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`)
+	if err != nil {
+		return err
+	}
+	// Readers on a standby that has not replayed the table yet would fail (42P01).
+	return t.WaitCaughtUp(ctx, catchUpWait)
+}
+
+// catchUpWait bounds the wait for the standbys to replay the new ledger table.
+const catchUpWait = 60 * time.Second
+
+// DropLedger drops the ledger table on the cluster's primary.
+func DropLedger(ctx context.Context, t *cluster.Topology) error {
+	c, err := t.Connect(ctx, t.Primary())
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	_, err = c.Exec(ctx, `DROP TABLE IF EXISTS `+LedgerTable)
+	return err
+}
+
+// tally is what one cycle's load saw: the acknowledged and in-doubt ids, every error, and
+// the first successes that began after the fault.
+type tally struct {
+	mu      sync.Mutex
+	acked   []int64
+	acks    []ack
+	doubt   []int64
+	errors  []result.DrillError
+	faultAt time.Time // zero until the fault
+	firstR  time.Time // first successful read begun after the fault
+	// newPort is the new primary's port once known: the first write it acknowledges
+	// after the fault ends the write outage (the old one may still acknowledge some).
+	newPort  int
+	firstW   time.Time
+	ackCount atomic.Int64
+}
+
+func (t *tally) fault(at time.Time) {
+	t.mu.Lock()
+	t.faultAt = at
+	t.mu.Unlock()
+}
+
+// ack is one acknowledged commit: when it began and ended, and the server's port.
+type ack struct {
+	began, at time.Time
+	port      int
+}
+
+func (t *tally) ack(id int64, began, at time.Time, port int) {
+	t.mu.Lock()
+	t.acked = append(t.acked, id)
+	if !t.faultAt.IsZero() {
+		t.acks = append(t.acks, ack{began: began, at: at, port: port})
+		t.backOn(t.acks[len(t.acks)-1])
+	}
+	t.mu.Unlock()
+	t.ackCount.Add(1)
+}
+
+// primaryIs sets the new primary's port and finds the first write it acknowledged.
+func (t *tally) primaryIs(port int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.newPort = port
+	for _, a := range t.acks {
+		t.backOn(a)
+	}
+}
+
+func (t *tally) backOn(a ack) {
+	if t.newPort != 0 && a.port == t.newPort && !a.began.Before(t.faultAt) && (t.firstW.IsZero() || a.at.Before(t.firstW)) {
+		t.firstW = a.at
+	}
+}
+
+func (t *tally) read(began, at time.Time) {
+	t.mu.Lock()
+	if !t.faultAt.IsZero() && !began.Before(t.faultAt) && t.firstR.IsZero() {
+		t.firstR = at
+	}
+	t.mu.Unlock()
+}
+
+func (t *tally) fail(op string, state string, err error, inDoubt bool, id int64) {
+	t.mu.Lock()
+	t.errors = append(t.errors, result.DrillError{At: time.Now(), Op: op, SQLState: state, Message: err.Error()})
+	if inDoubt {
+		t.doubt = append(t.doubt, id)
+	}
+	t.mu.Unlock()
+}
+
+// classify returns an error's SQLSTATE (or the client's class), whether the session is
+// gone, and whether a commit that failed so may still have committed: the server reported
+// no ERROR for it (the session was lost, or a FATAL ended it, as when a backend waiting
+// for synchronous replication is terminated after its local commit).
+func classify(err error) (state string, lost, inDoubt bool) {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		fatal := pe.Severity == "FATAL" || pe.Severity == "PANIC"
+		return pe.Code, fatal, fatal
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return stateTimedOut, true, true
+	}
+	if pgconn.SafeToRetry(err) { // nothing was sent
+		return stateLost, true, false
+	}
+	return stateLost, true, true
+}
+
+// load is the ledger's virtual users of one cycle.
+type load struct {
+	writeURL, readURL string
+	cycle             int
+	commitWait        time.Duration
+	tally             *tally
+	reg               *measure.Registry
+	stop              atomic.Bool
+	wg                sync.WaitGroup
+}
+
+// start starts writers and readers; they run until stopped (between operations) or ctx ends.
+func (l *load) start(ctx context.Context, writers, readers int) {
+	for w := 0; w < writers; w++ {
+		l.wg.Add(1)
+		go l.writer(ctx, w, l.reg.NewHandle())
+	}
+	for r := 0; r < readers; r++ {
+		l.wg.Add(1)
+		go l.reader(ctx, r, l.reg.NewHandle())
+	}
+}
+
+// finish stops the load after each session's operation in flight and waits for it.
+func (l *load) finish() {
+	l.stop.Store(true)
+	l.wg.Wait()
+}
+
+func (l *load) running(ctx context.Context) bool { return ctx.Err() == nil && !l.stop.Load() }
+
+// nextID is writer w's n-th id in cycle c: unique over the drill.
+func nextID(c, w int, n int64) int64 { return (int64(c)*1000+int64(w))*idStride + n }
+
+// session keeps one virtual user's connection, made again with backoff when lost.
+type session struct {
+	url     string
+	op      string
+	tally   *tally
+	h       *measure.Handle
+	conn    *pgx.Conn
+	backoff time.Duration
+}
+
+// get returns a connection, or nil after recording why none could be made and waiting.
+func (s *session) get(ctx context.Context) *pgx.Conn {
+	if s.conn != nil {
+		return s.conn
+	}
+	began := time.Now()
+	c, err := pgx.Connect(ctx, s.url)
+	if err == nil {
+		s.conn, s.backoff = c, 0
+		return c
+	}
+	if ctx.Err() == nil {
+		state := stateConnect
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) {
+			state = pe.Code
+		}
+		s.tally.fail(s.op, state, err, false, 0)
+		s.h.Record(measure.Sample{Op: s.op, Latency: time.Since(began), Err: true})
+	}
+	s.backoff = min(max(2*s.backoff, backoffMin), backoffMax)
+	select {
+	case <-ctx.Done():
+	case <-time.After(s.backoff):
+	}
+	return nil
+}
+
+func (s *session) drop() {
+	if s.conn != nil {
+		s.conn.Close(context.Background())
+		s.conn = nil
+	}
+}
+
+func (l *load) writer(ctx context.Context, w int, h *measure.Handle) {
+	defer l.wg.Done()
+	s := &session{url: l.writeURL, op: OpWrite, tally: l.tally, h: h}
+	defer s.drop()
+	var n int64
+	for l.running(ctx) {
+		c := s.get(ctx)
+		if c == nil {
+			continue
+		}
+		n++
+		id := nextID(l.cycle, w, n)
+		began := time.Now()
+		octx, cancel := context.WithTimeout(ctx, l.commitWait)
+		_, err := c.Exec(octx, `INSERT INTO `+LedgerTable+` (id, cycle, writer) VALUES ($1, $2, $3)`, id, l.cycle, w)
+		cancel()
+		done := time.Now()
+		if err == nil {
+			l.tally.ack(id, began, done, port(c))
+			h.Record(measure.Sample{Op: OpWrite, Latency: done.Sub(began)})
+			continue
+		}
+		if ctx.Err() != nil { // interrupted: the commit's fate is the checks' to find
+			l.tally.fail(OpWrite, stateClient, err, true, id)
+			return
+		}
+		state, lost, doubt := classify(err)
+		l.tally.fail(OpWrite, state, err, doubt, id)
+		h.Record(measure.Sample{Op: OpWrite, Latency: done.Sub(began), Err: true})
+		if lost || c.IsClosed() {
+			s.drop()
+		}
+	}
+}
+
+func (l *load) reader(ctx context.Context, r int, h *measure.Handle) {
+	defer l.wg.Done()
+	s := &session{url: l.readURL, op: OpRead, tally: l.tally, h: h}
+	defer s.drop()
+	for l.running(ctx) {
+		c := s.get(ctx)
+		if c == nil {
+			continue
+		}
+		began := time.Now()
+		octx, cancel := context.WithTimeout(ctx, l.commitWait)
+		var rows int64
+		err := c.QueryRow(octx, `SELECT count(*) FROM (SELECT 1 FROM `+LedgerTable+` WHERE cycle = $1 LIMIT 100) s`, l.cycle).Scan(&rows)
+		cancel()
+		done := time.Now()
+		if err == nil {
+			l.tally.read(began, done)
+			h.Record(measure.Sample{Op: OpRead, Latency: done.Sub(began), Rows: rows})
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		state, lost, _ := classify(err)
+		l.tally.fail(OpRead, state, err, false, 0)
+		h.Record(measure.Sample{Op: OpRead, Latency: done.Sub(began), Err: true})
+		if lost || c.IsClosed() {
+			s.drop()
+		}
+	}
+}
+
+// port is the server port of a connection (0 when unknown).
+func port(c *pgx.Conn) int {
+	if a, ok := c.PgConn().Conn().RemoteAddr().(*net.TCPAddr); ok {
+		return a.Port
+	}
+	return 0
+}

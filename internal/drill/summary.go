@@ -1,0 +1,102 @@
+package drill
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/stats"
+)
+
+// Summarize sums the drill's cycles (the steps' drill sections) into run: the commits
+// acknowledged and lost over the cycles checked, the times back, the failed checks and the
+// verdict line.
+func Summarize(run *result.DrillRun, steps []result.Step) {
+	run.CyclesDone, run.Acked, run.Lost, run.InDoubt, run.InDoubtPresent = 0, 0, 0, 0, 0
+	run.Failed = nil
+	var wb, rb []float64
+	for i := range steps {
+		dc, err := steps[i].DrillCycle()
+		if err != nil || dc == nil {
+			run.Failed = append(run.Failed, fmt.Sprintf("step %d: no drill figures (%v)", i, err))
+			continue
+		}
+		if !dc.Checked {
+			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: not checked: %s", dc.Cycle, strings.Join(dc.Problems, "; ")))
+			continue
+		}
+		run.CyclesDone++
+		run.Acked += dc.Acked
+		run.Lost += dc.Lost
+		run.InDoubt += dc.InDoubt
+		run.InDoubtPresent += dc.InDoubtPresent
+		if dc.Lost > 0 {
+			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: %d acknowledged commits lost", dc.Cycle, dc.Lost))
+		}
+		if len(dc.Writable) != 1 {
+			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: %d nodes accept writes", dc.Cycle, len(dc.Writable)))
+		}
+		if dc.OldPrimary != "streaming" {
+			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: old primary %s %s", dc.Cycle, dc.From, dc.OldPrimary))
+		}
+		if dc.WriteBackSeconds != nil {
+			wb = append(wb, *dc.WriteBackSeconds)
+		}
+		if dc.ReadBackSeconds != nil {
+			rb = append(rb, *dc.ReadBackSeconds)
+		}
+	}
+	run.WriteBackP50, run.WriteBackMax = p50max(wb)
+	run.ReadBackP50, run.ReadBackMax = p50max(rb)
+	run.Verdict = Verdict(run)
+}
+
+func p50max(xs []float64) (*float64, *float64) {
+	if len(xs) == 0 {
+		return nil, nil
+	}
+	p, m := stats.Median(xs), slices.Max(xs)
+	return &p, &m
+}
+
+// Verdict is the drill's one line: "sync commit: 0 of 41,220 acknowledged commits lost in
+// 20 failovers (kill-primary); writes back after p50 1.4 s, max 2.1 s".
+func Verdict(run *result.DrillRun) string {
+	if run.CyclesDone == 0 {
+		return fmt.Sprintf("%s commit: not judged: no cycle of %s was checked", run.Commit, run.Fault)
+	}
+	s := fmt.Sprintf("%s commit: %s of %s acknowledged commits lost in %d failover%s (%s)", run.Commit,
+		thousands(run.Lost), thousands(run.Acked), run.CyclesDone, plural(run.CyclesDone), run.Fault)
+	if run.WriteBackP50 != nil {
+		s += fmt.Sprintf("; writes back after p50 %.1f s, max %.1f s", *run.WriteBackP50, *run.WriteBackMax)
+	} else {
+		s += "; writes back: – (no write succeeded after a fault)"
+	}
+	if run.ReadBackP50 != nil {
+		s += fmt.Sprintf("; reads p50 %.1f s, max %.1f s", *run.ReadBackP50, *run.ReadBackMax)
+	}
+	if run.InDoubt > 0 {
+		s += fmt.Sprintf("; %s in doubt (%s of them committed)", thousands(run.InDoubt), thousands(run.InDoubtPresent))
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// thousands writes n with commas between groups of three digits.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -1,0 +1,59 @@
+package drill
+
+import (
+	"testing"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 41220: "41,220", 1234567: "1,234,567", -1234: "-1,234"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q; want %q", n, got, want)
+		}
+	}
+}
+
+func cycleStep(t *testing.T, dc result.DrillCycle) result.Step {
+	t.Helper()
+	var st result.Step
+	if err := st.SetExtra(result.ExtraDrill, dc); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func f(v float64) *float64 { return &v }
+
+// The sum counts only checked cycles, a loss fails the run, and a time nobody measured is
+// absent from the verdict rather than 0.
+func TestSummarize(t *testing.T) {
+	ok := result.DrillCycle{Cycle: 1, Checked: true, Acked: 1000, Writable: []string{"s1"}, OldPrimary: "streaming",
+		WriteBackSeconds: f(1.0), ReadBackSeconds: f(0.1)}
+	lost := result.DrillCycle{Cycle: 2, Checked: true, Acked: 500, Lost: 3, InDoubt: 8, InDoubtPresent: 2,
+		Writable: []string{"p"}, OldPrimary: "streaming", WriteBackSeconds: f(3.0)}
+	unchecked := result.DrillCycle{Cycle: 3, Acked: 77, Problems: []string{"kill p: refused"}}
+	run := &result.DrillRun{Fault: FaultKillPrimary, Commit: "async", Cycles: 3}
+	Summarize(run, []result.Step{cycleStep(t, ok), cycleStep(t, lost), cycleStep(t, unchecked)})
+	if run.CyclesDone != 2 || run.Acked != 1500 || run.Lost != 3 || run.InDoubt != 8 || run.InDoubtPresent != 2 {
+		t.Fatalf("sum %+v", run)
+	}
+	if *run.WriteBackP50 != 2.0 || *run.WriteBackMax != 3.0 || *run.ReadBackMax != 0.1 || len(run.Failed) != 2 {
+		t.Fatalf("times %v %v %v, failed %v", *run.WriteBackP50, *run.WriteBackMax, *run.ReadBackMax, run.Failed)
+	}
+	want := "async commit: 3 of 1,500 acknowledged commits lost in 2 failovers (kill-primary); writes back after p50 2.0 s, max 3.0 s; reads p50 0.1 s, max 0.1 s; 8 in doubt (2 of them committed)"
+	if run.Verdict != want {
+		t.Fatalf("verdict\n%q\nwant\n%q", run.Verdict, want)
+	}
+
+	none := &result.DrillRun{Fault: FaultPlanned, Commit: "sync", Cycles: 1}
+	Summarize(none, []result.Step{cycleStep(t, result.DrillCycle{Cycle: 1, Checked: true, Acked: 10, Writable: []string{"p"}, OldPrimary: "streaming"})})
+	if none.WriteBackP50 != nil || none.Verdict != "sync commit: 0 of 10 acknowledged commits lost in 1 failover (planned); writes back: – (no write succeeded after a fault)" {
+		t.Fatalf("absent times: %q", none.Verdict)
+	}
+	empty := &result.DrillRun{Fault: FaultPlanned, Commit: "sync", Cycles: 1}
+	Summarize(empty, nil)
+	if empty.Verdict != "sync commit: not judged: no cycle of planned was checked" {
+		t.Fatalf("no cycle: %q", empty.Verdict)
+	}
+}

@@ -1,0 +1,96 @@
+package result
+
+import "time"
+
+// A failover drill's sections, written by internal/drill: the run's (Extra["drill"]: DrillRun)
+// and each cycle's step (Step.Extra["drill"]: DrillCycle).
+
+// DrillRun is a drill's run: what was asked and the sum over its cycles.
+type DrillRun struct {
+	Fault  string `json:"fault"`
+	Commit string `json:"commit"`
+	Cycles int    `json:"cycles"`
+	// CyclesDone counts cycles whose checks ran.
+	CyclesDone int `json:"cycles_done"`
+	// Acked and Lost sum the acknowledged commits and the lost ones over the cycles checked.
+	Acked int64 `json:"acked"`
+	Lost  int64 `json:"lost"`
+	// InDoubt are commits sent without an acknowledgment; InDoubtPresent those of them found.
+	InDoubt        int64 `json:"in_doubt"`
+	InDoubtPresent int64 `json:"in_doubt_present"`
+	// WriteBack and ReadBack are the cycles' times from the fault to the first acknowledged
+	// write and to the first successful read, in seconds; absent when no cycle had one.
+	WriteBackP50 *float64 `json:"write_back_p50_seconds,omitempty"`
+	WriteBackMax *float64 `json:"write_back_max_seconds,omitempty"`
+	ReadBackP50  *float64 `json:"read_back_p50_seconds,omitempty"`
+	ReadBackMax  *float64 `json:"read_back_max_seconds,omitempty"`
+	// Verdict is the drill's one line; Failed says why a check failed (a lost commit, two
+	// writable nodes, an old primary not back), empty when every check passed.
+	Verdict string   `json:"verdict"`
+	Failed  []string `json:"failed,omitempty"`
+	// Left is the cluster's state at the end: whole, or what is left and how to repair it.
+	Left string `json:"left"`
+}
+
+// DrillCycle is one cycle of a drill: the fault, the failover and the checks.
+type DrillCycle struct {
+	Cycle   int       `json:"cycle"`
+	Fault   string    `json:"fault"`
+	From    string    `json:"from"`
+	To      string    `json:"to,omitempty"`
+	FaultAt time.Time `json:"fault_at"`
+	// FailoverSeconds is the failover's own time until the new primary accepted writes, as
+	// internal/cluster measured it (absent when no failover ran).
+	FailoverSeconds *float64 `json:"failover_seconds,omitempty"`
+	// WriteBackSeconds is from the fault to the first write that began after it and that the
+	// new primary acknowledged; ReadBackSeconds to the first successful read that began
+	// after it (on any node). Absent when there was none in the cycle.
+	WriteBackSeconds *float64 `json:"write_back_seconds,omitempty"`
+	ReadBackSeconds  *float64 `json:"read_back_seconds,omitempty"`
+	// Acked is the commits the server acknowledged in the cycle; Lost those missing from the
+	// new primary (LostIDs lists up to MaxLostIDs of them).
+	Acked   int64   `json:"acked"`
+	Lost    int64   `json:"lost"`
+	LostIDs []int64 `json:"lost_ids,omitempty"`
+	// InDoubt are commits sent whose acknowledgment never came; InDoubtPresent the ones found
+	// on the new primary. Neither is a loss.
+	InDoubt        int64 `json:"in_doubt"`
+	InDoubtPresent int64 `json:"in_doubt_present"`
+	// WALBytesLacked is the WAL the new primary lacked of the old one; absent with
+	// WALBytesNote saying why.
+	WALBytesLacked *int64 `json:"wal_bytes_lacked,omitempty"`
+	WALBytesNote   string `json:"wal_bytes_note,omitempty"`
+	// Writable names the nodes that accepted writes after the failover (exactly one is right).
+	Writable []string `json:"writable"`
+	// Streaming names the standbys the new primary streams to; OldPrimary is the old
+	// primary's state after the cycle ("streaming", or what went wrong).
+	Streaming  []string `json:"streaming"`
+	OldPrimary string   `json:"old_primary"`
+	// Errors are every error of the cycle's load, in the order they happened.
+	Errors []DrillError `json:"errors,omitempty"`
+	// Checked is true when the checks ran; Problems are the checks that failed and the
+	// steps that did not go as planned.
+	Checked  bool     `json:"checked"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// MaxLostIDs bounds DrillCycle.LostIDs.
+const MaxLostIDs = 100
+
+// DrillError is one failed operation of a drill's load.
+type DrillError struct {
+	At       time.Time `json:"at"`
+	Op       string    `json:"op"`
+	SQLState string    `json:"sqlstate"`
+	Message  string    `json:"message"`
+}
+
+// DrillRun returns the run's drill section: nil when it has none.
+func (r *Result) DrillRun() (*DrillRun, error) {
+	return extraOf[DrillRun](r.ExtraOf, ExtraDrill)
+}
+
+// DrillCycle returns the step's drill section: nil when it has none.
+func (s *Step) DrillCycle() (*DrillCycle, error) {
+	return extraOf[DrillCycle](s.ExtraOf, ExtraDrill)
+}
