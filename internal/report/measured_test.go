@@ -22,3 +22,21 @@ func TestHeadlineOfANothingMeasuredRun(t *testing.T) {
 		t.Errorf("headline %q", h)
 	}
 }
+
+// A drill's result is not a load curve: the report draws no knee and gives no load-curve
+// verdict (window-short, not-steady, Little's law) for its cycles; the same steps under
+// another command are analysed.
+func TestDrillResultIsNotAnalysedAsALoadCurve(t *testing.T) {
+	r := tpccStudy().result(t)
+	r.Meta.Command = "drill"
+	run := NewRun("r", r)
+	build(t, run)
+	if run.AnalysedHere || len(run.Analysis) > 0 {
+		t.Errorf("a drill result was analysed as a load curve: %+v", run.Analysis)
+	}
+	other := NewRun("r", tpccStudy().result(t))
+	build(t, other)
+	if !other.AnalysedHere {
+		t.Error("the same steps of tpcc run were not analysed")
+	}
+}

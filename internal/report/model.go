@@ -59,7 +59,9 @@ func NewRun(path string, r *result.Result) *Run {
 // experiment's section.
 func (r *Run) read() error {
 	raw := r.Result.Analysis
-	if len(raw) == 0 && len(r.Result.Steps) > 0 {
+	// A drill's cycles are not steps of a load curve: knee, steadiness, Little's law and the
+	// window rule say nothing of them (the drill's own verdict is in its section).
+	if len(raw) == 0 && len(r.Result.Steps) > 0 && r.Result.Meta.Command != "drill" {
 		b, ok, err := analyseHere(r.Result, paramLoadName([]*Run{r}))
 		if err != nil {
 			return err
