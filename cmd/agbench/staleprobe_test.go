@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/listener"
 	"github.com/agbench/agbench/internal/result"
@@ -47,18 +48,8 @@ func TestStaleProbeOnCluster(t *testing.T) {
 	topo := clustertest.NewIn(t, home, clustertest.Options{Standbys: 1})
 	env := map[string]string{"AGBENCH_HOME": home}
 	res := filepath.Join(t.TempDir(), "results")
-	stby := topo.Standbys()[0]
+	stby := slowReplay(t, topo, "30ms")
 	ctx := context.Background()
-	c, err := pgconn.Connect(ctx, topo.ConnString(stby, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	for _, sql := range []string{"ALTER SYSTEM SET recovery_min_apply_delay = '30ms'", "SELECT pg_reload_conf()"} {
-		if _, err := c.Exec(ctx, sql).ReadAll(); err != nil {
-			t.Fatal(err)
-		}
-	}
 	cfg := withFreePort(listener.ConfigFromTopology(topo))
 	cfg.CausalWait = 10 * time.Second
 	l, err := listener.Start(ctx, cfg)
@@ -114,4 +105,24 @@ func TestStaleProbeOnCluster(t *testing.T) {
 			t.Errorf("%s: %d probe sections", mode, len(ps))
 		}
 	}
+}
+
+// slowReplay holds the first standby's replay delay behind the primary's commits
+// (recovery_min_apply_delay), so that a read right after a commit there is stale, and
+// returns the standby.
+func slowReplay(t *testing.T, topo *cluster.Topology, delay string) *cluster.Node {
+	t.Helper()
+	stby := topo.Standbys()[0]
+	ctx := context.Background()
+	c, err := pgconn.Connect(ctx, topo.ConnString(stby, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	for _, sql := range []string{"ALTER SYSTEM SET recovery_min_apply_delay = '" + delay + "'", "SELECT pg_reload_conf()"} {
+		if _, err := c.Exec(ctx, sql).ReadAll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return stby
 }

@@ -167,7 +167,7 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 		return err
 	}
 	w := &tpcc.Workload{Primary: r.primary, Mode: mode, ReadIntent: o.readIntent,
-		AllWarehouses: o.allWarehouses, Keying: o.keying, Seed: uint64(o.seed)}
+		AllWarehouses: o.allWarehouses, Keying: o.keying, Seed: uint64(o.seed), OwnWrites: o.readIntent && l.StaleProbe != ""}
 	// Read-intent sessions: through an in-process listener per routing variant (--compare),
 	// else to the listener with read intent, or to the standbys in turn.
 	if err := l.Start(ctx); err != nil {

@@ -26,6 +26,9 @@ const (
 	// eventual and in causal mode, written by internal/experiment (Step.StaleProbes).
 	ExtraStale       = "stale_reads"
 	ExtraStaleCausal = "stale_reads_causal"
+	// ExtraStaleOwn is tpcc's own-write reads (StaleStep in mode StaleOwnWrites), written
+	// by internal/workload/tpcc's sampler.
+	ExtraStaleOwn = "stale_reads_own"
 	// ExtraDrill is a failover drill's run (DrillRun) and each cycle's figures (DrillCycle),
 	// written by internal/drill (extra_drill.go).
 	ExtraDrill = "drill"

@@ -15,12 +15,20 @@ const (
 	// StaleBoth runs the two probes side by side in the same window (a command's mode;
 	// each section says its own).
 	StaleBoth = "both"
+	// StaleOwnWrites: not a probe beside the load but the load's own reads, tpcc's
+	// Order-Status on the read-intent session after the same VU's Payment of that customer,
+	// stale when it saw fewer payments (c_payment_cnt) than the Payment left. It has no
+	// visibility time or session start (the read is not repeated, the session is the VU's).
+	StaleOwnWrites = "own-writes"
 )
 
 // StaleKey is the Extra key of a probe mode's section.
 func StaleKey(mode string) string {
-	if mode == StaleCausal {
+	switch mode {
+	case StaleCausal:
 		return ExtraStaleCausal
+	case StaleOwnWrites:
+		return ExtraStaleOwn
 	}
 	return ExtraStale
 }
@@ -88,10 +96,10 @@ func (s *Step) StaleProbe(mode string) (*StaleStep, error) {
 	return extraOf[StaleStep](s.ExtraOf, StaleKey(mode))
 }
 
-// StaleProbes returns the step's stale-read probe sections, eventual first.
+// StaleProbes returns the step's stale-read sections: eventual, causal, then own-writes.
 func (s *Step) StaleProbes() ([]*StaleStep, error) {
 	var out []*StaleStep
-	for _, m := range []string{StaleEventual, StaleCausal} {
+	for _, m := range []string{StaleEventual, StaleCausal, StaleOwnWrites} {
 		p, err := s.StaleProbe(m)
 		if err != nil {
 			return nil, err

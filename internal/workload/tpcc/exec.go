@@ -68,6 +68,10 @@ type Outcome struct {
 	// Statements counts the statements the client sent for it, retries included (BEGIN and
 	// COMMIT count; a function call is one).
 	Statements int
+	// OwnRead marks an Order-Status that read the customer of the VU's last Payment
+	// (Session.OwnWrites); Stale, that it saw fewer of the customer's payments than that
+	// Payment left.
+	OwnRead, Stale bool
 }
 
 // Session runs transactions for one terminal on its connections: Primary for all, or for the
@@ -77,6 +81,10 @@ type Session struct {
 	Read    *pgx.Conn
 	Mode    Mode
 	T       *Terminal
+	// OwnWrites (client mode, with Read): an Order-Status after the session's Payment reads
+	// that Payment's customer and checks it sees the payment (a deviation from clause
+	// 2.6.1.2's random customer, for the stale-read probe only).
+	OwnWrites bool
 
 	// The output of the last transaction of each kind, returned to the terminal as the
 	// specification's output screens show it (clauses 2.4.3.3, 2.6.3.3, 2.8.3.3); reused.
@@ -86,7 +94,22 @@ type Session struct {
 
 	stmts int
 	batch pgx.Batch
+	// paid is the last Payment's customer and its c_payment_cnt after it, until an
+	// Order-Status reads it; seenCount is the count that Order-Status saw.
+	paid      ownPayment
+	seenCount int32
 }
+
+// ownPayment is a Payment's customer and its payment count after that Payment.
+type ownPayment struct {
+	w, d, c int
+	count   int32
+	set     bool
+}
+
+// ownWrites reports whether the session checks its Order-Status reads against its own
+// Payments.
+func (s *Session) ownWrites() bool { return s.OwnWrites && s.Read != nil && s.Mode == ModeClient }
 
 // Run draws the inputs of one transaction of kind k and runs it, retrying serialization
 // failures and deadlocks with the same inputs.
@@ -114,8 +137,18 @@ func (s *Session) Run(ctx context.Context, k Kind) (out Outcome, err error) {
 		in := s.T.Payment()
 		run = func(ctx context.Context, c *pgx.Conn) error { return s.payment(ctx, c, in) }
 	case OrderStatus:
-		in := s.T.OrderStatus()
-		run = func(ctx context.Context, c *pgx.Conn) error { return s.orderStatus(ctx, c, in) }
+		in := s.T.OrderStatus() // drawn always, so that the terminal's random stream is the same
+		paid := s.paid
+		if out.OwnRead = paid.set && s.ownWrites(); out.OwnRead {
+			in, s.paid = OrderStatusInput{W: paid.w, D: paid.d, C: paid.c}, ownPayment{}
+		}
+		run = func(ctx context.Context, c *pgx.Conn) error {
+			err := s.orderStatus(ctx, c, in, out.OwnRead)
+			if err == nil && out.OwnRead {
+				out.Stale = s.seenCount < paid.count
+			}
+			return err
+		}
 	case Delivery:
 		in := s.T.Delivery()
 		run = func(ctx context.Context, c *pgx.Conn) error { return s.delivery(ctx, c, in) }

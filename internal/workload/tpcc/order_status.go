@@ -9,22 +9,27 @@ import (
 // orderStatusByName is Order-Status's read for a customer chosen by last name: the one at
 // position ceil(n/2) of those of that name sorted by first name (clause 2.6.2.2), picked
 // in the same statement.
+// orderStatusOwn, by id, also reads the customer's c_payment_cnt (Workload.OwnWrites).
 var (
-	orderStatusByID   = orderStatusQuery("$1", "$2", "$3")
+	orderStatusByID   = orderStatusQuery("$1", "$2", "$3", "")
+	orderStatusOwn    = orderStatusQuery("$1", "$2", "$3", ", cu.c_payment_cnt")
 	orderStatusByName = `WITH pick AS MATERIALIZED (SELECT c_id AS id FROM (SELECT c_id, row_number() OVER (ORDER BY c_first) AS r,
 		count(*) OVER () AS n FROM tpcc.customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3) x WHERE r = (n + 1) / 2) ` +
-		orderStatusQuery("$1", "$2", "(SELECT id FROM pick)")
+		orderStatusQuery("$1", "$2", "(SELECT id FROM pick)", "")
 )
 
 // orderStatus runs clause 2.6.2 (read-only) and leaves the output of clause 2.6.3.3 in
 // s.OS. Client mode sends one statement (its own transaction, allowed on a hot standby).
-func (s *Session) orderStatus(ctx context.Context, c *pgx.Conn, in OrderStatusInput) error {
+// With own, the customer is by id and its c_payment_cnt is left in s.seenCount.
+func (s *Session) orderStatus(ctx context.Context, c *pgx.Conn, in OrderStatusInput, own bool) error {
 	var rows pgx.Rows
 	var err error
 	s.stmts++
 	switch {
 	case s.Mode == ModeFunctions:
 		rows, err = c.Query(ctx, `SELECT * FROM tpcc.ostat($1, $2, $3, $4)`, in.W, in.D, in.C, nullString(in.CLast))
+	case own:
+		rows, err = c.Query(ctx, orderStatusOwn, in.W, in.D, in.C)
 	case in.CLast != "":
 		rows, err = c.Query(ctx, orderStatusByName, in.W, in.D, in.CLast)
 	default:
@@ -51,6 +56,9 @@ func (s *Session) orderStatus(ctx context.Context, c *pgx.Conn, in OrderStatusIn
 			if r.vals[7] != nil {
 				carrier := int(r.int(7))
 				o.Carrier = &carrier
+			}
+			if own {
+				s.seenCount = int32(r.int(13))
 			}
 		}
 		n++

@@ -69,7 +69,7 @@ func TestTransactionOutputs(t *testing.T) {
 			}
 
 			// Order-Status of that customer returns that order and its lines.
-			if err := s.orderStatus(ctx, conn, OrderStatusInput{W: in.W, D: in.D, C: in.C}); err != nil {
+			if err := s.orderStatus(ctx, conn, OrderStatusInput{W: in.W, D: in.D, C: in.C}, false); err != nil {
 				t.Fatalf("%s: order-status: %v", mode, err)
 			}
 			os := &s.OS
@@ -90,7 +90,7 @@ func TestTransactionOutputs(t *testing.T) {
 		// By name: the customer at position ceil(n/2).
 		osIn := s.T.OrderStatus()
 		osIn.CLast, osIn.C = "BARBARBAR", 0
-		if err := s.orderStatus(ctx, conn, osIn); err != nil {
+		if err := s.orderStatus(ctx, conn, osIn, false); err != nil {
 			t.Fatalf("%s: order-status by name: %v", mode, err)
 		}
 		rows, _ := check.Query(ctx, `SELECT c_id FROM tpcc.customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3

@@ -222,6 +222,9 @@ func (s *Sampler) Stop(ctx context.Context, step *result.Step) error {
 	c := step.Counters
 	s.clientCounters(step, min)
 	s.serverCounters(ctx, step, min)
+	if err := s.w.win.own.write(s.w, step); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	if len(s.lag.T) > 0 {
 		if step.Series == nil {

@@ -36,7 +36,11 @@ type Workload struct {
 	AllWarehouses bool
 	// Keying adds the specification's keying and think times (excluded from latency).
 	Keying bool
-	Seed   uint64
+	// OwnWrites, with ReadIntent in client mode, makes a VU's Order-Status after its
+	// Payment read that Payment's customer, and counts the reads that missed the payment
+	// (the step's result.ExtraStaleOwn section; Session.OwnWrites).
+	OwnWrites bool
+	Seed      uint64
 
 	meta *Meta
 	run  Constants
@@ -50,6 +54,7 @@ type windowStats struct {
 	readOnStandby atomic.Int64
 	readOnPrimary atomic.Int64
 	statements    atomic.Int64 // statements the client sent, all transactions and retries
+	own           ownWrites
 }
 
 func (s *windowStats) reset() {
@@ -58,6 +63,7 @@ func (s *windowStats) reset() {
 	s.readOnStandby.Store(0)
 	s.readOnPrimary.Store(0)
 	s.statements.Store(0)
+	s.own.reset()
 }
 
 // Prepare checks that the database is built and draws the run's NURand constants from the
@@ -105,7 +111,7 @@ func (w *Workload) NewWorker(ctx context.Context, vu workload.VU) (workload.Work
 	wh := w.meta.Warehouses
 	g := NewRand(uint64(vu.Seed), 1)
 	wk := &worker{wl: w, vu: vu, deck: NewDeck(g)}
-	wk.sess = Session{Mode: w.Mode, T: &Terminal{G: g, C: w.run, Warehouses: wh,
+	wk.sess = Session{Mode: w.Mode, OwnWrites: w.OwnWrites, T: &Terminal{G: g, C: w.run, Warehouses: wh,
 		HomeW: vu.ID%wh + 1, HomeD: (vu.ID/wh)%DistrictsPerWH + 1, AllWarehouses: w.AllWarehouses}}
 	var err error
 	if wk.sess.Primary, err = Connect(ctx, w.Primary); err != nil {
@@ -181,6 +187,9 @@ func (wk *worker) Do(ctx context.Context, op *workload.Op) error {
 	}
 	if out.RolledBack {
 		s.rolledBack.Add(1)
+	}
+	if out.OwnRead {
+		s.own.add(wk.landings[len(wk.landings)-1].Node, out, err)
 	}
 	if err != nil {
 		return err
