@@ -10,7 +10,8 @@ import (
 )
 
 // The stale-read probe's section becomes a table: a row per step and node, the share of
-// stale reads, and "-" for what was not measured (no read saw the row).
+// stale reads, and "-" for what was not measured (no read saw the row; tpcc's own-write
+// reads have no visibility time or session start).
 func TestStaleTable(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	hist := func(us ...int64) result.Hist {
@@ -33,9 +34,15 @@ func TestStaleTable(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
+	// tpcc's own-write reads: no visibility time or session start, shown absent.
+	if err := st.SetExtra(result.ExtraStaleOwn, result.StaleStep{Mode: result.StaleOwnWrites, Nodes: map[string]result.StaleNode{
+		"standby1": {Reads: 8, Stale: 2},
+	}}); err != nil {
+		t.Fatal(err)
+	}
 	r.Steps = append(r.Steps, st)
 	tb := build(t, NewRun("results/stale", r))[0].StaleTable()
-	if len(tb.Rows) != 2 {
+	if len(tb.Rows) != 3 {
 		t.Fatalf("rows %v", tb.Rows)
 	}
 	row := func(i int) string {
@@ -50,6 +57,9 @@ func TestStaleTable(t *testing.T) {
 	}
 	if got := row(1); !strings.HasPrefix(got, "1|eventual|standby2|1|1|100|-|-|") || !strings.HasSuffix(got, "|1|1") {
 		t.Errorf("standby2 row %s", got)
+	}
+	if got := row(2); got != "1|own-writes|standby1|8|2|25|-|-|-|-|0|0" {
+		t.Errorf("own-writes row %s", got)
 	}
 	r.Steps[0].Extra = nil
 	if tb := build(t, NewRun("results/stale", r))[0].StaleTable(); len(tb.Rows) != 0 {
