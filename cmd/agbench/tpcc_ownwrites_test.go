@@ -71,12 +71,15 @@ func TestTPCCOwnWriteReads(t *testing.T) {
 		t.Logf("%s: %d/%d Order-Status after own Payment stale on %s", st.Variant, n.Stale, n.Reads, node)
 	}
 
-	r, _ = run("--mode", "functions")
+	r, out = run("--mode", "functions")
 	st := &r.Steps[0]
 	if p, err := st.StaleProbe(result.StaleOwnWrites); err != nil || p != nil {
 		t.Errorf("functions mode: own-writes section %+v, %v; want none", p, err)
 	}
 	if !strings.Contains(strings.Join(st.Warnings, "\n"), "own-write stale reads not measured") {
 		t.Errorf("functions mode: no warning says the own-write reads were not measured: %q", st.Warnings)
+	}
+	if !strings.Contains(out, "own-write stale reads not measured") || strings.Contains(out, "own-writes ") {
+		t.Errorf("functions mode: the output should say the own-write reads were not measured, and show none:\n%s", out)
 	}
 }
