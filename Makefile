@@ -33,7 +33,7 @@ vet:
 # All tests, with real PostgreSQL servers started in temporary folders on loopback, and the
 # report rendered in headless Chromium (installed here when missing).
 test: deps-browser pg18 vet
-	AGBENCH_REQUIRE_PG=1 AGBENCH_REQUIRE_BROWSER=1 $(GO) test -count=1 -v -timeout 25m ./... 2>&1 | scripts/test-summary.sh
+	AGBENCH_REQUIRE_PG=1 AGBENCH_REQUIRE_BROWSER=1 $(GO) test -count=1 -v -timeout 40m ./... 2>&1 | scripts/test-summary.sh
 	@if [ -n "$(RACE_PKGS)" ]; then AGBENCH_REQUIRE_PG=1 $(GO) test -count=1 -race -timeout 20m $(RACE_PKGS); fi
 
 # Unit tests only (no servers): quick feedback while editing.
