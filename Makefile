@@ -5,7 +5,7 @@ BIN     := bin/agbench
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 # Packages with goroutines of their own; `make test` runs them under the race detector too.
-RACE_PKGS ?= $(shell $(GO) list ./... 2>/dev/null | grep -E '/(cluster|listener|runner|measure|target|sample|seed|diskio|pgops|experiment)$$')
+RACE_PKGS ?= $(shell $(GO) list ./... 2>/dev/null | grep -E '/(cluster|listener|runner|measure|target|sample|seed|diskio|pgops|experiment|drill|links)$$')
 
 .PHONY: all build deps deps-browser pg18 test test-unit race vet demo bench bench-disk bench-readahead fuzz clean
 
