@@ -203,6 +203,10 @@ func steal(ev []Evidence, loadName string) Verdict {
 		return Verdict{Code: VSteal, Message: fmt.Sprintf("steal time was %s of CPU at %s while device %s did %.0f IOPS%s: on a VM the host's work for virtio IO shows as steal, so this may be the IO path's cost rather than a noisy neighbour's",
 			pct(e.Steal), count(e.Load, loadName), e.Device.Name, e.Device.IOPS, base)}
 	}
+	if e.Device.Name == "" {
+		return Verdict{Code: VSteal, Message: fmt.Sprintf("steal time was %s of CPU at %s; IO was not measured (no device sampled), so the cause is not known: the host's work for virtio IO or another guest",
+			pct(e.Steal), count(e.Load, loadName))}
+	}
 	return Verdict{Code: VSteal, Message: fmt.Sprintf("steal time was %s of CPU at %s with little IO (%.0f IOPS): the hypervisor gave this VM's CPU time to another guest or to the host during the run",
 		pct(e.Steal), count(e.Load, loadName), e.Device.IOPS)}
 }

@@ -87,6 +87,10 @@ func TestStealSaysOnlyWhatTheFactsSupport(t *testing.T) {
 	if v := steal(cpu, "VUs"); !v.NotJudged || !strings.Contains(v.Message, "another host") {
 		t.Errorf("remote: %+v", v)
 	}
+	unsampled := []Evidence{{Load: 4, Steal: 0.12}}
+	if v := steal(unsampled, "VUs"); v.Code != VSteal || !strings.Contains(v.Message, "IO was not measured") || strings.Contains(v.Message, "IOPS") {
+		t.Errorf("steal with IO not measured: %+v", v)
+	}
 	if v := steal([]Evidence{{Load: 1, Steal: 0.01}}, "VUs"); v.Code != "" {
 		t.Errorf("no steal: %+v", v)
 	}
