@@ -67,6 +67,8 @@ type LittleCheck struct {
 	OK          bool
 	// Applies is false for fixed-rate runs, where the queue is not kept full.
 	Applies bool
+	// NotJudged says why the analysis could not compute the check (Known is then false).
+	NotJudged string
 }
 
 // StepResult is everything one step measured.
