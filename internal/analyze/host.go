@@ -104,19 +104,28 @@ func hostEvidenceOf(st *result.Step, c map[string]float64) (HostEvidence, error)
 	return h, nil
 }
 
-// meanHost is the mean of repeats' host evidence; an absence in any repeat is kept.
+// meanHost is the mean of repeats' host evidence; an absence in any repeat is kept. The
+// load generator's set and run delay are averaged over the repeats that measured them
+// only: a repeat without them is absent, not 0.
 func meanHost(es []Evidence) HostEvidence {
 	var m HostEvidence
 	n := float64(len(es))
+	var nSet, nDelay float64
 	for _, e := range es {
 		h := e.Host
 		m.ServerCPU += h.ServerCPU / n
 		m.IRQ += h.IRQ / n
-		m.SetBusy += h.SetBusy / n
-		m.OtherBusy += h.OtherBusy / n
-		m.SetKnown = m.SetKnown || h.SetKnown
-		m.RunDelay += h.RunDelay / n
-		m.RunDelayKnown = m.RunDelayKnown || h.RunDelayKnown
+		if h.SetKnown {
+			m.SetBusy += h.SetBusy
+			m.OtherBusy += h.OtherBusy
+			m.SetKnown = true
+			nSet++
+		}
+		if h.RunDelayKnown {
+			m.RunDelay += h.RunDelay
+			m.RunDelayKnown = true
+			nDelay++
+		}
 		m.Nodes = max(m.Nodes, h.Nodes)
 		if m.ServerCPUAbsent == "" {
 			m.ServerCPUAbsent = h.ServerCPUAbsent
@@ -127,6 +136,12 @@ func meanHost(es []Evidence) HostEvidence {
 		if m.Cap.Cores() == 0 {
 			m.Cap = h.Cap
 		}
+	}
+	if nSet > 0 {
+		m.SetBusy, m.OtherBusy = m.SetBusy/nSet, m.OtherBusy/nSet
+	}
+	if nDelay > 0 {
+		m.RunDelay /= nDelay
 	}
 	return m
 }

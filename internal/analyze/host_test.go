@@ -110,3 +110,19 @@ func TestSaturationNotOnThisHostsCPUForRemoteServers(t *testing.T) {
 		t.Errorf("remote servers: %+v", s)
 	}
 }
+
+// Repeats that did not measure the load generator's set or run delay are left out of
+// their means: absent is not 0.
+func TestMeanHostAveragesOnlyWhatWasMeasured(t *testing.T) {
+	es := []Evidence{
+		{Host: HostEvidence{SetBusy: 0.9, OtherBusy: 0.2, SetKnown: true, RunDelay: 0.4, RunDelayKnown: true}},
+		{Host: HostEvidence{}},
+	}
+	m := meanHost(es)
+	if !m.SetKnown || m.SetBusy != 0.9 || m.OtherBusy != 0.2 || !m.RunDelayKnown || m.RunDelay != 0.4 {
+		t.Errorf("mean with one repeat unmeasured: %+v", m)
+	}
+	if m := meanHost(es[1:]); m.SetKnown || m.RunDelayKnown || m.SetBusy != 0 || m.RunDelay != 0 {
+		t.Errorf("nothing measured: %+v", m)
+	}
+}
