@@ -58,7 +58,7 @@ func measuredRun(t *testing.T, dir string, threads []string, servers map[string]
 		n, _ := strconv.Atoi(p.Params["threads"])
 		st, err := runner.Run(context.Background(), runner.Config{
 			Workload: loads[p.Params["routing"]], Plan: []runner.Point{p},
-			Spec: func(runner.Point) runner.StepSpec { return runner.StepSpec{VUs: n, Duration: 700 * time.Millisecond} }, // 3 repeats: 2.1 s a side, analyze.MinCompareSeconds
+			Spec: func(runner.Point) runner.StepSpec { return runner.StepSpec{VUs: n, Duration: 800 * time.Millisecond} }, // 3 repeats: 2.4 s a side, well over analyze.MinCompareSeconds on a busy machine
 			Tick: 100 * time.Millisecond,
 		})
 		if err != nil {
@@ -157,7 +157,7 @@ func TestCompareCommand(t *testing.T) {
 	if !strings.Contains(at4, "larger than spread") {
 		t.Fatalf("4 threads not told apart:\n%s", out)
 	}
-	// Two runs, one repeat each of 0.7 s: too little data to compare, and said so.
+	// Two runs, one repeat each of 0.8 s: too little data to compare, and said so.
 	other := measuredRun(t, filepath.Join(dir, "b"), []string{"1", "4"}, map[string]int{"off": 1, "on": 3}, 1)
 	code, out, _ = runCLI(t, nil, "compare", run, other)
 	if code != 0 || !strings.Contains(out, "A = "+run) || !strings.Contains(out, "too little data to compare") {

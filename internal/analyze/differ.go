@@ -148,7 +148,7 @@ type Difference struct {
 	// Outcome is Different, NoDifference or TooLittleData.
 	Outcome string `json:"outcome"`
 	// Winner is the side with the higher median (Different only); Ratio its median over
-	// the other's.
+	// the other's, 0 (absent) when the other's median was 0.
 	Winner string  `json:"winner,omitempty"`
 	Ratio  float64 `json:"ratio,omitempty"`
 	// Spread says which samples gave the spread ("3 repeats", "per-second throughput").
@@ -232,6 +232,9 @@ func (d Difference) Verdict(what string) *Verdict {
 // per-second throughput; spreads apart)", "no difference measured" or
 // "too little data to compare".
 func (d Difference) Sentence() string {
+	if d.Outcome == Different && d.Ratio <= 0 {
+		return fmt.Sprintf("%s ahead; the other side's median 0 (medians of %s; spreads apart)", d.Winner, d.Spread)
+	}
 	if d.Outcome == Different {
 		return fmt.Sprintf("%s ahead, %.2f× (medians of %s; spreads apart)", d.Winner, d.Ratio, d.Spread)
 	}

@@ -143,3 +143,16 @@ func TestDifferStepsWithoutOperations(t *testing.T) {
 		t.Errorf("seedings thrice each: %+v", d)
 	}
 }
+
+// A loser whose median is 0 gives no ratio: "ahead; the other side's median 0", never +Inf×.
+func TestDifferNoRatioOverAZeroMedian(t *testing.T) {
+	a := Side{Name: "a", Repeats: []float64{1000, 1010, 990}, Ops: 9000, Seconds: 9, OfOps: true}
+	b := Side{Name: "b", Repeats: []float64{0, 0, 0}, Ops: 9000, Seconds: 9, OfOps: true}
+	d := Differ(a, b)
+	if d.Outcome != Different || d.Winner != "a" || d.Ratio != 0 {
+		t.Fatalf("zero median: %+v", d)
+	}
+	if s := d.Sentence(); strings.Contains(s, "Inf") || !strings.Contains(s, "the other side's median 0") {
+		t.Errorf("sentence %q", s)
+	}
+}

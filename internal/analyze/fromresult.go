@@ -171,6 +171,9 @@ func stepOf(reps []result.Step, keying bool) Step {
 		ptrs[i] = &reps[i]
 	}
 	s.NothingMeasured = MeasuredNothing(ptrs)
+	if r, ok := result.DoneRate(ptrs...); ok {
+		s.DoneRate = &r
+	}
 	s.Throughput = mean(s.Repeats)
 	if len(reps) == 1 {
 		s.Repeats = nil

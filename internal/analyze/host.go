@@ -104,19 +104,28 @@ func hostEvidenceOf(st *result.Step, c map[string]float64) (HostEvidence, error)
 	return h, nil
 }
 
-// meanHost is the mean of repeats' host evidence; an absence in any repeat is kept.
+// meanHost is the mean of repeats' host evidence; an absence in any repeat is kept. The
+// load generator's set and run delay are averaged over the repeats that measured them
+// only: a repeat without them is absent, not 0.
 func meanHost(es []Evidence) HostEvidence {
 	var m HostEvidence
 	n := float64(len(es))
+	var nSet, nDelay float64
 	for _, e := range es {
 		h := e.Host
 		m.ServerCPU += h.ServerCPU / n
 		m.IRQ += h.IRQ / n
-		m.SetBusy += h.SetBusy / n
-		m.OtherBusy += h.OtherBusy / n
-		m.SetKnown = m.SetKnown || h.SetKnown
-		m.RunDelay += h.RunDelay / n
-		m.RunDelayKnown = m.RunDelayKnown || h.RunDelayKnown
+		if h.SetKnown {
+			m.SetBusy += h.SetBusy
+			m.OtherBusy += h.OtherBusy
+			m.SetKnown = true
+			nSet++
+		}
+		if h.RunDelayKnown {
+			m.RunDelay += h.RunDelay
+			m.RunDelayKnown = true
+			nDelay++
+		}
 		m.Nodes = max(m.Nodes, h.Nodes)
 		if m.ServerCPUAbsent == "" {
 			m.ServerCPUAbsent = h.ServerCPUAbsent
@@ -127,6 +136,12 @@ func meanHost(es []Evidence) HostEvidence {
 		if m.Cap.Cores() == 0 {
 			m.Cap = h.Cap
 		}
+	}
+	if nSet > 0 {
+		m.SetBusy, m.OtherBusy = m.SetBusy/nSet, m.OtherBusy/nSet
+	}
+	if nDelay > 0 {
+		m.RunDelay /= nDelay
 	}
 	return m
 }
@@ -202,6 +217,10 @@ func steal(ev []Evidence, loadName string) Verdict {
 		}
 		return Verdict{Code: VSteal, Message: fmt.Sprintf("steal time was %s of CPU at %s while device %s did %.0f IOPS%s: on a VM the host's work for virtio IO shows as steal, so this may be the IO path's cost rather than a noisy neighbour's",
 			pct(e.Steal), count(e.Load, loadName), e.Device.Name, e.Device.IOPS, base)}
+	}
+	if e.Device.Name == "" {
+		return Verdict{Code: VSteal, Message: fmt.Sprintf("steal time was %s of CPU at %s; IO was not measured (no device sampled), so the cause is not known: the host's work for virtio IO or another guest",
+			pct(e.Steal), count(e.Load, loadName))}
 	}
 	return Verdict{Code: VSteal, Message: fmt.Sprintf("steal time was %s of CPU at %s with little IO (%.0f IOPS): the hypervisor gave this VM's CPU time to another guest or to the host during the run",
 		pct(e.Steal), count(e.Load, loadName), e.Device.IOPS)}

@@ -87,6 +87,10 @@ func TestStealSaysOnlyWhatTheFactsSupport(t *testing.T) {
 	if v := steal(cpu, "VUs"); !v.NotJudged || !strings.Contains(v.Message, "another host") {
 		t.Errorf("remote: %+v", v)
 	}
+	unsampled := []Evidence{{Load: 4, Steal: 0.12}}
+	if v := steal(unsampled, "VUs"); v.Code != VSteal || !strings.Contains(v.Message, "IO was not measured") || strings.Contains(v.Message, "IOPS") {
+		t.Errorf("steal with IO not measured: %+v", v)
+	}
 	if v := steal([]Evidence{{Load: 1, Steal: 0.01}}, "VUs"); v.Code != "" {
 		t.Errorf("no steal: %+v", v)
 	}
@@ -104,5 +108,21 @@ func TestSaturationNotOnThisHostsCPUForRemoteServers(t *testing.T) {
 	}
 	if s := WhatSaturated(k, ev, "VUs"); s.Resource == ResCPU || !strings.Contains(s.Sentence, "they run on another host") {
 		t.Errorf("remote servers: %+v", s)
+	}
+}
+
+// Repeats that did not measure the load generator's set or run delay are left out of
+// their means: absent is not 0.
+func TestMeanHostAveragesOnlyWhatWasMeasured(t *testing.T) {
+	es := []Evidence{
+		{Host: HostEvidence{SetBusy: 0.9, OtherBusy: 0.2, SetKnown: true, RunDelay: 0.4, RunDelayKnown: true}},
+		{Host: HostEvidence{}},
+	}
+	m := meanHost(es)
+	if !m.SetKnown || m.SetBusy != 0.9 || m.OtherBusy != 0.2 || !m.RunDelayKnown || m.RunDelay != 0.4 {
+		t.Errorf("mean with one repeat unmeasured: %+v", m)
+	}
+	if m := meanHost(es[1:]); m.SetKnown || m.RunDelayKnown || m.SetBusy != 0 || m.RunDelay != 0 {
+		t.Errorf("nothing measured: %+v", m)
 	}
 }

@@ -154,7 +154,8 @@ const VSharedHost = "shared-host"
 
 // sharedHostVerdict judges a comparison of routing=off and routing=on: it fires when the
 // result's topology has two or more nodes, all on this machine (loopback addresses), with
-// no host model (no budgets). A result without a topology (a synthetic one) gets none.
+// no CPU budget (a memory-only host model still shares every CPU). A result without a
+// topology (a synthetic one) gets none.
 func sharedHostVerdict(r *result.Result, names []string, cores int) *Verdict {
 	routing := false
 	for _, n := range names {
@@ -166,7 +167,7 @@ func sharedHostVerdict(r *result.Result, names []string, cores int) *Verdict {
 		return nil
 	}
 	t := r.Meta.Topology
-	if t == nil || t.Hosts != "" || len(t.Nodes) < 2 {
+	if t == nil || t.HostCPUs > 0 || len(t.Nodes) < 2 {
 		return nil
 	}
 	for _, n := range t.Nodes {
@@ -182,8 +183,12 @@ func sharedHostVerdict(r *result.Result, names []string, cores int) *Verdict {
 	if cores > 0 {
 		machine = fmt.Sprintf("one machine's %d CPUs", cores)
 	}
-	return &Verdict{Code: VSharedHost, Message: fmt.Sprintf("the %d nodes (%s) share %s, memory and page cache, with no budgets: routing can move reads to a standby but not add capacity here, so this comparison says nothing of routing's gain on separate servers; model hosts (agbench cluster create --host-cpus N --host-memory SIZE) or run against a real cluster",
-		len(t.Nodes), nodeNames(t.Nodes), machine)}
+	budgets := "with no budgets"
+	if t.Hosts != "" {
+		budgets = "with no CPU budget (" + t.Hosts + ")"
+	}
+	return &Verdict{Code: VSharedHost, Message: fmt.Sprintf("the %d nodes (%s) share %s, memory and page cache, %s: routing can move reads to a standby but not add capacity here, so this comparison says nothing of routing's gain on separate servers; model hosts (agbench cluster create --host-cpus N --host-memory SIZE) or run against a real cluster",
+		len(t.Nodes), nodeNames(t.Nodes), machine, budgets)}
 }
 
 func nodeNames(ns []result.Node) string {

@@ -81,7 +81,11 @@ func TestSharedHostVerdictOnARoutingComparison(t *testing.T) {
 	if v := sharedHostVerdict(r, []string{"routing=off", "routing=on"}, 2); v != nil {
 		t.Fatalf("modelled hosts: %+v", v)
 	}
-	top.Hosts = ""
+	top.Hosts, top.HostCPUs, top.HostMemoryBytes = "each node a modelled host: 512 MiB", 0, 512<<20
+	if v := sharedHostVerdict(r, []string{"routing=off", "routing=on"}, 2); v == nil || !strings.Contains(v.Message, "no CPU budget") {
+		t.Fatalf("memory-only host model shares every CPU: %+v", v)
+	}
+	top.Hosts, top.HostMemoryBytes = "", 0
 	top.Nodes[1].Addr = "10.0.0.2:5432"
 	if v := sharedHostVerdict(r, []string{"routing=off", "routing=on"}, 2); v != nil {
 		t.Fatalf("a standby on another machine: %+v", v)

@@ -229,3 +229,21 @@ func TestLittlesLaw(t *testing.T) {
 		t.Errorf("open-loop step judged: %+v", l)
 	}
 }
+
+// A step without throughput, or without a known think time, is not judged: its figures
+// are absent (with the reason), never a ratio of 0.
+func TestLittleNotJudgedIsAbsent(t *testing.T) {
+	steps := mmcSweep([]int{4}, 4, 1000, 0)
+	steps[0].Throughput = 0
+	if l := CheckLittle(steps)[0]; l.Judged() || l.NotJudged == "" {
+		t.Errorf("no throughput judged: %+v", l)
+	}
+	steps = mmcSweep([]int{4}, 4, 1000, 0)
+	steps[0].ThinkUnknown = true
+	if l := CheckLittle(steps)[0]; l.Judged() || !strings.Contains(l.NotJudged, "think") {
+		t.Errorf("unknown think time judged: %+v", l)
+	}
+	if l := CheckLittle(mmcSweep([]int{4}, 4, 1000, 0))[0]; !l.Judged() {
+		t.Errorf("measured step not judged: %+v", l)
+	}
+}

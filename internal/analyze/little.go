@@ -16,13 +16,25 @@ type Little struct {
 	Ratio    float64 `json:"ratio"`   // Implied / Load
 	Holds    bool    `json:"holds"`
 	OpenLoop bool    `json:"open_loop,omitempty"` // not checked: load is an arrival rate
+	// NotJudged says why Implied and Ratio could not be computed (no throughput, think
+	// time unknown); they are then absent, not 0, and Holds says nothing.
+	NotJudged string `json:"not_judged,omitempty"`
 }
+
+// Judged reports whether Implied (and, for a closed loop, Ratio) were computed.
+func (l Little) Judged() bool { return l.NotJudged == "" }
 
 // CheckLittle checks every step, in load order.
 func CheckLittle(steps []Step) []Little {
 	var out []Little
 	for _, s := range sortedSteps(steps) {
 		l := Little{Load: s.Load, OpenLoop: s.OpenLoop}
+		switch {
+		case s.ThinkUnknown:
+			l.NotJudged = "think time unknown"
+		case s.Throughput <= 0:
+			l.NotJudged = "no throughput measured"
+		}
 		if s.OpenLoop && !s.ThinkUnknown {
 			l.Implied = s.Throughput * (s.MeanMs + s.ThinkMs) / 1000 // shown, not judged
 		}

@@ -21,14 +21,13 @@ const (
 // VRateNotKept is the verdict of a fixed-rate step whose schedule was not kept.
 const VRateNotKept = "rate-not-kept"
 
-// achievedRate is the operations a fixed-rate step started per second of its window
-// (successes and failures, over all repeats), and false when it has no window.
+// achievedRate is the operations a fixed-rate step started per second of its windows
+// (result.DoneRate, as the table's done/s), and false when it was not measured.
 func achievedRate(s Step) (float64, bool) {
-	reps := max(len(s.Repeats), 1)
-	if s.WindowSec <= 0 {
+	if s.DoneRate == nil {
 		return 0, false
 	}
-	return float64(s.Ops+s.Errors) / (s.WindowSec * float64(reps)), true
+	return *s.DoneRate, true
 }
 
 // rateNotKept judges the fixed-rate steps: the first (by load) that did more than

@@ -11,6 +11,7 @@ func TestRateNotKept(t *testing.T) {
 		for i := range s {
 			s[i].OpenLoop, s[i].Rate = true, asked
 			s[i].Ops = int64(s[i].Throughput * s[i].WindowSec)
+			s[i].DoneRate = &s[i].Throughput
 			s[i].LateStarts = late
 		}
 	}
@@ -18,6 +19,7 @@ func TestRateNotKept(t *testing.T) {
 	for i := range steps {
 		steps[i].OpenLoop, steps[i].Rate = true, steps[i].Throughput
 		steps[i].Ops = int64(steps[i].Throughput * steps[i].WindowSec)
+		steps[i].DoneRate = &steps[i].Throughput
 		steps[i].LateStarts = steps[i].Ops / 100
 	}
 	if vs := Check(steps, ev, f, "threads"); len(vs) != 0 {
@@ -35,6 +37,7 @@ func TestRateNotKept(t *testing.T) {
 	for i := range steps {
 		steps[i].OpenLoop, steps[i].Rate = true, steps[i].Throughput
 		steps[i].Ops = int64(steps[i].Throughput * steps[i].WindowSec)
+		steps[i].DoneRate = &steps[i].Throughput
 	}
 	steps[2].LateStarts = steps[2].Ops / 2
 	if vs := Check(steps, ev, f, "threads"); len(vs) != 0 {

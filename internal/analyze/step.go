@@ -28,6 +28,9 @@ type Step struct {
 	// LateStarts the operations (all repeats) that started after their scheduled time.
 	Rate       float64 `json:"rate,omitempty"`
 	LateStarts int64   `json:"late_starts,omitempty"`
+	// DoneRate is the operations a fixed-rate step started per second of its windows
+	// (result.DoneRate over its repeats); nil for a closed-loop step or without a window.
+	DoneRate *float64 `json:"done_rate,omitempty"`
 	// ThinkUnknown is set when users waited between operations for times not recorded
 	// (TPC-C keying without a think_ms counter): Little's law cannot be checked.
 	ThinkUnknown bool `json:"think_unknown,omitempty"`

@@ -251,9 +251,11 @@ func loadList(st []Step) string {
 	return s
 }
 
+// ratioOf is a winner's median a over the other side's b; 0 (no ratio) when b is not
+// above 0, where a ratio would be infinite or meaningless.
 func ratioOf(a, b float64) float64 {
-	if b == 0 {
-		return math.Inf(1)
+	if b <= 0 {
+		return 0
 	}
 	return a / b
 }

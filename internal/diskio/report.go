@@ -185,6 +185,8 @@ func (s *StepResult) writeDetail(w io.Writer, analysed bool) {
 	tw.Flush()
 	fmt.Fprintf(w, "IOPS standard deviation over 1 s intervals: %.0f\n", s.IOPSStddev)
 	switch lc := s.Little; {
+	case !lc.Known && lc.NotJudged != "":
+		fmt.Fprintf(w, "Little's law: – (not judged: %s)\n\n", lc.NotJudged)
 	case !lc.Known:
 		fmt.Fprintln(w)
 	case lc.Applies:

@@ -67,6 +67,8 @@ type LittleCheck struct {
 	OK          bool
 	// Applies is false for fixed-rate runs, where the queue is not kept full.
 	Applies bool
+	// NotJudged says why the analysis could not compute the check (Known is then false).
+	NotJudged string
 }
 
 // StepResult is everything one step measured.
@@ -213,10 +215,12 @@ func stddev(v []int64) float64 {
 const (
 	// TesterSaturatedPct: a tester using this much of one CPU per thread may be the bottleneck.
 	TesterSaturatedPct = 90
-	// StealWarnPct: steal time above this means a noisy neighbour on the hypervisor.
-	StealWarnPct = 5
 )
 
+// Steal time is judged by internal/analyze alone (steal), which knows the device's IO
+// beside it; the tester records it (CPUView) but gives no warning of its own. Results
+// written before that may still hold one starting with warnSteal.
+//
 // Warnings that internal/analyze also gives (as steal, foreign-io, page-cache and
 // rate-not-kept) start with these words; a report of an analysed run leaves them to the
 // analysis, so that the terminal and the result say one thing. The window's length and
@@ -250,9 +254,6 @@ func (r *StepResult) check() {
 	}
 	if r.CPU.TesterPct > TesterSaturatedPct*float64(r.Workload.Threads) && r.Workload.Threads > 0 {
 		warn = append(warn, fmt.Sprintf("tester busy: %.0f%% of a CPU for %d thread(s); the load generator may be the bottleneck", r.CPU.TesterPct, r.Workload.Threads))
-	}
-	if r.CPU.MachineStealPct > StealWarnPct {
-		warn = append(warn, fmt.Sprintf("%s %.1f%%: a noisy neighbour shares the CPUs", warnSteal, r.CPU.MachineStealPct))
 	}
 	if r.Device != nil && r.Workload.Direct {
 		tot := float64(r.Total.Bytes)

@@ -173,7 +173,9 @@ func DiskAnalysed(rep *diskio.Report, run *analyze.Run) {
 	an := run.Variants[0].Result
 	rep.Analysed = true
 	for _, l := range an.Little {
-		if i := rep.RowOfLoad(l.Load); i >= 0 {
+		if i := rep.RowOfLoad(l.Load); i >= 0 && !l.Judged() {
+			rep.Steps[i].Little = diskio.LittleCheck{NotJudged: l.NotJudged}
+		} else if i >= 0 {
 			rep.Steps[i].Little = diskio.LittleCheck{Known: true, Outstanding: l.Load, Measured: l.Implied,
 				Deviation: l.Ratio - 1, OK: l.Holds, Applies: !l.OpenLoop}
 		}

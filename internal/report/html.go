@@ -207,7 +207,7 @@ func (e *Experiment) Headline() string {
 		a, b := e.Variants[0], e.Variants[len(e.Variants)-1]
 		type gap struct {
 			d    analyze.Difference
-			rel  float64
+			rel  float64 // the winner's median over the other's (Different only)
 			text string
 		}
 		var gaps []gap
@@ -216,18 +216,24 @@ func (e *Experiment) Headline() string {
 				continue
 			}
 			va, oka := get(a.Cells[i])
-			vb, okb := get(b.Cells[i])
+			_, okb := get(b.Cells[i])
 			if !oka || !okb || va <= 0 {
 				continue
 			}
-			g := gap{d: differ(a.Name, a.Cells[i], b.Name, b.Cells[i], get), rel: vb/va - 1}
+			g := gap{d: differ(a.Name, a.Cells[i], b.Name, b.Cells[i], get)}
 			at := e.Points[i]
 			if e.Sweep {
 				at += " " + e.LoadName
 			}
-			if g.d.Outcome == analyze.Different {
-				g.text = fmt.Sprintf("%+.0f%% %s at %s (%s vs %s)", 100*g.rel, label, at, fmtNum(vb), fmtNum(va))
-			} else {
+			switch {
+			case g.d.Outcome == analyze.Different && g.d.Ratio > 0:
+				// Differ's own ratio of medians, so the figure agrees with the winner it names.
+				g.rel = g.d.Ratio
+				g.text = fmt.Sprintf("%s ahead, %.2f× %s at %s (medians of %s)", g.d.Winner, g.d.Ratio, label, at, g.d.Spread)
+			case g.d.Outcome == analyze.Different:
+				g.rel = math.Inf(1)
+				g.text = fmt.Sprintf("%s ahead in %s at %s; the other side's median 0", g.d.Winner, label, at)
+			default:
 				g.text = fmt.Sprintf("%s (%s) at %s", g.d.Outcome, label, at)
 			}
 			gaps = append(gaps, g)
@@ -237,7 +243,7 @@ func (e *Experiment) Headline() string {
 			h := fmt.Sprintf("%s vs %s: %s", b.Name, a.Name, last.text)
 			largest := -1
 			for i, g := range gaps {
-				if g.d.Outcome == analyze.Different && (largest < 0 || math.Abs(g.rel) > math.Abs(gaps[largest].rel)) {
+				if g.d.Outcome == analyze.Different && (largest < 0 || g.rel > gaps[largest].rel) {
 					largest = i
 				}
 			}

@@ -309,6 +309,27 @@ func (s *Step) Totals() Op {
 	return t
 }
 
+// DoneRate is the operations fixed-rate steps (one step, or the repeats of one load)
+// started per second of their windows: successes and failures over the windows' total
+// seconds. It is absent (false) for a closed-loop step, which asked no rate, and without a
+// window. The table's done/s and the analysis's rate-not-kept both use it.
+func DoneRate(steps ...*Step) (float64, bool) {
+	var started int64
+	var sec float64
+	for _, st := range steps {
+		if st.Rate <= 0 {
+			return 0, false
+		}
+		t := st.Totals()
+		started += t.Count + t.Errors
+		sec += st.Window.Seconds()
+	}
+	if sec <= 0 {
+		return 0, false
+	}
+	return float64(started) / sec, true
+}
+
 // OpsPerSecond returns successful operations per second of the window, all types together.
 func (s *Step) OpsPerSecond() float64 {
 	sec := s.Window.Seconds()

@@ -22,14 +22,7 @@ func HasRate(r *result.Result) bool {
 // each absent (false) for a closed-loop step.
 func AskedRate(st *result.Step) (float64, bool) { return st.Rate, st.Rate > 0 }
 
-func DoneRate(st *result.Step) (float64, bool) {
-	sec := st.Window.Seconds()
-	if st.Rate <= 0 || sec <= 0 {
-		return 0, false
-	}
-	t := st.Totals()
-	return float64(t.Count+t.Errors) / sec, true
-}
+func DoneRate(st *result.Step) (float64, bool) { return result.DoneRate(st) }
 
 func LateStarts(st *result.Step) (float64, bool) { return float64(st.LateStarts), st.Rate > 0 }
 
