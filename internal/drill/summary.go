@@ -47,6 +47,12 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 			rb = append(rb, *dc.ReadBackSeconds)
 		}
 	}
+	if run.CyclesDone > 0 && run.Acked == 0 {
+		// No acknowledged commit, nothing that could be lost: the durability check did
+		// not happen, which fails the run rather than passing it.
+		run.Failed = append(run.Failed, fmt.Sprintf("no commit was acknowledged in %d checked cycle%s: durability not judged",
+			run.CyclesDone, plural(run.CyclesDone)))
+	}
 	run.WriteBackP50, run.WriteBackMax = p50max(wb)
 	run.ReadBackP50, run.ReadBackMax = p50max(rb)
 	run.Verdict = Verdict(run)
@@ -65,6 +71,10 @@ func p50max(xs []float64) (*float64, *float64) {
 func Verdict(run *result.DrillRun) string {
 	if run.CyclesDone == 0 {
 		return fmt.Sprintf("%s commit: not judged: no cycle of %s was checked", run.Commit, run.Fault)
+	}
+	if run.Acked == 0 {
+		return fmt.Sprintf("%s commit: not judged: no commit was acknowledged in %d failover%s (%s)", run.Commit,
+			run.CyclesDone, plural(run.CyclesDone), run.Fault)
 	}
 	s := fmt.Sprintf("%s commit: %s of %s acknowledged commits lost in %d failover%s (%s)", run.Commit,
 		thousands(run.Lost), thousands(run.Acked), run.CyclesDone, plural(run.CyclesDone), run.Fault)

@@ -51,6 +51,16 @@ func TestSummarize(t *testing.T) {
 	if none.WriteBackP50 != nil || none.Verdict != "sync commit: 0 of 10 acknowledged commits lost in 1 failover (planned); writes back: – (no write succeeded after a fault)" {
 		t.Fatalf("absent times: %q", none.Verdict)
 	}
+	// Review B2: no acknowledged commit is no durability check: not judged, and a failure.
+	unacked := &result.DrillRun{Fault: FaultPlanned, Commit: "sync", Cycles: 2}
+	Summarize(unacked, []result.Step{cycleStep(t, result.DrillCycle{Cycle: 1, Checked: true, Writable: []string{"p"}, OldPrimary: "streaming"}),
+		cycleStep(t, result.DrillCycle{Cycle: 2, Checked: true, Writable: []string{"p"}, OldPrimary: "streaming"})})
+	if unacked.Verdict != "sync commit: not judged: no commit was acknowledged in 2 failovers (planned)" {
+		t.Fatalf("no acknowledged commit: %q", unacked.Verdict)
+	}
+	if len(unacked.Failed) != 1 || unacked.Failed[0] != "no commit was acknowledged in 2 checked cycles: durability not judged" {
+		t.Fatalf("no acknowledged commit must fail the run: %q", unacked.Failed)
+	}
 	empty := &result.DrillRun{Fault: FaultPlanned, Commit: "sync", Cycles: 1}
 	Summarize(empty, nil)
 	if empty.Verdict != "sync commit: not judged: no cycle of planned was checked" {
