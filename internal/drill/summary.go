@@ -7,6 +7,7 @@ import (
 
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/stats"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // Summarize sums the drill's cycles (the steps' drill sections) into run: the commits
@@ -77,7 +78,7 @@ func Verdict(run *result.DrillRun) string {
 			run.CyclesDone, plural(run.CyclesDone), run.Fault)
 	}
 	s := fmt.Sprintf("%s commit: %s of %s acknowledged commits lost in %d failover%s (%s)", run.Commit,
-		thousands(run.Lost), thousands(run.Acked), run.CyclesDone, plural(run.CyclesDone), run.Fault)
+		units.GroupInt(run.Lost), units.GroupInt(run.Acked), run.CyclesDone, plural(run.CyclesDone), run.Fault)
 	if run.WriteBackP50 != nil {
 		s += fmt.Sprintf("; writes back after p50 %.1f s, max %.1f s", *run.WriteBackP50, *run.WriteBackMax)
 	} else {
@@ -87,7 +88,7 @@ func Verdict(run *result.DrillRun) string {
 		s += fmt.Sprintf("; reads p50 %.1f s, max %.1f s", *run.ReadBackP50, *run.ReadBackMax)
 	}
 	if run.InDoubt > 0 {
-		s += fmt.Sprintf("; %s in doubt (%s of them committed)", thousands(run.InDoubt), thousands(run.InDoubtPresent))
+		s += fmt.Sprintf("; %s in doubt (%s of them committed)", units.GroupInt(run.InDoubt), units.GroupInt(run.InDoubtPresent))
 	}
 	return s
 }
@@ -97,16 +98,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// thousands writes n with commas between groups of three digits.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

@@ -6,14 +6,6 @@ import (
 	"github.com/agbench/agbench/internal/result"
 )
 
-func TestThousands(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 41220: "41,220", 1234567: "1,234,567", -1234: "-1,234"} {
-		if got := thousands(n); got != want {
-			t.Errorf("thousands(%d) = %q; want %q", n, got, want)
-		}
-	}
-}
-
 func cycleStep(t *testing.T, dc result.DrillCycle) result.Step {
 	t.Helper()
 	var st result.Step
