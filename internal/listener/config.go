@@ -64,7 +64,7 @@ type Config struct {
 	// has replayed all the primary had flushed when the session started).
 	Consistency Consistency
 	// CausalWait bounds, per session, the wait for standbys to replay what the session
-	// must see (MinLSNParam, Session); a standby still behind is then skipped. Zero means
+	// must see (routing.MinLSNParam, Session); a standby still behind is then skipped. Zero means
 	// DefaultCausalWait.
 	CausalWait time.Duration
 	// ProbeInterval is how often each backend is probed.

@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/routing"
 )
 
 func connect(t *testing.T, addr string, extra string) *pgconn.PgConn {
@@ -75,7 +76,7 @@ func TestFakeRoutesByIntent(t *testing.T) {
 	if got := queryOne(t, connect(t, addr, "agbench.intent=read-only"), "SELECT node"); got != "standby1" {
 		t.Fatalf("startup parameter went to %s", got)
 	}
-	if _, ok := s1.lastStartup()[IntentParam]; ok {
+	if _, ok := s1.lastStartup()[routing.IntentParam]; ok {
 		t.Fatal("the listener forwarded its own parameter")
 	}
 	c := connect(t, addr, "options='-c agbench.intent=read-only -c work_mem=1MB'")
