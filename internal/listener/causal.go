@@ -439,10 +439,11 @@ func (c *causalCheck) setTarget(nodes []routing.Node) error {
 	return nil
 }
 
-// causalWaitOf validates Config.CausalWait.
-func causalWaitOf(d time.Duration) error {
-	if d < 0 {
-		return agerr.BadInputf("--causal-wait %s: must not be negative", d)
+// CheckCausalWait validates a causal wait (--causal-wait, Config.CausalWait once its zero
+// is the default): it must be positive.
+func CheckCausalWait(d time.Duration) error {
+	if d <= 0 {
+		return agerr.BadInputf("--causal-wait %s: must be positive", d)
 	}
 	return nil
 }

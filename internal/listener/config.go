@@ -65,7 +65,7 @@ type Config struct {
 	Consistency Consistency
 	// CausalWait bounds, per session, the wait for standbys to replay what the session
 	// must see (routing.MinLSNParam, Session); a standby still behind is then skipped. Zero means
-	// DefaultCausalWait.
+	// DefaultCausalWait; otherwise it must be positive (CheckCausalWait, as --causal-wait).
 	CausalWait time.Duration
 	// ProbeInterval is how often each backend is probed.
 	ProbeInterval time.Duration
@@ -225,7 +225,7 @@ func (c Config) policy() (routing.Policy, error) {
 		}
 		addList(k, "--routing-list "+k, c.RoutingLists[k])
 	}
-	if err := causalWaitOf(c.CausalWait); err != nil {
+	if err := CheckCausalWait(c.CausalWait); err != nil {
 		errs = append(errs, err)
 	}
 	if c.MaxLag < 0 {

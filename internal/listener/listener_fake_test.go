@@ -428,11 +428,13 @@ func TestConfigErrorsAllAtOnce(t *testing.T) {
 		RoutingList: "(('a','b')",
 		MaxLag:      -time.Second,
 		RequireTLS:  true,
+		CausalWait:  -time.Second,
 	})
 	if !agerr.IsBadInput(err) {
 		t.Fatalf("want bad input, got %v", err)
 	}
-	for _, want := range []string{"--listen", "name given twice", `address "bad"`, "no connection string", "at character", "--max-lag", "--tls-require"} {
+	for _, want := range []string{"--listen", "name given twice", `address "bad"`, "no connection string", "at character", "--max-lag", "--tls-require",
+		"--causal-wait -1s: must be positive"} { // review B7: the flag's rule and words
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
