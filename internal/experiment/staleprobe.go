@@ -61,9 +61,15 @@ type staleNodeAcc struct {
 	visible, session     *hdrhistogram.Histogram
 }
 
-// newStaleProbe connects the probe's writer to the primary and empties its table.
+// newStaleProbe connects the probe's writer to the primary and empties its table. The
+// writer goes to the primary directly when the target names it (else through the
+// listener), as tpcc's counters' session does, so that its transactions count under the
+// key that session leaves agbench's own out of.
 func newStaleProbe(ctx context.Context, l *Load, mode string, ids *atomic.Int64) (*staleProbe, error) {
-	cs := l.Target.ConnString(target.ReadWrite, 0)
+	cs := l.Target.Primary
+	if cs == "" {
+		cs = l.Target.ConnString(target.ReadWrite, 0)
+	}
 	if cs == "" {
 		return nil, errors.New("no primary to write to")
 	}
