@@ -191,12 +191,16 @@ func seconds(v *float64) string {
 	return fmt.Sprintf("%.2f", *v)
 }
 
-// errorRates writes a step's errors per second of its window by SQLSTATE ("57P01 3.1, 08006 0.4").
+// errorRates writes a step's errors per second of its window by SQLSTATE ("57P01 3.1, 08006 0.4");
+// with no window to divide by, the rate is absent.
 func errorRates(st *result.Step) string {
 	if len(st.Errors) == 0 {
 		return "0"
 	}
 	secs := st.Window.Seconds()
+	if !(secs > 0) {
+		return table.Absent
+	}
 	var parts []string
 	for _, e := range st.Errors {
 		parts = append(parts, fmt.Sprintf("%s %.1f", e.SQLState, float64(e.Count)/secs))

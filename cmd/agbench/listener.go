@@ -152,8 +152,8 @@ func (f *listenerFlags) config(a *app, cmd *cobra.Command) (listener.Config, err
 	} else {
 		cfg.Consistency = c
 	}
-	if f.causalWait <= 0 {
-		errs = append(errs, agerr.BadInputf("--causal-wait %s: must be positive", f.causalWait))
+	if err := listener.CheckCausalWait(f.causalWait); err != nil {
+		errs = append(errs, err)
 	} else {
 		cfg.CausalWait = f.causalWait
 	}

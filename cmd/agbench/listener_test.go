@@ -32,6 +32,7 @@ func TestListenerBadInputExits2(t *testing.T) {
 		{[]string{"listener", p, "--standby", "postgres://u@127.0.0.1:5432/db"}, []string{"given twice"}},
 		{[]string{"listener", p, "--tls-require"}, []string{"--tls-require needs"}},
 		{[]string{"listener", p, "--consistency", "strong", "--causal-wait", "-1s"}, []string{`--consistency: consistency "strong": want eventual or session`, "--causal-wait -1s: must be positive"}},
+		{[]string{"listener", p, "--causal-wait", "0s"}, []string{"--causal-wait 0s: must be positive"}},
 		{[]string{"listener", p, "--tls-cert", "/nonexistent.pem", "--tls-key", "/nonexistent.key"}, []string{"/nonexistent.pem"}},
 	}
 	for _, c := range cases {

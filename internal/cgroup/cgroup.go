@@ -114,9 +114,25 @@ func unescapeMount(s string) string {
 // cpu, cpuset and memory, else the v1 hierarchies. Not root, or a missing controller, is
 // bad input naming what is missing and how to get it.
 func Detect() (*System, error) {
-	if os.Geteuid() != 0 {
-		return nil, agerr.BadInputf("modelled hosts (--host-cpus, --host-memory) need root: agbench makes a control group per node at each hierarchy's root; run agbench as root (sudo)")
+	if err := RequireRoot(); err != nil {
+		return nil, err
 	}
+	return Inspect()
+}
+
+// RequireRoot is nil when agbench runs as root, else bad input saying that modelled hosts
+// need it.
+func RequireRoot() error {
+	if os.Geteuid() != 0 {
+		return agerr.BadInputf("modelled hosts (--host-cpus, --host-memory) need root: agbench makes a control group per node at each hierarchy's root; run agbench as root (sudo)")
+	}
+	return nil
+}
+
+// Inspect is Detect without asking for root: it only reads the layout and the root group's
+// CPUs and memory, so that a budget can be checked (System.Check) before root is asked for.
+// Making groups still needs root.
+func Inspect() (*System, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, err

@@ -90,11 +90,20 @@ func (o *CreateOptions) checkHosts(settings map[string]string) (*cgroup.System, 
 				formatMiB(o.HostMemory), formatMiB(need), formatMiB(sb), formatMiB(minNodeMemory))
 		}
 	}
-	sys, err := cgroup.Detect()
+	// The budget is checked against the machine before root is asked for, so that a bad
+	// number is named as such whoever runs agbench; what cannot be read without root is
+	// the need of root.
+	sys, err := cgroup.Inspect()
 	if err != nil {
+		if rerr := cgroup.RequireRoot(); rerr != nil {
+			return nil, rerr // as before: no budget can be checked, and root is missing anyway
+		}
 		return nil, err
 	}
 	if err := sys.Check(cgroup.Budget{CPUs: o.HostCPUs, Memory: o.HostMemory}, o.Standbys+1); err != nil {
+		return nil, err
+	}
+	if err := cgroup.RequireRoot(); err != nil {
 		return nil, err
 	}
 	return sys, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // sink keeps the steps in the result, as internal/experiment's Recorder does.
@@ -128,7 +129,7 @@ func TestAsyncLossDetected(t *testing.T) {
 	if dc.WALBytesLacked == nil || *dc.WALBytesLacked == 0 {
 		t.Fatalf("WAL lacked %v (%s); want the WAL written while the standby was down", dc.WALBytesLacked, dc.WALBytesNote)
 	}
-	if !strings.HasPrefix(run.Verdict, "async commit: "+thousands(dc.Lost)+" of ") {
+	if !strings.HasPrefix(run.Verdict, "async commit: "+units.GroupInt(dc.Lost)+" of ") {
 		t.Fatalf("verdict %q", run.Verdict)
 	}
 	if !strings.HasPrefix(run.Left, "whole:") || dc.OldPrimary != "streaming" {

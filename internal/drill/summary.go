@@ -7,6 +7,7 @@ import (
 
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/stats"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // Summarize sums the drill's cycles (the steps' drill sections) into run: the commits
@@ -47,6 +48,12 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 			rb = append(rb, *dc.ReadBackSeconds)
 		}
 	}
+	if run.CyclesDone > 0 && run.Acked == 0 {
+		// No acknowledged commit, nothing that could be lost: the durability check did
+		// not happen, which fails the run rather than passing it.
+		run.Failed = append(run.Failed, fmt.Sprintf("no commit was acknowledged in %d checked cycle%s: durability not judged",
+			run.CyclesDone, plural(run.CyclesDone)))
+	}
 	run.WriteBackP50, run.WriteBackMax = p50max(wb)
 	run.ReadBackP50, run.ReadBackMax = p50max(rb)
 	run.Verdict = Verdict(run)
@@ -66,8 +73,12 @@ func Verdict(run *result.DrillRun) string {
 	if run.CyclesDone == 0 {
 		return fmt.Sprintf("%s commit: not judged: no cycle of %s was checked", run.Commit, run.Fault)
 	}
+	if run.Acked == 0 {
+		return fmt.Sprintf("%s commit: not judged: no commit was acknowledged in %d failover%s (%s)", run.Commit,
+			run.CyclesDone, plural(run.CyclesDone), run.Fault)
+	}
 	s := fmt.Sprintf("%s commit: %s of %s acknowledged commits lost in %d failover%s (%s)", run.Commit,
-		thousands(run.Lost), thousands(run.Acked), run.CyclesDone, plural(run.CyclesDone), run.Fault)
+		units.GroupInt(run.Lost), units.GroupInt(run.Acked), run.CyclesDone, plural(run.CyclesDone), run.Fault)
 	if run.WriteBackP50 != nil {
 		s += fmt.Sprintf("; writes back after p50 %.1f s, max %.1f s", *run.WriteBackP50, *run.WriteBackMax)
 	} else {
@@ -77,7 +88,7 @@ func Verdict(run *result.DrillRun) string {
 		s += fmt.Sprintf("; reads p50 %.1f s, max %.1f s", *run.ReadBackP50, *run.ReadBackMax)
 	}
 	if run.InDoubt > 0 {
-		s += fmt.Sprintf("; %s in doubt (%s of them committed)", thousands(run.InDoubt), thousands(run.InDoubtPresent))
+		s += fmt.Sprintf("; %s in doubt (%s of them committed)", units.GroupInt(run.InDoubt), units.GroupInt(run.InDoubtPresent))
 	}
 	return s
 }
@@ -87,16 +98,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// thousands writes n with commas between groups of three digits.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

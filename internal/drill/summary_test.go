@@ -6,14 +6,6 @@ import (
 	"github.com/agbench/agbench/internal/result"
 )
 
-func TestThousands(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 41220: "41,220", 1234567: "1,234,567", -1234: "-1,234"} {
-		if got := thousands(n); got != want {
-			t.Errorf("thousands(%d) = %q; want %q", n, got, want)
-		}
-	}
-}
-
 func cycleStep(t *testing.T, dc result.DrillCycle) result.Step {
 	t.Helper()
 	var st result.Step
@@ -50,6 +42,16 @@ func TestSummarize(t *testing.T) {
 	Summarize(none, []result.Step{cycleStep(t, result.DrillCycle{Cycle: 1, Checked: true, Acked: 10, Writable: []string{"p"}, OldPrimary: "streaming"})})
 	if none.WriteBackP50 != nil || none.Verdict != "sync commit: 0 of 10 acknowledged commits lost in 1 failover (planned); writes back: – (no write succeeded after a fault)" {
 		t.Fatalf("absent times: %q", none.Verdict)
+	}
+	// Review B2: no acknowledged commit is no durability check: not judged, and a failure.
+	unacked := &result.DrillRun{Fault: FaultPlanned, Commit: "sync", Cycles: 2}
+	Summarize(unacked, []result.Step{cycleStep(t, result.DrillCycle{Cycle: 1, Checked: true, Writable: []string{"p"}, OldPrimary: "streaming"}),
+		cycleStep(t, result.DrillCycle{Cycle: 2, Checked: true, Writable: []string{"p"}, OldPrimary: "streaming"})})
+	if unacked.Verdict != "sync commit: not judged: no commit was acknowledged in 2 failovers (planned)" {
+		t.Fatalf("no acknowledged commit: %q", unacked.Verdict)
+	}
+	if len(unacked.Failed) != 1 || unacked.Failed[0] != "no commit was acknowledged in 2 checked cycles: durability not judged" {
+		t.Fatalf("no acknowledged commit must fail the run: %q", unacked.Failed)
 	}
 	empty := &result.DrillRun{Fault: FaultPlanned, Commit: "sync", Cycles: 1}
 	Summarize(empty, nil)

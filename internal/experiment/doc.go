@@ -8,7 +8,8 @@
 //
 // Load runs a workload through the runner's step engine (stress, scan, tpcc run): it starts
 // the in-process listeners of a routing comparison, opens the sessions of the virtual users,
-// starts the samplers and judges where sessions landed. Disk, Readahead and Seed run through
+// starts the samplers and records where sessions landed; the analysis (internal/analyze)
+// judges it, as it judges everything else of the result. Disk, Readahead and Seed run through
 // the same Recorder but keep their own step loop, for the reason each one's doc comment gives.
 //
 // The command layer parses flags, validates them, shows progress and prints; this package

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agbench/agbench/internal/measure"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/sample"
 	"github.com/agbench/agbench/internal/target"
 )
 
@@ -37,6 +38,10 @@ type staleProbe struct {
 	mode   string
 	writer *pgx.Conn
 	ids    *atomic.Int64
+	// ownKey names the primary's database as the writer dialled it: the probe's
+	// transactions there are agbench's own (result.CountOwnXacts), left out of the
+	// server's count of the workload's, as the samplers' are.
+	ownKey string
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -56,16 +61,25 @@ type staleNodeAcc struct {
 	visible, session     *hdrhistogram.Histogram
 }
 
-// newStaleProbe connects the probe's writer to the primary and empties its table.
+// newStaleProbe connects the probe's writer to the primary and empties its table. The
+// writer goes to the primary directly when the target names it (else through the
+// listener), as tpcc's counters' session does, so that its transactions count under the
+// key that session leaves agbench's own out of.
 func newStaleProbe(ctx context.Context, l *Load, mode string, ids *atomic.Int64) (*staleProbe, error) {
-	cs := l.Target.ConnString(target.ReadWrite, 0)
+	cs := l.Target.Primary
+	if cs == "" {
+		cs = l.Target.ConnString(target.ReadWrite, 0)
+	}
 	if cs == "" {
 		return nil, errors.New("no primary to write to")
 	}
-	w, err := target.Connect(ctx, cs, "agbench-stale-probe")
+	tracer := &sample.OwnXactTracer{}
+	w, err := target.ConnectTraced(ctx, cs, "agbench-stale-probe", tracer)
 	if err != nil {
 		return nil, err
 	}
+	ownKey := sample.OwnXactKey(w)
+	tracer.Own(ownKey)
 	setup := []string{"CREATE TABLE IF NOT EXISTS " + StaleProbeTable + " (id bigint PRIMARY KEY)"}
 	if ids.Load() == 0 {
 		setup = append(setup, "TRUNCATE "+StaleProbeTable)
@@ -82,7 +96,7 @@ func newStaleProbe(ctx context.Context, l *Load, mode string, ids *atomic.Int64)
 		w.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("wait for the standbys to replay %s: %w", StaleProbeTable, err)
 	}
-	return &staleProbe{l: l, mode: mode, writer: w, ids: ids}, nil
+	return &staleProbe{l: l, mode: mode, writer: w, ids: ids, ownKey: ownKey}, nil
 }
 
 func (p *staleProbe) Start(ctx context.Context, step *result.Step) error {
@@ -138,11 +152,13 @@ func (p *staleProbe) once(ctx context.Context, readCS string) {
 	id := p.ids.Add(1)
 	var rc *pgx.Conn
 	var sessionTime time.Duration
+	// The read session's transactions are agbench's own when it landed on the primary.
+	tracer := &sample.OwnXactTracer{}
 	open := func(cs string) error {
 		t0 := time.Now()
 		sctx, cancel := context.WithTimeout(ctx, staleProbeLimit)
 		defer cancel()
-		c, err := target.Connect(sctx, cs, "agbench-stale-probe")
+		c, err := target.ConnectTraced(sctx, cs, "agbench-stale-probe", tracer)
 		if err != nil {
 			return fmt.Errorf("read session: %w", err)
 		}
@@ -199,9 +215,13 @@ func (p *staleProbe) once(ctx context.Context, readCS string) {
 			return
 		}
 		if node == "" {
-			if node, err = p.nodeName(ctx, rc); err != nil {
+			var onPrimary bool
+			if node, onPrimary, err = p.nodeName(ctx, rc); err != nil {
 				p.fail(ctx, fmt.Errorf("read: %w", err))
 				return
+			}
+			if onPrimary {
+				tracer.Own(p.ownKey)
 			}
 		}
 		if n == 1 {
@@ -240,18 +260,19 @@ func (p *staleProbe) once(ctx context.Context, readCS string) {
 	_ = n.session.RecordValue(sessionTime.Microseconds())
 }
 
-// nodeName names the node a session landed on, as the load's sessions are named.
-func (p *staleProbe) nodeName(ctx context.Context, c *pgx.Conn) (string, error) {
+// nodeName names the node a session landed on, as the load's sessions are named, and
+// says whether it is the primary (not in recovery).
+func (p *staleProbe) nodeName(ctx context.Context, c *pgx.Conn) (string, bool, error) {
 	lctx, cancel := context.WithTimeout(ctx, staleProbeLimit)
 	defer cancel()
 	where, err := target.Land(lctx, c)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if name := p.l.Target.NameOfAddr(where.Addr); name != "" {
-		return name, nil
+		return name, !where.InRecovery, nil
 	}
-	return where.Node, nil
+	return where.Node, !where.InRecovery, nil
 }
 
 func (p *staleProbe) fail(ctx context.Context, err error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/routing"
 )
 
@@ -23,11 +24,6 @@ import (
 // sessions cost one query per gap. A standby still behind after Config.CausalWait is
 // skipped for that session and the routing list's next candidate is tried, the primary
 // last when it is listed. Sessions without a requirement take the path they always took.
-
-// MinLSNParam is the startup parameter by which a read-intent session names the WAL
-// position it must see (agbench.min_lsn=0/3000148, or -c agbench.min_lsn=... inside
-// options). The listener removes it before it forwards the startup message.
-const MinLSNParam = "agbench.min_lsn"
 
 // ConsistencyParam is the startup parameter by which a session chooses its consistency
 // (eventual or session), overriding Config.Consistency for that session.
@@ -70,51 +66,6 @@ func ParseConsistency(s string) (Consistency, error) {
 	return Eventual, fmt.Errorf("consistency %q: want eventual or session", s)
 }
 
-// ParseLSN reads a WAL position in PostgreSQL's pg_lsn text form, "16/B374D848": two
-// hexadecimal numbers of 1 to 8 digits around a slash.
-func ParseLSN(s string) (uint64, error) {
-	hi, lo, ok := strings.Cut(s, "/")
-	if ok && hexDigits(hi) && hexDigits(lo) {
-		return hexNum(hi)<<32 | hexNum(lo), nil
-	}
-	return 0, fmt.Errorf("bad LSN %q (want two hexadecimal numbers such as 0/3000148)", s)
-}
-
-// FormatLSN writes a WAL position as PostgreSQL does.
-func FormatLSN(v uint64) string { return formatLSN(v) }
-
-func hexDigits(s string) bool {
-	if len(s) == 0 || len(s) > 8 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if hexVal(s[i]) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-func hexVal(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
-}
-
-func hexNum(s string) uint64 {
-	var v uint64
-	for i := 0; i < len(s); i++ {
-		v = v<<4 | uint64(hexVal(s[i]))
-	}
-	return v
-}
-
 // BadParamError is a value of one of the listener's startup parameters that it cannot
 // read. Code is the SQLSTATE the client gets.
 type BadParamError struct {
@@ -141,12 +92,12 @@ func (n causalNeed) any() bool { return n.minLSN > 0 || n.session }
 // the session must see; def is the listener's consistency.
 func takeCausal(params map[string]string, def Consistency, start time.Time) (causalNeed, error) {
 	need := causalNeed{session: def == Session, start: start}
-	lsns := takeParam(params, MinLSNParam)
+	lsns := takeParam(params, routing.MinLSNParam)
 	cons := takeParam(params, ConsistencyParam)
 	for _, v := range lsns {
-		lsn, err := ParseLSN(strings.TrimSpace(v))
+		lsn, err := cluster.ParseLSN(strings.TrimSpace(v))
 		if err != nil {
-			return need, &BadParamError{Param: MinLSNParam, Value: v, Want: "an LSN such as 0/3000148", Code: codeInvalidTextRepr}
+			return need, &BadParamError{Param: routing.MinLSNParam, Value: v, Want: "an LSN such as 0/3000148", Code: codeInvalidTextRepr}
 		}
 		need.minLSN = lsn
 	}
@@ -167,7 +118,7 @@ type FutureLSNError struct {
 }
 
 func (e *FutureLSNError) Error() string {
-	return fmt.Sprintf("%s %s is beyond the primary's WAL (%s is at %s): not waited on", MinLSNParam, formatLSN(e.MinLSN), e.Node, formatLSN(e.Primary))
+	return fmt.Sprintf("%s %s is beyond the primary's WAL (%s is at %s): not waited on", routing.MinLSNParam, cluster.FormatLSN(e.MinLSN), e.Node, cluster.FormatLSN(e.Primary))
 }
 
 // lsnReading is one read of a node's WAL position.
@@ -344,8 +295,8 @@ func (w *lsnWatch) read(conn *pgconn.PgConn) (lsnReading, *pgconn.PgConn) {
 		r.inRecovery = string(row[0]) == "t"
 		if row[1] == nil || row[2] == nil {
 			err = errors.New("no WAL position (a standby that has replayed nothing yet)")
-		} else if r.lsn, err = ParseLSN(string(row[1])); err == nil {
-			r.insert, err = ParseLSN(string(row[2]))
+		} else if r.lsn, err = cluster.ParseLSN(string(row[1])); err == nil {
+			r.insert, err = cluster.ParseLSN(string(row[2]))
 		}
 	}
 	if err != nil {
@@ -420,7 +371,7 @@ func (c *causalCheck) admit(node string, nodes []routing.Node) (string, error) {
 	left := c.deadline.Sub(now)
 	if left <= 0 {
 		c.skipped++
-		return fmt.Sprintf("behind: replayed %s of %s (the %s wait was spent)", lsnOr(known), formatLSN(c.target), c.l.cfg.CausalWait), nil
+		return fmt.Sprintf("behind: replayed %s of %s (the %s wait was spent)", lsnOr(known), cluster.FormatLSN(c.target), c.l.cfg.CausalWait), nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), left)
 	r, err := w.await(ctx, time.Time{}, c.target)
@@ -434,7 +385,7 @@ func (c *causalCheck) admit(node string, nodes []routing.Node) (string, error) {
 	case errors.Is(err, context.DeadlineExceeded):
 		c.l.metrics.addCausalWait(node, "timed_out", d)
 		c.skipped++
-		return fmt.Sprintf("behind: replayed %s of %s after waiting %s", lsnOr(r), formatLSN(c.target), d.Round(time.Microsecond)), nil
+		return fmt.Sprintf("behind: replayed %s of %s after waiting %s", lsnOr(r), cluster.FormatLSN(c.target), d.Round(time.Microsecond)), nil
 	default:
 		c.l.metrics.addCausalWait(node, "error", d)
 		c.skipped++
@@ -446,7 +397,7 @@ func lsnOr(r lsnReading) string {
 	if r.at.IsZero() || r.err != nil {
 		return "an unknown position"
 	}
-	return formatLSN(r.lsn)
+	return cluster.FormatLSN(r.lsn)
 }
 
 // setTarget works out the position the session must see: min_lsn, checked against the
@@ -488,10 +439,11 @@ func (c *causalCheck) setTarget(nodes []routing.Node) error {
 	return nil
 }
 
-// causalWaitOf validates Config.CausalWait.
-func causalWaitOf(d time.Duration) error {
-	if d < 0 {
-		return agerr.BadInputf("--causal-wait %s: must not be negative", d)
+// CheckCausalWait validates a causal wait (--causal-wait, Config.CausalWait once its zero
+// is the default): it must be positive.
+func CheckCausalWait(d time.Duration) error {
+	if d <= 0 {
+		return agerr.BadInputf("--causal-wait %s: must be positive", d)
 	}
 	return nil
 }

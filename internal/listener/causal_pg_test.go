@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/routing"
 )
@@ -207,7 +208,7 @@ func TestCausalRoutingWithCluster(t *testing.T) {
 			}
 		}
 		// The redirect path does the same.
-		v, err := ParseLSN(lsn)
+		v, err := cluster.ParseLSN(lsn)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +245,7 @@ func TestCausalRoutingWithCluster(t *testing.T) {
 		e := startPG(t, topo, Config{Routing: true, RoutingList: "('standby1','primary')", Metrics: "127.0.0.1:0"})
 		var pe *pgconn.PgError
 		_, err := e.connect(e.l.Addr().String(), "options='-c agbench.intent=read-only -c agbench.min_lsn=banana'")
-		if !errors.As(err, &pe) || pe.Code != codeInvalidTextRepr || !strings.Contains(pe.Message, MinLSNParam) {
+		if !errors.As(err, &pe) || pe.Code != codeInvalidTextRepr || !strings.Contains(pe.Message, routing.MinLSNParam) {
 			t.Fatalf("malformed min_lsn: %v", err)
 		}
 		_, err = e.connect(e.l.Addr().String(), "options='-c agbench.intent=read-only -c agbench.min_lsn=FFFFFFFF/0'")

@@ -5,22 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-func TestParseLSN(t *testing.T) {
-	good := map[string]uint64{"0/0": 0, "0/3000148": 0x3000148, "16/B374D848": 0x16_B374D848, "FFFFFFFF/FFFFFFFF": ^uint64(0), "a/b": 0xa_0000000b}
-	for s, want := range good {
-		got, err := ParseLSN(s)
-		if err != nil || got != want {
-			t.Errorf("ParseLSN(%q) = %x, %v; want %x", s, got, err, want)
-		}
-	}
-	for _, s := range []string{"", "/", "0/", "/1", "0x1/2", "1/2/3", "-1/2", "+1/2", "1 /2", "123456789/0", "0/123456789", "g/0", "3000148", "0/3000148 "} {
-		if v, err := ParseLSN(s); err == nil {
-			t.Errorf("ParseLSN(%q) = %x, want an error", s, v)
-		}
-	}
-}
+	"github.com/agbench/agbench/internal/routing"
+)
 
 func TestTakeCausal(t *testing.T) {
 	now := time.Now()
@@ -32,7 +19,7 @@ func TestTakeCausal(t *testing.T) {
 	if params["options"] != "-c work_mem=1MB" {
 		t.Fatalf("options left: %q", params["options"])
 	}
-	params = map[string]string{MinLSNParam: "1/0", ConsistencyParam: "eventual"}
+	params = map[string]string{routing.MinLSNParam: "1/0", ConsistencyParam: "eventual"}
 	need, err = takeCausal(params, Session, now)
 	if err != nil || need.minLSN != 1<<32 || need.session || len(params) != 0 {
 		t.Fatalf("takeCausal = %+v, %v, params %v", need, err, params)
@@ -48,8 +35,8 @@ func TestTakeCausal(t *testing.T) {
 		params      map[string]string
 		param, code string
 	}{
-		{map[string]string{"options": "-c agbench.min_lsn=0/zz"}, MinLSNParam, codeInvalidTextRepr},
-		{map[string]string{MinLSNParam: "12345"}, MinLSNParam, codeInvalidTextRepr},
+		{map[string]string{"options": "-c agbench.min_lsn=0/zz"}, routing.MinLSNParam, codeInvalidTextRepr},
+		{map[string]string{routing.MinLSNParam: "12345"}, routing.MinLSNParam, codeInvalidTextRepr},
 		{map[string]string{ConsistencyParam: "strong"}, ConsistencyParam, codeInvalidParamValue},
 	} {
 		_, err := takeCausal(c.params, Eventual, now)
@@ -69,26 +56,6 @@ func TestParseConsistency(t *testing.T) {
 	if _, err := ParseConsistency("strong"); err == nil {
 		t.Error("strong accepted")
 	}
-}
-
-func FuzzParseLSN(f *testing.F) {
-	for _, s := range []string{"0/3000148", "16/B374D848", "0/", "/0", "FFFFFFFF/FFFFFFFF", "1/2/3", "0x1/0"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		v, err := ParseLSN(s)
-		if err != nil {
-			if !strings.Contains(err.Error(), "bad LSN") {
-				t.Fatalf("error %v", err)
-			}
-			return
-		}
-		// What parses prints back as PostgreSQL prints it, and parses to the same value.
-		w, err := ParseLSN(FormatLSN(v))
-		if err != nil || w != v {
-			t.Fatalf("%q -> %x -> %q -> %x, %v", s, v, FormatLSN(v), w, err)
-		}
-	})
 }
 
 // A primary's probe reading (its write position) never stands for the primary in causal

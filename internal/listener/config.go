@@ -64,8 +64,8 @@ type Config struct {
 	// has replayed all the primary had flushed when the session started).
 	Consistency Consistency
 	// CausalWait bounds, per session, the wait for standbys to replay what the session
-	// must see (MinLSNParam, Session); a standby still behind is then skipped. Zero means
-	// DefaultCausalWait.
+	// must see (routing.MinLSNParam, Session); a standby still behind is then skipped. Zero means
+	// DefaultCausalWait; otherwise it must be positive (CheckCausalWait, as --causal-wait).
 	CausalWait time.Duration
 	// ProbeInterval is how often each backend is probed.
 	ProbeInterval time.Duration
@@ -225,7 +225,7 @@ func (c Config) policy() (routing.Policy, error) {
 		}
 		addList(k, "--routing-list "+k, c.RoutingLists[k])
 	}
-	if err := causalWaitOf(c.CausalWait); err != nil {
+	if err := CheckCausalWait(c.CausalWait); err != nil {
 		errs = append(errs, err)
 	}
 	if c.MaxLag < 0 {

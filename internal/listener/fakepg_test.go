@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/agbench/agbench/internal/cluster"
 )
 
 // fakePG is a scripted PostgreSQL backend on 127.0.0.1:0 for tests that need no real
@@ -195,9 +197,9 @@ func (f *fakePG) query(be *pgproto3.Backend, pid uint32, q string) {
 			rec = "t"
 		}
 		if q == probeSQL {
-			row(rec, formatLSN(f.lsn.Load()), "f", wal)
+			row(rec, cluster.FormatLSN(f.lsn.Load()), "f", wal)
 		} else {
-			row(rec, formatLSN(f.lsn.Load()), "f")
+			row(rec, cluster.FormatLSN(f.lsn.Load()), "f")
 		}
 	case q == "SELECT node":
 		row(f.name)

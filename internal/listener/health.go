@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/routing"
 )
 
@@ -486,7 +487,7 @@ func (h *health) status() []NodeStatus {
 			Conflict: n.conflict, Refusing: n.refusing}
 		switch {
 		case n.up:
-			s[i].LSN = formatLSN(n.lsn)
+			s[i].LSN = cluster.FormatLSN(n.lsn)
 		case n.probed:
 			s[i].Role = "down"
 		}
@@ -525,14 +526,12 @@ func (h *health) closeConns() {
 
 // parseLSN reads PostgreSQL's pg_lsn text form, "16/B374D848".
 func parseLSN(s string) (uint64, error) {
-	v, err := ParseLSN(s)
+	v, err := cluster.ParseLSN(s)
 	if err != nil {
 		return 0, fmt.Errorf("health probe: %w", err)
 	}
 	return v, nil
 }
-
-func formatLSN(v uint64) string { return fmt.Sprintf("%X/%X", v>>32, uint32(v)) }
 
 // rootCause is the innermost error's message ("connection refused", "password
 // authentication failed for user ..."), short enough for status lines and refusals.

@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agbench/agbench/internal/cluster"
 )
 
 func TestLSNText(t *testing.T) {
 	for _, s := range []string{"0/0", "16/B374D848", "FFFFFFFF/FFFFFFFF"} {
 		v, err := parseLSN(s)
-		if err != nil || formatLSN(v) != s {
-			t.Errorf("%s: %X %v -> %s", s, v, err, formatLSN(v))
+		if err != nil || cluster.FormatLSN(v) != s {
+			t.Errorf("%s: %X %v -> %s", s, v, err, cluster.FormatLSN(v))
 		}
 	}
 	for _, s := range []string{"", "0", "x/1", "1/", "100000000/0"} {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/routing"
 )
 
@@ -44,7 +45,7 @@ func (l *Listener) httpHandler() http.Handler {
 		var minLSN uint64
 		if v := q.Get("min_lsn"); v != "" {
 			var err error
-			if minLSN, err = ParseLSN(v); err != nil {
+			if minLSN, err = cluster.ParseLSN(v); err != nil {
 				http.Error(w, "min_lsn: "+err.Error(), http.StatusBadRequest)
 				return
 			}

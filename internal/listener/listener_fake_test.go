@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/routing"
 )
 
 func connect(t *testing.T, addr string, extra string) *pgconn.PgConn {
@@ -75,7 +76,7 @@ func TestFakeRoutesByIntent(t *testing.T) {
 	if got := queryOne(t, connect(t, addr, "agbench.intent=read-only"), "SELECT node"); got != "standby1" {
 		t.Fatalf("startup parameter went to %s", got)
 	}
-	if _, ok := s1.lastStartup()[IntentParam]; ok {
+	if _, ok := s1.lastStartup()[routing.IntentParam]; ok {
 		t.Fatal("the listener forwarded its own parameter")
 	}
 	c := connect(t, addr, "options='-c agbench.intent=read-only -c work_mem=1MB'")
@@ -427,11 +428,13 @@ func TestConfigErrorsAllAtOnce(t *testing.T) {
 		RoutingList: "(('a','b')",
 		MaxLag:      -time.Second,
 		RequireTLS:  true,
+		CausalWait:  -time.Second,
 	})
 	if !agerr.IsBadInput(err) {
 		t.Fatalf("want bad input, got %v", err)
 	}
-	for _, want := range []string{"--listen", "name given twice", `address "bad"`, "no connection string", "at character", "--max-lag", "--tls-require"} {
+	for _, want := range []string{"--listen", "name given twice", `address "bad"`, "no connection string", "at character", "--max-lag", "--tls-require",
+		"--causal-wait -1s: must be positive"} { // review B7: the flag's rule and words
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agbench/agbench/internal/cluster"
 )
 
 // ResolveError is the listener's answer when it cannot place a session: Status 503 is a
@@ -46,7 +48,7 @@ func ResolveNode(ctx context.Context, addr string, intent Intent) (RouteAnswer, 
 // RouteRequest is what a redirect asks the listener for.
 type RouteRequest struct {
 	Intent Intent
-	// MinLSN, when not zero, is a WAL position the session must see (as MinLSNParam).
+	// MinLSN, when not zero, is a WAL position the session must see (as routing.MinLSNParam).
 	MinLSN uint64
 	// Consistency, when set ("eventual" or "session"), overrides the listener's.
 	Consistency string
@@ -63,7 +65,7 @@ func ResolveRequest(ctx context.Context, addr string, req RouteRequest) (RouteAn
 	}
 	q := url.Values{"intent": {req.Intent.String()}}
 	if req.MinLSN != 0 {
-		q.Set("min_lsn", formatLSN(req.MinLSN))
+		q.Set("min_lsn", cluster.FormatLSN(req.MinLSN))
 	}
 	if req.Consistency != "" {
 		q.Set("consistency", req.Consistency)

@@ -13,12 +13,6 @@ import (
 	"github.com/agbench/agbench/internal/routing"
 )
 
-// IntentParam is the startup parameter by which a session declares its intent
-// (agbench.intent=read-only). A dotted name is a custom setting to PostgreSQL, so libpq
-// can also send it as options=-c agbench.intent=read-only. The listener removes it
-// before it forwards the startup message.
-const IntentParam = "agbench.intent"
-
 // Startup packet bounds, as the server's (MAX_STARTUP_PACKET_LENGTH in postmaster.c).
 const (
 	minStartupLen = 8
@@ -61,14 +55,14 @@ func readStartup(r io.Reader) (pgproto3.FrontendMessage, error) {
 type BadIntentError struct{ Value string }
 
 func (e *BadIntentError) Error() string {
-	return fmt.Sprintf("invalid value for parameter %q: %q (want read-only or read-write)", IntentParam, e.Value)
+	return fmt.Sprintf("invalid value for parameter %q: %q (want read-only or read-write)", routing.IntentParam, e.Value)
 }
 
 // takeIntent finds the session's intent in its startup parameters (the agbench.intent
 // parameter, or -c agbench.intent=... / --agbench.intent=... inside options), removes it
 // from params, and returns it. readOnlyPort makes the intent read-only whatever was sent.
 func takeIntent(params map[string]string, readOnlyPort bool) (routing.Intent, error) {
-	values := takeParam(params, IntentParam)
+	values := takeParam(params, routing.IntentParam)
 	intent := routing.ReadWrite
 	for _, v := range values {
 		i, err := routing.ParseIntent(v)

@@ -129,7 +129,7 @@ func FuzzReadStartup(f *testing.F) {
 					t.Fatalf("takeIntent: %v", err)
 				}
 			}
-			if _, ok := sm.Parameters[IntentParam]; ok {
+			if _, ok := sm.Parameters[routing.IntentParam]; ok {
 				t.Fatal("intent parameter left in the startup message")
 			}
 			// A malformed agbench.min_lsn or agbench.consistency is a BadParamError naming
@@ -141,7 +141,7 @@ func FuzzReadStartup(f *testing.F) {
 					t.Fatalf("takeCausal: %v", err)
 				}
 			} else {
-				for _, p := range []string{MinLSNParam, ConsistencyParam} {
+				for _, p := range []string{routing.MinLSNParam, ConsistencyParam} {
 					if _, ok := sm.Parameters[p]; ok {
 						t.Fatalf("%s left in the startup message", p)
 					}
@@ -176,7 +176,7 @@ func TestTakeIntent(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("case %d: %v, %v; want %v", i, got, err, c.want)
 		}
-		if _, ok := c.params[IntentParam]; ok {
+		if _, ok := c.params[routing.IntentParam]; ok {
 			t.Errorf("case %d: intent parameter kept", i)
 		}
 		opts, ok := c.params["options"]

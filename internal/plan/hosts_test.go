@@ -31,10 +31,13 @@ experiments: [{command: stress}]
 	if s := p.Target.Summary(); !strings.Contains(s, "modelled host (cpus 0.6 memory 512M)") || !strings.Contains(s, "0.5ms latency") {
 		t.Errorf("summary %q", s)
 	}
-	for field, bad := range map[string]string{"host_cpus": "lots", "host_memory": "big", "link_latency": "soon"} {
-		_, err := Parse("h.yaml", []byte("target:\n  cluster:\n    "+field+": "+bad+"\nexperiments: [{command: stress}]\n"))
-		if !agerr.IsBadInput(err) || !strings.Contains(err.Error(), "target.cluster."+field) {
-			t.Errorf("%s: %v", field, err)
+	// Review B8: what cluster create's flags refuse, the plan refuses (0.5us is below
+	// --link-latency's 1us, 1.5G is no whole size for --host-memory).
+	for _, c := range []struct{ field, bad string }{{"host_cpus", "lots"}, {"host_cpus", "Inf"}, {"host_memory", "big"}, {"host_memory", "1.5G"},
+		{"host_memory", "0"}, {"link_latency", "soon"}, {"link_latency", "0.5us"}, {"link_latency", "1h"}} {
+		_, err := Parse("h.yaml", []byte("target:\n  cluster:\n    "+c.field+": "+c.bad+"\nexperiments: [{command: stress}]\n"))
+		if !agerr.IsBadInput(err) || !strings.Contains(err.Error(), "target.cluster."+c.field) {
+			t.Errorf("%s %s: %v", c.field, c.bad, err)
 		}
 	}
 }

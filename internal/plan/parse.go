@@ -3,15 +3,17 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/links"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // Error is one problem of a plan file, at a line and column.
@@ -206,9 +208,6 @@ func (p *parser) target(n *yaml.Node, t *Target) {
 	}
 }
 
-// sizeRE is a memory size as cluster create's --host-memory takes it (it checks the rest).
-var sizeRE = regexp.MustCompile(`^[1-9][0-9]*(\.[0-9]+)?\s*([kKMGT]i?B?)?$`)
-
 func (p *parser) cluster(n *yaml.Node) *Cluster {
 	c := &Cluster{Name: "study", Standbys: 1, Commit: DefaultCommit, BasePort: DefaultBasePort}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
@@ -289,7 +288,7 @@ func (p *parser) cluster(n *yaml.Node) *Cluster {
 		},
 		"host_cpus": func(v *yaml.Node) {
 			if s, ok := p.str(v, "target.cluster.host_cpus"); ok {
-				if x, err := strconv.ParseFloat(s, 64); err != nil || !(x > 0) {
+				if x, err := strconv.ParseFloat(s, 64); err != nil || !(x > 0) || math.IsInf(x, 0) {
 					p.errorf(v, "target.cluster.host_cpus %q: give each node's CPU budget in cores, e.g. 0.6", s)
 				}
 				c.HostCPUs = s
@@ -297,7 +296,7 @@ func (p *parser) cluster(n *yaml.Node) *Cluster {
 		},
 		"host_memory": func(v *yaml.Node) {
 			if s, ok := p.str(v, "target.cluster.host_memory"); ok {
-				if !sizeRE.MatchString(s) {
+				if n, err := units.ParseBytes(s); err != nil || n <= 0 { // as --host-memory reads it
 					p.errorf(v, "target.cluster.host_memory %q: give each node's memory budget, e.g. 512M or 1G", s)
 				}
 				c.HostMemory = s
@@ -305,8 +304,8 @@ func (p *parser) cluster(n *yaml.Node) *Cluster {
 		},
 		"link_latency": func(v *yaml.Node) {
 			if s, ok := p.str(v, "target.cluster.link_latency"); ok {
-				if d, err := time.ParseDuration(s); err != nil || d <= 0 {
-					p.errorf(v, "target.cluster.link_latency %q: give a duration such as 0.5ms", s)
+				if _, err := links.ParseLatency(s); err != nil { // as --link-latency reads it
+					p.errorf(v, "target.cluster.link_latency %q: give a duration from 1us to %v, e.g. 0.5ms", s, links.MaxLatency)
 				}
 				c.LinkLatency = s
 			}

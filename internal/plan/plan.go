@@ -5,9 +5,10 @@
 // that runs it.
 //
 // It knows commands only through the Catalog it is given; it must not import the command
-// layer, the cluster, workloads or the report.
+// layer, the cluster, workloads or the report. It reads a cluster's numbers with the
+// parsers cluster create's flags use, so that a plan that passes is one cluster create takes.
 //
-// Imports from agbench: only internal/agerr.
+// Imports from agbench: only internal/agerr, internal/links, internal/units.
 package plan
 
 import (

@@ -253,13 +253,13 @@ func connectNode(ctx context.Context, n PGNode) (*pgNode, error) {
 		return nil, err
 	}
 	cfg.RuntimeParams["application_name"] = SamplerAppName
-	tracer := &ownXactTracer{}
+	tracer := &OwnXactTracer{}
 	cfg.Tracer = tracer
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	tracer.key = ownXactKey(conn)
+	tracer.Own(OwnXactKey(conn))
 	node := &pgNode{info: NodeInfo{Name: n.Name}, conn: conn}
 	err = conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int, pg_is_in_recovery(),
 		pg_size_bytes(current_setting('shared_buffers')),

@@ -14,6 +14,11 @@ import (
 // Connect opens one session, named appName (application_name) when not "". The error names
 // the server without its password.
 func Connect(ctx context.Context, cs, appName string) (*pgx.Conn, error) {
+	return ConnectTraced(ctx, cs, appName, nil)
+}
+
+// ConnectTraced is Connect with a tracer of the session's queries (nil: none).
+func ConnectTraced(ctx context.Context, cs, appName string, tracer pgx.QueryTracer) (*pgx.Conn, error) {
 	cfg, err := pgx.ParseConfig(cs)
 	if err != nil {
 		return nil, fmt.Errorf("connection string %q: %w", result.Redact(cs), err)
@@ -22,6 +27,9 @@ func Connect(ctx context.Context, cs, appName string) (*pgx.Conn, error) {
 		cfg.RuntimeParams["application_name"] = appName
 	}
 	cfg.DialFunc = dialBlocking
+	if tracer != nil {
+		cfg.Tracer = tracer
+	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = ConnectTimeout
 	}

@@ -35,10 +35,6 @@ const (
 	ReadOnly  Intent = "read-only"
 )
 
-// IntentParam is the startup parameter by which a session declares read intent to an
-// agbench listener (pgx sends unknown connection-string keys as startup parameters).
-const IntentParam = "agbench.intent"
-
 // ConnectTimeout bounds connecting to a server.
 const ConnectTimeout = 10 * time.Second
 
@@ -245,14 +241,10 @@ func WithIntent(cs string, intent Intent) string {
 		if strings.Contains(cs, "?") {
 			sep = "&"
 		}
-		return cs + sep + IntentParam + "=" + string(ReadOnly)
+		return cs + sep + routing.IntentParam + "=" + string(ReadOnly)
 	}
-	return cs + " " + IntentParam + "=" + string(ReadOnly)
+	return cs + " " + routing.IntentParam + "=" + string(ReadOnly)
 }
-
-// MinLSNParam is the startup parameter by which a read-intent session names the WAL
-// position it must see, for a listener (as the listener reads it).
-const MinLSNParam = "agbench.min_lsn"
 
 // WithMinLSN adds the WAL position a session must see to a connection string for a
 // listener (a server without one takes it as an unused custom setting).
@@ -262,9 +254,9 @@ func WithMinLSN(cs, lsn string) string {
 		if strings.Contains(cs, "?") {
 			sep = "&"
 		}
-		return cs + sep + MinLSNParam + "=" + url.QueryEscape(lsn)
+		return cs + sep + routing.MinLSNParam + "=" + url.QueryEscape(lsn)
 	}
-	return cs + " " + MinLSNParam + "=" + lsn
+	return cs + " " + routing.MinLSNParam + "=" + lsn
 }
 
 // Summary describes the target for a result file.
