@@ -40,3 +40,21 @@ func TestDrillResultIsNotAnalysedAsALoadCurve(t *testing.T) {
 		t.Error("the same steps of tpcc run were not analysed")
 	}
 }
+
+// The same experiment of two studies (the demo's ror-hosts and ror-quick) in one report:
+// each run is named by its study, so that no two variants share a name.
+func TestRunsOfTwoStudiesAreNamedByTheirStudy(t *testing.T) {
+	a := NewRun("results/ror-hosts-20261124T055642Z/01-stress/20261124T055650Z-stress", tpccStudy().result(t))
+	b := NewRun("results/ror-quick-20261124T060231Z/01-stress/20261124T060240Z-stress/result.json", tpccStudy().result(t))
+	exps := build(t, a, b)
+	if a.Label != "ror-hosts stress" || b.Label != "ror-quick stress" {
+		t.Fatalf("labels %q and %q", a.Label, b.Label)
+	}
+	names := map[string]bool{}
+	for _, v := range exps[0].Variants {
+		if names[v.Name] {
+			t.Errorf("two variants named %q", v.Name)
+		}
+		names[v.Name] = true
+	}
+}

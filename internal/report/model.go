@@ -42,11 +42,9 @@ type Run struct {
 // of the result that cannot be read (a section of Extra, the analysis) is kept, naming the
 // part, and Build returns it.
 func NewRun(path string, r *result.Result) *Run {
-	label := filepath.Base(filepath.Clean(path))
-	if label == result.FileName {
-		label = filepath.Base(filepath.Dir(filepath.Clean(path)))
-	}
-	if m := studyFolder.FindStringSubmatch(filepath.Base(filepath.Dir(filepath.Clean(path)))); m != nil {
+	dir := runDir(path)
+	label := filepath.Base(dir)
+	if m := studyFolder.FindStringSubmatch(filepath.Base(filepath.Dir(dir))); m != nil {
 		label = m[1] // a study's run: <study>/NN-name/<time>-command
 	}
 	run := &Run{Label: label, Path: path, Result: r}
@@ -88,6 +86,18 @@ func (r *Run) read() error {
 
 // studyFolder matches the folder `agbench run` gives each experiment: NN-name.
 var studyFolder = regexp.MustCompile(`^\d\d-(.+)$`)
+
+// runDir is a run's folder, from its path (the folder, or the result file in it).
+func runDir(path string) string {
+	path = filepath.Clean(path)
+	if filepath.Base(path) == result.FileName {
+		return filepath.Dir(path)
+	}
+	return path
+}
+
+// studyTime is the time `agbench run` puts after a study's name in its folder.
+var studyTime = regexp.MustCompile(`-\d{8}T\d{6}Z$`)
 
 // analyseHere runs internal/analyze on a result read from a file. A result file is outside
 // bytes: should the analysis panic on one, the report goes on without it; a section of the
@@ -195,6 +205,7 @@ func Build(runs []*Run) ([]*Experiment, error) {
 		titles[e.Command]++
 	}
 	for _, e := range exps {
+		distinctLabels(e.Runs)
 		e.Title = e.Command
 		if titles[e.Command] > 1 && len(e.Runs) == 1 {
 			e.Title = e.Command + " · " + e.Runs[0].Label
@@ -206,6 +217,26 @@ func Build(runs []*Run) ([]*Experiment, error) {
 		}
 	}
 	return exps, nil
+}
+
+// distinctLabels gives runs of one experiment that share a label (the same experiment of
+// two studies: ror-hosts/01-stress and ror-quick/01-stress) their study's name before it, so
+// that no legend, table or headline shows two variants under one name.
+func distinctLabels(runs []*Run) {
+	seen := map[string]int{}
+	for _, r := range runs {
+		seen[r.Label]++
+	}
+	for _, r := range runs {
+		if seen[r.Label] < 2 {
+			continue
+		}
+		dir := filepath.Dir(runDir(r.Path)) // <study>/NN-name
+		if studyFolder.MatchString(filepath.Base(dir)) {
+			study := studyTime.ReplaceAllString(filepath.Base(filepath.Dir(dir)), "")
+			r.Label = study + " " + r.Label
+		}
+	}
 }
 
 // sweptParams are the params whose value changes between a run's steps, the compared one
