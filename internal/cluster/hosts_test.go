@@ -35,32 +35,6 @@ func requireHosts(t *testing.T) *cgroup.System {
 	return s
 }
 
-// children lists the processes whose parent is pid.
-func children(t *testing.T, pid int) []int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 func postmaster(t *testing.T, n *cluster.Node) int {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(n.DataDir, "postmaster.pid"))
@@ -97,7 +71,7 @@ func TestModelledHostsHoldEachNodesProcessesAndNotAgbench(t *testing.T) {
 			t.Fatal(err)
 		}
 		pm := postmaster(t, &n)
-		kids := children(t, pm)
+		kids := cluster.Children(pm)
 		if len(kids) < 3 {
 			t.Fatalf("%s: postmaster %d has children %v", n.Name, pm, kids)
 		}

@@ -1,0 +1,4 @@
+package cluster
+
+// Children lists the pids whose parent is pid, for the external tests (crash.go's reader).
+var Children = children
