@@ -157,6 +157,13 @@ func stepOf(reps []result.Step, keying bool) Step {
 		for _, e := range st.Errors {
 			classes[e.SQLState] += e.Count
 		}
+		s.SessionSeconds += float64(st.VUs) * st.Window.Seconds()
+		if r := st.Reconnects; r != nil {
+			s.DownSeconds += r.DownSeconds
+			s.SessionsLost += r.Lost
+			s.Unrestored += r.Unrestored
+			s.UnrestoredSeconds += r.UnrestoredSeconds
+		}
 		if v, ok := st.Counters["think_ms"]; ok {
 			think += v / float64(len(reps))
 			thinkKnown = true

@@ -39,6 +39,15 @@ type Step struct {
 	Ops          int64    `json:"ops,omitempty"`
 	Errors       int64    `json:"errors,omitempty"`
 	ErrorClasses []string `json:"error_classes,omitempty"`
+	// SessionSeconds is the time the step's workers were meant to hold a session (workers ×
+	// window, summed over repeats); DownSeconds the part of it they were without one, after a
+	// session was lost; SessionsLost and Unrestored count the sessions lost, and those still
+	// lost when a window closed, which by then had been lost for UnrestoredSeconds (summed).
+	SessionSeconds    float64 `json:"session_seconds,omitempty"`
+	DownSeconds       float64 `json:"down_seconds,omitempty"`
+	SessionsLost      int64   `json:"sessions_lost,omitempty"`
+	Unrestored        int64   `json:"unrestored,omitempty"`
+	UnrestoredSeconds float64 `json:"unrestored_seconds,omitempty"`
 	// NothingMeasured is set when the step's operations completed none successfully
 	// (measuredNothing): it has no throughput or latency to draw a knee from.
 	NothingMeasured bool `json:"nothing_measured,omitempty"`

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/units"
 )
 
@@ -49,6 +50,7 @@ const (
 	VForeignIO        = "foreign-io"
 	VNoDifference     = "no-difference"
 	VErrors           = "errors"
+	VSessionsLost     = "sessions-lost"
 )
 
 // Verdict is one way the run may not measure what it claims, or (NotJudged) a rule that
@@ -137,6 +139,9 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	if v := failedShare(all, loadName); v != nil {
 		out = append(out, *v)
 	}
+	if v := sessionsLost(all, loadName); v != nil {
+		out = append(out, *v)
+	}
 	if v := loadGenSaturated(ev, f.Cores, loadName); v != nil {
 		out = append(out, *v)
 	}
@@ -193,6 +198,34 @@ func failedShare(st []Step, loadName string) *Verdict {
 		msg += fmt.Sprintf(", and more than %s at %d more step(s)", pct(ErrorShareLimit), len(worst)-1)
 	}
 	return &Verdict{Code: VErrors, Message: msg + ": the figures describe a run with failures (a failover, a lost server, refused sessions)"}
+}
+
+// sessionsLost judges the time the steps' workers spent without a session: the first step
+// (by load) where it was more than ErrorShareLimit of the time they were meant to hold one,
+// or where sessions were still lost when the window closed (result.StillLost).
+func sessionsLost(st []Step, loadName string) *Verdict {
+	var worst []Step
+	for _, s := range st {
+		r := result.Reconnects{Unrestored: s.Unrestored, UnrestoredSeconds: s.UnrestoredSeconds}
+		if (s.SessionSeconds > 0 && s.DownSeconds > ErrorShareLimit*s.SessionSeconds) || r.StillLost() {
+			worst = append(worst, s)
+		}
+	}
+	if len(worst) == 0 {
+		return nil
+	}
+	s := worst[0]
+	msg := fmt.Sprintf("at %s %d session(s) were lost and the workers were without one for %.1f s", count(s.Load, loadName), s.SessionsLost, s.DownSeconds)
+	if s.SessionSeconds > 0 {
+		msg += fmt.Sprintf(" of %.1f (%s)", s.SessionSeconds, pct(s.DownSeconds/s.SessionSeconds))
+	}
+	if s.Unrestored > 0 {
+		msg += fmt.Sprintf(", %d still lost when the window closed", s.Unrestored)
+	}
+	if len(worst) > 1 {
+		msg += fmt.Sprintf(", and at %d more step(s)", len(worst)-1)
+	}
+	return &Verdict{Code: VSessionsLost, Message: msg + ": the figures count time in which part of the load could not run (a lost server, a failover)"}
 }
 
 func pageCache(f Facts, ev []Evidence, loadName string) []Verdict {

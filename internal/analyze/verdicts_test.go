@@ -83,6 +83,9 @@ func TestEachVerdictFiresOnItsBadRun(t *testing.T) {
 		{VErrors, func(s []Step, e []Evidence, f *Facts) {
 			s[2].Ops, s[2].Errors, s[2].ErrorClasses = 900, 100, []string{"57P01×60", "08006×40"}
 		}, "100 of 1000 operations failed (10%) at 4 VUs, SQLSTATE 57P01×60 08006×40"},
+		{VSessionsLost, func(s []Step, e []Evidence, f *Facts) {
+			s[2].SessionSeconds, s[2].DownSeconds, s[2].SessionsLost = 240, 12, 4
+		}, "at 4 VUs 4 session(s) were lost and the workers were without one for 12.0 s of 240.0 (5%)"},
 	}
 	for _, c := range cases {
 		steps, ev, f := goodRun()
@@ -95,6 +98,23 @@ func TestEachVerdictFiresOnItsBadRun(t *testing.T) {
 		if !strings.Contains(vs[0].Message, c.want) {
 			t.Errorf("%s: message %q lacks %q", c.code, vs[0].Message, c.want)
 		}
+	}
+}
+
+// Sessions lost and made again within ErrorShareLimit of the session time stay quiet; a
+// session still lost at the window's end fires only once it has been lost for
+// result.StillLostSeconds (one lost a moment before the end is not yet a lost load).
+func TestSessionsLostVerdict(t *testing.T) {
+	steps, ev, f := goodRun()
+	steps[1].SessionSeconds, steps[1].DownSeconds, steps[1].SessionsLost = 240, 2.4, 3
+	steps[1].Unrestored, steps[1].UnrestoredSeconds = 1, 0.2
+	if vs := Check(steps, ev, f, "VUs"); len(vs) != 0 {
+		t.Errorf("verdicts %v", vs)
+	}
+	steps[1].UnrestoredSeconds = 1.5
+	vs := Fired(Check(steps, ev, f, "VUs"))
+	if len(vs) != 1 || vs[0].Code != VSessionsLost || !strings.Contains(vs[0].Message, "1 still lost when the window closed") {
+		t.Errorf("verdicts %v", vs)
 	}
 }
 

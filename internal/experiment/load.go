@@ -252,13 +252,21 @@ func (l *Load) Run(ctx context.Context, w workload.Workload, h Hooks) (*Outcome,
 }
 
 // FailedSteps returns an error naming the steps that did not complete (no successful
-// operation, too many errors, cut short), or nil: a run with such a step is incomplete
-// and its command exits 1.
+// operation, too many errors, cut short) or whose load was not all running at their end
+// (sessions lost and not made again: result.Reconnects.StillLost), or nil: a run with such a
+// step is incomplete and its command exits 1.
 func FailedSteps(steps []result.Step) error {
 	var errs []error
 	for _, st := range steps {
-		if !st.Complete {
+		switch r := st.Reconnects; {
+		case !st.Complete:
 			errs = append(errs, fmt.Errorf("step %d (%s): %s", st.Index+1, stepName(st), st.IncompleteReason))
+		case r.StillLost():
+			why := fmt.Sprintf("%d of %d sessions lost and not made again by the window's end (%.1f s without them)", r.Unrestored, st.VUs, r.UnrestoredSeconds)
+			if r.LastError != "" {
+				why += ": " + strings.Join(strings.Fields(strings.ReplaceAll(r.LastError, ":\n", ":")), " ")
+			}
+			errs = append(errs, fmt.Errorf("step %d (%s): %s", st.Index+1, stepName(st), why))
 		}
 	}
 	return errors.Join(errs...)

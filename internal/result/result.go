@@ -244,12 +244,26 @@ type Reconnects struct {
 	// MaxDownSeconds the longest single outage of one worker.
 	DownSeconds    float64 `json:"down_seconds"`
 	MaxDownSeconds float64 `json:"max_down_seconds"`
+	// UnrestoredSeconds is the part of DownSeconds of the sessions still lost when the window
+	// closed: how long, summed over workers, they had been without a session by then.
+	UnrestoredSeconds float64 `json:"unrestored_seconds,omitempty"`
 	// First is when the first session was found lost, Last when the last one came back
 	// (zero when none came back).
 	First time.Time `json:"first,omitzero"`
 	Last  time.Time `json:"last,omitzero"`
 	// LastError is the last failed attempt's error.
 	LastError string `json:"last_error,omitempty"`
+}
+
+// StillLostSeconds is how long, on average, the sessions still lost at a window's end must
+// have been without one for the step's load to count as not running at its end: a session
+// lost a moment before the window closed is not yet a lost load.
+const StillLostSeconds = 1.0
+
+// StillLost reports whether sessions were still lost when the window closed, and had been
+// for StillLostSeconds or more on average: part of the load was not running at the end.
+func (r *Reconnects) StillLost() bool {
+	return r != nil && r.Unrestored > 0 && r.UnrestoredSeconds >= StillLostSeconds*float64(r.Unrestored)
 }
 
 // Sessions counts sessions that landed on one node.

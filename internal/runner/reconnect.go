@@ -136,6 +136,9 @@ func (o *outages) ended(lost, end time.Time, restored bool) {
 	if d := end.Sub(from).Seconds(); d > 0 {
 		o.r.DownSeconds += d
 		o.r.MaxDownSeconds = max(o.r.MaxDownSeconds, d)
+		if !restored {
+			o.r.UnrestoredSeconds += d
+		}
 	}
 }
 

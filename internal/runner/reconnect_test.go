@@ -206,7 +206,7 @@ func TestStepWithoutSuccessIsIncomplete(t *testing.T) {
 	if !errors.Is(err, ErrNoSuccess) || st.Complete || st.IncompleteReason == "" {
 		t.Fatalf("err %v complete %v reason %q", err, st.Complete, st.IncompleteReason)
 	}
-	if r := st.Reconnects; r == nil || r.Lost != 2 || r.Count != 0 || r.Unrestored != 2 || r.DownSeconds < 0.4 {
+	if r := st.Reconnects; r == nil || r.Lost != 2 || r.Count != 0 || r.Unrestored != 2 || r.DownSeconds < 0.4 || r.UnrestoredSeconds != r.DownSeconds {
 		t.Fatalf("reconnects %+v", st.Reconnects)
 	}
 }
