@@ -188,8 +188,11 @@ func (p *progress) show(pr runner.Progress) {
 	}
 	line := fmt.Sprintf("step %d/%d %s: %s, %d %s, %d errors, %.0f %s/s",
 		pr.Point.Index+1, pr.Of, pr.Point, phase, pr.Ops, p.unit, pr.Errors, pr.Rate, p.unit)
-	if pr.Ops > 0 { // no latency before the first operation
+	switch {
+	case pr.TickOps > 0:
 		line += fmt.Sprintf(", p50 %v, p99 %v", pr.P50.Round(time.Microsecond), pr.P99.Round(time.Microsecond))
+	case pr.Ops > 0: // none in the last tick: no latency to show, never 0s
+		line += ", p50 –, p99 – (none done in the last tick)"
 	}
 	if !p.interactive {
 		fmt.Fprintln(p.w, line)

@@ -255,7 +255,8 @@ func unsteady(ps []float64) string {
 	}
 	_, beta := stat.LinearRegression(xs, ps, nil, false)
 	if change := beta * float64(len(ps)-1) / m; math.Abs(change) > TrendLimit {
-		return fmt.Sprintf("it trended %+.0f%% across the window (limit ±%.0f%%)", 100*change, 100*TrendLimit)
+		return fmt.Sprintf("it trended %+.0f%% of its mean across the window (%s in the first second, %s in the last; limit ±%.0f%%)",
+			100*change, num(ps[0]), num(ps[len(ps)-1]), 100*TrendLimit)
 	}
 	if cv := sd / m; cv > CVLimit {
 		return fmt.Sprintf("per-second throughput varied by %.0f%% (coefficient of variation; limit %.0f%%)", 100*cv, 100*CVLimit)

@@ -86,7 +86,9 @@ type Progress struct {
 	// Ops and Errors so far in the window; Rate is operations per second of the last tick.
 	Ops, Errors int64
 	Rate        float64
-	// P50 and P99 of the last tick's successful operations.
+	// TickOps counts the last tick's successful operations; P50 and P99 are their latencies,
+	// absent (zero) when TickOps is 0.
+	TickOps  int64
 	P50, P99 time.Duration
 }
 
@@ -489,8 +491,10 @@ func (ex *execution) progress(tk measure.Tick, elapsed time.Duration) {
 	if tk.Interval > 0 {
 		pr.Rate = float64(ivn) / tk.Interval.Seconds()
 	}
-	pr.P50 = time.Duration(iv.ValueAtQuantile(50)) * time.Microsecond
-	pr.P99 = time.Duration(iv.ValueAtQuantile(99)) * time.Microsecond
+	if pr.TickOps = iv.TotalCount(); pr.TickOps > 0 {
+		pr.P50 = time.Duration(iv.ValueAtQuantile(50)) * time.Microsecond
+		pr.P99 = time.Duration(iv.ValueAtQuantile(99)) * time.Microsecond
+	}
 	ex.cfg.Progress(pr)
 }
 
