@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
@@ -139,7 +140,7 @@ func side(f *Figures, get func(*Figures) (float64, bool)) Side {
 // (or the first variants when their names differ).
 func Pairs(exps []*Experiment) ([][2]*Variant, *Experiment, error) {
 	if len(exps) != 1 {
-		return nil, nil, fmt.Errorf("the results are of different commands; compare runs of one command")
+		return nil, nil, mismatch(exps)
 	}
 	e := exps[0]
 	var out [][2]*Variant
@@ -212,4 +213,25 @@ func rangeCell(s Side) Cell {
 		return txt("1 run")
 	}
 	return txt(fmtNum(s.Lo) + "–" + fmtNum(s.Hi))
+}
+
+// mismatch says why runs that Build made into more than one experiment cannot be compared:
+// other commands, or one command sweeping other knobs, each named.
+func mismatch(exps []*Experiment) error {
+	var names []string
+	same := true
+	for _, e := range exps {
+		same = same && e.Command == exps[0].Command
+		for _, r := range e.Runs {
+			swept := "sweeps " + strings.Join(sweptParams(r), ", ")
+			if len(sweptParams(r)) == 0 {
+				swept = "one load, no sweep"
+			}
+			names = append(names, fmt.Sprintf("%s (%s, %s)", r.Label, e.Command, swept))
+		}
+	}
+	if same {
+		return fmt.Errorf("the results sweep different knobs: %s; compare runs that sweep the same ones", strings.Join(names, " and "))
+	}
+	return fmt.Errorf("the results are of different commands: %s; compare runs of one command", strings.Join(names, " and "))
 }

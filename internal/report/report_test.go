@@ -214,8 +214,9 @@ func TestTwoRunsSideBySide(t *testing.T) {
 	if err != nil || len(pairs) != 2 || pairs[0][0].Run.Label != "A" || pairs[0][1].Run.Label != "B" || pairs[0][0].Variant != pairs[0][1].Variant {
 		t.Fatalf("pairs %v %v", pairs, err)
 	}
-	if _, _, err := Pairs(exps); err == nil {
-		t.Fatal("comparing different commands must fail")
+	if _, _, err := Pairs(exps); err == nil || !strings.Contains(err.Error(), "different commands: A (stress, sweeps threads)") ||
+		!strings.Contains(err.Error(), "T (tpcc run, sweeps vus)") {
+		t.Fatalf("comparing different commands must fail, naming each run: %v", err)
 	}
 }
 
