@@ -528,7 +528,7 @@ func (run *Run) compare(a, b []result.Step, names []string, loadName string) {
 	}
 	sort.Ints(loads)
 	for _, l := range loads {
-		what := fmt.Sprintf("throughput at %d %s", l, loadName)
+		what := "throughput at " + count(float64(l), loadName)
 		d := Differ(SideOf(names[0], sa[l], nil), SideOf(names[1], sb[l], nil))
 		if v := d.Verdict(what); v != nil {
 			run.Comparisons = append(run.Comparisons, *v)
