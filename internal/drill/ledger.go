@@ -109,11 +109,15 @@ type tally struct {
 	newPort  int
 	firstW   time.Time
 	ackCount atomic.Int64
+	// tl counts operations per interval; events are the cycle's moments.
+	tl     timeline
+	events []result.DrillEvent
 }
 
 func (t *tally) fault(at time.Time) {
 	t.mu.Lock()
 	t.faultAt = at
+	t.events = append(t.events, result.DrillEvent{At: at, Event: result.EventFault})
 	t.mu.Unlock()
 }
 
@@ -126,6 +130,7 @@ type ack struct {
 func (t *tally) ack(id int64, began, at time.Time, port int) {
 	t.mu.Lock()
 	t.acked = append(t.acked, id)
+	t.tl.add(&t.tl.writes, at)
 	if !t.faultAt.IsZero() {
 		t.acks = append(t.acks, ack{began: began, at: at, port: port})
 		t.backOn(t.acks[len(t.acks)-1])
@@ -152,6 +157,7 @@ func (t *tally) backOn(a ack) {
 
 func (t *tally) read(began, at time.Time) {
 	t.mu.Lock()
+	t.tl.add(&t.tl.reads, at)
 	if !t.faultAt.IsZero() && !began.Before(t.faultAt) && t.firstR.IsZero() {
 		t.firstR = at
 	}
@@ -160,7 +166,13 @@ func (t *tally) read(began, at time.Time) {
 
 func (t *tally) fail(op string, state string, err error, inDoubt bool, id int64) {
 	t.mu.Lock()
-	t.errors = append(t.errors, result.DrillError{At: time.Now(), Op: op, SQLState: state, Message: err.Error()})
+	at := time.Now()
+	t.errors = append(t.errors, result.DrillError{At: at, Op: op, SQLState: state, Message: err.Error()})
+	if op == OpWrite {
+		t.tl.add(&t.tl.writeErrs, at)
+	} else {
+		t.tl.add(&t.tl.readErr, at)
+	}
 	if inDoubt {
 		t.doubt = append(t.doubt, id)
 	}
@@ -207,6 +219,8 @@ func (l *load) start(ctx context.Context, writers, readers int) {
 		l.wg.Add(1)
 		go l.reader(ctx, r, l.reg.NewHandle())
 	}
+	l.wg.Add(1)
+	go l.sampleLag(ctx)
 }
 
 // finish stops the load after each session's operation in flight and waits for it.
