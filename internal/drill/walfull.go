@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/result"
@@ -253,9 +255,9 @@ func walFull(ctx context.Context, t *cluster.Topology, c *Cycle, dc *result.Dril
 			}
 		}
 	}
-	if !c.tally.waitAckAfter(hctx, time.Now(), backWait) {
-		dc.Healed = fmt.Sprintf("no write acknowledged within %v of freeing the space", backWait)
-		return fmt.Errorf("%s: %s", n.Name, dc.Healed)
+	if err := waitWritable(hctx, t, n, backWait); err != nil {
+		dc.Healed = "not back: " + err.Error()
+		return fmt.Errorf("%s: %w", n.Name, err)
 	}
 	if err := waitStandbys(hctx, t); err != nil {
 		dc.Healed = "standbys not streaming: " + err.Error()
@@ -374,18 +376,25 @@ func run(ctx context.Context, name string, args ...string) error {
 	return nil
 }
 
-// waitAckAfter waits until a write is acknowledged after since, or until bound passes.
-func (t *tally) waitAckAfter(ctx context.Context, since time.Time, bound time.Duration) bool {
+// waitWritable waits until node n accepts sessions and is out of recovery (the load may
+// have stopped: an interrupted drill heals all the same), or until bound passes.
+func waitWritable(ctx context.Context, t *cluster.Topology, n *cluster.Node, bound time.Duration) error {
 	deadline := time.Now().Add(bound)
-	for ctx.Err() == nil && time.Now().Before(deadline) {
-		t.mu.Lock()
-		n := len(t.acks)
-		back := n > 0 && t.acks[n-1].at.After(since)
-		t.mu.Unlock()
-		if back {
-			return true
+	var err error
+	for time.Now().Before(deadline) {
+		var c *pgx.Conn
+		if c, err = t.Connect(ctx, n); err == nil {
+			var rec bool
+			err = c.QueryRow(ctx, `SELECT pg_is_in_recovery()`).Scan(&rec)
+			c.Close(ctx)
+			if err == nil && !rec {
+				return nil
+			}
+			if err == nil {
+				err = errors.New("still in recovery")
+			}
 		}
-		sleep(ctx, 10*time.Millisecond)
+		sleep(ctx, 50*time.Millisecond)
 	}
-	return false
+	return fmt.Errorf("not accepting writes after %v: %w", bound, err)
 }

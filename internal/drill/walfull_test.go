@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
@@ -59,5 +60,78 @@ func TestWALFull(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(topo.Dir, left)); err == nil {
 			t.Fatalf("%s left in the cluster's folder", left)
 		}
+	}
+}
+
+// TestWALFullInterrupted cancels the drill as soon as the WAL file system is full: the space
+// is freed, the primary takes writes again, the checks run, the WAL goes back into the data
+// folder and the cluster is left whole.
+func TestWALFullInterrupted(t *testing.T) {
+	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
+	requireWALFull(t, topo)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hooks := &Hooks{BeforeFault: func(_ context.Context, c *Cycle) error {
+		go func() {
+			for {
+				c.tally.mu.Lock()
+				in := !c.tally.faultAt.IsZero()
+				c.tally.mu.Unlock()
+				if in {
+					cancel()
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
+		return nil
+	}}
+	run, res, err := drill(t, ctx, topo, Options{Fault: FaultWALFull, Cycles: 3, WALFSSize: DefaultWALFSSize, Hooks: hooks})
+	if err == nil {
+		t.Fatal("an interrupted drill returned no error")
+	}
+	if len(res.Steps) != 1 || res.Steps[0].Complete {
+		t.Fatalf("%d steps; want one, incomplete", len(res.Steps))
+	}
+	dc := cycles(t, res)[0]
+	if !dc.Checked || dc.Lost != 0 || !strings.HasSuffix(dc.Healed, "standbys streaming") {
+		t.Fatalf("checked %v, lost %d, healed %q: %v", dc.Checked, dc.Lost, dc.Healed, dc.Problems)
+	}
+	if !strings.HasPrefix(run.Left, "whole:") {
+		t.Fatalf("left %q", run.Left)
+	}
+	fi, err := os.Lstat(filepath.Join(topo.Primary().DataDir, "pg_wal"))
+	if err != nil || !fi.IsDir() {
+		t.Fatalf("pg_wal after the drill: %v, %v", fi, err)
+	}
+}
+
+// TestWALFullRefused: a primary whose pg_wal is a link already (a file system agbench did
+// not make) gets no wal-full fault: bad input before any cycle, naming it; a size out of
+// bounds is bad input too.
+func TestWALFullRefused(t *testing.T) {
+	o := Options{Fault: FaultWALFull, Cycles: 1, Writers: 1, Between: time.Second, CommitWait: time.Second, WALFSSize: 1 << 20}
+	if err := o.Validate(); !agerr.IsBadInput(err) || !strings.Contains(err.Error(), "--wal-fs-size 1.0 MiB") {
+		t.Fatalf("Validate: %v", err)
+	}
+	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
+	p := topo.Primary()
+	if err := topo.StopNode(context.Background(), p.Name); err != nil {
+		t.Fatal(err)
+	}
+	wal, elsewhere := filepath.Join(p.DataDir, "pg_wal"), filepath.Join(topo.Dir, "elsewhere")
+	if err := os.Rename(wal, elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, wal); err != nil {
+		t.Fatal(err)
+	}
+	if err := topo.StartNode(context.Background(), p.Name); err != nil {
+		t.Fatal(err)
+	}
+	o.WALFSSize = DefaultWALFSSize
+	err := Check(topo, o)
+	if !agerr.IsBadInput(err) || !strings.Contains(err.Error(), "pg_wal is a link already") {
+		t.Fatalf("Check: %v; want bad input naming the link", err)
 	}
 }
