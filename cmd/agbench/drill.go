@@ -147,7 +147,7 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 	fmt.Fprintln(w)
 	tw := table.NewWriter(w, table.Right)
-	tw.Row("cycle", "fault", "from", "to", "acked", "lost", "in doubt", "committed", "failover s", "writes back s", "writes blocked s", "reads back s", "WAL lacked", "errors/s by SQLSTATE", "after")
+	tw.Row("cycle", "fault", "from", "to", "acked", "lost", "in doubt", "committed", "failover s", "writes back s", "writes blocked s", "reads back s", "reroute write s", "reroute read s", "WAL lacked", "errors/s by SQLSTATE", "after")
 	for i := range r.Steps {
 		st := &r.Steps[i]
 		dc, err := st.DrillCycle()
@@ -160,7 +160,8 @@ func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 			lost, committed = fmt.Sprint(dc.Lost), fmt.Sprint(dc.InDoubtPresent)
 		}
 		tw.Row(fmt.Sprint(dc.Cycle), dc.Fault, dc.From, orAbsent(dc.To), fmt.Sprint(dc.Acked), lost, fmt.Sprint(dc.InDoubt), committed,
-			seconds(dc.FailoverSeconds), seconds(dc.WriteBackSeconds), seconds(dc.WritesBlockedSeconds), seconds(dc.ReadBackSeconds), walBytes(dc), errorRates(st), afterFault(dc))
+			seconds(dc.FailoverSeconds), seconds(dc.WriteBackSeconds), seconds(dc.WritesBlockedSeconds), seconds(dc.ReadBackSeconds),
+			seconds(dc.RerouteWriteSeconds), seconds(dc.RerouteReadSeconds), walBytes(dc), errorRates(st), afterFault(dc))
 	}
 	tw.Flush()
 	for i := range r.Steps {

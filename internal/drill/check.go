@@ -72,6 +72,7 @@ func (ta *tally) fill(dc *result.DrillCycle, end time.Time) {
 	dc.Errors = ta.errors
 	dc.Timeline = ta.tl.section()
 	dc.Events = slices.Clone(ta.events)
+	ta.reroute(dc, ta.listener)
 	if !ta.faultAt.IsZero() {
 		var back time.Time
 		dc.WritesBlockedSeconds, back = ta.writesBlocked(end)

@@ -188,9 +188,10 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 
 // runCycle runs one cycle and returns its step. An error means the drill cannot go on.
 func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Progress) (*result.Step, error) {
-	wURL, rURL := connStrings(t)
+	wURL, rURL, viaListener := connStrings(t)
 	start := time.Now()
 	l := &load{writeURL: wURL, readURL: rURL, cycle: n, commitWait: o.CommitWait, tally: newTally(start), reg: measure.NewRegistry(start)}
+	l.tally.listener = viaListener
 	dc := &result.DrillCycle{Cycle: n, Fault: o.Fault, From: t.Primary().Name}
 	cyc := &Cycle{N: n, tally: l.tally}
 	stopTicks := l.ticks(tick)
