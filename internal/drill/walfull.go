@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/result"
@@ -82,6 +80,73 @@ type walFS struct {
 	image, mnt   string
 	pgwal, saved string
 	uid, gid     int
+	// sized names the WAL settings the drill set with ALTER SYSTEM, with the value that
+	// postgresql.auto.conf held before ("" for none: RESET at the end).
+	sized map[string]string
+}
+
+// walSizes are the settings that bound the WAL a server keeps: on a small WAL file system a
+// DBA sizes them to it, or the recycled segments alone fill it.
+var walSizes = []string{"max_wal_size", "min_wal_size"}
+
+// sizeWAL sets max_wal_size to a quarter of the file system and min_wal_size to two segments when
+// the server's are larger (ALTER SYSTEM: applied by the restart that follows), keeping what
+// postgresql.auto.conf held, for the end. It returns what it set ("" when nothing).
+func (w *walFS) sizeWAL(ctx context.Context, t *cluster.Topology, n *cluster.Node, size int64) (string, error) {
+	c, err := t.Connect(ctx, n)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	want := map[string]int64{"max_wal_size": max(size/4, 2*walSegment) >> 20, "min_wal_size": 2 * walSegment >> 20}
+	var set []string
+	w.sized = map[string]string{}
+	for _, name := range walSizes {
+		var mb int64
+		if err := c.QueryRow(ctx, `SELECT setting::bigint FROM pg_settings WHERE name = $1 AND unit = 'MB'`, name).Scan(&mb); err != nil {
+			return "", fmt.Errorf("read %s: %w", name, err)
+		}
+		if mb <= want[name] {
+			continue
+		}
+		var before string
+		err := c.QueryRow(ctx, `SELECT coalesce((SELECT setting FROM pg_file_settings WHERE name = $1 AND sourcefile LIKE '%postgresql.auto.conf' AND applied), '')`, name).Scan(&before)
+		if err != nil {
+			return "", fmt.Errorf("read postgresql.auto.conf's %s: %w", name, err)
+		}
+		if _, err := c.Exec(ctx, fmt.Sprintf(`ALTER SYSTEM SET %s = '%dMB'`, name, want[name])); err != nil {
+			return "", err
+		}
+		w.sized[name] = before
+		set = append(set, fmt.Sprintf("%s %d MB (was %d MB)", name, want[name], mb))
+	}
+	return strings.Join(set, ", "), nil
+}
+
+// unsizeWAL puts back the WAL settings sizeWAL set (applied by the restart that follows).
+func (w *walFS) unsizeWAL(ctx context.Context, t *cluster.Topology, n *cluster.Node) error {
+	if len(w.sized) == 0 {
+		return nil
+	}
+	c, err := t.Connect(ctx, n)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	for _, name := range walSizes {
+		before, ok := w.sized[name]
+		if !ok {
+			continue
+		}
+		q := `ALTER SYSTEM RESET ` + name
+		if before != "" {
+			q = fmt.Sprintf(`ALTER SYSTEM SET %s = '%s'`, name, strings.ReplaceAll(before, "'", "''"))
+		}
+		if _, err := c.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (w *walFS) ballast() string { return filepath.Join(w.mnt, "agbench-ballast") }
@@ -140,10 +205,17 @@ func mountWALFS(ctx context.Context, t *cluster.Topology, size int64, p Progress
 	if err := errors.Join(os.Chown(w.mnt, w.uid, w.gid), os.Chmod(w.mnt, 0o700), os.Remove(filepath.Join(w.mnt, "lost+found"))); err != nil {
 		return undo(err)
 	}
+	sized, err := w.sizeWAL(ctx, t, n, size)
+	if err != nil {
+		return undo(errors.Join(err, w.unsizeWAL(context.WithoutCancel(ctx), t, n)))
+	}
+	if sized != "" {
+		p("wal-full: for the drill, %s (ALTER SYSTEM; put back at the end)", sized)
+	}
 	p("wal-full: a %s ext4 file system for %s's pg_wal at %s; restarting %s on it", units.FormatBytes(size), n.Name, w.mnt, n.Name)
 	hctx := context.WithoutCancel(ctx) // from here the primary is stopped: it is started again whatever happens
 	if err := t.StopNodeMode(hctx, n.Name, "fast"); err != nil {
-		return undo(err)
+		return undo(errors.Join(err, w.unsizeWAL(hctx, t, n)))
 	}
 	used, err := duBytes(w.pgwal)
 	if err == nil && used > size-3*walSegment {
@@ -162,7 +234,8 @@ func mountWALFS(ctx context.Context, t *cluster.Topology, size int64, p Progress
 		}
 	}
 	if err != nil {
-		return undo(errors.Join(err, t.StartNode(hctx, n.Name)))
+		err = errors.Join(err, t.StartNode(hctx, n.Name))
+		return undo(errors.Join(err, w.unsizeWAL(hctx, t, n)))
 	}
 	if err := t.StartNode(hctx, n.Name); err != nil {
 		return nil, fmt.Errorf("start %s on its WAL file system: %w (%s)", n.Name, err, w.repair())
@@ -183,6 +256,8 @@ func (w *walFS) restore(ctx context.Context, t *cluster.Topology, p Progress) er
 		return fmt.Errorf("wal-full: %s is no longer the primary; its WAL is left on %s (%s)", w.node, w.mnt, w.repair())
 	}
 	p("wal-full: moving %s's WAL back into its data folder", w.node)
+	// The settings go back by SQL: now if the server is up, else once it is started again.
+	unsized := w.unsizeWAL(ctx, t, t.Node(w.node))
 	if err := t.StopNodeMode(ctx, w.node, "fast"); err != nil {
 		return fmt.Errorf("stop %s: %w (%s)", w.node, err, w.repair())
 	}
@@ -199,7 +274,15 @@ func (w *walFS) restore(ctx context.Context, t *cluster.Topology, p Progress) er
 	if err := t.StartNode(ctx, w.node); err != nil {
 		return fmt.Errorf("start %s again: %w", w.node, err)
 	}
-	return errors.Join(os.RemoveAll(w.saved), run(ctx, "umount", w.mnt), os.Remove(w.mnt), os.Remove(w.image), waitStandbys(ctx, t))
+	if unsized != nil {
+		if unsized = w.unsizeWAL(ctx, t, t.Node(w.node)); unsized == nil {
+			unsized = errors.Join(t.StopNodeMode(ctx, w.node, "fast"), t.StartNode(ctx, w.node))
+		}
+		if unsized != nil {
+			unsized = fmt.Errorf("put back %s's %s: %w (ALTER SYSTEM RESET them by hand)", w.node, strings.Join(walSizes, ", "), unsized)
+		}
+	}
+	return errors.Join(unsized, os.RemoveAll(w.saved), run(ctx, "umount", w.mnt), os.Remove(w.mnt), os.Remove(w.image), waitStandbys(ctx, t))
 }
 
 // waitStandbys waits until every standby streams from the primary.
@@ -225,6 +308,16 @@ func walFull(ctx context.Context, t *cluster.Topology, c *Cycle, dc *result.Dril
 	if err != nil {
 		return err
 	}
+	// A checkpoint first, so that the server keeps no more WAL than its settings allow, and
+	// room for a few segments: freeing the ballast must make room for the one the crash
+	// recovery writes, or the server could not come back.
+	free, err := trimWAL(ctx, t, n, w.mnt)
+	if err != nil {
+		return fmt.Errorf("before filling %s's WAL file system: %w", n.Name, err)
+	}
+	if free < 2*walSegment {
+		return fmt.Errorf("%s's WAL file system has %s free after a checkpoint: too little for the fault to be undone (give a larger --wal-fs-size)", n.Name, units.FormatBytes(free))
+	}
 	dc.FaultAt = time.Now()
 	c.tally.fault(dc.FaultAt)
 	filled, ferr := fill(w.ballast())
@@ -245,17 +338,8 @@ func walFull(ctx context.Context, t *cluster.Topology, c *Cycle, dc *result.Dril
 		dc.Healed = "space not freed: " + err.Error()
 		return fmt.Errorf("free %s: %w", w.ballast(), err)
 	}
-	how := "recovered by itself (restart_after_crash)"
-	if !postmasterUp(t, n.Name, pid) {
-		how = "started again by agbench"
-		if _, err := t.OwnPostmaster(n.Name); err != nil { // not restarting on its own: start it
-			if err := t.StartNode(hctx, n.Name); err != nil {
-				dc.Healed = "not started: " + err.Error()
-				return fmt.Errorf("start %s again: %w", n.Name, err)
-			}
-		}
-	}
-	if err := waitWritable(hctx, t, n, backWait); err != nil {
+	how, err := recoverInPlace(hctx, t, n)
+	if err != nil {
 		dc.Healed = "not back: " + err.Error()
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
@@ -376,25 +460,65 @@ func run(ctx context.Context, name string, args ...string) error {
 	return nil
 }
 
-// waitWritable waits until node n accepts sessions and is out of recovery (the load may
-// have stopped: an interrupted drill heals all the same), or until bound passes.
-func waitWritable(ctx context.Context, t *cluster.Topology, n *cluster.Node, bound time.Duration) error {
-	deadline := time.Now().Add(bound)
-	var err error
-	for time.Now().Before(deadline) {
-		var c *pgx.Conn
-		if c, err = t.Connect(ctx, n); err == nil {
-			var rec bool
-			err = c.QueryRow(ctx, `SELECT pg_is_in_recovery()`).Scan(&rec)
-			c.Close(ctx)
-			if err == nil && !rec {
-				return nil
+// recoverInPlace waits until node n accepts writes again after
+// its disk was freed: its postmaster restarts the server by itself after a PANIC
+// (restart_after_crash), but shuts down when the crash recovery itself failed for want of
+// space, which can happen just before the space is freed; then agbench starts it, as a DBA
+// would. It says which it was.
+func recoverInPlace(ctx context.Context, t *cluster.Topology, n *cluster.Node) (string, error) {
+	how, started := "recovered by itself (restart_after_crash)", false
+	deadline := time.Now().Add(backWait)
+	for {
+		err := writable1(ctx, t, n)
+		if err == nil {
+			return how, nil
+		}
+		if _, perr := t.OwnPostmaster(n.Name); perr != nil && !started {
+			how, started = "started again by agbench (its postmaster had stopped)", true
+			if err := t.StartNode(ctx, n.Name); err != nil {
+				return "", fmt.Errorf("start it again: %w", err)
 			}
-			if err == nil {
-				err = errors.New("still in recovery")
-			}
+			continue
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("not accepting writes %v after the space was freed: %w", backWait, err)
 		}
 		sleep(ctx, 50*time.Millisecond)
 	}
-	return fmt.Errorf("not accepting writes after %v: %w", bound, err)
+}
+
+// writable1 is nil when node n accepts a session and is out of recovery.
+func writable1(ctx context.Context, t *cluster.Topology, n *cluster.Node) error {
+	c, err := t.Connect(ctx, n)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	var rec bool
+	if err := c.QueryRow(ctx, `SELECT pg_is_in_recovery()`).Scan(&rec); err != nil {
+		return err
+	}
+	if rec {
+		return errors.New("still in recovery")
+	}
+	return nil
+}
+
+// trimWAL checkpoints node n (removing the WAL segments it need not keep) and returns the
+// free space of the file system at mnt.
+func trimWAL(ctx context.Context, t *cluster.Topology, n *cluster.Node, mnt string) (int64, error) {
+	c, err := t.Connect(ctx, n)
+	if err != nil {
+		return 0, err
+	}
+	_, err = c.Exec(ctx, `CHECKPOINT`)
+	c.Close(context.WithoutCancel(ctx))
+	if err != nil {
+		return 0, err
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * st.Bsize, nil
 }

@@ -32,7 +32,8 @@ func TestWALFull(t *testing.T) {
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
 	requireWALFull(t, topo)
 	p := topo.Primary()
-	run, res, err := drill(t, context.Background(), topo, Options{Fault: FaultWALFull, Cycles: 2, WALFSSize: DefaultWALFSSize})
+	before := walSettings(t, topo)
+	run, res, err := drill(t, context.Background(), topo, Options{Fault: FaultWALFull, Cycles: 3, WALFSSize: DefaultWALFSSize})
 	if err != nil {
 		t.Fatalf("drill: %v (%+v)", err, run)
 	}
@@ -55,6 +56,9 @@ func TestWALFull(t *testing.T) {
 	fi, err := os.Lstat(filepath.Join(p.DataDir, "pg_wal"))
 	if err != nil || !fi.IsDir() {
 		t.Fatalf("pg_wal after the drill: %v, %v; want the data folder's own", fi, err)
+	}
+	if after := walSettings(t, topo); after != before {
+		t.Fatalf("WAL settings %q after the drill, %q before", after, before)
 	}
 	for _, left := range []string{"walfs-" + p.Name, "walfs-" + p.Name + ".img"} {
 		if _, err := os.Lstat(filepath.Join(topo.Dir, left)); err == nil {
@@ -134,4 +138,19 @@ func TestWALFullRefused(t *testing.T) {
 	if !agerr.IsBadInput(err) || !strings.Contains(err.Error(), "pg_wal is a link already") {
 		t.Fatalf("Check: %v; want bad input naming the link", err)
 	}
+}
+
+// walSettings are the primary's max_wal_size and min_wal_size, and where they come from.
+func walSettings(t *testing.T, topo *cluster.Topology) string {
+	t.Helper()
+	c, err := topo.Connect(context.Background(), topo.Primary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	var s string
+	if err := c.QueryRow(context.Background(), `SELECT string_agg(name || '=' || setting || ' ' || source, ', ' ORDER BY name) FROM pg_settings WHERE name IN ('max_wal_size', 'min_wal_size')`).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
