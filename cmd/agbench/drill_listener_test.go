@@ -13,7 +13,8 @@ import (
 
 // TestDrillThroughListener runs a kill-primary drill on a cluster made with a listener: the
 // load goes through the listener, and the time from the fault until it routed a new write
-// session to the new primary is measured (the reads' too, or said why not), marked in the
+// session to the new primary, and a read-intent session to a standby, is measured (the
+// probe opens new sessions when the load's own live through the failover), marked in the
 // cycle's events and shown in the table.
 func TestDrillThroughListener(t *testing.T) {
 	clustertest.Require(t)
@@ -50,9 +51,9 @@ func TestDrillThroughListener(t *testing.T) {
 	if dc.RerouteWriteSeconds == nil || *dc.RerouteWriteSeconds <= 0 {
 		t.Fatalf("reroute of writes not measured: %s", dc.RerouteNote)
 	}
-	t.Logf("reroute write %.3f s; reads: %v %s", *dc.RerouteWriteSeconds, dc.RerouteReadSeconds, dc.RerouteNote)
-	if dc.RerouteReadSeconds == nil && !strings.Contains(dc.RerouteNote, "read-intent") {
-		t.Fatalf("reroute of reads neither measured nor explained: %q", dc.RerouteNote)
+	t.Logf("reroute write %.3f s, read %.3f s", *dc.RerouteWriteSeconds, *dc.RerouteReadSeconds)
+	if dc.RerouteReadSeconds == nil {
+		t.Fatalf("reroute of reads not measured: %q", dc.RerouteNote)
 	}
 	var marked bool
 	for _, e := range dc.Events {

@@ -228,6 +228,10 @@ func (l *load) start(ctx context.Context, writers, readers int) {
 	}
 	l.wg.Add(1)
 	go l.sampleLag(ctx)
+	if l.tally.listener {
+		l.wg.Add(1)
+		go l.probeRoutes(ctx)
+	}
 }
 
 // finish stops the load after each session's operation in flight and waits for it.

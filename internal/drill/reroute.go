@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,6 +70,7 @@ func (t *tally) reroute(dc *result.DrillCycle, listener bool) {
 		return
 	}
 	var notes []string
+	slices.SortStableFunc(t.landings, func(a, b landing) int { return a.at.Compare(b.at) })
 	for _, l := range t.landings {
 		s := l.at.Sub(t.faultAt).Seconds()
 		switch {
@@ -84,9 +86,52 @@ func (t *tally) reroute(dc *result.DrillCycle, listener bool) {
 		notes = append(notes, "no new write session reached the primary after the fault")
 	}
 	if dc.RerouteReadSeconds == nil {
-		notes = append(notes, "no new read-intent session reached a standby after the fault (the readers may have kept theirs)")
+		notes = append(notes, "no new read-intent session reached a standby after the fault")
 	}
 	if len(notes) > 0 {
 		dc.RerouteNote = "not measured: " + strings.Join(notes, "; ")
+	}
+}
+
+// probeEvery is how often, through a listener, the probe opens a new write session and a
+// new read-intent session after the fault.
+const probeEvery = 100 * time.Millisecond
+
+// probeRoutes, through a listener, opens from the fault on a new write session and a new
+// read-intent session every probeEvery and notes where each landed, until the listener has
+// sent a write session to the primary (the new one after a failover) and a read-intent
+// session to a standby, or the load stops: the load's own sessions may live through the
+// failover and make no new one. The probe's failures are not the load's errors.
+func (l *load) probeRoutes(ctx context.Context) {
+	defer l.wg.Done()
+	for l.running(ctx) {
+		sleep(ctx, probeEvery)
+		l.tally.mu.Lock()
+		fault, port := l.tally.faultAt, l.tally.newPort
+		var w, r bool
+		for _, g := range l.tally.landings {
+			w = w || (g.op == OpWrite && port != 0 && g.port == port && !g.standby)
+			r = r || (g.op == OpRead && g.standby)
+		}
+		l.tally.mu.Unlock()
+		if fault.IsZero() || (w && r) {
+			continue
+		}
+		for _, p := range []struct {
+			op, url string
+			done    bool
+		}{{OpWrite, l.writeURL, w}, {OpRead, l.readURL, r}} {
+			if p.done {
+				continue
+			}
+			cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+			if c, err := pgx.Connect(cctx, p.url); err == nil {
+				if port, standby, err := land(cctx, c); err == nil {
+					l.tally.landed(landing{op: p.op, at: time.Now(), port: port, standby: standby})
+				}
+				c.Close(context.Background())
+			}
+			cancel()
+		}
 	}
 }
