@@ -22,6 +22,7 @@ func init() { register(newDrillCmd) }
 // drillFlags are the flags of `agbench drill` as given.
 type drillFlags struct {
 	cluster, results string
+	walFSSize        string
 	urls             []string // --primary, --standby, --listener: refused (faults only on agbench's clusters)
 	o                drill.Options
 }
@@ -49,6 +50,16 @@ Faults:
                  the standby that received the most WAL is promoted, the old
                  primary rewound (pg_rewind) and started as a standby
 
+  kill-standby   SIGKILL of a standby's postmaster (the standbys in turn); no
+                 failover: agbench starts it again at once and waits until it
+                 streams; with one synchronous standby commits wait meanwhile,
+                 with ANY 1 of two they go on ("writes blocked s")
+  wal-full       the primary's WAL file system full: for the drill its pg_wal
+                 moves onto a --wal-fs-size ext4 file system (a loop device;
+                 needs root), moved back at the end; each cycle fills it with
+                 a ballast file until the server cannot write WAL, then frees
+                 it; the server recovers in place (no failover)
+
 Per cycle: commits acknowledged and lost, in doubt, the failover's own time, the
 time from the fault to the first write the new primary acknowledged and to the
 first successful read, errors by SQLSTATE. The verdict line sums the cycles.
@@ -72,6 +83,7 @@ primary not back).`,
 	fl.DurationVar(&f.o.Between, "between", drill.DefaultBetween, "load before each fault, and again after each failover")
 	fl.DurationVar(&f.o.CommitWait, "commit-wait", drill.DefaultCommitWait, "how long an operation waits for its answer; an unanswered commit is in doubt")
 	fl.BoolVar(&f.o.Keep, "keep", false, "keep the ledger table ("+drill.LedgerTable+") at the end")
+	fl.StringVar(&f.walFSSize, "wal-fs-size", "128M", "wal-full: size of the file system made for the primary's pg_wal")
 	fl.StringVar(&f.results, "results", "results", "folder for results/<time>-drill/result.json")
 	for _, n := range []string{"primary", "standby", "listener"} {
 		fl.StringArrayVar(&f.urls, n, nil, "refused: faults go only to clusters agbench made (--cluster)")
@@ -83,6 +95,11 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 	var errs []error
 	if len(f.urls) > 0 {
 		errs = append(errs, agerr.BadInputf("--primary/--standby/--listener: a drill injects faults only into servers agbench started; use --cluster NAME (a cluster made by agbench cluster create)"))
+	}
+	if n, err := units.ParseBytes(f.walFSSize); err != nil {
+		errs = append(errs, agerr.BadInputf("--wal-fs-size %q: want a size such as 128M", f.walFSSize))
+	} else {
+		f.o.WALFSSize = n
 	}
 	if f.o.Fault == "" {
 		errs = append(errs, agerr.BadInputf("--fault is required: one of %s", strings.Join(drill.Faults, ", ")))
@@ -109,6 +126,9 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 	d := &experiment.Drill{Version: version, Args: cmdArgs(cmd), Results: f.results, Topo: topo, Options: f.o,
 		Config: map[string]any{"fault": f.o.Fault, "cycles": f.o.Cycles, "vus": f.o.Writers, "read_vus": f.o.Readers,
 			"between": f.o.Between.String(), "commit_wait": f.o.CommitWait.String(), "keep": f.o.Keep, "commit": topo.Commit}}
+	if f.o.Fault == drill.FaultWALFull {
+		d.Config["wal_fs_size"] = f.o.WALFSSize
+	}
 	start := time.Now()
 	out, runErr := d.Run(cmd.Context(), func(format string, args ...any) {
 		fmt.Fprintf(a.stderr, "%7.1fs  %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
@@ -127,7 +147,7 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 	fmt.Fprintln(w)
 	tw := table.NewWriter(w, table.Right)
-	tw.Row("cycle", "fault", "from", "to", "acked", "lost", "in doubt", "committed", "failover s", "writes back s", "reads back s", "WAL lacked", "errors/s by SQLSTATE", "old primary")
+	tw.Row("cycle", "fault", "from", "to", "acked", "lost", "in doubt", "committed", "failover s", "writes back s", "writes blocked s", "reads back s", "reroute write s", "reroute read s", "WAL lacked", "errors/s by SQLSTATE", "after")
 	for i := range r.Steps {
 		st := &r.Steps[i]
 		dc, err := st.DrillCycle()
@@ -140,7 +160,8 @@ func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 			lost, committed = fmt.Sprint(dc.Lost), fmt.Sprint(dc.InDoubtPresent)
 		}
 		tw.Row(fmt.Sprint(dc.Cycle), dc.Fault, dc.From, orAbsent(dc.To), fmt.Sprint(dc.Acked), lost, fmt.Sprint(dc.InDoubt), committed,
-			seconds(dc.FailoverSeconds), seconds(dc.WriteBackSeconds), seconds(dc.ReadBackSeconds), walBytes(dc), errorRates(st), orAbsent(dc.OldPrimary))
+			seconds(dc.FailoverSeconds), seconds(dc.WriteBackSeconds), seconds(dc.WritesBlockedSeconds), seconds(dc.ReadBackSeconds),
+			seconds(dc.RerouteWriteSeconds), seconds(dc.RerouteReadSeconds), walBytes(dc), errorRates(st), afterFault(dc))
 	}
 	tw.Flush()
 	for i := range r.Steps {
@@ -175,6 +196,18 @@ func walBytes(dc *result.DrillCycle) string {
 		return "0"
 	}
 	return table.Absent
+}
+
+// afterFault is the state the fault left: the old primary's after a failover, the hit node's
+// after a fault healed in place ("standby1 streaming").
+func afterFault(dc *result.DrillCycle) string {
+	if dc.To == "" && dc.Target != "" {
+		return dc.Target + " " + orAbsent(dc.Healed)
+	}
+	if dc.To == "" && dc.Healed != "" {
+		return dc.From + " " + dc.Healed
+	}
+	return orAbsent(dc.OldPrimary)
 }
 
 func orAbsent(s string) string {

@@ -28,6 +28,8 @@ func TestDrillBadInput(t *testing.T) {
 		{[]string{"drill", "--fault", "kill-primary", "--primary", "host=127.0.0.1 port=5432"}, "only into servers agbench started"},
 		{[]string{"drill", "--fault", "planned", "--cluster", "no-such"}, "no-such"},
 		{[]string{"drill", "--fault", "planned", "extra"}, "extra"},
+		{[]string{"drill", "--fault", "wal-full", "--wal-fs-size", "1M"}, "--wal-fs-size 1.0 MiB"},
+		{[]string{"drill", "--fault", "wal-full", "--wal-fs-size", "lots"}, `--wal-fs-size "lots"`},
 	} {
 		code, _, errs := runCLI(t, env, append(c.args, "--results", results)...)
 		if code != 2 || !strings.Contains(errs, c.want) {
@@ -56,14 +58,7 @@ func TestDrillCommand(t *testing.T) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
 		}
 	}
-	m, _ := filepath.Glob(filepath.Join(results, "*-drill", result.FileName))
-	if len(m) != 1 {
-		t.Fatalf("result files %v", m)
-	}
-	r, err := result.Read(m[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := drillResultIn(t, results)
 	run, err := r.DrillRun()
 	if err != nil || run == nil || run.CyclesDone != 1 || run.Lost != 0 || run.Acked == 0 || !r.Complete {
 		t.Fatalf("drill run %+v (%v), complete %v", run, err, r.Complete)
@@ -84,4 +79,18 @@ func TestDrillErrorRatesOfAnEmptyWindow(t *testing.T) {
 	if got := errorRates(st); got != "57P01 1.5" {
 		t.Errorf("2-second window: %q, want %q", got, "57P01 1.5")
 	}
+}
+
+// drillResultIn reads the one drill result under results.
+func drillResultIn(t *testing.T, results string) *result.Result {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(results, "*-drill", result.FileName))
+	if len(m) != 1 {
+		t.Fatalf("result files %v", m)
+	}
+	r, err := result.Read(m[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -101,7 +101,11 @@ func printTables(w io.Writer, exps []*report.Experiment) error {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		if err := report.WriteText(w, e.MainTable()); err != nil {
+		main := e.MainTable()
+		if d := e.DrillTable(); len(d.Rows) > 0 { // a drill's cycles are its main table
+			main = d
+		}
+		if err := report.WriteText(w, main); err != nil {
 			return err
 		}
 		if t := e.SessionsTable(); len(t.Rows) > 0 {

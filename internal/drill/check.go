@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/result"
@@ -23,11 +24,20 @@ func check(ctx context.Context, t *cluster.Topology, ta *tally, dc *result.Drill
 		dc.Problems = append(dc.Problems, "standbys not read on "+p.Name+": "+err.Error())
 	}
 	dc.Streaming = streaming
-	if !slices.Contains(streaming, dc.From) {
+	failedOver := !inPlace(dc.Fault)
+	if failedOver && !slices.Contains(streaming, dc.From) {
 		if dc.OldPrimary == "streaming" {
 			dc.OldPrimary = "not streaming"
 		}
 		dc.Problems = append(dc.Problems, fmt.Sprintf("old primary %s is not streaming from %s (%s)", dc.From, p.Name, dc.OldPrimary))
+	}
+	for _, s := range t.Standbys() {
+		if !slices.Contains(streaming, s.Name) {
+			dc.NotStreaming = append(dc.NotStreaming, s.Name)
+			if !failedOver || s.Name != dc.From { // the old primary's problem is said above
+				dc.Problems = append(dc.Problems, fmt.Sprintf("standby %s is not streaming from %s", s.Name, p.Name))
+			}
+		}
 	}
 	present, err := ledgerIDs(ctx, t, p, dc.Cycle)
 	if err != nil {
@@ -52,23 +62,37 @@ func check(ctx context.Context, t *cluster.Topology, ta *tally, dc *result.Drill
 	dc.Checked = true
 }
 
-// fill copies the tally's counts, errors and first successes after the fault into dc.
-func (ta *tally) fill(dc *result.DrillCycle) {
+// fill copies the tally's counts, errors, timeline, events and first successes after the
+// fault into dc; end is the end of the cycle's load.
+func (ta *tally) fill(dc *result.DrillCycle, end time.Time) {
 	ta.mu.Lock()
 	defer ta.mu.Unlock()
 	dc.Acked = int64(len(ta.acked))
 	dc.InDoubt = int64(len(ta.doubt))
 	dc.Errors = ta.errors
+	dc.Timeline = ta.tl.section()
+	dc.Events = slices.Clone(ta.events)
+	ta.reroute(dc, ta.listener)
 	if !ta.faultAt.IsZero() {
+		var back time.Time
+		dc.WritesBlockedSeconds, back = ta.writesBlocked(end)
+		if inPlace(dc.Fault) {
+			// The primary stays, and writes begun at the fault may be acknowledged before it
+			// bites: writes are back when the longest stretch without one ended.
+			ta.firstW = back
+		}
 		if !ta.firstW.IsZero() {
 			s := ta.firstW.Sub(ta.faultAt).Seconds()
 			dc.WriteBackSeconds = &s
+			dc.Events = append(dc.Events, result.DrillEvent{At: ta.firstW, Event: result.EventWritesBack})
 		}
 		if !ta.firstR.IsZero() {
 			s := ta.firstR.Sub(ta.faultAt).Seconds()
 			dc.ReadBackSeconds = &s
+			dc.Events = append(dc.Events, result.DrillEvent{At: ta.firstR, Event: result.EventReadsBack})
 		}
 	}
+	slices.SortStableFunc(dc.Events, func(a, b result.DrillEvent) int { return a.At.Compare(b.At) })
 }
 
 // writable names the running nodes that are not in recovery.

@@ -16,5 +16,5 @@
 // It never prints and never reads flags or the environment.
 //
 // Imports from agbench: only internal/agerr, internal/cluster, internal/measure,
-// internal/result, internal/runner, internal/stats, internal/units.
+// internal/result, internal/routing, internal/runner, internal/stats, internal/units.
 package drill

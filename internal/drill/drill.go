@@ -25,7 +25,7 @@ const (
 )
 
 // Faults lists the faults this drill can inject.
-var Faults = []string{FaultPlanned, FaultKillPrimary}
+var Faults = []string{FaultPlanned, FaultKillPrimary, FaultKillStandby, FaultWALFull}
 
 // Defaults and bounds of a drill.
 const (
@@ -53,6 +53,8 @@ type Options struct {
 	CommitWait time.Duration
 	// Keep keeps the ledger table at the end.
 	Keep bool
+	// WALFSSize is the size of the primary's WAL file system for FaultWALFull.
+	WALFSSize int64
 	// Hooks are for tests that make a fault worse than the drill's own (nil in commands).
 	Hooks *Hooks
 }
@@ -95,6 +97,9 @@ func (o *Options) Validate() error {
 	if o.CommitWait <= 0 {
 		errs = append(errs, agerr.BadInputf("--commit-wait %v: must be positive", o.CommitWait))
 	}
+	if o.Fault == FaultWALFull {
+		errs = append(errs, validateWALFS(o.WALFSSize))
+	}
 	return agerr.Join(errs...)
 }
 
@@ -109,6 +114,9 @@ func Check(t *cluster.Topology, o Options) error {
 		if _, err := t.OwnPostmaster(n.Name); err != nil {
 			errs = append(errs, agerr.BadInputf("cluster %s: %v (a drill starts on a whole cluster: agbench cluster start %s)", t.Name, err, t.Name))
 		}
+	}
+	if o.Fault == FaultWALFull {
+		errs = append(errs, checkWALFull(t)...)
 	}
 	return agerr.Join(errs...)
 }
@@ -135,8 +143,16 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 		_ = res.SetExtra(result.ExtraDrill, run) // a DrillRun always encodes
 		_ = rec.Save()                           // the recorder keeps the first write error for Finish
 	}
+	undo, err := prepare(ctx, t, o, p)
+	if err != nil {
+		return nil, err
+	}
 	if err := createLedger(ctx, t); err != nil {
-		return nil, fmt.Errorf("create %s: %w", LedgerTable, err)
+		err = fmt.Errorf("create %s: %w", LedgerTable, err)
+		if undo != nil {
+			err = errors.Join(err, undo(context.WithoutCancel(ctx)))
+		}
+		return nil, err
 	}
 	var runErr error
 	for i := 1; i <= o.Cycles; i++ {
@@ -154,12 +170,15 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 			break
 		}
 	}
-	run.Left = Whole(context.WithoutCancel(ctx), t)
 	if !o.Keep {
 		if err := DropLedger(context.WithoutCancel(ctx), t); err != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("drop %s: %w", LedgerTable, err))
 		}
 	}
+	if undo != nil {
+		runErr = errors.Join(runErr, undo(context.WithoutCancel(ctx)))
+	}
+	run.Left = Whole(context.WithoutCancel(ctx), t)
 	save()
 	if runErr == nil && len(run.Failed) > 0 {
 		runErr = fmt.Errorf("drill: %s", strings.Join(run.Failed, "; "))
@@ -169,9 +188,10 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 
 // runCycle runs one cycle and returns its step. An error means the drill cannot go on.
 func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Progress) (*result.Step, error) {
-	wURL, rURL := connStrings(t)
+	wURL, rURL, viaListener := connStrings(t)
 	start := time.Now()
-	l := &load{writeURL: wURL, readURL: rURL, cycle: n, commitWait: o.CommitWait, tally: &tally{}, reg: measure.NewRegistry(start)}
+	l := &load{writeURL: wURL, readURL: rURL, cycle: n, commitWait: o.CommitWait, tally: newTally(start), reg: measure.NewRegistry(start)}
+	l.tally.listener = viaListener
 	dc := &result.DrillCycle{Cycle: n, Fault: o.Fault, From: t.Primary().Name}
 	cyc := &Cycle{N: n, tally: l.tally}
 	stopTicks := l.ticks(tick)
@@ -200,16 +220,21 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 		waitBack(ctx, l.tally, o.Readers > 0, backWait)
 		sleep(ctx, o.Between)
 	}
+	injected := rep != nil || (inPlace(o.Fault) && !dc.FaultAt.IsZero())
+	if rep == nil && injected {
+		waitBack(ctx, l.tally, o.Readers > 0, backWait)
+		sleep(ctx, o.Between)
+	}
 	l.finish()
 	end := time.Now()
 	stopTicks(end)
 
 	st := l.step(n, o, start, end)
 	cctx := context.WithoutCancel(ctx)
-	if rep != nil {
+	if injected {
 		check(cctx, t, l.tally, dc)
 	}
-	l.tally.fill(dc)
+	l.tally.fill(dc, end)
 	if faultErr != nil {
 		dc.Problems = append(dc.Problems, faultErr.Error())
 	}
@@ -228,7 +253,7 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 	if ctx.Err() != nil {
 		return st, ctx.Err()
 	}
-	if dc.OldPrimary != "streaming" || len(dc.Writable) != 1 {
+	if (!inPlace(o.Fault) && dc.OldPrimary != "streaming") || len(dc.Writable) != 1 || len(dc.NotStreaming) > 0 {
 		return st, fmt.Errorf("cycle %d left the cluster unfit for another: %s", n, strings.Join(dc.Problems, "; "))
 	}
 	return st, nil
@@ -244,13 +269,14 @@ func inject(ctx context.Context, t *cluster.Topology, o Options, c *Cycle, dc *r
 		c.tally.fault(dc.FaultAt)
 		p("cycle %d: planned failover from %s", c.N, dc.From)
 		dc.WALBytesNote = "a planned failover replays all the old primary's WAL before promoting"
-		return t.Failover(hctx, cluster.FailoverOptions{})
+		return failover(hctx, t, c)
 	case FaultKillPrimary:
 		dc.FaultAt = time.Now()
 		c.tally.fault(dc.FaultAt)
 		if err := t.CrashNode(hctx, dc.From); err != nil {
 			return nil, fmt.Errorf("kill %s: %w", dc.From, err)
 		}
+		c.tally.event(result.EventDetected, time.Now(), "the postmaster's processes are gone")
 		p("cycle %d: killed the postmaster of %s (SIGKILL)", c.N, dc.From)
 		if o.Hooks != nil && o.Hooks.BeforeFailover != nil {
 			if err := o.Hooks.BeforeFailover(hctx, c); err != nil {
@@ -258,7 +284,11 @@ func inject(ctx context.Context, t *cluster.Topology, o Options, c *Cycle, dc *r
 			}
 		}
 		walLacked(hctx, t, dc)
-		return t.Failover(hctx, cluster.FailoverOptions{})
+		return failover(hctx, t, c)
+	case FaultKillStandby:
+		return nil, killStandby(hctx, t, c, dc, p)
+	case FaultWALFull:
+		return nil, walFull(ctx, t, c, dc, p)
 	}
 	return nil, fmt.Errorf("fault %q: not implemented", o.Fault)
 }

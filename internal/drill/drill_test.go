@@ -63,6 +63,9 @@ func cycles(t *testing.T, res *result.Result) []*result.DrillCycle {
 func TestSyncCommitLosesNothing(t *testing.T) {
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
 	for _, fault := range Faults {
+		if inPlace(fault) {
+			continue // no failover: TestKillStandby
+		}
 		t.Run(fault, func(t *testing.T) {
 			from := topo.Primary().Name
 			run, res, err := drill(t, context.Background(), topo, Options{Fault: fault, Cycles: 1})

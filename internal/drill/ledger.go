@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,10 +48,14 @@ const (
 // idStride spaces the writers' ids apart: writer w of cycle c commits c*idStride*... (see nextID).
 const idStride = 1_000_000_000
 
-// connStrings returns the writers' and readers' connection strings: every node of the
+// connStrings returns the writers' and readers' connection strings: through the cluster's
+// listener when it has one running (listener is then true), else every node of the
 // cluster as a host list, read-write for writers (they follow the primary after a
 // failover), prefer-standby for readers (read intent). Node addresses never change on failover.
-func connStrings(t *cluster.Topology) (write, read string) {
+func connStrings(t *cluster.Topology) (write, read string, listener bool) {
+	if w, r, ok := viaListener(t); ok {
+		return w, r, true
+	}
 	var hosts, ports []string
 	for _, n := range t.Nodes {
 		hosts = append(hosts, n.Host)
@@ -61,7 +64,7 @@ func connStrings(t *cluster.Topology) (write, read string) {
 	base := fmt.Sprintf("host=%s port=%s user=%s dbname=%s passfile='%s' sslmode=disable connect_timeout=%d application_name=agbench-drill",
 		strings.Join(hosts, ","), strings.Join(ports, ","), t.Superuser, t.Database,
 		strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(t.PassFile), int(connectTimeout.Seconds()))
-	return base + " target_session_attrs=read-write", base + " target_session_attrs=prefer-standby"
+	return base + " target_session_attrs=read-write", base + " target_session_attrs=prefer-standby", false
 }
 
 // createLedger makes the ledger table on the primary (empty when it existed).
@@ -109,11 +112,19 @@ type tally struct {
 	newPort  int
 	firstW   time.Time
 	ackCount atomic.Int64
+	// tl counts operations per interval; events are the cycle's moments.
+	tl     timeline
+	events []result.DrillEvent
+	// landings are the load's new sessions after the fault, where they landed; listener
+	// is true when the load goes through the cluster's listener.
+	landings []landing
+	listener bool
 }
 
 func (t *tally) fault(at time.Time) {
 	t.mu.Lock()
 	t.faultAt = at
+	t.events = append(t.events, result.DrillEvent{At: at, Event: result.EventFault})
 	t.mu.Unlock()
 }
 
@@ -126,6 +137,7 @@ type ack struct {
 func (t *tally) ack(id int64, began, at time.Time, port int) {
 	t.mu.Lock()
 	t.acked = append(t.acked, id)
+	t.tl.add(&t.tl.writes, at)
 	if !t.faultAt.IsZero() {
 		t.acks = append(t.acks, ack{began: began, at: at, port: port})
 		t.backOn(t.acks[len(t.acks)-1])
@@ -152,6 +164,7 @@ func (t *tally) backOn(a ack) {
 
 func (t *tally) read(began, at time.Time) {
 	t.mu.Lock()
+	t.tl.add(&t.tl.reads, at)
 	if !t.faultAt.IsZero() && !began.Before(t.faultAt) && t.firstR.IsZero() {
 		t.firstR = at
 	}
@@ -160,7 +173,13 @@ func (t *tally) read(began, at time.Time) {
 
 func (t *tally) fail(op string, state string, err error, inDoubt bool, id int64) {
 	t.mu.Lock()
-	t.errors = append(t.errors, result.DrillError{At: time.Now(), Op: op, SQLState: state, Message: err.Error()})
+	at := time.Now()
+	t.errors = append(t.errors, result.DrillError{At: at, Op: op, SQLState: state, Message: err.Error()})
+	if op == OpWrite {
+		t.tl.add(&t.tl.writeErrs, at)
+	} else {
+		t.tl.add(&t.tl.readErr, at)
+	}
 	if inDoubt {
 		t.doubt = append(t.doubt, id)
 	}
@@ -207,6 +226,12 @@ func (l *load) start(ctx context.Context, writers, readers int) {
 		l.wg.Add(1)
 		go l.reader(ctx, r, l.reg.NewHandle())
 	}
+	l.wg.Add(1)
+	go l.sampleLag(ctx)
+	if l.tally.listener {
+		l.wg.Add(1)
+		go l.probeRoutes(ctx)
+	}
 }
 
 // finish stops the load after each session's operation in flight and waits for it.
@@ -228,6 +253,8 @@ type session struct {
 	h       *measure.Handle
 	conn    *pgx.Conn
 	backoff time.Duration
+	// port is the server's port of the session (through a listener, the node's it chose).
+	port int
 }
 
 // get returns a connection, or nil after recording why none could be made and waiting.
@@ -238,8 +265,13 @@ func (s *session) get(ctx context.Context) *pgx.Conn {
 	began := time.Now()
 	c, err := pgx.Connect(ctx, s.url)
 	if err == nil {
-		s.conn, s.backoff = c, 0
-		return c
+		var standby bool
+		if s.port, standby, err = land(ctx, c); err == nil {
+			s.conn, s.backoff = c, 0
+			s.tally.landed(landing{op: s.op, at: time.Now(), port: s.port, standby: standby})
+			return c
+		}
+		c.Close(context.Background())
 	}
 	if ctx.Err() == nil {
 		state := stateConnect
@@ -283,7 +315,7 @@ func (l *load) writer(ctx context.Context, w int, h *measure.Handle) {
 		cancel()
 		done := time.Now()
 		if err == nil {
-			l.tally.ack(id, began, done, port(c))
+			l.tally.ack(id, began, done, s.port)
 			h.Record(measure.Sample{Op: OpWrite, Latency: done.Sub(began)})
 			continue
 		}
@@ -330,12 +362,4 @@ func (l *load) reader(ctx context.Context, r int, h *measure.Handle) {
 			s.drop()
 		}
 	}
-}
-
-// port is the server port of a connection (0 when unknown).
-func port(c *pgx.Conn) int {
-	if a, ok := c.PgConn().Conn().RemoteAddr().(*net.TCPAddr); ok {
-		return a.Port
-	}
-	return 0
 }

@@ -16,7 +16,7 @@ import (
 func Summarize(run *result.DrillRun, steps []result.Step) {
 	run.CyclesDone, run.Acked, run.Lost, run.InDoubt, run.InDoubtPresent = 0, 0, 0, 0, 0
 	run.Failed = nil
-	var wb, rb []float64
+	var wb, rb, wblk []float64
 	for i := range steps {
 		dc, err := steps[i].DrillCycle()
 		if err != nil || dc == nil {
@@ -38,8 +38,16 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 		if len(dc.Writable) != 1 {
 			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: %d nodes accept writes", dc.Cycle, len(dc.Writable)))
 		}
-		if dc.OldPrimary != "streaming" {
+		if !inPlace(dc.Fault) && dc.OldPrimary != "streaming" {
 			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: old primary %s %s", dc.Cycle, dc.From, dc.OldPrimary))
+		}
+		for _, s := range dc.NotStreaming {
+			if inPlace(dc.Fault) || s != dc.From { // an old primary's failure is said above
+				run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: standby %s not streaming", dc.Cycle, s))
+			}
+		}
+		if dc.WritesBlockedSeconds != nil {
+			wblk = append(wblk, *dc.WritesBlockedSeconds)
 		}
 		if dc.WriteBackSeconds != nil {
 			wb = append(wb, *dc.WriteBackSeconds)
@@ -56,6 +64,7 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 	}
 	run.WriteBackP50, run.WriteBackMax = p50max(wb)
 	run.ReadBackP50, run.ReadBackMax = p50max(rb)
+	run.WritesBlockedP50, run.WritesBlockedMax = p50max(wblk)
 	run.Verdict = Verdict(run)
 }
 
@@ -73,15 +82,29 @@ func Verdict(run *result.DrillRun) string {
 	if run.CyclesDone == 0 {
 		return fmt.Sprintf("%s commit: not judged: no cycle of %s was checked", run.Commit, run.Fault)
 	}
-	if run.Acked == 0 {
-		return fmt.Sprintf("%s commit: not judged: no commit was acknowledged in %d failover%s (%s)", run.Commit,
-			run.CyclesDone, plural(run.CyclesDone), run.Fault)
+	what := "failover"
+	if inPlace(run.Fault) {
+		what = "cycle"
 	}
-	s := fmt.Sprintf("%s commit: %s of %s acknowledged commits lost in %d failover%s (%s)", run.Commit,
-		units.GroupInt(run.Lost), units.GroupInt(run.Acked), run.CyclesDone, plural(run.CyclesDone), run.Fault)
-	if run.WriteBackP50 != nil {
+	if run.Acked == 0 {
+		return fmt.Sprintf("%s commit: not judged: no commit was acknowledged in %d %s%s (%s)", run.Commit,
+			run.CyclesDone, what, plural(run.CyclesDone), run.Fault)
+	}
+	s := fmt.Sprintf("%s commit: %s of %s acknowledged commits lost in %d %s%s (%s)", run.Commit,
+		units.GroupInt(run.Lost), units.GroupInt(run.Acked), run.CyclesDone, what, plural(run.CyclesDone), run.Fault)
+	if inPlace(run.Fault) && run.WritesBlockedP50 != nil {
+		s += fmt.Sprintf("; writes blocked p50 %.2f s, max %.2f s", *run.WritesBlockedP50, *run.WritesBlockedMax)
+	}
+	switch {
+	case inPlace(run.Fault):
+		// The primary stays: a write begun a moment after the fault may be acknowledged
+		// before the fault bites, so the time without writes is the measure, said above.
+		if run.WritesBlockedP50 == nil {
+			s += "; writes blocked: – (no write acknowledged after a fault)"
+		}
+	case run.WriteBackP50 != nil:
 		s += fmt.Sprintf("; writes back after p50 %.1f s, max %.1f s", *run.WriteBackP50, *run.WriteBackMax)
-	} else {
+	default:
 		s += "; writes back: – (no write succeeded after a fault)"
 	}
 	if run.ReadBackP50 != nil {

@@ -59,3 +59,21 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("no cycle: %q", empty.Verdict)
 	}
 }
+
+// A fault healed in place (kill-standby) has no old primary to judge: a standby not
+// streaming fails it, and its verdict gives the time writes were blocked, not writes back.
+func TestSummarizeInPlace(t *testing.T) {
+	ok := result.DrillCycle{Cycle: 1, Fault: FaultKillStandby, Checked: true, Acked: 100, Writable: []string{"p"},
+		Target: "s1", Healed: "streaming", WriteBackSeconds: f(0), WritesBlockedSeconds: f(0.2)}
+	stuck := result.DrillCycle{Cycle: 2, Fault: FaultKillStandby, Checked: true, Acked: 50, Writable: []string{"p"},
+		Target: "s2", Healed: "not streaming: x", NotStreaming: []string{"s2"}, WriteBackSeconds: f(0), WritesBlockedSeconds: f(0.6)}
+	run := &result.DrillRun{Fault: FaultKillStandby, Commit: "sync", Cycles: 2}
+	Summarize(run, []result.Step{cycleStep(t, ok), cycleStep(t, stuck)})
+	if len(run.Failed) != 1 || run.Failed[0] != "cycle 2: standby s2 not streaming" {
+		t.Fatalf("failed %q", run.Failed)
+	}
+	want := "sync commit: 0 of 150 acknowledged commits lost in 2 cycles (kill-standby); writes blocked p50 0.40 s, max 0.60 s"
+	if run.Verdict != want {
+		t.Fatalf("verdict\n%q\nwant\n%q", run.Verdict, want)
+	}
+}

@@ -208,6 +208,11 @@ func (e *Experiment) Findings() []Finding {
 		for _, v := range r.Comparisons {
 			add("warning", prefix+v.Code+": "+v.Message)
 		}
+		if d, err := r.Result.DrillRun(); err == nil && d != nil {
+			for _, f := range d.Failed {
+				add("warning", prefix+"drill check failed: "+f)
+			}
+		}
 		analysed := len(r.Analysis) > 0
 		for _, w := range r.Result.Warnings {
 			if !(analysed && testerSteal(w)) {

@@ -64,7 +64,7 @@ func TestReportInBrowser(t *testing.T) {
 	if got.Counts["svg.chart.throughput path.line"] != 2+1 {
 		t.Errorf("throughput lines: %d, want one per variant (2 + 1)", got.Counts["svg.chart.throughput path.line"])
 	}
-	saveScreenshot(t, got.Screenshot)
+	saveScreenshot(t, "report-screenshot.png", got.Screenshot)
 }
 
 // TestBrowserCheckCatchesRequests shows the browser check fails a page that fetches: with
@@ -97,13 +97,13 @@ func TestBrowserCheckCatchesRequests(t *testing.T) {
 }
 
 // saveScreenshot keeps the screenshot in $AGBENCH_ARTIFACTS (or the test's temp folder).
-func saveScreenshot(t *testing.T, png []byte) {
+func saveScreenshot(t *testing.T, name string, png []byte) {
 	t.Helper()
 	dir := os.Getenv("AGBENCH_ARTIFACTS")
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	p := filepath.Join(dir, "report-screenshot.png")
+	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, png, 0o644); err != nil {
 		t.Fatal(err)
 	}

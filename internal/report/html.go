@@ -195,6 +195,9 @@ func peak(v *Variant, get func(*Figures) (float64, bool)) (pk float64, at int) {
 // measured figures: a gap with an absent side is not computed, and a variant that measured
 // nothing says so.
 func (e *Experiment) Headline() string {
+	if e.isDrill() {
+		return e.drillHeadline()
+	}
 	_, label, get := e.metric()
 	if len(e.Variants) == 0 {
 		return "no steps measured"
@@ -301,6 +304,9 @@ func (e *Experiment) view(id string) expView {
 }
 
 func (e *Experiment) kpis() []kpi {
+	if e.isDrill() {
+		return e.drillKPIs()
+	}
 	_, label, get := e.metric()
 	var out []kpi
 	for _, v := range e.Variants {
@@ -339,6 +345,9 @@ func (e *Experiment) legend() []legendItem {
 }
 
 func (e *Experiment) charts() []chartView {
+	if e.isDrill() {
+		return e.drillCharts()
+	}
 	var out []chartView
 	_, label, get := e.metric()
 	if e.Sweep {

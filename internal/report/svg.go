@@ -333,6 +333,9 @@ func niceRange(lo, hi float64) []float64 {
 
 // axisNum prints an axis value briefly (1.5k, 2M).
 func axisNum(v float64) string {
+	if v == 0 {
+		return "0" // also -0, which a range from below zero gives
+	}
 	a := math.Abs(v)
 	switch {
 	case a >= 1e6:

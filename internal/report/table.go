@@ -117,7 +117,7 @@ func (e *Experiment) pointHeader() string {
 // operation, other counters, the wait profile and the layers, each when the results hold it.
 func (e *Experiment) Tables() []Table {
 	var ts []Table
-	for _, t := range []Table{e.SeedTable(), e.ReadaheadTable()} { // the workload's own article table first
+	for _, t := range []Table{e.DrillTable(), e.SeedTable(), e.ReadaheadTable()} { // the workload's own article table first
 		if len(t.Rows) > 0 {
 			ts = append(ts, t)
 		}

@@ -24,6 +24,10 @@ type DrillRun struct {
 	WriteBackMax *float64 `json:"write_back_max_seconds,omitempty"`
 	ReadBackP50  *float64 `json:"read_back_p50_seconds,omitempty"`
 	ReadBackMax  *float64 `json:"read_back_max_seconds,omitempty"`
+	// WritesBlocked are the cycles' longest times from the fault without an acknowledged
+	// write, in seconds; absent when no cycle measured one.
+	WritesBlockedP50 *float64 `json:"writes_blocked_p50_seconds,omitempty"`
+	WritesBlockedMax *float64 `json:"writes_blocked_max_seconds,omitempty"`
 	// Verdict is the drill's one line; Failed says why a check failed (a lost commit, two
 	// writable nodes, an old primary not back), empty when every check passed.
 	Verdict string   `json:"verdict"`
@@ -72,6 +76,70 @@ type DrillCycle struct {
 	// steps that did not go as planned.
 	Checked  bool     `json:"checked"`
 	Problems []string `json:"problems,omitempty"`
+
+	// Target is the node the fault hit when it is not the primary at the cycle's start (the
+	// standby a kill-standby killed); Healed says how the fault was undone ("streaming" for a
+	// standby back and streaming, or what went wrong), for faults with no failover.
+	Target string `json:"target,omitempty"`
+	Healed string `json:"healed,omitempty"`
+	// NotStreaming names the standbys that did not stream from the primary after the cycle.
+	NotStreaming []string `json:"not_streaming,omitempty"`
+	// WritesBlockedSeconds is the longest time from the fault on without an acknowledged
+	// write (commits waiting for a synchronous standby, a server refusing writes); absent
+	// when no write was acknowledged after the fault.
+	WritesBlockedSeconds *float64 `json:"writes_blocked_seconds,omitempty"`
+	// RerouteWriteSeconds and RerouteReadSeconds are, through a listener, the times from the
+	// fault until it first routed a new write session to the new primary and a new
+	// read-intent session to a standby; absent with RerouteNote saying why.
+	RerouteWriteSeconds *float64 `json:"reroute_write_seconds,omitempty"`
+	RerouteReadSeconds  *float64 `json:"reroute_read_seconds,omitempty"`
+	RerouteNote         string   `json:"reroute_note,omitempty"`
+	// Events are the cycle's moments (the fault, its detection, the promotion, writes and
+	// reads back, the listener's reroute), in the order they happened.
+	Events []DrillEvent `json:"events,omitempty"`
+	// Timeline is the load's operations per interval over the cycle, for the report.
+	Timeline *DrillTimeline `json:"timeline,omitempty"`
+}
+
+// Names of a drill cycle's events.
+const (
+	EventFault        = "fault"
+	EventDetected     = "detected"
+	EventPromoted     = "promoted"
+	EventHealed       = "healed"
+	EventWritesBack   = "writes back"
+	EventReadsBack    = "reads back"
+	EventRerouteWrite = "reroute write"
+	EventRerouteRead  = "reroute read"
+)
+
+// DrillEvent is one moment of a cycle: what happened, when, and a detail.
+type DrillEvent struct {
+	At     time.Time `json:"at"`
+	Event  string    `json:"event"`
+	Detail string    `json:"detail,omitempty"`
+}
+
+// DrillTimeline counts the load's operations per interval of IntervalMS milliseconds from
+// Start, by when each ended: acknowledged writes, failed writes (every error, also a
+// connection refused), successful reads and failed reads. Lag is the replication lag
+// sampled meanwhile (absent where it could not be read, as while no primary answered).
+type DrillTimeline struct {
+	Start       time.Time  `json:"start"`
+	IntervalMS  int        `json:"interval_ms"`
+	Writes      []int64    `json:"writes"`
+	WriteErrors []int64    `json:"write_errors"`
+	Reads       []int64    `json:"reads"`
+	ReadErrors  []int64    `json:"read_errors"`
+	Lag         []DrillLag `json:"lag,omitempty"`
+}
+
+// DrillLag is one sample of a standby's replication lag, as its primary saw it: the WAL
+// it had not replayed yet.
+type DrillLag struct {
+	At       time.Time `json:"at"`
+	Standby  string    `json:"standby"`
+	LagBytes int64     `json:"lag_bytes"`
 }
 
 // MaxLostIDs bounds DrillCycle.LostIDs.
