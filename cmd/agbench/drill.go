@@ -48,13 +48,27 @@ Faults:
                  started: checked by the topology, the data folder and the pid);
                  the standby that received the most WAL is promoted, the old
                  primary rewound (pg_rewind) and started as a standby
+  freeze-primary SIGSTOP of the primary's postmaster and every child: alive but
+                 silent. agbench's failover probes it, takes it for failed after
+                 --detect-timeout without an answer, fences it (SIGKILL of every
+                 stopped process: none runs again to acknowledge a commit),
+                 promotes, and rewinds it into a standby
+  partition-primary  the primary cut off from its standbys: the drill routes
+                 replication through relays (Toxiproxy, in-process) and makes the
+                 primary's silent both ways; clients still reach the primary. When
+                 no standby has received from it for --detect-timeout, agbench
+                 fences it, promotes, rewinds it; the relay is healed at the end
+                 of the cycle, and replication routed directly after the drill
 
 Per cycle: commits acknowledged and lost, in doubt, the failover's own time, the
 time from the fault to the first write the new primary acknowledged and to the
-first successful read, errors by SQLSTATE. The verdict line sums the cycles.
-Ctrl-C stops the load; a fault once injected is failed over and healed first.
+first successful read, the time until a frozen or cut-off primary was detected
+and fenced, writes the old primary acknowledged after the fault, errors by
+SQLSTATE. The verdict line sums the cycles.
+Ctrl-C stops the load; a frozen primary or a cut link is resumed or healed when
+the failover has not begun, else the failover runs to its end first.
 Exit status 1 when a check failed (a lost commit, two writable nodes, an old
-primary not back).`,
+primary not back, the old primary acknowledging writes after the promotion).`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return agerr.BadInputf("%s: unexpected argument %q (it takes flags only)", c.CommandPath(), args[0])
@@ -71,6 +85,7 @@ primary not back).`,
 	fl.IntVar(&f.o.Readers, "read-vus", drill.DefaultReaders, "readers (read intent: a standby when there is one)")
 	fl.DurationVar(&f.o.Between, "between", drill.DefaultBetween, "load before each fault, and again after each failover")
 	fl.DurationVar(&f.o.CommitWait, "commit-wait", drill.DefaultCommitWait, "how long an operation waits for its answer; an unanswered commit is in doubt")
+	fl.DurationVar(&f.o.DetectTimeout, "detect-timeout", drill.DefaultDetectTimeout, "freeze-primary, partition-primary: how long the primary may stay silent before it is taken for failed and fenced")
 	fl.BoolVar(&f.o.Keep, "keep", false, "keep the ledger table ("+drill.LedgerTable+") at the end")
 	fl.StringVar(&f.results, "results", "results", "folder for results/<time>-drill/result.json")
 	for _, n := range []string{"primary", "standby", "listener"} {
@@ -108,7 +123,7 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 	}
 	d := &experiment.Drill{Version: version, Args: cmdArgs(cmd), Results: f.results, Topo: topo, Options: f.o,
 		Config: map[string]any{"fault": f.o.Fault, "cycles": f.o.Cycles, "vus": f.o.Writers, "read_vus": f.o.Readers,
-			"between": f.o.Between.String(), "commit_wait": f.o.CommitWait.String(), "keep": f.o.Keep, "commit": topo.Commit}}
+			"between": f.o.Between.String(), "commit_wait": f.o.CommitWait.String(), "detect_timeout": f.o.DetectTimeout.String(), "keep": f.o.Keep, "commit": topo.Commit}}
 	start := time.Now()
 	out, runErr := d.Run(cmd.Context(), func(format string, args ...any) {
 		fmt.Fprintf(a.stderr, "%7.1fs  %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
@@ -127,7 +142,7 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 	fmt.Fprintln(w)
 	tw := table.NewWriter(w, table.Right)
-	tw.Row("cycle", "fault", "from", "to", "acked", "lost", "in doubt", "committed", "failover s", "writes back s", "reads back s", "WAL lacked", "errors/s by SQLSTATE", "old primary")
+	tw.Row("cycle", "fault", "from", "to", "acked", "lost", "in doubt", "committed", "failover s", "detected s", "fenced s", "old acked", "writes back s", "reads back s", "WAL lacked", "errors/s by SQLSTATE", "old primary")
 	for i := range r.Steps {
 		st := &r.Steps[i]
 		dc, err := st.DrillCycle()
@@ -140,7 +155,7 @@ func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 			lost, committed = fmt.Sprint(dc.Lost), fmt.Sprint(dc.InDoubtPresent)
 		}
 		tw.Row(fmt.Sprint(dc.Cycle), dc.Fault, dc.From, orAbsent(dc.To), fmt.Sprint(dc.Acked), lost, fmt.Sprint(dc.InDoubt), committed,
-			seconds(dc.FailoverSeconds), seconds(dc.WriteBackSeconds), seconds(dc.ReadBackSeconds), walBytes(dc), errorRates(st), orAbsent(dc.OldPrimary))
+			seconds(dc.FailoverSeconds), seconds(dc.DetectSeconds), seconds(dc.FenceSeconds), oldAcked(dc), seconds(dc.WriteBackSeconds), seconds(dc.ReadBackSeconds), walBytes(dc), errorRates(st), orAbsent(dc.OldPrimary))
 	}
 	tw.Flush()
 	for i := range r.Steps {
@@ -175,6 +190,18 @@ func walBytes(dc *result.DrillCycle) string {
 		return "0"
 	}
 	return table.Absent
+}
+
+// oldAcked is the writes the old primary acknowledged after the fault ("12, 3 after the
+// promotion" when it went on after it); absent when the cycle did not fail over.
+func oldAcked(dc *result.DrillCycle) string {
+	switch {
+	case dc.To == "":
+		return table.Absent
+	case dc.OldAckedAfterPromotion > 0:
+		return fmt.Sprintf("%d, %d after the promotion", dc.OldAcked, dc.OldAckedAfterPromotion)
+	}
+	return fmt.Sprint(dc.OldAcked)
 }
 
 func orAbsent(s string) string {

@@ -85,26 +85,7 @@ func (t *Topology) CrashNode(ctx context.Context, name string) error {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("kill postmaster %d of %s: %w", pid, name, err)
 	}
-	deadline := time.Now().Add(crashWait)
-	for {
-		left := 0
-		for _, k := range append(kids, pid) {
-			if Alive(k) {
-				left++
-			}
-		}
-		if left == 0 {
-			return clearZombieLock(t.Node(name).DataDir, pid)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: %d processes of the killed postmaster %d still alive after %v", name, left, pid, crashWait)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	return t.waitDead(ctx, name, append([]int{pid}, kids...))
 }
 
 // clearZombieLock removes the lock file of a killed postmaster that its parent (init here:

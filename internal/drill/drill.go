@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/links"
 	"github.com/agbench/agbench/internal/measure"
 	"github.com/agbench/agbench/internal/result"
 )
@@ -22,10 +24,16 @@ const (
 	// FaultKillPrimary is SIGKILL of the primary's postmaster; agbench then fails over to
 	// the standby that received the most WAL.
 	FaultKillPrimary = "kill-primary"
+	// FaultFreezePrimary stops the primary's processes (SIGSTOP): alive but silent, so only
+	// a timeout notices it (freeze.go).
+	FaultFreezePrimary = "freeze-primary"
+	// FaultPartitionPrimary cuts the primary off from its standbys on the replication
+	// connections, which the drill routes through relays (partition.go).
+	FaultPartitionPrimary = "partition-primary"
 )
 
 // Faults lists the faults this drill can inject.
-var Faults = []string{FaultPlanned, FaultKillPrimary}
+var Faults = []string{FaultPlanned, FaultKillPrimary, FaultFreezePrimary, FaultPartitionPrimary}
 
 // Defaults and bounds of a drill.
 const (
@@ -33,7 +41,9 @@ const (
 	DefaultReaders    = 4
 	DefaultBetween    = 10 * time.Second
 	DefaultCommitWait = 10 * time.Second
-	MaxCycles         = 1000
+	// DefaultDetectTimeout is how long a primary may stay silent before it is taken for failed.
+	DefaultDetectTimeout = cluster.DefaultProbeTimeout
+	MaxCycles            = 1000
 	// backWait bounds the wait after a failover for the first write and read to come back.
 	backWait = 60 * time.Second
 	// tick is the interval of the throughput series.
@@ -53,8 +63,13 @@ type Options struct {
 	CommitWait time.Duration
 	// Keep keeps the ledger table at the end.
 	Keep bool
+	// DetectTimeout is how long the primary may stay silent before it is taken for failed
+	// and fenced (freeze-primary, partition-primary).
+	DetectTimeout time.Duration
 	// Hooks are for tests that make a fault worse than the drill's own (nil in commands).
 	Hooks *Hooks
+
+	relays *links.Relays // partition-primary's, set by Run
 }
 
 // Hooks run inside a cycle, for tests.
@@ -63,6 +78,9 @@ type Hooks struct {
 	BeforeFault func(ctx context.Context, c *Cycle) error
 	// BeforeFailover runs after a kill, before agbench fails over.
 	BeforeFailover func(ctx context.Context, c *Cycle) error
+	// Failover replaces agbench's failover after a fault (a failover that forgets to fence,
+	// to see the checks fail).
+	Failover func(ctx context.Context, t *cluster.Topology) (*cluster.FailoverReport, error)
 }
 
 // Cycle is a cycle in progress, as hooks see it.
@@ -95,6 +113,9 @@ func (o *Options) Validate() error {
 	if o.CommitWait <= 0 {
 		errs = append(errs, agerr.BadInputf("--commit-wait %v: must be positive", o.CommitWait))
 	}
+	if o.DetectTimeout < 0 {
+		errs = append(errs, agerr.BadInputf("--detect-timeout %v: must be positive", o.DetectTimeout))
+	}
 	return agerr.Join(errs...)
 }
 
@@ -108,6 +129,9 @@ func Check(t *cluster.Topology, o Options) error {
 	for _, n := range t.Nodes {
 		if _, err := t.OwnPostmaster(n.Name); err != nil {
 			errs = append(errs, agerr.BadInputf("cluster %s: %v (a drill starts on a whole cluster: agbench cluster start %s)", t.Name, err, t.Name))
+		} else if pids := t.StoppedProcesses(n.Name); len(pids) > 0 {
+			errs = append(errs, agerr.BadInputf("cluster %s: node %s is frozen: processes %s are stopped (SIGSTOP; a drill that did not finish?): resume them with kill -CONT %s",
+				t.Name, n.Name, joinInts(pids), joinInts(pids)))
 		}
 	}
 	return agerr.Join(errs...)
@@ -135,6 +159,11 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 		_ = res.SetExtra(result.ExtraDrill, run) // a DrillRun always encodes
 		_ = rec.Save()                           // the recorder keeps the first write error for Finish
 	}
+	undo, err := prepare(ctx, t, &o, p)
+	if err != nil {
+		return nil, err
+	}
+	defer undo()
 	if err := createLedger(ctx, t); err != nil {
 		return nil, fmt.Errorf("create %s: %w", LedgerTable, err)
 	}
@@ -153,6 +182,9 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 			runErr = err
 			break
 		}
+	}
+	if err := undo(); err != nil {
+		runErr = errors.Join(runErr, err)
 	}
 	run.Left = Whole(context.WithoutCancel(ctx), t)
 	if !o.Keep {
@@ -193,6 +225,10 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 		fs := rep.WriteOutage.Seconds()
 		dc.FailoverSeconds = &fs
 		dc.OldPrimary = rep.OldPrimary
+		if rep.WALLacked != nil || rep.WALLackedNote != "" {
+			dc.WALBytesLacked, dc.WALBytesNote = rep.WALLacked, rep.WALLackedNote
+		}
+		dc.FenceSeconds = since(dc.FaultAt, rep.FencedAt)
 		for node, why := range rep.Problems {
 			dc.Problems = append(dc.Problems, node+": "+why)
 		}
@@ -208,6 +244,7 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 	cctx := context.WithoutCancel(ctx)
 	if rep != nil {
 		check(cctx, t, l.tally, dc)
+		l.tally.oldAcks(t.Node(dc.From).Port, rep.PromotedAt, dc)
 	}
 	l.tally.fill(dc)
 	if faultErr != nil {
@@ -257,41 +294,38 @@ func inject(ctx context.Context, t *cluster.Topology, o Options, c *Cycle, dc *r
 				return nil, err
 			}
 		}
-		walLacked(hctx, t, dc)
-		return t.Failover(hctx, cluster.FailoverOptions{})
+		return failover(hctx, t, o, cluster.FailoverOptions{})
+	case FaultFreezePrimary:
+		return injectFreeze(ctx, t, o, c, dc, p)
+	case FaultPartitionPrimary:
+		return injectPartition(ctx, t, o, c, dc, p)
 	}
 	return nil, fmt.Errorf("fault %q: not implemented", o.Fault)
 }
 
-// walLacked measures the WAL that the standby agbench will promote (the one that received
-// the most) lacks of the killed primary's: the primary's end of valid WAL (pg_waldump)
-// minus the standby's received position. Unmeasured, it is absent with the reason.
-func walLacked(ctx context.Context, t *cluster.Topology, dc *result.DrillCycle) {
-	var best uint64
-	var from string
-	for _, s := range t.Standbys() {
-		lsn, err := t.ReceivedLSN(ctx, s.Name)
-		if err != nil {
-			continue
-		}
-		if v, err := cluster.ParseLSN(lsn); err == nil && (from == "" || v > best) {
-			best, from = v, lsn
-		}
+// failover fails t over after a fault: agbench's failover, or the test's (Hooks.Failover).
+func failover(ctx context.Context, t *cluster.Topology, o Options, fo cluster.FailoverOptions) (*cluster.FailoverReport, error) {
+	if o.Hooks != nil && o.Hooks.Failover != nil {
+		return o.Hooks.Failover(ctx, t)
 	}
-	if from == "" {
-		dc.WALBytesNote = "not measured: no standby's received WAL position could be read"
-		return
+	return t.Failover(ctx, fo)
+}
+
+// since is the seconds from a to b, absent when b is zero.
+func since(a, b time.Time) *float64 {
+	if b.IsZero() {
+		return nil
 	}
-	end, err := t.EndOfWAL(ctx, dc.From, from)
-	if err != nil {
-		dc.WALBytesNote = "not measured: " + err.Error()
-		return
+	s := b.Sub(a).Seconds()
+	return &s
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
 	}
-	lacked := int64(0)
-	if end > best {
-		lacked = int64(end - best)
-	}
-	dc.WALBytesLacked = &lacked
+	return strings.Join(s, " ")
 }
 
 // waitBack waits until a write (and a read, when there are readers) that began after the
