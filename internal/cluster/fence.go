@@ -87,7 +87,7 @@ func (t *Topology) FreezeNode(ctx context.Context, name string) (*Frozen, error)
 	for {
 		running := 0
 		for _, p := range f.procs {
-			if st, start, ok := procStat(p.pid); ok && start == p.start && st != "T" {
+			if st, start, ok := procStat(p.pid); ok && start == p.start && !strings.ContainsAny(st, "TtZX") {
 				running++
 			}
 		}

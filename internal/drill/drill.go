@@ -113,7 +113,7 @@ func (o *Options) Validate() error {
 	if o.CommitWait <= 0 {
 		errs = append(errs, agerr.BadInputf("--commit-wait %v: must be positive", o.CommitWait))
 	}
-	if o.DetectTimeout < 0 {
+	if o.DetectTimeout <= 0 {
 		errs = append(errs, agerr.BadInputf("--detect-timeout %v: must be positive", o.DetectTimeout))
 	}
 	return agerr.Join(errs...)

@@ -33,6 +33,9 @@ func drill(t *testing.T, ctx context.Context, topo *cluster.Topology, o Options)
 	if o.CommitWait == 0 {
 		o.CommitWait = DefaultCommitWait
 	}
+	if o.DetectTimeout == 0 {
+		o.DetectTimeout = DefaultDetectTimeout
+	}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
