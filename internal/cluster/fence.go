@@ -32,20 +32,26 @@ type proc struct {
 
 // procStat returns a process's state letter and start time from /proc/PID/stat.
 func procStat(pid int) (state, start string, ok bool) {
+	state, _, start, ok = procStatParent(pid)
+	return state, start, ok
+}
+
+// procStatParent is procStat with the parent's pid.
+func procStatParent(pid int) (state, ppid, start string, ok bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return "", "", false
+		return "", "", "", false
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return "", "", false
+		return "", "", "", false
 	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state); start time is field 22
+	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state), f[1] the parent; start time is field 22
 	if len(f) < 20 {
-		return "", "", false
+		return "", "", "", false
 	}
-	return f[0], f[19], true
+	return f[0], f[1], f[19], true
 }
 
 func (p proc) same() bool {
@@ -67,12 +73,20 @@ func (t *Topology) FreezeNode(ctx context.Context, name string) (*Frozen, error)
 		return nil, fmt.Errorf("node %s: postmaster %d is gone", name, pid)
 	}
 	f := &Frozen{Node: name, procs: []proc{{pid, start}}}
+	// The children are listed before and again after the postmaster stops: reading /proc
+	// takes a while on a busy machine, and the backends run meanwhile.
+	kids := children(pid)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		return nil, fmt.Errorf("stop postmaster %d of %s: %w", pid, name, err)
 	}
-	for _, k := range children(pid) {
-		_, start, ok := procStat(k)
-		if !ok {
+	stopped := map[int]bool{}
+	for _, k := range append(kids, children(pid)...) {
+		if stopped[k] {
+			continue
+		}
+		stopped[k] = true
+		_, ppid, start, ok := procStatParent(k)
+		if !ok || ppid != strconv.Itoa(pid) { // gone, or its pid reused since the first list
 			continue
 		}
 		if err := syscall.Kill(k, syscall.SIGSTOP); err != nil {
