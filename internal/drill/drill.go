@@ -223,6 +223,9 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 		dc.To = rep.To
 		l.tally.primaryIs(t.Node(rep.To).Port)
 		fs := rep.WriteOutage.Seconds()
+		if !rep.Detected.IsZero() && !rep.PromotedAt.IsZero() { // the failover's own time begins at the detection
+			fs = rep.PromotedAt.Sub(rep.Detected).Seconds()
+		}
 		dc.FailoverSeconds = &fs
 		dc.OldPrimary = rep.OldPrimary
 		if rep.WALLacked != nil || rep.WALLackedNote != "" {

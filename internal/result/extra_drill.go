@@ -44,7 +44,8 @@ type DrillCycle struct {
 	To      string    `json:"to,omitempty"`
 	FaultAt time.Time `json:"fault_at"`
 	// FailoverSeconds is the failover's own time until the new primary accepted writes, as
-	// internal/cluster measured it (absent when no failover ran).
+	// internal/cluster measured it, from the detection when the failover itself detected the
+	// fault (freeze-primary's probe); absent when no failover ran.
 	FailoverSeconds *float64 `json:"failover_seconds,omitempty"`
 	// DetectSeconds is from the fault until it was noticed, by a timeout (freeze-primary:
 	// the primary did not answer; partition-primary: no standby received anything from it);
