@@ -144,7 +144,7 @@ var (
 	// walEmptyRE is pg_waldump's refusal of a segment that was created (recycled or
 	// preallocated) but never written: its first page header is zeros.
 	walEmptyRE = regexp.MustCompile(`WAL file "[0-9A-F]+" header specifies 0 bytes`)
-	tliRE     = regexp.MustCompile(`(?m)^Latest checkpoint's TimeLineID:\s+(\d+)`)
+	tliRE      = regexp.MustCompile(`(?m)^Latest checkpoint's TimeLineID:\s+(\d+)`)
 )
 
 // EndOfWAL returns where the valid WAL of a stopped node ends, reading its pg_wal with
