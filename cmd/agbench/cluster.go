@@ -335,7 +335,8 @@ all of its WAL, so no committed transaction is lost. The other standbys are re-p
 new primary; the old primary comes back as a standby (pg_rewind where needed). The topology
 file follows. Prints the time writes were unavailable and the total time.
 
-A primary that runs but does not answer within --probe-timeout (frozen, hung) is fenced
+A primary that runs but does not answer within --probe-timeout (default 10s: frozen,
+hung) is fenced
 first: every process of its server is stopped and killed (SIGSTOP, then SIGKILL), so that
 none acknowledges a commit after the promotion; then the standby that received the most WAL
 is promoted. --fence does the same to a primary that still answers (cut off from its

@@ -10,11 +10,14 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // DefaultProbeTimeout is how long a failover waits for a running primary to answer before it
-// takes it for silent (frozen, hung, cut off) and fences it.
-const DefaultProbeTimeout = 2 * time.Second
+// takes it for silent (frozen, hung) and fences it: long, so that a primary that is only
+// busy is handed over cleanly.
+const DefaultProbeTimeout = 10 * time.Second
 
 // Frozen is a node whose processes agbench stopped with SIGSTOP: alive, holding their
 // sockets, and silent.
@@ -211,7 +214,12 @@ func (t *Topology) waitDead(ctx context.Context, name string, pids []int) error 
 func (t *Topology) probe(ctx context.Context, n *Node, timeout time.Duration) bool {
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := t.Connect(pctx, n)
+	cfg, err := pgx.ParseConfig(t.directConnString(n, ""))
+	if err != nil {
+		return false
+	}
+	cfg.ConnectTimeout = timeout
+	c, err := pgx.ConnectConfig(pctx, cfg)
 	if err == nil {
 		_, err = c.Exec(pctx, "SELECT 1")
 		c.Close(context.WithoutCancel(ctx))
@@ -220,7 +228,7 @@ func (t *Topology) probe(ctx context.Context, n *Node, timeout time.Duration) bo
 		return false
 	}
 	var ne net.Error
-	return pctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout())
+	return pctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 // joinPids joins pids for a message ("123 456").

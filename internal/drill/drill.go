@@ -42,7 +42,7 @@ const (
 	DefaultBetween    = 10 * time.Second
 	DefaultCommitWait = 10 * time.Second
 	// DefaultDetectTimeout is how long a primary may stay silent before it is taken for failed.
-	DefaultDetectTimeout = cluster.DefaultProbeTimeout
+	DefaultDetectTimeout = 2 * time.Second
 	MaxCycles            = 1000
 	// backWait bounds the wait after a failover for the first write and read to come back.
 	backWait = 60 * time.Second
