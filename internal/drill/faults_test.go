@@ -167,7 +167,8 @@ func TestInterruptBeforeFailoverUndoesTheFault(t *testing.T) {
 }
 
 // TestCheckRefusesAFrozenNode: a node whose processes are stopped (a drill killed while it
-// had frozen the primary) gets no fault; the refusal says how to resume it.
+// had frozen the primary) gets no fault, and the cluster is not whole; both say how to
+// resume it.
 func TestCheckRefusesAFrozenNode(t *testing.T) {
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
 	pid, err := topo.OwnPostmaster(topo.Primary().Name)
@@ -187,5 +188,8 @@ func TestCheckRefusesAFrozenNode(t *testing.T) {
 	err = Check(topo, Options{Fault: FaultFreezePrimary})
 	if !agerr.IsBadInput(err) || !strings.Contains(err.Error(), "kill -CONT "+strconv.Itoa(pid)) {
 		t.Fatalf("Check: %v; want bad input saying to resume %d", err, pid)
+	}
+	if left := Whole(context.Background(), topo); !strings.HasPrefix(left, "not whole:") || !strings.Contains(left, "is frozen") || !strings.Contains(left, "kill -CONT "+strconv.Itoa(pid)) {
+		t.Fatalf("Whole: %q; want the frozen node and how to resume it", left)
 	}
 }
