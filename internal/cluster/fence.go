@@ -22,7 +22,9 @@ const DefaultProbeTimeout = 10 * time.Second
 // Frozen is a node whose processes agbench stopped with SIGSTOP: alive, holding their
 // sockets, and silent.
 type Frozen struct {
-	Node  string
+	Node string
+	// Took is from the postmaster's stop until the last child's.
+	Took  time.Duration
 	procs []proc
 }
 
@@ -76,30 +78,42 @@ func (t *Topology) FreezeNode(ctx context.Context, name string) (*Frozen, error)
 		return nil, fmt.Errorf("node %s: postmaster %d is gone", name, pid)
 	}
 	f := &Frozen{Node: name, procs: []proc{{pid, start}}}
-	// The children are listed before and again after the postmaster stops: reading /proc
-	// takes a while on a busy machine, and the backends run meanwhile.
+	began := time.Now()
+	// The children are listed before the postmaster stops, and stopped right after it (reading
+	// /proc takes a while on a busy machine, and the backends commit meanwhile); a second list
+	// finds any forked in between.
 	kids := children(pid)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		return nil, fmt.Errorf("stop postmaster %d of %s: %w", pid, name, err)
 	}
 	stopped := map[int]bool{}
-	for _, k := range append(kids, children(pid)...) {
-		if stopped[k] {
-			continue
-		}
-		stopped[k] = true
-		_, ppid, start, ok := procStatParent(k)
-		if !ok || ppid != strconv.Itoa(pid) { // gone, or its pid reused since the first list
-			continue
-		}
-		if err := syscall.Kill(k, syscall.SIGSTOP); err != nil {
-			if errors.Is(err, syscall.ESRCH) {
+	stop := func(ks []int) error {
+		for _, k := range ks {
+			if stopped[k] {
 				continue
 			}
-			return f, errors.Join(fmt.Errorf("stop process %d of %s: %w", k, name, err), f.Thaw())
+			stopped[k] = true
+			_, ppid, start, ok := procStatParent(k)
+			if !ok || ppid != strconv.Itoa(pid) { // gone, or its pid reused since the first list
+				continue
+			}
+			if err := syscall.Kill(k, syscall.SIGSTOP); err != nil {
+				if errors.Is(err, syscall.ESRCH) {
+					continue
+				}
+				return fmt.Errorf("stop process %d of %s: %w", k, name, err)
+			}
+			f.procs = append(f.procs, proc{k, start})
 		}
-		f.procs = append(f.procs, proc{k, start})
+		return nil
 	}
+	if err := stop(kids); err != nil {
+		return f, errors.Join(err, f.Thaw())
+	}
+	if err := stop(children(pid)); err != nil {
+		return f, errors.Join(err, f.Thaw())
+	}
+	f.Took = time.Since(began)
 	deadline := time.Now().Add(crashWait)
 	for {
 		running := 0

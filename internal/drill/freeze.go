@@ -26,7 +26,7 @@ func injectFreeze(ctx context.Context, t *cluster.Topology, o Options, c *Cycle,
 	if err != nil {
 		return nil, fmt.Errorf("freeze %s: %w", dc.From, err)
 	}
-	p("cycle %d: froze %s (SIGSTOP of its postmaster and %d children)", c.N, dc.From, len(f.Pids())-1)
+	p("cycle %d: froze %s (SIGSTOP of its postmaster and %d children, in %.1f ms)", c.N, dc.From, len(f.Pids())-1, float64(f.Took.Microseconds())/1000)
 	thaw := func(why string) error {
 		if err := f.Thaw(); err != nil {
 			return fmt.Errorf("%s, and resuming %s failed: %w (resume it with kill -CONT %s)", why, dc.From, err, joinInts(f.Pids()))
