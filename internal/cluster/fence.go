@@ -78,7 +78,6 @@ func (t *Topology) FreezeNode(ctx context.Context, name string) (*Frozen, error)
 		return nil, fmt.Errorf("node %s: postmaster %d is gone", name, pid)
 	}
 	f := &Frozen{Node: name, procs: []proc{{pid, start}}}
-	began := time.Now()
 	// The children are listed before the postmaster stops, and stopped right after it (reading
 	// /proc takes a while on a busy machine, and the backends commit meanwhile); a second list
 	// finds any forked in between.
@@ -86,6 +85,7 @@ func (t *Topology) FreezeNode(ctx context.Context, name string) (*Frozen, error)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		return nil, fmt.Errorf("stop postmaster %d of %s: %w", pid, name, err)
 	}
+	began := time.Now()
 	stopped := map[int]bool{}
 	stop := func(ks []int) error {
 		for _, k := range ks {
