@@ -333,9 +333,20 @@ func clusterFailoverCmd(a *app) *cobra.Command {
 most WAL. When the primary is up, it is first shut down cleanly and the new primary replays
 all of its WAL, so no committed transaction is lost. The other standbys are re-pointed to the
 new primary; the old primary comes back as a standby (pg_rewind where needed). The topology
-file follows. Prints the time writes were unavailable and the total time.`,
+file follows. Prints the time writes were unavailable and the total time.
+
+A primary that runs but does not answer within --probe-timeout (default 10s: frozen,
+hung) is fenced
+first: every process of its server is stopped and killed (SIGSTOP, then SIGKILL), so that
+none acknowledges a commit after the promotion; then the standby that received the most WAL
+is promoted. --fence does the same to a primary that still answers (cut off from its
+standbys, say): no clean shutdown, no wait for the standbys to catch up. After such an
+unplanned failover the WAL the new primary lacked of the old one is printed.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.ProbeTimeout <= 0 {
+				return agerr.BadInputf("--probe-timeout %v: must be positive", o.ProbeTimeout)
+			}
 			topo, unlock, err := loadClusterLocked(a, name)
 			if err != nil {
 				return err
@@ -347,11 +358,22 @@ file follows. Prints the time writes were unavailable and the total time.`,
 				return err
 			}
 			kind := "unplanned (primary was down)"
-			if r.Planned {
+			switch {
+			case r.Planned:
 				kind = "planned (primary shut down cleanly first: no data loss)"
+			case r.Silent:
+				kind = "unplanned (primary did not answer: fenced)"
+			case !r.FencedAt.IsZero():
+				kind = "unplanned (primary fenced)"
 			}
 			fmt.Fprintf(a.stdout, "\nfailover %s -> %s, %s\nwrites unavailable for %.3fs; total %.3fs; old primary %s: %s\n",
 				r.From, r.To, kind, r.WriteOutage.Seconds(), r.Total.Seconds(), r.From, r.OldPrimary)
+			switch {
+			case r.WALLacked != nil:
+				fmt.Fprintf(a.stdout, "WAL %s lacked of %s: %s\n", r.To, r.From, units.FormatBytesShort(*r.WALLacked))
+			case r.WALLackedNote != "":
+				fmt.Fprintf(a.stdout, "WAL %s lacked of %s: %s\n", r.To, r.From, r.WALLackedNote)
+			}
 			for node, p := range r.Problems {
 				fmt.Fprintf(a.stdout, "problem on %s: %s\n", node, p)
 			}
@@ -366,6 +388,8 @@ file follows. Prints the time writes were unavailable and the total time.`,
 	c.Flags().StringVar(&name, "name", "lab", "cluster name")
 	c.Flags().StringVar(&o.To, "to", "", "standby to promote (default: the most advanced)")
 	c.Flags().BoolVar(&o.Force, "force", false, "promote a standby that is behind another (loses what only the other received)")
+	c.Flags().BoolVar(&o.Fence, "fence", false, "treat the running primary as failed: kill its server (SIGKILL) and promote without waiting for the standbys to catch up")
+	c.Flags().DurationVar(&o.ProbeTimeout, "probe-timeout", cluster.DefaultProbeTimeout, "a running primary silent this long is taken for failed and fenced")
 	return c
 }
 

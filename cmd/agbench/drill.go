@@ -49,6 +49,17 @@ Faults:
                  started: checked by the topology, the data folder and the pid);
                  the standby that received the most WAL is promoted, the old
                  primary rewound (pg_rewind) and started as a standby
+  freeze-primary SIGSTOP of the primary's postmaster and every child: alive but
+                 silent. agbench's failover probes it, takes it for failed after
+                 --detect-timeout without an answer, fences it (SIGKILL of every
+                 stopped process: none runs again to acknowledge a commit),
+                 promotes, and rewinds it into a standby
+  partition-primary  the primary cut off from its standbys: the drill routes
+                 replication through relays (Toxiproxy, in-process) and makes the
+                 primary's silent both ways; clients still reach the primary. When
+                 no standby has received from it for --detect-timeout, agbench
+                 fences it, promotes, rewinds it; the relay is healed at the end
+                 of the cycle, and replication routed directly after the drill
 
   kill-standby   SIGKILL of a standby's postmaster (the standbys in turn); no
                  failover: agbench starts it again at once and waits until it
@@ -62,10 +73,13 @@ Faults:
 
 Per cycle: commits acknowledged and lost, in doubt, the failover's own time, the
 time from the fault to the first write the new primary acknowledged and to the
-first successful read, errors by SQLSTATE. The verdict line sums the cycles.
-Ctrl-C stops the load; a fault once injected is failed over and healed first.
+first successful read, the time until a frozen or cut-off primary was detected
+and fenced, writes the old primary acknowledged after the fault, errors by
+SQLSTATE. The verdict line sums the cycles.
+Ctrl-C stops the load; a frozen primary or a cut link is resumed or healed when
+the failover has not begun, else the failover runs to its end first.
 Exit status 1 when a check failed (a lost commit, two writable nodes, an old
-primary not back).`,
+primary not back, the old primary acknowledging writes after the promotion).`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return agerr.BadInputf("%s: unexpected argument %q (it takes flags only)", c.CommandPath(), args[0])
@@ -82,6 +96,7 @@ primary not back).`,
 	fl.IntVar(&f.o.Readers, "read-vus", drill.DefaultReaders, "readers (read intent: a standby when there is one)")
 	fl.DurationVar(&f.o.Between, "between", drill.DefaultBetween, "load before each fault, and again after each failover")
 	fl.DurationVar(&f.o.CommitWait, "commit-wait", drill.DefaultCommitWait, "how long an operation waits for its answer; an unanswered commit is in doubt")
+	fl.DurationVar(&f.o.DetectTimeout, "detect-timeout", drill.DefaultDetectTimeout, "freeze-primary, partition-primary: how long the primary may stay silent before it is taken for failed and fenced")
 	fl.BoolVar(&f.o.Keep, "keep", false, "keep the ledger table ("+drill.LedgerTable+") at the end")
 	fl.StringVar(&f.walFSSize, "wal-fs-size", "128M", "wal-full: size of the file system made for the primary's pg_wal")
 	fl.StringVar(&f.results, "results", "results", "folder for results/<time>-drill/result.json")
@@ -125,7 +140,7 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 	}
 	d := &experiment.Drill{Version: version, Args: cmdArgs(cmd), Results: f.results, Topo: topo, Options: f.o,
 		Config: map[string]any{"fault": f.o.Fault, "cycles": f.o.Cycles, "vus": f.o.Writers, "read_vus": f.o.Readers,
-			"between": f.o.Between.String(), "commit_wait": f.o.CommitWait.String(), "keep": f.o.Keep, "commit": topo.Commit}}
+			"between": f.o.Between.String(), "commit_wait": f.o.CommitWait.String(), "detect_timeout": f.o.DetectTimeout.String(), "keep": f.o.Keep, "commit": topo.Commit}}
 	if f.o.Fault == drill.FaultWALFull {
 		d.Config["wal_fs_size"] = f.o.WALFSSize
 	}
@@ -147,7 +162,7 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 	fmt.Fprintln(w)
 	tw := table.NewWriter(w, table.Right)
-	tw.Row("cycle", "fault", "from", "to", "acked", "lost", "in doubt", "committed", "failover s", "writes back s", "writes blocked s", "reads back s", "reroute write s", "reroute read s", "WAL lacked", "errors/s by SQLSTATE", "after")
+	tw.Row("cycle", "fault", "from", "to", "acked", "lost", "in doubt", "committed", "failover s", "detected s", "fenced s", "old acked", "writes back s", "writes blocked s", "reads back s", "reroute write s", "reroute read s", "WAL lacked", "errors/s by SQLSTATE", "after")
 	for i := range r.Steps {
 		st := &r.Steps[i]
 		dc, err := st.DrillCycle()
@@ -160,7 +175,7 @@ func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 			lost, committed = fmt.Sprint(dc.Lost), fmt.Sprint(dc.InDoubtPresent)
 		}
 		tw.Row(fmt.Sprint(dc.Cycle), dc.Fault, dc.From, orAbsent(dc.To), fmt.Sprint(dc.Acked), lost, fmt.Sprint(dc.InDoubt), committed,
-			seconds(dc.FailoverSeconds), seconds(dc.WriteBackSeconds), seconds(dc.WritesBlockedSeconds), seconds(dc.ReadBackSeconds),
+			seconds(dc.FailoverSeconds), seconds(dc.DetectSeconds), seconds(dc.FenceSeconds), oldAcked(dc), seconds(dc.WriteBackSeconds), seconds(dc.WritesBlockedSeconds), seconds(dc.ReadBackSeconds),
 			seconds(dc.RerouteWriteSeconds), seconds(dc.RerouteReadSeconds), walBytes(dc), errorRates(st), afterFault(dc))
 	}
 	tw.Flush()
@@ -208,6 +223,18 @@ func afterFault(dc *result.DrillCycle) string {
 		return dc.From + " " + dc.Healed
 	}
 	return orAbsent(dc.OldPrimary)
+}
+
+// oldAcked is the writes the old primary acknowledged after the fault ("12, 3 after the
+// promotion" when it went on after it); absent when the cycle did not fail over.
+func oldAcked(dc *result.DrillCycle) string {
+	switch {
+	case dc.To == "":
+		return table.Absent
+	case dc.OldAckedAfterPromotion > 0:
+		return fmt.Sprintf("%d, %d after the promotion", dc.OldAcked, dc.OldAckedAfterPromotion)
+	}
+	return fmt.Sprint(dc.OldAcked)
 }
 
 func orAbsent(s string) string {

@@ -26,6 +26,7 @@ func TestDrillBadInput(t *testing.T) {
 		{[]string{"drill", "--fault", "planned", "--vus", "0", "--read-vus", "-1"}, "--read-vus -1"},
 		{[]string{"drill", "--fault", "planned", "--between", "0s", "--commit-wait", "-1s"}, "--commit-wait"},
 		{[]string{"drill", "--fault", "kill-primary", "--primary", "host=127.0.0.1 port=5432"}, "only into servers agbench started"},
+		{[]string{"drill", "--fault", "freeze-primary", "--detect-timeout", "0s"}, "--detect-timeout 0s"},
 		{[]string{"drill", "--fault", "planned", "--cluster", "no-such"}, "no-such"},
 		{[]string{"drill", "--fault", "planned", "extra"}, "extra"},
 		{[]string{"drill", "--fault", "wal-full", "--wal-fs-size", "1M"}, "--wal-fs-size 1.0 MiB"},

@@ -85,26 +85,7 @@ func (t *Topology) CrashNode(ctx context.Context, name string) error {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("kill postmaster %d of %s: %w", pid, name, err)
 	}
-	deadline := time.Now().Add(crashWait)
-	for {
-		left := 0
-		for _, k := range append(kids, pid) {
-			if Alive(k) {
-				left++
-			}
-		}
-		if left == 0 {
-			return clearZombieLock(t.Node(name).DataDir, pid)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: %d processes of the killed postmaster %d still alive after %v", name, left, pid, crashWait)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	return t.waitDead(ctx, name, append([]int{pid}, kids...))
 }
 
 // clearZombieLock removes the lock file of a killed postmaster that its parent (init here:
@@ -160,7 +141,10 @@ func children(pid int) []int {
 var (
 	walEndRE  = regexp.MustCompile(`error in WAL record at [0-9A-F]+/[0-9A-F]+: .*\bat ([0-9A-F]+/[0-9A-F]+)`)
 	walNoneRE = regexp.MustCompile(`could not find a valid record after ([0-9A-F]+/[0-9A-F]+)`)
-	tliRE     = regexp.MustCompile(`(?m)^Latest checkpoint's TimeLineID:\s+(\d+)`)
+	// walEmptyRE is pg_waldump's refusal of a segment that was created (recycled or
+	// preallocated) but never written: its first page header is zeros.
+	walEmptyRE = regexp.MustCompile(`WAL file "[0-9A-F]+" header specifies 0 bytes`)
+	tliRE      = regexp.MustCompile(`(?m)^Latest checkpoint's TimeLineID:\s+(\d+)`)
 )
 
 // EndOfWAL returns where the valid WAL of a stopped node ends, reading its pg_wal with
@@ -182,17 +166,21 @@ func (t *Topology) EndOfWAL(ctx context.Context, name, from string) (uint64, err
 		return 0, fmt.Errorf("pg_controldata of %s shows no timeline", name)
 	}
 	out, _ := t.install().Run(ctx, t.user(), "pg_waldump", "--quiet", "-p", filepath.Join(n.DataDir, "pg_wal"), "-t", m[1], "-s", from)
-	return parseWALEnd(out)
+	return parseWALEnd(out, from)
 }
 
-// parseWALEnd reads the end of valid WAL from pg_waldump's last words: the position of the
-// first invalid record, or the start when no valid record follows it.
-func parseWALEnd(out string) (uint64, error) {
+// parseWALEnd reads the end of valid WAL from pg_waldump's last words, run from position
+// from: the position of the first invalid record, or from when no valid record follows it
+// or the segment holding it was never written (the node's WAL ends before that segment).
+func parseWALEnd(out, from string) (uint64, error) {
 	if m := walEndRE.FindStringSubmatch(out); m != nil {
 		return ParseLSN(m[1])
 	}
 	if m := walNoneRE.FindStringSubmatch(out); m != nil {
 		return ParseLSN(m[1])
+	}
+	if walEmptyRE.MatchString(out) {
+		return ParseLSN(from)
 	}
 	return 0, fmt.Errorf("pg_waldump did not say where the WAL ends: %s", strings.TrimSpace(out))
 }

@@ -21,8 +21,16 @@ type FailoverOptions struct {
 	// To names the standby to promote; "" picks the most advanced one.
 	To string
 	// Force promotes a standby that is behind another (losing what only the other received).
-	Force    bool
-	Progress io.Writer
+	Force bool
+	// Fence treats a running primary as failed (cut off from its standbys, say): its
+	// processes are killed (FenceNode) before a standby is promoted, without waiting for
+	// the standbys to catch up. Without it, a running primary that does not answer within
+	// ProbeTimeout (frozen, hung) is fenced the same way; one that answers is handed over
+	// in a planned failover.
+	Fence bool
+	// ProbeTimeout is how long the running primary may take to answer (0: DefaultProbeTimeout).
+	ProbeTimeout time.Duration
+	Progress     io.Writer
 }
 
 // FailoverReport says what a failover did and how long it took.
@@ -33,12 +41,26 @@ type FailoverReport struct {
 	// WriteOutage is from the start until the new primary accepts writes.
 	WriteOutage time.Duration `json:"write_outage"`
 	// Total includes re-pointing the other standbys and bringing the old primary back.
-	Total      time.Duration     `json:"total"`
-	Repointed  []string          `json:"repointed"`
-	Rewound    []string          `json:"rewound,omitempty"`
-	OldPrimary string            `json:"old_primary_state"`
-	Steps      []FailoverStep    `json:"steps"`
-	Problems   map[string]string `json:"problems,omitempty"`
+	Total      time.Duration `json:"total"`
+	Repointed  []string      `json:"repointed"`
+	Rewound    []string      `json:"rewound,omitempty"`
+	OldPrimary string        `json:"old_primary_state"`
+	// Silent is true when the old primary ran but did not answer within the probe's
+	// timeout; Detected is when the probe gave up.
+	Silent   bool      `json:"silent,omitempty"`
+	Detected time.Time `json:"detected,omitzero"`
+	// FencedAt is when the old primary's processes were killed, before the promotion
+	// (zero when they were not).
+	FencedAt time.Time `json:"fenced_at,omitzero"`
+	// PromotedAt is when the new primary accepted writes.
+	PromotedAt time.Time `json:"promoted_at"`
+	// WALLacked is, after an unplanned failover, the WAL the new primary lacked of the old
+	// one: the old primary's end of valid WAL minus what the new one had received; absent
+	// with WALLackedNote saying why.
+	WALLacked     *int64            `json:"wal_lacked_bytes,omitempty"`
+	WALLackedNote string            `json:"wal_lacked_note,omitempty"`
+	Steps         []FailoverStep    `json:"steps"`
+	Problems      map[string]string `json:"problems,omitempty"`
 }
 
 // FailoverStep is one timed step.
@@ -91,8 +113,11 @@ func (t *Topology) Failover(ctx context.Context, o FailoverOptions) (*FailoverRe
 	clock := &stepClock{r: r, last: start, w: o.Progress}
 
 	var target *Node
-	var err error
-	if t.nodeRunning(old) {
+	fenced, err := t.fenceFailed(ctx, old, o, r, clock)
+	if err != nil {
+		return nil, err
+	}
+	if !fenced && t.nodeRunning(old) {
 		r.Planned = true
 		target, err = t.plannedHandover(ctx, o, clock)
 	} else {
@@ -120,7 +145,8 @@ func (t *Topology) Failover(ctx context.Context, o FailoverOptions) (*FailoverRe
 	if err := t.waitWritable(ctx, target); err != nil {
 		return nil, err
 	}
-	r.WriteOutage = time.Since(start)
+	r.PromotedAt = time.Now()
+	r.WriteOutage = r.PromotedAt.Sub(start)
 	clock.done("promote " + target.Name + " (accepts writes)")
 
 	if err := t.writeConf(target); err != nil {
@@ -151,6 +177,9 @@ func (t *Topology) Failover(ctx context.Context, o FailoverOptions) (*FailoverRe
 	}
 	clock.done("re-point other standbys")
 
+	if !r.Planned {
+		t.walLacked(ctx, old, target, r)
+	}
 	r.OldPrimary = t.rejoin(ctx, old, r)
 	clock.done("old primary " + old.Name + " rejoins as standby")
 	r.Total = time.Since(start)

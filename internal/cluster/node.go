@@ -63,8 +63,9 @@ func (t *Topology) nodeSettings(n *Node) map[string]string {
 	}
 	if n.Role == RoleStandby {
 		p := t.Primary()
-		s["primary_conninfo"] = fmt.Sprintf("host=%s port=%d user=%s passfile=%s application_name=%s sslmode=disable",
-			p.Host, p.ClientPort(), t.Superuser, quoteConnValue(t.PassFile), n.Name)
+		host, port := t.replicationAddr(p)
+		s["primary_conninfo"] = fmt.Sprintf("host=%s port=%s user=%s passfile=%s application_name=%s sslmode=disable",
+			host, port, t.Superuser, quoteConnValue(t.PassFile), n.Name)
 		s["primary_slot_name"] = n.Slot
 	}
 	return s

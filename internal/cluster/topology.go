@@ -64,6 +64,10 @@ type Topology struct {
 	Listener *ListenerInfo `json:"listener,omitempty"`
 	// Failovers lists every failover, oldest first.
 	Failovers []FailoverRecord `json:"failovers,omitempty"`
+	// replicationVia maps a node's name to the relay (host:port) its standbys reach it
+	// through, while a drill routes replication through relays (RouteReplication); never
+	// saved: a cluster started again streams directly.
+	replicationVia map[string]string
 }
 
 // Node is one PostgreSQL server of the cluster. Names stay; roles change on failover.

@@ -62,6 +62,27 @@ func check(ctx context.Context, t *cluster.Topology, ta *tally, dc *result.Drill
 	dc.Checked = true
 }
 
+// oldAcks counts the writes that the old primary (port) acknowledged after the fault, and
+// after the new primary accepted writes (promoted): any of those is a split brain that
+// clients saw, and a check fails naming both nodes.
+func (ta *tally) oldAcks(port int, promoted time.Time, dc *result.DrillCycle) {
+	ta.mu.Lock()
+	defer ta.mu.Unlock()
+	for _, a := range ta.acks {
+		if a.port != port {
+			continue
+		}
+		dc.OldAcked++
+		if !promoted.IsZero() && a.at.After(promoted) {
+			dc.OldAckedAfterPromotion++
+		}
+	}
+	if dc.OldAckedAfterPromotion > 0 {
+		dc.Problems = append(dc.Problems, fmt.Sprintf("split brain: %s acknowledged %d writes after %s was promoted (the old primary was not fenced)",
+			dc.From, dc.OldAckedAfterPromotion, dc.To))
+	}
+}
+
 // fill copies the tally's counts, errors, timeline, events and first successes after the
 // fault into dc; end is the end of the cycle's load.
 func (ta *tally) fill(dc *result.DrillCycle, end time.Time) {
@@ -169,6 +190,11 @@ func Whole(ctx context.Context, t *cluster.Topology) string {
 		bad = append(bad, fmt.Sprintf("%d nodes accept writes (%s): split brain; stop all but %s", len(w), strings.Join(w, ", "), p.Name))
 	case w[0] != p.Name:
 		bad = append(bad, fmt.Sprintf("%s accepts writes but the topology names %s primary", w[0], p.Name))
+	}
+	for _, n := range t.Nodes {
+		if pids := t.StoppedProcesses(n.Name); len(pids) > 0 {
+			bad = append(bad, fmt.Sprintf("%s is frozen: processes %s are stopped (resume them with kill -CONT %s)", n.Name, joinInts(pids), joinInts(pids)))
+		}
 	}
 	streaming, _ := streamingTo(ctx, t, p)
 	for _, s := range t.Standbys() {

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/links"
 	"github.com/agbench/agbench/internal/measure"
 	"github.com/agbench/agbench/internal/result"
 )
@@ -22,10 +24,16 @@ const (
 	// FaultKillPrimary is SIGKILL of the primary's postmaster; agbench then fails over to
 	// the standby that received the most WAL.
 	FaultKillPrimary = "kill-primary"
+	// FaultFreezePrimary stops the primary's processes (SIGSTOP): alive but silent, so only
+	// a timeout notices it (freeze.go).
+	FaultFreezePrimary = "freeze-primary"
+	// FaultPartitionPrimary cuts the primary off from its standbys on the replication
+	// connections, which the drill routes through relays (partition.go).
+	FaultPartitionPrimary = "partition-primary"
 )
 
 // Faults lists the faults this drill can inject.
-var Faults = []string{FaultPlanned, FaultKillPrimary, FaultKillStandby, FaultWALFull}
+var Faults = []string{FaultPlanned, FaultKillPrimary, FaultFreezePrimary, FaultPartitionPrimary, FaultKillStandby, FaultWALFull}
 
 // Defaults and bounds of a drill.
 const (
@@ -33,7 +41,9 @@ const (
 	DefaultReaders    = 4
 	DefaultBetween    = 10 * time.Second
 	DefaultCommitWait = 10 * time.Second
-	MaxCycles         = 1000
+	// DefaultDetectTimeout is how long a primary may stay silent before it is taken for failed.
+	DefaultDetectTimeout = 2 * time.Second
+	MaxCycles            = 1000
 	// backWait bounds the wait after a failover for the first write and read to come back.
 	backWait = 60 * time.Second
 	// tick is the interval of the throughput series.
@@ -55,8 +65,13 @@ type Options struct {
 	Keep bool
 	// WALFSSize is the size of the primary's WAL file system for FaultWALFull.
 	WALFSSize int64
+	// DetectTimeout is how long the primary may stay silent before it is taken for failed
+	// and fenced (freeze-primary, partition-primary).
+	DetectTimeout time.Duration
 	// Hooks are for tests that make a fault worse than the drill's own (nil in commands).
 	Hooks *Hooks
+
+	relays *links.Relays // partition-primary's, set by Run
 }
 
 // Hooks run inside a cycle, for tests.
@@ -65,6 +80,9 @@ type Hooks struct {
 	BeforeFault func(ctx context.Context, c *Cycle) error
 	// BeforeFailover runs after a kill, before agbench fails over.
 	BeforeFailover func(ctx context.Context, c *Cycle) error
+	// Failover replaces agbench's failover after a fault (a failover that forgets to fence,
+	// to see the checks fail).
+	Failover func(ctx context.Context, t *cluster.Topology) (*cluster.FailoverReport, error)
 }
 
 // Cycle is a cycle in progress, as hooks see it.
@@ -100,6 +118,9 @@ func (o *Options) Validate() error {
 	if o.Fault == FaultWALFull {
 		errs = append(errs, validateWALFS(o.WALFSSize))
 	}
+	if o.DetectTimeout <= 0 {
+		errs = append(errs, agerr.BadInputf("--detect-timeout %v: must be positive", o.DetectTimeout))
+	}
 	return agerr.Join(errs...)
 }
 
@@ -113,6 +134,9 @@ func Check(t *cluster.Topology, o Options) error {
 	for _, n := range t.Nodes {
 		if _, err := t.OwnPostmaster(n.Name); err != nil {
 			errs = append(errs, agerr.BadInputf("cluster %s: %v (a drill starts on a whole cluster: agbench cluster start %s)", t.Name, err, t.Name))
+		} else if pids := t.StoppedProcesses(n.Name); len(pids) > 0 {
+			errs = append(errs, agerr.BadInputf("cluster %s: node %s is frozen: processes %s are stopped (SIGSTOP; a drill that did not finish?): resume them with kill -CONT %s",
+				t.Name, n.Name, joinInts(pids), joinInts(pids)))
 		}
 	}
 	if o.Fault == FaultWALFull {
@@ -143,9 +167,14 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 		_ = res.SetExtra(result.ExtraDrill, run) // a DrillRun always encodes
 		_ = rec.Save()                           // the recorder keeps the first write error for Finish
 	}
-	undo, err := prepare(ctx, t, o, p)
+	undoPartition, err := preparePartition(ctx, t, &o, p)
 	if err != nil {
 		return nil, err
+	}
+	defer undoPartition() // once: also called below, where its error is kept
+	undo, err := prepareWALFull(ctx, t, o, p)
+	if err != nil {
+		return nil, errors.Join(err, undoPartition())
 	}
 	if err := createLedger(ctx, t); err != nil {
 		err = fmt.Errorf("create %s: %w", LedgerTable, err)
@@ -177,6 +206,9 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 	}
 	if undo != nil {
 		runErr = errors.Join(runErr, undo(context.WithoutCancel(ctx)))
+	}
+	if err := undoPartition(); err != nil {
+		runErr = errors.Join(runErr, err)
 	}
 	run.Left = Whole(context.WithoutCancel(ctx), t)
 	save()
@@ -211,8 +243,15 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 		dc.To = rep.To
 		l.tally.primaryIs(t.Node(rep.To).Port)
 		fs := rep.WriteOutage.Seconds()
+		if !rep.Detected.IsZero() && !rep.PromotedAt.IsZero() { // the failover's own time begins at the detection
+			fs = rep.PromotedAt.Sub(rep.Detected).Seconds()
+		}
 		dc.FailoverSeconds = &fs
 		dc.OldPrimary = rep.OldPrimary
+		if rep.WALLacked != nil || rep.WALLackedNote != "" {
+			dc.WALBytesLacked, dc.WALBytesNote = rep.WALLacked, rep.WALLackedNote
+		}
+		dc.FenceSeconds = since(dc.FaultAt, rep.FencedAt)
 		for node, why := range rep.Problems {
 			dc.Problems = append(dc.Problems, node+": "+why)
 		}
@@ -233,6 +272,9 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 	cctx := context.WithoutCancel(ctx)
 	if injected {
 		check(cctx, t, l.tally, dc)
+		if rep != nil { // a failover: what the old primary acknowledged after the fault
+			l.tally.oldAcks(t.Node(dc.From).Port, rep.PromotedAt, dc)
+		}
 	}
 	l.tally.fill(dc, end)
 	if faultErr != nil {
@@ -269,7 +311,7 @@ func inject(ctx context.Context, t *cluster.Topology, o Options, c *Cycle, dc *r
 		c.tally.fault(dc.FaultAt)
 		p("cycle %d: planned failover from %s", c.N, dc.From)
 		dc.WALBytesNote = "a planned failover replays all the old primary's WAL before promoting"
-		return failover(hctx, t, c)
+		return failover(hctx, t, o, c, cluster.FailoverOptions{})
 	case FaultKillPrimary:
 		dc.FaultAt = time.Now()
 		c.tally.fault(dc.FaultAt)
@@ -283,8 +325,11 @@ func inject(ctx context.Context, t *cluster.Topology, o Options, c *Cycle, dc *r
 				return nil, err
 			}
 		}
-		walLacked(hctx, t, dc)
-		return failover(hctx, t, c)
+		return failover(hctx, t, o, c, cluster.FailoverOptions{})
+	case FaultFreezePrimary:
+		return injectFreeze(ctx, t, o, c, dc, p)
+	case FaultPartitionPrimary:
+		return injectPartition(ctx, t, o, c, dc, p)
 	case FaultKillStandby:
 		return nil, killStandby(hctx, t, c, dc, p)
 	case FaultWALFull:
@@ -293,35 +338,46 @@ func inject(ctx context.Context, t *cluster.Topology, o Options, c *Cycle, dc *r
 	return nil, fmt.Errorf("fault %q: not implemented", o.Fault)
 }
 
-// walLacked measures the WAL that the standby agbench will promote (the one that received
-// the most) lacks of the killed primary's: the primary's end of valid WAL (pg_waldump)
-// minus the standby's received position. Unmeasured, it is absent with the reason.
-func walLacked(ctx context.Context, t *cluster.Topology, dc *result.DrillCycle) {
-	var best uint64
-	var from string
-	for _, s := range t.Standbys() {
-		lsn, err := t.ReceivedLSN(ctx, s.Name)
-		if err != nil {
-			continue
+// failover fails t over after a fault: agbench's failover, or the test's (Hooks.Failover),
+// and notes in the cycle's timeline when the fault was detected (a silent primary) and when
+// the new primary accepted writes.
+func failover(ctx context.Context, t *cluster.Topology, o Options, c *Cycle, fo cluster.FailoverOptions) (*cluster.FailoverReport, error) {
+	began := time.Now()
+	var rep *cluster.FailoverReport
+	var err error
+	if o.Hooks != nil && o.Hooks.Failover != nil {
+		rep, err = o.Hooks.Failover(ctx, t)
+	} else {
+		rep, err = t.Failover(ctx, fo)
+	}
+	if rep != nil {
+		if !rep.Detected.IsZero() {
+			c.tally.event(result.EventDetected, rep.Detected, "no answer within the probe's timeout")
 		}
-		if v, err := cluster.ParseLSN(lsn); err == nil && (from == "" || v > best) {
-			best, from = v, lsn
+		at := rep.PromotedAt
+		if at.IsZero() {
+			at = began.Add(rep.WriteOutage)
 		}
+		c.tally.event(result.EventPromoted, at, rep.To)
 	}
-	if from == "" {
-		dc.WALBytesNote = "not measured: no standby's received WAL position could be read"
-		return
+	return rep, err
+}
+
+// since is the seconds from a to b, absent when b is zero.
+func since(a, b time.Time) *float64 {
+	if b.IsZero() {
+		return nil
 	}
-	end, err := t.EndOfWAL(ctx, dc.From, from)
-	if err != nil {
-		dc.WALBytesNote = "not measured: " + err.Error()
-		return
+	s := b.Sub(a).Seconds()
+	return &s
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
 	}
-	lacked := int64(0)
-	if end > best {
-		lacked = int64(end - best)
-	}
-	dc.WALBytesLacked = &lacked
+	return strings.Join(s, " ")
 }
 
 // waitBack waits until a write (and a read, when there are readers) that began after the

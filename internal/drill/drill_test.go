@@ -33,6 +33,9 @@ func drill(t *testing.T, ctx context.Context, topo *cluster.Topology, o Options)
 	if o.CommitWait == 0 {
 		o.CommitWait = DefaultCommitWait
 	}
+	if o.DetectTimeout == 0 {
+		o.DetectTimeout = DefaultDetectTimeout
+	}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +86,14 @@ func TestSyncCommitLosesNothing(t *testing.T) {
 			if dc.OldPrimary != "streaming" || dc.WriteBackSeconds == nil {
 				t.Fatalf("old primary %q, writes back %v, problems %v", dc.OldPrimary, dc.WriteBackSeconds, dc.Problems)
 			}
-			if fault == FaultKillPrimary && dc.WALBytesLacked == nil {
+			if fault != FaultPlanned && dc.WALBytesLacked == nil {
 				t.Fatalf("WAL lacked not measured: %s", dc.WALBytesNote)
+			}
+			if silent := fault == FaultFreezePrimary || fault == FaultPartitionPrimary; silent != (dc.DetectSeconds != nil) || silent != (dc.FenceSeconds != nil) {
+				t.Fatalf("%s: detected after %v, fenced after %v", fault, dc.DetectSeconds, dc.FenceSeconds)
+			}
+			if dc.OldAckedAfterPromotion != 0 {
+				t.Fatalf("the old primary acknowledged %d writes after the promotion", dc.OldAckedAfterPromotion)
 			}
 			if !strings.HasPrefix(run.Left, "whole:") || run.Lost != 0 || !strings.HasPrefix(run.Verdict, "sync commit: 0 of ") {
 				t.Fatalf("left %q, verdict %q", run.Left, run.Verdict)

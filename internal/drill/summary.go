@@ -16,7 +16,7 @@ import (
 func Summarize(run *result.DrillRun, steps []result.Step) {
 	run.CyclesDone, run.Acked, run.Lost, run.InDoubt, run.InDoubtPresent = 0, 0, 0, 0, 0
 	run.Failed = nil
-	var wb, rb, wblk []float64
+	var wb, rb, wblk, det []float64
 	for i := range steps {
 		dc, err := steps[i].DrillCycle()
 		if err != nil || dc == nil {
@@ -37,6 +37,12 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 		}
 		if len(dc.Writable) != 1 {
 			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: %d nodes accept writes", dc.Cycle, len(dc.Writable)))
+		}
+		if dc.OldAckedAfterPromotion > 0 {
+			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: split brain: %s acknowledged %d writes after %s was promoted", dc.Cycle, dc.From, dc.OldAckedAfterPromotion, dc.To))
+		}
+		if dc.DetectSeconds != nil {
+			det = append(det, *dc.DetectSeconds)
 		}
 		if !inPlace(dc.Fault) && dc.OldPrimary != "streaming" {
 			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: old primary %s %s", dc.Cycle, dc.From, dc.OldPrimary))
@@ -65,6 +71,7 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 	run.WriteBackP50, run.WriteBackMax = p50max(wb)
 	run.ReadBackP50, run.ReadBackMax = p50max(rb)
 	run.WritesBlockedP50, run.WritesBlockedMax = p50max(wblk)
+	run.DetectP50, run.DetectMax = p50max(det)
 	run.Verdict = Verdict(run)
 }
 
@@ -94,6 +101,9 @@ func Verdict(run *result.DrillRun) string {
 		units.GroupInt(run.Lost), units.GroupInt(run.Acked), run.CyclesDone, what, plural(run.CyclesDone), run.Fault)
 	if inPlace(run.Fault) && run.WritesBlockedP50 != nil {
 		s += fmt.Sprintf("; writes blocked p50 %.2f s, max %.2f s", *run.WritesBlockedP50, *run.WritesBlockedMax)
+	}
+	if run.DetectP50 != nil {
+		s += fmt.Sprintf("; detected after p50 %.1f s, max %.1f s", *run.DetectP50, *run.DetectMax)
 	}
 	switch {
 	case inPlace(run.Fault):

@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -132,12 +131,3 @@ func (l *load) sampleLag(ctx context.Context) {
 	}
 }
 
-// failover runs agbench's failover and notes when the new primary accepted writes.
-func failover(ctx context.Context, t *cluster.Topology, c *Cycle) (*cluster.FailoverReport, error) {
-	began := time.Now()
-	rep, err := t.Failover(ctx, cluster.FailoverOptions{})
-	if rep != nil {
-		c.tally.event(result.EventPromoted, began.Add(rep.WriteOutage), rep.To)
-	}
-	return rep, err
-}

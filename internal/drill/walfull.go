@@ -151,9 +151,9 @@ func (w *walFS) unsizeWAL(ctx context.Context, t *cluster.Topology, n *cluster.N
 
 func (w *walFS) ballast() string { return filepath.Join(w.mnt, "agbench-ballast") }
 
-// prepare makes ready what a fault needs before the first cycle and returns what undoes
+// prepareWALFull makes ready what a fault needs before the first cycle and returns what undoes
 // it at the end (nil when the fault needs nothing).
-func prepare(ctx context.Context, t *cluster.Topology, o Options, p Progress) (func(context.Context) error, error) {
+func prepareWALFull(ctx context.Context, t *cluster.Topology, o Options, p Progress) (func(context.Context) error, error) {
 	if o.Fault != FaultWALFull {
 		return nil, nil
 	}

@@ -4,6 +4,7 @@
 // so that every request-response round trip through a link takes the given latency longer.
 // Relays cost CPU of their own (about 80 µs per round trip was measured here), so a cluster
 // gets links only when it asks for latency, and only on the connections that need it.
+// Relays (cut.go) are links without latency that a failover drill cuts and heals.
 //
 // Imports from agbench: only internal/agerr.
 package links
@@ -94,7 +95,7 @@ type Server struct {
 	proxies []*toxiproxy.Proxy
 }
 
-// Start starts every link with latency added to each round trip. A link whose address is
+// Start starts every link with latency added to each round trip (none when latency is 0). A link whose address is
 // taken fails the whole start, and the links already started are stopped.
 func Start(ls []Link, latency time.Duration) (*Server, error) {
 	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
@@ -108,6 +109,9 @@ func Start(ls []Link, latency time.Duration) (*Server, error) {
 		s.mu.Lock()
 		s.proxies = append(s.proxies, p)
 		s.mu.Unlock()
+		if latency <= 0 { // a relay (StartRelays)
+			continue
+		}
 		toxic := fmt.Sprintf(`{"name":"latency","type":%q,"stream":"downstream","attributes":{"latency_us":%d}}`, ToxicType, latency.Microseconds())
 		if _, err := p.Toxics.AddToxicJson(strings.NewReader(toxic)); err != nil {
 			s.Close()

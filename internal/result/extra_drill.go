@@ -28,6 +28,10 @@ type DrillRun struct {
 	// write, in seconds; absent when no cycle measured one.
 	WritesBlockedP50 *float64 `json:"writes_blocked_p50_seconds,omitempty"`
 	WritesBlockedMax *float64 `json:"writes_blocked_max_seconds,omitempty"`
+	// DetectP50 and DetectMax are the cycles' times from the fault until it was detected
+	// (freeze-primary, partition-primary); absent when no cycle had one.
+	DetectP50 *float64 `json:"detect_p50_seconds,omitempty"`
+	DetectMax *float64 `json:"detect_max_seconds,omitempty"`
 	// Verdict is the drill's one line; Failed says why a check failed (a lost commit, two
 	// writable nodes, an old primary not back), empty when every check passed.
 	Verdict string   `json:"verdict"`
@@ -44,8 +48,20 @@ type DrillCycle struct {
 	To      string    `json:"to,omitempty"`
 	FaultAt time.Time `json:"fault_at"`
 	// FailoverSeconds is the failover's own time until the new primary accepted writes, as
-	// internal/cluster measured it (absent when no failover ran).
+	// internal/cluster measured it, from the detection when the failover itself detected the
+	// fault (freeze-primary's probe); absent when no failover ran.
 	FailoverSeconds *float64 `json:"failover_seconds,omitempty"`
+	// DetectSeconds is from the fault until it was noticed, by a timeout (freeze-primary:
+	// the primary did not answer; partition-primary: no standby received anything from it);
+	// FenceSeconds until the old primary's processes were killed, before the promotion.
+	// Absent for faults that need neither.
+	DetectSeconds *float64 `json:"detect_seconds,omitempty"`
+	FenceSeconds  *float64 `json:"fence_seconds,omitempty"`
+	// OldAcked counts the writes the old primary acknowledged after the fault (the isolated
+	// primary of partition-primary, with async commit); OldAckedAfterPromotion those it
+	// acknowledged after the new primary accepted writes: more than zero is a split brain.
+	OldAcked               int64 `json:"old_acked"`
+	OldAckedAfterPromotion int64 `json:"old_acked_after_promotion"`
 	// WriteBackSeconds is from the fault to the first write that began after it and that the
 	// new primary acknowledged; ReadBackSeconds to the first successful read that began
 	// after it (on any node). Absent when there was none in the cycle.
