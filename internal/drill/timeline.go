@@ -130,4 +130,3 @@ func (l *load) sampleLag(ctx context.Context) {
 		l.tally.mu.Unlock()
 	}
 }
-
