@@ -62,6 +62,9 @@ type Topology struct {
 	RoutingList string `json:"routing_list,omitempty"`
 	// Listener is the agbench listener started with the cluster, if any.
 	Listener *ListenerInfo `json:"listener,omitempty"`
+	// Patroni is set when Patroni runs the nodes (create --ha patroni): it, not agbench,
+	// promotes a standby when the primary is lost.
+	Patroni *PatroniInfo `json:"patroni,omitempty"`
 	// Failovers lists every failover, oldest first.
 	Failovers []FailoverRecord `json:"failovers,omitempty"`
 }
@@ -80,6 +83,11 @@ type Node struct {
 	LinkPort int `json:"link_port,omitempty"`
 	// Group is the node's control group when the cluster models hosts.
 	Group *cgroup.Group `json:"group,omitempty"`
+	// Under Patroni: the node's REST API port, its Patroni's configuration, log and pid.
+	RESTPort      int    `json:"rest_port,omitempty"`
+	PatroniConfig string `json:"patroni_config,omitempty"`
+	PatroniLog    string `json:"patroni_log,omitempty"`
+	PatroniPID    int    `json:"patroni_pid,omitempty"`
 }
 
 // ListenerInfo records a listener started alongside the cluster.
