@@ -53,7 +53,7 @@ type CreateOptions struct {
 	StartLinks  func(*Topology) error
 	// HA is "" (agbench fails over when told) or HAPatroni (Patroni runs the nodes and
 	// fails over by itself), with Patroni's timing in seconds.
-	HA                                                string
+	HA                                               string
 	PatroniTTL, PatroniLoopWait, PatroniRetryTimeout int
 	// Progress, when set, receives one line per step.
 	Progress io.Writer

@@ -224,9 +224,9 @@ func (t *Topology) writePatroniConfig(n *Node, password string) error {
 	rest := fmt.Sprintf("%s:%d", n.Host, n.RESTPort)
 	addr := fmt.Sprintf("%s:%d", n.Host, n.Port)
 	cfg := map[string]any{
-		"scope": t.Patroni.Scope,
-		"name":  n.Name,
-		"log":   map[string]any{"level": "INFO"},
+		"scope":   t.Patroni.Scope,
+		"name":    n.Name,
+		"log":     map[string]any{"level": "INFO"},
 		"restapi": map[string]any{"listen": rest, "connect_address": rest},
 		"etcd3":   map[string]any{"hosts": []string{fmt.Sprintf("127.0.0.1:%d", t.Patroni.Etcd.ClientPort)}},
 		"bootstrap": map[string]any{
