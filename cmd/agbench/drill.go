@@ -71,6 +71,7 @@ primary not back).`,
 	fl.IntVar(&f.o.Readers, "read-vus", drill.DefaultReaders, "readers (read intent: a standby when there is one)")
 	fl.DurationVar(&f.o.Between, "between", drill.DefaultBetween, "load before each fault, and again after each failover")
 	fl.DurationVar(&f.o.CommitWait, "commit-wait", drill.DefaultCommitWait, "how long an operation waits for its answer; an unanswered commit is in doubt")
+	fl.StringVar(&f.o.Kill, "kill", "", "under Patroni, what kill-primary kills: "+strings.Join(drill.Kills, ", ")+" (default both, as a crash of the machine)")
 	fl.BoolVar(&f.o.Keep, "keep", false, "keep the ledger table ("+drill.LedgerTable+") at the end")
 	fl.StringVar(&f.results, "results", "results", "folder for results/<time>-drill/result.json")
 	for _, n := range []string{"primary", "standby", "listener"} {
@@ -109,6 +110,10 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 	d := &experiment.Drill{Version: version, Args: cmdArgs(cmd), Results: f.results, Topo: topo, Options: f.o,
 		Config: map[string]any{"fault": f.o.Fault, "cycles": f.o.Cycles, "vus": f.o.Writers, "read_vus": f.o.Readers,
 			"between": f.o.Between.String(), "commit_wait": f.o.CommitWait.String(), "keep": f.o.Keep, "commit": topo.Commit}}
+	if topo.Patroni != nil {
+		d.Config["ha"] = cluster.HAPatroni
+		d.Config["kill"] = f.o.Kill
+	}
 	start := time.Now()
 	out, runErr := d.Run(cmd.Context(), func(format string, args ...any) {
 		fmt.Fprintf(a.stderr, "%7.1fs  %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
@@ -158,6 +163,7 @@ func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 	if run == nil {
 		return
 	}
+	printDrillPatroni(w, r, run)
 	fmt.Fprintf(w, "\n%s\n", run.Verdict)
 	for _, f := range run.Failed {
 		fmt.Fprintf(w, "failed: %s\n", f)

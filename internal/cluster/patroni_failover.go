@@ -45,7 +45,7 @@ func (t *Topology) patroniFailover(ctx context.Context, o FailoverOptions) (*Fai
 		return nil, err
 	}
 	r.OldPrimary = "streaming"
-	if err := t.waitPatroniWhole(ctx, streamingTimeout); err != nil {
+	if err := t.WaitPatroniWhole(ctx); err != nil {
 		r.OldPrimary, r.Problems[old.Name] = "not streaming", err.Error()
 	}
 	clock.done("Patroni brought " + old.Name + " back as a standby")
@@ -79,4 +79,19 @@ func (t *Topology) WaitPatroniPromoted(ctx context.Context, old string, timeout 
 			return nil, err
 		}
 	}
+}
+
+// WaitPatroniWhole waits until Patroni has a running leader, every member streams from it
+// (the primary's pg_stat_replication says so) and, in synchronous mode, one is its
+// synchronous standby; the topology's roles follow Patroni's.
+func (t *Topology) WaitPatroniWhole(ctx context.Context) error {
+	if err := t.waitPatroniWhole(ctx, patroniLeaderTimeout+streamingTimeout); err != nil {
+		return err
+	}
+	for _, s := range t.Standbys() {
+		if err := t.waitStreaming(ctx, s.Name, streamingTimeout); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -23,7 +23,7 @@ func check(ctx context.Context, t *cluster.Topology, ta *tally, dc *result.Drill
 		dc.Problems = append(dc.Problems, "standbys not read on "+p.Name+": "+err.Error())
 	}
 	dc.Streaming = streaming
-	if !slices.Contains(streaming, dc.From) {
+	if dc.To != dc.From && !slices.Contains(streaming, dc.From) {
 		if dc.OldPrimary == "streaming" {
 			dc.OldPrimary = "not streaming"
 		}

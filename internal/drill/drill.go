@@ -53,6 +53,9 @@ type Options struct {
 	CommitWait time.Duration
 	// Keep keeps the ledger table at the end.
 	Keep bool
+	// Kill is what kill-primary kills on a cluster under Patroni: KillBoth (the default:
+	// as a crash of the machine), KillPostmaster or KillPatroni.
+	Kill string
 	// Hooks are for tests that make a fault worse than the drill's own (nil in commands).
 	Hooks *Hooks
 }
@@ -95,6 +98,12 @@ func (o *Options) Validate() error {
 	if o.CommitWait <= 0 {
 		errs = append(errs, agerr.BadInputf("--commit-wait %v: must be positive", o.CommitWait))
 	}
+	if o.Kill != "" && !slices.Contains(Kills, o.Kill) {
+		errs = append(errs, agerr.BadInputf("--kill %q: want one of %s", o.Kill, strings.Join(Kills, ", ")))
+	}
+	if o.Kill != "" && o.Fault != FaultKillPrimary {
+		errs = append(errs, agerr.BadInputf("--kill %s: only with --fault kill-primary", o.Kill))
+	}
 	return agerr.Join(errs...)
 }
 
@@ -110,6 +119,7 @@ func Check(t *cluster.Topology, o Options) error {
 			errs = append(errs, agerr.BadInputf("cluster %s: %v (a drill starts on a whole cluster: agbench cluster start %s)", t.Name, err, t.Name))
 		}
 	}
+	errs = append(errs, checkPatroni(t, o))
 	return agerr.Join(errs...)
 }
 
@@ -129,7 +139,7 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 	if p == nil {
 		p = func(string, ...any) {}
 	}
-	run := &result.DrillRun{Fault: o.Fault, Commit: t.Commit, Cycles: o.Cycles}
+	run := &result.DrillRun{Fault: o.Fault, Commit: t.Commit, Cycles: o.Cycles, Patroni: patroniOf(t, o)}
 	save := func() {
 		Summarize(run, res.Steps)
 		_ = res.SetExtra(result.ExtraDrill, run) // a DrillRun always encodes
@@ -228,7 +238,7 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 	if ctx.Err() != nil {
 		return st, ctx.Err()
 	}
-	if dc.OldPrimary != "streaming" || len(dc.Writable) != 1 {
+	if !oldPrimaryBack(dc) || len(dc.Writable) != 1 {
 		return st, fmt.Errorf("cycle %d left the cluster unfit for another: %s", n, strings.Join(dc.Problems, "; "))
 	}
 	return st, nil
@@ -237,6 +247,9 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 // inject injects the fault and fails over. Once the fault is in, the rest runs to its end
 // whatever ctx does: a killed primary is failed over and rejoined, not left down.
 func inject(ctx context.Context, t *cluster.Topology, o Options, c *Cycle, dc *result.DrillCycle, p Progress) (*cluster.FailoverReport, error) {
+	if t.Patroni != nil {
+		return injectPatroni(ctx, t, o, c, dc, p)
+	}
 	hctx := context.WithoutCancel(ctx)
 	switch o.Fault {
 	case FaultPlanned:

@@ -38,7 +38,10 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 		if len(dc.Writable) != 1 {
 			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: %d nodes accept writes", dc.Cycle, len(dc.Writable)))
 		}
-		if dc.OldPrimary != "streaming" {
+		if len(dc.SplitBrain) > 1 {
+			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: split brain: %s accepted writes at once", dc.Cycle, strings.Join(dc.SplitBrain, " and ")))
+		}
+		if !oldPrimaryBack(dc) {
 			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: old primary %s %s", dc.Cycle, dc.From, dc.OldPrimary))
 		}
 		if dc.WriteBackSeconds != nil {
