@@ -38,6 +38,8 @@ const (
 const (
 	restPortOffset = 30
 	etcdPortOffset = 40
+	// PatroniPortSpan is how many ports from the base port a cluster under Patroni takes.
+	PatroniPortSpan = etcdPortOffset + 2
 )
 
 // Bounds of Patroni's waits.
@@ -117,6 +119,9 @@ func (o *CreateOptions) checkPatroni() (*PatroniInfo, error) {
 		errs = append(errs, agerr.BadInputf("--ha patroni with --link-latency: not supported yet"))
 	}
 	ttl, loop, retry := o.PatroniTTL, o.PatroniLoopWait, o.PatroniRetryTimeout
+	if ttl == 0 && loop == 0 && retry == 0 {
+		ttl, loop, retry = DefaultPatroniTTL, DefaultPatroniLoopWait, DefaultPatroniRetryTimeout
+	}
 	if loop < 1 || retry < 1 || ttl < loop+2*retry {
 		errs = append(errs, agerr.BadInputf("--patroni-ttl %d, --patroni-loop-wait %d, --patroni-retry-timeout %d: want each at least 1 and ttl ≥ loop_wait + 2 × retry_timeout (Patroni's rule), e.g. 10/2/4", ttl, loop, retry))
 	}
