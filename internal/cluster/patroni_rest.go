@@ -70,6 +70,14 @@ type PatroniState struct {
 	Timeline int    `json:"timeline,omitempty"`
 	// PostmasterStart changes when Patroni restarts its PostgreSQL in place.
 	PostmasterStart string `json:"postmaster_start_time,omitempty"`
+	// Xlog is the WAL position, in bytes: written (Location) on the primary, received and
+	// replayed on a replica.
+	Xlog struct {
+		Location *uint64 `json:"location,omitempty"`
+		Received *uint64 `json:"received_location,omitempty"`
+		Replayed *uint64 `json:"replayed_location,omitempty"`
+		Paused   bool    `json:"paused,omitempty"`
+	} `json:"xlog"`
 }
 
 // IsPrimary reports whether the member says it runs as the writable primary.
