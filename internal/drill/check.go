@@ -34,6 +34,13 @@ func check(ctx context.Context, t *cluster.Topology, ta *tally, dc *result.Drill
 		dc.Problems = append(dc.Problems, "ledger not read on "+p.Name+": "+err.Error())
 		return
 	}
+	ta.countLost(dc, present)
+	dc.Checked = true
+}
+
+// countLost counts the acknowledged commits missing from present (lost, the first ids
+// listed) and the in-doubt ones found in it.
+func (ta *tally) countLost(dc *result.DrillCycle, present map[int64]bool) {
 	ta.mu.Lock()
 	defer ta.mu.Unlock()
 	for _, id := range ta.acked {
@@ -49,7 +56,6 @@ func check(ctx context.Context, t *cluster.Topology, ta *tally, dc *result.Drill
 			dc.InDoubtPresent++
 		}
 	}
-	dc.Checked = true
 }
 
 // fill copies the tally's counts, errors and first successes after the fault into dc.

@@ -53,6 +53,9 @@ type Options struct {
 	CommitWait time.Duration
 	// Keep keeps the ledger table at the end.
 	Keep bool
+	// ObserveWait bounds the wait for a failover by other means in each observe cycle
+	// (0: DefaultObserveWait).
+	ObserveWait time.Duration
 	// Kill is what kill-primary kills on a cluster under Patroni: KillBoth (the default:
 	// as a crash of the machine), KillPostmaster or KillPatroni.
 	Kill string
@@ -80,8 +83,8 @@ func (c *Cycle) Acked() int64 { return c.tally.ackCount.Load() }
 // Validate checks the options, naming the flag of each problem, all at once.
 func (o *Options) Validate() error {
 	var errs []error
-	if !slices.Contains(Faults, o.Fault) {
-		errs = append(errs, agerr.BadInputf("--fault %q: want one of %s", o.Fault, strings.Join(Faults, ", ")))
+	if !slices.Contains(Faults, o.Fault) && o.Fault != FaultObserve {
+		errs = append(errs, agerr.BadInputf("--fault %q: want one of %s, %s", o.Fault, strings.Join(Faults, ", "), FaultObserve))
 	}
 	if o.Cycles < 1 || o.Cycles > MaxCycles {
 		errs = append(errs, agerr.BadInputf("--cycles %d: want 1 to %d", o.Cycles, MaxCycles))

@@ -43,7 +43,8 @@ const patroniOutcomeWait = 60 * time.Second
 // oldPrimaryBack reports whether the cycle's old primary is where it should be: streaming
 // from the new one after a failover, or the primary again after a restart in place.
 func oldPrimaryBack(dc *result.DrillCycle) bool {
-	return dc.OldPrimary == "streaming" || dc.OldPrimary == OldPrimaryRestartedInPlace && dc.To == dc.From
+	return dc.OldPrimary == "streaming" || dc.OldPrimary == OldPrimaryRestartedInPlace && dc.To == dc.From ||
+		dc.Fault == FaultObserve // reported, not checked: the failover's owner brings it back
 }
 
 // patroniOf is the run's record of Patroni's settings (nil without Patroni).

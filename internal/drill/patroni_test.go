@@ -17,6 +17,8 @@ import (
 //     and the old primary streams again once its Patroni is started again.
 //   - Only the postmaster killed: Patroni restarts it in place, and the drill says so
 //     (no failover, the same node primary) rather than calling it one.
+//   - observe, through connection strings and Patroni's REST URLs only: the drill asks
+//     Patroni for a switchover and loses no acknowledged commit.
 //   - Only Patroni killed: the standby is promoted while the old postmaster still accepts
 //     writes; the drill reports the split brain and fails.
 func TestPatroniFailsOverByItself(t *testing.T) {
@@ -50,6 +52,8 @@ func TestPatroniFailsOverByItself(t *testing.T) {
 			t.Fatalf("topology names %s primary, Patroni promoted %s", topo.Primary().Name, dc.To)
 		}
 	})
+
+	t.Run("observe", func(t *testing.T) { observeThroughURLs(t, topo) })
 
 	t.Run("postmaster", func(t *testing.T) {
 		from := topo.Primary().Name
