@@ -22,7 +22,7 @@ type Drill struct {
 	// (nil: Topo's nodes).
 	Endpoints *drill.Endpoints
 	Options   drill.Options
-	Config  map[string]any
+	Config    map[string]any
 }
 
 // DrillOutcome is what a drill produced.
