@@ -62,7 +62,8 @@ func NewEndpoints(primary string, standbys []string, listenerURL string, patroni
 	if primary == "" {
 		errs = append(errs, agerr.BadInputf("--primary: required with --standby (the node that is primary now)"))
 	} else {
-		add("--primary", "", primary)
+		name, conn := splitName(primary)
+		add("--primary", name, conn)
 	}
 	for _, s := range standbys {
 		name, conn := splitName(s)
