@@ -111,4 +111,10 @@ func observeThroughURLs(t *testing.T, topo *cluster.Topology) {
 		t.Fatalf("cycle %+v", dc)
 	}
 	t.Log(run.Verdict, "; ", dc.HAOutcome)
+	// The drill does not wait for the old primary's return; the next test needs it back.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := topo.WaitPatroniWhole(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
