@@ -141,12 +141,18 @@ page cache: read-only routing can then move work but not add capacity.`,
 }
 
 func loadCluster(a *app, name string) (*cluster.Topology, error) {
-	return cluster.Load(home(a), name)
+	topo, err := cluster.Load(home(a), name)
+	if err == nil && topo.Patroni != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		topo.RolesFromPatroni(ctx)
+		cancel()
+	}
+	return topo, err
 }
 
 // loadClusterLocked loads a cluster and takes its lock for a change; call unlock when done.
 func loadClusterLocked(a *app, name string) (*cluster.Topology, func(), error) {
-	topo, err := loadCluster(a, name)
+	topo, err := cluster.Load(home(a), name)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -299,3 +299,10 @@ func (t *Topology) patroniStatus(ctx context.Context) *PatroniView {
 	_, _ = t.followPatroni(ctx)
 	return v
 }
+
+// RolesFromPatroni sets the nodes' roles to Patroni's in memory only (no lock needed; the
+// file is not written), for commands that read the cluster: the primary they name is the
+// one Patroni runs now. With no REST API answering, the roles stay as recorded.
+func (t *Topology) RolesFromPatroni(ctx context.Context) {
+	_, _ = t.followPatroni(ctx)
+}
