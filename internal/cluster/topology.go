@@ -1,6 +1,8 @@
 // Package cluster owns a local "availability group": one PostgreSQL primary and N hot
 // standbys on loopback, made and run by agbench (create, start, stop, status, failover,
-// destroy), and the topology file that every other command reads to find them.
+// destroy), and the topology file that every other command reads to find them. Under
+// Patroni (create --ha patroni: patroni*.go) it starts and stops etcd and a Patroni per node
+// and reads Patroni's REST API; Patroni, not agbench, then decides failovers.
 // It must not import workloads, the runner, the listener or the report.
 //
 // Imports from agbench: only internal/agerr, internal/atomicfile, internal/cgroup, internal/pgbin.
