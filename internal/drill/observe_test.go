@@ -118,3 +118,21 @@ func observeThroughURLs(t *testing.T, topo *cluster.Topology) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzNewEndpoints: connection strings from the command line never panic the parser or the
+// host lists made of what it accepts.
+func FuzzNewEndpoints(f *testing.F) {
+	f.Add("postgres://a:b@127.0.0.1:5432/db", "b=postgres://a:b@127.0.0.1:5433/db")
+	f.Add("host=127.0.0.1 port=1 user=a dbname=x", "host=127.0.0.1 port=2 user=a dbname=x")
+	f.Add("x=", "=postgres://")
+	f.Fuzz(func(t *testing.T, primary, standby string) {
+		e, err := NewEndpoints(primary, []string{standby}, "", nil)
+		if err != nil {
+			return
+		}
+		if len(e.Nodes) != 2 {
+			t.Fatalf("accepted %d nodes", len(e.Nodes))
+		}
+		e.multiHost("read-write")
+	})
+}
