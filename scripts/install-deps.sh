@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what agbench needs and a fresh Debian/Ubuntu machine lacks: Go, PostgreSQL's
-# server packages, and the comparators the benchmarks run beside agbench (pgbench comes with
-# PostgreSQL; fio, pgbouncer, haproxy). Installs nothing that is already there.
+# server packages, Patroni and etcd (cluster create --ha patroni), and the comparators the
+# benchmarks run beside agbench (pgbench comes with PostgreSQL; fio, pgbouncer, haproxy).
+# Installs nothing that is already there.
 #   --browser   also Debian's chromium, for the report's headless-browser test (make test)
 # AGBENCH_EXTRA_PACKAGES="pkg ..." adds more Debian packages.
 set -euo pipefail
@@ -26,6 +27,10 @@ command -v pgbench >/dev/null 2>&1 || have_pg_server || missing+=(postgresql-con
 command -v fio >/dev/null 2>&1 || missing+=(fio)
 command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
 command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+# Patroni's Debian package starts no service without systemd; agbench runs patroni and etcd
+# itself, in the foreground of their own sessions, for the clusters it makes.
+command -v patroni >/dev/null 2>&1 || missing+=(patroni)
+command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 if [ "$browser" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
 fi

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -131,23 +132,40 @@ page cache: read-only routing can then move work but not add capacity.`,
 	f.Float64Var(&o.HostCPUs, "host-cpus", 0, "model each node as a host with this many CPU cores (a control group's quota; needs root)")
 	f.StringVar(&hostMemory, "host-memory", "", "model each node as a host with this much memory, page cache included (e.g. 1G; needs root)")
 	f.StringVar(&listenerAddr, "listener", "", "also start `agbench listener` at this address (read-only port +1, metrics +2); --listener alone: 127.0.0.1:6432")
+	f.StringVar(&o.HA, "ha", "", "patroni: Patroni (with a one-member etcd) runs the nodes and fails over by itself")
+	f.IntVar(&o.PatroniTTL, "patroni-ttl", cluster.DefaultPatroniTTL, "with --ha patroni: the leader key's ttl, seconds")
+	f.IntVar(&o.PatroniLoopWait, "patroni-loop-wait", cluster.DefaultPatroniLoopWait, "with --ha patroni: Patroni's loop_wait, seconds")
+	f.IntVar(&o.PatroniRetryTimeout, "patroni-retry-timeout", cluster.DefaultPatroniRetryTimeout, "with --ha patroni: Patroni's retry_timeout, seconds (ttl ≥ loop_wait + 2 × retry_timeout)")
 	f.Lookup("listener").NoOptDefVal = "127.0.0.1:6432"
 	return c
 }
 
 func loadCluster(a *app, name string) (*cluster.Topology, error) {
-	return cluster.Load(home(a), name)
+	topo, err := cluster.Load(home(a), name)
+	if err == nil && topo.Patroni != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		topo.RolesFromPatroni(ctx)
+		cancel()
+	}
+	return topo, err
 }
 
 // loadClusterLocked loads a cluster and takes its lock for a change; call unlock when done.
 func loadClusterLocked(a *app, name string) (*cluster.Topology, func(), error) {
-	topo, err := loadCluster(a, name)
+	topo, err := cluster.Load(home(a), name)
 	if err != nil {
 		return nil, nil, err
 	}
 	unlock, err := topo.Lock()
 	if err != nil {
 		return nil, nil, err
+	}
+	if topo.Patroni != nil {
+		// Patroni may have moved the primary since agbench last looked; when no REST API
+		// answers (a stopped cluster), the roles stay as recorded.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, _ = topo.FollowPatroni(ctx)
+		cancel()
 	}
 	return topo, unlock, nil
 }
@@ -212,6 +230,7 @@ func printStatus(w io.Writer, st *cluster.Status) {
 	if st.Links != nil {
 		fmt.Fprintln(w, "links:", st.Links)
 	}
+	printPatroni(w, st)
 }
 
 // printHosts shows each node's modelled host: budget and use over status's sampling interval.

@@ -21,10 +21,12 @@ func init() { register(newDrillCmd) }
 
 // drillFlags are the flags of `agbench drill` as given.
 type drillFlags struct {
-	cluster, results string
-	walFSSize        string
-	urls             []string // --primary, --standby, --listener: refused (faults only on agbench's clusters)
-	o                drill.Options
+	cluster, results, walFSSize string
+	// --primary, --standby, --listener, --patroni: a cluster agbench did not make, for
+	// --fault observe only (faults go only to agbench's clusters).
+	primary, listener, patroni string
+	standbys                   []string
+	o                          drill.Options
 }
 
 func newDrillCmd(a *app) *cobra.Command {
@@ -90,26 +92,45 @@ primary not back, the old primary acknowledging writes after the promotion).`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.cluster, "cluster", "lab", "cluster made by agbench cluster create")
-	fl.StringVar(&f.o.Fault, "fault", "", "the fault: "+strings.Join(drill.Faults, ", "))
+	fl.StringVar(&f.o.Fault, "fault", "", "the fault: "+strings.Join(drill.Faults, ", ")+", or observe (a failover by other means)")
 	fl.IntVar(&f.o.Cycles, "cycles", 20, "failovers to run")
 	fl.IntVar(&f.o.Writers, "vus", drill.DefaultWriters, "writers (each commits ledger rows as fast as it can)")
 	fl.IntVar(&f.o.Readers, "read-vus", drill.DefaultReaders, "readers (read intent: a standby when there is one)")
 	fl.DurationVar(&f.o.Between, "between", drill.DefaultBetween, "load before each fault, and again after each failover")
 	fl.DurationVar(&f.o.CommitWait, "commit-wait", drill.DefaultCommitWait, "how long an operation waits for its answer; an unanswered commit is in doubt")
 	fl.DurationVar(&f.o.DetectTimeout, "detect-timeout", drill.DefaultDetectTimeout, "freeze-primary, partition-primary: how long the primary may stay silent before it is taken for failed and fenced")
+	fl.StringVar(&f.o.Kill, "kill", "", "under Patroni, what kill-primary kills: "+strings.Join(drill.Kills, ", ")+" (default both, as a crash of the machine)")
 	fl.BoolVar(&f.o.Keep, "keep", false, "keep the ledger table ("+drill.LedgerTable+") at the end")
 	fl.StringVar(&f.walFSSize, "wal-fs-size", "128M", "wal-full: size of the file system made for the primary's pg_wal")
 	fl.StringVar(&f.results, "results", "results", "folder for results/<time>-drill/result.json")
-	for _, n := range []string{"primary", "standby", "listener"} {
-		fl.StringArrayVar(&f.urls, n, nil, "refused: faults go only to clusters agbench made (--cluster)")
-	}
+	fl.StringVar(&f.primary, "primary", "", "with --fault observe: the primary's connection string, [NAME=]URL, of a cluster agbench did not make")
+	fl.StringArrayVar(&f.standbys, "standby", nil, "with --fault observe: a standby's connection string, [NAME=]URL (repeatable)")
+	fl.StringVar(&f.listener, "listener", "", "with --fault observe: the writers connect here (a connection string)")
+	fl.StringVar(&f.patroni, "patroni", "", "with --fault observe: Patroni REST API URLs, comma-separated, in the order of --primary and --standby; the drill asks Patroni for a switchover each cycle")
+	fl.DurationVar(&f.o.ObserveWait, "observe-wait", drill.DefaultObserveWait, "with --fault observe and no --patroni: how long each cycle waits for your failover")
 	return validates(c)
 }
 
 func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 	var errs []error
-	if len(f.urls) > 0 {
-		errs = append(errs, agerr.BadInputf("--primary/--standby/--listener: a drill injects faults only into servers agbench started; use --cluster NAME (a cluster made by agbench cluster create)"))
+	urls := f.primary != "" || len(f.standbys) > 0 || f.listener != ""
+	if urls && f.o.Fault != drill.FaultObserve {
+		errs = append(errs, agerr.BadInputf("--primary/--standby/--listener: a drill injects faults only into servers agbench started; use --cluster NAME (a cluster made by agbench cluster create), or --fault observe to fail such a cluster over by your own means"))
+	}
+	var ends *drill.Endpoints
+	if urls && f.o.Fault == drill.FaultObserve {
+		var patroni []string
+		if f.patroni != "" {
+			var err error
+			if patroni, err = parsePatroniURLs(f.patroni); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		var err error
+		ends, err = drill.NewEndpoints(f.primary, f.standbys, f.listener, patroni)
+		errs = append(errs, err)
+	} else if f.patroni != "" {
+		errs = append(errs, agerr.BadInputf("--patroni: only with --fault observe and --primary/--standby (a --cluster under Patroni gives its REST APIs itself)"))
 	}
 	if n, err := units.ParseBytes(f.walFSSize); err != nil {
 		errs = append(errs, agerr.BadInputf("--wal-fs-size %q: want a size such as 128M", f.walFSSize))
@@ -130,13 +151,18 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 	if validating(cmd.Context()) {
 		return nil
 	}
+	if ends != nil {
+		return runObserve(cmd, a, f, ends)
+	}
 	topo, unlock, err := loadClusterLocked(a, f.cluster)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if err := drill.Check(topo, f.o); err != nil {
-		return err
+	if f.o.Fault != drill.FaultObserve {
+		if err := drill.Check(topo, f.o); err != nil {
+			return err
+		}
 	}
 	d := &experiment.Drill{Version: version, Args: cmdArgs(cmd), Results: f.results, Topo: topo, Options: f.o,
 		Config: map[string]any{"fault": f.o.Fault, "cycles": f.o.Cycles, "vus": f.o.Writers, "read_vus": f.o.Readers,
@@ -144,6 +170,16 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 	if f.o.Fault == drill.FaultWALFull {
 		d.Config["wal_fs_size"] = f.o.WALFSSize
 	}
+	if topo.Patroni != nil {
+		d.Config["ha"] = cluster.HAPatroni
+		d.Config["kill"] = f.o.Kill
+	}
+	return runDrillExperiment(cmd, a, d)
+}
+
+// runDrillExperiment runs the drill with a progress line per event on stderr, then prints
+// the table, the verdict and where the result is.
+func runDrillExperiment(cmd *cobra.Command, a *app, d *experiment.Drill) error {
 	start := time.Now()
 	out, runErr := d.Run(cmd.Context(), func(format string, args ...any) {
 		fmt.Fprintf(a.stderr, "%7.1fs  %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
@@ -194,6 +230,7 @@ func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 	if run == nil {
 		return
 	}
+	printDrillPatroni(w, r, run)
 	fmt.Fprintf(w, "\n%s\n", run.Verdict)
 	for _, f := range run.Failed {
 		fmt.Fprintf(w, "failed: %s\n", f)

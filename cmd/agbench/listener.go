@@ -30,6 +30,7 @@ type listenerFlags struct {
 	tlsCert, tlsKey                             string
 	tlsRequire                                  bool
 	forward                                     string
+	patroni                                     string
 }
 
 func newListenerCmd(a *app) *cobra.Command {
@@ -94,6 +95,7 @@ for any cluster; a node is named by NAME=URL or else by the URL's host:port.`,
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fl.BoolVar(&f.tlsRequire, "tls-require", false, "refuse sessions without TLS")
 	fl.DurationVar(&f.probe, "probe-interval", listener.DefaultProbeInterval, "how often each backend is probed")
+	fl.StringVar(&f.patroni, "patroni", "", "Patroni REST API URLs, comma-separated, one per node in the order of --primary and --standby: roles come from Patroni (GET /patroni), not from the servers (a --cluster under Patroni has them already)")
 	fl.StringVar(&f.forward, "forward", "auto", "how sessions' bytes move after startup: kernel (a BPF sockhash; needs root or CAP_BPF+CAP_NET_ADMIN), user (the listener copies them), auto (kernel when it can)")
 	fl.DurationVar(&f.startup, "startup-timeout", listener.DefaultStartupTimeout, "how long a client may take over its startup phase")
 	return c
@@ -124,6 +126,7 @@ func (f *listenerFlags) config(a *app, cmd *cobra.Command) (listener.Config, err
 	default:
 		errs = append(errs, agerr.BadInputf("give --cluster NAME, or --primary URL (and --standby URL ...)"))
 	}
+	errs = append(errs, f.applyPatroni(&cfg)...)
 	changed := cmd.Flags().Changed
 	if cfg.Listen == "" || changed("listen") {
 		cfg.Listen = f.listen

@@ -51,6 +51,10 @@ type CreateOptions struct {
 	// Topology.Links. Create calls it once the primary runs, before any standby streams.
 	LinkLatency time.Duration
 	StartLinks  func(*Topology) error
+	// HA is "" (agbench fails over when told) or HAPatroni (Patroni runs the nodes and
+	// fails over by itself), with Patroni's timing in seconds.
+	HA                                               string
+	PatroniTTL, PatroniLoopWait, PatroniRetryTimeout int
 	// Progress, when set, receives one line per step.
 	Progress io.Writer
 }
@@ -110,6 +114,10 @@ func (o *CreateOptions) validate() (map[string]string, error) {
 	}
 	settings, err := ParseSettings(o.Settings)
 	errs = append(errs, err)
+	if o.HA != "" {
+		_, err := o.checkPatroni()
+		errs = append(errs, err)
+	}
 	return settings, agerr.Join(errs...)
 }
 
@@ -151,6 +159,9 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 		}
 		t.Links = &LinksInfo{Latency: Duration(o.LinkLatency)}
 	}
+	if t.Patroni, err = o.checkPatroni(); err != nil {
+		return nil, err
+	}
 	if hosts != nil {
 		t.Hosts = &HostModel{Kind: fmt.Sprintf("cgroup v%d", hosts.Version), CPUs: o.HostCPUs, Memory: o.HostMemory, MachineCPUs: len(hosts.CPUs)}
 	}
@@ -168,6 +179,9 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 			portErrs = append(portErrs, checkPortFree(n.Host, n.LinkPort))
 		}
 		t.Nodes = append(t.Nodes, n)
+	}
+	if t.Patroni != nil {
+		portErrs = append(portErrs, t.patroniPorts(o.BasePort))
 	}
 	if err := agerr.Join(portErrs...); err != nil {
 		return nil, err
@@ -224,6 +238,9 @@ func (t *Topology) build(ctx context.Context, hosts *cgroup.System, start func(*
 	}
 	if err := t.writePassFile(password); err != nil {
 		return err
+	}
+	if t.Patroni != nil {
+		return t.buildPatroni(ctx, password, w)
 	}
 	pwfile := filepath.Join(t.Dir, ".initdb-pw")
 	if err := os.WriteFile(pwfile, []byte(password+"\n"), 0o600); err != nil {

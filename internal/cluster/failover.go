@@ -90,6 +90,9 @@ func (c *stepClock) done(name string) {
 // The topology file follows every change. Cancelling ctx does not stop a failover that has
 // begun.
 func (t *Topology) Failover(ctx context.Context, o FailoverOptions) (*FailoverReport, error) {
+	if t.Patroni != nil {
+		return t.patroniFailover(ctx, o)
+	}
 	if len(t.Standbys()) == 0 {
 		return nil, agerr.BadInputf("cluster %s has no standby to fail over to", t.Name)
 	}

@@ -12,6 +12,9 @@ import (
 
 // Start starts every node, the primary first, and waits until each standby streams again.
 func (t *Topology) Start(ctx context.Context) error {
+	if t.Patroni != nil {
+		return t.startPatroniAll(ctx)
+	}
 	p := t.Primary()
 	if err := t.startNode(ctx, p); err != nil {
 		return err
@@ -35,6 +38,9 @@ func (t *Topology) Start(ctx context.Context) error {
 // Stop stops every node (fast shutdown), the primary first so that the standbys receive its
 // shutdown checkpoint.
 func (t *Topology) Stop(ctx context.Context) error {
+	if t.Patroni != nil {
+		return errors.Join(t.stopPatroniAll(), t.Save())
+	}
 	var errs []error
 	if err := t.stopNode(ctx, t.Primary(), "fast"); err != nil {
 		errs = append(errs, err)
@@ -82,6 +88,9 @@ func (t *Topology) removeAll(ctx context.Context) error {
 	}
 	if t.LinksAlive() {
 		stopPID(t.Links.PID)
+	}
+	if err := t.stopPatroniAll(); err != nil {
+		errs = append(errs, err)
 	}
 	for i := range t.Nodes {
 		n := &t.Nodes[i]

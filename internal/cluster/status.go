@@ -44,12 +44,20 @@ type Status struct {
 	Listener *ListenerInfo `json:"listener,omitempty"`
 	Hosts    *HostModel    `json:"hosts,omitempty"`
 	Links    *LinksInfo    `json:"links,omitempty"`
-	At       time.Time     `json:"at"`
+	// Patroni is Patroni's settings and its view of the members (GET /cluster), when it runs
+	// the cluster.
+	Patroni     *PatroniInfo `json:"patroni,omitempty"`
+	PatroniView *PatroniView `json:"patroni_view,omitempty"`
+	At          time.Time    `json:"at"`
 }
 
 // Status reads every node's state; a node that is down or unreachable is reported, not an error.
 func (t *Topology) Status(ctx context.Context) *Status {
-	st := &Status{Name: t.Name, Commit: t.Commit, Version: t.PG.Version, Dir: t.Dir, Listener: t.Listener, Hosts: t.Hosts, Links: t.Links, At: time.Now().UTC()}
+	st := &Status{Name: t.Name, Commit: t.Commit, Version: t.PG.Version, Dir: t.Dir, Listener: t.Listener, Hosts: t.Hosts, Links: t.Links,
+		Patroni: t.Patroni, At: time.Now().UTC()}
+	if t.Patroni != nil {
+		st.PatroniView = t.patroniStatus(ctx)
+	}
 	hosts := t.hostUse(ctx)
 	repl := map[string]NodeStatus{}
 	for i := range t.Nodes {

@@ -1,6 +1,8 @@
 // Package cluster owns a local "availability group": one PostgreSQL primary and N hot
 // standbys on loopback, made and run by agbench (create, start, stop, status, failover,
-// destroy), and the topology file that every other command reads to find them.
+// destroy), and the topology file that every other command reads to find them. Under
+// Patroni (create --ha patroni: patroni*.go) it starts and stops etcd and a Patroni per node
+// and reads Patroni's REST API; Patroni, not agbench, then decides failovers.
 // It must not import workloads, the runner, the listener or the report.
 //
 // Imports from agbench: only internal/agerr, internal/atomicfile, internal/cgroup, internal/pgbin.
@@ -62,6 +64,9 @@ type Topology struct {
 	RoutingList string `json:"routing_list,omitempty"`
 	// Listener is the agbench listener started with the cluster, if any.
 	Listener *ListenerInfo `json:"listener,omitempty"`
+	// Patroni is set when Patroni runs the nodes (create --ha patroni): it, not agbench,
+	// promotes a standby when the primary is lost.
+	Patroni *PatroniInfo `json:"patroni,omitempty"`
 	// Failovers lists every failover, oldest first.
 	Failovers []FailoverRecord `json:"failovers,omitempty"`
 	// replicationVia maps a node's name to the relay (host:port) its standbys reach it
@@ -84,6 +89,11 @@ type Node struct {
 	LinkPort int `json:"link_port,omitempty"`
 	// Group is the node's control group when the cluster models hosts.
 	Group *cgroup.Group `json:"group,omitempty"`
+	// Under Patroni: the node's REST API port, its Patroni's configuration, log and pid.
+	RESTPort      int    `json:"rest_port,omitempty"`
+	PatroniConfig string `json:"patroni_config,omitempty"`
+	PatroniLog    string `json:"patroni_log,omitempty"`
+	PatroniPID    int    `json:"patroni_pid,omitempty"`
 }
 
 // ListenerInfo records a listener started alongside the cluster.

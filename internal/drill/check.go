@@ -24,7 +24,7 @@ func check(ctx context.Context, t *cluster.Topology, ta *tally, dc *result.Drill
 		dc.Problems = append(dc.Problems, "standbys not read on "+p.Name+": "+err.Error())
 	}
 	dc.Streaming = streaming
-	failedOver := !inPlace(dc.Fault)
+	failedOver := !inPlace(dc.Fault) && dc.To != dc.From // Patroni may restart a killed primary in place
 	if failedOver && !slices.Contains(streaming, dc.From) {
 		if dc.OldPrimary == "streaming" {
 			dc.OldPrimary = "not streaming"
@@ -44,6 +44,13 @@ func check(ctx context.Context, t *cluster.Topology, ta *tally, dc *result.Drill
 		dc.Problems = append(dc.Problems, "ledger not read on "+p.Name+": "+err.Error())
 		return
 	}
+	ta.countLost(dc, present)
+	dc.Checked = true
+}
+
+// countLost counts the acknowledged commits missing from present (lost, the first ids
+// listed) and the in-doubt ones found in it.
+func (ta *tally) countLost(dc *result.DrillCycle, present map[int64]bool) {
 	ta.mu.Lock()
 	defer ta.mu.Unlock()
 	for _, id := range ta.acked {
@@ -59,7 +66,6 @@ func check(ctx context.Context, t *cluster.Topology, ta *tally, dc *result.Drill
 			dc.InDoubtPresent++
 		}
 	}
-	dc.Checked = true
 }
 
 // oldAcks counts the writes that the old primary (port) acknowledged after the fault, and

@@ -15,6 +15,13 @@
 // primary and streaming standbys) or the run says exactly what is left; a frozen primary or
 // a cut link is resumed or healed instead when Ctrl-C comes before the failover begins.
 //
+// On a cluster under Patroni (patroni.go) agbench injects the fault and only watches: Patroni's
+// REST API says when, and whom, Patroni promoted (or that it restarted the primary in place),
+// a split brain is looked for before agbench heals what it broke (it starts a killed Patroni
+// again), and Patroni's timing is recorded. The observe fault (observe.go, endpoints.go) runs
+// on any cluster through connection strings only: it injects nothing, and waits for the
+// user's failover, or asks Patroni for a switchover when given its REST APIs.
+//
 // It never prints and never reads flags or the environment.
 //
 // Imports from agbench: only internal/agerr, internal/cluster, internal/links, internal/measure,

@@ -68,6 +68,12 @@ type Options struct {
 	// DetectTimeout is how long the primary may stay silent before it is taken for failed
 	// and fenced (freeze-primary, partition-primary).
 	DetectTimeout time.Duration
+	// ObserveWait bounds the wait for a failover by other means in each observe cycle
+	// (0: DefaultObserveWait).
+	ObserveWait time.Duration
+	// Kill is what kill-primary kills on a cluster under Patroni: KillBoth (the default:
+	// as a crash of the machine), KillPostmaster or KillPatroni.
+	Kill string
 	// Hooks are for tests that make a fault worse than the drill's own (nil in commands).
 	Hooks *Hooks
 
@@ -97,8 +103,8 @@ func (c *Cycle) Acked() int64 { return c.tally.ackCount.Load() }
 // Validate checks the options, naming the flag of each problem, all at once.
 func (o *Options) Validate() error {
 	var errs []error
-	if !slices.Contains(Faults, o.Fault) {
-		errs = append(errs, agerr.BadInputf("--fault %q: want one of %s", o.Fault, strings.Join(Faults, ", ")))
+	if !slices.Contains(Faults, o.Fault) && o.Fault != FaultObserve {
+		errs = append(errs, agerr.BadInputf("--fault %q: want one of %s, %s", o.Fault, strings.Join(Faults, ", "), FaultObserve))
 	}
 	if o.Cycles < 1 || o.Cycles > MaxCycles {
 		errs = append(errs, agerr.BadInputf("--cycles %d: want 1 to %d", o.Cycles, MaxCycles))
@@ -121,6 +127,12 @@ func (o *Options) Validate() error {
 	if o.DetectTimeout <= 0 {
 		errs = append(errs, agerr.BadInputf("--detect-timeout %v: must be positive", o.DetectTimeout))
 	}
+	if o.Kill != "" && !slices.Contains(Kills, o.Kill) {
+		errs = append(errs, agerr.BadInputf("--kill %q: want one of %s", o.Kill, strings.Join(Kills, ", ")))
+	}
+	if o.Kill != "" && o.Fault != FaultKillPrimary {
+		errs = append(errs, agerr.BadInputf("--kill %s: only with --fault kill-primary", o.Kill))
+	}
 	return agerr.Join(errs...)
 }
 
@@ -142,6 +154,7 @@ func Check(t *cluster.Topology, o Options) error {
 	if o.Fault == FaultWALFull {
 		errs = append(errs, checkWALFull(t)...)
 	}
+	errs = append(errs, checkPatroni(t, o))
 	return agerr.Join(errs...)
 }
 
@@ -161,7 +174,7 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 	if p == nil {
 		p = func(string, ...any) {}
 	}
-	run := &result.DrillRun{Fault: o.Fault, Commit: t.Commit, Cycles: o.Cycles}
+	run := &result.DrillRun{Fault: o.Fault, Commit: t.Commit, Cycles: o.Cycles, Patroni: patroniOf(t, o)}
 	save := func() {
 		Summarize(run, res.Steps)
 		_ = res.SetExtra(result.ExtraDrill, run) // a DrillRun always encodes
@@ -295,7 +308,7 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 	if ctx.Err() != nil {
 		return st, ctx.Err()
 	}
-	if (!inPlace(o.Fault) && dc.OldPrimary != "streaming") || len(dc.Writable) != 1 || len(dc.NotStreaming) > 0 {
+	if (!inPlace(o.Fault) && !oldPrimaryBack(dc)) || len(dc.Writable) != 1 || len(dc.NotStreaming) > 0 {
 		return st, fmt.Errorf("cycle %d left the cluster unfit for another: %s", n, strings.Join(dc.Problems, "; "))
 	}
 	return st, nil
@@ -304,6 +317,9 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 // inject injects the fault and fails over. Once the fault is in, the rest runs to its end
 // whatever ctx does: a killed primary is failed over and rejoined, not left down.
 func inject(ctx context.Context, t *cluster.Topology, o Options, c *Cycle, dc *result.DrillCycle, p Progress) (*cluster.FailoverReport, error) {
+	if t.Patroni != nil {
+		return injectPatroni(ctx, t, o, c, dc, p)
+	}
 	hctx := context.WithoutCancel(ctx)
 	switch o.Fault {
 	case FaultPlanned:

@@ -109,7 +109,10 @@ type tally struct {
 	firstR  time.Time // first successful read begun after the fault
 	// newPort is the new primary's port once known: the first write it acknowledges
 	// after the fault ends the write outage (the old one may still acknowledge some).
-	newPort  int
+	newPort int
+	// goneAt, when set, is when the killed primary's last process had exited: a write
+	// acknowledged on its port that began before is the dying server's, not a restarted one's.
+	goneAt   time.Time
 	firstW   time.Time
 	ackCount atomic.Int64
 	// tl counts operations per interval; events are the cycle's moments.
@@ -125,6 +128,13 @@ func (t *tally) fault(at time.Time) {
 	t.mu.Lock()
 	t.faultAt = at
 	t.events = append(t.events, result.DrillEvent{At: at, Event: result.EventFault})
+	t.mu.Unlock()
+}
+
+// gone records when the killed primary's processes had all exited.
+func (t *tally) gone(at time.Time) {
+	t.mu.Lock()
+	t.goneAt = at
 	t.mu.Unlock()
 }
 
@@ -157,7 +167,7 @@ func (t *tally) primaryIs(port int) {
 }
 
 func (t *tally) backOn(a ack) {
-	if t.newPort != 0 && a.port == t.newPort && !a.began.Before(t.faultAt) && (t.firstW.IsZero() || a.at.Before(t.firstW)) {
+	if t.newPort != 0 && a.port == t.newPort && !a.began.Before(t.faultAt) && !a.began.Before(t.goneAt) && (t.firstW.IsZero() || a.at.Before(t.firstW)) {
 		t.firstW = a.at
 	}
 }

@@ -41,10 +41,13 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 		if dc.OldAckedAfterPromotion > 0 {
 			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: split brain: %s acknowledged %d writes after %s was promoted", dc.Cycle, dc.From, dc.OldAckedAfterPromotion, dc.To))
 		}
+		if len(dc.SplitBrain) > 1 {
+			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: split brain: %s accepted writes at once", dc.Cycle, strings.Join(dc.SplitBrain, " and ")))
+		}
 		if dc.DetectSeconds != nil {
 			det = append(det, *dc.DetectSeconds)
 		}
-		if !inPlace(dc.Fault) && dc.OldPrimary != "streaming" {
+		if !inPlace(dc.Fault) && !oldPrimaryBack(dc) {
 			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: old primary %s %s", dc.Cycle, dc.From, dc.OldPrimary))
 		}
 		for _, s := range dc.NotStreaming {

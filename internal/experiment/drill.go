@@ -18,8 +18,11 @@ type Drill struct {
 	Args    []string
 	Results string
 	Topo    *cluster.Topology
-	Options drill.Options
-	Config  map[string]any
+	// Endpoints are the servers of an observe drill on a cluster agbench did not make
+	// (nil: Topo's nodes).
+	Endpoints *drill.Endpoints
+	Options   drill.Options
+	Config    map[string]any
 }
 
 // DrillOutcome is what a drill produced.
@@ -37,8 +40,20 @@ func (d *Drill) Run(ctx context.Context, progress drill.Progress) (*DrillOutcome
 	}
 	res := rec.Result
 	res.Meta.Config = d.Config
-	rec.describeCluster(ctx, d.Topo)
-	run, runErr := drill.Run(ctx, d.Topo, d.Options, res, rec, progress)
+	if d.Topo != nil {
+		rec.describeCluster(ctx, d.Topo)
+	}
+	var run *result.DrillRun
+	var runErr error
+	if d.Options.Fault == drill.FaultObserve {
+		e := d.Endpoints
+		if e == nil {
+			e = drill.EndpointsOf(d.Topo)
+		}
+		run, runErr = drill.RunObserve(ctx, e, d.Options, res, rec, progress)
+	} else {
+		run, runErr = drill.Run(ctx, d.Topo, d.Options, res, rec, progress)
+	}
 	rec.End(runErr)
 	out := &DrillOutcome{Result: res, Run: run}
 	out.Path, err = rec.Finish()

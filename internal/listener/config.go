@@ -34,6 +34,10 @@ type Backend struct {
 	// ProbeConnString is how the health probe logs in (libpq keyword/value or URL, as pgx
 	// reads it). It needs no privilege beyond connecting.
 	ProbeConnString string
+	// PatroniURL, when set, is the node's Patroni REST API: the health probe then takes the
+	// node's role, WAL position and timeline from Patroni (GET /patroni) instead of asking
+	// the server, so a node whose Patroni is gone is down even if its PostgreSQL still runs.
+	PatroniURL string
 }
 
 // Config is a listener's configuration. Zero durations take the defaults above.
@@ -142,6 +146,7 @@ func ConfigFromTopology(topo *cluster.Topology) Config {
 			Name:            n.Name,
 			Addr:            n.ClientAddr(), // through its link with latency, when the cluster has one
 			ProbeConnString: topo.ConnString(n, "postgres") + " application_name=agbench-listener-probe connect_timeout=5",
+			PatroniURL:      n.RESTURL(), // "" unless Patroni runs the cluster
 		})
 	}
 	if li := topo.Listener; li != nil {

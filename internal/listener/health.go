@@ -244,6 +244,9 @@ func (h *health) round(ctx context.Context) {
 func (h *health) probe(ctx context.Context, n *nodeState) (probeResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
+	if n.b.PatroniURL != "" {
+		return probePatroni(ctx, n.b.PatroniURL)
+	}
 	if n.conn == nil || n.conn.IsClosed() {
 		var err error
 		n.conn, err = pgconn.Connect(ctx, n.b.ProbeConnString)

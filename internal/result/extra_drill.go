@@ -38,6 +38,8 @@ type DrillRun struct {
 	Failed  []string `json:"failed,omitempty"`
 	// Left is the cluster's state at the end: whole, or what is left and how to repair it.
 	Left string `json:"left"`
+	// Patroni is set when Patroni, not agbench, failed the cluster over.
+	Patroni *DrillPatroni `json:"patroni,omitempty"`
 }
 
 // DrillCycle is one cycle of a drill: the fault, the failover and the checks.
@@ -115,6 +117,14 @@ type DrillCycle struct {
 	Events []DrillEvent `json:"events,omitempty"`
 	// Timeline is the load's operations per interval over the cycle, for the report.
 	Timeline *DrillTimeline `json:"timeline,omitempty"`
+
+	// Under Patroni: what Patroni did ("promoted standby1", "restarted primary's PostgreSQL
+	// in place: no failover"), PostgreSQL's timeline the primary writes on after it (PGTimeline), as Patroni's
+	// REST API reported it (0: not reported), and the nodes seen accepting writes at once
+	// before the old primary was healed (more than one is a split brain).
+	HAOutcome  string   `json:"ha_outcome,omitempty"`
+	PGTimeline int      `json:"pg_timeline,omitempty"`
+	SplitBrain []string `json:"split_brain,omitempty"`
 }
 
 // Names of a drill cycle's events.
@@ -156,6 +166,16 @@ type DrillLag struct {
 	At       time.Time `json:"at"`
 	Standby  string    `json:"standby"`
 	LagBytes int64     `json:"lag_bytes"`
+}
+
+// DrillPatroni is how Patroni ran the drill's cluster: its timing in seconds, whether its
+// synchronous_mode was on, and what kill-primary killed (postmaster, patroni or both).
+type DrillPatroni struct {
+	TTL             int    `json:"ttl"`
+	LoopWait        int    `json:"loop_wait"`
+	RetryTimeout    int    `json:"retry_timeout"`
+	SynchronousMode bool   `json:"synchronous_mode"`
+	Kill            string `json:"kill,omitempty"`
 }
 
 // MaxLostIDs bounds DrillCycle.LostIDs.

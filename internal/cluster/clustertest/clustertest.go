@@ -11,6 +11,7 @@ import (
 	"math/rand"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -32,6 +33,24 @@ type Options struct {
 	// HostCPUs and HostMemory model each node as a host (needs root); 0 is none.
 	HostCPUs   float64
 	HostMemory int64
+	// HA "patroni" runs the cluster under Patroni (RequirePatroni first), with Patroni's
+	// default timing.
+	HA string
+}
+
+// RequirePatroni is Require, and skips the test when Patroni or etcd is not installed
+// (a failure under AGBENCH_REQUIRE_PG=1: `make test` installs them).
+func RequirePatroni(t testing.TB) {
+	t.Helper()
+	Require(t)
+	for _, bin := range []string{"patroni", "etcd"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			if os.Getenv("AGBENCH_REQUIRE_PG") == "1" {
+				t.Fatalf("AGBENCH_REQUIRE_PG=1 but %s is not installed (scripts/install-deps.sh installs it)", bin)
+			}
+			t.Skipf("%s is not installed (apt-get install patroni etcd-server, or scripts/install-deps.sh)", bin)
+		}
+	}
 }
 
 // Require skips the test under -short, and when no PostgreSQL server binaries are installed
@@ -92,13 +111,18 @@ func NewIn(t testing.TB, home string, o Options) *cluster.Topology {
 	defer cancel()
 	var last error
 	for attempt := 0; attempt < 6; attempt++ {
-		base, err := FreePorts(o.Standbys + 1)
+		n := o.Standbys + 1
+		if o.HA != "" {
+			n = cluster.PatroniPortSpan
+		}
+		base, err := FreePorts(n)
 		if err != nil {
 			t.Fatal(err)
 		}
 		topo, err := cluster.Create(ctx, cluster.CreateOptions{
 			Home: home, Name: o.Name, Standbys: o.Standbys, Commit: o.Commit, BasePort: base,
 			PGBin: os.Getenv("AGBENCH_PG_BIN"), Settings: set, HostCPUs: o.HostCPUs, HostMemory: o.HostMemory,
+			HA: o.HA,
 		})
 		if err == nil {
 			dir := topo.Dir

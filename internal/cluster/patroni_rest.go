@@ -1,0 +1,308 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Patroni's REST API, as agbench reads it: GET /cluster (the members as the DCS knows them),
+// GET /patroni (one member's own state) and POST /switchover.
+
+// restTimeout bounds one request to a Patroni REST API.
+const restTimeout = 3 * time.Second
+
+var restClient = &http.Client{Timeout: restTimeout}
+
+// PatroniMember is one member of GET /cluster: role leader, sync_standby or replica; state
+// running, streaming, starting, stopped, …; the timeline; the lag behind the leader in bytes
+// (Patroni says "unknown" when it has no position: LagUnknown).
+type PatroniMember struct {
+	Name     string          `json:"name"`
+	Role     string          `json:"role"`
+	State    string          `json:"state"`
+	APIURL   string          `json:"api_url"`
+	Host     string          `json:"host,omitempty"`
+	Port     int             `json:"port,omitempty"`
+	Timeline int             `json:"timeline,omitempty"`
+	RawLag   json.RawMessage `json:"lag,omitempty"`
+}
+
+// Lag is the member's lag in bytes, or nil when Patroni does not know it (or it is the leader).
+func (m *PatroniMember) Lag() *int64 {
+	var v int64
+	if len(m.RawLag) == 0 || json.Unmarshal(m.RawLag, &v) != nil {
+		return nil
+	}
+	return &v
+}
+
+// PatroniView is GET /cluster of one member's REST API (From).
+type PatroniView struct {
+	From    string          `json:"from"`
+	Members []PatroniMember `json:"members"`
+	Pause   bool            `json:"pause,omitempty"`
+	Error   string          `json:"error,omitempty"`
+}
+
+// Leader returns the member that holds the leader key, or nil.
+func (v *PatroniView) Leader() *PatroniMember {
+	for i := range v.Members {
+		if v.Members[i].Role == "leader" {
+			return &v.Members[i]
+		}
+	}
+	return nil
+}
+
+// PatroniState is GET /patroni of one member: its PostgreSQL's state and role as Patroni
+// sees it (role "master" or "primary" on the leader, by Patroni's version; "replica").
+type PatroniState struct {
+	State    string `json:"state"`
+	Role     string `json:"role"`
+	Timeline int    `json:"timeline,omitempty"`
+	// PostmasterStart changes when Patroni restarts its PostgreSQL in place.
+	PostmasterStart string `json:"postmaster_start_time,omitempty"`
+	// Xlog is the WAL position, in bytes: written (Location) on the primary, received and
+	// replayed on a replica.
+	Xlog struct {
+		Location *uint64 `json:"location,omitempty"`
+		Received *uint64 `json:"received_location,omitempty"`
+		Replayed *uint64 `json:"replayed_location,omitempty"`
+		Paused   bool    `json:"paused,omitempty"`
+	} `json:"xlog"`
+}
+
+// IsPrimary reports whether the member says it runs as the writable primary.
+func (s *PatroniState) IsPrimary() bool {
+	return s.State == "running" && (s.Role == "master" || s.Role == "primary")
+}
+
+func getJSON(ctx context.Context, url string, v any) error {
+	ctx, cancel := context.WithTimeout(ctx, restTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := restClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	// Patroni answers GET /patroni with 503 and a body when its PostgreSQL is not running.
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("GET %s: %s: %v", url, resp.Status, err)
+	}
+	return nil
+}
+
+// PatroniClusterAt reads GET /cluster from one REST API.
+func PatroniClusterAt(ctx context.Context, url string) (*PatroniView, error) {
+	v := &PatroniView{From: url}
+	if err := getJSON(ctx, strings.TrimRight(url, "/")+"/cluster", v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// PatroniStateAt reads GET /patroni from one REST API.
+func PatroniStateAt(ctx context.Context, url string) (*PatroniState, error) {
+	var s PatroniState
+	if err := getJSON(ctx, strings.TrimRight(url, "/")+"/patroni", &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// PatroniView reads GET /cluster from the first of the nodes' REST APIs that answers; the
+// error names every one that did not.
+func (t *Topology) PatroniView(ctx context.Context) (*PatroniView, error) {
+	var errs []error
+	for _, u := range t.RESTURLs() {
+		v, err := PatroniClusterAt(ctx, u)
+		if err == nil {
+			return v, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, fmt.Errorf("no Patroni REST API answered: %w", errors.Join(errs...))
+}
+
+// FollowPatroni sets the nodes' roles to Patroni's (followPatroni) and saves the topology
+// when one changed; it says whether one did.
+func (t *Topology) FollowPatroni(ctx context.Context) (bool, error) {
+	changed, err := t.followPatroni(ctx)
+	if err != nil || !changed {
+		return false, err
+	}
+	return true, t.Save()
+}
+
+// followPatroni sets the nodes' roles, in memory, to Patroni's: the running leader is the
+// primary, the others standbys (Patroni names their slots). With no running leader the
+// roles stay as they were.
+func (t *Topology) followPatroni(ctx context.Context) (bool, error) {
+	if t.Patroni == nil {
+		return false, nil
+	}
+	v, err := t.PatroniView(ctx)
+	if err != nil {
+		return false, err
+	}
+	l := v.Leader()
+	if l == nil || l.State != "running" || t.Node(l.Name) == nil {
+		return false, nil
+	}
+	changed := false
+	for i := range t.Nodes {
+		n := &t.Nodes[i]
+		role := RoleStandby
+		if n.Name == l.Name {
+			role = RolePrimary
+		}
+		if n.Role != role {
+			n.Role, changed = role, true
+		}
+		n.Slot = ""
+	}
+	return changed, nil
+}
+
+// waitPatroniLeader waits until the named node runs as Patroni's leader.
+func (t *Topology) waitPatroniLeader(ctx context.Context, name string, timeout time.Duration) error {
+	n := t.Node(name)
+	deadline := time.Now().Add(timeout)
+	for {
+		s, err := PatroniStateAt(ctx, n.RESTURL())
+		if err == nil && s.IsPrimary() {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s is not Patroni's running leader after %v (%+v, %v)%s", name, timeout, s, err, logTail(n.PatroniLog))
+		}
+		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// waitPatroniWhole waits until Patroni has a running leader, every other member streams
+// from it and, in synchronous mode, one of them is its synchronous standby; the topology's
+// roles then follow Patroni's.
+func (t *Topology) waitPatroniWhole(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var last string
+	for {
+		v, err := t.PatroniView(ctx)
+		if err == nil {
+			last = patroniWholeProblem(v, t.NodeNames(), t.Patroni.SynchronousMode)
+			if last == "" {
+				_, err := t.FollowPatroni(ctx)
+				return err
+			}
+		} else {
+			last = err.Error()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cluster %s under Patroni not whole after %v: %s%s", t.Name, timeout, last, logTail(t.Primary().PatroniLog))
+		}
+		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// patroniWholeProblem says what keeps Patroni's view from whole ("" when whole): a running
+// leader, every named member streaming (or running, as Patroni 3.0 says of a replica), and in
+// synchronous mode a synchronous standby.
+func patroniWholeProblem(v *PatroniView, names []string, syncMode bool) string {
+	l := v.Leader()
+	if l == nil || l.State != "running" {
+		return "no running leader"
+	}
+	sync := false
+	for _, name := range names {
+		i := slices.IndexFunc(v.Members, func(m PatroniMember) bool { return m.Name == name })
+		if i < 0 {
+			return name + " is not a member"
+		}
+		m := v.Members[i]
+		if m.Name == l.Name {
+			continue
+		}
+		if m.State != "streaming" && m.State != "running" {
+			return fmt.Sprintf("%s is %s", m.Name, m.State)
+		}
+		if m.Role == "sync_standby" {
+			sync = true
+		}
+	}
+	if syncMode && !sync {
+		return "no synchronous standby yet"
+	}
+	return ""
+}
+
+// PatroniSwitchover asks the leader's Patroni for a switchover (POST /switchover) to the
+// named candidate ("" lets Patroni choose) and returns its answer.
+func (t *Topology) PatroniSwitchover(ctx context.Context, candidate string) (string, error) {
+	return PatroniSwitchoverAt(ctx, t.Primary().RESTURL(), t.Primary().Name, candidate)
+}
+
+// PatroniSwitchoverAt asks the Patroni at url for a switchover from leader to candidate.
+func PatroniSwitchoverAt(ctx context.Context, url, leader, candidate string) (string, error) {
+	body := map[string]string{"leader": leader}
+	if candidate != "" {
+		body["candidate"] = candidate
+	}
+	b, _ := json.Marshal(body)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second) // Patroni answers when the switchover is done
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(url, "/")+"/switchover", bytes.NewReader(b))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("POST %s/switchover: %w", url, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	msg := strings.TrimSpace(string(out))
+	if resp.StatusCode != http.StatusOK {
+		return msg, fmt.Errorf("POST %s/switchover: %s: %s", url, resp.Status, msg)
+	}
+	return msg, nil
+}
+
+// patroniStatus is Patroni's view for `cluster status`, and the roles in memory follow it
+// (the topology file is not written: status takes no lock). When no REST API answers, the
+// view holds the error.
+func (t *Topology) patroniStatus(ctx context.Context) *PatroniView {
+	v, err := t.PatroniView(ctx)
+	if err != nil {
+		return &PatroniView{Error: err.Error()}
+	}
+	_, _ = t.followPatroni(ctx)
+	return v
+}
+
+// RolesFromPatroni sets the nodes' roles to Patroni's in memory only (no lock needed; the
+// file is not written), for commands that read the cluster: the primary they name is the
+// one Patroni runs now. With no REST API answering, the roles stay as recorded.
+func (t *Topology) RolesFromPatroni(ctx context.Context) {
+	_, _ = t.followPatroni(ctx)
+}

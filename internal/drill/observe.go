@@ -1,0 +1,450 @@
+package drill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/measure"
+	"github.com/agbench/agbench/internal/result"
+)
+
+// FaultObserve injects nothing: the ledger and the measurements run while the cluster is
+// failed over by other means — the user's, or Patroni's when the drill is given its REST
+// APIs (then the drill asks the leader for a switchover each cycle). It works on clusters
+// agbench did not make, through connection strings only.
+const FaultObserve = "observe"
+
+// DefaultObserveWait bounds the wait for the user's failover in each observe cycle.
+const DefaultObserveWait = 10 * time.Minute
+
+// observePoll is how often the nodes are asked whether they accept writes while a
+// failover is awaited.
+const observePoll = 20 * time.Millisecond
+
+// RunObserve runs an observe drill on the endpoints: per cycle the ledger's load, a
+// failover by other means (awaited, or asked of Patroni), the load again, and the checks —
+// every acknowledged commit on the new primary, exactly one writable node. Whether the old
+// primary came back is reported, not checked: its return is the failover's owner's job.
+func RunObserve(ctx context.Context, e *Endpoints, o Options, res *result.Result, rec Recorder, p Progress) (*result.DrillRun, error) {
+	if p == nil {
+		p = func(string, ...any) {}
+	}
+	run := &result.DrillRun{Fault: o.Fault, Cycles: o.Cycles}
+	save := func() {
+		Summarize(run, res.Steps)
+		_ = res.SetExtra(result.ExtraDrill, run)
+		_ = rec.Save()
+	}
+	primary, err := e.primary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	run.Commit = e.commitMode(ctx, primary)
+	if err := e.createLedger(ctx, primary); err != nil {
+		return nil, fmt.Errorf("create %s: %w", LedgerTable, err)
+	}
+	var runErr error
+	for i := 1; i <= o.Cycles; i++ {
+		if ctx.Err() != nil {
+			runErr = ctx.Err()
+			break
+		}
+		st, next, err := e.observeCycle(ctx, o, i, primary, p)
+		if st != nil {
+			rec.AddStep(*st)
+		}
+		save()
+		if err != nil {
+			runErr = err
+			break
+		}
+		primary = next
+	}
+	hctx := context.WithoutCancel(ctx)
+	run.Left = e.whole(hctx)
+	if !o.Keep {
+		if p, err := e.primary(hctx); err == nil {
+			err = e.exec(hctx, p, `DROP TABLE IF EXISTS `+LedgerTable)
+			if err != nil {
+				runErr = errors.Join(runErr, fmt.Errorf("drop %s: %w", LedgerTable, err))
+			}
+		}
+	}
+	save()
+	if runErr == nil && len(run.Failed) > 0 {
+		runErr = fmt.Errorf("drill: %s", strings.Join(run.Failed, "; "))
+	}
+	return run, runErr
+}
+
+// observeCycle runs one cycle from primary and returns its step and the new primary.
+func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary *Endpoint, p Progress) (*result.Step, *Endpoint, error) {
+	writeURL, readURL := e.multiHost("read-write"), e.multiHost("prefer-standby")
+	if e.Listener != "" {
+		writeURL = e.Listener
+	}
+	start := time.Now()
+	l := &load{writeURL: writeURL, readURL: readURL, cycle: n, commitWait: o.CommitWait, tally: &tally{}, reg: measure.NewRegistry(start)}
+	dc := &result.DrillCycle{Cycle: n, Fault: o.Fault, From: primary.Name,
+		WALBytesNote: "not measured: the drill does not read the servers' files of a cluster it did not make"}
+	cyc := &Cycle{N: n, tally: l.tally}
+	stopTicks := l.ticks(tick)
+	l.start(ctx, o.Writers, o.Readers)
+	p("cycle %d: load on %s (%d writers, %d readers) for %v", n, dc.From, o.Writers, o.Readers, o.Between)
+	sleep(ctx, o.Between)
+
+	var next *Endpoint
+	var faultErr error
+	if ctx.Err() == nil && o.Hooks != nil && o.Hooks.BeforeFault != nil {
+		faultErr = o.Hooks.BeforeFault(ctx, cyc)
+	}
+	if ctx.Err() == nil && faultErr == nil {
+		next, faultErr = e.awaitFailover(ctx, o, cyc, dc, primary, p)
+	}
+	if next != nil {
+		dc.To = next.Name
+		if e.Listener != "" {
+			l.tally.primaryIs(listenerPort(e.Listener))
+		} else {
+			_, port, _ := net.SplitHostPort(next.addr)
+			pn, _ := strconv.Atoi(port)
+			l.tally.primaryIs(pn)
+		}
+		waitBack(ctx, l.tally, o.Readers > 0, backWait)
+		sleep(ctx, o.Between)
+	}
+	l.finish()
+	end := time.Now()
+	stopTicks(end)
+	st := l.step(n, o, start, end)
+	if next != nil {
+		e.checkObserved(context.WithoutCancel(ctx), l.tally, dc, primary, next)
+	}
+	l.tally.fill(dc, end)
+	if faultErr != nil {
+		dc.Problems = append(dc.Problems, faultErr.Error())
+	}
+	if ctx.Err() != nil {
+		st.Complete, st.IncompleteReason = false, "interrupted"
+	}
+	if err := st.SetExtra(result.ExtraDrill, dc); err != nil {
+		return st, nil, err
+	}
+	if faultErr != nil {
+		return st, nil, faultErr
+	}
+	return st, next, ctx.Err()
+}
+
+// awaitFailover asks Patroni for a switchover when the drill has its REST APIs, else waits
+// for the user's failover: the fault is the first moment the primary stopped answering as a
+// writable node, the promotion the first another node answered as one.
+func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *result.DrillCycle, primary *Endpoint, p Progress) (*Endpoint, error) {
+	wait := o.ObserveWait
+	if wait <= 0 {
+		wait = DefaultObserveWait
+	}
+	switched := make(chan error, 1)
+	if len(e.Patroni) > 0 {
+		dc.FaultAt = time.Now()
+		c.tally.fault(dc.FaultAt)
+		p("cycle %d: asking Patroni for a switchover from %s", c.N, primary.Name)
+		go func() {
+			msg, err := e.switchover(context.WithoutCancel(ctx), primary)
+			if err == nil {
+				dc.HAOutcome = "switchover: " + msg
+			}
+			switched <- err
+		}()
+	} else {
+		p("cycle %d: waiting up to %v for a failover from %s by your own means", c.N, wait, primary.Name)
+	}
+	probe := newProber(e)
+	defer probe.close()
+	deadline := time.Now().Add(wait)
+	for {
+		select {
+		case err := <-switched:
+			if err != nil {
+				return nil, err
+			}
+		default:
+		}
+		now := time.Now()
+		w := probe.writable(ctx)
+		if dc.FaultAt.IsZero() && !w[primary.Name] {
+			dc.FaultAt = now
+			c.tally.fault(now)
+			p("cycle %d: %s no longer answers as primary", c.N, primary.Name)
+		}
+		for _, n := range e.Nodes {
+			if n.Name != primary.Name && w[n.Name] && !dc.FaultAt.IsZero() {
+				s := time.Since(dc.FaultAt).Seconds()
+				dc.FailoverSeconds = &s
+				p("cycle %d: %s accepts writes %.2fs after the fault", c.N, n.Name, s)
+				return e.node(n.Name), nil
+			}
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("no failover from %s within %v (--observe-wait)", primary.Name, wait)
+		}
+		sleep(ctx, observePoll)
+	}
+}
+
+// switchover asks the leader's Patroni for a switchover away from primary.
+func (e *Endpoints) switchover(ctx context.Context, primary *Endpoint) (string, error) {
+	for i, n := range e.Nodes {
+		if n.Name == primary.Name {
+			v, err := cluster.PatroniClusterAt(ctx, e.Patroni[i])
+			if err != nil {
+				return "", err
+			}
+			l := v.Leader()
+			if l == nil {
+				return "", fmt.Errorf("Patroni at %s has no leader", e.Patroni[i])
+			}
+			return cluster.PatroniSwitchoverAt(ctx, e.Patroni[i], l.Name, "")
+		}
+	}
+	return "", fmt.Errorf("no Patroni REST API for %s", primary.Name)
+}
+
+// prober keeps one connection per node to ask whether it accepts writes.
+type prober struct {
+	e     *Endpoints
+	conns map[string]*pgx.Conn
+}
+
+func newProber(e *Endpoints) *prober { return &prober{e: e, conns: map[string]*pgx.Conn{}} }
+
+func (p *prober) close() {
+	for _, c := range p.conns {
+		c.Close(context.Background())
+	}
+}
+
+// writable asks every node at once whether it is out of recovery; a node that does not
+// answer within a second is not writable.
+func (p *prober) writable(ctx context.Context) map[string]bool {
+	type answer struct {
+		name string
+		ok   bool
+		conn *pgx.Conn
+	}
+	ch := make(chan answer, len(p.e.Nodes))
+	for _, n := range p.e.Nodes {
+		c := p.conns[n.Name]
+		go func() {
+			qctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			if c == nil {
+				var err error
+				if c, err = pgx.Connect(qctx, n.Conn); err != nil {
+					ch <- answer{name: n.Name}
+					return
+				}
+			}
+			var rec bool
+			if err := c.QueryRow(qctx, `SELECT pg_is_in_recovery()`).Scan(&rec); err != nil {
+				c.Close(context.Background())
+				ch <- answer{name: n.Name}
+				return
+			}
+			ch <- answer{name: n.Name, ok: !rec, conn: c}
+		}()
+	}
+	out := map[string]bool{}
+	for range p.e.Nodes {
+		a := <-ch
+		out[a.name] = a.ok
+		if a.conn != nil {
+			p.conns[a.name] = a.conn
+		} else {
+			delete(p.conns, a.name)
+		}
+	}
+	return out
+}
+
+// writableNames lists the nodes that accept writes, in order.
+func (e *Endpoints) writableNames(ctx context.Context) []string {
+	p := newProber(e)
+	defer p.close()
+	w := p.writable(ctx)
+	var out []string
+	for _, n := range e.Nodes {
+		if w[n.Name] {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// primary finds the one node that accepts writes.
+func (e *Endpoints) primary(ctx context.Context) (*Endpoint, error) {
+	w := e.writableNames(ctx)
+	if len(w) != 1 {
+		return nil, fmt.Errorf("%d nodes accept writes (%s); a drill starts from exactly one", len(w), strings.Join(w, ", "))
+	}
+	return e.node(w[0]), nil
+}
+
+func (e *Endpoints) exec(ctx context.Context, n *Endpoint, sql string) error {
+	c, err := pgx.Connect(ctx, n.Conn)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	_, err = c.Exec(ctx, sql)
+	return err
+}
+
+// createLedger makes the ledger table on the primary and waits until every standby that
+// answers has replayed it.
+func (e *Endpoints) createLedger(ctx context.Context, primary *Endpoint) error {
+	if err := e.exec(ctx, primary, `DROP TABLE IF EXISTS `+LedgerTable+`;
+CREATE TABLE `+LedgerTable+` (id bigint PRIMARY KEY, cycle int NOT NULL, writer int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(catchUpWait)
+	for _, n := range e.Nodes {
+		if n.Name == primary.Name {
+			continue
+		}
+		for {
+			c, err := pgx.Connect(ctx, n.Conn)
+			if err == nil {
+				var ok bool
+				err = c.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, LedgerTable).Scan(&ok)
+				c.Close(context.WithoutCancel(ctx))
+				if err == nil && ok {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("standby %s has not replayed the new table after %v: %v", n.Name, catchUpWait, err)
+			}
+			sleep(ctx, 50*time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// checkObserved runs an observe cycle's checks: every acknowledged commit on the new
+// primary (in doubt apart), exactly one writable node, and the old primary's state
+// reported: streaming (in recovery with a WAL receiver streaming), or what it is.
+func (e *Endpoints) checkObserved(ctx context.Context, ta *tally, dc *result.DrillCycle, old, next *Endpoint) {
+	dc.Writable = e.writableNames(ctx)
+	if len(dc.Writable) != 1 {
+		dc.Problems = append(dc.Problems, fmt.Sprintf("%d nodes accept writes (%s); want exactly one", len(dc.Writable), strings.Join(dc.Writable, ", ")))
+	}
+	dc.OldPrimary = e.state(ctx, old)
+	c, err := pgx.Connect(ctx, next.Conn)
+	if err != nil {
+		dc.Problems = append(dc.Problems, "ledger not read on "+next.Name+": "+err.Error())
+		return
+	}
+	defer c.Close(ctx)
+	rows, err := c.Query(ctx, `SELECT id FROM `+LedgerTable+` WHERE cycle = $1`, dc.Cycle)
+	if err != nil {
+		dc.Problems = append(dc.Problems, "ledger not read on "+next.Name+": "+err.Error())
+		return
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		dc.Problems = append(dc.Problems, "ledger not read on "+next.Name+": "+err.Error())
+		return
+	}
+	present := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		present[id] = true
+	}
+	ta.countLost(dc, present)
+	dc.Checked = true
+}
+
+// state says in a word where a node is: streaming, in recovery (not streaming), primary, or
+// down with the reason.
+func (e *Endpoints) state(ctx context.Context, n *Endpoint) string {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(cctx, n.Conn)
+	if err != nil {
+		return "down"
+	}
+	defer c.Close(ctx)
+	var rec bool
+	var status *string
+	if err := c.QueryRow(cctx, `SELECT pg_is_in_recovery(), (SELECT status FROM pg_stat_wal_receiver LIMIT 1)`).Scan(&rec, &status); err != nil {
+		return "unknown: " + err.Error()
+	}
+	switch {
+	case !rec:
+		return "accepts writes"
+	case status != nil && *status == "streaming":
+		return "streaming"
+	}
+	return "in recovery, not streaming"
+}
+
+// whole says whether exactly one node accepts writes and every other streams.
+func (e *Endpoints) whole(ctx context.Context) string {
+	w := e.writableNames(ctx)
+	if len(w) != 1 {
+		return fmt.Sprintf("not whole: %d nodes accept writes (%s)", len(w), strings.Join(w, ", "))
+	}
+	var bad, ok []string
+	for _, n := range e.Nodes {
+		if n.Name == w[0] {
+			continue
+		}
+		if s := e.state(ctx, &n); s != "streaming" {
+			bad = append(bad, n.Name+": "+s)
+		} else {
+			ok = append(ok, n.Name)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Sprintf("not whole: primary %s; %s", w[0], strings.Join(bad, "; "))
+	}
+	return fmt.Sprintf("whole: primary %s, streaming standbys %s", w[0], strings.Join(ok, ", "))
+}
+
+// commitMode is sync when the primary's synchronous_standby_names names a standby, else
+// async ("unknown" when it cannot be read).
+func (e *Endpoints) commitMode(ctx context.Context, primary *Endpoint) string {
+	c, err := pgx.Connect(ctx, primary.Conn)
+	if err != nil {
+		return "unknown"
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	var names string
+	if err := c.QueryRow(ctx, `SELECT current_setting('synchronous_standby_names')`).Scan(&names); err != nil {
+		return "unknown"
+	}
+	if strings.TrimSpace(names) == "" {
+		return "async"
+	}
+	return "sync"
+}
+
+// listenerPort is the port of a listener's connection string (0 when it has none).
+func listenerPort(conn string) int {
+	cfg, err := pgx.ParseConfig(conn)
+	if err != nil {
+		return 0
+	}
+	return int(cfg.Port)
+}

@@ -1,0 +1,138 @@
+package drill
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/result"
+)
+
+func observe(t *testing.T, e *Endpoints, o Options) (*result.DrillRun, *result.Result, error) {
+	t.Helper()
+	o.Fault = FaultObserve
+	if o.Cycles == 0 {
+		o.Cycles = 1
+	}
+	if o.Writers == 0 {
+		o.Writers, o.Readers = 2, 1
+	}
+	if o.Between == 0 {
+		o.Between = 500 * time.Millisecond
+	}
+	if o.CommitWait == 0 {
+		o.CommitWait = DefaultCommitWait
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	res := &result.Result{}
+	run, err := RunObserve(context.Background(), e, o, res, &sink{res}, t.Logf)
+	return run, res, err
+}
+
+// TestObserveHandmade runs --fault observe on a cluster built without agbench's cluster code
+// (initdb, pg_basebackup, pg_ctl), through connection strings only: the test fails it over
+// by its own means (a clean stop of the primary, pg_ctl promote) while the drill's load
+// runs; the drill sees the fault and the promotion, finds every acknowledged commit on the
+// new primary, and reports the old primary down (its return is not the drill's to check).
+func TestObserveHandmade(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	e, err := NewEndpoints(h.URL(0, clustertest.HandmadeAdmin), []string{"new=" + h.URL(1, clustertest.HandmadeAdmin)}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failedOver := make(chan error, 1)
+	run, res, err := observe(t, e, Options{Hooks: &Hooks{BeforeFault: func(ctx context.Context, c *Cycle) error {
+		go func() {
+			if err := h.Stop(ctx, 0); err != nil {
+				failedOver <- err
+				return
+			}
+			failedOver <- h.Promote(ctx, 1)
+		}()
+		return nil
+	}}})
+	if ferr := <-failedOver; ferr != nil {
+		t.Fatalf("the test's own failover: %v", ferr)
+	}
+	if err != nil {
+		t.Fatalf("drill: %v (%+v)", err, run)
+	}
+	t.Log(run.Verdict)
+	dc := cycles(t, res)[0]
+	if !dc.Checked || dc.Lost != 0 || dc.Acked == 0 || dc.To != "new" || dc.FailoverSeconds == nil || dc.WriteBackSeconds == nil {
+		t.Fatalf("cycle %+v", dc)
+	}
+	if dc.OldPrimary != "down" || len(dc.Writable) != 1 || dc.Writable[0] != "new" {
+		t.Fatalf("old primary %q, writable %v", dc.OldPrimary, dc.Writable)
+	}
+	if !strings.HasPrefix(run.Left, "not whole") || !strings.Contains(run.Left, "down") {
+		t.Fatalf("left %q", run.Left)
+	}
+}
+
+// Bad endpoints are refused at once, each named.
+func TestNewEndpointsBadInput(t *testing.T) {
+	_, err := NewEndpoints("host=127.0.0.1 port=1 user=a dbname=x", []string{"host=127.0.0.1 port=2 user=b dbname=x", "port=notaport"}, "", []string{"http://a:1"})
+	for _, want := range []string{"user b", "--standby port=notaport", "--patroni: 1 URL(s) for 2 node(s)"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+	if _, err := NewEndpoints("", nil, "", nil); err == nil || !strings.Contains(err.Error(), "--primary") || !strings.Contains(err.Error(), "--standby") {
+		t.Errorf("no nodes: %v", err)
+	}
+}
+
+// observeThroughURLs is an observe drill on a cluster under Patroni given only by
+// connection strings and Patroni REST URLs: the drill asks Patroni for a switchover.
+func observeThroughURLs(t *testing.T, topo *cluster.Topology) {
+	var standbys, rest []string
+	rest = append(rest, topo.Primary().RESTURL())
+	for _, s := range topo.Standbys() {
+		standbys = append(standbys, s.Name+"="+topo.URL(s, ""))
+		rest = append(rest, s.RESTURL())
+	}
+	from := topo.Primary().Name
+	e, err := NewEndpoints(topo.Primary().Name+"="+topo.URL(topo.Primary(), ""), standbys, "", rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, res, err := observe(t, e, Options{})
+	if err != nil {
+		t.Fatalf("drill: %v (%+v)", err, run)
+	}
+	dc := cycles(t, res)[0]
+	if !dc.Checked || dc.Lost != 0 || dc.Acked == 0 || dc.To == from || !strings.HasPrefix(dc.HAOutcome, "switchover") {
+		t.Fatalf("cycle %+v", dc)
+	}
+	t.Log(run.Verdict, "; ", dc.HAOutcome)
+	// The drill does not wait for the old primary's return; the next test needs it back.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := topo.WaitPatroniWhole(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzNewEndpoints: connection strings from the command line never panic the parser or the
+// host lists made of what it accepts.
+func FuzzNewEndpoints(f *testing.F) {
+	f.Add("postgres://a:b@127.0.0.1:5432/db", "b=postgres://a:b@127.0.0.1:5433/db")
+	f.Add("host=127.0.0.1 port=1 user=a dbname=x", "host=127.0.0.1 port=2 user=a dbname=x")
+	f.Add("x=", "=postgres://")
+	f.Fuzz(func(t *testing.T, primary, standby string) {
+		e, err := NewEndpoints(primary, []string{standby}, "", nil)
+		if err != nil {
+			return
+		}
+		if len(e.Nodes) != 2 {
+			t.Fatalf("accepted %d nodes", len(e.Nodes))
+		}
+		e.multiHost("read-write")
+	})
+}

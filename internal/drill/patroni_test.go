@@ -1,0 +1,91 @@
+package drill
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+)
+
+// TestPatroniFailsOverByItself runs kill-primary on a cluster under Patroni with
+// synchronous_mode, three ways, one cycle each:
+//   - Patroni and the postmaster killed (a crash of the machine): Patroni, not agbench,
+//     promotes the standby; no acknowledged commit is lost; Patroni's timeline is recorded
+//     and the old primary streams again once its Patroni is started again.
+//   - Only the postmaster killed: Patroni restarts it in place, and the drill says so
+//     (no failover, the same node primary) rather than calling it one.
+//   - observe, through connection strings and Patroni's REST URLs only: the drill asks
+//     Patroni for a switchover and loses no acknowledged commit.
+//   - Only Patroni killed: the standby is promoted while the old postmaster still accepts
+//     writes; the drill reports the split brain and fails.
+func TestPatroniFailsOverByItself(t *testing.T) {
+	clustertest.RequirePatroni(t)
+	topo := clustertest.NewIn(t, clustertest.Home(t), clustertest.Options{Standbys: 1, Commit: cluster.CommitSync, HA: cluster.HAPatroni})
+	if topo.Patroni == nil || !topo.Patroni.SynchronousMode {
+		t.Fatalf("not under Patroni with synchronous_mode: %+v", topo.Patroni)
+	}
+
+	t.Run("both", func(t *testing.T) {
+		from := topo.Primary().Name
+		run, res, err := drill(t, context.Background(), topo, Options{Fault: FaultKillPrimary, Cycles: 1})
+		if err != nil {
+			t.Fatalf("drill: %v (%+v)", err, run)
+		}
+		t.Log(run.Verdict)
+		dc := cycles(t, res)[0]
+		if !dc.Checked || dc.Lost != 0 || dc.Acked == 0 {
+			t.Fatalf("checked %v, %d of %d acknowledged commits lost: %v", dc.Checked, dc.Lost, dc.Acked, dc.Problems)
+		}
+		if dc.To == from || dc.To == "" || !strings.Contains(dc.HAOutcome, "Patroni promoted "+dc.To) || dc.PGTimeline < 2 {
+			t.Fatalf("from %s to %s: outcome %q, timeline %d", from, dc.To, dc.HAOutcome, dc.PGTimeline)
+		}
+		if dc.OldPrimary != "streaming" || len(dc.Writable) != 1 || dc.FailoverSeconds == nil || dc.WriteBackSeconds == nil {
+			t.Fatalf("old primary %q, writable %v, failover %v, writes back %v: %v", dc.OldPrimary, dc.Writable, dc.FailoverSeconds, dc.WriteBackSeconds, dc.Problems)
+		}
+		if run.Patroni == nil || run.Patroni.TTL != cluster.DefaultPatroniTTL || run.Patroni.LoopWait != cluster.DefaultPatroniLoopWait || run.Patroni.Kill != KillBoth {
+			t.Fatalf("run's Patroni section %+v", run.Patroni)
+		}
+		if topo.Primary().Name != dc.To {
+			t.Fatalf("topology names %s primary, Patroni promoted %s", topo.Primary().Name, dc.To)
+		}
+	})
+
+	t.Run("observe", func(t *testing.T) { observeThroughURLs(t, topo) })
+
+	t.Run("postmaster", func(t *testing.T) {
+		from := topo.Primary().Name
+		run, res, err := drill(t, context.Background(), topo, Options{Fault: FaultKillPrimary, Kill: KillPostmaster, Cycles: 1})
+		if err != nil {
+			t.Fatalf("drill: %v (%+v)", err, run)
+		}
+		dc := cycles(t, res)[0]
+		if dc.To != from || dc.OldPrimary != OldPrimaryRestartedInPlace || !strings.Contains(dc.HAOutcome, "in place") {
+			t.Fatalf("from %s to %s, old primary %q, outcome %q", from, dc.To, dc.OldPrimary, dc.HAOutcome)
+		}
+		if !dc.Checked || dc.Lost != 0 || len(dc.Writable) != 1 {
+			t.Fatalf("checked %v, lost %d, writable %v: %v", dc.Checked, dc.Lost, dc.Writable, dc.Problems)
+		}
+	})
+
+	t.Run("patroni", func(t *testing.T) {
+		from := topo.Primary().Name
+		run, res, err := drill(t, context.Background(), topo, Options{Fault: FaultKillPrimary, Kill: KillPatroni, Cycles: 1})
+		if err == nil {
+			t.Fatalf("a drill with a split brain passed: %+v", run)
+		}
+		dc := cycles(t, res)[0]
+		if len(dc.SplitBrain) != 2 || !slices.Contains(dc.SplitBrain, from) || !slices.Contains(dc.SplitBrain, dc.To) {
+			t.Fatalf("split brain %v (from %s to %s): %v", dc.SplitBrain, from, dc.To, dc.Problems)
+		}
+		if !slices.ContainsFunc(run.Failed, func(s string) bool { return strings.Contains(s, "split brain") }) {
+			t.Fatalf("failed checks %v lack the split brain", run.Failed)
+		}
+		t.Logf("split brain: %v; %d of %d acknowledged commits lost", dc.SplitBrain, dc.Lost, dc.Acked)
+		if !strings.HasPrefix(run.Left, "whole") {
+			t.Fatalf("cluster not healed: %s", run.Left)
+		}
+	})
+}
