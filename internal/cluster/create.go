@@ -39,10 +39,10 @@ type CreateOptions struct {
 	PGBin    string // "" finds one
 	OSUser   string // "" chooses (root: postgres)
 	Settings []string
-	// HostCPUs and HostMemory model each node as a host of its own (a control group with a
-	// CPU quota in cores and a memory limit in bytes, page cache included); 0 is no budget.
-	HostCPUs   float64
-	HostMemory int64
+	// Host models each node as a host of its own (a control group with a CPU quota in cores
+	// and a CPU weight, a memory limit in bytes, page cache included, and IO limits on the
+	// disk that holds the data); zero is no budget. CPUShares may be cgroup.AutoCPUShares.
+	Host cgroup.Budget
 	// RoutingList is recorded in the topology (checked by the caller).
 	RoutingList string
 	// LinkLatency puts a link with this latency per round trip in front of every node
@@ -102,10 +102,10 @@ func (o *CreateOptions) validate() (map[string]string, error) {
 	if o.BasePort < 1024 || o.BasePort+o.Standbys > 65535 {
 		errs = append(errs, agerr.BadInputf("--base-port %d: want 1024 to %d", o.BasePort, 65535-o.Standbys))
 	}
-	if o.HostCPUs < 0 || math.IsNaN(o.HostCPUs) || math.IsInf(o.HostCPUs, 0) {
-		errs = append(errs, agerr.BadInputf("--host-cpus %g: want a number of cores above 0", o.HostCPUs))
+	if o.Host.CPUs < 0 || math.IsNaN(o.Host.CPUs) || math.IsInf(o.Host.CPUs, 0) {
+		errs = append(errs, agerr.BadInputf("--host-cpus %g: want a number of cores above 0", o.Host.CPUs))
 	}
-	if o.HostMemory < 0 {
+	if o.Host.Memory < 0 {
 		errs = append(errs, agerr.BadInputf("--host-memory: want a size above 0"))
 	}
 	settings, err := ParseSettings(o.Settings)
@@ -152,7 +152,7 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 		t.Links = &LinksInfo{Latency: Duration(o.LinkLatency)}
 	}
 	if hosts != nil {
-		t.Hosts = &HostModel{Kind: fmt.Sprintf("cgroup v%d", hosts.Version), CPUs: o.HostCPUs, Memory: o.HostMemory, MachineCPUs: len(hosts.CPUs)}
+		t.Hosts = &HostModel{Kind: fmt.Sprintf("cgroup v%d", hosts.Version), Budget: o.Host, MachineCPUs: len(hosts.CPUs)}
 	}
 	names := CreatedNodeNames(o.Standbys)
 	var portErrs []error

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/pgbin"
 )
@@ -29,9 +30,8 @@ type Options struct {
 	Settings map[string]string
 	// Name of the cluster; "" means "t".
 	Name string
-	// HostCPUs and HostMemory model each node as a host (needs root); 0 is none.
-	HostCPUs   float64
-	HostMemory int64
+	// Host models each node as a host (needs root); zero is none.
+	Host cgroup.Budget
 }
 
 // Require skips the test under -short, and when no PostgreSQL server binaries are installed
@@ -98,7 +98,7 @@ func NewIn(t testing.TB, home string, o Options) *cluster.Topology {
 		}
 		topo, err := cluster.Create(ctx, cluster.CreateOptions{
 			Home: home, Name: o.Name, Standbys: o.Standbys, Commit: o.Commit, BasePort: base,
-			PGBin: os.Getenv("AGBENCH_PG_BIN"), Settings: set, HostCPUs: o.HostCPUs, HostMemory: o.HostMemory,
+			PGBin: os.Getenv("AGBENCH_PG_BIN"), Settings: set, Host: o.Host,
 		})
 		if err == nil {
 			dir := topo.Dir
