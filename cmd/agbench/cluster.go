@@ -40,7 +40,7 @@ func home(a *app) string { return cluster.Home(a.getenv) }
 
 func clusterCreateCmd(a *app) *cobra.Command {
 	o := cluster.CreateOptions{}
-	var listenerAddr, hostMemory, linkLatency, cpuShares string
+	var listenerAddr, hostMemory, linkLatency, linkBandwidth, cpuShares string
 	var readBPS, writeBPS, readIOPS, writeIOPS string
 	c := &cobra.Command{
 		Use:   "create",
@@ -92,6 +92,15 @@ writes only there; reads are held, from the page cache's misses too.`,
 					return err
 				}
 				o.LinkLatency = d
+			}
+			if linkBandwidth != "" {
+				n, err := links.ParseBandwidth("--link-bandwidth", linkBandwidth)
+				if err != nil {
+					return err
+				}
+				o.LinkBandwidth = n
+			}
+			if o.LinkLatency > 0 || o.LinkBandwidth > 0 {
 				o.StartLinks = func(t *cluster.Topology) error { return startClusterLinks(cmd.Context(), a, t) }
 			}
 			if o.RoutingList != "" {
@@ -139,6 +148,7 @@ writes only there; reads are held, from the page cache's misses too.`,
 	f.StringArrayVar(&o.Settings, "set", nil, "server setting key=value for every node (repeatable)")
 	f.StringVar(&o.RoutingList, "routing-list", "", "the cluster's read-only routing list for its listener and routing comparisons, e.g. \"(('standby1','primary'))\" (default: the standbys, then the primary)")
 	f.StringVar(&linkLatency, "link-latency", "", "put a link with this latency per round trip (e.g. 0.5ms) between clients and every node and on the replication connections")
+	f.StringVar(&linkBandwidth, "link-bandwidth", "", "hold each direction of each connection through the links to this many bytes per second (e.g. 10M; puts links in front of the nodes)")
 	f.Float64Var(&o.Host.CPUs, "host-cpus", 0, "model each node as a host with this many CPU cores (a control group's quota; needs root)")
 	f.StringVar(&cpuShares, "host-cpu-shares", "auto", "CPU weight of each node's group: auto (in proportion to --host-cpus), kernel (the default weight) or cpu.shares units")
 	f.StringVar(&hostMemory, "host-memory", "", "model each node as a host with this much memory, page cache included (e.g. 1G; needs root)")

@@ -184,7 +184,7 @@ const ioFlags = "--host-read-bps, --host-write-bps, --host-read-iops, --host-wri
 // ParseBPS reads an IO limit in bytes per second as the flag named flag takes it: a size with
 // an optional binary unit and an optional "/s" (20M, 1.5M/s, 512K).
 func ParseBPS(flag, s string) (int64, error) {
-	n, err := units.ParseBytesFraction(strings.TrimSuffix(strings.TrimSpace(s), "/s"))
+	n, err := units.ParseRate(s)
 	if err != nil || n < MinIOBPS {
 		return 0, agerr.BadInputf("%s %q: want bytes per second of at least %s, e.g. 20M (20 MiB/s)", flag, s, units.FormatBytesExact(MinIOBPS))
 	}

@@ -50,7 +50,10 @@ type CreateOptions struct {
 	// process that serves the topology's links (LinkSpecs) and record its PID in
 	// Topology.Links. Create calls it once the primary runs, before any standby streams.
 	LinkLatency time.Duration
-	StartLinks  func(*Topology) error
+	// LinkBandwidth holds each direction of each connection through a link to this many
+	// bytes per second (it too puts links in front of the nodes).
+	LinkBandwidth int64
+	StartLinks    func(*Topology) error
 	// Progress, when set, receives one line per step.
 	Progress io.Writer
 }
@@ -145,11 +148,11 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 		PG: *in, OSUser: *u, Superuser: DefaultSuperuser, Database: DefaultDatabase,
 		PassFile: filepath.Join(dir, "pgpass"), Settings: settings, RoutingList: o.RoutingList,
 	}
-	if o.LinkLatency > 0 {
+	if o.LinkLatency > 0 || o.LinkBandwidth > 0 {
 		if o.StartLinks == nil {
-			return nil, errors.New("cluster create: links with latency need a process to serve them (StartLinks)")
+			return nil, errors.New("cluster create: links need a process to serve them (StartLinks)")
 		}
-		t.Links = &LinksInfo{Latency: Duration(o.LinkLatency)}
+		t.Links = &LinksInfo{Latency: Duration(o.LinkLatency), Bandwidth: o.LinkBandwidth}
 	}
 	if hosts != nil {
 		t.Hosts = &HostModel{Kind: fmt.Sprintf("cgroup v%d", hosts.Version), Budget: o.Host, MachineCPUs: len(hosts.CPUs)}
@@ -208,6 +211,9 @@ func progress(w io.Writer, format string, a ...any) {
 
 func (t *Topology) build(ctx context.Context, hosts *cgroup.System, start func(*Topology) error, w io.Writer) error {
 	if hosts != nil {
+		if err := t.ioDevice(); err != nil {
+			return err
+		}
 		progress(w, "control groups: %s", t.Hosts)
 		if err := t.makeGroups(hosts); err != nil {
 			return err

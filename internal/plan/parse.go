@@ -323,6 +323,14 @@ func (p *parser) cluster(n *yaml.Node) *Cluster {
 				c.LinkLatency = s
 			}
 		},
+		"link_bandwidth": func(v *yaml.Node) {
+			if s, ok := p.str(v, "target.cluster.link_bandwidth"); ok {
+				if _, err := links.ParseBandwidth("target.cluster.link_bandwidth", s); err != nil { // as --link-bandwidth reads it
+					p.errorf(v, "%v", err)
+				}
+				c.LinkBandwidth = s
+			}
+		},
 		"routing_list": func(v *yaml.Node) {
 			if s, ok := p.str(v, "target.cluster.routing_list"); ok {
 				c.RoutingList = s

@@ -63,8 +63,9 @@ type Cluster struct {
 	// HostCPUShares, HostReadBPS, HostWriteBPS, HostReadIOPS and HostWriteIOPS are the
 	// host's CPU weight and IO limits (--host-cpu-shares, --host-read-bps, …), when set.
 	HostCPUShares, HostReadBPS, HostWriteBPS, HostReadIOPS, HostWriteIOPS string
-	// LinkLatency puts links with latency in front of the nodes (--link-latency).
-	LinkLatency string
+	// LinkLatency and LinkBandwidth put links in front of the nodes (--link-latency,
+	// --link-bandwidth).
+	LinkLatency, LinkBandwidth string
 }
 
 // Setting is one server setting.
@@ -215,6 +216,9 @@ func (c *Cluster) CreateArgs() []string {
 	if c.LinkLatency != "" {
 		args = append(args, "--link-latency="+c.LinkLatency)
 	}
+	if c.LinkBandwidth != "" {
+		args = append(args, "--link-bandwidth="+c.LinkBandwidth)
+	}
 	return args
 }
 
@@ -250,6 +254,9 @@ func (t Target) Summary() string {
 		}
 		if c.LinkLatency != "" {
 			s += ", links with " + c.LinkLatency + " latency"
+		}
+		if c.LinkBandwidth != "" {
+			s += ", links of " + c.LinkBandwidth + "/s each way"
 		}
 		return s
 	}

@@ -124,9 +124,11 @@ type Topology struct {
 	HostIO        *HostIO `json:"host_io,omitempty"`
 	HostIODevice  string  `json:"host_io_device,omitempty"`
 	// Links describes the links with latency between clients and nodes, when the cluster
-	// had them; LinkLatencySeconds is their latency per round trip.
+	// had them; LinkLatencySeconds is their latency per round trip, LinkBandwidth their
+	// bytes per second each way per connection (0: unlimited).
 	Links              string  `json:"links,omitempty"`
 	LinkLatencySeconds float64 `json:"link_latency_seconds,omitempty"`
+	LinkBandwidth      int64   `json:"link_bandwidth_bytes_per_s,omitempty"`
 }
 
 // HostIO is a modelled host's IO limits: bytes and operations per second (0: none).

@@ -266,7 +266,7 @@ func (t *Target) Summary() *result.Topology {
 		s.Cluster, s.Commit = t.Topo.Name, t.Topo.Commit
 		s.RoutingList = t.Topo.RoutingList
 		if l := t.Topo.Links; l != nil {
-			s.Links, s.LinkLatencySeconds = l.String(), time.Duration(l.Latency).Seconds()
+			s.Links, s.LinkLatencySeconds, s.LinkBandwidth = l.String(), time.Duration(l.Latency).Seconds(), l.Bandwidth
 		}
 		if h := t.Topo.Hosts; h != nil {
 			s.Hosts, s.HostCPUs, s.HostMemoryBytes, s.HostCPUShares = h.String(), h.CPUs, h.Memory, h.CPUShares

@@ -2,7 +2,7 @@
 // N hot standbys in a temporary folder on free loopback ports, always removed when the test
 // ends (also when it fails). It must be imported by tests only.
 //
-// Imports from agbench: only internal/agerr, internal/cluster, internal/pgbin.
+// Imports from agbench: only internal/agerr, internal/cgroup, internal/cluster, internal/pgbin.
 package clustertest
 
 import (
