@@ -12,7 +12,9 @@
 # All have the routing list (('standby1','primary')): routing on spreads read intent over
 # the standby and the primary. On each, agbench stress runs a point select and count(*) on
 # a table larger than one node's memory budget (IO-bound on a modelled host: its scans read
-# at the host's read budget), threads 1..12, routing off vs on, interleaved, and count(*) on
+# at the host's read budget; synchronize_seqscans is off on every cluster, else concurrent
+# scans of one table share one pass over it and a node's scans per second are not held by
+# its IO at all), threads 1..12, routing off vs on, interleaved, and count(*) on
 # a table that fits in a node's memory (CPU-bound). The summary gives, per query and threads,
 # it/s off and on (whole-window rates: operations / window), their ratio, and whether the
 # spreads (10th-90th percentile of throughput per second, per 5 s for the IO-bound scan) are
@@ -23,8 +25,9 @@
 # Knobs (environment): HOSTS_CPUS (0.6), HOSTS_MEMORY (256M), HOSTS_READ_BPS (40M),
 # HOSTS_READ_IOPS (1000), HOSTS_ROWS (400000 rows, about 340 MB), HOSTS_SMALL_ROWS (50000
 # rows, about 42 MB), HOSTS_THREADS (1,4,8,12), HOSTS_DURATION (10s; count(*) on the big table
-# runs 3 times as long: a scan takes seconds), HOSTS_RAMPUP (2s), HOSTS_CLUSTERS (modelled
-# kweight shared), HOSTS_OUT (keep the results there).
+# runs HOSTS_COUNT_DURATION, 3 times as long: a scan takes seconds), HOSTS_RAMPUP (2s),
+# HOSTS_CLUSTERS (modelled kweight shared), HOSTS_QUERIES (point count small), HOSTS_OUT (keep
+# the results there).
 set -euo pipefail
 BIN=${1:-bin/agbench}
 CPUS=${HOSTS_CPUS:-0.6}
@@ -35,6 +38,7 @@ ROWS=${HOSTS_ROWS:-400000}
 SMALL=${HOSTS_SMALL_ROWS:-50000}
 THREADS=${HOSTS_THREADS:-1,4,8,12}
 CLUSTERS=${HOSTS_CLUSTERS:-modelled kweight shared}
+QUERIES=${HOSTS_QUERIES:-point count small}
 DURATION=${HOSTS_DURATION:-10s}
 RAMPUP=${HOSTS_RAMPUP:-2s}
 LIST="(('standby1','primary'))"
@@ -59,7 +63,7 @@ for c in $CLUSTERS; do
 	*) echo "HOSTS_CLUSTERS: unknown cluster $c (modelled, kweight, shared)" >&2; exit 2 ;;
 	esac
 	"$BIN" cluster create --name "$c" --standbys 1 --base-port "$port" --routing-list "$LIST" \
-		"${model[@]}" --set shared_buffers=32MB >/dev/null
+		"${model[@]}" --set shared_buffers=32MB --set synchronize_seqscans=off >/dev/null
 	port=$((port + 5))
 done
 
@@ -69,7 +73,8 @@ run() { # cluster name duration query extra-args...
 	"$BIN" stress --cluster "$c" --query "$q" "$@" --threads "$THREADS" --duration "$d" \
 		--rampup "$RAMPUP" --compare routing=off,on --results "$out/$c-$name" >"$out/$c-$name.txt" 2>&1 || true
 }
-long=$(python3 -c "import re,sys; m=re.fullmatch(r'([0-9.]+)(ms|s|m)', sys.argv[1]); print(str(float(m[1])*3)+m[2])" "$DURATION")
+long=${HOSTS_COUNT_DURATION:-}
+[ -n "$long" ] || long=$(python3 -c "import re,sys; m=re.fullmatch(r'([0-9.]+)(ms|s|m)', sys.argv[1]); print(str(float(m[1])*3)+m[2])" "$DURATION")
 for c in $CLUSTERS; do
 	"$BIN" stress --cluster "$c" --init "$ROWS" --query "SELECT 1" --iterations 1 --sample=false \
 		--results "$out/init" >/dev/null
@@ -80,14 +85,19 @@ done
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/load.txt"
 for c in $CLUSTERS; do
 	echo "$c start: $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/load.txt"
-	run "$c" point "$DURATION" 'SELECT c_balance FROM customer WHERE c_id = $1' --param-range "1:$ROWS"
-	run "$c" count "$long" 'SELECT count(*) FROM customer'
-	run "$c" small "$DURATION" 'SELECT count(*) FROM small'
+	for q in $QUERIES; do
+		case $q in
+		point) run "$c" point "$DURATION" 'SELECT c_balance FROM customer WHERE c_id = $1' --param-range "1:$ROWS" ;;
+		count) run "$c" count "$long" 'SELECT count(*) FROM customer' ;;
+		small) run "$c" small "$DURATION" 'SELECT count(*) FROM small' ;;
+		*) echo "HOSTS_QUERIES: unknown query $q (point, count, small)" >&2; exit 2 ;;
+		esac
+	done
 	"$BIN" cluster status --name "$c" >"$out/$c-status-after.txt" 2>&1 || true
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/load.txt"
 
-python3 - "$out" $CLUSTERS <<'PY'
+QUERIES=$QUERIES python3 - "$out" $CLUSTERS <<'PY'
 import glob, json, os, sys
 from datetime import datetime
 out, clusters = sys.argv[1], sys.argv[2:]
@@ -118,6 +128,8 @@ def figures(st, bucket):
 for name, what, bucket in (("point", "point select on a table larger than a node's memory", 1),
                            ("count", "count(*) on a table larger than a node's memory (IO-bound on a modelled host)", 5),
                            ("small", "count(*) on a table that fits in a node's memory (CPU-bound)", 1)):
+    if name not in os.environ.get("QUERIES", name).split():
+        continue
     print(f"\n{what}")
     print(f"{'threads':>7}" + "".join(f"  {c + ' off':>13} {'on':>7} {'on/off':>6} {'':>5}" for c in clusters))
     rows, notes = {}, {}

@@ -130,7 +130,7 @@ func Detect() (*System, error) {
 // need it.
 func RequireRoot() error {
 	if os.Geteuid() != 0 {
-		return agerr.BadInputf("modelled hosts (--host-cpus, --host-memory) need root: agbench makes a control group per node at each hierarchy's root; run agbench as root (sudo)")
+		return agerr.BadInputf("modelled hosts (--host-cpus, --host-memory, --host-read-bps and the other --host-* limits) need root: agbench makes a control group per node at each hierarchy's root; run agbench as root (sudo)")
 	}
 	return nil
 }
