@@ -2,8 +2,8 @@
 # make bench-hosts: read-only routing on modelled hosts (issue 19). Three throwaway local
 # clusters of a primary and one standby on this machine, the same in all but the host model:
 #   modelled  each node a host of its own: HOSTS_CPUS cores (0.6) with a CPU weight in
-#             proportion (--host-cpu-shares auto), HOSTS_MEMORY (256M, page cache included),
-#             and reads held to HOSTS_READ_BPS (40M) and HOSTS_READ_IOPS (1000) on the disk
+#             proportion (--host-cpu-shares auto), HOSTS_MEMORY (128M, page cache included),
+#             and reads held to HOSTS_READ_BPS (80M) and HOSTS_READ_IOPS (1000) on the disk
 #             that holds the data, in control groups (needs root)
 #   kweight   the same with the kernel's default CPU weight (--host-cpu-shares kernel): what
 #             the weight does for a host's budget on a busy machine (a quota is a maximum)
@@ -22,17 +22,17 @@
 # spreads apart. The load average is printed before and after, and the hosts' CPU use in the
 # modelled clusters (cluster status and the samplers' "what saturated").
 #
-# Knobs (environment): HOSTS_CPUS (0.6), HOSTS_MEMORY (256M), HOSTS_READ_BPS (40M),
-# HOSTS_READ_IOPS (1000), HOSTS_ROWS (400000 rows, about 340 MB), HOSTS_SMALL_ROWS (50000
-# rows, about 42 MB), HOSTS_THREADS (1,4,8,12), HOSTS_DURATION (10s; count(*) on the big table
+# Knobs (environment): HOSTS_CPUS (0.6), HOSTS_MEMORY (128M), HOSTS_READ_BPS (80M),
+# HOSTS_READ_IOPS (1000), HOSTS_ROWS (400000 rows, 208 MB), HOSTS_SMALL_ROWS (50000 rows,
+# 26 MB), HOSTS_THREADS (1,4,8,12), HOSTS_DURATION (10s; count(*) on the big table
 # runs HOSTS_COUNT_DURATION, 3 times as long: a scan takes seconds), HOSTS_RAMPUP (2s),
 # HOSTS_CLUSTERS (modelled kweight shared), HOSTS_QUERIES (point count small), HOSTS_OUT (keep
 # the results there).
 set -euo pipefail
 BIN=${1:-bin/agbench}
 CPUS=${HOSTS_CPUS:-0.6}
-MEM=${HOSTS_MEMORY:-256M}
-RBPS=${HOSTS_READ_BPS:-40M}
+MEM=${HOSTS_MEMORY:-128M}
+RBPS=${HOSTS_READ_BPS:-80M}
 RIOPS=${HOSTS_READ_IOPS:-1000}
 ROWS=${HOSTS_ROWS:-400000}
 SMALL=${HOSTS_SMALL_ROWS:-50000}
