@@ -2,7 +2,8 @@
 # The main job on a fresh machine, in one command. As root (control groups), `make demo`
 # runs the quick read-only-routing study of the articles twice on this machine:
 #   plans/ror-hosts.yaml  on modelled hosts: the primary and the standby each a host of its
-#                         own (0.6 of a core, 512 MiB), routing list (('standby1','primary'))
+#                         own (0.6 of a core with a CPU weight to get it, 512 MiB, reads of
+#                         40 MiB/s and 1000 IOPS), routing list (('standby1','primary'))
 #   plans/ror-quick.yaml  the same study with the nodes sharing the machine (no budgets)
 # Each creates its local availability group, runs SQLQueryStress-style reads, a scan and
 # TPC-C with routing off vs on, prints its tables and removes its cluster (also when

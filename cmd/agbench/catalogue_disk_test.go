@@ -168,7 +168,7 @@ func init() {
 			if _, err := cgroup.Detect(); err != nil {
 				t.Skipf("the control needs a node whose memory is limited (modelled hosts): %v", err)
 			}
-			topo := clustertest.NewIn(t, env.Home, clustertest.Options{Name: "catmem", HostMemory: 192 << 20,
+			topo := clustertest.NewIn(t, env.Home, clustertest.Options{Name: "catmem", Host: cgroup.Budget{Memory: 192 << 20},
 				Settings: map[string]string{"shared_buffers": "16MB"}})
 			ctx := context.Background()
 			c, err := topo.Connect(ctx, topo.Primary())

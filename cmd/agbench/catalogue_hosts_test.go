@@ -25,7 +25,7 @@ func init() {
 			if _, err := cgroup.Detect(); err != nil {
 				t.Skipf("the control needs modelled hosts: %v", err)
 			}
-			topo := clustertest.NewIn(t, env.Home, clustertest.Options{Standbys: 1, Name: "cathosts", HostCPUs: 0.5, HostMemory: 512 << 20})
+			topo := clustertest.NewIn(t, env.Home, clustertest.Options{Standbys: 1, Name: "cathosts", Host: cgroup.Budget{CPUs: 0.5, Memory: 512 << 20}})
 			return routingStress(t, env, topo.Name)
 		},
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/links"
 	"github.com/agbench/agbench/internal/routing"
@@ -40,7 +41,8 @@ func home(a *app) string { return cluster.Home(a.getenv) }
 
 func clusterCreateCmd(a *app) *cobra.Command {
 	o := cluster.CreateOptions{}
-	var listenerAddr, hostMemory, linkLatency string
+	var listenerAddr, hostMemory, linkLatency, linkBandwidth, cpuShares string
+	var readBPS, writeBPS, readIOPS, writeIOPS string
 	c := &cobra.Command{
 		Use:   "create",
 		Short: "Create and start a cluster: initdb the primary, pg_basebackup each standby",
@@ -64,17 +66,26 @@ each hierarchy's root, with a CPU quota in cores (and ceil(cores) CPUs of its ow
 machine has enough) and a memory limit that its page cache is charged to. The postmaster is
 started inside the group, so every backend is too; agbench itself (the load generator)
 stays outside. This needs root. Without them, the nodes share the machine's CPUs, memory and
-page cache: read-only routing can then move work but not add capacity.`,
+page cache: read-only routing can then move work but not add capacity.
+
+A CPU quota is only a maximum: on a busy machine a node may get less. --host-cpu-shares auto
+(the default) also gives each node's group a CPU weight in proportion to its budget
+(cpu.shares, or cpu.weight under v2: 32 plain processes' worth per core), so that it still
+gets its budget while others compete for its CPUs; "kernel" leaves the kernel's default.
+The CPUs of each node are chosen around the groups agbench already has on this machine
+(other clusters'), and cluster status names any it shares CPUs with.
+
+--host-read-bps, --host-write-bps (bytes per second, e.g. 20M) and --host-read-iops,
+--host-write-iops limit each node's IO on the disk that holds its data (the whole disk
+of a partition), with v1's blkio throttle or v2's io.max. Under cgroup v1 buffered writes
+are not held (the kernel writes them back outside the group): write limits hold direct
+writes only there; reads are held, from the page cache's misses too.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Home = home(a)
 			o.Progress = a.stderr
-			if hostMemory != "" {
-				n, err := units.ParseBytes(hostMemory)
-				if err != nil || n <= 0 {
-					return agerr.BadInputf("--host-memory %q: want a size such as 512M or 1G", hostMemory)
-				}
-				o.HostMemory = n
+			if err := parseHostFlags(cmd, &o.Host, hostMemory, cpuShares, readBPS, writeBPS, readIOPS, writeIOPS); err != nil {
+				return err
 			}
 			if linkLatency != "" {
 				d, err := links.ParseLatency(linkLatency)
@@ -82,6 +93,15 @@ page cache: read-only routing can then move work but not add capacity.`,
 					return err
 				}
 				o.LinkLatency = d
+			}
+			if linkBandwidth != "" {
+				n, err := links.ParseBandwidth("--link-bandwidth", linkBandwidth)
+				if err != nil {
+					return err
+				}
+				o.LinkBandwidth = n
+			}
+			if o.LinkLatency > 0 || o.LinkBandwidth > 0 {
 				o.StartLinks = func(t *cluster.Topology) error { return startClusterLinks(cmd.Context(), a, t) }
 			}
 			if o.RoutingList != "" {
@@ -129,8 +149,14 @@ page cache: read-only routing can then move work but not add capacity.`,
 	f.StringArrayVar(&o.Settings, "set", nil, "server setting key=value for every node (repeatable)")
 	f.StringVar(&o.RoutingList, "routing-list", "", "the cluster's read-only routing list for its listener and routing comparisons, e.g. \"(('standby1','primary'))\" (default: the standbys, then the primary)")
 	f.StringVar(&linkLatency, "link-latency", "", "put a link with this latency per round trip (e.g. 0.5ms) between clients and every node and on the replication connections")
-	f.Float64Var(&o.HostCPUs, "host-cpus", 0, "model each node as a host with this many CPU cores (a control group's quota; needs root)")
+	f.StringVar(&linkBandwidth, "link-bandwidth", "", "hold each direction of each connection through the links to this many bytes per second (e.g. 10M; puts links in front of the nodes)")
+	f.Float64Var(&o.Host.CPUs, "host-cpus", 0, "model each node as a host with this many CPU cores (a control group's quota; needs root)")
+	f.StringVar(&cpuShares, "host-cpu-shares", "auto", "CPU weight of each node's group: auto (in proportion to --host-cpus), kernel (the default weight) or cpu.shares units")
 	f.StringVar(&hostMemory, "host-memory", "", "model each node as a host with this much memory, page cache included (e.g. 1G; needs root)")
+	f.StringVar(&readBPS, "host-read-bps", "", "limit each node's reads on its data's disk to this many bytes per second (e.g. 20M; needs root)")
+	f.StringVar(&writeBPS, "host-write-bps", "", "limit each node's writes on its data's disk to this many bytes per second (cgroup v1: direct writes only)")
+	f.StringVar(&readIOPS, "host-read-iops", "", "limit each node's read operations per second on its data's disk")
+	f.StringVar(&writeIOPS, "host-write-iops", "", "limit each node's write operations per second on its data's disk (cgroup v1: direct writes only)")
 	f.StringVar(&listenerAddr, "listener", "", "also start `agbench listener` at this address (read-only port +1, metrics +2); --listener alone: 127.0.0.1:6432")
 	f.StringVar(&o.HA, "ha", "", "patroni: Patroni (with a one-member etcd) runs the nodes and fails over by itself")
 	f.IntVar(&o.PatroniTTL, "patroni-ttl", cluster.DefaultPatroniTTL, "with --ha patroni: the leader key's ttl, seconds")
@@ -138,6 +164,37 @@ page cache: read-only routing can then move work but not add capacity.`,
 	f.IntVar(&o.PatroniRetryTimeout, "patroni-retry-timeout", cluster.DefaultPatroniRetryTimeout, "with --ha patroni: Patroni's retry_timeout, seconds (ttl ≥ loop_wait + 2 × retry_timeout)")
 	f.Lookup("listener").NoOptDefVal = "127.0.0.1:6432"
 	return c
+}
+
+// parseHostFlags reads the modelled-host flags that are not plain numbers into b, every
+// bad one named at once. The CPU weight applies only with a CPU budget.
+func parseHostFlags(cmd *cobra.Command, b *cgroup.Budget, memory, shares, readBPS, writeBPS, readIOPS, writeIOPS string) error {
+	var errs []error
+	if memory != "" {
+		n, err := units.ParseBytes(memory)
+		if err != nil || n <= 0 {
+			errs = append(errs, agerr.BadInputf("--host-memory %q: want a size such as 512M or 1G", memory))
+		}
+		b.Memory = n
+	}
+	if b.CPUs > 0 || cmd.Flags().Changed("host-cpu-shares") {
+		n, err := cgroup.ParseCPUShares("--host-cpu-shares", shares)
+		errs = append(errs, err)
+		b.CPUShares = n
+	}
+	for _, f := range []struct {
+		flag, v string
+		to      *int64
+		parse   func(string, string) (int64, error)
+	}{{"--host-read-bps", readBPS, &b.ReadBPS, cgroup.ParseBPS}, {"--host-write-bps", writeBPS, &b.WriteBPS, cgroup.ParseBPS},
+		{"--host-read-iops", readIOPS, &b.ReadIOPS, cgroup.ParseIOPS}, {"--host-write-iops", writeIOPS, &b.WriteIOPS, cgroup.ParseIOPS}} {
+		if f.v != "" {
+			n, err := f.parse(f.flag, f.v)
+			errs = append(errs, err)
+			*f.to = n
+		}
+	}
+	return agerr.Join(errs...)
 }
 
 func loadCluster(a *app, name string) (*cluster.Topology, error) {
@@ -271,6 +328,55 @@ func printHosts(w io.Writer, st *cluster.Status) {
 			units.FormatBytes(h.Used), units.FormatBytes(h.Cache), h.Processes)
 	}
 	tw.Flush()
+	printHostIO(w, st)
+	for _, n := range st.Nodes {
+		if h := n.Budget; h != nil && len(h.Neighbours) > 0 {
+			fmt.Fprintf(w, "%s shares CPU(s) %s with other clusters' nodes: %s\n", n.Name, h.CPUSet, strings.Join(h.Neighbours, ", "))
+		}
+	}
+}
+
+// printHostIO shows each node's IO budget on its disk and its IO over status's interval.
+func printHostIO(w io.Writer, st *cluster.Status) {
+	if !st.Hosts.HasIO() {
+		return
+	}
+	fmt.Fprintf(w, "\nIO budget per node on %s (%s); use over %v\n", st.Hosts.IODevice.Name, st.Hosts.IODevice, cluster.HostUseInterval)
+	tw := table.NewWriter(w, table.Left)
+	fmt.Fprintln(tw, "NODE\tREAD BUDGET\tREAD USE\tWRITE BUDGET\tWRITE USE")
+	for _, n := range st.Nodes {
+		h := n.Budget
+		if h == nil || h.IO == nil {
+			continue
+		}
+		use := func(bps, iops float64, bbud, ibud int64) string {
+			if h.IOUse == nil {
+				return "-"
+			}
+			s := fmt.Sprintf("%s/s, %.0f IOPS", units.FormatBytes(int64(bps)), iops)
+			var of []string
+			if bbud > 0 {
+				of = append(of, fmt.Sprintf("%.0f%% of bytes", 100*bps/float64(bbud)))
+			}
+			if ibud > 0 {
+				of = append(of, fmt.Sprintf("%.0f%% of IOPS", 100*iops/float64(ibud)))
+			}
+			if len(of) > 0 {
+				s += " (" + strings.Join(of, ", ") + ")"
+			}
+			return s
+		}
+		var u cluster.IORates
+		if h.IOUse != nil {
+			u = *h.IOUse
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n.Name, dash(cluster.IOLimit(h.IO.ReadBPS, h.IO.ReadIOPS)), use(u.ReadBPS, u.ReadIOPS, h.IO.ReadBPS, h.IO.ReadIOPS),
+			dash(cluster.IOLimit(h.IO.WriteBPS, h.IO.WriteIOPS)), use(u.WriteBPS, u.WriteIOPS, h.IO.WriteBPS, h.IO.WriteIOPS))
+	}
+	tw.Flush()
+	if st.Hosts.Kind == "cgroup v1" {
+		fmt.Fprintln(w, "note:", cgroup.V1WriteNote)
+	}
 }
 
 func yesNo(b bool) string {

@@ -40,7 +40,7 @@ create and cluster start run it in the background; there is seldom a reason to r
 			if topo.Links == nil {
 				return fmt.Errorf("cluster %s has no links (create it with --link-latency)", topo.Name)
 			}
-			return links.Serve(cmd.Context(), linksOf(topo), time.Duration(topo.Links.Latency))
+			return links.Serve(cmd.Context(), linksOf(topo), links.Shape{Latency: time.Duration(topo.Links.Latency), Bandwidth: topo.Links.Bandwidth})
 		},
 	}
 	c.Flags().StringVar(&name, "name", "lab", "cluster name")

@@ -23,6 +23,9 @@ func TestClusterLinksAddLatencyForClientsAndReplication(t *testing.T) {
 	if code, _, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "cluster", "create", "--link-latency", "soon"); code != 2 || !strings.Contains(errs, "--link-latency") {
 		t.Fatalf("bad --link-latency: %d %s", code, errs)
 	}
+	if code, _, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "cluster", "create", "--link-bandwidth", "10"); code != 2 || !strings.Contains(errs, "--link-bandwidth") {
+		t.Fatalf("bad --link-bandwidth: %d %s", code, errs)
+	}
 	bin := filepath.Join(t.TempDir(), "agbench")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -35,13 +38,13 @@ func TestClusterLinksAddLatencyForClientsAndReplication(t *testing.T) {
 	}
 	const latency = 5 * time.Millisecond
 	code, out, errs := runCLI(t, env, "cluster", "create", "--name", "lk", "--standbys", "1", "--base-port", strconv.Itoa(base),
-		"--set", "fsync=off", "--link-latency", latency.String())
+		"--set", "fsync=off", "--link-latency", latency.String(), "--link-bandwidth", "2M")
 	if code != 0 {
 		t.Fatalf("create: %d %s %s", code, out, errs)
 	}
 	t.Cleanup(func() { runCLI(t, env, "cluster", "destroy", "--name", "lk") })
 	topo, err := cluster.Load(home, "lk")
-	if err != nil || topo.Links == nil || topo.Links.PID == 0 || topo.Primary().LinkPort == 0 {
+	if err != nil || topo.Links == nil || topo.Links.PID == 0 || topo.Primary().LinkPort == 0 || topo.Links.Bandwidth != 2<<20 {
 		t.Fatalf("topology's links: %+v %v", topo.Links, err)
 	}
 	ctx := context.Background()
@@ -64,6 +67,17 @@ func TestClusterLinksAddLatencyForClientsAndReplication(t *testing.T) {
 	if rt := roundTrip(topo.ConnString(topo.Primary(), "")); rt < latency {
 		t.Fatalf("a round trip through a %v link took %v", latency, rt)
 	}
+	// A megabyte from the server takes at least what the link's bandwidth allows (the toxic
+	// may pass 100 ms' worth at once; a busy machine can only make it slower).
+	c := connect(t, topo.ConnString(topo.Primary(), ""))
+	start := time.Now()
+	var big string
+	if err := c.QueryRow(ctx, `SELECT repeat('x', 1000000)`).Scan(&big); err != nil || len(big) != 1000000 {
+		t.Fatalf("%d bytes, %v", len(big), err)
+	}
+	if took, least := time.Since(start), time.Second*1e6/(2<<20)-100*time.Millisecond; took < least {
+		t.Fatalf("a megabyte through a 2 MiB/s link in %v: want at least %v", took, least)
+	}
 	// The standby streams from the primary's link.
 	p := connect(t, topo.ConnString(topo.Primary(), ""))
 	var addrPort string
@@ -76,7 +90,7 @@ func TestClusterLinksAddLatencyForClientsAndReplication(t *testing.T) {
 		!strings.Contains(conninfo, "port="+strconv.Itoa(topo.Primary().LinkPort)) {
 		t.Fatalf("standby's primary_conninfo %q (%v) does not go through the primary's link %d", conninfo, err, topo.Primary().LinkPort)
 	}
-	if _, out, _ := runCLI(t, env, "cluster", "status", "--name", "lk"); !strings.Contains(out, "links with 5ms latency") {
+	if _, out, _ := runCLI(t, env, "cluster", "status", "--name", "lk"); !strings.Contains(out, "links with 5ms latency per round trip and 2 MiB/s each way per connection") {
 		t.Fatalf("status does not show the links:\n%s", out)
 	}
 	pid := topo.Links.PID

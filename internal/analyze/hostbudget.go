@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // HostSaturatedShare is the share of its CPU budget at which a modelled host counts as
@@ -14,6 +15,9 @@ import (
 const (
 	HostSaturatedShare = 0.90
 	HostThrottledShare = 0.10
+	// HostIOSaturatedShare is the share of an IO budget (bytes or operations per second,
+	// read or written) at which a modelled host counts as held by it.
+	HostIOSaturatedShare = 0.90
 )
 
 // ResHost is the resource "a node's modelled host": the sentence names the node.
@@ -31,6 +35,45 @@ type HostUse struct {
 	ThrottledAbsent bool    `json:"throttled_absent,omitempty"`
 	MemoryBudget    float64 `json:"memory_budget"`
 	PageCache       float64 `json:"page_cache"`
+	// IO is its IO per second against its IO budget, one entry per limit it has.
+	IO []HostIO `json:"io,omitempty"`
+}
+
+// HostIO is one IO limit of a host and what the host used of it.
+type HostIO struct {
+	// What is "reads" or "writes"; Ops tells operations per second from bytes per second.
+	What   string  `json:"what"`
+	Ops    bool    `json:"ops,omitempty"`
+	Use    float64 `json:"use"`
+	Budget float64 `json:"budget"`
+}
+
+// hostIOFigures pairs each IO figure with its budget's.
+var hostIOFigures = []struct {
+	use, budget, what string
+	ops               bool
+}{{result.HostReadBPS, result.HostReadBPSBudget, "reads", false}, {result.HostWriteBPS, result.HostWriteBPSBudget, "writes", false},
+	{result.HostReadIOPS, result.HostReadIOPSBudget, "reads", true}, {result.HostWriteIOPS, result.HostWriteIOPSBudget, "writes", true}}
+
+// hostIOOf reads a node's IO figures that have a budget from a step's counters.
+func hostIOOf(c map[string]float64, node string) []HostIO {
+	var out []HostIO
+	for _, f := range hostIOFigures {
+		b, ok := c[result.HostName(node, f.budget)]
+		u, measured := c[result.HostName(node, f.use)]
+		if ok && b > 0 && measured {
+			out = append(out, HostIO{What: f.what, Ops: f.ops, Use: u, Budget: b})
+		}
+	}
+	return out
+}
+
+// budgetText writes an IO budget: "20.0 MiB/s" or "500 IOPS".
+func (h HostIO) budgetText() string {
+	if h.Ops {
+		return fmtNum(h.Budget) + " IOPS"
+	}
+	return units.FormatBytes(int64(h.Budget)) + "/s"
 }
 
 // hostsOf reads the host sampler's figures of a step's counters, by node name.
@@ -61,6 +104,7 @@ func hostsOf(c map[string]float64) []HostUse {
 	}
 	out := make([]HostUse, 0, len(by))
 	for _, h := range by {
+		h.IO = hostIOOf(c, h.Node)
 		out = append(out, *h)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
@@ -84,6 +128,9 @@ func meanHosts(es []Evidence) []HostUse {
 			n[h.Node]++
 			s.Cores += h.Cores
 			s.PageCache += h.PageCache
+			for _, io := range h.IO {
+				addIO(s, io)
+			}
 			if !h.ThrottledAbsent {
 				s.Throttled += h.Throttled
 				s.ThrottledAbsent = false
@@ -97,6 +144,9 @@ func meanHosts(es []Evidence) []HostUse {
 		s := *sum[node]
 		s.Cores /= n[node]
 		s.PageCache /= n[node]
+		for i := range s.IO {
+			s.IO[i].Use /= n[node]
+		}
 		if thr[node] > 0 {
 			s.Throttled /= thr[node]
 		}
@@ -105,27 +155,56 @@ func meanHosts(es []Evidence) []HostUse {
 	return out
 }
 
-// saturatedHost returns the sentence for the busiest node whose modelled host ran at its
-// CPU budget and was throttled, or ok false.
+// addIO adds one window's use of an IO limit to a host's sum.
+func addIO(s *HostUse, io HostIO) {
+	for i := range s.IO {
+		if s.IO[i].What == io.What && s.IO[i].Ops == io.Ops {
+			s.IO[i].Use += io.Use
+			return
+		}
+	}
+	s.IO = append(s.IO, io)
+}
+
+// saturatedHost returns the sentence for the node whose modelled host ran nearest a budget
+// it was held to: its CPU budget (at it and throttled) or an IO limit (at it), or ok false.
 func saturatedHost(hosts []HostUse) (Saturation, bool) {
 	var best *HostUse
+	var bestIO *HostIO
+	bestShare := 0.0
 	for i := range hosts {
 		h := &hosts[i]
-		if h.CPUBudget <= 0 || h.ThrottledAbsent || h.Cores < HostSaturatedShare*h.CPUBudget || h.Throttled < HostThrottledShare {
-			continue
+		if h.CPUBudget > 0 && !h.ThrottledAbsent && h.Cores >= HostSaturatedShare*h.CPUBudget && h.Throttled >= HostThrottledShare && h.Cores/h.CPUBudget > bestShare {
+			best, bestIO, bestShare = h, nil, h.Cores/h.CPUBudget
 		}
-		if best == nil || h.Cores/h.CPUBudget > best.Cores/best.CPUBudget {
-			best = h
+		for j := range h.IO {
+			io := &h.IO[j]
+			if sh := io.Use / io.Budget; sh >= HostIOSaturatedShare && sh > bestShare {
+				best, bestIO, bestShare = h, io, sh
+			}
 		}
 	}
 	if best == nil {
 		return Saturation{}, false
 	}
-	msg := fmt.Sprintf("the %s's host: CPU at %s of its %s-core budget, throttled in %s of the window's quota periods",
-		best.Node, pct(best.Cores/best.CPUBudget), fmtNum(best.CPUBudget), pct(best.Throttled))
+	var msg string
+	if bestIO == nil {
+		msg = fmt.Sprintf("the %s's host: CPU at %s of its %s-core budget, throttled in %s of the window's quota periods",
+			best.Node, pct(best.Cores/best.CPUBudget), fmtNum(best.CPUBudget), pct(best.Throttled))
+	} else {
+		msg = fmt.Sprintf("the %s's host: %s at %s of its %s budget", best.Node, bestIO.What, pct(bestShare), bestIO.budgetText())
+	}
 	for _, o := range hosts {
-		if o.Node != best.Node && o.CPUBudget > 0 {
+		if o.Node == best.Node {
+			continue
+		}
+		if bestIO == nil && o.CPUBudget > 0 {
 			msg += fmt.Sprintf("; %s's host at %s of its budget", o.Node, pct(o.Cores/o.CPUBudget))
+		}
+		for _, io := range o.IO {
+			if bestIO != nil && io.What == bestIO.What && io.Ops == bestIO.Ops {
+				msg += fmt.Sprintf("; %s's host %s at %s of its budget", o.Node, io.What, pct(io.Use/io.Budget))
+			}
 		}
 	}
 	return Saturation{Resource: ResHost, Sentence: msg}, true

@@ -91,3 +91,30 @@ func TestSharedHostVerdictOnARoutingComparison(t *testing.T) {
 		t.Fatalf("a standby on another machine: %+v", v)
 	}
 }
+
+// A host held by its IO budget is named with the budget: the standby reads at its limit
+// while its CPU idles.
+func TestWhatSaturatedNamesTheHostAtItsIOBudget(t *testing.T) {
+	c := hostCounters("standby1", 0.6, 0.1, 0, 256<<20)
+	c[result.HostName("standby1", result.HostReadBPS)] = 20 << 20
+	c[result.HostName("standby1", result.HostReadBPSBudget)] = 20 << 20
+	for k, v := range hostCounters("primary", 0.6, 0.1, 0, 256<<20) {
+		c[k] = v
+	}
+	c[result.HostName("primary", result.HostReadBPS)] = 8 << 20
+	c[result.HostName("primary", result.HostReadBPSBudget)] = 20 << 20
+	// A write limit with no write use: not the one that held.
+	c[result.HostName("primary", result.HostWriteIOPS)] = 0
+	c[result.HostName("primary", result.HostWriteIOPSBudget)] = 500
+	hot := Evidence{Load: 8, Hosts: hostsOf(c), Waits: Waits{DataRead: 6}, CPUBusy: 0.3}
+	base := Evidence{Load: 1, CPUBusy: 0.2}
+	s := attribute(meanEvidence([]Evidence{hot, hot}), base, 1, "threads")
+	if s.Resource != ResHost || s.Sentence != "the standby1's host: reads at 100% of its 20.0 MiB/s budget; primary's host reads at 40% of its budget" {
+		t.Fatalf("%+v", s)
+	}
+	// Under 90% of it, the IO budget is not blamed.
+	c[result.HostName("standby1", result.HostReadBPS)] = 10 << 20
+	if s := attribute(Evidence{Load: 8, Hosts: hostsOf(c), CPUBusy: 0.3}, base, 1, "threads"); s.Resource == ResHost {
+		t.Fatalf("%+v", s)
+	}
+}

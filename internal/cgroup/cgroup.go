@@ -2,13 +2,15 @@
 // group per node, made at each hierarchy's root, with a CPU quota (and a set of CPUs) and a
 // memory limit that the page cache is charged to. It speaks cgroup v2 where v2 is mounted
 // with the cpu, cpuset and memory controllers, and v1 (the cpu, cpuacct, cpuset and memory
-// hierarchies) where that is what the machine has. It reads a group's use (CPU time,
-// throttled periods, memory and page cache) for the samplers and `cluster status`.
+// hierarchies) where that is what the machine has. Optional IO limits go on the block device
+// that holds a node's data (v1's blkio throttle, v2's io.max; io.go). It reads a group's use
+// (CPU time, throttled periods, memory and page cache, IO) for the samplers and `cluster
+// status`.
 // Everything here needs root; Detect says so in words a user can act on.
 //
 // The kernel's CPU list format is read and written by internal/result, once.
 //
-// Imports from agbench: only internal/agerr, internal/result.
+// Imports from agbench: only internal/agerr, internal/result, internal/units.
 package cgroup
 
 import (
@@ -18,6 +20,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -55,6 +58,9 @@ type System struct {
 	Mems string
 	// MemTotal is the machine's memory in bytes (/proc/meminfo).
 	MemTotal int64
+	// IORoot is where IO limits are set: v1's blkio hierarchy, or the cgroup2 mount when it
+	// offers the io controller; "" when the machine offers neither.
+	IORoot string
 }
 
 // Mount is one line of /proc/self/mountinfo that matters here.
@@ -124,7 +130,7 @@ func Detect() (*System, error) {
 // need it.
 func RequireRoot() error {
 	if os.Geteuid() != 0 {
-		return agerr.BadInputf("modelled hosts (--host-cpus, --host-memory) need root: agbench makes a control group per node at each hierarchy's root; run agbench as root (sudo)")
+		return agerr.BadInputf("modelled hosts (--host-cpus, --host-memory, --host-read-bps and the other --host-* limits) need root: agbench makes a control group per node at each hierarchy's root; run agbench as root (sudo)")
 	}
 	return nil
 }
@@ -162,7 +168,7 @@ func readControllers(mount string) []string {
 
 // layout chooses v2 or v1 from the mounts; controllers reads a cgroup2 mount's controllers.
 func layout(mounts []Mount, controllers func(string) []string) (*System, error) {
-	var v2 string
+	var v2, v2IO string
 	var v2Missing []string
 	v1 := map[string]string{}
 	for _, m := range mounts {
@@ -177,12 +183,15 @@ func layout(mounts []Mount, controllers func(string) []string) (*System, error) 
 			}
 			if len(missing) == 0 && v2 == "" {
 				v2 = m.Point
+				if slices.Contains(have, "io") {
+					v2IO = m.Point
+				}
 			} else if v2 == "" {
 				v2Missing = missing
 			}
 		case "cgroup":
 			for _, o := range m.Options {
-				if slices.Contains(v1Controllers, o) {
+				if slices.Contains(v1Controllers, o) || o == "blkio" {
 					if _, ok := v1[o]; !ok {
 						v1[o] = m.Point
 					}
@@ -195,7 +204,7 @@ func layout(mounts []Mount, controllers func(string) []string) (*System, error) 
 		for _, c := range v2Controllers {
 			roots[c] = v2
 		}
-		return &System{Version: 2, Roots: roots}, nil
+		return &System{Version: 2, Roots: roots, IORoot: v2IO}, nil
 	}
 	var missing []string
 	for _, c := range v1Controllers {
@@ -204,7 +213,9 @@ func layout(mounts []Mount, controllers func(string) []string) (*System, error) 
 		}
 	}
 	if len(missing) == 0 {
-		return &System{Version: 1, Roots: v1}, nil
+		io := v1["blkio"]
+		delete(v1, "blkio")
+		return &System{Version: 1, Roots: v1, IORoot: io}, nil
 	}
 	how := "mount them (for example: mkdir -p /sys/fs/cgroup/memory && mount -t cgroup -o memory cgroup /sys/fs/cgroup/memory) " +
 		"or boot with cgroup v2 and enable them at its root (echo '+cpu +cpuset +memory' > /sys/fs/cgroup/cgroup.subtree_control)"
@@ -265,11 +276,32 @@ func memTotal() int64 {
 	return 0
 }
 
-// Budget is one modelled host: a CPU quota in cores (0: none) and a memory limit in bytes
-// (0: none), page cache included.
+// Budget is one modelled host: a CPU quota in cores (0: none), a memory limit in bytes
+// (0: none), page cache included, and IO limits on the device that holds its data (0: none).
 type Budget struct {
 	CPUs   float64 `json:"cpus,omitempty"`
 	Memory int64   `json:"memory_bytes,omitempty"`
+	// CPUShares is the group's weight against everything else runnable on its CPUs, in v1's
+	// cpu.shares units (1024 is a plain process's; v2's cpu.weight is derived from it); 0
+	// leaves the kernel's default. A quota is only a maximum: the weight is what lets a
+	// host get its budget on a busy machine.
+	CPUShares int `json:"cpu_shares,omitempty"`
+	// ReadBPS and WriteBPS are bytes per second; ReadIOPS and WriteIOPS operations per second.
+	ReadBPS   int64 `json:"read_bps,omitempty"`
+	WriteBPS  int64 `json:"write_bps,omitempty"`
+	ReadIOPS  int64 `json:"read_iops,omitempty"`
+	WriteIOPS int64 `json:"write_iops,omitempty"`
+}
+
+// Limits of cpu.shares (v1).
+const (
+	MinCPUShares = 2
+	MaxCPUShares = 262144
+)
+
+// CPUWeight converts v1 cpu.shares to v2's cpu.weight (1-10000), as container runtimes do.
+func CPUWeight(shares int) int {
+	return 1 + (min(max(shares, MinCPUShares), MaxCPUShares)-2)*9999/262142
 }
 
 // Check says whether the machine can give n hosts this budget each: CPUs at most the root
@@ -294,22 +326,111 @@ func (s *System) Check(b Budget, n int) error {
 	} else if s.MemTotal > 0 && b.Memory*int64(n) > s.MemTotal {
 		errs = append(errs, agerr.BadInputf("--host-memory %d bytes for %d nodes is more than this machine's %d bytes", b.Memory, n, s.MemTotal))
 	}
+	if b.CPUShares != 0 && (b.CPUShares < MinCPUShares || b.CPUShares > MaxCPUShares) {
+		errs = append(errs, agerr.BadInputf("--host-cpu-shares %d: want %d to %d", b.CPUShares, MinCPUShares, MaxCPUShares))
+	}
+	errs = append(errs, s.checkIO(b)...)
 	return agerr.Join(errs...)
 }
 
-// CPUSet chooses the CPUs of host i of n: ceil(budget) CPUs, spread so that hosts overlap
-// as little as the machine allows.
-func (s *System) CPUSet(b Budget, i int) []int {
-	if b.CPUs <= 0 {
-		return s.CPUs
+// Neighbour is a control group of agbench's that already exists on this machine (another
+// cluster's node, perhaps another user's): the CPUs it is pinned to and its CPU budget.
+type Neighbour struct {
+	Name string
+	CPUs []int
+	// Cores is its CPU quota in cores (0: none).
+	Cores float64
+}
+
+// Node is the node name a group of agbench's is named after (its last "-" part).
+func (n Neighbour) Node() string { return n.Name[strings.LastIndex(n.Name, "-")+1:] }
+
+// GroupPrefix starts the name of every control group agbench makes.
+const GroupPrefix = "agbench-"
+
+// Neighbours lists agbench's control groups at the cpuset hierarchy's root, whoever made
+// them, with their CPUs and quotas. Groups it cannot read are left out.
+func (s *System) Neighbours() []Neighbour {
+	root := s.Roots["cpuset"]
+	entries, _ := os.ReadDir(root)
+	var out []Neighbour
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), GroupPrefix) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(root, e.Name(), "cpuset.cpus"))
+		if err != nil {
+			continue
+		}
+		cpus, err := result.ParseCPUList(strings.TrimSpace(string(b)))
+		if err != nil || len(cpus) == 0 {
+			continue
+		}
+		n := Neighbour{Name: e.Name(), CPUs: cpus}
+		if s.Version == 1 {
+			if q, err := readInt(filepath.Join(s.Roots["cpu"], e.Name(), "cpu.cfs_quota_us")); err == nil && q > 0 {
+				n.Cores = float64(q) / Period
+			}
+		} else if b, err := os.ReadFile(filepath.Join(root, e.Name(), "cpu.max")); err == nil {
+			f := strings.Fields(string(b))
+			if q, err := strconv.ParseFloat(f[0], 64); err == nil && len(f) == 2 {
+				if p, err := strconv.ParseFloat(f[1], 64); err == nil && p > 0 {
+					n.Cores = q / p
+				}
+			}
+		}
+		out = append(out, n)
 	}
-	k := int(math.Ceil(b.CPUs - 1e-9))
-	out := make([]int, 0, k)
-	for j := range k {
-		out = append(out, s.CPUs[(i*k+j)%len(s.CPUs)])
+	return out
+}
+
+// Place chooses the CPUs of one host per name: ceil(budget) CPUs each, the least loaded
+// first, counting the CPU budgets of the neighbours already pinned there (a group without a
+// quota counts a whole core over its CPUs) and of the hosts placed before; between CPUs
+// loaded alike, the one with fewer neighbours of the same node name (so that two clusters'
+// primaries go to different CPUs), then the lowest. A host without a CPU budget gets every
+// CPU.
+func (s *System) Place(b Budget, names []string, neighbours []Neighbour) [][]int {
+	load := map[int]float64{}
+	same := map[string]map[int]int{}
+	add := func(cpus []int, cores float64, node string) {
+		if cores <= 0 {
+			cores = 1
+		}
+		for _, c := range cpus {
+			load[c] += cores / float64(len(cpus))
+			if same[node] == nil {
+				same[node] = map[int]int{}
+			}
+			same[node][c]++
+		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	for _, n := range neighbours {
+		add(n.CPUs, n.Cores, n.Node())
+	}
+	out := make([][]int, len(names))
+	for i, name := range names {
+		if b.CPUs <= 0 {
+			out[i] = slices.Clone(s.CPUs)
+			continue
+		}
+		k := min(int(math.Ceil(b.CPUs-1e-9)), len(s.CPUs))
+		cands := slices.Clone(s.CPUs)
+		slices.SortStableFunc(cands, func(x, y int) int {
+			if d := load[x] - load[y]; math.Abs(d) > 1e-9 {
+				if d < 0 {
+					return -1
+				}
+				return 1
+			}
+			return same[name][x] - same[name][y]
+		})
+		pick := cands[:k]
+		slices.Sort(pick)
+		out[i] = pick
+		add(pick, b.CPUs, name)
+	}
+	return out
 }
 
 // Group is one node's control group, as recorded in the cluster's topology.
@@ -322,16 +443,36 @@ type Group struct {
 	Memory  string   `json:"memory_dir"`
 	Budget  Budget   `json:"budget"`
 	CPUList string   `json:"cpuset"`
+	// IO is the group's folder where its IO limits are set and its IO counted (v1: in the
+	// blkio hierarchy), and IODevice the disk they are on, when the budget limits IO.
+	IO       string  `json:"io_dir,omitempty"`
+	IODevice *Device `json:"io_device,omitempty"`
 }
 
-// Create makes the group name at each hierarchy's root and sets its budget. A group left by
+// CPUs are the CPUs the group is pinned to (none when its CPU list cannot be read).
+func (g *Group) CPUs() []int {
+	cpus, _ := result.ParseCPUList(g.CPUList)
+	return cpus
+}
+
+// Create makes the group name at each hierarchy's root and sets its budget; dev is the disk
+// that holds the node's data (DeviceOf), needed when the budget limits IO. A group left by
 // an earlier crash under the same name is reused when it holds no process.
-func (s *System) Create(name string, b Budget, cpus []int) (g *Group, err error) {
+func (s *System) Create(name string, b Budget, cpus []int, dev *Device) (g *Group, err error) {
 	if strings.ContainsAny(name, "/.") || name == "" {
 		return nil, fmt.Errorf("control group name %q", name)
 	}
+	if b.HasIO() && (dev == nil || s.IORoot == "") {
+		return nil, fmt.Errorf("control group %s: IO limits need a device and an IO controller", name)
+	}
 	g = &Group{Name: name, Version: s.Version, Budget: b, CPUList: result.CPUList(cpus)}
 	var dirs []string
+	if b.HasIO() {
+		g.IO, g.IODevice = filepath.Join(s.IORoot, name), dev
+		if s.Version == 1 {
+			dirs = append(dirs, g.IO)
+		}
+	}
 	for _, c := range v1Controllers {
 		root := s.Roots[c]
 		if c == "cpuacct" && s.Version == 2 {
@@ -358,7 +499,11 @@ func (s *System) Create(name string, b Budget, cpus []int) (g *Group, err error)
 		}
 	}()
 	if s.Version == 2 {
-		if err := write(filepath.Join(s.Roots["cpu"], "cgroup.subtree_control"), "+cpu +cpuset +memory"); err != nil {
+		on := "+cpu +cpuset +memory"
+		if b.HasIO() {
+			on += " +io"
+		}
+		if err := write(filepath.Join(s.Roots["cpu"], "cgroup.subtree_control"), on); err != nil {
 			return g, err
 		}
 	}
@@ -377,6 +522,11 @@ func (s *System) Create(name string, b Budget, cpus []int) (g *Group, err error)
 		if err := g.SetCPUs(b.CPUs); err != nil {
 			return g, err
 		}
+		if b.CPUShares > 0 {
+			if err := write(filepath.Join(g.CPU, "cpu.shares"), strconv.Itoa(b.CPUShares)); err != nil {
+				return g, err
+			}
+		}
 		m := "-1"
 		if b.Memory > 0 {
 			m = strconv.FormatInt(b.Memory, 10)
@@ -384,19 +534,30 @@ func (s *System) Create(name string, b Budget, cpus []int) (g *Group, err error)
 		if err := write(filepath.Join(g.Memory, "memory.limit_in_bytes"), m); err != nil {
 			return g, err
 		}
-		return g, nil
+	} else {
+		if err := write(filepath.Join(g.CPU, "cpuset.cpus"), g.CPUList); err != nil {
+			return g, err
+		}
+		if err := g.SetCPUs(b.CPUs); err != nil {
+			return g, err
+		}
+		if b.CPUShares > 0 {
+			if err := write(filepath.Join(g.CPU, "cpu.weight"), strconv.Itoa(CPUWeight(b.CPUShares))); err != nil {
+				return g, err
+			}
+		}
+		m := "max"
+		if b.Memory > 0 {
+			m = strconv.FormatInt(b.Memory, 10)
+		}
+		if err := write(filepath.Join(g.Memory, "memory.max"), m); err != nil {
+			return g, err
+		}
 	}
-	if err := write(filepath.Join(g.CPU, "cpuset.cpus"), g.CPUList); err != nil {
-		return g, err
+	if b.HasIO() {
+		return g, g.setIO(b)
 	}
-	if err := g.SetCPUs(b.CPUs); err != nil {
-		return g, err
-	}
-	m := "max"
-	if b.Memory > 0 {
-		m = strconv.FormatInt(b.Memory, 10)
-	}
-	return g, write(filepath.Join(g.Memory, "memory.max"), m)
+	return g, nil
 }
 
 // SetCPUs sets the group's CPU quota to cpus cores per Period (0: no quota). It does not
@@ -436,6 +597,32 @@ func (g *Group) Enter(pid int) error {
 	return nil
 }
 
+// Start starts cmd inside the group: a shell that waits on its stdin until it has been moved
+// into the group, then execs cmd's program, so that the program and everything it forks are
+// born there. cmd's Stdin must be unset; the caller Waits as usual.
+func (g *Group) Start(cmd *exec.Cmd) error {
+	if cmd.Stdin != nil {
+		return errors.New("cgroup: Start takes a command without stdin")
+	}
+	cmd.Args = append([]string{"/bin/sh", "-c", `read go || exit 1; exec "$0" "$@"`, cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = "/bin/sh"
+	gate, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if err := g.Enter(cmd.Process.Pid); err != nil {
+		gate.Close() // the shell exits without starting anything
+		cmd.Wait()
+		return err
+	}
+	_, err = gate.Write([]byte("go\n"))
+	gate.Close()
+	return err
+}
+
 // Procs lists the processes in the group (from its first hierarchy).
 func (g *Group) Procs() ([]int, error) {
 	return readProcs(g.Dirs[0])
@@ -453,6 +640,43 @@ func readProcs(dir string) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// RemoveNamed removes (as Group.Remove does) every group at any hierarchy's root whose name
+// starts with prefix; prefix must name agbench's groups of one owner (GroupPrefix and more).
+func (s *System) RemoveNamed(prefix string) error {
+	if !strings.HasPrefix(prefix, GroupPrefix) || len(prefix) <= len(GroupPrefix) {
+		return fmt.Errorf("refusing to remove control groups named %q*", prefix)
+	}
+	roots := []string{}
+	for _, r := range s.Roots {
+		roots = append(roots, r)
+	}
+	if s.IORoot != "" {
+		roots = append(roots, s.IORoot)
+	}
+	slices.Sort(roots)
+	roots = slices.Compact(roots)
+	byName := map[string]*Group{}
+	for _, r := range roots {
+		entries, _ := os.ReadDir(r)
+		for _, e := range entries {
+			if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+				continue
+			}
+			g := byName[e.Name()]
+			if g == nil {
+				g = &Group{Name: e.Name(), Version: s.Version}
+				byName[e.Name()] = g
+			}
+			g.Dirs = append(g.Dirs, filepath.Join(r, e.Name()))
+		}
+	}
+	var errs []error
+	for _, g := range byName {
+		errs = append(errs, g.Remove())
+	}
+	return errors.Join(errs...)
 }
 
 // Exists reports whether any of the group's folders is still there.
@@ -509,11 +733,21 @@ type Usage struct {
 	// page cache (file pages).
 	Memory int64
 	Cache  int64
+	// IO is the group's IO on its device (HasIO: the group limits IO and was read).
+	IO    IOCounters
+	HasIO bool
 }
 
 // Read reads the group's use.
 func (g *Group) Read() (Usage, error) {
 	u := Usage{At: time.Now()}
+	if g.IODevice != nil {
+		io, err := g.readIO()
+		if err != nil {
+			return u, err
+		}
+		u.IO, u.HasIO = io, true
+	}
 	if g.Version == 1 {
 		ns, err := readInt(filepath.Join(g.CPUAcct, "cpuacct.usage"))
 		if err != nil {
@@ -596,6 +830,10 @@ type Between struct {
 	HasThrottle     bool
 	Memory, Cache   int64 // at b
 	CPUSecondsTotal float64
+	// IO per second over the interval: bytes and operations read and written (HasIO: both
+	// readings had them).
+	ReadBPS, WriteBPS, ReadIOPS, WriteIOPS float64
+	HasIO                                  bool
 }
 
 // Diff computes the use between two readings of one group.
@@ -609,5 +847,12 @@ func Diff(a, b Usage) Between {
 		d.ThrottledShare = float64(b.Throttled-a.Throttled) / float64(p)
 	}
 	d.ThrottledTime = b.ThrottledSeconds - a.ThrottledSeconds
+	if a.HasIO && b.HasIO && d.Seconds > 0 {
+		d.HasIO = true
+		d.ReadBPS = float64(b.IO.ReadBytes-a.IO.ReadBytes) / d.Seconds
+		d.WriteBPS = float64(b.IO.WriteBytes-a.IO.WriteBytes) / d.Seconds
+		d.ReadIOPS = float64(b.IO.ReadOps-a.IO.ReadOps) / d.Seconds
+		d.WriteIOPS = float64(b.IO.WriteOps-a.IO.WriteOps) / d.Seconds
+	}
 	return d
 }

@@ -115,11 +115,34 @@ func TestCheckAndCPUSet(t *testing.T) {
 		}
 	}
 	// Hosts of under one core each get CPUs of their own, in turn.
-	if a, b := s.CPUSet(Budget{CPUs: 0.6}, 0), s.CPUSet(Budget{CPUs: 0.6}, 1); !slices.Equal(a, []int{0}) || !slices.Equal(b, []int{1}) {
-		t.Fatalf("%v %v", a, b)
+	if p := s.Place(Budget{CPUs: 0.6}, []string{"primary", "standby1"}, nil); !slices.Equal(p[0], []int{0}) || !slices.Equal(p[1], []int{1}) {
+		t.Fatalf("%v", p)
 	}
-	if a := s.CPUSet(Budget{CPUs: 1.5}, 1); !slices.Equal(a, []int{0, 1}) {
-		t.Fatalf("%v", a)
+	if p := s.Place(Budget{CPUs: 1.5}, []string{"primary"}, nil); !slices.Equal(p[0], []int{0, 1}) {
+		t.Fatalf("%v", p)
+	}
+	if p := s.Place(Budget{Memory: 1 << 30}, []string{"primary"}, nil); !slices.Equal(p[0], []int{0, 1}) {
+		t.Fatalf("no CPU budget: %v", p)
+	}
+}
+
+// A second modelled cluster does not pin its primary where the first one's is: the CPUs
+// are chosen by the budgets already pinned there, then by the node names already there.
+func TestPlaceConsidersOtherGroups(t *testing.T) {
+	s := &System{Version: 1, CPUs: []int{0, 1}}
+	first := []Neighbour{{Name: "agbench-a-1234abcd-primary", CPUs: []int{0}, Cores: 0.6},
+		{Name: "agbench-a-1234abcd-standby1", CPUs: []int{1}, Cores: 0.6}}
+	p := s.Place(Budget{CPUs: 0.6}, []string{"primary", "standby1"}, first)
+	if !slices.Equal(p[0], []int{1}) || !slices.Equal(p[1], []int{0}) {
+		t.Fatalf("second cluster placed %v: want its primary on CPU 1, away from the first's", p)
+	}
+	// A busier CPU is avoided whatever the names: here CPU 0 carries a whole core.
+	busy := []Neighbour{{Name: "agbench-b-99-standby1", CPUs: []int{0}}}
+	if p := s.Place(Budget{CPUs: 0.6}, []string{"standby1"}, busy); !slices.Equal(p[0], []int{1}) {
+		t.Fatalf("%v", p)
+	}
+	if n := (Neighbour{Name: "agbench-a-1234abcd-standby1"}); n.Node() != "standby1" {
+		t.Fatal(n.Node())
 	}
 }
 
@@ -177,7 +200,7 @@ func requireRoot(t *testing.T) *System {
 func TestGroupHoldsItsProcessAndIsRemoved(t *testing.T) {
 	s := requireRoot(t)
 	name := "agbench-test-" + filepath.Base(t.TempDir())
-	g, err := s.Create(name, Budget{CPUs: 0.5, Memory: 64 << 20}, s.CPUSet(Budget{CPUs: 0.5}, 0))
+	g, err := s.Create(name, Budget{CPUs: 0.5, Memory: 64 << 20}, s.Place(Budget{CPUs: 0.5}, []string{"x"}, nil)[0], nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 //	n, _ := t.PlanStandby("standby3")  // name, port, folders; nothing made yet
 //	t.CreateSlot(ctx, n.Slot)          // the primary keeps WAL for it from now on
 //	... fill n.DataDir (pg_basebackup, or restore a backup) ...
-//	t.StartStandby(ctx, n)             // write its conf and start it (not yet in the topology)
+//	t.StartStandby(ctx, &n)            // write its conf and start it (not yet in the topology)
 //	t.JoinStandby(ctx, n)              // add it to the topology and save
 //	t.RemoveStandby(ctx, n)            // undo any of the above, e.g. after a failure
 //
@@ -44,9 +44,6 @@ func CheckNodeName(name string) error {
 // standbyN), the first free port above the cluster's ports, its data folder and log. A name
 // that is taken, by a node or by a leftover folder, is bad input.
 func (t *Topology) PlanStandby(name string) (Node, error) {
-	if t.Hosts != nil {
-		return Node{}, agerr.BadInputf("cluster %s models hosts (%s): adding a node to it is not supported; create the cluster with the standbys it needs (--standbys)", t.Name, t.Hosts)
-	}
 	if name == "" {
 		for i := 1; ; i++ {
 			cand := fmt.Sprintf("standby%d", i)
@@ -96,18 +93,25 @@ func (t *Topology) CreateSlot(ctx context.Context, slot string) error {
 
 // StartStandby writes the configuration of a planned standby whose data folder has been
 // filled (by pg_basebackup or a restore), gives the folder to the servers' OS user, and starts
-// it. It does not add the node to the topology (JoinStandby does).
-func (t *Topology) StartStandby(ctx context.Context, n Node) error {
+// it. On a cluster that models hosts, the node first gets a control group of its own with
+// the same budget as the others (recorded in n.Group; RemoveStandby removes it). It does not
+// add the node to the topology (JoinStandby does).
+func (t *Topology) StartStandby(ctx context.Context, n *Node) error {
 	if n.Role != RoleStandby {
 		return fmt.Errorf("start %s: not a standby", n.Name)
 	}
 	if _, err := os.Stat(filepath.Join(n.DataDir, "PG_VERSION")); err != nil {
 		return fmt.Errorf("start %s: %s holds no data folder: %w", n.Name, n.DataDir, err)
 	}
-	if err := t.writeConf(&n); err != nil {
+	if t.Hosts != nil && n.Group == nil {
+		if err := t.makeGroup(n); err != nil {
+			return fmt.Errorf("start %s: %w", n.Name, err)
+		}
+	}
+	if err := t.writeConf(n); err != nil {
 		return err
 	}
-	return t.startNode(ctx, &n)
+	return t.startNode(ctx, n)
 }
 
 // JoinStandby adds a started standby to the topology and saves it atomically. On a cluster
@@ -162,6 +166,9 @@ func (t *Topology) RemoveStandby(ctx context.Context, n Node) error {
 	}
 	if err := os.Remove(n.LogFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
+	}
+	if n.Group != nil {
+		errs = append(errs, n.Group.Remove())
 	}
 	for i := range t.Nodes {
 		if t.Nodes[i].Name != n.Name {

@@ -39,16 +39,11 @@ func TestPlanStandbyRefusesTakenOrBadNames(t *testing.T) {
 	}
 }
 
-func TestAddStandbyStepsThenRemove(t *testing.T) {
-	topo := clustertest.New(t, clustertest.Options{Standbys: 0})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	unlock, err := topo.Lock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
-	n, err := topo.PlanStandby("extra")
+// addStandby adds a standby named name ("" picks one) by the steps seeding takes, filling
+// its folder with pg_basebackup, and waits until it streams. The caller holds the lock.
+func addStandby(t *testing.T, ctx context.Context, topo *cluster.Topology, name string) cluster.Node {
+	t.Helper()
+	n, err := topo.PlanStandby(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +60,7 @@ func TestAddStandbyStepsThenRemove(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("pg_basebackup: %v: %s", err, out)
 	}
-	if err := topo.StartStandby(ctx, n); err != nil {
+	if err := topo.StartStandby(ctx, &n); err != nil {
 		t.Fatal(err)
 	}
 	if err := topo.JoinStandby(ctx, n); err != nil {
@@ -74,6 +69,19 @@ func TestAddStandbyStepsThenRemove(t *testing.T) {
 	if err := topo.WaitStreaming(ctx, n.Name, time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	return n
+}
+
+func TestAddStandbyStepsThenRemove(t *testing.T) {
+	topo := clustertest.New(t, clustertest.Options{Standbys: 0})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	unlock, err := topo.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	n := addStandby(t, ctx, topo, "extra")
 	saved, err := cluster.LoadFile(filepath.Join(topo.Dir, "topology.json"))
 	if err != nil || saved.Node("extra") == nil {
 		t.Fatalf("saved topology lacks the new standby: %v", err)
@@ -106,7 +114,7 @@ func TestRemoveHalfMadeStandby(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(n.DataDir, "base"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := topo.StartStandby(ctx, n); err == nil {
+	if err := topo.StartStandby(ctx, &n); err == nil {
 		t.Fatal("started a standby from an empty folder")
 	}
 	if err := topo.RemoveStandby(ctx, n); err != nil {

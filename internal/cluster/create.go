@@ -39,10 +39,10 @@ type CreateOptions struct {
 	PGBin    string // "" finds one
 	OSUser   string // "" chooses (root: postgres)
 	Settings []string
-	// HostCPUs and HostMemory model each node as a host of its own (a control group with a
-	// CPU quota in cores and a memory limit in bytes, page cache included); 0 is no budget.
-	HostCPUs   float64
-	HostMemory int64
+	// Host models each node as a host of its own (a control group with a CPU quota in cores
+	// and a CPU weight, a memory limit in bytes, page cache included, and IO limits on the
+	// disk that holds the data); zero is no budget. CPUShares may be cgroup.AutoCPUShares.
+	Host cgroup.Budget
 	// RoutingList is recorded in the topology (checked by the caller).
 	RoutingList string
 	// LinkLatency puts a link with this latency per round trip in front of every node
@@ -50,7 +50,10 @@ type CreateOptions struct {
 	// process that serves the topology's links (LinkSpecs) and record its PID in
 	// Topology.Links. Create calls it once the primary runs, before any standby streams.
 	LinkLatency time.Duration
-	StartLinks  func(*Topology) error
+	// LinkBandwidth holds each direction of each connection through a link to this many
+	// bytes per second (it too puts links in front of the nodes).
+	LinkBandwidth int64
+	StartLinks    func(*Topology) error
 	// HA is "" (agbench fails over when told) or HAPatroni (Patroni runs the nodes and
 	// fails over by itself), with Patroni's timing in seconds.
 	HA                                               string
@@ -106,10 +109,10 @@ func (o *CreateOptions) validate() (map[string]string, error) {
 	if o.BasePort < 1024 || o.BasePort+o.Standbys > 65535 {
 		errs = append(errs, agerr.BadInputf("--base-port %d: want 1024 to %d", o.BasePort, 65535-o.Standbys))
 	}
-	if o.HostCPUs < 0 || math.IsNaN(o.HostCPUs) || math.IsInf(o.HostCPUs, 0) {
-		errs = append(errs, agerr.BadInputf("--host-cpus %g: want a number of cores above 0", o.HostCPUs))
+	if o.Host.CPUs < 0 || math.IsNaN(o.Host.CPUs) || math.IsInf(o.Host.CPUs, 0) {
+		errs = append(errs, agerr.BadInputf("--host-cpus %g: want a number of cores above 0", o.Host.CPUs))
 	}
-	if o.HostMemory < 0 {
+	if o.Host.Memory < 0 {
 		errs = append(errs, agerr.BadInputf("--host-memory: want a size above 0"))
 	}
 	settings, err := ParseSettings(o.Settings)
@@ -153,17 +156,17 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 		PG: *in, OSUser: *u, Superuser: DefaultSuperuser, Database: DefaultDatabase,
 		PassFile: filepath.Join(dir, "pgpass"), Settings: settings, RoutingList: o.RoutingList,
 	}
-	if o.LinkLatency > 0 {
+	if o.LinkLatency > 0 || o.LinkBandwidth > 0 {
 		if o.StartLinks == nil {
-			return nil, errors.New("cluster create: links with latency need a process to serve them (StartLinks)")
+			return nil, errors.New("cluster create: links need a process to serve them (StartLinks)")
 		}
-		t.Links = &LinksInfo{Latency: Duration(o.LinkLatency)}
+		t.Links = &LinksInfo{Latency: Duration(o.LinkLatency), Bandwidth: o.LinkBandwidth}
 	}
 	if t.Patroni, err = o.checkPatroni(); err != nil {
 		return nil, err
 	}
 	if hosts != nil {
-		t.Hosts = &HostModel{Kind: fmt.Sprintf("cgroup v%d", hosts.Version), CPUs: o.HostCPUs, Memory: o.HostMemory, MachineCPUs: len(hosts.CPUs)}
+		t.Hosts = &HostModel{Kind: fmt.Sprintf("cgroup v%d", hosts.Version), Budget: o.Host, MachineCPUs: len(hosts.CPUs)}
 	}
 	names := CreatedNodeNames(o.Standbys)
 	var portErrs []error
@@ -222,6 +225,9 @@ func progress(w io.Writer, format string, a ...any) {
 
 func (t *Topology) build(ctx context.Context, hosts *cgroup.System, start func(*Topology) error, w io.Writer) error {
 	if hosts != nil {
+		if err := t.ioDevice(); err != nil {
+			return err
+		}
 		progress(w, "control groups: %s", t.Hosts)
 		if err := t.makeGroups(hosts); err != nil {
 			return err

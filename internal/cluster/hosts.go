@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,10 +23,11 @@ import (
 type HostModel struct {
 	// Kind names the mechanism: "cgroup v1" or "cgroup v2".
 	Kind string `json:"kind"`
-	// CPUs is each node's CPU budget in cores (0: no CPU budget).
-	CPUs float64 `json:"cpus,omitempty"`
-	// Memory is each node's memory limit in bytes, page cache included (0: none).
-	Memory int64 `json:"memory_bytes,omitempty"`
+	// Budget is each node's: CPUs in cores (0: no CPU budget), the CPU weight given with it,
+	// memory in bytes, page cache included (0: none), and IO limits (0: none).
+	cgroup.Budget
+	// IODevice is the disk the IO limits are on, when there are any.
+	IODevice *cgroup.Device `json:"io_device,omitempty"`
 	// MachineCPUs is how many CPUs the machine had when the cluster was made.
 	MachineCPUs int `json:"machine_cpus"`
 }
@@ -36,12 +39,63 @@ func (h *HostModel) String() string {
 	}
 	var parts []string
 	if h.CPUs > 0 {
-		parts = append(parts, strconv.FormatFloat(h.CPUs, 'g', 4, 64)+" cores")
+		cpu := strconv.FormatFloat(h.CPUs, 'g', 4, 64) + " cores"
+		if h.CPUShares > 0 {
+			cpu += fmt.Sprintf(" (weight %d)", h.CPUShares)
+		}
+		parts = append(parts, cpu)
 	}
 	if h.Memory > 0 {
 		parts = append(parts, formatMiB(h.Memory)+" memory (page cache included)")
 	}
+	if io := h.IOString(); io != "" {
+		parts = append(parts, io)
+	}
 	return fmt.Sprintf("each node a modelled host: %s (%s, machine of %d CPUs)", strings.Join(parts, ", "), h.Kind, h.MachineCPUs)
+}
+
+// IOString describes the IO limits ("" when there are none): "IO on vda (254:0): reads
+// 20 MiB/s, 500 IOPS".
+func (h *HostModel) IOString() string {
+	if h == nil || !h.HasIO() {
+		return ""
+	}
+	on := "IO"
+	if h.IODevice != nil {
+		on = "IO on " + h.IODevice.Name + " (" + h.IODevice.String() + ")"
+	}
+	return on + ": " + IOLimits(h.Budget)
+}
+
+// IOLimits lists a budget's IO limits in words: "reads 20 MiB/s, writes 500 IOPS".
+func IOLimits(b cgroup.Budget) string {
+	var parts []string
+	if l := IOLimit(b.ReadBPS, b.ReadIOPS); l != "" {
+		parts = append(parts, "reads "+l)
+	}
+	if l := IOLimit(b.WriteBPS, b.WriteIOPS); l != "" {
+		parts = append(parts, "writes "+l)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// IOLimit writes one direction's limits: "20 MiB/s and 500 IOPS" ("" for none).
+func IOLimit(bps, iops int64) string {
+	var l []string
+	if bps > 0 {
+		l = append(l, formatRate(bps))
+	}
+	if iops > 0 {
+		l = append(l, strconv.FormatInt(iops, 10)+" IOPS")
+	}
+	return strings.Join(l, " and ")
+}
+
+func formatRate(bps int64) string {
+	if bps%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB/s", bps>>20)
+	}
+	return fmt.Sprintf("%.1f MiB/s", float64(bps)/(1<<20))
 }
 
 func formatMiB(n int64) string {
@@ -72,12 +126,19 @@ func sharedBuffersBytes(v string) (int64, error) {
 	return n * m, nil
 }
 
-// checkHosts validates a host budget against this machine without changing anything.
+// checkHosts validates a host budget against this machine without changing anything. An
+// automatic CPU weight (cgroup.AutoCPUShares) is turned into the number it stands for.
 func (o *CreateOptions) checkHosts(settings map[string]string) (*cgroup.System, error) {
-	if o.HostCPUs == 0 && o.HostMemory == 0 {
+	if o.Host.CPUShares == cgroup.AutoCPUShares {
+		o.Host.CPUShares = cgroup.SharesFor(o.Host.CPUs)
+	}
+	if o.Host.CPUs == 0 && o.Host.Memory == 0 && !o.Host.HasIO() {
+		if o.Host.CPUShares != 0 {
+			return nil, agerr.BadInputf("--host-cpu-shares: a CPU weight needs a modelled host (--host-cpus)")
+		}
 		return nil, nil
 	}
-	if o.HostMemory > 0 {
+	if o.Host.Memory > 0 {
 		sb := int64(defaultSharedBuffers)
 		if v, ok := settings["shared_buffers"]; ok {
 			var err error
@@ -85,9 +146,9 @@ func (o *CreateOptions) checkHosts(settings map[string]string) (*cgroup.System, 
 				return nil, agerr.BadInputf("--set %v", err)
 			}
 		}
-		if need := sb + minNodeMemory; o.HostMemory < need {
+		if need := sb + minNodeMemory; o.Host.Memory < need {
 			return nil, agerr.BadInputf("--host-memory %s: a node needs at least %s to start and run (shared_buffers %s plus %s for its processes); raise --host-memory or lower shared_buffers (--set shared_buffers=32MB)",
-				formatMiB(o.HostMemory), formatMiB(need), formatMiB(sb), formatMiB(minNodeMemory))
+				formatMiB(o.Host.Memory), formatMiB(need), formatMiB(sb), formatMiB(minNodeMemory))
 		}
 	}
 	// The budget is checked against the machine before root is asked for, so that a bad
@@ -100,8 +161,13 @@ func (o *CreateOptions) checkHosts(settings map[string]string) (*cgroup.System, 
 		}
 		return nil, err
 	}
-	if err := sys.Check(cgroup.Budget{CPUs: o.HostCPUs, Memory: o.HostMemory}, o.Standbys+1); err != nil {
+	if err := sys.Check(o.Host, o.Standbys+1); err != nil {
 		return nil, err
+	}
+	if o.Host.HasIO() {
+		if _, err := cgroup.DeviceOf(ClusterDir(o.Home, o.Name)); err != nil {
+			return nil, err
+		}
 	}
 	if err := cgroup.RequireRoot(); err != nil {
 		return nil, err
@@ -111,21 +177,41 @@ func (o *CreateOptions) checkHosts(settings map[string]string) (*cgroup.System, 
 
 // groupName is a node's control group: unique to the cluster's folder, so that two clusters
 // of one name under different homes never share one.
-func (t *Topology) groupName(n *Node) string {
+func (t *Topology) groupName(n *Node) string { return t.groupPrefix() + n.Name }
+
+// groupPrefix starts the name of every control group of this cluster's nodes.
+func (t *Topology) groupPrefix() string {
 	h := sha256.Sum256([]byte(t.Dir))
-	return "agbench-" + t.Name + "-" + hex.EncodeToString(h[:4]) + "-" + n.Name
+	return cgroup.GroupPrefix + t.Name + "-" + hex.EncodeToString(h[:4]) + "-"
 }
 
-// makeGroups gives every node its control group, recording each in the topology before it
-// is made, so that a create cut short removes it.
+// ioDevice finds the disk that holds the cluster's data when its hosts limit IO.
+func (t *Topology) ioDevice() error {
+	if !t.Hosts.HasIO() || t.Hosts.IODevice != nil {
+		return nil
+	}
+	d, err := cgroup.DeviceOf(filepath.Join(t.Dir, "nodes"))
+	if err != nil {
+		return err
+	}
+	t.Hosts.IODevice = d
+	return nil
+}
+
+// makeGroups gives every node its control group, recording each in the topology as it is
+// made, so that a create cut short removes it. CPUs are chosen around the groups agbench
+// already has on this machine (other clusters').
 func (t *Topology) makeGroups(sys *cgroup.System) error {
 	if sys == nil {
 		return nil
 	}
-	b := cgroup.Budget{CPUs: t.Hosts.CPUs, Memory: t.Hosts.Memory}
+	if err := t.ioDevice(); err != nil {
+		return err
+	}
+	cpus := sys.Place(t.Hosts.Budget, t.NodeNames(), sys.Neighbours())
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
-		g, err := sys.Create(t.groupName(n), b, sys.CPUSet(b, i))
+		g, err := sys.Create(t.groupName(n), t.Hosts.Budget, cpus[i], t.Hosts.IODevice)
 		if err != nil {
 			return err
 		}
@@ -134,7 +220,30 @@ func (t *Topology) makeGroups(sys *cgroup.System) error {
 	return nil
 }
 
-// removeGroups removes every node's control group (killing what a crash left in it).
+// makeGroup gives a node that joins a modelled cluster its control group, with the same
+// budget as the others, on the CPUs least used by agbench's groups.
+func (t *Topology) makeGroup(n *Node) error {
+	if t.Hosts == nil {
+		return nil
+	}
+	sys, err := cgroup.Detect()
+	if err != nil {
+		return err
+	}
+	if err := t.ioDevice(); err != nil {
+		return err
+	}
+	g, err := sys.Create(t.groupName(n), t.Hosts.Budget, sys.Place(t.Hosts.Budget, []string{n.Name}, sys.Neighbours())[0], t.Hosts.IODevice)
+	if err != nil {
+		return err
+	}
+	n.Group = g
+	return nil
+}
+
+// removeGroups removes every node's control group (killing what a crash left in it), and
+// any other group named after this cluster's folder: one a node being added got before a
+// crash kept it out of the topology.
 func (t *Topology) removeGroups() error {
 	var errs []error
 	for i := range t.Nodes {
@@ -142,12 +251,16 @@ func (t *Topology) removeGroups() error {
 			errs = append(errs, g.Remove())
 		}
 	}
+	if t.Hosts != nil {
+		if sys, err := cgroup.Inspect(); err == nil {
+			errs = append(errs, sys.RemoveNamed(t.groupPrefix()))
+		}
+	}
 	return errors.Join(errs...)
 }
 
-// pgCtlStart runs pg_ctl start for a node. A node with a control group starts inside it:
-// the shell that will exec pg_ctl waits on its stdin until agbench has moved it into the
-// group, so pg_ctl, the postmaster and every backend it forks are born there.
+// pgCtlStart runs pg_ctl start for a node. A node with a control group starts inside it
+// (cgroup.Group.Start), so pg_ctl, the postmaster and every backend it forks are born there.
 func (t *Topology) pgCtlStart(ctx context.Context, n *Node, args ...string) error {
 	if n.Group == nil {
 		_, err := t.install().Run(ctx, t.user(), "pg_ctl", args...)
@@ -156,24 +269,13 @@ func (t *Topology) pgCtlStart(ctx context.Context, n *Node, args ...string) erro
 	if !n.Group.Exists() {
 		return fmt.Errorf("start %s: its control group %s is gone (removed by hand?): destroy and create the cluster again", n.Name, n.Group.Name)
 	}
-	cmd := t.user().Command(ctx, "/bin/sh", append([]string{"-c", `read go || exit 1; exec "$0" "$@"`, t.PG.Path("pg_ctl")}, args...)...)
+	cmd := t.user().Command(ctx, t.PG.Path("pg_ctl"), args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	gate, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	if err := n.Group.Enter(cmd.Process.Pid); err != nil {
-		gate.Close() // the shell exits without starting anything
-		cmd.Wait()
+	if err := n.Group.Start(cmd); err != nil {
 		return fmt.Errorf("start %s in its control group: %w", n.Name, err)
 	}
-	_, err = gate.Write([]byte("go\n"))
-	gate.Close()
-	if err := errors.Join(err, cmd.Wait()); err != nil {
+	if err := cmd.Wait(); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -194,25 +296,49 @@ type HostUse struct {
 	ThrottledShare *float64 `json:"throttled_share,omitempty"`
 	Used           int64    `json:"memory_bytes"`
 	Cache          int64    `json:"page_cache_bytes"`
-	Error          string   `json:"error,omitempty"`
+	// IO is the node's IO budget (limits) and IOUse its IO per second over the interval,
+	// when the host limits IO.
+	IO    *cgroup.Budget `json:"io_budget,omitempty"`
+	IOUse *IORates       `json:"io_use,omitempty"`
+	// Neighbours are agbench's other control groups (other clusters') pinned to any of this
+	// node's CPUs: the node shares those CPUs with them.
+	Neighbours []string `json:"cpu_neighbours,omitempty"`
+	Error      string   `json:"error,omitempty"`
 }
 
-// hostUseInterval is how long status watches the groups to tell their CPU use.
-const hostUseInterval = 500 * time.Millisecond
+// IORates is IO per second on the host's disk.
+type IORates struct {
+	ReadBPS   float64 `json:"read_bytes_per_second"`
+	WriteBPS  float64 `json:"write_bytes_per_second"`
+	ReadIOPS  float64 `json:"read_iops"`
+	WriteIOPS float64 `json:"write_iops"`
+}
 
-// hostUse reads every node's group twice, hostUseInterval apart.
+// HostUseInterval is how long status watches the groups to tell their CPU and IO use.
+const HostUseInterval = 500 * time.Millisecond
+
+// hostUse reads every node's group twice, HostUseInterval apart.
 func (t *Topology) hostUse(ctx context.Context) map[string]*HostUse {
 	if t.Hosts == nil {
 		return nil
 	}
 	first := map[string]cgroup.Usage{}
 	out := map[string]*HostUse{}
+	var neighbours []cgroup.Neighbour
+	if sys, err := cgroup.Inspect(); err == nil {
+		neighbours = sys.Neighbours()
+	}
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
 		if n.Group == nil {
 			continue
 		}
-		h := &HostUse{Group: n.Group.Name, CPUs: n.Group.Budget.CPUs, CPUSet: n.Group.CPUList, Memory: n.Group.Budget.Memory}
+		h := &HostUse{Group: n.Group.Name, CPUs: n.Group.Budget.CPUs, CPUSet: n.Group.CPUList, Memory: n.Group.Budget.Memory,
+			Neighbours: t.neighboursOf(n, neighbours)}
+		if n.Group.Budget.HasIO() {
+			b := n.Group.Budget
+			h.IO = &cgroup.Budget{ReadBPS: b.ReadBPS, WriteBPS: b.WriteBPS, ReadIOPS: b.ReadIOPS, WriteIOPS: b.WriteIOPS}
+		}
 		out[n.Name] = h
 		u, err := n.Group.Read()
 		if err != nil {
@@ -224,7 +350,7 @@ func (t *Topology) hostUse(ctx context.Context) map[string]*HostUse {
 	select {
 	case <-ctx.Done():
 		return out
-	case <-time.After(hostUseInterval):
+	case <-time.After(HostUseInterval):
 	}
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
@@ -244,8 +370,35 @@ func (t *Topology) hostUse(ctx context.Context) map[string]*HostUse {
 			s := d.ThrottledShare
 			h.ThrottledShare = &s
 		}
+		if d.HasIO {
+			h.IOUse = &IORates{ReadBPS: d.ReadBPS, WriteBPS: d.WriteBPS, ReadIOPS: d.ReadIOPS, WriteIOPS: d.WriteIOPS}
+		}
 		procs, _ := n.Group.Procs()
 		h.Processes = len(procs)
+	}
+	return out
+}
+
+// neighboursOf names agbench's groups of other clusters pinned to any of n's CPUs.
+func (t *Topology) neighboursOf(n *Node, all []cgroup.Neighbour) []string {
+	mine := n.Group.CPUs()
+	own := map[string]bool{}
+	for i := range t.Nodes {
+		if g := t.Nodes[i].Group; g != nil {
+			own[g.Name] = true
+		}
+	}
+	var out []string
+	for _, o := range all {
+		if own[o.Name] {
+			continue
+		}
+		for _, c := range o.CPUs {
+			if slices.Contains(mine, c) {
+				out = append(out, o.Name)
+				break
+			}
+		}
 	}
 	return out
 }

@@ -50,7 +50,7 @@ func postmaster(t *testing.T, n *cluster.Node) int {
 
 func TestModelledHostsHoldEachNodesProcessesAndNotAgbench(t *testing.T) {
 	requireHosts(t)
-	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Name: "hproc", HostCPUs: 0.5, HostMemory: 256 << 20,
+	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Name: "hproc", Host: cgroup.Budget{CPUs: 0.5, Memory: 256 << 20},
 		Settings: map[string]string{"shared_buffers": "32MB"}})
 	if topo.Hosts == nil || topo.Hosts.CPUs != 0.5 || topo.Hosts.Memory != 256<<20 {
 		t.Fatalf("host model %+v", topo.Hosts)
@@ -111,7 +111,7 @@ func TestModelledHostsHoldEachNodesProcessesAndNotAgbench(t *testing.T) {
 func TestModelledHostCapsACPUBoundQuery(t *testing.T) {
 	sys := requireHosts(t)
 	const budget, starved = 0.3, 0.02
-	topo := clustertest.New(t, clustertest.Options{Name: "hcpu", HostCPUs: budget})
+	topo := clustertest.New(t, clustertest.Options{Name: "hcpu", Host: cgroup.Budget{CPUs: budget}})
 	n := topo.Primary()
 	g := n.Group
 	ctx, cancel := context.WithCancel(context.Background())
@@ -200,7 +200,7 @@ func TestModelledHostCapsACPUBoundQuery(t *testing.T) {
 func TestModelledHostMemoryBudgetHoldsThePageCache(t *testing.T) {
 	requireHosts(t)
 	const memory = 128 << 20
-	topo := clustertest.New(t, clustertest.Options{Name: "hmem", HostMemory: memory,
+	topo := clustertest.New(t, clustertest.Options{Name: "hmem", Host: cgroup.Budget{Memory: memory},
 		Settings: map[string]string{"shared_buffers": "16MB"}})
 	g := topo.Primary().Group
 	c := connect(t, topo, topo.Primary())
@@ -260,7 +260,7 @@ func groupsOf(t *testing.T, s *cgroup.System, name string) []string {
 
 func TestModelledHostsRemovedOnDestroyAfterACrash(t *testing.T) {
 	s := requireHosts(t)
-	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Name: "hcrash", HostCPUs: 0.5})
+	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Name: "hcrash", Host: cgroup.Budget{CPUs: 0.5}})
 	if len(groupsOf(t, s, "hcrash")) == 0 {
 		t.Fatal("no groups made")
 	}
@@ -295,7 +295,7 @@ func TestInterruptedCreateLeavesNoGroup(t *testing.T) {
 		}
 	})
 	_, err = cluster.Create(ctx, cluster.CreateOptions{Home: home, Name: "hint", Standbys: 1, Commit: cluster.CommitAsync,
-		BasePort: base, HostCPUs: 0.5, Settings: []string{"fsync=off"}, Progress: w})
+		BasePort: base, Host: cgroup.Budget{CPUs: 0.5}, Settings: []string{"fsync=off"}, Progress: w})
 	if err == nil {
 		t.Fatal("create was not interrupted")
 	}
@@ -314,9 +314,9 @@ func TestModelledHostsBadInputMakesNothing(t *testing.T) {
 	s := requireHosts(t)
 	home := clustertest.Home(t)
 	for _, o := range []cluster.CreateOptions{
-		{HostCPUs: float64(len(s.CPUs) + 1)},
-		{HostCPUs: 0.9, Standbys: 2},
-		{HostMemory: 100 << 20},
+		{Host: cgroup.Budget{CPUs: float64(len(s.CPUs) + 1)}},
+		{Host: cgroup.Budget{CPUs: 0.9}, Standbys: 2},
+		{Host: cgroup.Budget{Memory: 100 << 20}},
 	} {
 		o.Home, o.Name, o.Commit, o.BasePort = home, "hbad", cluster.CommitAsync, 20000
 		_, err := cluster.Create(context.Background(), o)

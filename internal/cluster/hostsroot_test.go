@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"github.com/agbench/agbench/internal/cgroup"
 	"io"
 	"os"
 	"os/exec"
@@ -23,7 +24,7 @@ import (
 func TestHostBudgetNamedBeforeRoot(t *testing.T) {
 	if os.Getenv("AGBENCH_TEST_B9_CHILD") == "1" || os.Geteuid() != 0 {
 		_, err := cluster.Create(context.Background(), cluster.CreateOptions{Name: "b9", Home: t.TempDir(),
-			Commit: cluster.CommitAsync, BasePort: 20000, HostCPUs: 4096})
+			Commit: cluster.CommitAsync, BasePort: 20000, Host: cgroup.Budget{CPUs: 4096}})
 		if !agerr.IsBadInput(err) || !strings.Contains(err.Error(), "--host-cpus 4096: this machine has") {
 			t.Fatalf("as uid %d: %v; want --host-cpus 4096 named", os.Geteuid(), err)
 		}

@@ -4,17 +4,20 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// LinksInfo records the links with latency in front of the nodes: every client and every
-// standby's replication connection reaches a node through its link (Node.LinkPort), a relay
-// served by a background `agbench cluster links` process (PID) that adds Latency to each
-// round trip. Absent: clients reach the nodes directly.
+// LinksInfo records the links in front of the nodes: every client and every standby's
+// replication connection reaches a node through its link (Node.LinkPort), a relay served by a
+// background `agbench cluster links` process (PID) that adds Latency to each round trip and
+// holds each direction of each connection to Bandwidth bytes per second (0: unlimited).
+// Absent: clients reach the nodes directly.
 type LinksInfo struct {
-	Latency Duration `json:"latency"`
-	PID     int      `json:"pid,omitempty"`
-	LogFile string   `json:"log_file,omitempty"`
+	Latency   Duration `json:"latency"`
+	Bandwidth int64    `json:"bandwidth_bytes_per_s,omitempty"`
+	PID       int      `json:"pid,omitempty"`
+	LogFile   string   `json:"log_file,omitempty"`
 }
 
 // Duration is a time.Duration written as text in JSON ("500µs").
@@ -72,5 +75,12 @@ func (l *LinksInfo) String() string {
 	if l == nil {
 		return "clients and standbys reach the nodes directly (no added latency)"
 	}
-	return fmt.Sprintf("links with %v latency per round trip between clients and nodes and on replication connections (Toxiproxy relays)", time.Duration(l.Latency))
+	var shape []string
+	if l.Latency > 0 {
+		shape = append(shape, fmt.Sprintf("%v latency per round trip", time.Duration(l.Latency)))
+	}
+	if l.Bandwidth > 0 {
+		shape = append(shape, formatRate(l.Bandwidth)+" each way per connection")
+	}
+	return fmt.Sprintf("links with %s between clients and nodes and on replication connections (Toxiproxy relays)", strings.Join(shape, " and "))
 }

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cgroup"
 )
 
 // A cluster under Patroni (`cluster create --ha patroni`): every node's PostgreSQL is run by a
@@ -112,11 +113,11 @@ func (o *CreateOptions) checkPatroni() (*PatroniInfo, error) {
 	if o.Standbys < 1 {
 		errs = append(errs, agerr.BadInputf("--ha patroni needs at least one standby (--standbys)"))
 	}
-	if o.HostCPUs > 0 || o.HostMemory > 0 {
-		errs = append(errs, agerr.BadInputf("--ha patroni with --host-cpus/--host-memory: not supported (Patroni starts the postmasters, outside the nodes' control groups)"))
+	if o.Host != (cgroup.Budget{}) {
+		errs = append(errs, agerr.BadInputf("--ha patroni with --host-*: not supported (Patroni starts the postmasters, outside the nodes' control groups)"))
 	}
-	if o.LinkLatency > 0 {
-		errs = append(errs, agerr.BadInputf("--ha patroni with --link-latency: not supported yet"))
+	if o.LinkLatency > 0 || o.LinkBandwidth > 0 {
+		errs = append(errs, agerr.BadInputf("--ha patroni with --link-latency/--link-bandwidth: not supported yet"))
 	}
 	ttl, loop, retry := o.PatroniTTL, o.PatroniLoopWait, o.PatroniRetryTimeout
 	if ttl == 0 && loop == 0 && retry == 0 {

@@ -22,7 +22,7 @@ var cutToxics = map[string]string{"cut_upstream": "upstream", "cut_downstream": 
 
 // StartRelays starts a relay for each link; a Listen with port 0 gets a free port (Addr).
 func StartRelays(ls []Link) (*Relays, error) {
-	s, err := Start(ls, 0)
+	s, err := Start(ls, Shape{})
 	if err != nil {
 		return nil, err
 	}

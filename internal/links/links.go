@@ -1,12 +1,14 @@
 // Package links serves links with latency between a cluster's clients and its nodes, and on
 // its replication connections: TCP relays of the Toxiproxy Go package (embedded, no HTTP
 // API), each with a latency toxic of microsecond resolution on the server-to-client stream,
-// so that every request-response round trip through a link takes the given latency longer.
+// so that every request-response round trip through a link takes the given latency longer,
+// and, when asked, Toxiproxy's bandwidth toxic on each direction, so that each direction of
+// each connection carries at most the given bytes per second.
 // Relays cost CPU of their own (about 80 µs per round trip was measured here), so a cluster
 // gets links only when it asks for latency, and only on the connections that need it.
 // Relays (cut.go) are links without latency that a failover drill cuts and heals.
 //
-// Imports from agbench: only internal/agerr.
+// Imports from agbench: only internal/agerr, internal/units.
 package links
 
 import (
@@ -24,6 +26,7 @@ import (
 	"github.com/Shopify/toxiproxy/v2/toxics"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // MaxLatency bounds a link's latency.
@@ -79,6 +82,27 @@ type Link struct {
 	Upstream string `json:"upstream"`
 }
 
+// Shape is what a link does to the bytes it carries: Latency added to each round trip (0:
+// none) and Bandwidth, bytes per second in each direction of each connection (0: unlimited).
+type Shape struct {
+	Latency   time.Duration
+	Bandwidth int64
+}
+
+// MinBandwidth is the smallest bandwidth a link takes: Toxiproxy's bandwidth toxic counts
+// whole kilobytes (1000 bytes) per second.
+const MinBandwidth = 1000
+
+// ParseBandwidth reads --link-bandwidth: bytes per second with an optional binary unit and
+// an optional "/s" (10M, 512K/s, 1.5M), at least MinBandwidth.
+func ParseBandwidth(flag, s string) (int64, error) {
+	n, err := units.ParseRate(s)
+	if err != nil || n < MinBandwidth {
+		return 0, agerr.BadInputf("%s %q: want bytes per second of at least %d, e.g. 10M (10 MiB/s)", flag, s, MinBandwidth)
+	}
+	return n, nil
+}
+
 // ParseLatency reads --link-latency: a duration from 1µs to MaxLatency ("0.5ms", "500us").
 func ParseLatency(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
@@ -95,9 +119,10 @@ type Server struct {
 	proxies []*toxiproxy.Proxy
 }
 
-// Start starts every link with latency added to each round trip (none when latency is 0). A link whose address is
-// taken fails the whole start, and the links already started are stopped.
-func Start(ls []Link, latency time.Duration) (*Server, error) {
+// Start starts every link with its shape: latency added to each round trip, bandwidth held in
+// each direction (none of either for a relay: StartRelays). A link whose address is taken
+// fails the whole start, and the links already started are stopped.
+func Start(ls []Link, shape Shape) (*Server, error) {
 	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
 	s := &Server{api: api}
 	for _, l := range ls {
@@ -109,13 +134,21 @@ func Start(ls []Link, latency time.Duration) (*Server, error) {
 		s.mu.Lock()
 		s.proxies = append(s.proxies, p)
 		s.mu.Unlock()
-		if latency <= 0 { // a relay (StartRelays)
-			continue
+		var toxics []string
+		if shape.Latency > 0 {
+			toxics = append(toxics, fmt.Sprintf(`{"name":"latency","type":%q,"stream":"downstream","attributes":{"latency_us":%d}}`, ToxicType, shape.Latency.Microseconds()))
 		}
-		toxic := fmt.Sprintf(`{"name":"latency","type":%q,"stream":"downstream","attributes":{"latency_us":%d}}`, ToxicType, latency.Microseconds())
-		if _, err := p.Toxics.AddToxicJson(strings.NewReader(toxic)); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("link %s: latency: %w", l.Name, err)
+		if shape.Bandwidth > 0 {
+			kb := max(shape.Bandwidth/1000, 1)
+			for _, dir := range []string{"upstream", "downstream"} {
+				toxics = append(toxics, fmt.Sprintf(`{"name":"bandwidth_%s","type":"bandwidth","stream":%q,"attributes":{"rate":%d}}`, dir, dir, kb))
+			}
+		}
+		for _, toxic := range toxics {
+			if _, err := p.Toxics.AddToxicJson(strings.NewReader(toxic)); err != nil {
+				s.Close()
+				return nil, fmt.Errorf("link %s: %s: %w", l.Name, toxic, err)
+			}
 		}
 	}
 	return s, nil
@@ -130,8 +163,8 @@ func (s *Server) Close() {
 }
 
 // Serve runs the links until ctx ends.
-func Serve(ctx context.Context, ls []Link, latency time.Duration) error {
-	s, err := Start(ls, latency)
+func Serve(ctx context.Context, ls []Link, shape Shape) error {
+	s, err := Start(ls, shape)
 	if err != nil {
 		return err
 	}

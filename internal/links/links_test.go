@@ -80,7 +80,7 @@ func TestLinkAddsItsLatencyToEveryRoundTrip(t *testing.T) {
 	up := echo(t)
 	ls := []Link{{Name: "n1", Listen: freeAddr(t), Upstream: up}}
 	const latency = 3 * time.Millisecond
-	s, err := Start(ls, latency)
+	s, err := Start(ls, Shape{Latency: latency})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +104,71 @@ func TestLinkOnATakenAddressFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if s, err := Start([]Link{{Name: "n1", Listen: l.Addr().String(), Upstream: echo(t)}}, time.Millisecond); err == nil {
+	if s, err := Start([]Link{{Name: "n1", Listen: l.Addr().String(), Upstream: echo(t)}}, Shape{Latency: time.Millisecond}); err == nil {
 		s.Close()
 		t.Fatal("a link started on a taken address")
 	}
+}
+
+// A link with a bandwidth carries no more than it in each direction: sending a block both
+// ways through an echo takes at least the block's size over the bandwidth each way, however
+// busy the machine (a loaded machine can only make it slower).
+func TestLinkHoldsItsBandwidth(t *testing.T) {
+	ls := []Link{{Name: "n1", Listen: freeAddr(t), Upstream: echo(t)}}
+	const bandwidth, size = 200_000, 100_000 // 0.5 s each way
+	s, err := Start(ls, Shape{Bandwidth: bandwidth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := WaitListening(context.Background(), ls, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", ls[0].Listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	block := []byte(strings.Repeat(strings.Repeat("x", 99)+"\n", size/100))
+	start := time.Now()
+	go c.Write(block)
+	got := 0
+	buf := make([]byte, 64<<10)
+	for got < size {
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += n
+	}
+	// Each direction's toxic lets through the rate's worth per second, less the 100 ms it
+	// may pass at once.
+	if took, least := time.Since(start), time.Duration(float64(size)/bandwidth*float64(time.Second))-100*time.Millisecond; took < least {
+		t.Fatalf("%d bytes each way in %v through a %d B/s link: want at least %v", size, took, bandwidth, least)
+	}
+}
+
+func TestParseBandwidth(t *testing.T) {
+	for in, want := range map[string]int64{"10M": 10 << 20, "512K/s": 512 << 10, "1.5M": 3 << 19, "1000": 1000} {
+		if n, err := ParseBandwidth("--link-bandwidth", in); err != nil || n != want {
+			t.Errorf("%s: %v %v", in, n, err)
+		}
+	}
+	for _, bad := range []string{"", "0", "999", "-1M", "fast", "1M/h"} {
+		if _, err := ParseBandwidth("--link-bandwidth", bad); !agerr.IsBadInput(err) || !strings.Contains(err.Error(), "--link-bandwidth") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func FuzzParseBandwidth(f *testing.F) {
+	f.Add("10M")
+	f.Add("1.5K/s")
+	f.Fuzz(func(t *testing.T, s string) {
+		if n, err := ParseBandwidth("--link-bandwidth", s); err == nil && n < MinBandwidth {
+			t.Fatalf("%q: %d accepted", s, n)
+		}
+	})
 }
 
 func TestParseLatency(t *testing.T) {
@@ -146,7 +207,7 @@ func BenchmarkRelay(b *testing.B) {
 			addr := up
 			if via == "link" {
 				ls := []Link{{Name: "n1", Listen: freeAddr(b), Upstream: up}}
-				s, err := Start(ls, time.Microsecond)
+				s, err := Start(ls, Shape{Latency: time.Microsecond})
 				if err != nil {
 					b.Fatal(err)
 				}

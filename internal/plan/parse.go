@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/links"
 	"github.com/agbench/agbench/internal/units"
 )
@@ -302,12 +303,32 @@ func (p *parser) cluster(n *yaml.Node) *Cluster {
 				c.HostMemory = s
 			}
 		},
+		"host_cpu_shares": func(v *yaml.Node) {
+			if s, ok := p.str(v, "target.cluster.host_cpu_shares"); ok {
+				if _, err := cgroup.ParseCPUShares("target.cluster.host_cpu_shares", s); err != nil { // as --host-cpu-shares reads it
+					p.errorf(v, "%v", err)
+				}
+				c.HostCPUShares = s
+			}
+		},
+		"host_read_bps":   p.hostIO(&c.HostReadBPS, "host_read_bps", cgroup.ParseBPS),
+		"host_write_bps":  p.hostIO(&c.HostWriteBPS, "host_write_bps", cgroup.ParseBPS),
+		"host_read_iops":  p.hostIO(&c.HostReadIOPS, "host_read_iops", cgroup.ParseIOPS),
+		"host_write_iops": p.hostIO(&c.HostWriteIOPS, "host_write_iops", cgroup.ParseIOPS),
 		"link_latency": func(v *yaml.Node) {
 			if s, ok := p.str(v, "target.cluster.link_latency"); ok {
 				if _, err := links.ParseLatency(s); err != nil { // as --link-latency reads it
 					p.errorf(v, "target.cluster.link_latency %q: give a duration from 1us to %v, e.g. 0.5ms", s, links.MaxLatency)
 				}
 				c.LinkLatency = s
+			}
+		},
+		"link_bandwidth": func(v *yaml.Node) {
+			if s, ok := p.str(v, "target.cluster.link_bandwidth"); ok {
+				if _, err := links.ParseBandwidth("target.cluster.link_bandwidth", s); err != nil { // as --link-bandwidth reads it
+					p.errorf(v, "%v", err)
+				}
+				c.LinkBandwidth = s
 			}
 		},
 		"routing_list": func(v *yaml.Node) {
@@ -466,6 +487,19 @@ func (p *parser) str(n *yaml.Node, what string) (string, bool) {
 		return "", false
 	}
 	return n.Value, true
+}
+
+// hostIO reads one IO limit of target.cluster with the parser its cluster create flag uses.
+func (p *parser) hostIO(to *string, field string, parse func(flag, s string) (int64, error)) func(*yaml.Node) {
+	return func(v *yaml.Node) {
+		what := "target.cluster." + field
+		if s, ok := p.str(v, what); ok {
+			if _, err := parse(what, s); err != nil {
+				p.errorf(v, "%v", err)
+			}
+			*to = s
+		}
+	}
 }
 
 func (p *parser) integer(n *yaml.Node, what string) (int, bool) {

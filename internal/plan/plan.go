@@ -8,7 +8,7 @@
 // layer, the cluster, workloads or the report. It reads a cluster's numbers with the
 // parsers cluster create's flags use, so that a plan that passes is one cluster create takes.
 //
-// Imports from agbench: only internal/agerr, internal/links, internal/units.
+// Imports from agbench: only internal/agerr, internal/cgroup, internal/links, internal/units.
 package plan
 
 import (
@@ -60,8 +60,12 @@ type Cluster struct {
 	HostCPUs    string
 	HostMemory  string
 	RoutingList string
-	// LinkLatency puts links with latency in front of the nodes (--link-latency).
-	LinkLatency string
+	// HostCPUShares, HostReadBPS, HostWriteBPS, HostReadIOPS and HostWriteIOPS are the
+	// host's CPU weight and IO limits (--host-cpu-shares, --host-read-bps, …), when set.
+	HostCPUShares, HostReadBPS, HostWriteBPS, HostReadIOPS, HostWriteIOPS string
+	// LinkLatency and LinkBandwidth put links in front of the nodes (--link-latency,
+	// --link-bandwidth).
+	LinkLatency, LinkBandwidth string
 }
 
 // Setting is one server setting.
@@ -200,11 +204,20 @@ func (c *Cluster) CreateArgs() []string {
 	if c.HostMemory != "" {
 		args = append(args, "--host-memory="+c.HostMemory)
 	}
+	for _, f := range []struct{ flag, v string }{{"--host-cpu-shares", c.HostCPUShares}, {"--host-read-bps", c.HostReadBPS},
+		{"--host-write-bps", c.HostWriteBPS}, {"--host-read-iops", c.HostReadIOPS}, {"--host-write-iops", c.HostWriteIOPS}} {
+		if f.v != "" {
+			args = append(args, f.flag+"="+f.v)
+		}
+	}
 	if c.RoutingList != "" {
 		args = append(args, "--routing-list="+c.RoutingList)
 	}
 	if c.LinkLatency != "" {
 		args = append(args, "--link-latency="+c.LinkLatency)
+	}
+	if c.LinkBandwidth != "" {
+		args = append(args, "--link-bandwidth="+c.LinkBandwidth)
 	}
 	return args
 }
@@ -223,8 +236,16 @@ func (t Target) Summary() string {
 			}
 			s += ", " + strings.Join(kv, " ")
 		}
-		if c.HostCPUs != "" || c.HostMemory != "" {
-			s += ", each node a modelled host (" + strings.TrimPrefix(strings.Join([]string{ifSet("cpus ", c.HostCPUs), ifSet("memory ", c.HostMemory)}, " "), " ") + ")"
+		if c.HostCPUs != "" || c.HostMemory != "" || c.HostReadBPS != "" || c.HostWriteBPS != "" || c.HostReadIOPS != "" || c.HostWriteIOPS != "" {
+			var parts []string
+			for _, p := range []string{ifSet("cpus ", c.HostCPUs), ifSet("cpu shares ", c.HostCPUShares), ifSet("memory ", c.HostMemory),
+				ifSet("read B/s ", c.HostReadBPS), ifSet("write B/s ", c.HostWriteBPS),
+				ifSet("read IOPS ", c.HostReadIOPS), ifSet("write IOPS ", c.HostWriteIOPS)} {
+				if p != "" {
+					parts = append(parts, p)
+				}
+			}
+			s += ", each node a modelled host (" + strings.Join(parts, " ") + ")"
 		} else {
 			s += ", nodes sharing this machine (no host budgets)"
 		}
@@ -233,6 +254,9 @@ func (t Target) Summary() string {
 		}
 		if c.LinkLatency != "" {
 			s += ", links with " + c.LinkLatency + " latency"
+		}
+		if c.LinkBandwidth != "" {
+			s += ", links of " + c.LinkBandwidth + "/s each way"
 		}
 		return s
 	}

@@ -393,6 +393,7 @@ func (e *Experiment) charts() []chartView {
 		out = append(out, e.layerCharts()...)
 	}
 	out = append(out, e.seriesCharts("lag", "replication lag over time")...)
+	out = append(out, e.seriesCharts(result.HostPrefix, "modelled hosts over time (each node's control group: CPU, memory, IO against its budget)")...)
 	if c, ok := e.throughputOverTime(); ok {
 		out = append(out, c)
 	}
@@ -539,7 +540,7 @@ func (e *Experiment) seriesCharts(key, title string) []chartView {
 	var out []chartView
 	for _, unit := range sortedKeys(byUnit) {
 		lines := byUnit[unit]
-		c := lineChart{Class: "timeseries " + key, Wide: true, YLabel: unit, XLabel: "seconds", Numeric: true}
+		c := lineChart{Class: "timeseries " + strings.Trim(key, "."), Wide: true, YLabel: unit, XLabel: "seconds", Numeric: true}
 		var leg []legendItem
 		for i, name := range sortedKeys(lines) {
 			c.Lines = append(c.Lines, line{Name: name, Colour: colour(i), X: lines[name].x, Y: lines[name].y})

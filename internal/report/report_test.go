@@ -513,3 +513,26 @@ func TestUnreadablePartsAreNamed(t *testing.T) {
 		})
 	}
 }
+
+// A run on modelled hosts charts each node's control group over time, one chart per unit
+// (IO against the budget among them).
+func TestModelledHostSeriesAreCharted(t *testing.T) {
+	r := &result.Result{Schema: 1, Complete: true, Meta: result.Meta{Command: "stress"}}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 2 {
+		at := t0.Add(time.Duration(10*i) * time.Second)
+		st := result.Step{Index: i, Point: i, VUs: 1 + i, Window: result.Window{Start: at, End: at.Add(10 * time.Second)}, Complete: true,
+			Series: map[string]result.TimeSeries{
+				result.HostName("standby1", result.HostReadBPS):  {Unit: "B/s", Start: at, T: []float64{1, 2}, V: []float64{4e7, 4.1e7}},
+				result.HostName("standby1", result.HostCPUCores): {Unit: "cores", Start: at, T: []float64{1, 2}, V: []float64{0.3, 0.6}},
+			}}
+		r.Steps = append(r.Steps, st)
+	}
+	page, err := HTML(build(t, NewRun("hosts", r)), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(page, []byte(`class="chart timeseries host"`)); n != 2 || !bytes.Contains(page, []byte("modelled hosts over time")) {
+		t.Fatalf("%d host charts", n)
+	}
+}

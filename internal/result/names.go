@@ -216,6 +216,15 @@ const (
 	HostMemoryBytes    = "memory_bytes"        // memory charged to the group, page cache included
 	HostPageCacheBytes = "page_cache_bytes"    // the group's page cache
 	HostMemoryBudget   = "memory_budget_bytes" // the group's memory limit
+	// IO on the disk that holds the node's data, when its host limits IO, and the limits.
+	HostReadBPS         = "read_bytes_per_s"
+	HostWriteBPS        = "write_bytes_per_s"
+	HostReadIOPS        = "read_iops"
+	HostWriteIOPS       = "write_iops"
+	HostReadBPSBudget   = "read_bytes_per_s_budget"
+	HostWriteBPSBudget  = "write_bytes_per_s_budget"
+	HostReadIOPSBudget  = "read_iops_budget"
+	HostWriteIOPSBudget = "write_iops_budget"
 )
 
 // HostName is the name of a figure of a node's modelled host: "host.<node>.<figure>".

@@ -117,10 +117,26 @@ type Topology struct {
 	Hosts           string  `json:"hosts,omitempty"`
 	HostCPUs        float64 `json:"host_cpus,omitempty"`
 	HostMemoryBytes int64   `json:"host_memory_bytes,omitempty"`
+	// HostCPUShares is the CPU weight each node's group was given (cpu.shares units; 0: the
+	// kernel's default). HostIO are each node's IO limits on HostIODevice (the disk that
+	// held its data, "vda 254:0"), when it had any.
+	HostCPUShares int     `json:"host_cpu_shares,omitempty"`
+	HostIO        *HostIO `json:"host_io,omitempty"`
+	HostIODevice  string  `json:"host_io_device,omitempty"`
 	// Links describes the links with latency between clients and nodes, when the cluster
-	// had them; LinkLatencySeconds is their latency per round trip.
+	// had them; LinkLatencySeconds is their latency per round trip, LinkBandwidth their
+	// bytes per second each way per connection (0: unlimited).
 	Links              string  `json:"links,omitempty"`
 	LinkLatencySeconds float64 `json:"link_latency_seconds,omitempty"`
+	LinkBandwidth      int64   `json:"link_bandwidth_bytes_per_s,omitempty"`
+}
+
+// HostIO is a modelled host's IO limits: bytes and operations per second (0: none).
+type HostIO struct {
+	ReadBPS   int64 `json:"read_bytes_per_s,omitempty"`
+	WriteBPS  int64 `json:"write_bytes_per_s,omitempty"`
+	ReadIOPS  int64 `json:"read_iops,omitempty"`
+	WriteIOPS int64 `json:"write_iops,omitempty"`
 }
 
 // Node is one server of the topology.

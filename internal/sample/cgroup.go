@@ -133,6 +133,32 @@ func (h *HostStep) addPoint(start time.Time, g HostGroup, d cgroup.Between, at t
 	h.add(result.HostName(n, result.HostThrottledSec), "s/s", start, at, d.ThrottledTime/d.Seconds)
 	h.add(result.HostName(n, result.HostMemoryBytes), "bytes", start, at, float64(d.Memory))
 	h.add(result.HostName(n, result.HostPageCacheBytes), "bytes", start, at, float64(d.Cache))
+	if d.HasIO {
+		h.add(result.HostName(n, result.HostReadBPS), "B/s", start, at, d.ReadBPS)
+		h.add(result.HostName(n, result.HostWriteBPS), "B/s", start, at, d.WriteBPS)
+		h.add(result.HostName(n, result.HostReadIOPS), "ops/s", start, at, d.ReadIOPS)
+		h.add(result.HostName(n, result.HostWriteIOPS), "ops/s", start, at, d.WriteIOPS)
+	}
+}
+
+// hostIOCounters writes a window's IO figures and the group's IO limits into a step's counters.
+func hostIOCounters(c map[string]float64, n string, b cgroup.Budget, d cgroup.Between) {
+	if !d.HasIO {
+		return
+	}
+	for _, f := range []struct {
+		name, budget string
+		v            float64
+		limit        int64
+	}{{result.HostReadBPS, result.HostReadBPSBudget, d.ReadBPS, b.ReadBPS},
+		{result.HostWriteBPS, result.HostWriteBPSBudget, d.WriteBPS, b.WriteBPS},
+		{result.HostReadIOPS, result.HostReadIOPSBudget, d.ReadIOPS, b.ReadIOPS},
+		{result.HostWriteIOPS, result.HostWriteIOPSBudget, d.WriteIOPS, b.WriteIOPS}} {
+		c[result.HostName(n, f.name)] = f.v
+		if f.limit > 0 {
+			c[result.HostName(n, f.budget)] = float64(f.limit)
+		}
+	}
 }
 
 // Stop takes the last reading and writes the series, the window's figures and the budgets.
@@ -189,6 +215,7 @@ func (h *HostStep) Stop(ctx context.Context, st *result.Step) error {
 		if m := g.Group.Budget.Memory; m > 0 {
 			st.Counters[result.HostName(n, result.HostMemoryBudget)] = float64(m)
 		}
+		hostIOCounters(st.Counters, n, g.Group.Budget, d)
 	}
 	return nil
 }

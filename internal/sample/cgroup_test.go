@@ -26,7 +26,7 @@ func TestHostStepSeesABusyGroupAgainstItsBudget(t *testing.T) {
 	}
 	const cpus = 0.02
 	b := cgroup.Budget{CPUs: cpus, Memory: 64 << 20}
-	g, err := sys.Create("agbench-test-"+filepath.Base(t.TempDir()), b, sys.CPUSet(b, 0))
+	g, err := sys.Create("agbench-test-"+filepath.Base(t.TempDir()), b, sys.Place(b, []string{"test"}, nil)[0], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,5 +87,65 @@ func TestHostStepSeesABusyGroupAgainstItsBudget(t *testing.T) {
 	}
 	if s, ok := st.Series[result.HostName("primary", result.HostCPUCores)]; !ok || len(s.V) == 0 {
 		t.Errorf("no cpu series: %v", st.Series)
+	}
+}
+
+// A group that limits reads: the host sampler reports the reads against the limit, by the
+// kernel's count of the group's IO, and records the limit.
+func TestHostStepSeesReadsAgainstTheIOBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("makes control groups")
+	}
+	sys, err := cgroup.Detect()
+	if err != nil || sys.IORoot == "" {
+		t.Skipf("no IO controller: %v", err)
+	}
+	dir := t.TempDir()
+	dev, err := cgroup.DeviceOf(dir)
+	if err != nil {
+		t.Skipf("%v", err)
+	}
+	file := filepath.Join(dir, "data")
+	if out, err := exec.Command("dd", "if=/dev/urandom", "of="+file, "bs=1M", "count=3", "conv=fsync", "status=none").CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	const limit = 1 << 20
+	b := cgroup.Budget{ReadBPS: limit, ReadIOPS: 1000}
+	g, err := sys.Create("agbench-test-io-"+filepath.Base(dir), b, sys.CPUs, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Remove() })
+	h, err := NewHostStep([]HostGroup{{Node: "standby1", Group: g}}, 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &result.Step{}
+	if err := h.Start(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	dd := exec.Command("dd", "if="+file, "of=/dev/null", "bs=64k", "iflag=direct", "status=none")
+	if err := g.Start(dd); err != nil {
+		t.Fatal(err)
+	}
+	if err := dd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Stop(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	c := st.Counters
+	read := c[result.HostName("standby1", result.HostReadBPS)]
+	if read <= 0 || read > limit*1.25 {
+		t.Errorf("reads %.0f B/s against a %d B/s budget", read, limit)
+	}
+	if c[result.HostName("standby1", result.HostReadBPSBudget)] != limit || c[result.HostName("standby1", result.HostReadIOPSBudget)] != 1000 {
+		t.Errorf("budgets: %v", c)
+	}
+	if _, ok := c[result.HostName("standby1", result.HostWriteBPSBudget)]; ok {
+		t.Errorf("a write budget recorded where none was set: %v", c)
+	}
+	if s, ok := st.Series[result.HostName("standby1", result.HostReadBPS)]; !ok || len(s.V) == 0 {
+		t.Errorf("no read series: %v", st.Series)
 	}
 }

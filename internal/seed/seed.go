@@ -220,7 +220,7 @@ func (s *seeding) run(ctx context.Context) (rep *Report, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := s.timed(ctx, PhaseStart, func(ctx context.Context) error { return s.topo.StartStandby(ctx, s.node) }); err != nil {
+	if err := s.timed(ctx, PhaseStart, func(ctx context.Context) error { return s.topo.StartStandby(ctx, &s.node) }); err != nil {
 		return nil, err
 	}
 	if err := s.timed(ctx, PhaseCatchUp, s.catchUp); err != nil {

@@ -266,10 +266,16 @@ func (t *Target) Summary() *result.Topology {
 		s.Cluster, s.Commit = t.Topo.Name, t.Topo.Commit
 		s.RoutingList = t.Topo.RoutingList
 		if l := t.Topo.Links; l != nil {
-			s.Links, s.LinkLatencySeconds = l.String(), time.Duration(l.Latency).Seconds()
+			s.Links, s.LinkLatencySeconds, s.LinkBandwidth = l.String(), time.Duration(l.Latency).Seconds(), l.Bandwidth
 		}
 		if h := t.Topo.Hosts; h != nil {
-			s.Hosts, s.HostCPUs, s.HostMemoryBytes = h.String(), h.CPUs, h.Memory
+			s.Hosts, s.HostCPUs, s.HostMemoryBytes, s.HostCPUShares = h.String(), h.CPUs, h.Memory, h.CPUShares
+			if h.HasIO() {
+				s.HostIO = &result.HostIO{ReadBPS: h.ReadBPS, WriteBPS: h.WriteBPS, ReadIOPS: h.ReadIOPS, WriteIOPS: h.WriteIOPS}
+				if h.IODevice != nil {
+					s.HostIODevice = h.IODevice.Name + " " + h.IODevice.String()
+				}
+			}
 		}
 		for _, n := range t.Topo.Nodes {
 			s.Nodes = append(s.Nodes, result.Node{Name: n.Name, Role: n.Role, Addr: fmt.Sprintf("%s:%d", n.Host, n.Port)})

@@ -45,6 +45,16 @@ func ParseBytesFraction(s string) (int64, error) {
 	return n, nil
 }
 
+// ParseRate reads bytes per second: a size as ParseBytesFraction reads it, with an optional
+// "/s" (20M, 1.5M/s, 512K).
+func ParseRate(s string) (int64, error) {
+	n, err := ParseBytesFraction(strings.TrimSuffix(strings.TrimSpace(s), "/s"))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a rate (bytes per second, e.g. 20M or 512K/s)", s)
+	}
+	return n, nil
+}
+
 // parseBytes is the one grammar of a byte size: digits [. digits] [K|M|G|T] [B|iB].
 func parseBytes(s string, fraction bool) (int64, error) {
 	body := strings.ToUpper(strings.TrimSpace(s))

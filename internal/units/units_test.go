@@ -70,7 +70,23 @@ func FuzzParseBytes(f *testing.F) {
 		if m, err := ParseBytesFraction(s); err == nil && m < 0 {
 			t.Fatalf("ParseBytesFraction(%q) = %d", s, m)
 		}
+		if r, err := ParseRate(s + "/s"); err == nil && r < 0 {
+			t.Fatalf("ParseRate(%q) = %d", s+"/s", r)
+		}
 	})
+}
+
+func TestParseRate(t *testing.T) {
+	for in, want := range map[string]int64{"20M": 20 << 20, "1.5M/s": 3 << 19, " 512K/s ": 512 << 10, "100": 100} {
+		if n, err := ParseRate(in); err != nil || n != want {
+			t.Errorf("%q: %d %v", in, n, err)
+		}
+	}
+	for _, bad := range []string{"", "/s", "fast", "1M/min", "-1M"} {
+		if _, err := ParseRate(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
 }
 
 func TestFormatBytes(t *testing.T) {

@@ -2,7 +2,7 @@
 // N hot standbys in a temporary folder on free loopback ports, always removed when the test
 // ends (also when it fails). It must be imported by tests only.
 //
-// Imports from agbench: only internal/agerr, internal/cluster, internal/pgbin.
+// Imports from agbench: only internal/agerr, internal/cgroup, internal/cluster, internal/pgbin.
 package clustertest
 
 import (
@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/pgbin"
 )
@@ -30,9 +31,8 @@ type Options struct {
 	Settings map[string]string
 	// Name of the cluster; "" means "t".
 	Name string
-	// HostCPUs and HostMemory model each node as a host (needs root); 0 is none.
-	HostCPUs   float64
-	HostMemory int64
+	// Host models each node as a host (needs root); zero is none.
+	Host cgroup.Budget
 	// HA "patroni" runs the cluster under Patroni (RequirePatroni first), with Patroni's
 	// default timing.
 	HA string
@@ -121,8 +121,7 @@ func NewIn(t testing.TB, home string, o Options) *cluster.Topology {
 		}
 		topo, err := cluster.Create(ctx, cluster.CreateOptions{
 			Home: home, Name: o.Name, Standbys: o.Standbys, Commit: o.Commit, BasePort: base,
-			PGBin: os.Getenv("AGBENCH_PG_BIN"), Settings: set, HostCPUs: o.HostCPUs, HostMemory: o.HostMemory,
-			HA: o.HA,
+			PGBin: os.Getenv("AGBENCH_PG_BIN"), Settings: set, Host: o.Host, HA: o.HA,
 		})
 		if err == nil {
 			dir := topo.Dir

@@ -1,0 +1,337 @@
+package cgroup
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/units"
+)
+
+// IO limits of a modelled host: the kernel's blkio throttle (v1) or io.max (v2) on the block
+// device that holds the node's data. Under v1 the throttle holds direct IO and reads (the
+// page cache's misses are read by the reading process), but not buffered writes: those are
+// written back later by the kernel's flusher threads, outside any group (a v1 limit that v2's
+// cgroup writeback lifts).
+
+// MinIOBPS and MinIOPS are the smallest IO limits a host may get: below them PostgreSQL
+// could not start within agbench's waits.
+const (
+	MinIOBPS = 256 << 10
+	MinIOPS  = 10
+)
+
+// V1WriteNote says what a v1 IO limit does not hold, for status and docs.
+const V1WriteNote = "cgroup v1 does not throttle buffered writes (the kernel writes them back outside the group): write limits hold direct writes only"
+
+// Device is a block device by its numbers, as the kernel's IO controllers name it.
+type Device struct {
+	Major uint32 `json:"major"`
+	Minor uint32 `json:"minor"`
+	// Name is the kernel's name for it (vda, sda, dm-0, nvme0n1).
+	Name string `json:"name"`
+}
+
+// String is the device as the controllers' files write it: "major:minor".
+func (d *Device) String() string { return fmt.Sprintf("%d:%d", d.Major, d.Minor) }
+
+// DeviceOf finds the block device that holds path (or, when path does not exist yet, its
+// nearest existing parent): the whole disk when the file system is on a partition, since
+// the IO controllers take limits on whole disks only; a device-mapper or md device is a disk
+// of its own and is limited as such. A file system on no block device (tmpfs, overlay) is
+// bad input naming it.
+func DeviceOf(path string) (*Device, error) {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	for {
+		err = unix.Stat(p, &st)
+		if err == nil || !errors.Is(err, unix.ENOENT) || p == "/" {
+			break
+		}
+		p = filepath.Dir(p)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", p, err)
+	}
+	major, minor := unix.Major(st.Dev), unix.Minor(st.Dev)
+	if _, err := os.Stat(fmt.Sprintf("/sys/dev/block/%d:%d", major, minor)); err != nil {
+		// btrfs and a few others give their files an anonymous device number: the mount's
+		// source names the disk.
+		src, fstype, merr := mountSourceOf(p)
+		var sst unix.Stat_t
+		if merr != nil || !strings.HasPrefix(src, "/dev/") || unix.Stat(src, &sst) != nil || sst.Mode&unix.S_IFMT != unix.S_IFBLK {
+			return nil, agerr.BadInputf("per-node IO limits: %s is on a %s file system (%s), not on a block device; put the cluster's home (AGBENCH_HOME) on a disk", path, fstype, src)
+		}
+		major, minor = unix.Major(sst.Rdev), unix.Minor(sst.Rdev)
+	}
+	return wholeDisk("/sys", major, minor)
+}
+
+// wholeDisk resolves a block device to the disk the IO controllers take limits on, reading
+// the sysfs tree under sys: a partition's disk is the folder above it.
+func wholeDisk(sys string, major, minor uint32) (*Device, error) {
+	link := filepath.Join(sys, "dev", "block", fmt.Sprintf("%d:%d", major, minor))
+	dir, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		return nil, fmt.Errorf("block device %d:%d: %w", major, minor, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "partition")); err == nil {
+		dir = filepath.Dir(dir)
+		b, err := os.ReadFile(filepath.Join(dir, "dev"))
+		if err != nil {
+			return nil, fmt.Errorf("the disk of partition %d:%d: %w", major, minor, err)
+		}
+		d, err := ParseDevice(strings.TrimSpace(string(b)))
+		if err != nil {
+			return nil, fmt.Errorf("the disk of partition %d:%d: %w", major, minor, err)
+		}
+		major, minor = d.Major, d.Minor
+	}
+	return &Device{Major: major, Minor: minor, Name: filepath.Base(dir)}, nil
+}
+
+// ParseDevice reads "major:minor".
+func ParseDevice(s string) (*Device, error) {
+	a, b, ok := strings.Cut(s, ":")
+	ma, err1 := strconv.ParseUint(a, 10, 32)
+	mi, err2 := strconv.ParseUint(b, 10, 32)
+	if !ok || err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("device %q: want major:minor", s)
+	}
+	return &Device{Major: uint32(ma), Minor: uint32(mi)}, nil
+}
+
+// mountSourceOf returns the source and type of the mount that holds path, from
+// /proc/self/mountinfo: the longest mount point that is path or a parent of it.
+func mountSourceOf(path string) (source, fstype string, err error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	best := -1
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		fs, gs := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(fs) < 5 || len(gs) < 2 {
+			continue
+		}
+		mp := unescapeMount(fs[4])
+		if (path == mp || strings.HasPrefix(path, strings.TrimSuffix(mp, "/")+"/")) && len(mp) > best {
+			best, source, fstype = len(mp), unescapeMount(gs[1]), gs[0]
+		}
+	}
+	if best < 0 {
+		return "", "", fmt.Errorf("no mount holds %s", path)
+	}
+	return source, fstype, sc.Err()
+}
+
+// AutoCPUShares is what ParseCPUShares returns for "auto": the caller gives a weight in
+// proportion to the CPU budget (cpu.shares of SharesPerCore per core of budget).
+const AutoCPUShares = -1
+
+// SharesPerCore is the weight "auto" gives a host per core of its CPU budget: 32 plain
+// processes' worth, so that a host pinned to a CPU still gets a 0.6-core budget while a
+// dozen other busy processes share that CPU (0.6 core: 19661 against 12 × 1024). The
+// quota keeps it from taking more.
+const SharesPerCore = 32 * 1024
+
+// SharesFor is the weight "auto" gives a host of this CPU budget (0 for none).
+func SharesFor(cpus float64) int {
+	if cpus <= 0 {
+		return 0
+	}
+	return min(max(int(cpus*SharesPerCore+0.5), MinCPUShares), MaxCPUShares)
+}
+
+// ParseCPUShares reads --host-cpu-shares: "auto" (AutoCPUShares), "kernel" or 0 (the
+// kernel's default weight, 0), or a weight in cpu.shares units.
+func ParseCPUShares(flag, s string) (int, error) {
+	switch strings.TrimSpace(s) {
+	case "auto":
+		return AutoCPUShares, nil
+	case "kernel", "0":
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < MinCPUShares || n > MaxCPUShares {
+		return 0, agerr.BadInputf("%s %q: want auto (in proportion to the CPU budget), kernel (the kernel's default weight) or a weight from %d to %d in cpu.shares units (1024 is a plain process's)", flag, s, MinCPUShares, MaxCPUShares)
+	}
+	return n, nil
+}
+
+// HasIO reports whether the budget limits IO.
+func (b Budget) HasIO() bool {
+	return b.ReadBPS > 0 || b.WriteBPS > 0 || b.ReadIOPS > 0 || b.WriteIOPS > 0
+}
+
+// ioFlags names the flags of the IO limits, as errors name them.
+const ioFlags = "--host-read-bps, --host-write-bps, --host-read-iops, --host-write-iops"
+
+// ParseBPS reads an IO limit in bytes per second as the flag named flag takes it: a size with
+// an optional binary unit and an optional "/s" (20M, 1.5M/s, 512K).
+func ParseBPS(flag, s string) (int64, error) {
+	n, err := units.ParseRate(s)
+	if err != nil || n < MinIOBPS {
+		return 0, agerr.BadInputf("%s %q: want bytes per second of at least %s, e.g. 20M (20 MiB/s)", flag, s, units.FormatBytesExact(MinIOBPS))
+	}
+	return n, nil
+}
+
+// ParseIOPS reads an IO limit in operations per second as the flag named flag takes it.
+func ParseIOPS(flag, s string) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n < MinIOPS {
+		return 0, agerr.BadInputf("%s %q: want a whole number of IO operations per second of at least %d, e.g. 500", flag, s, MinIOPS)
+	}
+	return n, nil
+}
+
+// checkIO says whether the machine can limit IO as the budget asks.
+func (s *System) checkIO(b Budget) []error {
+	var errs []error
+	for _, c := range []struct {
+		flag string
+		v    int64
+		min  int64
+	}{{"--host-read-bps", b.ReadBPS, MinIOBPS}, {"--host-write-bps", b.WriteBPS, MinIOBPS},
+		{"--host-read-iops", b.ReadIOPS, MinIOPS}, {"--host-write-iops", b.WriteIOPS, MinIOPS}} {
+		if c.v < 0 || (c.v > 0 && c.v < c.min) {
+			errs = append(errs, agerr.BadInputf("%s %d: want at least %d", c.flag, c.v, c.min))
+		}
+	}
+	if b.HasIO() && s.IORoot == "" {
+		how := "mount v1's blkio hierarchy (mkdir -p /sys/fs/cgroup/blkio && mount -t cgroup -o blkio cgroup /sys/fs/cgroup/blkio)"
+		if s.Version == 2 {
+			how = "enable the io controller at the cgroup2 root (echo +io > " + filepath.Join(s.Roots["cpu"], "cgroup.subtree_control") + ")"
+		}
+		errs = append(errs, agerr.BadInputf("per-node IO limits (%s) need the kernel's %s control-group controller, which this machine does not offer: %s, or leave the IO limits out",
+			ioFlags, map[int]string{1: "blkio", 2: "io"}[s.Version], how))
+	}
+	return errs
+}
+
+// setIO writes the group's IO limits on its device.
+func (g *Group) setIO(b Budget) error {
+	dev := g.IODevice.String()
+	if g.Version == 1 {
+		for _, f := range []struct {
+			file string
+			v    int64
+		}{{"blkio.throttle.read_bps_device", b.ReadBPS}, {"blkio.throttle.write_bps_device", b.WriteBPS},
+			{"blkio.throttle.read_iops_device", b.ReadIOPS}, {"blkio.throttle.write_iops_device", b.WriteIOPS}} {
+			if err := write(filepath.Join(g.IO, f.file), dev+" "+strconv.FormatInt(f.v, 10)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return write(filepath.Join(g.IO, "io.max"), IOMax(g.IODevice, b))
+}
+
+// IOMax is the line of cgroup v2's io.max that sets the budget's limits on dev ("max" where
+// the budget sets none).
+func IOMax(dev *Device, b Budget) string {
+	v := func(n int64) string {
+		if n <= 0 {
+			return "max"
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	return fmt.Sprintf("%s rbps=%s wbps=%s riops=%s wiops=%s", dev, v(b.ReadBPS), v(b.WriteBPS), v(b.ReadIOPS), v(b.WriteIOPS))
+}
+
+// IOCounters are a group's IO on one device since the group was made.
+type IOCounters struct {
+	ReadBytes, WriteBytes, ReadOps, WriteOps int64
+}
+
+// ParseBlkioThrottle reads v1's blkio.throttle.io_service_bytes or io_serviced ("8:0 Read
+// 4096" lines) and returns the Read and Write figures of dev (0 when the group has done no
+// IO on it yet).
+func ParseBlkioThrottle(s string, dev *Device) (read, write int64) {
+	want := dev.String()
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != want {
+			continue
+		}
+		n, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch f[1] {
+		case "Read":
+			read = n
+		case "Write":
+			write = n
+		}
+	}
+	return read, write
+}
+
+// ParseIOStat reads v2's io.stat ("8:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=0 dios=0"
+// lines) and returns dev's counters (zero when the group has done no IO on it yet).
+func ParseIOStat(s string, dev *Device) IOCounters {
+	var c IOCounters
+	want := dev.String()
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != want {
+			continue
+		}
+		for _, kv := range f[1:] {
+			k, v, _ := strings.Cut(kv, "=")
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				continue
+			}
+			switch k {
+			case "rbytes":
+				c.ReadBytes = n
+			case "wbytes":
+				c.WriteBytes = n
+			case "rios":
+				c.ReadOps = n
+			case "wios":
+				c.WriteOps = n
+			}
+		}
+	}
+	return c
+}
+
+// readIO reads the group's IO counters on its device.
+func (g *Group) readIO() (IOCounters, error) {
+	if g.Version == 1 {
+		var c IOCounters
+		b, err := os.ReadFile(filepath.Join(g.IO, "blkio.throttle.io_service_bytes"))
+		if err != nil {
+			return c, err
+		}
+		c.ReadBytes, c.WriteBytes = ParseBlkioThrottle(string(b), g.IODevice)
+		if b, err = os.ReadFile(filepath.Join(g.IO, "blkio.throttle.io_serviced")); err != nil {
+			return c, err
+		}
+		c.ReadOps, c.WriteOps = ParseBlkioThrottle(string(b), g.IODevice)
+		return c, nil
+	}
+	b, err := os.ReadFile(filepath.Join(g.IO, "io.stat"))
+	if err != nil {
+		return IOCounters{}, err
+	}
+	return ParseIOStat(string(b), g.IODevice), nil
+}
