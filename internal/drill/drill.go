@@ -124,7 +124,7 @@ func (o *Options) Validate() error {
 	if o.Fault == FaultWALFull {
 		errs = append(errs, validateWALFS(o.WALFSSize))
 	}
-	if o.DetectTimeout <= 0 {
+	if silent := o.Fault == FaultFreezePrimary || o.Fault == FaultPartitionPrimary; o.DetectTimeout < 0 || silent && o.DetectTimeout == 0 {
 		errs = append(errs, agerr.BadInputf("--detect-timeout %v: must be positive", o.DetectTimeout))
 	}
 	if o.Kill != "" && !slices.Contains(Kills, o.Kill) {

@@ -92,7 +92,7 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 		writeURL = e.Listener
 	}
 	start := time.Now()
-	l := &load{writeURL: writeURL, readURL: readURL, cycle: n, commitWait: o.CommitWait, tally: &tally{}, reg: measure.NewRegistry(start)}
+	l := &load{writeURL: writeURL, readURL: readURL, cycle: n, commitWait: o.CommitWait, tally: newTally(start), reg: measure.NewRegistry(start)}
 	dc := &result.DrillCycle{Cycle: n, Fault: o.Fault, From: primary.Name,
 		WALBytesNote: "not measured: the drill does not read the servers' files of a cluster it did not make"}
 	cyc := &Cycle{N: n, tally: l.tally}

@@ -25,7 +25,12 @@ type timeline struct {
 	lag                               []result.DrillLag
 }
 
+// add counts one operation that ended at at. A timeline without a start (a tally not made by
+// newTally) counts nothing: from the zero time every interval since year 1 would be kept.
 func (tl *timeline) add(s *[]int64, at time.Time) {
+	if tl.start.IsZero() {
+		return
+	}
 	i := max(int(at.Sub(tl.start)/interval), 0)
 	for len(*s) <= i {
 		*s = append(*s, 0)

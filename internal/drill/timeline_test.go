@@ -33,3 +33,16 @@ func TestWritesBlocked(t *testing.T) {
 		t.Fatalf("no acknowledgment after the fault: %v", *got)
 	}
 }
+
+// A tally without a start (not made by newTally) keeps no timeline: counted from the zero
+// time, one acknowledgment would have asked for an interval of every 100 ms since year 1
+// (an observe drill did, and its test binary was killed for want of memory).
+func TestTimelineWithoutStartKeepsNothing(t *testing.T) {
+	var ta tally
+	now := time.Now()
+	ta.ack(1, now.Add(-time.Millisecond), now, 1)
+	ta.read(now.Add(-time.Millisecond), now)
+	if tl := ta.tl.section(); len(tl.Writes) != 0 || len(tl.Reads) != 0 {
+		t.Fatalf("a timeline without a start kept %d writes and %d reads intervals", len(tl.Writes), len(tl.Reads))
+	}
+}
