@@ -75,11 +75,28 @@ type seeding struct {
 	streamed, estimated atomic.Int64
 }
 
+// checkTimeout bounds the checks' questions to the primary: long enough for a server on a
+// busy machine, short enough that a hung one is said.
+const checkTimeout = time.Minute
+
 // check finds bad input before anything is made: the primary down, the name taken, a
 // compression the server lacks, too little disk space.
 func (s *seeding) check(ctx context.Context) error {
+	// What is bad without asking the server is said first, and never hidden behind a server
+	// that answers slowly.
+	var errs []error
+	if s.o.Sync && s.topo.Commit != cluster.CommitSync {
+		errs = append(errs, agerr.BadInputf("--sync: cluster %s commits asynchronously, so no standby of it is synchronous; create it with --commit sync", s.topo.Name))
+	}
+	var err error
+	if s.node, err = s.topo.PlanStandby(s.o.Name); err != nil {
+		errs = append(errs, err)
+	}
+	if err := agerr.Join(errs...); err != nil {
+		return err
+	}
 	p := s.topo.Primary()
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	c, err := s.topo.Connect(cctx, p)
 	if err != nil {
@@ -87,19 +104,11 @@ func (s *seeding) check(ctx context.Context) error {
 			s.topo.Name, p.Name, p.Host, p.Port, err, s.topo.Name)
 	}
 	defer c.Close(context.WithoutCancel(ctx))
-	var errs []error
-	if s.o.Sync && s.topo.Commit != cluster.CommitSync {
-		errs = append(errs, agerr.BadInputf("--sync: cluster %s commits asynchronously, so no standby of it is synchronous; create it with --commit sync", s.topo.Name))
-	}
-	if s.node, err = s.topo.PlanStandby(s.o.Name); err != nil {
-		errs = append(errs, err)
-	}
 	supported, version, err := ServerCompression(cctx, c)
 	if err != nil {
 		return err
 	}
-	errs = append(errs, checkSupported(s.o.Compress, supported, version))
-	if err := agerr.Join(errs...); err != nil {
+	if err := checkSupported(s.o.Compress, supported, version); err != nil {
 		return err
 	}
 	var size int64
