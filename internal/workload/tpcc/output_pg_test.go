@@ -19,7 +19,8 @@ import (
 // brand-generic flag, and the order's total) as the database holds it right after the
 // order, that Order-Status returns that order and its lines, that Payment returns the output
 // of clause 2.5.3.3 (customer, addresses, credit, balance after, bad credit's data, date) as
-// the database holds it, and that Stock-Level's count is the same in both modes.
+// the database holds it, that Delivery delivers each district's oldest order and says how
+// many, and that Stock-Level's count is the same in both modes.
 func TestTransactionOutputs(t *testing.T) {
 	clustertest.Require(t)
 	topo := clustertest.New(t, clustertest.Options{})
@@ -109,6 +110,27 @@ func TestTransactionOutputs(t *testing.T) {
 		}
 		if credits["BC"] == 0 || credits["GC"] == 0 {
 			t.Errorf("%s: payments' credits %v: the test did not see both", mode, credits)
+		}
+		// Delivery delivers each district's oldest undelivered order of the warehouse and
+		// returns how many.
+		var oldest []int32
+		if err := check.QueryRow(ctx, `SELECT array_agg(o ORDER BY d) FROM (SELECT no_d_id AS d, min(no_o_id) AS o
+			FROM tpcc.new_order WHERE no_w_id = 1 GROUP BY no_d_id) x`).Scan(&oldest); err != nil {
+			t.Fatal(err)
+		}
+		del := DeliveryInput{W: 1, Carrier: 7}
+		if err := s.delivery(ctx, conn, del); err != nil {
+			t.Fatalf("%s: delivery: %v", mode, err)
+		}
+		var delivered, left int
+		if err := check.QueryRow(ctx, `SELECT count(*) FILTER (WHERE o_carrier_id = 7 AND NOT EXISTS (SELECT 1 FROM tpcc.new_order
+			WHERE no_w_id = 1 AND no_d_id = o_d_id AND no_o_id = o_id)), count(*) FILTER (WHERE o_carrier_id IS NULL)
+			FROM tpcc.orders WHERE o_w_id = 1 AND o_id = ($1::int[])[o_d_id]`, oldest).Scan(&delivered, &left); err != nil {
+			t.Fatal(err)
+		}
+		if len(oldest) != DistrictsPerWH || s.Delivered != DistrictsPerWH || delivered != DistrictsPerWH || left != 0 {
+			t.Fatalf("%s: delivery returned %d; of the %d districts' oldest orders %v, %d delivered with carrier 7, %d not",
+				mode, s.Delivered, len(oldest), oldest, delivered, left)
 		}
 		if orders < 50 || brands['B'] == 0 || brands['G'] == 0 {
 			t.Errorf("%s: %d orders, brand-generic flags %v: the test did not see both", mode, orders, brands)
