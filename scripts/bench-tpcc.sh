@@ -9,8 +9,9 @@
 # list go-tpc v1.0.9, so its module zip is checked against the hash pinned below instead.
 #
 # Knobs (environment): TPCC_BENCH_ROUNDS (3), TPCC_BENCH_SECS (60 s per run),
-# TPCC_BENCH_WAREHOUSES (2), TPCC_BENCH_VUS (2), TPCC_BENCH_SET (server settings, space-separated
-# key=value, e.g. synchronous_commit=off), AGBENCH_CACHE (the cache folder).
+# TPCC_BENCH_WAREHOUSES (2), TPCC_BENCH_VUS (2), TPCC_BENCH_COMMIT (on,off: the synchronous_commit
+# settings measured in turn on the same server and data), TPCC_BENCH_SET (more server settings,
+# space-separated key=value), AGBENCH_CACHE (the cache folder).
 set -euo pipefail
 BIN=${1:-bin/agbench}
 GOTPC_VERSION=v1.0.9
@@ -37,4 +38,5 @@ for kv in ${TPCC_BENCH_SET:-}; do
 	sets+=(-set "$kv")
 done
 exec go run ./scripts/benchtpcc -agbench "$BIN" -gotpc "$gotpc" -rounds "${TPCC_BENCH_ROUNDS:-3}" \
-	-secs "${TPCC_BENCH_SECS:-60}" -warehouses "${TPCC_BENCH_WAREHOUSES:-2}" -vus "${TPCC_BENCH_VUS:-2}" "${sets[@]}"
+	-secs "${TPCC_BENCH_SECS:-60}" -warehouses "${TPCC_BENCH_WAREHOUSES:-2}" -vus "${TPCC_BENCH_VUS:-2}" \
+	-commit "${TPCC_BENCH_COMMIT:-on,off}" "${sets[@]}"

@@ -72,6 +72,7 @@ func main() {
 	secs := flag.Int("secs", 60, "seconds per run")
 	warehouses := flag.Int("warehouses", 2, "warehouses")
 	vus := flag.Int("vus", 2, "virtual users (go-tpc threads)")
+	commits := flag.String("commit", "on,off", "synchronous_commit settings, each measured in turn on the same server and data")
 	var sets []string
 	flag.Func("set", "a server setting key=value (repeatable), e.g. synchronous_commit=off", func(v string) error {
 		if _, err := cluster.ParseSettings([]string{v}); err != nil {
@@ -87,7 +88,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchtpcc: -gotpc: the go-tpc binary is required (scripts/bench-tpcc.sh builds it)")
 		os.Exit(2)
 	}
-	if err := run(ctx, *bin, *gotpc, *rounds, *secs, *warehouses, *vus, sets); err != nil {
+	var commitList []string
+	for _, c := range strings.Split(*commits, ",") {
+		if _, err := cluster.ParseSettings([]string{"synchronous_commit=" + c}); err != nil || c == "" {
+			fmt.Fprintf(os.Stderr, "benchtpcc: -commit %q: a comma-separated list of synchronous_commit values (on, off, local …)\n", *commits)
+			os.Exit(2)
+		}
+		commitList = append(commitList, c)
+	}
+	if err := run(ctx, *bin, *gotpc, *rounds, *secs, *warehouses, *vus, sets, commitList); err != nil {
 		fmt.Fprintln(os.Stderr, "benchtpcc:", err)
 		os.Exit(1)
 	}
@@ -103,7 +112,7 @@ type bench struct {
 	work       string
 }
 
-func run(ctx context.Context, bin, gotpc string, rounds, secs, wh, vus int, sets []string) error {
+func run(ctx context.Context, bin, gotpc string, rounds, secs, wh, vus int, sets, commits []string) error {
 	bin, _ = filepath.Abs(bin)
 	port, err := clustertest.FreePorts(1)
 	if err != nil {
@@ -130,16 +139,16 @@ func run(ctx context.Context, bin, gotpc string, rounds, secs, wh, vus int, sets
 		return err
 	}
 	var version string
-	if err := b.query(ctx, topo.Database, `SELECT format('PostgreSQL %s on 127.0.0.1:%s, shared_buffers=%s, fsync %s, synchronous_commit %s',
-		current_setting('server_version'), current_setting('port'), current_setting('shared_buffers'), current_setting('fsync'),
-		current_setting('synchronous_commit'))`, &version); err != nil {
+	if err := b.query(ctx, topo.Database, `SELECT format('PostgreSQL %s on 127.0.0.1:%s, shared_buffers=%s, fsync %s',
+		current_setting('server_version'), current_setting('port'), current_setting('shared_buffers'), current_setting('fsync'))`,
+		&version); err != nil {
 		return err
 	}
-	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("agbench tpcc against go-tpc · %s UTC · %d cores · load average %s\n", time.Now().UTC().Format("2006-01-02 15:04"),
-		runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "))
+		runtime.NumCPU(), loadAverage())
 	fmt.Printf("one server for all: %s, pg_stat_statements\n", version)
-	fmt.Printf("%d warehouses, %d VUs, %d s per run, %d rounds, order rotated each round; no keying or think time\n\n", wh, vus, secs, rounds)
+	fmt.Printf("%d warehouses, %d VUs, %d s per run, %d rounds, order rotated each round; no keying or think time;\n", wh, vus, secs, rounds)
+	fmt.Printf("synchronous_commit %s in turn, on the same server and data\n\n", strings.Join(commits, ", then "))
 
 	for _, step := range []struct {
 		what string
@@ -165,25 +174,64 @@ func run(ctx context.Context, bin, gotpc string, rounds, secs, wh, vus int, sets
 		}
 		fmt.Printf("%-22s %6.1fs\n", step.what, time.Since(t0).Seconds())
 	}
-	fmt.Println()
-	fmt.Printf("%-5s %-18s %7s %7s %8s %8s %6s %6s %8s %8s %6s %6s %6s %6s\n", "round", "tool", "NOPM", "TPM", "srvNOPM", "srvTPM",
-		"st/tx", "own", "drv µs", "srv µs", "OL/NO", "ST/NO", "rows", "errs")
-	tools := []string{goTPC, agFunc, agClient}
-	samples := map[string][]sample{}
-	for r := 0; r < rounds; r++ {
-		for i := range tools {
-			tool := tools[(i+r)%len(tools)]
-			s, err := b.measure(ctx, tool, r)
-			if err != nil {
-				return fmt.Errorf("round %d, %s: %w", r+1, tool, err)
+	for _, commit := range commits {
+		if err := b.setCommit(ctx, commit); err != nil {
+			return err
+		}
+		fmt.Printf("\n== synchronous_commit %s · %s UTC · load average %s\n", commit, time.Now().UTC().Format("15:04"), loadAverage())
+		fmt.Printf("%-5s %-18s %7s %7s %8s %8s %6s %6s %8s %8s %6s %6s %6s %6s\n", "round", "tool", "NOPM", "TPM", "srvNOPM", "srvTPM",
+			"st/tx", "own", "drv µs", "srv µs", "OL/NO", "ST/NO", "rows", "errs")
+		tools := []string{goTPC, agFunc, agClient}
+		samples := map[string][]sample{}
+		for r := 0; r < rounds; r++ {
+			for i := range tools {
+				tool := tools[(i+r)%len(tools)]
+				s, err := b.measure(ctx, tool, commit, r)
+				if err != nil {
+					return fmt.Errorf("synchronous_commit %s, round %d, %s: %w", commit, r+1, tool, err)
+				}
+				samples[tool] = append(samples[tool], s)
+				fmt.Printf("%-5d %-18s %7.0f %7.0f %8.0f %8.0f %6.1f %6s %8.0f %8.0f %6.2f %6.2f %6.1f %6.0f\n", r+1, tool, s.nopm, s.tpm,
+					s.srvNOPM, s.srvTPM, s.stmtsPerTx, optional(s.ownStmts, "%.1f"), s.driverUs, s.serverUs, s.linesPerNO, s.stockPerNO, s.rowsPerNO, s.errors)
 			}
-			samples[tool] = append(samples[tool], s)
-			fmt.Printf("%-5d %-18s %7.0f %7.0f %8.0f %8.0f %6.1f %6s %8.0f %8.0f %6.2f %6.2f %6.1f %6.0f\n", r+1, tool, s.nopm, s.tpm,
-				s.srvNOPM, s.srvTPM, s.stmtsPerTx, optional(s.ownStmts, "%.1f"), s.driverUs, s.serverUs, s.linesPerNO, s.stockPerNO, s.rowsPerNO, s.errors)
+		}
+		fmt.Printf("load average at the end: %s\n", loadAverage())
+		report(samples, rounds)
+	}
+	return nil
+}
+
+// setCommit sets synchronous_commit for the sessions that start after it (the server's
+// configuration, reloaded) and checks that a new session sees it.
+func (b *bench) setCommit(ctx context.Context, commit string) error {
+	for _, q := range []string{"ALTER SYSTEM SET synchronous_commit = '" + commit + "'", "SELECT pg_reload_conf()"} {
+		if _, err := b.exec(ctx, b.topo.Database, q); err != nil {
+			return fmt.Errorf("synchronous_commit %s: %w", commit, err)
 		}
 	}
-	report(samples, rounds)
-	return nil
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var got string
+		if err := b.query(ctx, b.topo.Database, "SELECT current_setting('synchronous_commit')", &got); err != nil {
+			return err
+		}
+		if got == commit {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("synchronous_commit is %s 10 s after setting it to %s", got, commit)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// loadAverage is the machine's 1, 5 and 15-minute load averages.
+func loadAverage() string {
+	load, _ := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(load)); len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "–"
 }
 
 func optional(v float64, format string) string {
@@ -283,7 +331,7 @@ func (b *bench) read(ctx context.Context, db, schema string) (*counters, error) 
 }
 
 // measure runs one tool once and reads the server's counters around it.
-func (b *bench) measure(ctx context.Context, tool string, round int) (sample, error) {
+func (b *bench) measure(ctx context.Context, tool, commit string, round int) (sample, error) {
 	db, schema := b.topo.Database, "tpcc"
 	if tool == goTPC {
 		db, schema = gotpcDB, "public"
@@ -299,7 +347,7 @@ func (b *bench) measure(ctx context.Context, tool string, round int) (sample, er
 		return sample{}, err
 	}
 	var s sample
-	results := filepath.Join(b.work, "results", fmt.Sprint(round), strings.ReplaceAll(tool, " ", "-"))
+	results := filepath.Join(b.work, "results", commit, fmt.Sprint(round), strings.ReplaceAll(tool, " ", "-"))
 	t0 := time.Now()
 	var c *exec.Cmd
 	var out []byte

@@ -87,10 +87,13 @@ type Session struct {
 	OwnWrites bool
 
 	// The output of the last transaction of each kind, returned to the terminal as the
-	// specification's output screens show it (clauses 2.4.3.3, 2.6.3.3, 2.8.3.3); reused.
-	NO       NewOrderOutput
-	OS       OrderStatusOutput
-	LowStock int
+	// specification's output screens show it (clauses 2.4.3.3, 2.5.3.3, 2.6.3.3, 2.8.3.3);
+	// reused.
+	NO        NewOrderOutput
+	Pay       PaymentOutput
+	OS        OrderStatusOutput
+	LowStock  int
+	Delivered int // districts delivered by the last Delivery
 
 	stmts int
 	batch pgx.Batch

@@ -10,10 +10,10 @@ import (
 var functionsTemplate string
 
 // functionsSQL holds the five transactions as PL/pgSQL functions; build installs them. The
-// statements that client mode sends whole (Payment, Order-Status, a district's delivery) are
+// statements that client mode sends whole (Payment, Order-Status, Delivery, Stock-Level) are
 // written once, here in Go, and put into the functions' bodies.
 var functionsSQL = strings.NewReplacer("{{ORDER_STATUS}}", orderStatusQuery("p_w_id", "p_d_id", "v_c_id", ""),
-	"{{PAYMENT}}", paymentQuery, "{{DELIVERY}}", deliveryQuery("p_w_id", "d", "v_o_id", "p_carrier_id")).Replace(functionsTemplate)
+	"{{PAYMENT}}", paymentQuery, "{{DELIVERY}}", deliveryQuery, "{{STOCK_LEVEL}}", stockLevelQuery).Replace(functionsTemplate)
 
 // orderStatusQuery is Order-Status's read (clause 2.6.2.2) for the customer already chosen:
 // the customer's name and balance, the most recent order and its lines, one row per line;

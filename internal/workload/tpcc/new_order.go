@@ -29,7 +29,8 @@ func (s *Session) newOrder(ctx context.Context, c *pgx.Conn, in NewOrderInput) e
 	return err
 }
 
-// newOrderFunction is one call of tpcc.neword, which returns a row per line.
+// newOrderFunction is one call of tpcc.neword, which returns a row per line; the total is
+// computed here, as in client mode.
 func (s *Session) newOrderFunction(ctx context.Context, c *pgx.Conn, in NewOrderInput) error {
 	o := &s.NO
 	s.stmts++
@@ -43,15 +44,14 @@ func (s *Session) newOrderFunction(ctx context.Context, c *pgx.Conn, in NewOrder
 	for rows.Next() {
 		r := rawRow{vals: rows.RawValues(), formats: rows.FieldDescriptions()}
 		if n == 0 {
-			// order_id, cust_last, cust_credit, cust_discount, wh_tax, dist_tax, entry_d, order_total
+			// order_id, cust_last, cust_credit, cust_discount, wh_tax, dist_tax, entry_d
 			o.OrderID = int(r.int(0))
 			o.CLast, o.CCredit = string(r.vals[1]), string(r.vals[2])
 			o.CDiscount, o.WTax, o.DTax = r.float(3), r.float(4), r.float(5)
 			o.EntryD = r.time(6)
-			o.Total = r.float(7)
 		}
 		// line, item_name, item_price, line_amount, stock_qty, brand
-		i := int(r.int(8)) - 1
+		i := int(r.int(7)) - 1
 		if r.err == nil && (i < 0 || i >= len(o.Lines)) {
 			r.err = fmt.Errorf("neword returned line %d of an order of %d", i+1, len(o.Lines))
 		}
@@ -59,10 +59,10 @@ func (s *Session) newOrderFunction(ctx context.Context, c *pgx.Conn, in NewOrder
 			return r.err
 		}
 		l := &o.Lines[i]
-		l.Name = append(l.Name[:0], r.vals[9]...)
-		l.Price, l.Amount, l.Stock = r.int(10), r.int(11), int(r.int(12))
-		if len(r.vals[13]) == 1 {
-			l.BrandGeneric = r.vals[13][0]
+		l.Name = append(l.Name[:0], r.vals[8]...)
+		l.Price, l.Amount, l.Stock = r.int(9), r.int(10), int(r.int(11))
+		if len(r.vals[12]) == 1 {
+			l.BrandGeneric = r.vals[12][0]
 		}
 		if r.err != nil {
 			return r.err
@@ -75,6 +75,7 @@ func (s *Session) newOrderFunction(ctx context.Context, c *pgx.Conn, in NewOrder
 	if n != len(o.Lines) {
 		return fmt.Errorf("neword returned %d lines for an order of %d", n, len(o.Lines))
 	}
+	o.total()
 	return nil
 }
 
@@ -160,15 +161,13 @@ func (s *Session) newOrderClient(ctx context.Context, c *pgx.Conn, in NewOrderIn
 			return errRolledBack
 		}
 	}
-	var sum int64
 	o.amounts = o.amounts[:0]
 	for i := range o.Lines {
 		l := &o.Lines[i]
 		l.Amount = int64(l.Quantity) * l.Price
-		sum += l.Amount
 		o.amounts = append(o.amounts, l.Amount)
 	}
-	o.Total = float64(sum) / 100 * (1 - o.CDiscount) * (1 + o.WTax + o.DTax)
+	o.total()
 	b = s.newBatch()
 	b.Queue(noOrder, o.OrderID, in.D, in.W, in.C, len(in.Items), boolInt(in.AllLocal))
 	b.Queue(noNewOrder, o.OrderID, in.D, in.W)

@@ -49,6 +49,40 @@ func (o *NewOrderOutput) reset(in NewOrderInput) {
 	}
 }
 
+// total sets Total from the lines' amounts, the customer's discount and the taxes (clause
+// 2.4.2.2), in both modes.
+func (o *NewOrderOutput) total() {
+	var sum int64
+	for _, l := range o.Lines {
+		sum += l.Amount
+	}
+	o.Total = float64(sum) / 100 * (1 - o.CDiscount) * (1 + o.WTax + o.DTax)
+}
+
+// Address is a street address as the tables hold it.
+type Address struct {
+	Street1, Street2, City, State, Zip []byte
+}
+
+// PaymentOutput is what Payment returns to the terminal (clause 2.5.3.3). A session keeps one
+// and reuses it: the byte slices are overwritten by its next Payment.
+type PaymentOutput struct {
+	Date                   time.Time // H_DATE
+	W, D                   int
+	WAddr, DAddr           Address
+	CustomerID, CW, CD     int
+	CFirst, CMiddle, CLast []byte
+	CAddr                  Address
+	CPhone                 []byte
+	CSince                 time.Time
+	CCredit                []byte // "GC" or "BC"
+	CCreditLim             float64
+	CDiscount              float64
+	CBalance               float64 // after the payment
+	Amount                 float64 // H_AMOUNT
+	CData                  []byte  // the first 200 characters of C_DATA when C_CREDIT is "BC", else empty
+}
+
 // OrderStatusLine is one line of Order-Status's output (clause 2.6.3.3).
 type OrderStatusLine struct {
 	ItemID, SupplyW, Quantity int
@@ -123,6 +157,20 @@ func (r *rawRow) float(i int) float64 {
 		r.err = fmt.Errorf("column %s: %w", r.formats[i].Name, err)
 	}
 	return f
+}
+
+// bytes copies column i into *dst, reusing its storage (NULL: empty).
+func (r *rawRow) bytes(dst *[]byte, i int) {
+	*dst = append((*dst)[:0], r.vals[i]...)
+}
+
+// address copies the five columns from i on (street 1 and 2, city, state, zip) into a.
+func (r *rawRow) address(a *Address, i int) {
+	r.bytes(&a.Street1, i)
+	r.bytes(&a.Street2, i+1)
+	r.bytes(&a.City, i+2)
+	r.bytes(&a.State, i+3)
+	r.bytes(&a.Zip, i+4)
 }
 
 // brandGeneric is clause 2.4.2.2's flag.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -16,8 +17,10 @@ import (
 // TestTransactionOutputs checks, on a real server and in both modes, that New-Order returns
 // the output of clause 2.4.3.3 for every line (item name, price, amount, stock quantity and
 // brand-generic flag, and the order's total) as the database holds it right after the
-// order, that Order-Status returns that order and its lines, and that Stock-Level's count
-// is the same in both modes.
+// order, that Order-Status returns that order and its lines, that Payment returns the output
+// of clause 2.5.3.3 (customer, addresses, credit, balance after, bad credit's data, date) as
+// the database holds it, that Delivery delivers each district's oldest order and says how
+// many, and that Stock-Level's count is the same in both modes.
 func TestTransactionOutputs(t *testing.T) {
 	clustertest.Require(t)
 	topo := clustertest.New(t, clustertest.Options{})
@@ -84,6 +87,51 @@ func TestTransactionOutputs(t *testing.T) {
 				}
 			}
 		}
+		// Payment returns clause 2.5.3.3's output: random inputs, then a customer of bad credit
+		// by id and one by last name.
+		var bc int
+		if err := check.QueryRow(ctx, `SELECT min(c_id) FROM tpcc.customer WHERE c_w_id = 1 AND c_d_id = 3 AND c_credit = 'BC'`).Scan(&bc); err != nil {
+			t.Fatal(err)
+		}
+		credits := map[string]int{}
+		for i := 0; i < 12; i++ {
+			in := s.T.Payment()
+			switch i {
+			case 10:
+				in.CW, in.CD, in.C, in.CLast = 1, 3, bc, ""
+			case 11:
+				in.C, in.CLast = 0, "BARBARBAR"
+			}
+			if err := s.payment(ctx, conn, in); err != nil {
+				t.Fatalf("%s: payment %+v: %v", mode, in, err)
+			}
+			checkPayment(t, ctx, check, mode, in, &s.Pay)
+			credits[string(s.Pay.CCredit)]++
+		}
+		if credits["BC"] == 0 || credits["GC"] == 0 {
+			t.Errorf("%s: payments' credits %v: the test did not see both", mode, credits)
+		}
+		// Delivery delivers each district's oldest undelivered order of the warehouse and
+		// returns how many.
+		var oldest []int32
+		if err := check.QueryRow(ctx, `SELECT array_agg(o ORDER BY d) FROM (SELECT no_d_id AS d, min(no_o_id) AS o
+			FROM tpcc.new_order WHERE no_w_id = 1 GROUP BY no_d_id) x`).Scan(&oldest); err != nil {
+			t.Fatal(err)
+		}
+		del := DeliveryInput{W: 1, Carrier: 7}
+		if err := s.delivery(ctx, conn, del); err != nil {
+			t.Fatalf("%s: delivery: %v", mode, err)
+		}
+		var delivered, left int
+		if err := check.QueryRow(ctx, `SELECT count(*) FILTER (WHERE o_carrier_id = 7 AND NOT EXISTS (SELECT 1 FROM tpcc.new_order
+			WHERE no_w_id = 1 AND no_d_id = o_d_id AND no_o_id = o_id)), count(*) FILTER (WHERE o_carrier_id IS NULL)
+			FROM tpcc.orders WHERE o_w_id = 1 AND o_id = ($1::int[])[o_d_id]`, oldest).Scan(&delivered, &left); err != nil {
+			t.Fatal(err)
+		}
+		if len(oldest) != DistrictsPerWH || s.Delivered != DistrictsPerWH || delivered != DistrictsPerWH || left != 0 {
+			t.Fatalf("%s: delivery returned %d; of the %d districts' oldest orders %v, %d delivered with carrier 7, %d not",
+				mode, s.Delivered, len(oldest), oldest, delivered, left)
+		}
 		if orders < 50 || brands['B'] == 0 || brands['G'] == 0 {
 			t.Errorf("%s: %d orders, brand-generic flags %v: the test did not see both", mode, orders, brands)
 		}
@@ -129,6 +177,51 @@ func TestTransactionOutputs(t *testing.T) {
 		}
 	}
 	mustCheck(t, ctx, check, "after the transactions")
+}
+
+// checkPayment compares Payment's output with what the database holds right after it: the
+// customer (by id, or of that last name), its balance and data, the addresses and the history
+// row of that date.
+func checkPayment(t *testing.T, ctx context.Context, db *pgx.Conn, mode Mode, in PaymentInput, p *PaymentOutput) {
+	t.Helper()
+	var c PaymentOutput
+	var data string
+	var cid int
+	if err := db.QueryRow(ctx, `SELECT c_id, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone,
+		c_since, c_credit, c_credit_lim::float8, c_discount::float8, c_balance::float8, c_data,
+		w_street_1, w_street_2, w_city, w_state, w_zip, d_street_1, d_street_2, d_city, d_state, d_zip
+		FROM tpcc.customer, tpcc.warehouse, tpcc.district
+		WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3 AND w_id = $4 AND d_w_id = $4 AND d_id = $5`,
+		in.CW, in.CD, p.CustomerID, in.W, in.D).Scan(&cid, &c.CFirst, &c.CMiddle, &c.CLast, &c.CAddr.Street1, &c.CAddr.Street2,
+		&c.CAddr.City, &c.CAddr.State, &c.CAddr.Zip, &c.CPhone, &c.CSince, &c.CCredit, &c.CCreditLim, &c.CDiscount, &c.CBalance, &data,
+		&c.WAddr.Street1, &c.WAddr.Street2, &c.WAddr.City, &c.WAddr.State, &c.WAddr.Zip,
+		&c.DAddr.Street1, &c.DAddr.Street2, &c.DAddr.City, &c.DAddr.State, &c.DAddr.Zip); err != nil {
+		t.Fatalf("%s: payment %+v: customer %d: %v", mode, in, p.CustomerID, err)
+	}
+	if string(c.CCredit) == "BC" {
+		c.CData = []byte(data[:min(200, len(data))])
+	}
+	c.CustomerID, c.W, c.D, c.CW, c.CD, c.Amount, c.Date = cid, in.W, in.D, in.CW, in.CD, float64(in.Amount)/100, p.Date
+	if (in.CLast == "" && p.CustomerID != in.C) || (in.CLast != "" && string(p.CLast) != in.CLast) ||
+		paymentText(p) != paymentText(&c) || !p.CSince.Equal(c.CSince) {
+		t.Fatalf("%s: payment %+v returned\n%s\nthe database holds\n%s", mode, in, paymentText(p), paymentText(&c))
+	}
+	var n int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM tpcc.history WHERE h_c_id = $1 AND h_c_d_id = $2 AND h_c_w_id = $3
+		AND h_d_id = $4 AND h_w_id = $5 AND h_date = $6 AND h_amount * 100 = $7`, p.CustomerID, in.CD, in.CW, in.D, in.W,
+		p.Date, in.Amount).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%s: payment %+v: %d history rows of date %v (%v)", mode, in, n, p.Date, err)
+	}
+}
+
+// paymentText shows a Payment's output, its text as text.
+func paymentText(p *PaymentOutput) string {
+	addr := func(a Address) string {
+		return fmt.Sprintf("%q", [][]byte{a.Street1, a.Street2, a.City, a.State, a.Zip})
+	}
+	return fmt.Sprintf("date %v w %d %s d %d %s customer %d/%d/%d %q %q %q %s phone %q since %v credit %q lim %.2f discount %.4f balance %.2f amount %.2f data %q",
+		p.Date, p.W, addr(p.WAddr), p.D, addr(p.DAddr), p.CW, p.CD, p.CustomerID, p.CFirst, p.CMiddle, p.CLast, addr(p.CAddr),
+		p.CPhone, p.CSince.UTC(), p.CCredit, p.CCreditLim, p.CDiscount, p.CBalance, p.Amount, p.CData)
 }
 
 // checkNewOrder compares New-Order's output with what the database holds right after it.
