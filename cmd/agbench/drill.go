@@ -73,6 +73,12 @@ Faults:
                  a ballast file until the server cannot write WAL, then frees
                  it; the server recovers in place (no failover)
 
+With --workload tpcc, --vus TPC-C terminals (client mode, no keying or think
+time) replace the writers, on a schema built beforehand (agbench tpcc build);
+the checks then are: every acknowledged New-Order's order row is on the new
+primary (lost orders listed as warehouse/district/order), and TPC-C's
+consistency conditions (clause 3.3.2, as agbench tpcc check) hold there.
+
 Per cycle: commits acknowledged and lost, in doubt, the failover's own time, the
 time from the fault to the first write the new primary acknowledged and to the
 first successful read, the time until a frozen or cut-off primary was detected
@@ -94,7 +100,8 @@ primary not back, the old primary acknowledging writes after the promotion).`,
 	fl.StringVar(&f.cluster, "cluster", "lab", "cluster made by agbench cluster create")
 	fl.StringVar(&f.o.Fault, "fault", "", "the fault: "+strings.Join(drill.Faults, ", ")+", or observe (a failover by other means)")
 	fl.IntVar(&f.o.Cycles, "cycles", 20, "failovers to run")
-	fl.IntVar(&f.o.Writers, "vus", drill.DefaultWriters, "writers (each commits ledger rows as fast as it can)")
+	fl.StringVar(&f.o.Workload, "workload", drill.WorkloadLedger, "the load: "+strings.Join(drill.Workloads, " or ")+" (TPC-C terminals on a schema made by agbench tpcc build)")
+	fl.IntVar(&f.o.Writers, "vus", drill.DefaultWriters, "writers (each commits ledger rows as fast as it can), or TPC-C terminals with --workload tpcc")
 	fl.IntVar(&f.o.Readers, "read-vus", drill.DefaultReaders, "readers (read intent: a standby when there is one)")
 	fl.DurationVar(&f.o.Between, "between", drill.DefaultBetween, "load before each fault, and again after each failover")
 	fl.DurationVar(&f.o.CommitWait, "commit-wait", drill.DefaultCommitWait, "how long an operation waits for its answer; an unanswered commit is in doubt")
@@ -164,8 +171,11 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 			return err
 		}
 	}
+	if err := drill.CheckWorkload(cmd.Context(), topo, f.o); err != nil {
+		return err
+	}
 	d := &experiment.Drill{Version: version, Args: cmdArgs(cmd), Results: f.results, Topo: topo, Options: f.o,
-		Config: map[string]any{"fault": f.o.Fault, "cycles": f.o.Cycles, "vus": f.o.Writers, "read_vus": f.o.Readers,
+		Config: map[string]any{"fault": f.o.Fault, "workload": f.o.Workload, "cycles": f.o.Cycles, "vus": f.o.Writers, "read_vus": f.o.Readers,
 			"between": f.o.Between.String(), "commit_wait": f.o.CommitWait.String(), "detect_timeout": f.o.DetectTimeout.String(), "keep": f.o.Keep, "commit": topo.Commit}}
 	if f.o.Fault == drill.FaultWALFull {
 		d.Config["wal_fs_size"] = f.o.WALFSSize
@@ -223,6 +233,9 @@ func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 		if len(dc.LostIDs) > 0 {
 			fmt.Fprintf(w, "cycle %d: lost acknowledged commits (ids, first %d): %v\n", dc.Cycle, len(dc.LostIDs), dc.LostIDs)
 		}
+		if dc.TPCC != nil {
+			printDrillTPCC(w, dc)
+		}
 		for _, p := range dc.Problems {
 			fmt.Fprintf(w, "cycle %d: %s\n", dc.Cycle, p)
 		}
@@ -236,6 +249,25 @@ func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 		fmt.Fprintf(w, "failed: %s\n", f)
 	}
 	fmt.Fprintf(w, "cluster at the end: %s\n", run.Left)
+}
+
+// printDrillTPCC writes a tpcc cycle's lost New-Orders and its consistency checks.
+func printDrillTPCC(w io.Writer, dc *result.DrillCycle) {
+	t := dc.TPCC
+	if len(t.LostOrders) > 0 {
+		fmt.Fprintf(w, "cycle %d: lost acknowledged New-Orders (warehouse/district/order, first %d): %s\n", dc.Cycle, len(t.LostOrders), strings.Join(t.LostOrders, " "))
+	}
+	if len(t.Checks) == 0 {
+		return // why is among the cycle's problems
+	}
+	held := 0
+	for _, c := range t.Checks {
+		if c.Violations == 0 {
+			held++
+		}
+	}
+	fmt.Fprintf(w, "cycle %d: %s read-write transactions acknowledged; TPC-C consistency conditions: %d of %d hold\n",
+		dc.Cycle, units.GroupInt(t.Transactions), held, len(t.Checks))
 }
 
 // walBytes is the WAL the new primary lacked, "0" after a planned failover (none by

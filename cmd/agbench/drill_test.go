@@ -23,6 +23,8 @@ func TestDrillBadInput(t *testing.T) {
 		{[]string{"drill", "--cluster", "lab"}, "--fault is required"},
 		{[]string{"drill", "--fault", "unplug"}, `--fault "unplug"`},
 		{[]string{"drill", "--fault", "planned", "--cycles", "0"}, "--cycles 0"},
+		{[]string{"drill", "--fault", "planned", "--workload", "bogus"}, `--workload "bogus"`},
+		{[]string{"drill", "--fault", "observe", "--workload", "tpcc"}, "--workload tpcc: not with --fault observe"},
 		{[]string{"drill", "--fault", "planned", "--vus", "0", "--read-vus", "-1"}, "--read-vus -1"},
 		{[]string{"drill", "--fault", "planned", "--between", "0s", "--commit-wait", "-1s"}, "--commit-wait"},
 		{[]string{"drill", "--fault", "kill-primary", "--primary", "host=127.0.0.1 port=5432"}, "only into servers agbench started"},

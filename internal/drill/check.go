@@ -13,7 +13,9 @@ import (
 
 // check runs a cycle's checks after its load stopped: every acknowledged commit on the new
 // primary, the in-doubt ones found, exactly one writable node, the old primary streaming.
-func check(ctx context.Context, t *cluster.Topology, ta *tally, dc *result.DrillCycle) {
+// With tpcc, the acknowledged New-Orders are checked instead, and TPC-C's consistency
+// conditions (checkTPCC).
+func check(ctx context.Context, t *cluster.Topology, ta *tally, dc *result.DrillCycle, tpcc bool) {
 	dc.Writable = writable(ctx, t)
 	if len(dc.Writable) != 1 {
 		dc.Problems = append(dc.Problems, fmt.Sprintf("%d nodes accept writes (%s); want exactly one", len(dc.Writable), strings.Join(dc.Writable, ", ")))
@@ -38,6 +40,10 @@ func check(ctx context.Context, t *cluster.Topology, ta *tally, dc *result.Drill
 				dc.Problems = append(dc.Problems, fmt.Sprintf("standby %s is not streaming from %s", s.Name, p.Name))
 			}
 		}
+	}
+	if tpcc {
+		checkTPCC(ctx, t, p, ta, dc)
+		return
 	}
 	present, err := ledgerIDs(ctx, t, p, dc.Cycle)
 	if err != nil {

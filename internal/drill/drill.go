@@ -52,10 +52,13 @@ const (
 
 // Options are the choices of a drill.
 type Options struct {
-	Fault   string
-	Cycles  int
-	Writers int
-	Readers int
+	Fault string
+	// Workload is the cycles' load: WorkloadLedger (also when empty) or WorkloadTPCC, on a
+	// tpcc schema built beforehand (CheckWorkload).
+	Workload string
+	Cycles   int
+	Writers  int
+	Readers  int
 	// Between is how long the load runs before the fault, and again after the failover.
 	Between time.Duration
 	// CommitWait is how long an operation may wait for its answer; an unanswered commit is
@@ -78,6 +81,7 @@ type Options struct {
 	Hooks *Hooks
 
 	relays *links.Relays // partition-primary's, set by Run
+	tpcc   *tpccRun      // the tpcc workload's, set by Run
 }
 
 // Hooks run inside a cycle, for tests.
@@ -105,6 +109,12 @@ func (o *Options) Validate() error {
 	var errs []error
 	if !slices.Contains(Faults, o.Fault) && o.Fault != FaultObserve {
 		errs = append(errs, agerr.BadInputf("--fault %q: want one of %s, %s", o.Fault, strings.Join(Faults, ", "), FaultObserve))
+	}
+	if o.Workload != "" && !slices.Contains(Workloads, o.Workload) {
+		errs = append(errs, agerr.BadInputf("--workload %q: want one of %s", o.Workload, strings.Join(Workloads, ", ")))
+	}
+	if o.Workload == WorkloadTPCC && o.Fault == FaultObserve {
+		errs = append(errs, agerr.BadInputf("--workload tpcc: not with --fault observe (its checks need agbench's cluster); use the ledger"))
 	}
 	if o.Cycles < 1 || o.Cycles > MaxCycles {
 		errs = append(errs, agerr.BadInputf("--cycles %d: want 1 to %d", o.Cycles, MaxCycles))
@@ -174,7 +184,14 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 	if p == nil {
 		p = func(string, ...any) {}
 	}
-	run := &result.DrillRun{Fault: o.Fault, Commit: t.Commit, Cycles: o.Cycles, Patroni: patroniOf(t, o)}
+	run := &result.DrillRun{Fault: o.Fault, Workload: o.Workload, Commit: t.Commit, Cycles: o.Cycles, Patroni: patroniOf(t, o)}
+	if o.Workload == WorkloadTPCC {
+		tr, err := readTPCC(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		o.tpcc = tr
+	}
 	save := func() {
 		Summarize(run, res.Steps)
 		_ = res.SetExtra(result.ExtraDrill, run) // a DrillRun always encodes
@@ -189,12 +206,14 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 	if err != nil {
 		return nil, errors.Join(err, undoPartition())
 	}
-	if err := createLedger(ctx, t); err != nil {
-		err = fmt.Errorf("create %s: %w", LedgerTable, err)
-		if undo != nil {
-			err = errors.Join(err, undo(context.WithoutCancel(ctx)))
+	if o.tpcc == nil { // the tpcc workload writes in the schema the user built
+		if err := createLedger(ctx, t); err != nil {
+			err = fmt.Errorf("create %s: %w", LedgerTable, err)
+			if undo != nil {
+				err = errors.Join(err, undo(context.WithoutCancel(ctx)))
+			}
+			return nil, err
 		}
-		return nil, err
 	}
 	var runErr error
 	for i := 1; i <= o.Cycles; i++ {
@@ -212,7 +231,7 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 			break
 		}
 	}
-	if !o.Keep {
+	if !o.Keep && o.tpcc == nil {
 		if err := DropLedger(context.WithoutCancel(ctx), t); err != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("drop %s: %w", LedgerTable, err))
 		}
@@ -235,13 +254,17 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Progress) (*result.Step, error) {
 	wURL, rURL, viaListener := connStrings(t)
 	start := time.Now()
-	l := &load{writeURL: wURL, readURL: rURL, cycle: n, commitWait: o.CommitWait, tally: newTally(start), reg: measure.NewRegistry(start)}
+	l := &load{writeURL: wURL, readURL: rURL, cycle: n, commitWait: o.CommitWait, tpcc: o.tpcc, tally: newTally(start), reg: measure.NewRegistry(start)}
 	l.tally.listener = viaListener
 	dc := &result.DrillCycle{Cycle: n, Fault: o.Fault, From: t.Primary().Name}
 	cyc := &Cycle{N: n, tally: l.tally}
 	stopTicks := l.ticks(tick)
 	l.start(ctx, o.Writers, o.Readers)
-	p("cycle %d: load on %s (%d writers, %d readers) for %v", n, dc.From, o.Writers, o.Readers, o.Between)
+	writers := "writers"
+	if o.tpcc != nil {
+		writers = "TPC-C terminals"
+	}
+	p("cycle %d: load on %s (%d %s, %d readers) for %v", n, dc.From, o.Writers, writers, o.Readers, o.Between)
 	sleep(ctx, o.Between)
 
 	var faultErr error
@@ -284,7 +307,7 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 	st := l.step(n, o, start, end)
 	cctx := context.WithoutCancel(ctx)
 	if injected {
-		check(cctx, t, l.tally, dc)
+		check(cctx, t, l.tally, dc, o.tpcc != nil)
 		if rep != nil { // a failover: what the old primary acknowledged after the fault
 			l.tally.oldAcks(t.Node(dc.From).Port, rep.PromotedAt, dc)
 		}

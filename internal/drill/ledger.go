@@ -122,6 +122,10 @@ type tally struct {
 	// is true when the load goes through the cluster's listener.
 	landings []landing
 	listener bool
+	// rwAcks counts the writes acknowledged (with tpcc, every read-write transaction;
+	// acked holds its New-Orders' keys, orders the New-Orders, in doubt ones too).
+	rwAcks int64
+	orders map[int64]order
 }
 
 func (t *tally) fault(at time.Time) {
@@ -147,6 +151,15 @@ type ack struct {
 func (t *tally) ack(id int64, began, at time.Time, port int) {
 	t.mu.Lock()
 	t.acked = append(t.acked, id)
+	t.mu.Unlock()
+	t.acknowledged(began, at, port)
+}
+
+// acknowledged records a write the server acknowledged (a ledger row, a read-write TPC-C
+// transaction): the timeline, and the first write back after the fault.
+func (t *tally) acknowledged(began, at time.Time, port int) {
+	t.mu.Lock()
+	t.rwAcks++
 	t.tl.add(&t.tl.writes, at)
 	if !t.faultAt.IsZero() {
 		t.acks = append(t.acks, ack{began: began, at: at, port: port})
@@ -220,17 +233,23 @@ type load struct {
 	writeURL, readURL string
 	cycle             int
 	commitWait        time.Duration
-	tally             *tally
-	reg               *measure.Registry
-	stop              atomic.Bool
-	wg                sync.WaitGroup
+	// tpcc, when set, runs TPC-C terminals instead of the ledger's writers.
+	tpcc  *tpccRun
+	tally *tally
+	reg   *measure.Registry
+	stop  atomic.Bool
+	wg    sync.WaitGroup
 }
 
 // start starts writers and readers; they run until stopped (between operations) or ctx ends.
 func (l *load) start(ctx context.Context, writers, readers int) {
 	for w := 0; w < writers; w++ {
 		l.wg.Add(1)
-		go l.writer(ctx, w, l.reg.NewHandle())
+		if l.tpcc != nil {
+			go l.terminal(ctx, w, l.reg.NewHandle())
+		} else {
+			go l.writer(ctx, w, l.reg.NewHandle())
+		}
 	}
 	for r := 0; r < readers; r++ {
 		l.wg.Add(1)
@@ -265,6 +284,8 @@ type session struct {
 	backoff time.Duration
 	// port is the server's port of the session (through a listener, the node's it chose).
 	port int
+	// connect makes the connection (nil: pgx.Connect).
+	connect func(ctx context.Context, url string) (*pgx.Conn, error)
 }
 
 // get returns a connection, or nil after recording why none could be made and waiting.
@@ -273,7 +294,11 @@ func (s *session) get(ctx context.Context) *pgx.Conn {
 		return s.conn
 	}
 	began := time.Now()
-	c, err := pgx.Connect(ctx, s.url)
+	connect := s.connect
+	if connect == nil {
+		connect = pgx.Connect
+	}
+	c, err := connect(ctx, s.url)
 	if err == nil {
 		var standby bool
 		if s.port, standby, err = land(ctx, c); err == nil {
@@ -354,7 +379,12 @@ func (l *load) reader(ctx context.Context, r int, h *measure.Handle) {
 		began := time.Now()
 		octx, cancel := context.WithTimeout(ctx, l.commitWait)
 		var rows int64
-		err := c.QueryRow(octx, `SELECT count(*) FROM (SELECT 1 FROM `+LedgerTable+` WHERE cycle = $1 LIMIT 100) s`, l.cycle).Scan(&rows)
+		var err error
+		if l.tpcc != nil { // a read of the orders, as Order-Status does
+			err = c.QueryRow(octx, `SELECT count(*) FROM (SELECT 1 FROM tpcc.orders WHERE o_w_id = 1 AND o_d_id = $1 ORDER BY o_id DESC LIMIT 100) s`, r%10+1).Scan(&rows)
+		} else {
+			err = c.QueryRow(octx, `SELECT count(*) FROM (SELECT 1 FROM `+LedgerTable+` WHERE cycle = $1 LIMIT 100) s`, l.cycle).Scan(&rows)
+		}
 		cancel()
 		done := time.Now()
 		if err == nil {

@@ -16,6 +16,7 @@ import (
 func Summarize(run *result.DrillRun, steps []result.Step) {
 	run.CyclesDone, run.Acked, run.Lost, run.InDoubt, run.InDoubtPresent = 0, 0, 0, 0, 0
 	run.Failed = nil
+	run.ChecksFailed = 0
 	var wb, rb, wblk, det []float64
 	for i := range steps {
 		dc, err := steps[i].DrillCycle()
@@ -33,7 +34,13 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 		run.InDoubt += dc.InDoubt
 		run.InDoubtPresent += dc.InDoubtPresent
 		if dc.Lost > 0 {
-			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: %d acknowledged commits lost", dc.Cycle, dc.Lost))
+			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: %d acknowledged %s lost", dc.Cycle, dc.Lost, commits(run)))
+		}
+		if dc.TPCC != nil {
+			if f := dc.TPCC.Failed(); len(f) > 0 {
+				run.ChecksFailed++
+				run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: %s", dc.Cycle, strings.Join(f, "; ")))
+			}
 		}
 		if len(dc.Writable) != 1 {
 			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: %d nodes accept writes", dc.Cycle, len(dc.Writable)))
@@ -68,8 +75,8 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 	if run.CyclesDone > 0 && run.Acked == 0 {
 		// No acknowledged commit, nothing that could be lost: the durability check did
 		// not happen, which fails the run rather than passing it.
-		run.Failed = append(run.Failed, fmt.Sprintf("no commit was acknowledged in %d checked cycle%s: durability not judged",
-			run.CyclesDone, plural(run.CyclesDone)))
+		run.Failed = append(run.Failed, fmt.Sprintf("no %s was acknowledged in %d checked cycle%s: durability not judged",
+			strings.TrimSuffix(commits(run), "s"), run.CyclesDone, plural(run.CyclesDone)))
 	}
 	run.WriteBackP50, run.WriteBackMax = p50max(wb)
 	run.ReadBackP50, run.ReadBackMax = p50max(rb)
@@ -96,12 +103,23 @@ func Verdict(run *result.DrillRun) string {
 	if inPlace(run.Fault) {
 		what = "cycle"
 	}
-	if run.Acked == 0 {
-		return fmt.Sprintf("%s commit: not judged: no commit was acknowledged in %d %s%s (%s)", run.Commit,
-			run.CyclesDone, what, plural(run.CyclesDone), run.Fault)
+	fault := run.Fault
+	if run.Workload == WorkloadTPCC {
+		fault += ", " + WorkloadTPCC
 	}
-	s := fmt.Sprintf("%s commit: %s of %s acknowledged commits lost in %d %s%s (%s)", run.Commit,
-		units.GroupInt(run.Lost), units.GroupInt(run.Acked), run.CyclesDone, what, plural(run.CyclesDone), run.Fault)
+	if run.Acked == 0 {
+		return fmt.Sprintf("%s commit: not judged: no %s was acknowledged in %d %s%s (%s)", run.Commit, strings.TrimSuffix(commits(run), "s"),
+			run.CyclesDone, what, plural(run.CyclesDone), fault)
+	}
+	s := fmt.Sprintf("%s commit: %s of %s acknowledged %s lost in %d %s%s (%s)", run.Commit,
+		units.GroupInt(run.Lost), units.GroupInt(run.Acked), commits(run), run.CyclesDone, what, plural(run.CyclesDone), fault)
+	if run.Workload == WorkloadTPCC {
+		if run.ChecksFailed == 0 {
+			s += "; consistency checks passed"
+		} else {
+			s += fmt.Sprintf("; consistency checks FAILED in %d of %d cycles", run.ChecksFailed, run.CyclesDone)
+		}
+	}
 	if inPlace(run.Fault) && run.WritesBlockedP50 != nil {
 		s += fmt.Sprintf("; writes blocked p50 %.2f s, max %.2f s", *run.WritesBlockedP50, *run.WritesBlockedMax)
 	}
@@ -127,6 +145,15 @@ func Verdict(run *result.DrillRun) string {
 		s += fmt.Sprintf("; %s in doubt (%s of them committed)", units.GroupInt(run.InDoubt), units.GroupInt(run.InDoubtPresent))
 	}
 	return s
+}
+
+// commits names what the run's acknowledged commits are: "commits" of the ledger, "New-Orders"
+// of tpcc.
+func commits(run *result.DrillRun) string {
+	if run.Workload == WorkloadTPCC {
+		return "New-Orders"
+	}
+	return "commits"
 }
 
 func plural(n int) string {

@@ -48,7 +48,9 @@ func (tl *timeline) section() *result.DrillTimeline {
 }
 
 // newTally starts a cycle's tally, its timeline from start.
-func newTally(start time.Time) *tally { return &tally{tl: timeline{start: start}} }
+func newTally(start time.Time) *tally {
+	return &tally{tl: timeline{start: start}, orders: map[int64]order{}}
+}
 
 // event notes a moment of the cycle.
 func (t *tally) event(name string, at time.Time, detail string) {

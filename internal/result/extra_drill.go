@@ -1,15 +1,21 @@
 package result
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // A failover drill's sections, written by internal/drill: the run's (Extra["drill"]: DrillRun)
 // and each cycle's step (Step.Extra["drill"]: DrillCycle).
 
 // DrillRun is a drill's run: what was asked and the sum over its cycles.
 type DrillRun struct {
-	Fault  string `json:"fault"`
-	Commit string `json:"commit"`
-	Cycles int    `json:"cycles"`
+	Fault string `json:"fault"`
+	// Workload is the load of the cycles: "ledger" (also when absent) or "tpcc", whose
+	// acknowledged commits counted (Acked, Lost, InDoubt) are New-Orders.
+	Workload string `json:"workload,omitempty"`
+	Commit   string `json:"commit"`
+	Cycles   int    `json:"cycles"`
 	// CyclesDone counts cycles whose checks ran.
 	CyclesDone int `json:"cycles_done"`
 	// Acked and Lost sum the acknowledged commits and the lost ones over the cycles checked.
@@ -38,6 +44,9 @@ type DrillRun struct {
 	Failed  []string `json:"failed,omitempty"`
 	// Left is the cluster's state at the end: whole, or what is left and how to repair it.
 	Left string `json:"left"`
+	// ChecksFailed counts, with tpcc, the checked cycles whose consistency conditions did
+	// not all hold (or could not be checked).
+	ChecksFailed int `json:"checks_failed,omitempty"`
 	// Patroni is set when Patroni, not agbench, failed the cluster over.
 	Patroni *DrillPatroni `json:"patroni,omitempty"`
 }
@@ -125,6 +134,45 @@ type DrillCycle struct {
 	HAOutcome  string   `json:"ha_outcome,omitempty"`
 	PGTimeline int      `json:"pg_timeline,omitempty"`
 	SplitBrain []string `json:"split_brain,omitempty"`
+
+	// TPCC is set with the tpcc workload: the cycle's Acked, Lost and InDoubt are then
+	// New-Orders.
+	TPCC *DrillTPCC `json:"tpcc,omitempty"`
+}
+
+// DrillTPCC is a tpcc drill cycle's own figures: the read-write transactions acknowledged,
+// the lost New-Orders named ("w/d/o"), and TPC-C's consistency conditions (clause 3.3.2) as
+// run on the primary after the cycle; ChecksError says why they did not run (Checks empty).
+type DrillTPCC struct {
+	Transactions int64            `json:"transactions"`
+	LostOrders   []string         `json:"lost_orders,omitempty"`
+	Checks       []DrillCondition `json:"checks,omitempty"`
+	ChecksError  string           `json:"checks_error,omitempty"`
+}
+
+// DrillCondition is one consistency condition and the rows that broke it (0: it holds).
+type DrillCondition struct {
+	Clause     string `json:"clause"`
+	Name       string `json:"name"`
+	Violations int64  `json:"violations"`
+}
+
+// Failed lists the conditions that did not hold ("3.3.2.2 (D_NEXT_O_ID - 1 = ...): 3 rows"),
+// or why they were not checked.
+func (d *DrillTPCC) Failed() []string {
+	if d.ChecksError != "" {
+		return []string{"consistency conditions not checked: " + d.ChecksError}
+	}
+	if len(d.Checks) == 0 {
+		return []string{"consistency conditions not checked"}
+	}
+	var out []string
+	for _, c := range d.Checks {
+		if c.Violations != 0 {
+			out = append(out, fmt.Sprintf("consistency condition %s (%s) broken by %d rows", c.Clause, c.Name, c.Violations))
+		}
+	}
+	return out
 }
 
 // Names of a drill cycle's events.

@@ -25,6 +25,8 @@ type NewOrderLine struct {
 // NewOrderOutput is what New-Order returns to the terminal (clause 2.4.3.3). A session keeps
 // one and reuses it, so that the hot path does not allocate for it.
 type NewOrderOutput struct {
+	// W, D and C are the order's warehouse, district and customer (its inputs).
+	W, D, C          int
 	OrderID          int
 	CLast, CCredit   string
 	CDiscount        float64
@@ -41,6 +43,7 @@ type NewOrderOutput struct {
 
 // reset makes o ready for an order of n lines, keeping its buffers.
 func (o *NewOrderOutput) reset(in NewOrderInput) {
+	o.W, o.D, o.C = in.W, in.D, in.C
 	o.OrderID, o.CLast, o.CCredit, o.CDiscount, o.WTax, o.DTax, o.Total, o.RolledBack = 0, "", "", 0, 0, 0, 0, false
 	o.EntryD = time.Time{}
 	o.Lines = o.Lines[:0]
