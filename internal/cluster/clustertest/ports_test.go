@@ -1,0 +1,30 @@
+package clustertest
+
+import "testing"
+
+// A port FreePorts handed out stays reserved for this process: another FreePorts (here, or in
+// another test process, which takes the same lock) cannot have it, so no two tests running at
+// once start servers on one port.
+func TestFreePortsReserves(t *testing.T) {
+	base, err := FreePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := base; p < base+3; p++ {
+		if f, ok := reserve(p); ok {
+			if f != nil {
+				f.Close()
+			}
+			t.Fatalf("port %d was handed out and could be reserved again", p)
+		}
+	}
+	for i := 0; i < 50; i++ {
+		b, err := FreePorts(3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b+3 > base && b < base+3 {
+			t.Fatalf("ranges %d+3 and %d+3 overlap", base, b)
+		}
+	}
+}
