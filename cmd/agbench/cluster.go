@@ -33,7 +33,7 @@ listening on 127.0.0.1 with SCRAM authentication. Clusters live under $AGBENCH_H
 topology.json that every other agbench command reads (--cluster NAME).`,
 	}
 	c.AddCommand(clusterCreateCmd(a), clusterStatusCmd(a), clusterSimpleCmd(a, "start"), clusterSimpleCmd(a, "stop"),
-		clusterSimpleCmd(a, "destroy"), clusterFailoverCmd(a), clusterListCmd(a), clusterEnvCmd(a), clusterLinksCmd(a))
+		clusterSimpleCmd(a, "destroy"), clusterFailoverCmd(a), clusterListCmd(a), clusterEnvCmd(a), clusterLinksCmd(a), clusterHostsCmd(a))
 	return c
 }
 
@@ -338,7 +338,7 @@ func printHosts(w io.Writer, st *cluster.Status) {
 
 // printHostIO shows each node's IO budget on its disk and its IO over status's interval.
 func printHostIO(w io.Writer, st *cluster.Status) {
-	if !st.Hosts.HasIO() {
+	if !st.Hosts.HasIO() || st.Hosts.Lifted {
 		return
 	}
 	fmt.Fprintf(w, "\nIO budget per node on %s (%s); use over %v\n", st.Hosts.IODevice.Name, st.Hosts.IODevice, cluster.HostUseInterval)
@@ -445,6 +445,47 @@ func clusterSimpleCmd(a *app, verb string) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&name, "name", "lab", "cluster name")
+	return c
+}
+
+func clusterHostsCmd(a *app) *cobra.Command {
+	var name, budgets string
+	c := &cobra.Command{
+		Use:   "hosts",
+		Short: "Lift a modelled cluster's host budgets, or put them back, while it runs",
+		Long: `Lift the budgets of a cluster made with --host-cpus, --host-memory or IO limits
+(--budgets off), or put them back (--budgets on), while the nodes run. Lifted, every node
+stays in its control group, which keeps counting its CPU, memory and IO, but holds it to
+nothing: every CPU, no quota, the kernel's CPU weight, no memory or IO limit. The nodes then
+share the machine as a cluster without budgets does, with the same data, the same settings
+and the same counting: measure a workload both ways to see what the budgets themselves cost.
+Results record the state in their topology; with budgets lifted a routing comparison gets
+the shared-host verdict. Put back, each node's CPUs are chosen anew around other clusters'
+groups, as create chooses them. Needs root.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var on bool
+			switch budgets {
+			case "on":
+				on = true
+			case "off":
+			default:
+				return agerr.BadInputf("--budgets %q: want on or off", budgets)
+			}
+			topo, unlock, err := loadClusterLocked(a, name)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			if err := topo.SetBudgets(on); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "cluster %s: %s\n", topo.Name, topo.Hosts)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&name, "name", "lab", "cluster name")
+	c.Flags().StringVar(&budgets, "budgets", "", "off: lift every node's budget (its group only counts); on: put the budgets back")
 	return c
 }
 

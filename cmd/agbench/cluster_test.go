@@ -35,6 +35,9 @@ func TestClusterBadInputExits2AndMakesNothing(t *testing.T) {
 		{"cluster", "create", "--host-write-iops", "3"},
 		{"cluster", "create", "--host-cpus", "0.5", "--host-cpu-shares", "1"},
 		{"cluster", "create", "--host-cpu-shares", "500"},
+		{"cluster", "hosts", "--name", "nope", "--budgets", "off"},
+		{"cluster", "hosts", "--budgets", "maybe"},
+		{"cluster", "hosts"},
 	}
 	for _, args := range cases {
 		code, _, errs := runCLI(t, env, args...)
@@ -78,6 +81,9 @@ func TestClusterCommandsEndToEnd(t *testing.T) {
 	}
 	if strings.Contains(out, "PGPASSWORD") {
 		t.Fatal("env prints a password")
+	}
+	if code, _, errs := runCLI(t, env, "cluster", "hosts", "--name", "cli", "--budgets", "off"); code != 2 || !strings.Contains(errs, "no modelled hosts") {
+		t.Errorf("cluster hosts on a cluster without budgets: exit %d, %s", code, errs)
 	}
 	code, out, _ = runCLI(t, env, "cluster", "failover", "--name", "cli")
 	if code != 0 || !strings.Contains(out, "primary -> standby1") {

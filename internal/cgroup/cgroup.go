@@ -516,48 +516,77 @@ func (s *System) Create(name string, b Budget, cpus []int, dev *Device) (g *Grou
 		if err := write(filepath.Join(s.Roots["cpuset"], name, "cpuset.mems"), s.Mems); err != nil {
 			return g, err
 		}
-		if err := write(filepath.Join(s.Roots["cpuset"], name, "cpuset.cpus"), g.CPUList); err != nil {
-			return g, err
+	}
+	return g, g.set(s, b)
+}
+
+// Set gives an existing group another budget on other CPUs, while its processes run: what
+// Create sets. Budget{} on every CPU of the machine (System.CPUs) lifts every limit, so that
+// the group only counts what its processes use. IO limits need a group made with them
+// (Create with a budget that limits IO).
+func (g *Group) Set(s *System, b Budget, cpus []int) error {
+	if b.HasIO() && g.IO == "" {
+		return fmt.Errorf("control group %s was made without IO limits", g.Name)
+	}
+	g.Budget, g.CPUList = b, result.CPUList(cpus)
+	return g.set(s, b)
+}
+
+// Default CPU weights of a group: v1's cpu.shares and v2's cpu.weight.
+const (
+	defaultCPUShares = 1024
+	defaultCPUWeight = 100
+)
+
+// set writes budget b and the group's CPU list to its files.
+func (g *Group) set(s *System, b Budget) error {
+	if s.Version == 1 {
+		if err := write(filepath.Join(s.Roots["cpuset"], g.Name, "cpuset.cpus"), g.CPUList); err != nil {
+			return err
 		}
 		if err := g.SetCPUs(b.CPUs); err != nil {
-			return g, err
+			return err
 		}
+		shares := defaultCPUShares
 		if b.CPUShares > 0 {
-			if err := write(filepath.Join(g.CPU, "cpu.shares"), strconv.Itoa(b.CPUShares)); err != nil {
-				return g, err
-			}
+			shares = b.CPUShares
+		}
+		if err := write(filepath.Join(g.CPU, "cpu.shares"), strconv.Itoa(shares)); err != nil {
+			return err
 		}
 		m := "-1"
 		if b.Memory > 0 {
 			m = strconv.FormatInt(b.Memory, 10)
 		}
 		if err := write(filepath.Join(g.Memory, "memory.limit_in_bytes"), m); err != nil {
-			return g, err
+			return err
 		}
 	} else {
 		if err := write(filepath.Join(g.CPU, "cpuset.cpus"), g.CPUList); err != nil {
-			return g, err
+			return err
 		}
 		if err := g.SetCPUs(b.CPUs); err != nil {
-			return g, err
+			return err
 		}
+		weight := defaultCPUWeight
 		if b.CPUShares > 0 {
-			if err := write(filepath.Join(g.CPU, "cpu.weight"), strconv.Itoa(CPUWeight(b.CPUShares))); err != nil {
-				return g, err
-			}
+			weight = CPUWeight(b.CPUShares)
+		}
+		if err := write(filepath.Join(g.CPU, "cpu.weight"), strconv.Itoa(weight)); err != nil {
+			return err
 		}
 		m := "max"
 		if b.Memory > 0 {
 			m = strconv.FormatInt(b.Memory, 10)
 		}
 		if err := write(filepath.Join(g.Memory, "memory.max"), m); err != nil {
-			return g, err
+			return err
 		}
 	}
-	if b.HasIO() {
-		return g, g.setIO(b)
+	if g.IO != "" {
+		return g.setIO(b)
 	}
-	return g, nil
+	return nil
 }
 
 // SetCPUs sets the group's CPU quota to cpus cores per Period (0: no quota). It does not

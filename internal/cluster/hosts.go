@@ -30,7 +30,14 @@ type HostModel struct {
 	IODevice *cgroup.Device `json:"io_device,omitempty"`
 	// MachineCPUs is how many CPUs the machine had when the cluster was made.
 	MachineCPUs int `json:"machine_cpus"`
+	// Lifted says the budget is lifted for now (SetBudgets): each node still runs in its
+	// group, which only counts what it uses, on every CPU, without limits; Budget is what
+	// putting the budgets back gives.
+	Lifted bool `json:"lifted,omitempty"`
 }
+
+// Enforced reports whether the nodes run within budgets now: a host model, not lifted.
+func (h *HostModel) Enforced() bool { return h != nil && !h.Lifted }
 
 // String describes the model in one line, as reports show it.
 func (h *HostModel) String() string {
@@ -50,6 +57,10 @@ func (h *HostModel) String() string {
 	}
 	if io := h.IOString(); io != "" {
 		parts = append(parts, io)
+	}
+	if h.Lifted {
+		return fmt.Sprintf("budgets lifted: the nodes share this machine's %d CPUs, memory and page cache, each in a control group that only counts its use (%s; with budgets: %s)",
+			h.MachineCPUs, h.Kind, strings.Join(parts, ", "))
 	}
 	return fmt.Sprintf("each node a modelled host: %s (%s, machine of %d CPUs)", strings.Join(parts, ", "), h.Kind, h.MachineCPUs)
 }
@@ -237,8 +248,66 @@ func (t *Topology) makeGroup(n *Node) error {
 	if err != nil {
 		return err
 	}
+	if t.Hosts.Lifted {
+		if err := g.Set(sys, cgroup.Budget{}, sys.CPUs); err != nil {
+			return errors.Join(err, g.Remove())
+		}
+	}
 	n.Group = g
 	return nil
+}
+
+// SetBudgets lifts the budgets of a modelled cluster's nodes (on false) or puts them back
+// (on true), while the nodes run: lifted, each node's group keeps counting its use but holds
+// it to nothing (every CPU, no quota, the kernel's CPU weight, no memory or IO limit), so
+// that one cluster, with the same data and placement on disk, can be measured with and
+// without its budgets. Put back, the CPUs are chosen anew around the groups agbench has on
+// this machine, as create does. The topology records the state. It needs root; the caller
+// holds the cluster's lock (Lock).
+func (t *Topology) SetBudgets(on bool) error {
+	if t.Hosts == nil {
+		return agerr.BadInputf("cluster %s has no modelled hosts: there are no budgets to lift or put back (create it with --host-cpus, --host-memory or an IO limit)", t.Name)
+	}
+	if err := cgroup.RequireRoot(); err != nil {
+		return err
+	}
+	sys, err := cgroup.Detect()
+	if err != nil {
+		return err
+	}
+	var groups []*cgroup.Group
+	for i := range t.Nodes {
+		g := t.Nodes[i].Group
+		if g == nil {
+			return fmt.Errorf("node %s has no control group in the topology", t.Nodes[i].Name)
+		}
+		if !g.Exists() {
+			return fmt.Errorf("node %s: its control group %s is gone (removed by hand?): destroy and create the cluster again", t.Nodes[i].Name, g.Name)
+		}
+		groups = append(groups, g)
+	}
+	var place [][]int
+	if on {
+		// Around other clusters' groups, not this one's own (lifted, they span every CPU).
+		var others []cgroup.Neighbour
+		for _, nb := range sys.Neighbours() {
+			if !strings.HasPrefix(nb.Name, t.groupPrefix()) {
+				others = append(others, nb)
+			}
+		}
+		place = sys.Place(t.Hosts.Budget, t.NodeNames(), others)
+	}
+	var errs []error
+	for i, g := range groups {
+		if on {
+			errs = append(errs, g.Set(sys, t.Hosts.Budget, place[i]))
+		} else {
+			errs = append(errs, g.Set(sys, cgroup.Budget{}, sys.CPUs))
+		}
+	}
+	t.Hosts.Lifted = !on
+	// What was written is recorded even when a node failed, so that status tells the truth.
+	return errors.Join(errors.Join(errs...), t.Save())
 }
 
 // removeGroups removes every node's control group (killing what a crash left in it), and

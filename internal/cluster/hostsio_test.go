@@ -7,12 +7,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cgroup"
+	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/result"
 )
 
 // requireIO skips a test that limits IO where the machine has no IO controller.
@@ -156,5 +160,111 @@ func TestAddedStandbyGetsItsOwnHostAndTwoClustersSpreadTheirPrimaries(t *testing
 	}
 	if left := groupsOf(t, s, "hadd"); len(left) > 0 {
 		t.Fatalf("destroy left groups: %v", left)
+	}
+}
+
+// cgroupFile reads one of a group's files, trimmed.
+func cgroupFile(t *testing.T, dir, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Lifting a modelled cluster's budgets while it runs leaves each node in its group, counting
+// its use, but the kernel's files hold it to nothing: no quota, every CPU, the default CPU
+// weight, no memory limit, no IO rule. The topology (as saved) and the status say so.
+// Putting them back writes the budget again. A cluster without a host model is refused as
+// bad input.
+func TestLiftedBudgetsOnlyCountAndComeBack(t *testing.T) {
+	s := requireHosts(t)
+	b := cgroup.Budget{CPUs: 0.5, CPUShares: cgroup.SharesFor(0.5), Memory: 192 << 20}
+	if s.IORoot != "" {
+		b.ReadBPS = 2 << 20
+	}
+	topo := clustertest.New(t, clustertest.Options{Name: "hlift", Host: b, Settings: map[string]string{"shared_buffers": "32MB"}})
+	p := topo.Primary()
+	g := p.Group
+	var dev string
+	if g.IODevice != nil {
+		dev = g.IODevice.String()
+	}
+	type state struct{ quota, cpus, weight, memory, io string }
+	read := func() state {
+		if s.Version == 1 {
+			st := state{quota: cgroupFile(t, g.CPU, "cpu.cfs_quota_us"), cpus: cgroupFile(t, filepath.Join(s.Roots["cpuset"], g.Name), "cpuset.cpus"),
+				weight: cgroupFile(t, g.CPU, "cpu.shares"), memory: cgroupFile(t, g.Memory, "memory.limit_in_bytes")}
+			if g.IO != "" {
+				st.io = cgroupFile(t, g.IO, "blkio.throttle.read_bps_device")
+			}
+			return st
+		}
+		st := state{quota: cgroupFile(t, g.CPU, "cpu.max"), cpus: cgroupFile(t, g.CPU, "cpuset.cpus"), weight: cgroupFile(t, g.CPU, "cpu.weight"),
+			memory: cgroupFile(t, g.Memory, "memory.max")}
+		if g.IO != "" {
+			st.io = cgroupFile(t, g.IO, "io.max")
+		}
+		return st
+	}
+	budgeted := read()
+	if err := topo.SetBudgets(false); err != nil {
+		t.Fatal(err)
+	}
+	lifted := read()
+	cpusOf := func(list string) []int {
+		cpus, err := result.ParseCPUList(list)
+		if err != nil {
+			t.Fatalf("cpuset %q: %v", list, err)
+		}
+		return cpus
+	}
+	all := slices.Equal(cpusOf(lifted.cpus), s.CPUs)
+	if s.Version == 1 {
+		mem, _ := strconv.ParseInt(lifted.memory, 10, 64)
+		if lifted.quota != "-1" || lifted.weight != "1024" || mem < 1<<50 || !all || lifted.io != "" {
+			t.Fatalf("lifted, the primary's group holds %+v; want no quota, weight 1024, no memory limit, CPUs %v, no IO rule", lifted, s.CPUs)
+		}
+	} else if !strings.HasPrefix(lifted.quota, "max ") || lifted.weight != "100" || lifted.memory != "max" || !all ||
+		(dev != "" && !strings.Contains(lifted.io, "rbps=max")) {
+		t.Fatalf("lifted, the primary's group holds %+v", lifted)
+	}
+	procs, err := g.Procs()
+	if err != nil || !slices.Contains(procs, postmaster(t, p)) {
+		t.Fatalf("lifted, the postmaster left its group: %v %v", procs, err)
+	}
+	saved, err := cluster.LoadFile(filepath.Join(topo.Dir, "topology.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !saved.Hosts.Lifted || saved.Hosts.Enforced() || saved.Primary().Group.Budget != (cgroup.Budget{}) || saved.Hosts.Budget != b {
+		t.Fatalf("saved topology after lifting: hosts %+v, primary's group budget %+v", saved.Hosts, saved.Primary().Group.Budget)
+	}
+	if !strings.HasPrefix(saved.Hosts.String(), "budgets lifted") {
+		t.Errorf("host model in words: %s", saved.Hosts)
+	}
+	st := topo.Status(context.Background())
+	if h := st.Nodes[0].Budget; h == nil || h.CPUs != 0 || h.Memory != 0 || h.IO != nil {
+		t.Errorf("status of a lifted node: %+v", h)
+	}
+	if err := topo.SetBudgets(true); err != nil {
+		t.Fatal(err)
+	}
+	// The CPUs are chosen anew (other clusters' groups may have come meanwhile): as many.
+	back := read()
+	if len(cpusOf(back.cpus)) != len(cpusOf(budgeted.cpus)) {
+		t.Fatalf("put back on CPUs %s; made on %s", back.cpus, budgeted.cpus)
+	}
+	back.cpus = budgeted.cpus
+	if back != budgeted {
+		t.Fatalf("put back, the primary's group holds %+v; made with %+v", back, budgeted)
+	}
+	if topo.Hosts.Lifted || g.Budget != b {
+		t.Fatalf("put back: hosts %+v, group budget %+v", topo.Hosts, g.Budget)
+	}
+	plain := clustertest.New(t, clustertest.Options{Name: "hplain"})
+	if err := plain.SetBudgets(false); !agerr.IsBadInput(err) {
+		t.Fatalf("lifting the budgets of a cluster without them: %v, want bad input", err)
 	}
 }

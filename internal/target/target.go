@@ -269,7 +269,10 @@ func (t *Target) Summary() *result.Topology {
 			s.Links, s.LinkLatencySeconds, s.LinkBandwidth = l.String(), time.Duration(l.Latency).Seconds(), l.Bandwidth
 		}
 		if h := t.Topo.Hosts; h != nil {
-			s.Hosts, s.HostCPUs, s.HostMemoryBytes, s.HostCPUShares = h.String(), h.CPUs, h.Memory, h.CPUShares
+			s.Hosts = h.String()
+		}
+		if h := t.Topo.Hosts; h.Enforced() {
+			s.HostCPUs, s.HostMemoryBytes, s.HostCPUShares = h.CPUs, h.Memory, h.CPUShares
 			if h.HasIO() {
 				s.HostIO = &result.HostIO{ReadBPS: h.ReadBPS, WriteBPS: h.WriteBPS, ReadIOPS: h.ReadIOPS, WriteIOPS: h.WriteIOPS}
 				if h.IODevice != nil {
