@@ -22,14 +22,16 @@
 # routing off and on do not overlap; 3 rounds or more). The target: routing on >= 1.5x off at
 # 8 threads and above with budgets on, spreads apart. Beside it: routing's cost at 1 thread,
 # and the budgets' cost: it/s and the nodes' CPU per operation (their groups' CPU time over
-# the window / operations) with budgets on vs lifted. The load average is printed per round.
+# the window / operations) with budgets on vs lifted. Before each state's queries both nodes
+# read both tables once, so that a state does not start with the cache the other left. The
+# load average is printed per round. The results stay in HOSTS_OUT (default: a new folder
+# /tmp/agbench-bench-hosts-results.*, named at the end).
 #
 # Knobs (environment): HOSTS_CPUS (0.6), HOSTS_MEMORY (128M), HOSTS_READ_BPS (200M),
 # HOSTS_READ_IOPS (2500), HOSTS_ROWS (400000 rows, 208 MB), HOSTS_SMALL_ROWS (50000 rows,
 # 26 MB), HOSTS_THREADS (1,8,12), HOSTS_DURATION (10s), HOSTS_COUNT_DURATION (45s: a scan
 # takes seconds), HOSTS_RAMPUP (2s), HOSTS_ROUNDS (3), HOSTS_CLUSTERS (modelled; also
-# kweight, shared), HOSTS_STATES (on lifted), HOSTS_QUERIES (point count small), HOSTS_OUT
-# (keep the results there).
+# kweight, shared), HOSTS_STATES (on lifted), HOSTS_QUERIES (point count small), HOSTS_OUT.
 set -euo pipefail
 BIN=${1:-bin/agbench}
 CPUS=${HOSTS_CPUS:-0.6}
@@ -62,11 +64,11 @@ done
 home=$(mktemp -d /tmp/agbench-bench-hosts.XXXXXX)
 chmod 755 "$home"
 export AGBENCH_HOME=$home
-out=${HOSTS_OUT:-$home/results}
+out=${HOSTS_OUT:-$(mktemp -d /tmp/agbench-bench-hosts-results.XXXXXX)}
 mkdir -p "$out"
 cleanup() {
 	for c in $CLUSTERS; do "$BIN" cluster destroy --name "$c" >/dev/null 2>&1 || true; done
-	[ -n "${HOSTS_OUT:-}" ] || rm -rf "$home"
+	rm -rf "$home"
 }
 trap cleanup EXIT
 
@@ -98,11 +100,18 @@ run() { # cluster state round query
 	"$BIN" stress --cluster "$c" "${args[@]}" --threads "$THREADS" --duration "$d" --rampup "$RAMPUP" \
 		--compare routing=off,on --results "$out/$c-$s-$q-r$r" >"$out/$c-$s-$q-r$r.txt" 2>&1 || true
 }
+warm() { # each node reads both tables once, so that no state starts with a cache the last one left
+	local c=$1 n
+	for n in primary standby1; do
+		(eval "$("$BIN" cluster env --name "$c" --node "$n")" && psql -qAt -c 'SELECT count(*) FROM customer' -c 'SELECT count(*) FROM small') >/dev/null
+	done
+}
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/load.txt"
 for r in $(seq 1 "$ROUNDS"); do
 	for c in $CLUSTERS; do
 		for s in $(states "$c"); do
 			case $s in on) "$BIN" cluster hosts --name "$c" --budgets on >/dev/null ;; lifted) "$BIN" cluster hosts --name "$c" --budgets off >/dev/null ;; esac
+			warm "$c"
 			echo "round $r, $c ($s): $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/load.txt"
 			for q in $QUERIES; do run "$c" "$s" "$r" "$q"; done
 			"$BIN" cluster status --name "$c" >"$out/$c-$s-status-r$r.txt" 2>&1 || true
@@ -118,3 +127,5 @@ for c in $CLUSTERS; do
 	echo "$c, budgets on, after its last round:"
 	sed -n '/^hosts:/,$p' "$out/$c-on-status-r$ROUNDS.txt" 2>/dev/null || true
 done
+echo
+echo "results: $out"
