@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agbench/agbench/internal/proc"
 )
 
 func TestPostmasterCmdline(t *testing.T) {
@@ -20,7 +22,7 @@ func TestPostmasterCmdline(t *testing.T) {
 		{"", "not this cluster's"},
 		{"\x00\x00", "not this cluster's"},
 	} {
-		err := postmasterCmdline([]byte(c.raw), bin, dir)
+		err := postmasterCmdline(proc.ParseCmdline([]byte(c.raw)), bin, dir)
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%q: %v; want %q", c.raw, err, c.want)
 		}
@@ -51,7 +53,7 @@ func FuzzPostmasterCmdline(f *testing.F) {
 	f.Add([]byte("\x00"))
 	f.Add([]byte("/b/postgres\x00-D"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		err := postmasterCmdline(raw, bin, dir)
+		err := postmasterCmdline(proc.ParseCmdline(raw), bin, dir)
 		first, _, _ := strings.Cut(string(raw), "\x00")
 		if err == nil && (!strings.Contains(string(raw), "-D\x00") || filepath.Clean(first) != bin) {
 			t.Fatalf("accepted %q", raw)

@@ -8,7 +8,8 @@
 // CPU per transaction, the row work per New-Order (pg_stat_user_tables), and the ratios to
 // go-tpc of the same round. `make bench-tpcc` runs it; it is a benchmark, not a test.
 //
-// Imports from agbench: only internal/cluster, internal/cluster/clustertest, internal/result, internal/stats.
+// Imports from agbench: only internal/cluster, internal/cluster/clustertest, internal/result, internal/sample,
+// internal/stats.
 package main
 
 import (
@@ -32,6 +33,7 @@ import (
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
+	sampler "github.com/agbench/agbench/internal/sample"
 	"github.com/agbench/agbench/internal/stats"
 )
 
@@ -510,36 +512,11 @@ func serverCPU(dataDir string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	pm := strings.SplitN(string(pidFile), "\n", 2)[0]
-	fields := func(pid string) []string {
-		b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
-		if err != nil {
-			return nil
-		}
-		s := string(b)
-		return strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // from field 3 (state) on
+	pm, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(pidFile), "\n", 2)[0]))
+	if err != nil {
+		return 0, fmt.Errorf("%s/postmaster.pid: %w", dataDir, err)
 	}
-	ticks := func(f []string, idx ...int) int64 {
-		var t int64
-		for _, i := range idx {
-			n, _ := strconv.ParseInt(f[i-3], 10, 64)
-			t += n
-		}
-		return t
-	}
-	f := fields(pm)
-	if f == nil {
-		return 0, fmt.Errorf("postmaster %s not running", pm)
-	}
-	total := ticks(f, 14, 15, 16, 17) // utime, stime, cutime, cstime
-	procs, _ := os.ReadDir("/proc")
-	for _, p := range procs {
-		if c := fields(p.Name()); c != nil && len(c) > 15 && c[1] == pm { // field 4: ppid
-			total += ticks(c, 14, 15)
-		}
-	}
-	const hz = 100 // USER_HZ on Linux
-	return time.Duration(total) * time.Second / hz, nil
+	return sampler.PostmasterCPU(pm)
 }
 
 // passfilePassword reads the password from the cluster's own passfile (one line,
