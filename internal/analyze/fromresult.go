@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/stats"
 )
 
 // Options say how to read a result: the swept knob's name and the throughput's unit for
@@ -181,7 +182,7 @@ func stepOf(reps []result.Step, keying bool) Step {
 	if r, ok := result.DoneRate(ptrs...); ok {
 		s.DoneRate = &r
 	}
-	s.Throughput = mean(s.Repeats)
+	s.Throughput = stats.Mean(s.Repeats)
 	if len(reps) == 1 {
 		s.Repeats = nil
 	}
