@@ -258,27 +258,32 @@ func (t *Topology) fenceFailed(ctx context.Context, old *Node, o FailoverOptions
 }
 
 // walLacked measures, after an unplanned failover and before the old primary is rewound,
-// the WAL the new primary lacked of it: the old primary's end of valid WAL (pg_waldump on
-// its pg_wal) minus what the new one had received (which its functions keep after promotion).
+// the WAL the new primary lacked of it (WALLacked), from what the new one had received
+// (which its functions keep after promotion).
 func (t *Topology) walLacked(ctx context.Context, old, target *Node, r *FailoverReport) {
 	lsn, err := t.receivedLSN(ctx, target)
 	if err != nil {
 		r.WALLackedNote = "not measured: " + target.Name + "'s received WAL position: " + err.Error()
 		return
 	}
-	had, err := ParseLSN(lsn)
+	r.WALLacked, r.WALLackedNote = t.WALLacked(ctx, old.Name, lsn)
+}
+
+// WALLacked is the WAL of the stopped node old that a node which had received up to received
+// (a WAL position) lacked: old's end of valid WAL (pg_waldump on its pg_wal) minus received,
+// 0 when it had all of it. Unmeasured, it is absent (nil) with the reason ("not measured: …").
+func (t *Topology) WALLacked(ctx context.Context, old, received string) (*int64, string) {
+	had, err := ParseLSN(received)
 	if err != nil {
-		r.WALLackedNote = "not measured: " + err.Error()
-		return
+		return nil, "not measured: " + err.Error()
 	}
-	end, err := t.EndOfWAL(ctx, old.Name, lsn)
+	end, err := t.EndOfWAL(ctx, old, received)
 	if err != nil {
-		r.WALLackedNote = "not measured: " + err.Error()
-		return
+		return nil, "not measured: " + err.Error()
 	}
 	lacked := int64(0)
 	if end > had {
 		lacked = int64(end - had)
 	}
-	r.WALLacked = &lacked
+	return &lacked, ""
 }
