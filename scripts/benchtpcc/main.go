@@ -328,7 +328,12 @@ func (b *bench) read(ctx context.Context, db, schema string) (*counters, error) 
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	c.cpu, err = serverCPU(b.topo.Primary().DataDir)
+	// The server's CPU: its postmaster's and all its children's, living and gone.
+	pm, err := b.topo.OwnPostmaster(b.topo.Primary().Name)
+	if err != nil {
+		return nil, err
+	}
+	c.cpu, err = sampler.PostmasterCPU(pm)
 	return c, err
 }
 
@@ -503,20 +508,6 @@ func (b *bench) exec(ctx context.Context, db, sql string) (int64, error) {
 		}
 	}
 	return 0, nil
-}
-
-// serverCPU is the user+system time of the postmaster, of its children still running and of
-// those that exited (the postmaster's reaped children).
-func serverCPU(dataDir string) (time.Duration, error) {
-	pidFile, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
-	if err != nil {
-		return 0, err
-	}
-	pm, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(pidFile), "\n", 2)[0]))
-	if err != nil {
-		return 0, fmt.Errorf("%s/postmaster.pid: %w", dataDir, err)
-	}
-	return sampler.PostmasterCPU(pm)
 }
 
 // passfilePassword reads the password from the cluster's own passfile (one line,
