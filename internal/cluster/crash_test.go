@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,4 +84,16 @@ func FuzzParseWALEnd(f *testing.F) {
 	f.Add("pg_waldump: error: error in WAL record at 0/3076080: invalid record length at 0/30760A8: wanted 24, got 0")
 	f.Add("could not find a valid record after 0/1")
 	f.Fuzz(func(t *testing.T, out string) { _, _ = parseWALEnd(out, "0/1") })
+}
+
+// WALLacked is absent, with the reason, when it cannot be measured: a received position
+// that is not one, or a node the cluster does not have.
+func TestWALLackedUnmeasured(t *testing.T) {
+	topo := &Topology{Name: "lab"}
+	if v, why := topo.WALLacked(context.Background(), "primary", "not-an-lsn"); v != nil || !strings.HasPrefix(why, "not measured: ") {
+		t.Errorf("bad position: %v, %q", v, why)
+	}
+	if v, why := topo.WALLacked(context.Background(), "primary", "0/3000148"); v != nil || !strings.Contains(why, `no node "primary"`) {
+		t.Errorf("no such node: %v, %q", v, why)
+	}
 }
