@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -58,7 +57,7 @@ func linksOf(topo *cluster.Topology) []links.Link {
 // startClusterLinks starts the links process of topo in the background, waits until every
 // link listens, and records its PID.
 func startClusterLinks(ctx context.Context, a *app, topo *cluster.Topology) error {
-	if topo.Links == nil || topo.LinksAlive() && linksProcess(topo.Links.PID) {
+	if topo.Links == nil || topo.LinksAlive() {
 		return nil
 	}
 	self, err := selfBinary(a)
@@ -96,10 +95,4 @@ func startClusterLinks(ctx context.Context, a *app, topo *cluster.Topology) erro
 	}
 	topo.Links.PID = cmd.Process.Pid
 	return topo.Save()
-}
-
-// linksProcess reports whether pid is an agbench links process (not a reused PID).
-func linksProcess(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return err == nil && strings.Contains(string(b), "cluster\x00links\x00")
 }

@@ -48,7 +48,7 @@ func selfBinary(a *app) (string, error) {
 // it accepts connections, and records its PID.
 func startClusterListener(a *app, topo *cluster.Topology) error {
 	li := topo.Listener
-	if listenerAlive(li) {
+	if li.Running() {
 		return nil
 	}
 	self, err := selfBinary(a)
@@ -102,28 +102,18 @@ func stopClusterListener(topo *cluster.Topology) error {
 	if li == nil || li.PID == 0 {
 		return nil
 	}
-	if listenerAlive(li) {
+	if li.Running() {
 		_ = syscall.Kill(li.PID, syscall.SIGTERM)
 		deadline := time.Now().Add(15 * time.Second)
-		for listenerAlive(li) && time.Now().Before(deadline) {
+		for li.Running() && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 		}
-		if listenerAlive(li) {
+		if li.Running() {
 			_ = syscall.Kill(li.PID, syscall.SIGKILL)
 		}
 	}
 	li.PID = 0
 	return topo.Save()
-}
-
-// listenerAlive reports whether the recorded PID is a running agbench listener (not a
-// process that reused the PID).
-func listenerAlive(li *cluster.ListenerInfo) bool {
-	if li == nil || li.PID <= 0 || !cluster.Alive(li.PID) {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", li.PID))
-	return err == nil && strings.Contains(string(b), "listener\x00--cluster\x00")
 }
 
 // listenerLine is the listener's line in `cluster status`.
@@ -137,7 +127,7 @@ func listenerLine(li *cluster.ListenerInfo) string {
 		fmt.Fprintf(&b, ", metrics http://%s/metrics", li.Metrics)
 	}
 	switch {
-	case listenerAlive(li):
+	case li.Running():
 		fmt.Fprintf(&b, " · running (pid %d)", li.PID)
 	default:
 		b.WriteString(" · not running")

@@ -18,25 +18,14 @@ import (
 func TestClusterPatroniBadInput(t *testing.T) {
 	home := t.TempDir()
 	env := map[string]string{"AGBENCH_HOME": home}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	wantRefused(t, env, filepath.Join(home, "clusters", "*"), []badInput{
 		{[]string{"cluster", "create", "--ha", "pacemaker"}, `--ha "pacemaker"`},
 		{[]string{"cluster", "create", "--ha", "patroni", "--patroni-ttl", "5"}, "ttl ≥ loop_wait + 2 × retry_timeout"},
 		{[]string{"cluster", "create", "--ha", "patroni", "--standbys", "0", "--commit", "async"}, "at least one standby"},
 		{[]string{"cluster", "create", "--ha", "patroni", "--link-latency", "1ms"}, "--link-latency"},
 		{[]string{"drill", "--fault", "planned", "--kill", "patroni"}, "--kill patroni: only with --fault kill-primary"},
 		{[]string{"drill", "--fault", "kill-primary", "--kill", "etcd"}, `--kill "etcd"`},
-	} {
-		code, _, errs := runCLI(t, env, c.args...)
-		if code != 2 || !strings.Contains(errs, c.want) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 naming %q", c.args, code, errs, c.want)
-		}
-	}
-	if m, _ := filepath.Glob(filepath.Join(home, "clusters", "*")); len(m) != 0 {
-		t.Fatalf("bad input left %v", m)
-	}
+	})
 }
 
 // The commands on a cluster under Patroni, end to end: create (etcd and a Patroni per

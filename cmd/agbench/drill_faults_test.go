@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/agbench/agbench/internal/cluster"
-	"github.com/agbench/agbench/internal/cluster/clustertest"
 )
 
 // freeze-primary and partition-primary end to end on a sync cluster: each fault injected,
@@ -15,10 +14,7 @@ import (
 // verdict, the cluster whole); a frozen primary refused before any cycle (exit 2, nothing
 // made); and `cluster failover` fencing a primary that does not answer.
 func TestDrillFreezeAndPartition(t *testing.T) {
-	clustertest.Require(t)
-	home := clustertest.Home(t)
-	clustertest.NewIn(t, home, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
-	env := map[string]string{"AGBENCH_HOME": home}
+	home, env := syncCluster(t)
 	results := t.TempDir()
 	for _, fault := range []string{"freeze-primary", "partition-primary"} {
 		code, out, errs := runCLI(t, env, "drill", "--cluster", "t", "--fault", fault, "--cycles", "1", "--between", "300ms",
@@ -47,9 +43,7 @@ func TestDrillFreezeAndPartition(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "is frozen") || !strings.Contains(errs, "kill -CONT") {
 		t.Fatalf("drill on a frozen primary: exit %d, stderr %q; want 2 saying how to resume it", code, errs)
 	}
-	if m, _ := filepath.Glob(filepath.Join(empty, "*")); len(m) != 0 {
-		t.Fatalf("a refused drill left %v", m)
-	}
+	wantNothing(t, filepath.Join(empty, "*"))
 
 	from := topo.Primary().Name
 	code, out, errs = runCLI(t, env, "cluster", "failover", "--name", "t", "--probe-timeout", "1s")

@@ -43,7 +43,7 @@ func TestDrillThroughListener(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("drill: exit %d\n%s\n%s", code, out, errs)
 	}
-	r := drillResultIn(t, results)
+	r := readOneResult(t, results)
 	dc, err := r.Steps[0].DrillCycle()
 	if err != nil || dc == nil || !dc.Checked || dc.Lost != 0 {
 		t.Fatalf("cycle %+v (%v)", dc, err)

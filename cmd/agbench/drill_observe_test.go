@@ -11,31 +11,18 @@ import (
 
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/drill"
-	"github.com/agbench/agbench/internal/result"
 )
 
 // Bad observe input is refused before anything is made: exit 2, the flag named.
 func TestDrillObserveBadInput(t *testing.T) {
-	env := map[string]string{"AGBENCH_HOME": t.TempDir()}
 	results := t.TempDir()
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	wantRefused(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, filepath.Join(results, "*"), []badInput{
 		{[]string{"drill", "--fault", "observe", "--primary", "host=127.0.0.1 port=1 user=a"}, "--standby: at least one"},
 		{[]string{"drill", "--fault", "observe", "--standby", "host=127.0.0.1 port=1 user=a"}, "--primary: required"},
 		{[]string{"drill", "--fault", "observe", "--primary", "host=127.0.0.1 port=1", "--standby", "host=127.0.0.1 port=2",
 			"--patroni", "127.0.0.1:8008"}, "--patroni \"127.0.0.1:8008\""},
 		{[]string{"drill", "--fault", "planned", "--patroni", "http://127.0.0.1:8008"}, "--patroni: only with --fault observe"},
-	} {
-		code, _, errs := runCLI(t, env, append(c.args, "--results", results)...)
-		if code != 2 || !strings.Contains(errs, c.want) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 naming %q", c.args, code, errs, c.want)
-		}
-	}
-	if m, _ := filepath.Glob(filepath.Join(results, "*")); len(m) != 0 {
-		t.Fatalf("bad input left %v", m)
-	}
+	}, "--results", results)
 }
 
 // `drill --fault observe` from the command line on a hand-made cluster (no agbench
@@ -84,14 +71,7 @@ func TestDrillObserveCommand(t *testing.T) {
 			t.Fatalf("output lacks %q:\n%s\n%s", want, out, errs)
 		}
 	}
-	m, _ := filepath.Glob(filepath.Join(results, "*-drill", result.FileName))
-	if len(m) != 1 {
-		t.Fatalf("result files %v", m)
-	}
-	r, err := result.Read(m[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := readOneResult(t, results)
 	if strings.Contains(strings.Join(r.Meta.Args, " "), clustertest.HandmadeAdminPW) {
 		t.Fatalf("the password is in result.json's args: %v", r.Meta.Args)
 	}

@@ -14,12 +14,8 @@ import (
 
 // Bad input is refused before anything is made: exit 2, the flag named, no result folder.
 func TestDrillBadInput(t *testing.T) {
-	env := map[string]string{"AGBENCH_HOME": t.TempDir()}
 	results := t.TempDir()
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	wantRefused(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, filepath.Join(results, "*"), []badInput{
 		{[]string{"drill", "--cluster", "lab"}, "--fault is required"},
 		{[]string{"drill", "--fault", "unplug"}, `--fault "unplug"`},
 		{[]string{"drill", "--fault", "planned", "--cycles", "0"}, "--cycles 0"},
@@ -33,25 +29,25 @@ func TestDrillBadInput(t *testing.T) {
 		{[]string{"drill", "--fault", "planned", "extra"}, "extra"},
 		{[]string{"drill", "--fault", "wal-full", "--wal-fs-size", "1M"}, "--wal-fs-size 1.0 MiB"},
 		{[]string{"drill", "--fault", "wal-full", "--wal-fs-size", "lots"}, `--wal-fs-size "lots"`},
-	} {
-		code, _, errs := runCLI(t, env, append(c.args, "--results", results)...)
-		if code != 2 || !strings.Contains(errs, c.want) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 naming %q", c.args, code, errs, c.want)
-		}
-	}
-	if m, _ := filepath.Glob(filepath.Join(results, "*")); len(m) != 0 {
-		t.Fatalf("bad input left %v", m)
-	}
+	}, "--results", results)
+}
+
+// syncCluster makes the cluster "t" (a primary and one sync standby) in a home of its own
+// for a drill end to end, and returns the environment that runs agbench on it.
+func syncCluster(t *testing.T) (home string, env map[string]string) {
+	t.Helper()
+	clustertest.Require(t)
+	home = clustertest.Home(t)
+	clustertest.NewIn(t, home, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
+	return home, map[string]string{"AGBENCH_HOME": home}
 }
 
 // The command end to end: one planned failover on a sync cluster, the table, the verdict and
 // result.json with the drill's sections.
 func TestDrillCommand(t *testing.T) {
-	clustertest.Require(t)
-	home := clustertest.Home(t)
-	clustertest.NewIn(t, home, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
+	_, env := syncCluster(t)
 	results := t.TempDir()
-	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": home}, "drill", "--cluster", "t", "--fault", "planned",
+	code, out, errs := runCLI(t, env, "drill", "--cluster", "t", "--fault", "planned",
 		"--cycles", "1", "--between", "300ms", "--vus", "2", "--read-vus", "1", "--results", results)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
@@ -61,7 +57,7 @@ func TestDrillCommand(t *testing.T) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
 		}
 	}
-	r := drillResultIn(t, results)
+	r := readOneResult(t, results)
 	run, err := r.DrillRun()
 	if err != nil || run == nil || run.CyclesDone != 1 || run.Lost != 0 || run.Acked == 0 || !r.Complete {
 		t.Fatalf("drill run %+v (%v), complete %v", run, err, r.Complete)
@@ -82,18 +78,4 @@ func TestDrillErrorRatesOfAnEmptyWindow(t *testing.T) {
 	if got := errorRates(st); got != "57P01 1.5" {
 		t.Errorf("2-second window: %q, want %q", got, "57P01 1.5")
 	}
-}
-
-// drillResultIn reads the one drill result under results.
-func drillResultIn(t *testing.T, results string) *result.Result {
-	t.Helper()
-	m, _ := filepath.Glob(filepath.Join(results, "*-drill", result.FileName))
-	if len(m) != 1 {
-		t.Fatalf("result files %v", m)
-	}
-	r, err := result.Read(m[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }

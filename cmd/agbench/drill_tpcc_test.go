@@ -4,9 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/agbench/agbench/internal/cluster"
-	"github.com/agbench/agbench/internal/cluster/clustertest"
 )
 
 // --workload tpcc end to end on a sync cluster: refused (exit 2, naming agbench tpcc build,
@@ -14,18 +11,13 @@ import (
 // 2 TPC-C terminals on 1 warehouse: every acknowledged New-Order on the new primary, the
 // consistency conditions hold, the verdict says so, and result.json keeps the checks.
 func TestDrillTPCC(t *testing.T) {
-	clustertest.Require(t)
-	home := clustertest.Home(t)
-	clustertest.NewIn(t, home, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
-	env := map[string]string{"AGBENCH_HOME": home}
+	_, env := syncCluster(t)
 	empty := t.TempDir()
 	code, _, errs := runCLI(t, env, "drill", "--cluster", "t", "--fault", "planned", "--workload", "tpcc", "--cycles", "1", "--results", empty)
 	if code != 2 || !strings.Contains(errs, "agbench tpcc build") {
 		t.Fatalf("tpcc without its schema: exit %d, stderr %q; want 2 naming agbench tpcc build", code, errs)
 	}
-	if m, _ := filepath.Glob(filepath.Join(empty, "*")); len(m) != 0 {
-		t.Fatalf("a refused drill left %v", m)
-	}
+	wantNothing(t, filepath.Join(empty, "*"))
 	if code, out, errs := runCLI(t, env, "tpcc", "build", "--cluster", "t", "--warehouses", "1"); code != 0 {
 		t.Fatalf("build: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -42,7 +34,7 @@ func TestDrillTPCC(t *testing.T) {
 				t.Fatalf("%s: output lacks %q:\n%s", fault, want, out)
 			}
 		}
-		r := drillResultIn(t, results)
+		r := readOneResult(t, results)
 		run, err := r.DrillRun()
 		if err != nil || run == nil || run.Workload != "tpcc" || run.CyclesDone != 1 || run.Lost != 0 || run.Acked == 0 || run.ChecksFailed != 0 {
 			t.Fatalf("%s: drill run %+v (%v)", fault, run, err)

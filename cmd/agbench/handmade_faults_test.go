@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,19 +63,6 @@ func failover(h *clustertest.Handmade) func(ctx context.Context) error {
 		}
 		return h.Promote(ctx, 1)
 	}
-}
-
-func readOneResult(t *testing.T, dir string) *result.Result {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "*", result.FileName))
-	if len(files) != 1 {
-		t.Fatalf("result files %v", files)
-	}
-	res, err := result.Read(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
 }
 
 // faultFigures checks what a step through a fault must show: the errors by SQLSTATE with

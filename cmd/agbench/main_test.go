@@ -5,9 +5,12 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/workload"
 )
 
@@ -23,6 +26,47 @@ func runCLI(t *testing.T, env map[string]string, args ...string) (int, string, s
 	}}
 	code := run(context.Background(), a, args)
 	return code, out.String(), errb.String()
+}
+
+// badInput is a command line agbench must refuse as bad input, and what the message names.
+type badInput struct {
+	args []string
+	want string
+}
+
+// wantRefused runs each command line, with extra after its own words: each must exit 2 with a
+// message naming its want, and together they must make nothing that glob matches.
+func wantRefused(t *testing.T, env map[string]string, glob string, cases []badInput, extra ...string) {
+	t.Helper()
+	for _, c := range cases {
+		code, _, errs := runCLI(t, env, slices.Concat(c.args, extra)...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %q", c.args, code, errs, c.want)
+		}
+	}
+	wantNothing(t, glob)
+}
+
+// wantNothing fails the test when glob matches anything: what a refused command must not make.
+func wantNothing(t *testing.T, glob string) {
+	t.Helper()
+	if m, _ := filepath.Glob(glob); len(m) != 0 {
+		t.Fatalf("a refused command left %v", m)
+	}
+}
+
+// readOneResult reads the one result under dir (a --results folder).
+func readOneResult(t *testing.T, dir string) *result.Result {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*", result.FileName))
+	if len(files) != 1 {
+		t.Fatalf("result files %v", files)
+	}
+	res, err := result.Read(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 func TestRootHelpAndBadInput(t *testing.T) {

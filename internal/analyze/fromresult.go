@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/stats"
 )
 
 // Options say how to read a result: the swept knob's name and the throughput's unit for
@@ -89,7 +90,7 @@ func FromResult(r *result.Result, o Options) (*Run, error) {
 		if v := sharedHostVerdict(r, order, r.Meta.Host.Cores); v != nil {
 			run.Comparisons = append(run.Comparisons, *v)
 		}
-		run.compare(byVariant[order[0]], byVariant[order[1]], order, o.LoadName)
+		run.compare(byVariant[order[0]], byVariant[order[1]], order, o.LoadName, HeadlineOfSteps(r.Steps))
 	}
 	return run, nil
 }
@@ -181,7 +182,7 @@ func stepOf(reps []result.Step, keying bool) Step {
 	if r, ok := result.DoneRate(ptrs...); ok {
 		s.DoneRate = &r
 	}
-	s.Throughput = mean(s.Repeats)
+	s.Throughput = stats.Mean(s.Repeats)
 	if len(reps) == 1 {
 		s.Repeats = nil
 	}
@@ -509,9 +510,9 @@ func mergeFacts(f *Facts, o Facts) {
 }
 
 // compare compares two variants at every load both measured by the rule for "different"
-// (Differ): a winner where their spreads are apart, and otherwise a verdict saying "no
-// difference measured" or "too little data to compare".
-func (run *Run) compare(a, b []result.Step, names []string, loadName string) {
+// (Differ) on the run's headline figure h: a winner where their spreads are apart, and
+// otherwise a verdict saying "no difference measured" or "too little data to compare".
+func (run *Run) compare(a, b []result.Step, names []string, loadName string, h Headline) {
 	byLoad := func(steps []result.Step) map[int][]*result.Step {
 		out := map[int][]*result.Step{}
 		for i := range steps {
@@ -528,8 +529,11 @@ func (run *Run) compare(a, b []result.Step, names []string, loadName string) {
 	}
 	sort.Ints(loads)
 	for _, l := range loads {
-		what := "throughput at " + count(float64(l), loadName)
-		d := Differ(SideOf(names[0], sa[l], nil), SideOf(names[1], sb[l], nil))
+		what := h.Label + " at " + count(float64(l), loadName)
+		if h.Name == HeadlineOps {
+			what = "throughput at " + count(float64(l), loadName)
+		}
+		d := Differ(SideOf(names[0], sa[l], h.Of), SideOf(names[1], sb[l], h.Of))
 		if v := d.Verdict(what); v != nil {
 			run.Comparisons = append(run.Comparisons, *v)
 		} else {

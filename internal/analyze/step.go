@@ -64,14 +64,3 @@ func sortedSteps(steps []Step) []Step {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Load < out[j].Load })
 	return out
 }
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}

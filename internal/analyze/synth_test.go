@@ -3,6 +3,8 @@ package analyze
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/agbench/agbench/internal/stats"
 )
 
 // machineRepair returns throughput (per second) and mean response time (seconds) of a
@@ -63,7 +65,7 @@ func noisy(steps []Step, amp float64, repeats int, seed uint64) []Step {
 		for r := range s.Repeats {
 			s.Repeats[r] = s.Throughput * (1 + amp*(2*rng.Float64()-1))
 		}
-		s.Throughput = mean(s.Repeats)
+		s.Throughput = stats.Mean(s.Repeats)
 		out[i] = s
 	}
 	return out

@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/optimize"
+
+	"github.com/agbench/agbench/internal/stats"
 )
 
 // USL fit thresholds: the fit is shown only when it explains the data well and has enough
@@ -96,7 +98,7 @@ func FitUSL(steps []Step) (USL, bool) {
 	u := USL{Sigma: best[0] * best[0], Kappa: best[1] * best[1], Points: len(loads)}
 	e, lambda := sse(u.Sigma, u.Kappa)
 	u.Lambda = lambda * ymax
-	my := mean(ys)
+	my := stats.Mean(ys)
 	sst := 0.0
 	for _, y := range ys {
 		sst += (y - my) * (y - my)

@@ -74,12 +74,13 @@ func DeviceOf(path string) (*Device, error) {
 		}
 		major, minor = unix.Major(sst.Rdev), unix.Minor(sst.Rdev)
 	}
-	return wholeDisk("/sys", major, minor)
+	return WholeDisk("/sys", major, minor)
 }
 
-// wholeDisk resolves a block device to the disk the IO controllers take limits on, reading
-// the sysfs tree under sys: a partition's disk is the folder above it.
-func wholeDisk(sys string, major, minor uint32) (*Device, error) {
+// WholeDisk resolves a block device to its whole disk, the one the IO controllers take limits
+// on and /proc/diskstats names, reading the sysfs tree under sys ("/sys" outside tests): a
+// partition's disk is the folder above it; any other device is a disk of its own.
+func WholeDisk(sys string, major, minor uint32) (*Device, error) {
 	link := filepath.Join(sys, "dev", "block", fmt.Sprintf("%d:%d", major, minor))
 	dir, err := filepath.EvalSymlinks(link)
 	if err != nil {
@@ -88,8 +89,8 @@ func wholeDisk(sys string, major, minor uint32) (*Device, error) {
 	if _, err := os.Stat(filepath.Join(dir, "partition")); err == nil {
 		dir = filepath.Dir(dir)
 		b, err := os.ReadFile(filepath.Join(dir, "dev"))
-		if err != nil {
-			return nil, fmt.Errorf("the disk of partition %d:%d: %w", major, minor, err)
+		if err != nil { // %v: a device that exists is never os.ErrNotExist
+			return nil, fmt.Errorf("the disk of partition %d:%d: %v", major, minor, err)
 		}
 		d, err := ParseDevice(strings.TrimSpace(string(b)))
 		if err != nil {

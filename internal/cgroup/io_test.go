@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,13 +121,18 @@ func TestWholeDiskOfAPartition(t *testing.T) {
 		major, minor uint32
 		want         string
 	}{{8, 2, "8:0 sda"}, {8, 0, "8:0 sda"}, {253, 0, "253:0 dm-0"}} {
-		d, err := wholeDisk(sys, c.major, c.minor)
+		d, err := WholeDisk(sys, c.major, c.minor)
 		if err != nil || d.String()+" "+d.Name != c.want {
 			t.Errorf("%d:%d: %+v %v, want %s", c.major, c.minor, d, err, c.want)
 		}
 	}
-	if _, err := wholeDisk(sys, 9, 9); err == nil {
-		t.Fatal("a missing device resolved")
+	if _, err := WholeDisk(sys, 9, 9); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a missing device: %v, want os.ErrNotExist", err)
+	}
+	// A partition whose disk cannot be read is an error, not "no such device".
+	os.Remove(filepath.Join(disk, "dev"))
+	if _, err := WholeDisk(sys, 8, 2); err == nil || errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a partition of an unreadable disk: %v", err)
 	}
 }
 

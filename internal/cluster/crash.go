@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agbench/agbench/internal/proc"
 )
 
 // crashWait bounds the wait for a killed postmaster's children to exit.
@@ -43,20 +44,19 @@ func (t *Topology) OwnPostmaster(name string) (int, error) {
 
 // checkPostmaster checks that process pid runs binary on dataDir (from /proc/pid/cmdline).
 func checkPostmaster(pid int, binary, dataDir string) error {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	args, err := proc.Cmdline(proc.Root, pid)
 	if err != nil {
 		return fmt.Errorf("process %d: %v", pid, err)
 	}
-	if err := postmasterCmdline(raw, binary, dataDir); err != nil {
+	if err := postmasterCmdline(args, binary, dataDir); err != nil {
 		return fmt.Errorf("process %d %w", pid, err)
 	}
 	return nil
 }
 
-// postmasterCmdline checks a process's command line, as /proc/PID/cmdline holds it (words
-// ended by NUL bytes): binary, then somewhere "-D" and dataDir.
-func postmasterCmdline(raw []byte, binary, dataDir string) error {
-	args := strings.Split(string(bytes.TrimRight(raw, "\x00")), "\x00")
+// postmasterCmdline checks a process's command line (proc.Cmdline): binary, then somewhere
+// "-D" and dataDir.
+func postmasterCmdline(args []string, binary, dataDir string) error {
 	if filepath.Clean(args[0]) != filepath.Clean(binary) {
 		return fmt.Errorf("runs %q, not this cluster's %s", args[0], binary)
 	}
@@ -114,26 +114,10 @@ func clearZombieLock(dataDir string, pid int) error {
 
 // children lists the pids whose parent is pid.
 func children(pid int) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		k, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			out = append(out, k)
-		}
+	kids, _ := proc.Children(proc.Root, pid)
+	out := make([]int, len(kids))
+	for i, k := range kids {
+		out[i] = k.PID
 	}
 	return out
 }

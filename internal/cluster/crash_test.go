@@ -1,9 +1,12 @@
 package cluster
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agbench/agbench/internal/proc"
 )
 
 func TestPostmasterCmdline(t *testing.T) {
@@ -20,7 +23,7 @@ func TestPostmasterCmdline(t *testing.T) {
 		{"", "not this cluster's"},
 		{"\x00\x00", "not this cluster's"},
 	} {
-		err := postmasterCmdline([]byte(c.raw), bin, dir)
+		err := postmasterCmdline(proc.ParseCmdline([]byte(c.raw)), bin, dir)
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%q: %v; want %q", c.raw, err, c.want)
 		}
@@ -51,7 +54,7 @@ func FuzzPostmasterCmdline(f *testing.F) {
 	f.Add([]byte("\x00"))
 	f.Add([]byte("/b/postgres\x00-D"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		err := postmasterCmdline(raw, bin, dir)
+		err := postmasterCmdline(proc.ParseCmdline(raw), bin, dir)
 		first, _, _ := strings.Cut(string(raw), "\x00")
 		if err == nil && (!strings.Contains(string(raw), "-D\x00") || filepath.Clean(first) != bin) {
 			t.Fatalf("accepted %q", raw)
@@ -81,4 +84,16 @@ func FuzzParseWALEnd(f *testing.F) {
 	f.Add("pg_waldump: error: error in WAL record at 0/3076080: invalid record length at 0/30760A8: wanted 24, got 0")
 	f.Add("could not find a valid record after 0/1")
 	f.Fuzz(func(t *testing.T, out string) { _, _ = parseWALEnd(out, "0/1") })
+}
+
+// WALLacked is absent, with the reason, when it cannot be measured: a received position
+// that is not one, or a node the cluster does not have.
+func TestWALLackedUnmeasured(t *testing.T) {
+	topo := &Topology{Name: "lab"}
+	if v, why := topo.WALLacked(context.Background(), "primary", "not-an-lsn"); v != nil || !strings.HasPrefix(why, "not measured: ") {
+		t.Errorf("bad position: %v, %q", v, why)
+	}
+	if v, why := topo.WALLacked(context.Background(), "primary", "0/3000148"); v != nil || !strings.Contains(why, `no node "primary"`) {
+		t.Errorf("no such node: %v, %q", v, why)
+	}
 }

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/proc"
 )
 
 // DefaultProbeTimeout is how long a failover waits for a running primary to answer before it
@@ -25,43 +26,19 @@ type Frozen struct {
 	Node string
 	// Took is from the postmaster's stop until the last child's.
 	Took  time.Duration
-	procs []proc
+	procs []process
 }
 
-// proc is a process known by its pid and its start time, so that a pid reused by another
+// process is a process known by its pid and its start time, so that a pid reused by another
 // process is never signalled.
-type proc struct {
+type process struct {
 	pid   int
-	start string
+	start uint64
 }
 
-// procStat returns a process's state letter and start time from /proc/PID/stat.
-func procStat(pid int) (state, start string, ok bool) {
-	state, _, start, ok = procStatParent(pid)
-	return state, start, ok
-}
-
-// procStatParent is procStat with the parent's pid.
-func procStatParent(pid int) (state, ppid, start string, ok bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "", "", "", false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return "", "", "", false
-	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state), f[1] the parent; start time is field 22
-	if len(f) < 20 {
-		return "", "", "", false
-	}
-	return f[0], f[1], f[19], true
-}
-
-func (p proc) same() bool {
-	_, start, ok := procStat(p.pid)
-	return ok && start == p.start
+func (p process) same() bool {
+	st, err := proc.ReadStat(proc.Root, p.pid)
+	return err == nil && st.StartTime == p.start
 }
 
 // FreezeNode stops the named node's postmaster and then each of its children with SIGSTOP
@@ -73,11 +50,11 @@ func (t *Topology) FreezeNode(ctx context.Context, name string) (*Frozen, error)
 	if err != nil {
 		return nil, err
 	}
-	_, start, ok := procStat(pid)
-	if !ok {
+	pm, err := proc.ReadStat(proc.Root, pid)
+	if err != nil {
 		return nil, fmt.Errorf("node %s: postmaster %d is gone", name, pid)
 	}
-	f := &Frozen{Node: name, procs: []proc{{pid, start}}}
+	f := &Frozen{Node: name, procs: []process{{pid, pm.StartTime}}}
 	// The children are listed before the postmaster stops, and stopped right after it (reading
 	// /proc takes a while on a busy machine, and the backends commit meanwhile); a second list
 	// finds any forked in between.
@@ -93,8 +70,8 @@ func (t *Topology) FreezeNode(ctx context.Context, name string) (*Frozen, error)
 				continue
 			}
 			stopped[k] = true
-			_, ppid, start, ok := procStatParent(k)
-			if !ok || ppid != strconv.Itoa(pid) { // gone, or its pid reused since the first list
+			st, err := proc.ReadStat(proc.Root, k)
+			if err != nil || st.PPID != pid { // gone, or its pid reused since the first list
 				continue
 			}
 			if err := syscall.Kill(k, syscall.SIGSTOP); err != nil {
@@ -103,7 +80,7 @@ func (t *Topology) FreezeNode(ctx context.Context, name string) (*Frozen, error)
 				}
 				return fmt.Errorf("stop process %d of %s: %w", k, name, err)
 			}
-			f.procs = append(f.procs, proc{k, start})
+			f.procs = append(f.procs, process{k, st.StartTime})
 		}
 		return nil
 	}
@@ -118,7 +95,7 @@ func (t *Topology) FreezeNode(ctx context.Context, name string) (*Frozen, error)
 	for {
 		running := 0
 		for _, p := range f.procs {
-			if st, start, ok := procStat(p.pid); ok && start == p.start && !strings.ContainsAny(st, "TtZX") {
+			if st, err := proc.ReadStat(proc.Root, p.pid); err == nil && st.StartTime == p.start && !strings.ContainsRune("TtZX", rune(st.State)) {
 				running++
 			}
 		}
@@ -169,7 +146,7 @@ func (t *Topology) StoppedProcesses(name string) []int {
 	}
 	var out []int
 	for _, p := range append([]int{pid}, children(pid)...) {
-		if st, _, ok := procStat(p); ok && st == "T" {
+		if st, err := proc.ReadStat(proc.Root, p); err == nil && st.State == 'T' {
 			out = append(out, p)
 		}
 	}
@@ -281,27 +258,32 @@ func (t *Topology) fenceFailed(ctx context.Context, old *Node, o FailoverOptions
 }
 
 // walLacked measures, after an unplanned failover and before the old primary is rewound,
-// the WAL the new primary lacked of it: the old primary's end of valid WAL (pg_waldump on
-// its pg_wal) minus what the new one had received (which its functions keep after promotion).
+// the WAL the new primary lacked of it (WALLacked), from what the new one had received
+// (which its functions keep after promotion).
 func (t *Topology) walLacked(ctx context.Context, old, target *Node, r *FailoverReport) {
 	lsn, err := t.receivedLSN(ctx, target)
 	if err != nil {
 		r.WALLackedNote = "not measured: " + target.Name + "'s received WAL position: " + err.Error()
 		return
 	}
-	had, err := ParseLSN(lsn)
+	r.WALLacked, r.WALLackedNote = t.WALLacked(ctx, old.Name, lsn)
+}
+
+// WALLacked is the WAL of the stopped node old that a node which had received up to received
+// (a WAL position) lacked: old's end of valid WAL (pg_waldump on its pg_wal) minus received,
+// 0 when it had all of it. Unmeasured, it is absent (nil) with the reason ("not measured: …").
+func (t *Topology) WALLacked(ctx context.Context, old, received string) (*int64, string) {
+	had, err := ParseLSN(received)
 	if err != nil {
-		r.WALLackedNote = "not measured: " + err.Error()
-		return
+		return nil, "not measured: " + err.Error()
 	}
-	end, err := t.EndOfWAL(ctx, old.Name, lsn)
+	end, err := t.EndOfWAL(ctx, old, received)
 	if err != nil {
-		r.WALLackedNote = "not measured: " + err.Error()
-		return
+		return nil, "not measured: " + err.Error()
 	}
 	lacked := int64(0)
 	if end > had {
 		lacked = int64(end - had)
 	}
-	r.WALLacked = &lacked
+	return &lacked, ""
 }

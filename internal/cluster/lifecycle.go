@@ -83,7 +83,7 @@ func (t *Topology) Destroy(ctx context.Context) error {
 
 func (t *Topology) removeAll(ctx context.Context) error {
 	var errs []error
-	if t.Listener != nil && t.Listener.PID > 0 {
+	if t.Listener.Running() {
 		stopPID(t.Listener.PID)
 	}
 	if t.LinksAlive() {

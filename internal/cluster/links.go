@@ -67,8 +67,8 @@ func (n *Node) ClientPort() int {
 // ClientAddr is host:port of ClientPort.
 func (n *Node) ClientAddr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.ClientPort())) }
 
-// LinksAlive reports whether the recorded links process runs.
-func (t *Topology) LinksAlive() bool { return t.Links != nil && t.Links.PID > 0 && Alive(t.Links.PID) }
+// LinksAlive reports whether the recorded links process runs (LinksInfo.Running).
+func (t *Topology) LinksAlive() bool { return t.Links.Running() }
 
 // String describes the links in one line.
 func (l *LinksInfo) String() string {

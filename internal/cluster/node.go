@@ -16,6 +16,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/pgbin"
+	"github.com/agbench/agbench/internal/proc"
 )
 
 // confFile is the file agbench owns in each data directory; postgresql.conf includes it.
@@ -169,14 +170,8 @@ func postmasterPID(dataDir string) int {
 // Alive reports whether a process exists and is not a zombie (an exited postmaster that its
 // new parent has not reaped yet is gone for every purpose of ours).
 func Alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command name, which is in parentheses and may contain spaces.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+	st, err := proc.ReadStat(proc.Root, pid)
+	return err == nil && !st.Zombie()
 }
 
 // checkPortFree fails with bad input when something listens on host:port.

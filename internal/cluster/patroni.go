@@ -7,8 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -16,6 +16,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cgroup"
+	"github.com/agbench/agbench/internal/proc"
 )
 
 // A cluster under Patroni (`cluster create --ha patroni`): every node's PostgreSQL is run by a
@@ -350,14 +351,12 @@ func (t *Topology) ownProcess(pid int, arg string) error {
 	if pid <= 0 || !Alive(pid) {
 		return fmt.Errorf("process %d is not running", pid)
 	}
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	args, err := proc.Cmdline(proc.Root, pid)
 	if err != nil {
 		return fmt.Errorf("process %d: %v", pid, err)
 	}
-	for _, a := range strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00") {
-		if a == arg {
-			return nil
-		}
+	if slices.Contains(args, arg) {
+		return nil
 	}
 	return fmt.Errorf("process %d is not this cluster's (its command line does not name %s)", pid, arg)
 }

@@ -5,7 +5,8 @@
 // and reads Patroni's REST API; Patroni, not agbench, then decides failovers.
 // It must not import workloads, the runner, the listener or the report.
 //
-// Imports from agbench: only internal/agerr, internal/atomicfile, internal/cgroup, internal/pgbin.
+// Imports from agbench: only internal/agerr, internal/atomicfile, internal/cgroup, internal/pgbin,
+// internal/proc.
 package cluster
 
 import (

@@ -259,14 +259,5 @@ func walLacked(ctx context.Context, t *cluster.Topology, dc *result.DrillCycle) 
 		dc.WALBytesNote = "not measured: no standby's received WAL position could be read"
 		return
 	}
-	end, err := t.EndOfWAL(ctx, dc.From, from)
-	if err != nil {
-		dc.WALBytesNote = "not measured: " + err.Error()
-		return
-	}
-	lacked := int64(0)
-	if end > best {
-		lacked = int64(end - best)
-	}
-	dc.WALBytesLacked = &lacked
+	dc.WALBytesLacked, dc.WALBytesNote = t.WALLacked(ctx, dc.From, from)
 }

@@ -284,12 +284,7 @@ func (r *Registry) foldPoints(now time.Time, interval time.Duration, iv map[stri
 }
 
 func (r *Registry) point(m map[string]*result.TimeSeries, name string, now time.Time, v float64) {
-	s := m[name]
-	if s == nil {
-		s = &result.TimeSeries{Unit: "ops/s", Start: r.start}
-		m[name] = s
-	}
-	s.Add(now, v)
+	result.AddPoint(m, name, "ops/s", r.start, now, v)
 }
 
 // Freeze takes a last tick at now and makes every handle drop what it is given from then

@@ -12,6 +12,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/stats"
 )
 
 // synth describes a made-up run measured from a closed queueing model: each variant serves
@@ -94,7 +95,7 @@ func (s synth) result(t testing.TB) *result.Result {
 					}
 					// As the samplers do: each series' window mean is also a counter.
 					for k, ts := range st.Series {
-						st.Counters[k] = meanOf(ts.V)
+						st.Counters[k] = stats.Mean(ts.V)
 					}
 				}
 				r.Steps = append(r.Steps, st)

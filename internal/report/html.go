@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -146,17 +147,14 @@ func (e *Experiment) metric() (name, label string, get func(*Figures) (float64, 
 }
 
 func (e *Experiment) metricOf() (name, label string, get func(*Figures) (float64, bool)) {
-	for _, c := range []string{"nopm", "iops", result.ServerMBps, "mb_per_s"} {
-		for _, have := range e.Counters {
-			if have == c {
-				return c, counterLabel(c), func(f *Figures) (float64, bool) { v, ok := f.Counters[c]; return v, ok }
-			}
-		}
+	h := analyze.HeadlineOf(func(c string) bool { return slices.Contains(e.Counters, c) }, e.HasBytes())
+	switch {
+	case h.Counter:
+		return h.Name, h.Label, func(f *Figures) (float64, bool) { v, ok := f.Counters[h.Name]; return v, ok }
+	case h.Name == analyze.HeadlineBytes:
+		return h.Name, h.Label, func(f *Figures) (float64, bool) { return f.MBps, true }
 	}
-	if e.HasBytes() {
-		return "mb_per_s", "MB/s", func(f *Figures) (float64, bool) { return f.MBps, true }
-	}
-	return "ops", "ops/s", func(f *Figures) (float64, bool) { return f.Throughput, true }
+	return h.Name, h.Label, func(f *Figures) (float64, bool) { return f.Throughput, true }
 }
 
 // orNaN is a chart's y: NaN (no point) where the figure was not measured.

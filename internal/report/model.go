@@ -12,6 +12,7 @@ import (
 
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/stats"
 	"github.com/agbench/agbench/internal/units"
 )
 
@@ -489,7 +490,7 @@ func newFigures(steps []*result.Step) (*Figures, error) {
 		// without one is averaged here.
 		figures := map[string]float64{}
 		for k, ts := range st.Series {
-			figures[k] = meanOf(ts.V)
+			figures[k] = stats.Mean(ts.V)
 		}
 		for k, v := range st.Counters {
 			figures[k] = v
@@ -563,17 +564,6 @@ func isQueue(k string) bool {
 		return fig == result.DiskQueue
 	}
 	return k == result.DeviceAvgQueue
-}
-
-func meanOf(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
 }
 
 func maxOf(v []float64) float64 {

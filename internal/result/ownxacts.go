@@ -10,6 +10,10 @@ import (
 // a 1 Hz statistics read add about 700 a minute). Each sampler counts the transactions it
 // sends here, per server and database (OwnXactKey), and a server-side count of the
 // workload's transactions subtracts what was counted in its window: the one place they meet.
+// The count is the process's, not a run's, on purpose: pg_stat_database counts the
+// transactions of every session on the database, so a window leaves out those of every
+// sampler of this process there, of its own run or of another run at the same time.
+// It is safe for concurrent use.
 
 var ownXacts sync.Map // OwnXactKey -> *atomic.Int64
 

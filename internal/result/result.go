@@ -323,6 +323,17 @@ func (s *TimeSeries) Add(at time.Time, v float64) {
 	s.V = append(s.V, v)
 }
 
+// AddPoint appends one point at time at to the series name of m, making it (with unit and
+// start) when m has none of that name yet.
+func AddPoint(m map[string]*TimeSeries, name, unit string, start, at time.Time, v float64) {
+	s := m[name]
+	if s == nil {
+		s = &TimeSeries{Unit: unit, Start: start}
+		m[name] = s
+	}
+	s.Add(at, v)
+}
+
 // Totals sums Count, Errors, Rows and Bytes over all op types of the step (nil ops count nothing).
 func (s *Step) Totals() Op {
 	var t Op

@@ -204,3 +204,18 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
+
+func TestAddPoint(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := map[string]*TimeSeries{}
+	AddPoint(m, "a", "MB/s", start, start.Add(time.Second), 1)
+	AddPoint(m, "a", "ignored", start.Add(time.Hour), start.Add(3*time.Second), 2)
+	AddPoint(m, "b", "share", time.Time{}, start.Add(2*time.Second), 0.5)
+	a, b := m["a"], m["b"]
+	if len(m) != 2 || a.Unit != "MB/s" || !a.Start.Equal(start) || len(a.T) != 2 || a.T[1] != 3 || a.V[1] != 2 {
+		t.Errorf("series a %+v", a)
+	}
+	if !b.Start.Equal(start.Add(2*time.Second)) || b.T[0] != 0 || b.V[0] != 0.5 {
+		t.Errorf("series b (no start: its first point's) %+v", b)
+	}
+}

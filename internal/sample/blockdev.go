@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agbench/agbench/internal/cgroup"
 )
 
 // ErrNoBlockDevice says that a path lives on a file system with no block device under it
@@ -30,17 +31,14 @@ func DeviceForPath(sysRoot, path string) (string, error) {
 
 // BlockDevice names the whole disk behind device number maj:min through sysfs: the
 // partition's parent when maj:min is a partition, the device itself otherwise.
+// (cgroup.WholeDisk, the one reading of sysfs for it.)
 func BlockDevice(sysRoot string, maj, min uint32) (string, error) {
-	link := filepath.Join(sysRoot, "dev", "block", fmt.Sprintf("%d:%d", maj, min))
-	dir, err := filepath.EvalSymlinks(link)
+	d, err := cgroup.WholeDisk(sysRoot, maj, min)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("%d:%d: %w", maj, min, ErrNoBlockDevice)
+	}
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("%d:%d: %w", maj, min, ErrNoBlockDevice)
-		}
 		return "", err
 	}
-	if _, err := os.Stat(filepath.Join(dir, "partition")); err == nil {
-		return filepath.Base(filepath.Dir(dir)), nil
-	}
-	return filepath.Base(dir), nil
+	return d.Name, nil
 }

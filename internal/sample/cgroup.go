@@ -110,12 +110,7 @@ func (h *HostStep) tick(start time.Time) error {
 }
 
 func (h *HostStep) add(name, unit string, start, at time.Time, v float64) {
-	s := h.acc[name]
-	if s == nil {
-		s = &result.TimeSeries{Unit: unit, Start: start}
-		h.acc[name] = s
-	}
-	s.Add(at, v)
+	result.AddPoint(h.acc, name, unit, start, at, v)
 }
 
 func (h *HostStep) addPoint(start time.Time, g HostGroup, d cgroup.Between, at time.Time) {

@@ -11,5 +11,5 @@
 //
 // It must not import the runner, workloads, the analysis or the report.
 //
-// Imports from agbench: only internal/cgroup, internal/result.
+// Imports from agbench: only internal/cgroup, internal/proc, internal/result.
 package sample

@@ -87,8 +87,11 @@ func fakeSys(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(part, "partition"), []byte("1\n"), 0o644); err != nil {
-		t.Fatal(err)
+	for file, text := range map[string]string{filepath.Join(part, "partition"): "1\n", filepath.Join(disk, "dev"): "8:0\n",
+		filepath.Join(part, "dev"): "8:1\n", filepath.Join(dm, "dev"): "253:0\n"} {
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	links := map[string]string{"8:0": "../../devices/pci0000:00/block/sda", "8:1": "../../devices/pci0000:00/block/sda/sda1", "253:0": "../../devices/virtual/block/dm-0"}
 	for name, target := range links {

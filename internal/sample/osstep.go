@@ -130,12 +130,7 @@ func weightedMean(s *result.TimeSeries) float64 {
 }
 
 func (o *OSStep) add(name, unit string, start, at time.Time, v float64) {
-	s := o.acc[name]
-	if s == nil {
-		s = &result.TimeSeries{Unit: unit, Start: start}
-		o.acc[name] = s
-	}
-	s.Add(at, v)
+	result.AddPoint(o.acc, name, unit, start, at, v)
 }
 
 func (o *OSStep) addSample(start time.Time, s OSSample) {

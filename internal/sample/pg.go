@@ -358,12 +358,7 @@ func (n *pgNode) sampleWaits(ctx context.Context) error {
 }
 
 func (n *pgNode) add(name, unit string, at time.Time, v float64) {
-	s := n.series[name]
-	if s == nil {
-		s = &result.TimeSeries{Unit: unit, Start: n.start}
-		n.series[name] = s
-	}
-	s.Add(at, v)
+	result.AddPoint(n.series, name, unit, n.start, at, v)
 }
 
 // record turns a reading into one point of every series, from the previous reading.

@@ -1,16 +1,16 @@
 package sample
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/proc"
 )
 
 // A server's CPU from /proc. A node the sampler reaches on this host (loopback, a Unix
@@ -22,63 +22,6 @@ import (
 // cutime+cstime of what they waited for) and gone (the postmaster's cutime+cstime, which
 // take in every child it reaped). /proc/<pid>/stat and cmdline are readable by any user,
 // so an ordinary login (no superuser, no pg_monitor) gets it too.
-
-// userHZ is the unit of /proc's CPU times: USER_HZ, 100 on every Linux architecture.
-const userHZ = 100
-
-// procStat is what is kept of /proc/<pid>/stat.
-type procStat struct {
-	comm       string
-	ppid       int
-	cpuTicks   uint64 // utime + stime + cutime + cstime
-	reaped     uint64 // cutime + cstime: the children it waited for
-	startTicks uint64
-}
-
-// parseProcPIDStat reads /proc/<pid>/stat: "pid (comm) state ppid ... utime stime cutime
-// cstime ... starttime ...". comm may hold spaces and parentheses: it ends at the last ')'.
-func parseProcPIDStat(data []byte) (procStat, error) {
-	var p procStat
-	open, end := bytes.IndexByte(data, '('), bytes.LastIndexByte(data, ')')
-	if open < 0 || end < open {
-		return p, fmt.Errorf("/proc stat: no (comm)")
-	}
-	p.comm = string(data[open+1 : end])
-	f := bytes.Fields(data[end+1:])
-	// after comm: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14) ... starttime(19)
-	if len(f) < 20 {
-		return p, fmt.Errorf("/proc stat: %d fields after comm, want at least 20", len(f))
-	}
-	ppid, err := strconv.Atoi(string(f[1]))
-	if err != nil {
-		return p, fmt.Errorf("/proc stat: ppid %q", f[1])
-	}
-	p.ppid = ppid
-	for _, i := range []int{11, 12, 13, 14} {
-		v, err := strconv.ParseInt(string(f[i]), 10, 64)
-		if err != nil {
-			return p, fmt.Errorf("/proc stat: field %d %q is not a number", i, f[i])
-		}
-		if v > 0 { // cutime and cstime are signed
-			p.cpuTicks += uint64(v)
-			if i >= 13 {
-				p.reaped += uint64(v)
-			}
-		}
-	}
-	if p.startTicks, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil {
-		return p, fmt.Errorf("/proc stat: starttime %q", f[19])
-	}
-	return p, nil
-}
-
-func readProcStat(procRoot string, pid int) (procStat, error) {
-	data, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return procStat{}, err
-	}
-	return parseProcPIDStat(data)
-}
 
 // serverProcs is a server found on this host: its postmaster's pid and start time (a pid
 // reused by another process is not taken for it).
@@ -95,19 +38,31 @@ func isPostgres(comm string) bool { return comm == "postgres" || comm == "postma
 // of the sampler's session, mark what its process title must hold ("(<our port>)" for TCP,
 // "[local]" for a Unix socket). It returns why not when it cannot.
 func findPostmaster(procRoot string, backend int, mark string) (serverProcs, string) {
-	b, err := readProcStat(procRoot, backend)
+	b, err := proc.ReadStat(procRoot, backend)
 	if err != nil {
 		return serverProcs{}, fmt.Sprintf("the server's backend (pid %d) is not in this host's /proc: the server runs in another pid namespace (a container) or on another host", backend)
 	}
-	title, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(backend), "cmdline"))
-	if !isPostgres(b.comm) || err != nil || !bytes.Contains(title, []byte(mark)) {
-		return serverProcs{}, fmt.Sprintf("pid %d on this host is not the sampler's backend (%s, title without %s): the server runs in another pid namespace (a container)", backend, b.comm, mark)
+	title, err := proc.Cmdline(procRoot, backend)
+	if !isPostgres(b.Comm) || err != nil || !strings.Contains(strings.Join(title, " "), mark) {
+		return serverProcs{}, fmt.Sprintf("pid %d on this host is not the sampler's backend (%s, title without %s): the server runs in another pid namespace (a container)", backend, b.Comm, mark)
 	}
-	pm, err := readProcStat(procRoot, b.ppid)
-	if err != nil || !isPostgres(pm.comm) {
-		return serverProcs{}, fmt.Sprintf("the parent of backend %d (pid %d) is not a postgres process", backend, b.ppid)
+	pm, err := proc.ReadStat(procRoot, b.PPID)
+	if err != nil || !isPostgres(pm.Comm) {
+		return serverProcs{}, fmt.Sprintf("the parent of backend %d (pid %d) is not a postgres process", backend, b.PPID)
 	}
-	return serverProcs{procRoot: procRoot, postmaster: b.ppid, start: pm.startTicks}, ""
+	return serverProcs{procRoot: procRoot, postmaster: b.PPID, start: pm.StartTime}, ""
+}
+
+// PostmasterCPU is the CPU time so far of the postmaster pid on this host and of all its
+// children, living and gone: what the database sampler counts as the server's CPU, for
+// callers that know the postmaster already (its postmaster.pid).
+func PostmasterCPU(pid int) (time.Duration, error) {
+	pm, err := proc.ReadStat(proc.Root, pid)
+	if err != nil {
+		return 0, fmt.Errorf("postmaster %d: %w", pid, err)
+	}
+	sec, err := serverProcs{procRoot: proc.Root, postmaster: pid, start: pm.StartTime}.cpuSeconds()
+	return time.Duration(sec * float64(time.Second)), err
 }
 
 // cpuSeconds is the CPU time of the postmaster and all its children so far. A child reaped
@@ -117,43 +72,35 @@ func findPostmaster(procRoot string, backend int, mark string) (serverProcs, str
 func (s serverProcs) cpuSeconds() (float64, error) {
 	var total uint64
 	for attempt := 0; attempt < 5; attempt++ {
-		pm, err := readProcStat(s.procRoot, s.postmaster)
-		if err != nil || pm.startTicks != s.start {
+		pm, err := proc.ReadStat(s.procRoot, s.postmaster)
+		if err != nil || pm.StartTime != s.start {
 			return 0, fmt.Errorf("the postmaster (pid %d) is gone", s.postmaster)
 		}
 		children, err := s.childrenTicks()
 		if err != nil {
 			return 0, err
 		}
-		again, err := readProcStat(s.procRoot, s.postmaster)
-		if err != nil || again.startTicks != s.start {
+		again, err := proc.ReadStat(s.procRoot, s.postmaster)
+		if err != nil || again.StartTime != s.start {
 			return 0, fmt.Errorf("the postmaster (pid %d) is gone", s.postmaster)
 		}
-		total = again.cpuTicks + children
-		if again.reaped == pm.reaped {
+		total = again.Ticks() + children
+		if again.ReapedTicks() == pm.ReapedTicks() {
 			break
 		}
 	}
-	return float64(total) / userHZ, nil
+	return proc.Seconds(total), nil
 }
 
 // childrenTicks sums the CPU time of the postmaster's living children.
 func (s serverProcs) childrenTicks() (uint64, error) {
-	entries, err := os.ReadDir(s.procRoot)
+	kids, err := proc.Children(s.procRoot, s.postmaster)
 	if err != nil {
 		return 0, err
 	}
 	var total uint64
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == s.postmaster {
-			continue
-		}
-		c, err := readProcStat(s.procRoot, pid)
-		if err != nil || c.ppid != s.postmaster {
-			continue // gone meanwhile, or not a child
-		}
-		total += c.cpuTicks
+	for _, c := range kids {
+		total += c.Ticks()
 	}
 	return total, nil
 }

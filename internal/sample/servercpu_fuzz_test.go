@@ -2,17 +2,6 @@ package sample
 
 import "testing"
 
-func FuzzParseProcPIDStat(f *testing.F) {
-	f.Add([]byte("4242 (postgres) S 17 4242 4242 0 -1 4194560 100 0 0 0 250 75 -1 12 20 0 1 0 98765 1000 10\n"))
-	f.Add([]byte("1 ((x)) S"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := parseProcPIDStat(data)
-		if err == nil && p.ppid < -1<<31 {
-			t.Errorf("ppid %d", p.ppid)
-		}
-	})
-}
-
 func FuzzParseProcStatCPUs(f *testing.F) {
 	f.Add([]byte("cpu  1 2 3 4\ncpu0 1 2 3 4 5 6 7 8\ncpu1 1 1 1 1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

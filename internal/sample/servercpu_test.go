@@ -14,30 +14,18 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/result"
 )
-
-func TestParseProcPIDStat(t *testing.T) {
-	line := "4242 (post gres) (x)) S 17 4242 4242 0 -1 4194560 100 0 0 0 250 75 -1 12 20 0 1 0 98765 1000 10 0 0\n"
-	p, err := parseProcPIDStat([]byte(line))
-	if err != nil || p.comm != "post gres) (x)" || p.ppid != 17 || p.cpuTicks != 250+75+12 || p.startTicks != 98765 {
-		t.Errorf("%+v %v", p, err)
-	}
-	for _, bad := range []string{"", "1 (x S 1", "1 (x) S 1 2", "1 (x) S a 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5"} {
-		if _, err := parseProcPIDStat([]byte(bad)); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
-	}
-}
 
 // The test process stands for a postmaster: a child that burns CPU and is reaped must be
 // in the total afterwards (through cutime), and a living child's time while it runs.
 func TestServerCPUCountsChildrenGoneAndLiving(t *testing.T) {
-	self, err := readProcStat("/proc", os.Getpid())
+	self, err := proc.ReadStat(proc.Root, os.Getpid())
 	if err != nil {
 		t.Skip("no /proc")
 	}
-	s := serverProcs{procRoot: "/proc", postmaster: os.Getpid(), start: self.startTicks}
+	s := serverProcs{procRoot: "/proc", postmaster: os.Getpid(), start: self.StartTime}
 	before, err := s.cpuSeconds()
 	if err != nil {
 		t.Fatal(err)
@@ -62,13 +50,13 @@ func TestServerCPUCountsChildrenGoneAndLiving(t *testing.T) {
 	}
 	defer func() { _ = live.Process.Kill(); _ = live.Wait() }()
 	pid := strconv.Itoa(live.Process.Pid)
-	var child procStat
+	var child proc.Stat
 	for { // until the loop is done and the shell has become sleep
-		c, err := readProcStat("/proc", live.Process.Pid)
+		c, err := proc.ReadStat(proc.Root, live.Process.Pid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.comm == "sleep" {
+		if c.Comm == "sleep" {
 			child = c
 			break
 		}
@@ -78,8 +66,8 @@ func TestServerCPUCountsChildrenGoneAndLiving(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := withLiving - after; got < float64(child.cpuTicks)/userHZ {
-		t.Errorf("living child %s used %d ticks, the total grew by %.2f s", pid, child.cpuTicks, got)
+	if got := withLiving - after; got < proc.Seconds(child.Ticks()) {
+		t.Errorf("living child %s used %d ticks, the total grew by %.2f s", pid, child.Ticks(), got)
 	}
 	// A process whose title does not name the session is not taken for its backend.
 	if _, why := findPostmaster("/proc", os.Getpid(), "(1)"); !strings.Contains(why, "not the sampler's backend") {
@@ -130,14 +118,14 @@ func TestServerCPUOfALocalServer(t *testing.T) {
 	if err := p.Start(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	before, err := readProcStat("/proc", backend)
+	before, err := proc.ReadStat(proc.Root, backend)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := work.Exec(ctx, "SELECT count(*) FROM generate_series(1, 3000000)"); err != nil {
 		t.Fatal(err)
 	}
-	after, err := readProcStat("/proc", backend)
+	after, err := proc.ReadStat(proc.Root, backend)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +147,7 @@ func TestServerCPUOfALocalServer(t *testing.T) {
 	if !ok {
 		t.Fatalf("no server CPU; counters %v", st.Counters)
 	}
-	if busy := float64(after.cpuTicks-before.cpuTicks) / userHZ; cores*span < busy {
+	if busy := proc.Seconds(after.Ticks() - before.Ticks()); cores*span < busy {
 		t.Errorf("server CPU %.3f cores within %.2f s, but one backend alone used %.2f s", cores, span, busy)
 	}
 }
@@ -194,5 +182,20 @@ func TestParseSchedstat(t *testing.T) {
 	}
 	if _, ok := selfRunDelay("/proc"); !ok {
 		t.Skip("no schedstat on this kernel")
+	}
+}
+
+// PostmasterCPU of a process that is not a postgres server still sums it and its children;
+// a pid with no process is an error.
+func TestPostmasterCPU(t *testing.T) {
+	if _, err := proc.ReadStat(proc.Root, os.Getpid()); err != nil {
+		t.Skip("no /proc")
+	}
+	d, err := PostmasterCPU(os.Getpid())
+	if err != nil || d < 0 {
+		t.Fatalf("PostmasterCPU(self) = %v, %v", d, err)
+	}
+	if _, err := PostmasterCPU(1 << 30); err == nil {
+		t.Error("PostmasterCPU of no process: no error")
 	}
 }

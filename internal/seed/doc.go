@@ -13,5 +13,5 @@
 // It must not import the runner, workloads, the listener, analyze or report.
 //
 // Imports from agbench: only internal/agerr, internal/atomicfile, internal/cluster,
-// internal/result, internal/sample, internal/units.
+// internal/proc, internal/result, internal/sample, internal/units.
 package seed

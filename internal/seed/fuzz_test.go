@@ -9,18 +9,6 @@ import (
 	"testing"
 )
 
-func FuzzParseProcStat(f *testing.F) {
-	f.Add([]byte("4242 (postgres: walsender) S 1 2 3 0 -1 4194560 100 0 0 0 250 75 10 5 20 0 1 0 100 0 0\n"))
-	f.Add([]byte("1 (a) b) c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15"))
-	f.Add([]byte(""))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := ParseProcStat(b)
-		if err == nil && (c.UserSeconds < 0 || c.SystemSeconds < 0) {
-			t.Fatalf("negative CPU %+v", c)
-		}
-	})
-}
-
 func FuzzParseProcIO(f *testing.F) {
 	f.Add([]byte("rchar: 10\nwchar: 20\nread_bytes: 4096\nwrite_bytes: 0\n"))
 	f.Add([]byte("rchar: -1\n"))

@@ -102,12 +102,7 @@ func newMeter(osSampler *sample.OSSampler, emit func(Progress)) *meter {
 }
 
 func (m *meter) add(name, unit string, at time.Time, v float64) {
-	s := m.series[name]
-	if s == nil {
-		s = &result.TimeSeries{Unit: unit, Start: m.start}
-		m.series[name] = s
-	}
-	s.Add(at, v)
+	result.AddPoint(m.series, name, unit, m.start, at, v)
 }
 
 // enter ends the current phase (a last tick is attributed to it) and starts the next.

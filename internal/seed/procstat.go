@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-)
 
-// clockTicks is USER_HZ, the unit of /proc/PID/stat's CPU times: 100 on every Linux
-// architecture agbench runs on (the kernel fixes it for user space).
-const clockTicks = 100
+	"github.com/agbench/agbench/internal/proc"
+)
 
 // ProcCPU is a process's CPU time so far (its reaped children included).
 type ProcCPU struct {
@@ -19,28 +17,12 @@ type ProcCPU struct {
 // Seconds is user plus system time.
 func (c ProcCPU) Seconds() float64 { return c.UserSeconds + c.SystemSeconds }
 
-// ParseProcStat reads utime, stime, cutime and cstime from the text of /proc/PID/stat.
-// The command name (field 2) is in parentheses and may hold spaces and parentheses, so
-// fields are counted after its last ')'.
-func ParseProcStat(data []byte) (ProcCPU, error) {
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return ProcCPU{}, fmt.Errorf("proc stat: no command name")
+// cpuOf is the CPU time of a process's stat line: its own and its reaped children's.
+func cpuOf(s proc.Stat) ProcCPU {
+	return ProcCPU{
+		UserSeconds:   proc.Seconds(s.UTime + uint64(max(s.CUTime, 0))),
+		SystemSeconds: proc.Seconds(s.STime + uint64(max(s.CSTime, 0))),
 	}
-	f := bytes.Fields(data[i+1:])
-	// After the name: state(3) ppid ... utime is field 14, i.e. f[11]; stime f[12]; cutime f[13]; cstime f[14].
-	if len(f) < 15 {
-		return ProcCPU{}, fmt.Errorf("proc stat: %d fields after the name, want at least 15", len(f))
-	}
-	var v [4]float64
-	for j := range v {
-		n, err := strconv.ParseUint(string(f[11+j]), 10, 64)
-		if err != nil {
-			return ProcCPU{}, fmt.Errorf("proc stat field %d: %q is not a count", 14+j, f[11+j])
-		}
-		v[j] = float64(n) / clockTicks
-	}
-	return ProcCPU{UserSeconds: v[0] + v[2], SystemSeconds: v[1] + v[3]}, nil
 }
 
 // ProcIO is what /proc/PID/io counts: bytes through read/write calls (sockets and pipes
@@ -87,11 +69,7 @@ func readProc(pid int) (ProcCPU, ProcIO, bool) {
 	if pid <= 0 {
 		return ProcCPU{}, ProcIO{}, false
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ProcCPU{}, ProcIO{}, false
-	}
-	cpu, err := ParseProcStat(b)
+	st, err := proc.ReadStat(proc.Root, pid)
 	if err != nil {
 		return ProcCPU{}, ProcIO{}, false
 	}
@@ -99,5 +77,5 @@ func readProc(pid int) (ProcCPU, ProcIO, bool) {
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid)); err == nil {
 		pio, _ = ParseProcIO(b)
 	}
-	return cpu, pio, true
+	return cpuOf(st), pio, true
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/pierrec/lz4/v4"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/proc"
 )
 
 func TestParseCompression(t *testing.T) {
@@ -56,14 +58,9 @@ func TestCheckSupported(t *testing.T) {
 	}
 }
 
-func TestParseProcStatAndIO(t *testing.T) {
-	stat := []byte("4242 (postgres: walsender (x) 127.0.0.1(5) streaming) S 1 2 3 0 -1 4194560 100 0 0 0 250 75 10 5 20 0 1 0 100 0 0\n")
-	c, err := ParseProcStat(stat)
-	if err != nil || c.UserSeconds != 2.6 || c.SystemSeconds != 0.8 {
-		t.Fatalf("ParseProcStat = %+v, %v", c, err)
-	}
-	if _, err := ParseProcStat([]byte("1 (x) S 1 2")); err == nil {
-		t.Error("short stat accepted")
+func TestProcCPUAndIO(t *testing.T) {
+	if c := cpuOf(proc.Stat{UTime: 250, STime: 75, CUTime: 10, CSTime: 5}); c.UserSeconds != 2.6 || c.SystemSeconds != 0.8 || math.Abs(c.Seconds()-3.4) > 1e-9 {
+		t.Fatalf("cpuOf = %+v", c)
 	}
 	io, err := ParseProcIO([]byte("rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n"))
 	if err != nil || io != (ProcIO{RChar: 10, WChar: 20, ReadBytes: 4096, WriteBytes: 8192}) {

@@ -1,10 +1,22 @@
-// Package stats owns the order statistics of a list of float64 figures that agbench's
-// tables, analyses and scripts take: the median and linearly interpolated quantiles.
+// Package stats owns the statistics of a list of float64 figures that agbench's tables,
+// analyses and scripts take: the mean, the median and linearly interpolated quantiles.
 //
 // Imports from agbench: none.
 package stats
 
 import "slices"
+
+// Mean returns the arithmetic mean of xs, or 0 for none.
+func Mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
 
 // Median returns the middle value of xs (the mean of the two middle ones for an even
 // count), or 0 for none. xs is not changed.

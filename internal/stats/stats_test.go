@@ -46,3 +46,14 @@ func TestQuantile(t *testing.T) {
 		t.Errorf("Quantile changed its input: %v", xs)
 	}
 }
+
+func TestMean(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{1, 2, 3, 6}, 3}, {[]float64{-1, 1}, 0}} {
+		if got := Mean(c.xs); got != c.want {
+			t.Errorf("Mean(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+}

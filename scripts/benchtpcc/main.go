@@ -8,7 +8,8 @@
 // CPU per transaction, the row work per New-Order (pg_stat_user_tables), and the ratios to
 // go-tpc of the same round. `make bench-tpcc` runs it; it is a benchmark, not a test.
 //
-// Imports from agbench: only internal/cluster, internal/cluster/clustertest, internal/result, internal/stats.
+// Imports from agbench: only internal/cluster, internal/cluster/clustertest, internal/result, internal/sample,
+// internal/stats.
 package main
 
 import (
@@ -32,6 +33,7 @@ import (
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
+	sampler "github.com/agbench/agbench/internal/sample"
 	"github.com/agbench/agbench/internal/stats"
 )
 
@@ -326,7 +328,12 @@ func (b *bench) read(ctx context.Context, db, schema string) (*counters, error) 
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	c.cpu, err = serverCPU(b.topo.Primary().DataDir)
+	// The server's CPU: its postmaster's and all its children's, living and gone.
+	pm, err := b.topo.OwnPostmaster(b.topo.Primary().Name)
+	if err != nil {
+		return nil, err
+	}
+	c.cpu, err = sampler.PostmasterCPU(pm)
 	return c, err
 }
 
@@ -501,45 +508,6 @@ func (b *bench) exec(ctx context.Context, db, sql string) (int64, error) {
 		}
 	}
 	return 0, nil
-}
-
-// serverCPU is the user+system time of the postmaster, of its children still running and of
-// those that exited (the postmaster's reaped children).
-func serverCPU(dataDir string) (time.Duration, error) {
-	pidFile, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
-	if err != nil {
-		return 0, err
-	}
-	pm := strings.SplitN(string(pidFile), "\n", 2)[0]
-	fields := func(pid string) []string {
-		b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
-		if err != nil {
-			return nil
-		}
-		s := string(b)
-		return strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // from field 3 (state) on
-	}
-	ticks := func(f []string, idx ...int) int64 {
-		var t int64
-		for _, i := range idx {
-			n, _ := strconv.ParseInt(f[i-3], 10, 64)
-			t += n
-		}
-		return t
-	}
-	f := fields(pm)
-	if f == nil {
-		return 0, fmt.Errorf("postmaster %s not running", pm)
-	}
-	total := ticks(f, 14, 15, 16, 17) // utime, stime, cutime, cstime
-	procs, _ := os.ReadDir("/proc")
-	for _, p := range procs {
-		if c := fields(p.Name()); c != nil && len(c) > 15 && c[1] == pm { // field 4: ppid
-			total += ticks(c, 14, 15)
-		}
-	}
-	const hz = 100 // USER_HZ on Linux
-	return time.Duration(total) * time.Second / hz, nil
 }
 
 // passfilePassword reads the password from the cluster's own passfile (one line,

@@ -1,0 +1,46 @@
+package proc
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzParseStat feeds any bytes: no panic, and what parses writes back (line) to a line
+// that parses to the same (the name taken from the first '(' to the last ')').
+func FuzzParseStat(f *testing.F) {
+	f.Add([]byte("4242 (postgres: walsender (x) 127.0.0.1(5) streaming) S 1 2 3 0 -1 4194560 100 0 0 0 250 75 10 5 20 0 1 0 100 0 0\n"))
+	f.Add([]byte("1 ((x)) S"))
+	f.Add([]byte("1 (a) b) c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseStat(data)
+		if err != nil {
+			return
+		}
+		if s.PID < 0 || s.PPID < 0 {
+			t.Fatalf("%q parsed to %+v", data, s)
+		}
+		again, err := ParseStat([]byte(line(s)))
+		if err != nil || again != s {
+			t.Fatalf("%q parsed to %+v, which writes back to %q, parsed to %+v (%v)", data, s, line(s), again, err)
+		}
+	})
+}
+
+// FuzzStatComm writes lines with any command name the kernel could show (up to 15 bytes,
+// no NUL) and reads them back: the name, and every field after it, come back whole.
+func FuzzStatComm(f *testing.F) {
+	f.Add("postgres", uint64(250), int64(-1))
+	f.Add("a) S 1 (b", uint64(0), int64(7))
+	f.Add(") ) )", uint64(1), int64(0))
+	f.Fuzz(func(t *testing.T, comm string, ticks uint64, reaped int64) {
+		if len(comm) > 15 || bytes.IndexByte([]byte(comm), 0) >= 0 {
+			return
+		}
+		want := Stat{PID: 12, Comm: comm, State: 'S', PPID: 3, UTime: ticks, STime: ticks / 2, CUTime: reaped, CSTime: reaped, StartTime: ticks + 1}
+		got, err := ParseStat([]byte(line(want)))
+		if err != nil || got != want {
+			t.Fatalf("comm %q: %+v, %v; want %+v", comm, got, err, want)
+		}
+	})
+}
