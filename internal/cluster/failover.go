@@ -375,23 +375,48 @@ func (t *Topology) receivedBehind(ctx context.Context, a, b *Node) (int64, error
 	return lsnDiff(lb, la), nil
 }
 
+// waitReplayedPast waits until n has replayed the WAL record that begins at lsn (a
+// checkpoint's location, from pg_controldata): its replay position, the end of the last
+// record replayed, is then beyond lsn.
 func (t *Topology) waitReplayedPast(ctx context.Context, n *Node, lsn string, timeout time.Duration) error {
+	return t.waitReplay(ctx, n, lsn, true, timeout)
+}
+
+// waitReplayedTo waits until n has replayed every record that ends at or before lsn (a
+// primary's pg_current_wal_lsn(), the end of the last record it wrote): its replay position
+// is then lsn or beyond. Waiting for it to pass lsn instead waits for a record the primary
+// has not written: on an idle primary, until the background writer's next running-xacts
+// record (up to 15 s after the last write), or for good when that record itself was the
+// last one before lsn was read (no further WAL until the next checkpoint).
+func (t *Topology) waitReplayedTo(ctx context.Context, n *Node, lsn string, timeout time.Duration) error {
+	return t.waitReplay(ctx, n, lsn, false, timeout)
+}
+
+func (t *Topology) waitReplay(ctx context.Context, n *Node, lsn string, past bool, timeout time.Duration) error {
 	c, err := t.Connect(ctx, n)
 	if err != nil {
 		return err
 	}
 	defer c.Close(context.WithoutCancel(ctx))
+	q, words := `SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)`, "up to"
+	if past {
+		q, words = `SELECT coalesce(pg_last_wal_replay_lsn() > $1::pg_lsn, false)`, "past"
+	}
 	deadline := time.Now().Add(timeout)
 	for {
-		var past bool
-		if err := c.QueryRow(ctx, `SELECT coalesce(pg_last_wal_replay_lsn() > $1::pg_lsn, false)`, lsn).Scan(&past); err != nil {
+		var done bool
+		if err := c.QueryRow(ctx, q, lsn).Scan(&done); err != nil {
 			return err
 		}
-		if past {
+		if done {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not replay past %s within %v", n.Name, lsn, timeout)
+			var at string
+			if err := c.QueryRow(ctx, `SELECT coalesce(pg_last_wal_replay_lsn()::text, 'none')`).Scan(&at); err != nil {
+				at = err.Error()
+			}
+			return fmt.Errorf("%s did not replay %s %s within %v (replayed %s)", n.Name, words, lsn, timeout, at)
 		}
 		select {
 		case <-ctx.Done():
