@@ -65,6 +65,9 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 		if dc.SyncWait != "" {
 			run.SyncWaitCycles++
 		}
+		if dc.FaultMissed != "" {
+			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: the fault did not take effect: %s", dc.Cycle, dc.FaultMissed))
+		}
 		if dc.WritesBlockedSeconds != nil {
 			wblk = append(wblk, *dc.WritesBlockedSeconds)
 		}

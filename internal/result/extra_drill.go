@@ -123,6 +123,10 @@ type DrillCycle struct {
 	// no other standby), when it rejoined: writes were back only then, by the cluster's
 	// design, not by a slow failover.
 	SyncWait string `json:"sync_wait,omitempty"`
+	// FaultMissed says why the fault did not take effect (a WAL file system filled, and the
+	// server went on writing): the cycle then measures no outage, its times are absent,
+	// and the run fails.
+	FaultMissed string `json:"fault_missed,omitempty"`
 	// RerouteWriteSeconds and RerouteReadSeconds are, through a listener, the times from the
 	// fault until it first routed a new write session to the new primary and a new
 	// read-intent session to a standby; absent with RerouteNote saying why.
