@@ -221,7 +221,7 @@ func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 			lost, committed = fmt.Sprint(dc.Lost), fmt.Sprint(dc.InDoubtPresent)
 		}
 		tw.Row(fmt.Sprint(dc.Cycle), dc.Fault, dc.From, orAbsent(dc.To), fmt.Sprint(dc.Acked), lost, fmt.Sprint(dc.InDoubt), committed,
-			seconds(dc.FailoverSeconds), seconds(dc.DetectSeconds), seconds(dc.FenceSeconds), oldAcked(dc), seconds(dc.WriteBackSeconds), seconds(dc.WritesBlockedSeconds), seconds(dc.ReadBackSeconds),
+			seconds(dc.FailoverSeconds), seconds(dc.DetectSeconds), seconds(dc.FenceSeconds), oldAcked(dc), writesBack(dc), seconds(dc.WritesBlockedSeconds), seconds(dc.ReadBackSeconds),
 			seconds(dc.RerouteWriteSeconds), seconds(dc.RerouteReadSeconds), walBytes(dc), errorRates(st), afterFault(dc))
 	}
 	tw.Flush()
@@ -235,6 +235,9 @@ func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 		}
 		if dc.TPCC != nil {
 			printDrillTPCC(w, dc)
+		}
+		if dc.SyncWait != "" {
+			fmt.Fprintf(w, "cycle %d: * writes back: %s\n", dc.Cycle, dc.SyncWait)
 		}
 		for _, p := range dc.Problems {
 			fmt.Fprintf(w, "cycle %d: %s\n", dc.Cycle, p)
@@ -304,6 +307,15 @@ func oldAcked(dc *result.DrillCycle) string {
 		return fmt.Sprintf("%d, %d after the promotion", dc.OldAcked, dc.OldAckedAfterPromotion)
 	}
 	return fmt.Sprint(dc.OldAcked)
+}
+
+// writesBack is the time until writes were back, marked "*" when the new primary's commits
+// waited for the old primary to rejoin (said under the table).
+func writesBack(dc *result.DrillCycle) string {
+	if dc.SyncWait != "" && dc.WriteBackSeconds != nil {
+		return seconds(dc.WriteBackSeconds) + "*"
+	}
+	return seconds(dc.WriteBackSeconds)
 }
 
 func orAbsent(s string) string {

@@ -129,7 +129,31 @@ var (
 	// preallocated) but never written: its first page header is zeros.
 	walEmptyRE = regexp.MustCompile(`WAL file "[0-9A-F]+" header specifies 0 bytes`)
 	tliRE      = regexp.MustCompile(`(?m)^Latest checkpoint's TimeLineID:\s+(\d+)`)
+	redoFileRE = regexp.MustCompile(`(?m)^Latest checkpoint's REDO WAL file:\s+([0-9A-F]{24})$`)
 )
+
+// RedoWALFile is the WAL segment file in which the last checkpoint of a stopped node begins
+// its redo (pg_controldata's "Latest checkpoint's REDO WAL file"). After a clean shutdown it
+// is the segment the node's WAL ends in: segments in its pg_wal with a higher number are
+// recycled ones (renamed ahead by earlier checkpoints, written again before they are read).
+func (t *Topology) RedoWALFile(ctx context.Context, name string) (string, error) {
+	n := t.Node(name)
+	if n == nil {
+		return "", fmt.Errorf("no node %q in cluster %s", name, t.Name)
+	}
+	if t.nodeRunning(n) {
+		return "", fmt.Errorf("node %s is running", name)
+	}
+	cd, err := t.install().Run(ctx, t.user(), "pg_controldata", "-D", n.DataDir)
+	if err != nil {
+		return "", err
+	}
+	m := redoFileRE.FindStringSubmatch(cd)
+	if m == nil {
+		return "", fmt.Errorf("pg_controldata of %s shows no REDO WAL file", name)
+	}
+	return m[1], nil
+}
 
 // EndOfWAL returns where the valid WAL of a stopped node ends, reading its pg_wal with
 // pg_waldump from from (a WAL position the node has) on the timeline of its last checkpoint.

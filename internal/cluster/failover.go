@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"time"
 
@@ -54,6 +55,10 @@ type FailoverReport struct {
 	FencedAt time.Time `json:"fenced_at,omitzero"`
 	// PromotedAt is when the new primary accepted writes.
 	PromotedAt time.Time `json:"promoted_at"`
+	// RejoinedAt is when the old primary streamed from the new one (zero when it did not).
+	// With sync commit and no other standby re-pointed (Repointed empty), the new primary's
+	// commits wait for it until then: it is the only synchronous standby the new primary has.
+	RejoinedAt time.Time `json:"rejoined_at,omitzero"`
 	// WALLacked is, after an unplanned failover, the WAL the new primary lacked of the old
 	// one: the old primary's end of valid WAL minus what the new one had received; absent
 	// with WALLackedNote saying why.
@@ -131,6 +136,13 @@ func (t *Topology) Failover(ctx context.Context, o FailoverOptions) (*FailoverRe
 	}
 	r.To = target.Name
 
+	if err := t.armSync(ctx, target); err != nil {
+		err = fmt.Errorf("give %s the primary's synchronous settings: %w", target.Name, err)
+		if r.Planned {
+			return nil, t.restartAfter(ctx, old, err)
+		}
+		return nil, err
+	}
 	if _, err := t.install().Run(ctx, t.user(), "pg_ctl", "promote", "-w", "-t", fmt.Sprint(int(promoteTimeout.Seconds())), "-D", target.DataDir); err != nil {
 		err = fmt.Errorf("promote %s: %w", target.Name, err)
 		if r.Planned {
@@ -184,6 +196,9 @@ func (t *Topology) Failover(ctx context.Context, o FailoverOptions) (*FailoverRe
 		t.walLacked(ctx, old, target, r)
 	}
 	r.OldPrimary = t.rejoin(ctx, old, r)
+	if r.OldPrimary == "streaming" {
+		r.RejoinedAt = time.Now()
+	}
 	clock.done("old primary " + old.Name + " rejoins as standby")
 	r.Total = time.Since(start)
 	t.Failovers = append(t.Failovers, FailoverRecord{At: start.UTC(), From: r.From, To: r.To, Planned: r.Planned,
@@ -192,6 +207,57 @@ func (t *Topology) Failover(ctx context.Context, o FailoverOptions) (*FailoverRe
 		r.Problems = nil
 	}
 	return r, t.Save()
+}
+
+// syncArmWait bounds the wait for a standby to read the synchronous settings it is given
+// before its promotion.
+const syncArmWait = 30 * time.Second
+
+// armSync gives the standby about to be promoted the primary's synchronous settings, its
+// standby settings kept (it goes on streaming and replaying until the promotion), and waits
+// until the server has read them. With sync commit, the new primary's first commit then
+// waits for a synchronous standby, as every commit of the old primary did: promoted without
+// them, it acknowledged commits that no other node had (under sync commit, commits that one
+// more failure would lose) until agbench.conf was rewritten after the promotion, and then
+// blocked until a standby streamed from it. With async commit there is nothing to give.
+func (t *Topology) armSync(ctx context.Context, n *Node) error {
+	sync := t.syncSettings(n)
+	if len(sync) == 0 {
+		return nil
+	}
+	s := t.nodeSettings(n) // still a standby's
+	maps.Copy(s, sync)
+	if err := t.writeSettings(n, s); err != nil {
+		return err
+	}
+	if err := t.reload(ctx, n); err != nil {
+		return err
+	}
+	// The postmaster signals its children once it has read the file: a session that starts
+	// after it sees the new value, and the checkpointer (which tells the backends whether
+	// synchronous standbys are defined) has been signalled.
+	want := sync["synchronous_standby_names"]
+	deadline := time.Now().Add(syncArmWait)
+	for {
+		c, err := t.Connect(ctx, n)
+		if err == nil {
+			var got string
+			err = c.QueryRow(ctx, `SHOW synchronous_standby_names`).Scan(&got)
+			c.Close(context.WithoutCancel(ctx))
+			if err == nil && got == want {
+				return nil
+			}
+			if err == nil {
+				err = fmt.Errorf("synchronous_standby_names is %q, want %q", got, want)
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not read its new settings within %v: %v", n.Name, syncArmWait, err)
+		}
+		if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }
 
 // plannedHandover shuts the primary down cleanly and waits until the target has replayed its
@@ -309,23 +375,48 @@ func (t *Topology) receivedBehind(ctx context.Context, a, b *Node) (int64, error
 	return lsnDiff(lb, la), nil
 }
 
+// waitReplayedPast waits until n has replayed the WAL record that begins at lsn (a
+// checkpoint's location, from pg_controldata): its replay position, the end of the last
+// record replayed, is then beyond lsn.
 func (t *Topology) waitReplayedPast(ctx context.Context, n *Node, lsn string, timeout time.Duration) error {
+	return t.waitReplay(ctx, n, lsn, true, timeout)
+}
+
+// waitReplayedTo waits until n has replayed every record that ends at or before lsn (a
+// primary's pg_current_wal_lsn(), the end of the last record it wrote): its replay position
+// is then lsn or beyond. Waiting for it to pass lsn instead waits for a record the primary
+// has not written: on an idle primary, until the background writer's next running-xacts
+// record (up to 15 s after the last write), or for good when that record itself was the
+// last one before lsn was read (no further WAL until the next checkpoint).
+func (t *Topology) waitReplayedTo(ctx context.Context, n *Node, lsn string, timeout time.Duration) error {
+	return t.waitReplay(ctx, n, lsn, false, timeout)
+}
+
+func (t *Topology) waitReplay(ctx context.Context, n *Node, lsn string, past bool, timeout time.Duration) error {
 	c, err := t.Connect(ctx, n)
 	if err != nil {
 		return err
 	}
 	defer c.Close(context.WithoutCancel(ctx))
+	q, words := `SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)`, "up to"
+	if past {
+		q, words = `SELECT coalesce(pg_last_wal_replay_lsn() > $1::pg_lsn, false)`, "past"
+	}
 	deadline := time.Now().Add(timeout)
 	for {
-		var past bool
-		if err := c.QueryRow(ctx, `SELECT coalesce(pg_last_wal_replay_lsn() > $1::pg_lsn, false)`, lsn).Scan(&past); err != nil {
+		var done bool
+		if err := c.QueryRow(ctx, q, lsn).Scan(&done); err != nil {
 			return err
 		}
-		if past {
+		if done {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not replay past %s within %v", n.Name, lsn, timeout)
+			var at string
+			if err := c.QueryRow(ctx, `SELECT coalesce(pg_last_wal_replay_lsn()::text, 'none')`).Scan(&at); err != nil {
+				at = err.Error()
+			}
+			return fmt.Errorf("%s did not replay %s %s within %v (replayed %s)", n.Name, words, lsn, timeout, at)
 		}
 		select {
 		case <-ctx.Done():

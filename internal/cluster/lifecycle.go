@@ -165,7 +165,8 @@ func (t *Topology) StopNodeMode(ctx context.Context, name, mode string) error {
 	return t.stopNode(ctx, n, mode)
 }
 
-// WaitCaughtUp waits until every running standby has replayed the primary's current WAL position.
+// WaitCaughtUp waits until every running standby has replayed the primary's current WAL
+// position (pg_current_wal_lsn(): every record written so far).
 func (t *Topology) WaitCaughtUp(ctx context.Context, timeout time.Duration) error {
 	c, err := t.Connect(ctx, t.Primary())
 	if err != nil {
@@ -181,7 +182,7 @@ func (t *Topology) WaitCaughtUp(ctx context.Context, timeout time.Duration) erro
 		if !t.nodeRunning(s) {
 			continue
 		}
-		if err := t.waitReplayedPast(ctx, s, lsn, timeout); err != nil {
+		if err := t.waitReplayedTo(ctx, s, lsn, timeout); err != nil {
 			return err
 		}
 	}

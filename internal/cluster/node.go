@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -47,17 +48,8 @@ func (t *Topology) nodeSettings(n *Node) map[string]string {
 		"log_line_prefix":          "%m [%p] %q%u@%d ",
 		"recovery_target_timeline": "latest",
 	}
-	if t.Commit == CommitSync {
-		var others []string
-		for _, o := range t.Nodes {
-			if o.Name != n.Name {
-				others = append(others, quoteIdent(o.Name))
-			}
-		}
-		if n.Role == RolePrimary && len(others) > 0 {
-			s["synchronous_standby_names"] = "ANY 1 (" + strings.Join(others, ", ") + ")"
-			s["synchronous_commit"] = "on"
-		}
+	if n.Role == RolePrimary {
+		maps.Copy(s, t.syncSettings(n))
 	}
 	for k, v := range t.Settings {
 		s[k] = v
@@ -72,12 +64,36 @@ func (t *Topology) nodeSettings(n *Node) map[string]string {
 	return s
 }
 
+// syncSettings are the synchronous replication settings node n has as the primary: with sync
+// commit, ANY 1 of every other node; none with async commit or no other node. A standby
+// about to be promoted gets them before its promotion (failover.go), so that it never
+// acknowledges a commit that no synchronous standby has.
+func (t *Topology) syncSettings(n *Node) map[string]string {
+	if t.Commit != CommitSync {
+		return nil
+	}
+	var others []string
+	for _, o := range t.Nodes {
+		if o.Name != n.Name {
+			others = append(others, quoteIdent(o.Name))
+		}
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	return map[string]string{"synchronous_standby_names": "ANY 1 (" + strings.Join(others, ", ") + ")", "synchronous_commit": "on"}
+}
+
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // writeConf writes the node's agbench.conf and makes sure postgresql.conf includes it, and
 // sets or removes standby.signal according to the node's role.
 func (t *Topology) writeConf(n *Node) error {
-	settings := t.nodeSettings(n)
+	return t.writeSettings(n, t.nodeSettings(n))
+}
+
+// writeSettings writes settings as the node's agbench.conf (writeConf's work).
+func (t *Topology) writeSettings(n *Node, settings map[string]string) error {
 	keys := make([]string, 0, len(settings))
 	for k := range settings {
 		keys = append(keys, k)

@@ -106,7 +106,7 @@ func (ta *tally) fill(dc *result.DrillCycle, end time.Time) {
 	dc.Timeline = ta.tl.section()
 	dc.Events = slices.Clone(ta.events)
 	ta.reroute(dc, ta.listener)
-	if !ta.faultAt.IsZero() {
+	if !ta.faultAt.IsZero() && !ta.faultMissed {
 		var back time.Time
 		dc.WritesBlockedSeconds, back = ta.writesBlocked(end)
 		if inPlace(dc.Fault) {

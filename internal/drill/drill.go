@@ -292,6 +292,7 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 			dc.Problems = append(dc.Problems, node+": "+why)
 		}
 		p("cycle %d: %s is primary (failover %.2fs); old primary %s: %s", n, rep.To, fs, rep.From, rep.OldPrimary)
+		syncWait(t, rep, dc, l.tally)
 		waitBack(ctx, l.tally, o.Readers > 0, backWait)
 		sleep(ctx, o.Between)
 	}
@@ -400,6 +401,25 @@ func failover(ctx context.Context, t *cluster.Topology, o Options, c *Cycle, fo 
 		c.tally.event(result.EventPromoted, at, rep.To)
 	}
 	return rep, err
+}
+
+// syncWait notes when the old primary rejoined and, when it was the only synchronous standby
+// the new primary could have (sync commit, no other standby re-pointed to it), that commits
+// waited for it: the new primary was given the synchronous settings before its promotion
+// (internal/cluster), so its first commit waits for a synchronous standby, as every commit
+// of the old primary did. Under Patroni, synchronous_mode decides, not agbench.
+func syncWait(t *cluster.Topology, rep *cluster.FailoverReport, dc *result.DrillCycle, ta *tally) {
+	if rep.RejoinedAt.IsZero() {
+		return
+	}
+	// Seen streaming by a poll: the old primary may have confirmed its first commits a little
+	// before.
+	ta.event(result.EventRejoined, rep.RejoinedAt, rep.From+" seen streaming from "+rep.To)
+	if t.Commit != cluster.CommitSync || t.Patroni != nil || len(rep.Repointed) > 0 {
+		return
+	}
+	dc.SyncWait = fmt.Sprintf("%s had no synchronous standby until %s rejoined as one (pg_rewind, start, streaming): commits waited for it",
+		rep.To, rep.From)
 }
 
 // since is the seconds from a to b, absent when b is zero.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,12 @@ func TestSyncCommitLosesNothing(t *testing.T) {
 			}
 			if !strings.HasPrefix(run.Left, "whole:") || run.Lost != 0 || !strings.HasPrefix(run.Verdict, "sync commit: 0 of ") {
 				t.Fatalf("left %q, verdict %q", run.Left, run.Verdict)
+			}
+			// One synchronous standby: the new primary's only one is the old primary, so
+			// writes are back when it rejoined, and the cycle and the verdict say so.
+			if dc.SyncWait == "" || run.SyncWaitCycles != 1 || !strings.Contains(run.Verdict, "the new primary had no synchronous standby until the old primary rejoined") ||
+				!slices.ContainsFunc(dc.Events, func(e result.DrillEvent) bool { return e.Event == result.EventRejoined }) {
+				t.Fatalf("sync wait %q, %d cycles, verdict %q, events %v", dc.SyncWait, run.SyncWaitCycles, run.Verdict, dc.Events)
 			}
 		})
 	}

@@ -106,7 +106,9 @@ type tally struct {
 	doubt   []int64
 	errors  []result.DrillError
 	faultAt time.Time // zero until the fault
-	firstR  time.Time // first successful read begun after the fault
+	// faultMissed is true when the fault did not take effect (no outage to measure).
+	faultMissed bool
+	firstR      time.Time // first successful read begun after the fault
 	// newPort is the new primary's port once known: the first write it acknowledges
 	// after the fault ends the write outage (the old one may still acknowledge some).
 	newPort int
@@ -126,6 +128,13 @@ type tally struct {
 	// acked holds its New-Orders' keys, orders the New-Orders, in doubt ones too).
 	rwAcks int64
 	orders map[int64]order
+}
+
+// missed records that the fault did not take effect: the cycle's outage figures are absent.
+func (t *tally) missed() {
+	t.mu.Lock()
+	t.faultMissed = true
+	t.mu.Unlock()
 }
 
 func (t *tally) fault(at time.Time) {

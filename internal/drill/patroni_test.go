@@ -2,9 +2,12 @@ package drill
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
@@ -30,7 +33,11 @@ func TestPatroniFailsOverByItself(t *testing.T) {
 
 	t.Run("both", func(t *testing.T) {
 		from := topo.Primary().Name
-		run, res, err := drill(t, context.Background(), topo, Options{Fault: FaultKillPrimary, Cycles: 1})
+		// Before the fault the standby loses its synchronous status, as when its Patroni is
+		// starved for ttl on a loaded machine: the drill waits until Patroni gives it back
+		// (killed before, the leader is never replaced in synchronous_mode).
+		hooks := &Hooks{BeforeFault: func(ctx context.Context, c *Cycle) error { return loseSyncStandby(ctx, t, topo) }}
+		run, res, err := drill(t, context.Background(), topo, Options{Fault: FaultKillPrimary, Cycles: 1, Hooks: hooks})
 		if err != nil {
 			t.Fatalf("drill: %v (%+v)", err, run)
 		}
@@ -88,4 +95,36 @@ func TestPatroniFailsOverByItself(t *testing.T) {
 			t.Fatalf("cluster not healed: %s", run.Left)
 		}
 	})
+}
+
+// loseSyncStandby stops the standby's Patroni (SIGSTOP) until its member key has expired and
+// the leader's Patroni has taken its synchronous status away (it clears /sync first, then the
+// primary's synchronous_standby_names), then resumes it.
+func loseSyncStandby(ctx context.Context, t *testing.T, topo *cluster.Topology) error {
+	sb := topo.Standbys()[0].Name
+	pid, err := topo.OwnPatroni(sb)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return err
+	}
+	defer syscall.Kill(pid, syscall.SIGCONT)
+	deadline := time.Now().Add(time.Duration(topo.Patroni.TTL)*time.Second + 60*time.Second)
+	for {
+		var ssn string
+		c, err := topo.Connect(ctx, topo.Primary())
+		if err == nil {
+			err = c.QueryRow(ctx, `SHOW synchronous_standby_names`).Scan(&ssn)
+			c.Close(ctx)
+		}
+		if err == nil && ssn == "" {
+			t.Logf("%s's Patroni stopped: Patroni took its synchronous status away", sb)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s's Patroni stopped, and the primary's synchronous_standby_names is still %q (%v)", sb, ssn, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

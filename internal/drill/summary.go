@@ -16,7 +16,7 @@ import (
 func Summarize(run *result.DrillRun, steps []result.Step) {
 	run.CyclesDone, run.Acked, run.Lost, run.InDoubt, run.InDoubtPresent = 0, 0, 0, 0, 0
 	run.Failed = nil
-	run.ChecksFailed = 0
+	run.ChecksFailed, run.SyncWaitCycles = 0, 0
 	var wb, rb, wblk, det []float64
 	for i := range steps {
 		dc, err := steps[i].DrillCycle()
@@ -61,6 +61,12 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 			if inPlace(dc.Fault) || s != dc.From { // an old primary's failure is said above
 				run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: standby %s not streaming", dc.Cycle, s))
 			}
+		}
+		if dc.SyncWait != "" {
+			run.SyncWaitCycles++
+		}
+		if dc.FaultMissed != "" {
+			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: the fault did not take effect: %s", dc.Cycle, dc.FaultMissed))
 		}
 		if dc.WritesBlockedSeconds != nil {
 			wblk = append(wblk, *dc.WritesBlockedSeconds)
@@ -135,6 +141,10 @@ func Verdict(run *result.DrillRun) string {
 		}
 	case run.WriteBackP50 != nil:
 		s += fmt.Sprintf("; writes back after p50 %.1f s, max %.1f s", *run.WriteBackP50, *run.WriteBackMax)
+		if run.SyncWaitCycles > 0 {
+			s += fmt.Sprintf(" (in %d of %d %s%s the new primary had no synchronous standby until the old primary rejoined: commits waited for it)",
+				run.SyncWaitCycles, run.CyclesDone, what, plural(run.CyclesDone))
+		}
 	default:
 		s += "; writes back: – (no write succeeded after a fault)"
 	}

@@ -53,6 +53,14 @@ func TestSummarize(t *testing.T) {
 	if len(unacked.Failed) != 1 || unacked.Failed[0] != "no commit was acknowledged in 2 checked cycles: durability not judged" {
 		t.Fatalf("no acknowledged commit must fail the run: %q", unacked.Failed)
 	}
+	// One synchronous standby: writes back when the old primary rejoined, said in words.
+	waited := &result.DrillRun{Fault: FaultKillPrimary, Commit: "sync", Cycles: 2}
+	Summarize(waited, []result.Step{
+		cycleStep(t, result.DrillCycle{Cycle: 1, Checked: true, Acked: 10, Writable: []string{"s1"}, OldPrimary: "streaming", WriteBackSeconds: f(2), SyncWait: "s1 had no synchronous standby until p rejoined"}),
+		cycleStep(t, result.DrillCycle{Cycle: 2, Checked: true, Acked: 10, Writable: []string{"p"}, OldPrimary: "streaming", WriteBackSeconds: f(1)})})
+	if want := "sync commit: 0 of 20 acknowledged commits lost in 2 failovers (kill-primary); writes back after p50 1.5 s, max 2.0 s (in 1 of 2 failovers the new primary had no synchronous standby until the old primary rejoined: commits waited for it)"; waited.Verdict != want || waited.SyncWaitCycles != 1 {
+		t.Fatalf("sync wait: %d cycles, verdict\n%q\nwant\n%q", waited.SyncWaitCycles, waited.Verdict, want)
+	}
 	empty := &result.DrillRun{Fault: FaultPlanned, Commit: "sync", Cycles: 1}
 	Summarize(empty, nil)
 	if empty.Verdict != "sync commit: not judged: no cycle of planned was checked" {

@@ -154,3 +154,65 @@ func walSettings(t *testing.T, topo *cluster.Topology) string {
 	}
 	return s
 }
+
+// TestWALFullAfterMuchWAL runs wal-full on a primary whose pg_wal holds much WAL. First the
+// WAL is needed (a replication slot holds it): the drill is refused before any cycle, naming
+// the size, and the WAL settings it had lowered are back in effect on the running server
+// (they were reset in postgresql.auto.conf but never reloaded). Then the same segments are
+// only recycled ones (the slot dropped, a checkpoint renamed them ahead, as after agbench
+// tpcc build): they are not copied onto the small file system, and the fault takes effect
+// (copied, they left no room for it: refused, or the server went on writing into them).
+func TestWALFullAfterMuchWAL(t *testing.T) {
+	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
+	requireWALFull(t, topo)
+	ctx := context.Background()
+	c, err := topo.Connect(ctx, topo.Primary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { c.Close(ctx) }()
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := c.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	exec(`SELECT pg_create_physical_replication_slot('agbench_test_hold', true)`)
+	exec(`CREATE TABLE w (i int)`)
+	for i := 0; i < 8; i++ { // eight segments of WAL, 128 MiB: more than a 128 MiB file system leaves room for
+		exec(`INSERT INTO w VALUES (1); SELECT pg_switch_wal()`)
+	}
+	before := walSettings(t, topo)
+	_, _, err = drill(t, ctx, topo, Options{Fault: FaultWALFull, Cycles: 1, WALFSSize: DefaultWALFSSize})
+	if !agerr.IsBadInput(err) || !strings.Contains(err.Error(), "pg_wal holds") {
+		t.Fatalf("drill with 128 MiB of WAL needed: %v; want refused", err)
+	}
+	if after := walSettings(t, topo); after != before {
+		t.Fatalf("WAL settings in effect %q after the refused drill, %q before", after, before)
+	}
+
+	c.Close(ctx) // the refused drill restarted the primary
+	if c, err = topo.Connect(ctx, topo.Primary()); err != nil {
+		t.Fatal(err)
+	}
+	exec(`SELECT pg_drop_replication_slot('agbench_test_hold')`)
+	exec(`CHECKPOINT`)
+	run, res, err := drill(t, ctx, topo, Options{Fault: FaultWALFull, Cycles: 1, WALFSSize: DefaultWALFSSize})
+	if err != nil {
+		t.Fatalf("drill with recycled segments: %v (%+v)", err, run)
+	}
+	dc := cycles(t, res)[0]
+	if dc.FaultMissed != "" || dc.WritesBlockedSeconds == nil || !slices.ContainsFunc(dc.Events, func(e result.DrillEvent) bool { return e.Event == result.EventDetected }) {
+		t.Fatalf("fault missed %q, writes blocked %v, events %v", dc.FaultMissed, dc.WritesBlockedSeconds, dc.Events)
+	}
+}
+
+// TPC-C's own errors are no sign of a full disk; the server's are.
+func TestServerFault(t *testing.T) {
+	for state, want := range map[string]bool{"53100": true, "08006": true, "57P03": true, "XX000": true, "58030": true, stateTimedOut: true, stateConnect: true,
+		"40001": false, "40P01": false, "23505": false, "22012": false, stateClient: false} {
+		if serverFault(state) != want {
+			t.Errorf("serverFault(%q) = %v, want %v", state, !want, want)
+		}
+	}
+}

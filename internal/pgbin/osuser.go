@@ -2,7 +2,9 @@ package pgbin
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
@@ -81,11 +83,23 @@ func (u *OSUser) Own(path string) error {
 	if u == nil || !u.Switch {
 		return nil
 	}
+	return own(path, func(p string) error { return os.Lchown(p, u.UID, u.GID) })
+}
+
+// own calls chown on path and everything under it. A file that is gone by the time the walk
+// reaches it is passed over: agbench gives a running server's data folder to its user (after
+// rewriting agbench.conf), and the server removes files meanwhile (a dropped table's, at the
+// next checkpoint; a standby's, as it replays the drop), which needs no owner. path itself
+// must be there.
+func own(path string, chown func(string) error) error {
 	return filepath.Walk(path, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
+		if err == nil {
+			err = chown(p)
 		}
-		return os.Lchown(p, u.UID, u.GID)
+		if err != nil && p != path && errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
 	})
 }
 

@@ -130,10 +130,20 @@ func (e *Experiment) DrillTable() Table {
 			to = table.Absent
 		}
 		t.add(txt(name), txt(dc.Fault), txt(dc.From), txt(to), intc(dc.Acked), lost, intc(dc.InDoubt), committed,
-			secCell(dc.FailoverSeconds), secCell(dc.WriteBackSeconds), secCell(dc.WritesBlockedSeconds), secCell(dc.ReadBackSeconds),
+			secCell(dc.FailoverSeconds), writesBackCell(dc), secCell(dc.WritesBlockedSeconds), secCell(dc.ReadBackSeconds),
 			secCell(dc.RerouteWriteSeconds), secCell(dc.RerouteReadSeconds), wal, txt(errorCounts(c.step)), txt(stateAfter(dc)))
 	}
 	return t
+}
+
+// writesBackCell is the time until writes were back, marked "*" when the new primary's
+// commits waited for the old primary to rejoin (the cycle's chart title says so).
+func writesBackCell(dc *result.DrillCycle) Cell {
+	c := secCell(dc.WriteBackSeconds)
+	if dc.SyncWait != "" && dc.WriteBackSeconds != nil {
+		c.Text += "*"
+	}
+	return c
 }
 
 func secCell(v *float64) Cell {
@@ -249,6 +259,9 @@ func cycleSummary(dc *result.DrillCycle) string {
 	}
 	if dc.WriteBackSeconds != nil && dc.To != "" {
 		parts = append(parts, fmt.Sprintf("writes back after %.2f s", *dc.WriteBackSeconds))
+	}
+	if dc.SyncWait != "" {
+		parts = append(parts, "* "+dc.SyncWait)
 	}
 	return strings.Join(parts, ", ")
 }

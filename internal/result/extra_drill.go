@@ -34,6 +34,9 @@ type DrillRun struct {
 	// write, in seconds; absent when no cycle measured one.
 	WritesBlockedP50 *float64 `json:"writes_blocked_p50_seconds,omitempty"`
 	WritesBlockedMax *float64 `json:"writes_blocked_max_seconds,omitempty"`
+	// SyncWaitCycles counts the checked cycles whose new primary had no synchronous standby
+	// until the old primary rejoined (DrillCycle.SyncWait): their writes came back only then.
+	SyncWaitCycles int `json:"sync_wait_cycles,omitempty"`
 	// DetectP50 and DetectMax are the cycles' times from the fault until it was detected
 	// (freeze-primary, partition-primary); absent when no cycle had one.
 	DetectP50 *float64 `json:"detect_p50_seconds,omitempty"`
@@ -115,6 +118,15 @@ type DrillCycle struct {
 	// write (commits waiting for a synchronous standby, a server refusing writes); absent
 	// when no write was acknowledged after the fault.
 	WritesBlockedSeconds *float64 `json:"writes_blocked_seconds,omitempty"`
+	// SyncWait says, when the new primary's commits waited for the old primary to rejoin
+	// because it was the only synchronous standby the new primary could have (sync commit,
+	// no other standby), when it rejoined: writes were back only then, by the cluster's
+	// design, not by a slow failover.
+	SyncWait string `json:"sync_wait,omitempty"`
+	// FaultMissed says why the fault did not take effect (a WAL file system filled, and the
+	// server went on writing): the cycle then measures no outage, its times are absent,
+	// and the run fails.
+	FaultMissed string `json:"fault_missed,omitempty"`
 	// RerouteWriteSeconds and RerouteReadSeconds are, through a listener, the times from the
 	// fault until it first routed a new write session to the new primary and a new
 	// read-intent session to a standby; absent with RerouteNote saying why.
@@ -185,6 +197,7 @@ const (
 	EventReadsBack    = "reads back"
 	EventRerouteWrite = "reroute write"
 	EventRerouteRead  = "reroute read"
+	EventRejoined     = "old primary rejoined"
 )
 
 // DrillEvent is one moment of a cycle: what happened, when, and a detail.
