@@ -534,6 +534,14 @@ unplanned failover the WAL the new primary lacked of the old one is printed.`,
 			}
 			fmt.Fprintf(a.stdout, "\nfailover %s -> %s, %s\nwrites unavailable for %.3fs; total %.3fs; old primary %s: %s\n",
 				r.From, r.To, kind, r.WriteOutage.Seconds(), r.Total.Seconds(), r.From, r.OldPrimary)
+			if r.CommitsWaitedForOldPrimary(topo) {
+				if r.RejoinedAt.IsZero() {
+					fmt.Fprintf(a.stdout, "commits still wait: %s has no synchronous standby until %s rejoins as one (it did not)\n", r.To, r.From)
+				} else {
+					fmt.Fprintf(a.stdout, "commits waited for %.3fs: %s had no synchronous standby until %s rejoined as one (pg_rewind, start, streaming)\n",
+						r.RejoinedAt.Sub(r.PromotedAt.Add(-r.WriteOutage)).Seconds(), r.To, r.From)
+				}
+			}
 			switch {
 			case r.WALLacked != nil:
 				fmt.Fprintf(a.stdout, "WAL %s lacked of %s: %s\n", r.To, r.From, units.FormatBytesShort(*r.WALLacked))

@@ -89,6 +89,10 @@ func TestClusterCommandsEndToEnd(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "primary -> standby1") {
 		t.Fatalf("failover: %d %s", code, out)
 	}
+	// One synchronous standby: the new primary's commits wait until the old one rejoins.
+	if !strings.Contains(out, "commits waited for") || !strings.Contains(out, "standby1 had no synchronous standby until primary rejoined") {
+		t.Errorf("failover of a sync cluster of one standby does not say that commits waited for the old primary: %s", out)
+	}
 	for _, verb := range []string{"stop", "start"} {
 		if code, out, errs := runCLI(t, env, "cluster", verb, "--name", "cli"); code != 0 {
 			t.Fatalf("%s: %s %s", verb, out, errs)

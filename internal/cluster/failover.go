@@ -68,6 +68,15 @@ type FailoverReport struct {
 	Problems      map[string]string `json:"problems,omitempty"`
 }
 
+// CommitsWaitedForOldPrimary reports whether the new primary's commits waited until the old
+// primary rejoined: sync commit, not under Patroni (whose synchronous_mode decides), and no
+// other standby re-pointed to the new primary, so that the old primary was the only
+// synchronous standby the new one could have. Commits then came back at RejoinedAt, not at
+// PromotedAt (never, when RejoinedAt is zero).
+func (r *FailoverReport) CommitsWaitedForOldPrimary(t *Topology) bool {
+	return t.Commit == CommitSync && t.Patroni == nil && len(r.Repointed) == 0
+}
+
 // FailoverStep is one timed step.
 type FailoverStep struct {
 	Name     string        `json:"name"`
