@@ -227,7 +227,16 @@ know it).`,
 				return agerr.BadInput(err)
 			}
 			if len(args) == 2 {
-				fmt.Fprintf(a.stdout, "A = %s\nB = %s\n\n", args[0], args[1])
+				fmt.Fprintf(a.stdout, "A = %s\nB = %s\n", args[0], args[1])
+				if diffs := report.SetupDifferences(runs[0].Result, runs[1].Result); len(diffs) > 0 {
+					fmt.Fprintln(a.stdout, "A and B differ in their set-up (a difference of figures may come from any of these):")
+					for _, d := range diffs {
+						fmt.Fprintln(a.stdout, "  "+d)
+					}
+				} else {
+					fmt.Fprintln(a.stdout, "A and B were set up alike (agbench, machine, server settings, topology, configuration)")
+				}
+				fmt.Fprintln(a.stdout)
 			}
 			unknown := false
 			for i, p := range pairs {
