@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,6 +123,33 @@ func TestStressThroughAFailover(t *testing.T) {
 	faultFigures(t, &res.Steps[0])
 	if !strings.Contains(out, "sessions lost") || !strings.Contains(out, "errors ") {
 		t.Errorf("the footer does not show the fault:\n%s", out)
+	}
+	reportShowsFaults(t, results, res.Steps[0].Errors[0].SQLState)
+}
+
+// reportShowsFaults renders the results with agbench report and checks that the text and
+// the HTML show the step's failed operations (by SQLSTATE) and lost sessions, and that,
+// without the servers' MB/s (no sampler through a listener), no column claims it: the
+// client's bytes received are "MB/s recv".
+func reportShowsFaults(t *testing.T, results, sqlstate string) {
+	t.Helper()
+	html := filepath.Join(t.TempDir(), "r.html")
+	code, out, errs := runCLI(t, nil, "report", results, "-o", html)
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s\n%s", code, out, errs)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for where, text := range map[string]string{"text": out, "HTML": string(b)} {
+		if !strings.Contains(text, "failed operations and lost sessions") || !strings.Contains(text, "errors "+sqlstate) ||
+			!strings.Contains(text, "sessions lost") {
+			t.Errorf("the report's %s does not show the fault (%s):\n%s", where, sqlstate, out)
+		}
+	}
+	if strings.Count(out, "MB/s") != strings.Count(out, "MB/s recv") || !strings.Contains(out, "MB/s recv") {
+		t.Errorf("the report shows the client's bytes as the servers' MB/s:\n%s", out)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/experiment"
+	"github.com/agbench/agbench/internal/report"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/stats"
@@ -405,7 +406,7 @@ func printTPCCStep(w io.Writer, st *result.Step) {
 	if b, ok := st.Counters[tpcc.CounterLagBytesMax]; ok {
 		notes = append(notes, fmt.Sprintf("max replay lag %s bytes, %.3fs", groupInt(b), st.Counters[tpcc.CounterLagSecondsMax]))
 	}
-	notes = append(notes, stepFaults(st)...)
+	notes = append(notes, report.StepFaults(st)...)
 	notes = append(notes, fmt.Sprintf("rolled-back new orders %s; server NOPM %s, TPM %s (client on the primary %s)",
 		optNum(st.Counters, tpcc.CounterRolledBack), optNum(st.Counters, tpcc.CounterServerNOPM),
 		optNum(st.Counters, tpcc.CounterServerTPM), optNum(st.Counters, tpcc.CounterPrimaryTPM)))

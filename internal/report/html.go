@@ -153,8 +153,8 @@ func (e *Experiment) metricOf() (name, label string, get func(*Figures) (float64
 			}
 		}
 	}
-	if e.HasBytes() {
-		return "mb_per_s", "MB/s", func(f *Figures) (float64, bool) { return f.MBps, true }
+	if e.HasBytes() { // the client's bytes received: not the servers' MB/s, and named apart
+		return recvMBps, recvMBpsLabel, func(f *Figures) (float64, bool) { return f.MBps, true }
 	}
 	return "ops", "ops/s", func(f *Figures) (float64, bool) { return f.Throughput, true }
 }
