@@ -6,7 +6,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -237,5 +239,63 @@ func TestFreshListenerWritesToTheNewerPrimary(t *testing.T) {
 			t.Fatalf("no write session through the listener: %v", err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// freeze stops node i's postmaster and every process it started (SIGSTOP) for d, then lets
+// them go on (SIGCONT): a server that hangs without failing anything.
+func freeze(h *clustertest.Handmade, i int, d time.Duration) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		b, err := os.ReadFile(filepath.Join(h.DataDir(i), "postmaster.pid"))
+		if err != nil {
+			return err
+		}
+		pm, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
+		if err != nil {
+			return err
+		}
+		pids := []int{pm}
+		stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+		for _, f := range stats {
+			s, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			rest := strings.Fields(string(s[strings.LastIndexByte(string(s), ')')+1:]))
+			if len(rest) > 1 && rest[1] == strconv.Itoa(pm) {
+				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+				pids = append(pids, pid)
+			}
+		}
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGSTOP)
+		}
+		time.Sleep(d)
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGCONT)
+		}
+		return nil
+	}
+}
+
+// A primary frozen mid-run (SIGSTOP, then SIGCONT) fails no operation and loses no session:
+// the only trace is seconds without a completed operation, which the analysis names (a
+// "stalled" verdict with where in the window) in the run's output and its result.
+func TestStressStallIsAVerdict(t *testing.T) {
+	h := clustertest.NewHandmade(t, 0)
+	results := t.TempDir()
+	wait := after(t, 2*time.Second, freeze(h, 0, 4*time.Second))
+	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--primary", h.ConnString(0, clustertest.HandmadeApp),
+		"-q", "SELECT 1", "--threads", "1", "--duration", "8s", "--sample=false", "--results", results)
+	wait()
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, "stalled: at 1 thread no operation completed for") {
+		t.Errorf("the output does not name the stall:\n%s", out)
+	}
+	files, _ := filepath.Glob(filepath.Join(results, "*", result.FileName))
+	if b, err := os.ReadFile(files[0]); err != nil || !strings.Contains(string(b), `"code": "stalled"`) && !strings.Contains(string(b), `"code":"stalled"`) {
+		t.Errorf("the result has no stalled verdict (%v)", err)
 	}
 }

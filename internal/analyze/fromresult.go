@@ -173,6 +173,7 @@ func stepOf(reps []result.Step, keying bool) Step {
 		}
 	}
 	s.ErrorClasses = errorClasses(classes)
+	s.StallSec, s.StallFrom = longestStall(reps)
 	ptrs := make([]*result.Step, len(reps))
 	for i := range reps {
 		ptrs[i] = &reps[i]

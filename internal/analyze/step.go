@@ -48,6 +48,10 @@ type Step struct {
 	SessionsLost      int64   `json:"sessions_lost,omitempty"`
 	Unrestored        int64   `json:"unrestored,omitempty"`
 	UnrestoredSeconds float64 `json:"unrestored_seconds,omitempty"`
+	// StallSec is the longest stretch of the window (any repeat) in which no operation
+	// completed, StallFrom where it began, in seconds of the window (stall.go).
+	StallSec  float64 `json:"stall_sec,omitempty"`
+	StallFrom float64 `json:"stall_from,omitempty"`
 	// NothingMeasured is set when the step's operations completed none successfully
 	// (measuredNothing): it has no throughput or latency to draw a knee from.
 	NothingMeasured bool `json:"nothing_measured,omitempty"`
