@@ -196,6 +196,7 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 		"vus": o.vus, "rampup_seconds": o.rampup.Seconds(), "duration_seconds": o.duration.Seconds(), "rate": o.rate,
 		"all_warehouses": o.allWarehouses, "keying": o.keying, "read_intent": o.readIntent, "compare": o.compare, "stale_probe": l.StaleProbe,
 		"run_constants": w.Constants(), "load_constants": meta.C}
+	w.LagWatched = l.Sample && len(experiment.PGNodes(tgt, l.Database)) > 0
 	smp, err := w.NewSampler(ctx)
 	if err != nil {
 		return err

@@ -40,7 +40,11 @@ type Workload struct {
 	// Payment read that Payment's customer, and counts the reads that missed the payment
 	// (the step's result.ExtraStaleOwn section; Session.OwnWrites).
 	OwnWrites bool
-	Seed      uint64
+	// LagWatched says the run's database sampler watches the primary (internal/sample): it
+	// measures the standbys' lag with what any login may read, or says why it cannot, so the
+	// workload's sampler leaves a lag hidden from its login unsaid rather than contradict it.
+	LagWatched bool
+	Seed       uint64
 
 	meta *Meta
 	run  Constants
