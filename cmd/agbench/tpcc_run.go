@@ -197,6 +197,7 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 		"all_warehouses": o.allWarehouses, "keying": o.keying, "read_intent": o.readIntent, "compare": o.compare, "stale_probe": l.StaleProbe,
 		"run_constants": w.Constants(), "load_constants": meta.C}
 	w.LagWatched = l.Sample && len(experiment.PGNodes(tgt, l.Database)) > 0
+	w.Land = l.Land
 	smp, err := w.NewSampler(ctx)
 	if err != nil {
 		return err

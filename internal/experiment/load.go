@@ -131,17 +131,27 @@ func (l *Load) Connector() func(ctx context.Context, vu workload.VU) (*pgx.Conn,
 		if err != nil {
 			return nil, workload.Landing{}, err
 		}
-		where, err := target.Land(ctx, c)
+		where, err := l.Land(ctx, c)
 		if err != nil {
 			c.Close(context.WithoutCancel(ctx))
 			return nil, workload.Landing{}, err
 		}
-		node := where.Node
-		if name := l.Target.NameOfAddr(where.Addr); name != "" {
-			node = name // one name per node: the topology's, not cluster_name or the address
-		}
-		return c, workload.Landing{Node: node, InRecovery: where.InRecovery}, nil
+		return c, where, nil
 	}
+}
+
+// Land asks a session where it landed, and names the node as the target names it (one name
+// per node: the topology's, not cluster_name or the address).
+func (l *Load) Land(ctx context.Context, c *pgx.Conn) (workload.Landing, error) {
+	where, err := target.Land(ctx, c)
+	if err != nil {
+		return workload.Landing{}, err
+	}
+	node := where.Node
+	if name := l.Target.NameOfAddr(where.Addr); name != "" {
+		node = name
+	}
+	return workload.Landing{Node: node, InRecovery: where.InRecovery}, nil
 }
 
 // NodeConns opens a session to the primary and every standby (never through a listener),
