@@ -153,6 +153,12 @@ func reportShowsFaults(t *testing.T, results, sqlstate string) {
 	if strings.Count(out, "MB/s") != strings.Count(out, "MB/s recv") || !strings.Contains(out, "MB/s recv") {
 		t.Errorf("the report shows the client's bytes as the servers' MB/s:\n%s", out)
 	}
+	// agbench compare names the faults beside the figures that include them.
+	runs, _ := filepath.Glob(filepath.Join(results, "*"))
+	code, out, errs = runCLI(t, nil, "compare", runs[0], runs[0])
+	if code != 0 || !strings.Contains(out, "faults") || !strings.Contains(out, " errors ("+sqlstate) || !strings.Contains(out, "B: ") {
+		t.Errorf("compare: exit %d, the faults not named:\n%s\n%s", code, out, errs)
+	}
 }
 
 // A failover during tpcc run through a listener: NOPM is measured (never 0 for a run that
