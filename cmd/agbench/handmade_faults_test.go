@@ -305,3 +305,26 @@ func TestStressStallIsAVerdict(t *testing.T) {
 		t.Errorf("the result has no stalled verdict (%v)", err)
 	}
 }
+
+// A standby promoted mid-run beside a primary that goes on (a second writable node): the
+// run's read-intent sessions on it ran on a primary after. The step says which node changed
+// role and when, in the output and the result (it said nothing: the sessions table still
+// called it a standby).
+func TestStressStandbyPromotedMidRun(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	results := t.TempDir()
+	wait := after(t, 2*time.Second, func(ctx context.Context) error { return h.Promote(ctx, 1) })
+	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--primary", h.ConnString(0, clustertest.HandmadeApp),
+		"--standby", h.ConnString(1, clustertest.HandmadeApp), "--intent", "ro", "-q", "SELECT 1", "--threads", "1", "--duration", "6s", "--results", results)
+	wait()
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	const want = "standby1 was promoted during the window"
+	if !strings.Contains(out, want) {
+		t.Errorf("the output does not say the standby was promoted:\n%s", out)
+	}
+	if w := strings.Join(readOneResult(t, results).Steps[0].Warnings, "\n"); !strings.Contains(w, want) {
+		t.Errorf("the result's warnings do not: %q", w)
+	}
+}

@@ -216,6 +216,7 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 		extra.Nodes[n.info.Name] = result.SampleNode{Info: info, TopWaits: n.topWaits(), WaitSamples: n.waitSamples}
 	}
 	p.lag(st, extra)
+	p.roleWarnings(st)
 	if err := putExtra(st, extra); err != nil {
 		errs = append(errs, err)
 	}
@@ -237,6 +238,8 @@ type pgNode struct {
 	waitSamples int
 	classTotal  map[string]int
 	lagFirst    map[string]float64
+	// roleChanges are the node's changes of role seen in the window (roles.go).
+	roleChanges []roleChange
 	// standbyNames maps a WAL receiver's application_name to the sampler's name of its node.
 	standbyNames map[string]string
 	// procs is the server's postmaster on this host (info.Postmaster 0: not found);
@@ -294,6 +297,7 @@ func (n *pgNode) reset(start time.Time) {
 	n.bucket, n.bucketN = map[string]int{}, 0
 	n.events, n.classTotal, n.waitSamples = map[[3]string]int{}, map[string]int{}, 0
 	n.lagFirst = map[string]float64{}
+	n.roleChanges = nil
 }
 
 // queryTimeout bounds each sampling query; a server too slow to answer it is reported.
@@ -370,6 +374,9 @@ func (n *pgNode) add(name, unit string, at time.Time, v float64) {
 func (n *pgNode) record(c pgCounters) {
 	p := n.prev
 	n.prev = c
+	if !p.at.IsZero() && p.inRecovery != c.inRecovery {
+		n.roleChanges = append(n.roleChanges, roleChange{before: p.at, after: c.at, promoted: p.inRecovery})
+	}
 	secs := c.at.Sub(p.at).Seconds()
 	if secs <= 0 {
 		return
