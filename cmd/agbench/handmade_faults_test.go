@@ -328,3 +328,35 @@ func TestStressStandbyPromotedMidRun(t *testing.T) {
 		t.Errorf("the result's warnings do not: %q", w)
 	}
 }
+
+// The synchronous standby stopped mid-run: every commit waits for it, none fails, and the
+// waiting ones are in no histogram. No operation completes from then to the window's end, so
+// the load was not running when it closed: the run is incomplete and exits 1 naming when it
+// stopped (it exited 0 with a p99 of milliseconds).
+func TestStressSyncStandbyDownStallsToTheEnd(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	ctx := context.Background()
+	admin := h.Admin(ctx, t, 0)
+	for _, q := range []string{"ALTER SYSTEM SET synchronous_standby_names = '*'", "SELECT pg_reload_conf()"} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin.Close(ctx)
+	results := t.TempDir()
+	env := map[string]string{"AGBENCH_HOME": t.TempDir()}
+	cs := h.ConnString(0, clustertest.HandmadeApp)
+	if code, out, errs := runCLI(t, env, "stress", "--primary", cs, "--init", "100", "-q", "SELECT 1", "--iterations", "1", "--sample=false", "--results", t.TempDir()); code != 0 {
+		t.Fatalf("init: exit %d\n%s\n%s", code, out, errs)
+	}
+	wait := after(t, 2*time.Second, func(ctx context.Context) error { return h.Stop(ctx, 1) })
+	code, out, errs := runCLI(t, env, "stress", "--primary", cs, "-q", "UPDATE customer SET c_balance = c_balance + 1 WHERE c_id = 1",
+		"--threads", "1", "--duration", "6s", "--sample=false", "--results", results)
+	wait()
+	if code != 1 || !strings.Contains(errs+out, "to its end") || !strings.Contains(out, "stalled: at 1 thread") {
+		t.Fatalf("exit %d, want 1 naming the stall to the window's end\n%s\n%s", code, out, errs)
+	}
+	if res := readOneResult(t, results); res.Complete {
+		t.Error("the result is marked complete")
+	}
+}

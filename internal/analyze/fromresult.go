@@ -173,7 +173,7 @@ func stepOf(reps []result.Step, keying bool) Step {
 		}
 	}
 	s.ErrorClasses = errorClasses(classes)
-	s.StallSec, s.StallFrom = longestStall(reps)
+	s.StallSec, s.StallFrom, _ = Stall(reps...)
 	ptrs := make([]*result.Step, len(reps))
 	for i := range reps {
 		ptrs[i] = &reps[i]

@@ -7,23 +7,31 @@ import (
 )
 
 // A stall is a stretch of the measured window in which no operation completed although the
-// step's operations take far less: a frozen or unreachable server, a lock held, a failover.
-// Its step's figures average over time in which the load made no progress; errors and lost
-// sessions may say nothing of it (a SIGSTOPped primary fails no operation).
+// step's rate says many would have: a frozen or unreachable server, a synchronous standby
+// down, a lock held, a failover. Its step's figures average over time in which the load made
+// no progress, and errors and lost sessions may say nothing of it (a SIGSTOPped primary fails
+// no operation; operations still waiting when the window closes are in no histogram).
 const (
 	// StallMinSec is the shortest stretch without a completed operation that is a stall.
 	StallMinSec = 2.0
-	// StallLatencyShare: the stretch is a stall only when the step's median operation took
-	// less than this share of it (a scan whose reads take seconds completes none for seconds).
-	StallLatencyShare = 0.1
+	// StallMinOps: the stretch is a stall only when the step's mean rate would have completed
+	// at least this many operations in it (a scan whose reads take seconds, or TPC-C's think
+	// times, complete none for seconds).
+	StallMinOps = 20.0
+	// StallEndSlackSec: a stall that ends this close to the window's end reached it.
+	StallEndSlackSec = 0.5
 )
 
 // VStalled is the verdict of a step whose load made no progress for a while.
 const VStalled = "stalled"
 
-// longestStall finds, over a step's repeats, the longest run of per-second ticks without a
-// completed operation: its length and where it began, in seconds of the window.
-func longestStall(reps []result.Step) (sec, from float64) {
+// Stall finds, over a step's repeats, the longest run of per-second ticks without a
+// completed operation: its length and where it began, in seconds of the window; endFrom is
+// where a stall (of any repeat, not only the longest) began that lasted until the window
+// closed, when the load was not running (-1: none did). A stretch is no stall when the step's own rate would have completed
+// fewer than StallMinOps in it.
+func Stall(reps ...result.Step) (sec, from, endFrom float64) {
+	endFrom = -1
 	for _, st := range reps {
 		ts, ok := st.Throughput["*"]
 		if !ok || len(ts.T) != len(ts.V) {
@@ -38,26 +46,33 @@ func longestStall(reps []result.Step) (sec, from float64) {
 				}
 				continue
 			}
-			if start >= 0 {
-				begin := 0.0
-				if start > 0 {
-					begin = ts.T[start-1]
-				}
-				if d := ts.T[i-1] - begin; d > sec {
+			if start < 0 {
+				continue
+			}
+			begin := 0.0
+			if start > 0 {
+				begin = ts.T[start-1]
+			}
+			d := ts.T[i-1] - begin
+			if d >= StallMinSec && st.OpsPerSecond()*d >= StallMinOps {
+				if d > sec {
 					sec, from = d, off+begin
 				}
-				start = -1
+				if i == len(ts.V) && off+ts.T[i-1] >= st.Window.Seconds()-StallEndSlackSec {
+					endFrom = off + begin
+				}
 			}
+			start = -1
 		}
 	}
-	return sec, from
+	return sec, from, endFrom
 }
 
 // stalled judges the steps' stalls: the first step (by load) that had one, and how many did.
 func stalled(st []Step, loadName string) *Verdict {
 	var worst []Step
 	for _, s := range st {
-		if s.StallSec >= StallMinSec && s.P50Ms > 0 && s.P50Ms < StallLatencyShare*1000*s.StallSec {
+		if s.StallSec > 0 {
 			worst = append(worst, s)
 		}
 	}
@@ -65,10 +80,10 @@ func stalled(st []Step, loadName string) *Verdict {
 		return nil
 	}
 	s := worst[0]
-	msg := fmt.Sprintf("at %s no operation completed for %.1f s (from %.1f s to %.1f s of the window) while an operation's median took %s ms",
-		count(s.Load, loadName), s.StallSec, s.StallFrom, s.StallFrom+s.StallSec, fmtNum(s.P50Ms))
+	msg := fmt.Sprintf("at %s no operation completed for %.1f s (from %.1f s to %.1f s of the window) where its rate (%s/s) would have completed %s",
+		count(s.Load, loadName), s.StallSec, s.StallFrom, s.StallFrom+s.StallSec, num(s.Throughput), num(s.Throughput*s.StallSec))
 	if len(worst) > 1 {
 		msg += fmt.Sprintf(", and at %d more step(s)", len(worst)-1)
 	}
-	return &Verdict{Code: VStalled, Message: msg + ": the figures average over time in which the load made no progress (a frozen or unreachable server, a lock, a failover)"}
+	return &Verdict{Code: VStalled, Message: msg + ": the figures average over time in which the load made no progress (a frozen or unreachable server, a synchronous standby down, a lock, a failover)"}
 }

@@ -263,14 +263,19 @@ func (l *Load) Run(ctx context.Context, w workload.Workload, h Hooks) (*Outcome,
 
 // FailedSteps returns an error naming the steps that did not complete (no successful
 // operation, too many errors, cut short) or whose load was not all running at their end
-// (sessions lost and not made again: result.Reconnects.StillLost), or nil: a run with such a
+// (sessions lost and not made again: result.Reconnects.StillLost; no operation completed in
+// its last seconds: analyze.Stall), or nil: a run with such a
 // step is incomplete and its command exits 1.
 func FailedSteps(steps []result.Step) error {
 	var errs []error
 	for _, st := range steps {
+		stalled := stalledFrom(st)
 		switch r := st.Reconnects; {
 		case !st.Complete:
 			errs = append(errs, fmt.Errorf("step %d (%s): %s", st.Index+1, stepName(st), st.IncompleteReason))
+		case stalled >= 0:
+			errs = append(errs, fmt.Errorf("step %d (%s): no operation completed from %.1f s of the window to its end (%.1f s): the load was not running when it closed (a frozen server, a synchronous standby down, a lock?)",
+				st.Index+1, stepName(st), stalled, st.Window.Seconds()))
 		case r.StillLost():
 			why := fmt.Sprintf("%d of %d sessions lost and not made again by the window's end (%.1f s without them)", r.Unrestored, st.VUs, r.UnrestoredSeconds)
 			if r.LastError != "" {
@@ -280,6 +285,13 @@ func FailedSteps(steps []result.Step) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// stalledFrom is where a stall of the step that lasted to the window's end began, in
+// seconds of the window, or -1 (analyze.Stall).
+func stalledFrom(st result.Step) float64 {
+	_, _, from := analyze.Stall(st)
+	return from
 }
 
 // stepName names a step by its knobs ("threads=4 routing=on").
