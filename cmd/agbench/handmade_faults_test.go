@@ -306,26 +306,32 @@ func TestStressStallIsAVerdict(t *testing.T) {
 	}
 }
 
-// A standby promoted mid-run beside a primary that goes on (a second writable node): the
-// run's read-intent sessions on it ran on a primary after. The step says which node changed
-// role and when, in the output and the result (it said nothing: the sessions table still
-// called it a standby).
-func TestStressStandbyPromotedMidRun(t *testing.T) {
-	h := clustertest.NewHandmade(t, 1)
+// Mid-run, one standby is promoted beside a primary that goes on (a second writable node) and
+// the other is stopped. The step says which node changed role and when (sessions that landed
+// on it ran on a primary after; it said nothing, the sessions table still called it a
+// standby), and when the sampler lost the stopped one (it said "node standby2: unexpected
+// EOF"), in the output and the result.
+func TestStressStandbysPromotedAndLostMidRun(t *testing.T) {
+	h := clustertest.NewHandmade(t, 2)
 	results := t.TempDir()
-	wait := after(t, 2*time.Second, func(ctx context.Context) error { return h.Promote(ctx, 1) })
+	wait := after(t, 2*time.Second, func(ctx context.Context) error {
+		if err := h.Promote(ctx, 1); err != nil {
+			return err
+		}
+		return h.Stop(ctx, 2)
+	})
 	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--primary", h.ConnString(0, clustertest.HandmadeApp),
-		"--standby", h.ConnString(1, clustertest.HandmadeApp), "--intent", "ro", "-q", "SELECT 1", "--threads", "1", "--duration", "6s", "--results", results)
+		"--standby", h.ConnString(1, clustertest.HandmadeApp), "--standby", h.ConnString(2, clustertest.HandmadeApp),
+		"-q", "SELECT 1", "--threads", "1", "--duration", "6s", "--results", results)
 	wait()
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	const want = "standby1 was promoted during the window"
-	if !strings.Contains(out, want) {
-		t.Errorf("the output does not say the standby was promoted:\n%s", out)
-	}
-	if w := strings.Join(readOneResult(t, results).Steps[0].Warnings, "\n"); !strings.Contains(w, want) {
-		t.Errorf("the result's warnings do not: %q", w)
+	warnings := strings.Join(readOneResult(t, results).Steps[0].Warnings, "\n")
+	for _, want := range []string{"standby1 was promoted during the window", "node standby2: lost at"} {
+		if !strings.Contains(out, want) || !strings.Contains(warnings, want) {
+			t.Errorf("%q not in the output and the result's warnings:\n%s\n%q", want, out, warnings)
+		}
 	}
 }
 
