@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
@@ -151,5 +154,23 @@ func TestTPCCSessionsTakeTheTargetsNames(t *testing.T) {
 	sort.Strings(got)
 	if strings.Join(got, ",") != "east:false,west:true" {
 		t.Errorf("sessions %v, want east (primary) and west (standby)", got)
+	}
+}
+
+// The listener in front of a hand-made cluster: a connection string whose login or database
+// a server refuses is bad input naming the flag and the server (it ran with the node "down: server
+// refused TLS connection" before); a node down now is not, since it may come up later.
+func TestListenerRefusesARefusedLogin(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	wrongPW := strings.Replace(h.URL(0, clustertest.HandmadeApp), clustertest.HandmadeAppPW, "wrong", 1)
+	noDB := strings.Replace(h.URL(1, clustertest.HandmadeApp), "/"+clustertest.HandmadeDatabase+"?", "/nodb?", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a listener that starts runs until cancelled
+	defer cancel()
+	var outb, errb bytes.Buffer
+	code := run(ctx, &app{stdout: &outb, stderr: &errb, getenv: os.Getenv}, []string{"listener", "--primary", "p=" + wrongPW, "--standby", "s=" + noDB, "--listen", "127.0.0.1:0"})
+	out, errs := outb.String(), errb.String()
+	if code != 2 || !strings.Contains(errs, "--primary") || !strings.Contains(errs, "refused the login") ||
+		!strings.Contains(errs, "--standby") || !strings.Contains(errs, "database does not exist") || strings.Contains(errs, "wrong") {
+		t.Fatalf("exit %d, want 2 naming both\n%s\n%s", code, out, errs)
 	}
 }
