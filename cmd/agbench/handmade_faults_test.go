@@ -284,28 +284,6 @@ func freeze(h *clustertest.Handmade, i int, d time.Duration) func(ctx context.Co
 	}
 }
 
-// A primary frozen mid-run (SIGSTOP, then SIGCONT) fails no operation and loses no session:
-// the only trace is seconds without a completed operation, which the analysis names (a
-// "stalled" verdict with where in the window) in the run's output and its result.
-func TestStressStallIsAVerdict(t *testing.T) {
-	h := clustertest.NewHandmade(t, 0)
-	results := t.TempDir()
-	wait := after(t, 2*time.Second, freeze(h, 0, 4*time.Second))
-	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--primary", h.ConnString(0, clustertest.HandmadeApp),
-		"-q", "SELECT 1", "--threads", "1", "--duration", "8s", "--sample=false", "--results", results)
-	wait()
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	if !strings.Contains(out, "stalled: at 1 thread no operation completed for") {
-		t.Errorf("the output does not name the stall:\n%s", out)
-	}
-	files, _ := filepath.Glob(filepath.Join(results, "*", result.FileName))
-	if b, err := os.ReadFile(files[0]); err != nil || !strings.Contains(string(b), `"code": "stalled"`) && !strings.Contains(string(b), `"code":"stalled"`) {
-		t.Errorf("the result has no stalled verdict (%v)", err)
-	}
-}
-
 // Mid-run, one standby is promoted beside a primary that goes on (a second writable node) and
 // the other is stopped. The step says which node changed role and when (sessions that landed
 // on it ran on a primary after; it said nothing, the sessions table still called it a
@@ -332,37 +310,5 @@ func TestStressStandbysPromotedAndLostMidRun(t *testing.T) {
 		if !strings.Contains(out, want) || !strings.Contains(warnings, want) {
 			t.Errorf("%q not in the output and the result's warnings:\n%s\n%q", want, out, warnings)
 		}
-	}
-}
-
-// The synchronous standby stopped mid-run: every commit waits for it, none fails, and the
-// waiting ones are in no histogram. No operation completes from then to the window's end, so
-// the load was not running when it closed: the run is incomplete and exits 1 naming when it
-// stopped (it exited 0 with a p99 of milliseconds).
-func TestStressSyncStandbyDownStallsToTheEnd(t *testing.T) {
-	h := clustertest.NewHandmade(t, 1)
-	ctx := context.Background()
-	admin := h.Admin(ctx, t, 0)
-	for _, q := range []string{"ALTER SYSTEM SET synchronous_standby_names = '*'", "SELECT pg_reload_conf()"} {
-		if _, err := admin.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	admin.Close(ctx)
-	results := t.TempDir()
-	env := map[string]string{"AGBENCH_HOME": t.TempDir()}
-	cs := h.ConnString(0, clustertest.HandmadeApp)
-	if code, out, errs := runCLI(t, env, "stress", "--primary", cs, "--init", "100", "-q", "SELECT 1", "--iterations", "1", "--sample=false", "--results", t.TempDir()); code != 0 {
-		t.Fatalf("init: exit %d\n%s\n%s", code, out, errs)
-	}
-	wait := after(t, 2*time.Second, func(ctx context.Context) error { return h.Stop(ctx, 1) })
-	code, out, errs := runCLI(t, env, "stress", "--primary", cs, "-q", "UPDATE customer SET c_balance = c_balance + 1 WHERE c_id = 1",
-		"--threads", "1", "--duration", "6s", "--sample=false", "--results", results)
-	wait()
-	if code != 1 || !strings.Contains(errs+out, "to its end") || !strings.Contains(out, "stalled: at 1 thread") {
-		t.Fatalf("exit %d, want 1 naming the stall to the window's end\n%s\n%s", code, out, errs)
-	}
-	if res := readOneResult(t, results); res.Complete {
-		t.Error("the result is marked complete")
 	}
 }

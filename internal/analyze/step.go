@@ -48,6 +48,10 @@ type Step struct {
 	SessionsLost      int64   `json:"sessions_lost,omitempty"`
 	Unrestored        int64   `json:"unrestored,omitempty"`
 	UnrestoredSeconds float64 `json:"unrestored_seconds,omitempty"`
+	// InFlight and InFlightOldestSec are the operations still running when a window closed
+	// (the most of any repeat) and how long the oldest of them had been (inflight.go).
+	InFlight          int64   `json:"in_flight,omitempty"`
+	InFlightOldestSec float64 `json:"in_flight_oldest_sec,omitempty"`
 	// StallSec is the longest stretch of the window (any repeat) in which no operation
 	// completed, StallFrom where it began, in seconds of the window (stall.go).
 	StallSec  float64 `json:"stall_sec,omitempty"`

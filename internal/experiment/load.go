@@ -273,15 +273,15 @@ func FailedSteps(steps []result.Step) error {
 		switch r := st.Reconnects; {
 		case !st.Complete:
 			errs = append(errs, fmt.Errorf("step %d (%s): %s", st.Index+1, stepName(st), st.IncompleteReason))
-		case stalled >= 0:
-			errs = append(errs, fmt.Errorf("step %d (%s): no operation completed from %.1f s of the window to its end (%.1f s): the load was not running when it closed (a frozen server, a synchronous standby down, a lock?)",
-				st.Index+1, stepName(st), stalled, st.Window.Seconds()))
 		case r.StillLost():
 			why := fmt.Sprintf("%d of %d sessions lost and not made again by the window's end (%.1f s without them)", r.Unrestored, st.VUs, r.UnrestoredSeconds)
 			if r.LastError != "" {
 				why += ": " + strings.Join(strings.Fields(strings.ReplaceAll(r.LastError, ":\n", ":")), " ")
 			}
 			errs = append(errs, fmt.Errorf("step %d (%s): %s", st.Index+1, stepName(st), why))
+		case stalled >= 0:
+			errs = append(errs, fmt.Errorf("step %d (%s): no operation completed from %.1f s of the window to its end (%.1f s): the load was not running when it closed (a frozen server, a synchronous standby down, a lock?)",
+				st.Index+1, stepName(st), stalled, st.Window.Seconds()))
 		}
 	}
 	return errors.Join(errs...)
