@@ -20,20 +20,7 @@ import (
 // was not running at its end. The control gives the login back and runs the same query,
 // whose trip is disarmed.
 func init() {
-	var h *clustertest.Handmade
-	own := func(t *testing.T) *clustertest.Handmade {
-		if h == nil {
-			h = clustertest.NewHandmade(t, 0)
-			ctx := context.Background()
-			c := h.Admin(ctx, t, 0)
-			defer c.Close(ctx)
-			if _, err := c.Exec(ctx, tripSQL); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { h = nil })
-		}
-		return h
-	}
+	own := handmadeOnce(tripSQL)
 	run := func(t *testing.T, env *catEnv, armed bool) (int, string, string) {
 		h := own(t)
 		ctx := context.Background()
@@ -67,6 +54,26 @@ func init() {
 			return out, res
 		},
 	})
+}
+
+// handmadeOnce returns what makes, on its first call in a test, a hand-made primary of a
+// catalogue case's own (made as its superuser runs setup) and returns it on every later call
+// in that test.
+func handmadeOnce(setup string) func(t *testing.T) *clustertest.Handmade {
+	var h *clustertest.Handmade
+	return func(t *testing.T) *clustertest.Handmade {
+		if h == nil {
+			h = clustertest.NewHandmade(t, 0)
+			ctx := context.Background()
+			c := h.Admin(ctx, t, 0)
+			defer c.Close(ctx)
+			if _, err := c.Exec(ctx, setup); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { h = nil })
+		}
+		return h
+	}
 }
 
 // tripSQL makes trip(): the first call notes its time; a call one second after it, while

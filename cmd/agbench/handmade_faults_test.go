@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -109,6 +113,39 @@ func TestStressThroughAFailover(t *testing.T) {
 	if !strings.Contains(out, "sessions lost") || !strings.Contains(out, "errors ") {
 		t.Errorf("the footer does not show the fault:\n%s", out)
 	}
+	reportShowsFaults(t, results, res.Steps[0].Errors[0].SQLState)
+}
+
+// reportShowsFaults renders the results with agbench report and checks that the text and
+// the HTML show the step's failed operations (by SQLSTATE) and lost sessions, and that,
+// without the servers' MB/s (no sampler through a listener), no column claims it: the
+// client's bytes received are "MB/s recv".
+func reportShowsFaults(t *testing.T, results, sqlstate string) {
+	t.Helper()
+	html := filepath.Join(t.TempDir(), "r.html")
+	code, out, errs := runCLI(t, nil, "report", results, "-o", html)
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s\n%s", code, out, errs)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for where, text := range map[string]string{"text": out, "HTML": string(b)} {
+		if !strings.Contains(text, "failed operations and lost sessions") || !strings.Contains(text, "errors "+sqlstate) ||
+			!strings.Contains(text, "sessions lost") {
+			t.Errorf("the report's %s does not show the fault (%s):\n%s", where, sqlstate, out)
+		}
+	}
+	if strings.Count(out, "MB/s") != strings.Count(out, "MB/s recv") || !strings.Contains(out, "MB/s recv") {
+		t.Errorf("the report shows the client's bytes as the servers' MB/s:\n%s", out)
+	}
+	// agbench compare names the faults beside the figures that include them.
+	runs, _ := filepath.Glob(filepath.Join(results, "*"))
+	code, out, errs = runCLI(t, nil, "compare", runs[0], runs[0])
+	if code != 0 || !strings.Contains(out, "faults") || !strings.Contains(out, " errors ("+sqlstate) || !strings.Contains(out, "B: ") {
+		t.Errorf("compare: exit %d, the faults not named:\n%s\n%s", code, out, errs)
+	}
 }
 
 // A failover during tpcc run through a listener: NOPM is measured (never 0 for a run that
@@ -120,7 +157,7 @@ func TestTPCCThroughAFailover(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("build: exit %d\n%s\n%s", code, out, errs)
 	}
-	if !strings.Contains(out, "lacks pg_checkpoint") { // an ordinary login may not checkpoint: said, not failed
+	if !strings.Contains(out, "lacks pg_checkpoint") || !strings.Contains(out, "checkpoint – (none") { // an ordinary login may not checkpoint: said, not failed, and not timed as 0.0s
 		t.Errorf("build output does not say the checkpoint was skipped:\n%s", out)
 	}
 	lcs := handmadeListener(t, h, "")
@@ -195,5 +232,70 @@ func TestFreshListenerWritesToTheNewerPrimary(t *testing.T) {
 			t.Fatalf("no write session through the listener: %v", err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// freeze stops node i's postmaster and every process it started (SIGSTOP) for d, then lets
+// them go on (SIGCONT): a server that hangs without failing anything.
+func freeze(h *clustertest.Handmade, i int, d time.Duration) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		b, err := os.ReadFile(filepath.Join(h.DataDir(i), "postmaster.pid"))
+		if err != nil {
+			return err
+		}
+		pm, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
+		if err != nil {
+			return err
+		}
+		pids := []int{pm}
+		stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+		for _, f := range stats {
+			s, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			rest := strings.Fields(string(s[strings.LastIndexByte(string(s), ')')+1:]))
+			if len(rest) > 1 && rest[1] == strconv.Itoa(pm) {
+				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+				pids = append(pids, pid)
+			}
+		}
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGSTOP)
+		}
+		time.Sleep(d)
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGCONT)
+		}
+		return nil
+	}
+}
+
+// Mid-run, one standby is promoted beside a primary that goes on (a second writable node) and
+// the other is stopped. The step says which node changed role and when (sessions that landed
+// on it ran on a primary after; it said nothing, the sessions table still called it a
+// standby), and when the sampler lost the stopped one (it said "node standby2: unexpected
+// EOF"), in the output and the result.
+func TestStressStandbysPromotedAndLostMidRun(t *testing.T) {
+	h := clustertest.NewHandmade(t, 2)
+	results := t.TempDir()
+	wait := after(t, 2*time.Second, func(ctx context.Context) error {
+		if err := h.Promote(ctx, 1); err != nil {
+			return err
+		}
+		return h.Stop(ctx, 2)
+	})
+	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--primary", h.ConnString(0, clustertest.HandmadeApp),
+		"--standby", h.ConnString(1, clustertest.HandmadeApp), "--standby", h.ConnString(2, clustertest.HandmadeApp),
+		"-q", "SELECT 1", "--threads", "1", "--duration", "6s", "--results", results)
+	wait()
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	warnings := strings.Join(readOneResult(t, results).Steps[0].Warnings, "\n")
+	for _, want := range []string{"standby1 was promoted during the window", "node standby2: lost at"} {
+		if !strings.Contains(out, want) || !strings.Contains(warnings, want) {
+			t.Errorf("%q not in the output and the result's warnings:\n%s\n%q", want, out, warnings)
+		}
 	}
 }

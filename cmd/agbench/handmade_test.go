@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
@@ -118,5 +123,54 @@ func TestRunsOfOneSecondKeepTheirResults(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(results, "*", result.FileName))
 	if len(files) != 3 {
 		t.Fatalf("3 runs kept %d results: %v", len(files), files)
+	}
+}
+
+// tpcc run names its sessions, the VUs' and the read-intent ones, as the target names the
+// nodes (NAME=URL), as stress does: the report's sessions table can then set each beside its
+// topology role (it named them 127.0.0.1/32:PORT, with no topology role, before).
+func TestTPCCSessionsTakeTheTargetsNames(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	env := map[string]string{"AGBENCH_HOME": t.TempDir()}
+	if code, out, errs := runCLI(t, env, "tpcc", "build", "--primary", h.URL(0, clustertest.HandmadeApp), "--warehouses", "1"); code != 0 {
+		t.Fatalf("build: exit %d\n%s\n%s", code, out, errs)
+	}
+	results := t.TempDir()
+	code, out, errs := runCLI(t, env, "tpcc", "run", "--primary", "east="+h.URL(0, clustertest.HandmadeApp),
+		"--standby", "west="+h.URL(1, clustertest.HandmadeApp), "--read-intent", "--vus", "1", "--duration", "1s", "--rampup", "0s",
+		"--sample=false", "--results", results)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	files, _ := filepath.Glob(filepath.Join(results, "*", result.FileName))
+	res, err := result.Read(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range res.Steps[0].Sessions {
+		got = append(got, fmt.Sprintf("%s:%v", s.Node, s.InRecovery))
+	}
+	sort.Strings(got)
+	if strings.Join(got, ",") != "east:false,west:true" {
+		t.Errorf("sessions %v, want east (primary) and west (standby)", got)
+	}
+}
+
+// The listener in front of a hand-made cluster: a connection string whose login or database
+// a server refuses is bad input naming the flag and the server (it ran with the node "down: server
+// refused TLS connection" before); a node down now is not, since it may come up later.
+func TestListenerRefusesARefusedLogin(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	wrongPW := strings.Replace(h.URL(0, clustertest.HandmadeApp), clustertest.HandmadeAppPW, "wrong", 1)
+	noDB := strings.Replace(h.URL(1, clustertest.HandmadeApp), "/"+clustertest.HandmadeDatabase+"?", "/nodb?", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a listener that starts runs until cancelled
+	defer cancel()
+	var outb, errb bytes.Buffer
+	code := run(ctx, &app{stdout: &outb, stderr: &errb, getenv: os.Getenv}, []string{"listener", "--primary", "p=" + wrongPW, "--standby", "s=" + noDB, "--listen", "127.0.0.1:0"})
+	out, errs := outb.String(), errb.String()
+	if code != 2 || !strings.Contains(errs, "--primary") || !strings.Contains(errs, "refused the login") ||
+		!strings.Contains(errs, "--standby") || !strings.Contains(errs, "database does not exist") || strings.Contains(errs, "wrong") {
+		t.Fatalf("exit %d, want 2 naming both\n%s\n%s", code, out, errs)
 	}
 }

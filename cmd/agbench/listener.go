@@ -15,6 +15,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/listener"
+	"github.com/agbench/agbench/internal/routing"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/target"
 )
@@ -76,6 +77,9 @@ for any cluster; a node is named by NAME=URL or else by the URL's host:port.`,
 			if err != nil {
 				return err
 			}
+			if err := f.checkLogins(cmd.Context()); err != nil {
+				return err
+			}
 			return runListener(cmd.Context(), a, cfg)
 		},
 	}
@@ -100,6 +104,27 @@ for any cluster; a node is named by NAME=URL or else by the URL's host:port.`,
 	fl.DurationVar(&f.startup, "startup-timeout", listener.DefaultStartupTimeout, "how long a client may take over its startup phase")
 	return c
 }
+
+// checkLogins refuses, as bad input, connection strings whose login or database a server
+// refused (before, the listener ran with that node "down: server refused TLS connection");
+// a server down now is no error, since the listener follows nodes that come up later.
+func (f *listenerFlags) checkLogins(ctx context.Context) error {
+	if f.primary == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, loginCheckTimeout)
+	defer cancel()
+	_, cs := target.SplitName(f.primary)
+	errs := []error{target.CheckLogin(ctx, "--primary", cs)}
+	for _, s := range f.standbys {
+		_, cs := target.SplitName(s)
+		errs = append(errs, target.CheckLogin(ctx, "--standby", cs))
+	}
+	return agerr.Join(errs...)
+}
+
+// loginCheckTimeout bounds the listener's check of its backends' logins at start.
+const loginCheckTimeout = 10 * time.Second
 
 // config turns the flags into a listener configuration, reporting every problem at once.
 func (f *listenerFlags) config(a *app, cmd *cobra.Command) (listener.Config, error) {
@@ -300,7 +325,11 @@ func printListener(w io.Writer, l *listener.Listener, cfg listener.Config) {
 		if !n.Up {
 			up = "no: " + n.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1fs\n", n.Name, n.Addr, n.Role, up, n.LagSeconds)
+		lag := table.Absent // a lag is a standby's, and known only while it answers probes
+		if n.Up && n.Role == routing.RoleStandby.String() {
+			lag = fmt.Sprintf("%.1fs", n.LagSeconds)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n.Name, n.Addr, n.Role, up, lag)
 	}
 	tw.Flush()
 }

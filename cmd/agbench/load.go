@@ -13,6 +13,7 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/experiment"
+	"github.com/agbench/agbench/internal/report"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/target"
@@ -224,7 +225,7 @@ func printFooter(w io.Writer, r *result.Result, path string, landed []string) {
 		fmt.Fprintln(w, "landed  "+l)
 	}
 	for _, st := range r.Steps {
-		faults := stepFaults(&st)
+		faults := report.StepFaults(&st)
 		for _, f := range faults {
 			fmt.Fprintf(w, "step %d: %s\n", st.Index+1, f)
 		}

@@ -46,6 +46,11 @@ var workloadCommands = map[string]func(*app) *cobra.Command{}
 
 func registerWorkload(name string, c func(*app) *cobra.Command) { workloadCommands[name] = c }
 
+// noConnStrings is the annotation of a command that cannot act on a cluster given by
+// connection strings: its value says why and what it takes instead, the message given for
+// --primary, --standby or --listener (an "unknown flag" said neither).
+const noConnStrings = "agbench/no-connection-strings"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	a := &app{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, interactive: isTerminal(os.Stdout)}
@@ -85,6 +90,13 @@ Exit status: 0 done, 1 the work failed, 2 bad input (nothing was made or changed
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if why := c.Annotations[noConnStrings]; why != "" {
+			for _, f := range []string{"--primary", "--standby", "--listener"} {
+				if strings.HasPrefix(err.Error(), "unknown flag: "+f) {
+					return agerr.BadInputf("%s: %s: it takes no connection strings: %s", c.CommandPath(), f, why)
+				}
+			}
+		}
 		return agerr.BadInputf("%s: %v (see %s --help)", c.CommandPath(), err, c.CommandPath())
 	})
 	for _, c := range commands {

@@ -84,6 +84,18 @@ func TestRootHelpAndBadInput(t *testing.T) {
 	}
 }
 
+// seed and readahead cannot act on a cluster given by connection strings: --primary,
+// --standby or --listener is bad input that says why and what they take instead (it was
+// "unknown flag: --primary").
+func TestNoConnectionStringsSaysWhy(t *testing.T) {
+	for _, args := range [][]string{{"seed", "--primary", "postgres://x@h/db"}, {"readahead", "--standby=postgres://x@h/db"}} {
+		code, _, errs := runCLI(t, nil, args...)
+		if code != 2 || !strings.Contains(errs, "takes no connection strings") || !strings.Contains(errs, "--cluster NAME") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
+		}
+	}
+}
+
 // Every registered workload has its command, with the registry's description, and every
 // workload command belongs to a registered workload.
 func TestWorkloadCommandsComeFromTheRegistry(t *testing.T) {

@@ -27,6 +27,8 @@ func newReadaheadCmd(a *app) *cobra.Command {
 	var f readaheadFlags
 	c := &cobra.Command{
 		Use: "readahead",
+		Annotations: map[string]string{noConnStrings: "readahead restarts its server and drops the caches between runs, " +
+			"so it runs on an agbench cluster (--cluster NAME) or, by default, on a private throwaway server of its own; a cluster made by hand is not touched"},
 		Long: `The read-ahead article's experiment for PostgreSQL. Builds the article's tables
 (testtable clustered on id, testtable2 a copy clustered on idvarchar), then runs its
 queries — a range scan id < N, a full scan, and the join as a nested loop and as a bitmap

@@ -95,7 +95,7 @@ RESULT is a result.json, a run's folder, or a folder of run folders (a plan's re
 }
 
 // printTables prints each experiment's articles' table, where its sessions landed (when
-// it routes), and its findings.
+// it routes), its failed operations and lost sessions (when any), and its findings.
 func printTables(w io.Writer, exps []*report.Experiment) error {
 	for i, e := range exps {
 		if i > 0 {
@@ -108,9 +108,11 @@ func printTables(w io.Writer, exps []*report.Experiment) error {
 		if err := report.WriteText(w, main); err != nil {
 			return err
 		}
-		if t := e.SessionsTable(); len(t.Rows) > 0 {
-			if err := report.WriteText(w, t); err != nil {
-				return err
+		for _, t := range []report.Table{e.SessionsTable(), e.FaultsTable()} {
+			if len(t.Rows) > 0 {
+				if err := report.WriteText(w, t); err != nil {
+					return err
+				}
 			}
 		}
 		fmt.Fprintln(w, "  "+e.Headline())

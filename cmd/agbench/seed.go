@@ -37,7 +37,9 @@ type seedFlags struct {
 func newSeedCmd(a *app) *cobra.Command {
 	f := &seedFlags{}
 	c := &cobra.Command{
-		Use:   "seed",
+		Use: "seed",
+		Annotations: map[string]string{noConnStrings: "seed makes a standby's data folder and starts its server on this machine, " +
+			"and joins it to the topology of an agbench cluster (--cluster NAME); for a cluster made by hand, add a standby with pg_basebackup -R"},
 		Short: "Add a standby by direct seeding or by backup and restore, timed phase by phase",
 		Long: `Add a standby to a local cluster the way an availability group adds a replica
 (reference/ag-direct-seeding-2016), and time it:

@@ -150,10 +150,14 @@ functions (not with --mode client), ANALYZE and CHECKPOINT. The data is determin
 			if err != nil {
 				return err
 			}
+			ckpt := fmt.Sprintf("%.1fs", rep.Checkpoint.Seconds())
+			if rep.CheckpointSkipped {
+				ckpt = table.Absent + " (none: see the note)"
+			}
 			fmt.Fprintf(a.stdout, "built %d warehouses in %.1fs: %d rows loaded in %.1fs (%.0f rows/s, %d loaders), "+
-				"indexes and analyze %.1fs, checkpoint %.1fs, seed %d\n",
+				"indexes and analyze %.1fs, checkpoint %s, seed %d\n",
 				o.Warehouses, rep.Total.Seconds(), rep.Rows, rep.Load.Seconds(), float64(rep.Rows)/rep.Load.Seconds(),
-				o.Loaders, rep.Indexes.Seconds(), rep.Checkpoint.Seconds(), o.Seed)
+				o.Loaders, rep.Indexes.Seconds(), ckpt, o.Seed)
 			for _, n := range rep.Notes {
 				fmt.Fprintf(a.stdout, "note: %s\n", n)
 			}

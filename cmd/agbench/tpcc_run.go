@@ -14,6 +14,7 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/experiment"
+	"github.com/agbench/agbench/internal/report"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/stats"
@@ -195,6 +196,8 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 		"vus": o.vus, "rampup_seconds": o.rampup.Seconds(), "duration_seconds": o.duration.Seconds(), "rate": o.rate,
 		"all_warehouses": o.allWarehouses, "keying": o.keying, "read_intent": o.readIntent, "compare": o.compare, "stale_probe": l.StaleProbe,
 		"run_constants": w.Constants(), "load_constants": meta.C}
+	w.LagWatched = l.Sample && len(experiment.PGNodes(tgt, l.Database)) > 0
+	w.Land = l.Land
 	smp, err := w.NewSampler(ctx)
 	if err != nil {
 		return err
@@ -405,7 +408,7 @@ func printTPCCStep(w io.Writer, st *result.Step) {
 	if b, ok := st.Counters[tpcc.CounterLagBytesMax]; ok {
 		notes = append(notes, fmt.Sprintf("max replay lag %s bytes, %.3fs", groupInt(b), st.Counters[tpcc.CounterLagSecondsMax]))
 	}
-	notes = append(notes, stepFaults(st)...)
+	notes = append(notes, report.StepFaults(st)...)
 	notes = append(notes, fmt.Sprintf("rolled-back new orders %s; server NOPM %s, TPM %s (client on the primary %s)",
 		optNum(st.Counters, tpcc.CounterRolledBack), optNum(st.Counters, tpcc.CounterServerNOPM),
 		optNum(st.Counters, tpcc.CounterServerTPM), optNum(st.Counters, tpcc.CounterPrimaryTPM)))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/stats"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // The rule for "different": the one place that says whether two variants (or two runs) at
@@ -198,13 +199,22 @@ func Differ(a, b Side) Difference {
 	alo, ahi, amed, arange := spreadOf(as)
 	blo, bhi, bmed, brange := spreadOf(bs)
 	if alo <= bhi && blo <= ahi {
-		return Difference{Outcome: NoDifference, Spread: spread, Why: fmt.Sprintf("%s (%.4g..%.4g, %s) and %s (%.4g..%.4g, %s) overlap",
-			a.Name, alo, ahi, arange, b.Name, blo, bhi, brange)}
+		return Difference{Outcome: NoDifference, Spread: spread, Why: fmt.Sprintf("%s (%s..%s, %s) and %s (%s..%s, %s) overlap",
+			a.Name, bound(alo), bound(ahi), arange, b.Name, bound(blo), bound(bhi), brange)}
 	}
 	if amed >= bmed {
 		return Difference{Outcome: Different, Winner: a.Name, Ratio: ratioOf(amed, bmed), Spread: spread}
 	}
 	return Difference{Outcome: Different, Winner: b.Name, Ratio: ratioOf(bmed, amed), Spread: spread}
+}
+
+// bound is a spread's end to 4 significant digits, and from 10,000 on a grouped whole number
+// ("25,520", not %.4g's "2.552e+04").
+func bound(x float64) string {
+	if math.Abs(x) >= 1e4 {
+		return units.GroupDigits(fmt.Sprintf("%.0f", x))
+	}
+	return fmt.Sprintf("%.4g", x)
 }
 
 // spreadOf is a side's spread and median, and what the spread is ("min–max of 3 repeats").

@@ -156,3 +156,12 @@ func TestDifferNoRatioOverAZeroMedian(t *testing.T) {
 		t.Errorf("sentence %q", s)
 	}
 }
+
+// A spread's ends of 10,000 and more are grouped whole numbers, never %g's exponent.
+func TestSpreadBoundsReadAsNumbers(t *testing.T) {
+	for x, want := range map[float64]string{179.44: "179.4", 5438.2: "5438", 25520.4: "25,520", 1234567: "1,234,567"} {
+		if got := bound(x); got != want {
+			t.Errorf("bound(%v) = %q, want %q", x, got, want)
+		}
+	}
+}

@@ -174,6 +174,11 @@ func stepOf(reps []result.Step, keying bool) Step {
 		}
 	}
 	s.ErrorClasses = errorClasses(classes)
+	s.StallSec, s.StallFrom, _ = Stall(reps...)
+	for _, st := range reps {
+		s.InFlight = max(s.InFlight, st.InFlight)
+		s.InFlightOldestSec = max(s.InFlightOldestSec, st.InFlightOldestSeconds)
+	}
 	ptrs := make([]*result.Step, len(reps))
 	for i := range reps {
 		ptrs[i] = &reps[i]

@@ -11,18 +11,18 @@ import (
 func TestHeadlineOf(t *testing.T) {
 	for _, c := range []struct {
 		counters []string
-		bytes    bool
 		want     Headline
 	}{
-		{[]string{"tpm", "nopm", "iops"}, true, Headline{Name: "nopm", Label: "NOPM", Counter: true}},
-		{[]string{result.MBps, "iops"}, false, Headline{Name: "iops", Label: "IOPS", Counter: true}},
-		{[]string{result.MBps, result.ServerMBps}, true, Headline{Name: result.ServerMBps, Label: "MB/s", Counter: true}},
-		{[]string{result.MBps}, false, Headline{Name: result.MBps, Label: "MB/s", Counter: true}},
-		{[]string{"tpm"}, true, Headline{Name: HeadlineBytes, Label: "MB/s"}},
-		{nil, false, Headline{Name: HeadlineOps, Label: "ops/s"}},
+		{[]string{"tpm", "nopm", "iops"}, Headline{Name: "nopm", Label: "NOPM", Counter: true}},
+		{[]string{result.MBps, "iops"}, Headline{Name: "iops", Label: "IOPS", Counter: true}},
+		{[]string{result.MBps, result.ServerMBps}, Headline{Name: result.MBps, Label: "MB/s", Counter: true}},
+		// The servers' MB/s counts every session's buffer accesses: no headline.
+		{[]string{result.ServerMBps}, Headline{Name: HeadlineOps, Label: "ops/s"}},
+		{[]string{"tpm"}, Headline{Name: HeadlineOps, Label: "ops/s"}},
+		{nil, Headline{Name: HeadlineOps, Label: "ops/s"}},
 	} {
-		if got := HeadlineOf(func(n string) bool { return slices.Contains(c.counters, n) }, c.bytes); got != c.want {
-			t.Errorf("HeadlineOf(%v, bytes %v) = %+v; want %+v", c.counters, c.bytes, got, c.want)
+		if got := HeadlineOf(func(n string) bool { return slices.Contains(c.counters, n) }); got != c.want {
+			t.Errorf("HeadlineOf(%v) = %+v; want %+v", c.counters, got, c.want)
 		}
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -34,17 +34,14 @@ func TestHeadlineOf(t *testing.T) {
 	if _, ok := (Headline{Name: "nopm", Counter: true}).Of(&st); ok {
 		t.Error("a counter the step lacks is measured")
 	}
-	if v, _ := (Headline{Name: HeadlineBytes}).Of(&st); v != 2 {
-		t.Errorf("MB/s of the step: %v, want 2", v)
-	}
 	if v, _ := (Headline{Name: HeadlineOps}).Of(&st); v != 5 {
 		t.Errorf("ops/s of the step: %v, want 5", v)
 	}
 	if h := HeadlineOfSteps([]result.Step{{}, st}); h.Name != "iops" {
 		t.Errorf("HeadlineOfSteps: %+v", h)
 	}
-	st.Counters = nil
-	if h := HeadlineOfSteps([]result.Step{st}); h.Name != HeadlineBytes {
-		t.Errorf("HeadlineOfSteps of a step that moved bytes: %+v", h)
+	st.Counters = map[string]float64{result.ServerMBps: 8}
+	if h := HeadlineOfSteps([]result.Step{st}); h.Name != HeadlineOps {
+		t.Errorf("HeadlineOfSteps of a step with the servers' MB/s and bytes moved: %+v", h)
 	}
 }

@@ -280,6 +280,15 @@ func count(n float64, name string) string {
 	return fmtNum(n) + " " + name
 }
 
+// LoadCount is count for a load point as a report keeps it (text): "1 thread", "8 threads";
+// a point that is no number keeps the unit as given.
+func LoadCount(point, name string) string {
+	if point == "1" && strings.HasSuffix(name, "s") {
+		name = strings.TrimSuffix(name, "s")
+	}
+	return point + " " + name
+}
+
 // fmtNum prints a load or count without a needless fraction.
 func fmtNum(x float64) string {
 	if x == float64(int64(x)) {

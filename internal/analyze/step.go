@@ -48,6 +48,14 @@ type Step struct {
 	SessionsLost      int64   `json:"sessions_lost,omitempty"`
 	Unrestored        int64   `json:"unrestored,omitempty"`
 	UnrestoredSeconds float64 `json:"unrestored_seconds,omitempty"`
+	// InFlight and InFlightOldestSec are the operations still running when a window closed
+	// (the most of any repeat) and how long the oldest of them had been (inflight.go).
+	InFlight          int64   `json:"in_flight,omitempty"`
+	InFlightOldestSec float64 `json:"in_flight_oldest_sec,omitempty"`
+	// StallSec is the longest stretch of the window (any repeat) in which no operation
+	// completed, StallFrom where it began, in seconds of the window (stall.go).
+	StallSec  float64 `json:"stall_sec,omitempty"`
+	StallFrom float64 `json:"stall_from,omitempty"`
 	// NothingMeasured is set when the step's operations completed none successfully
 	// (measuredNothing): it has no throughput or latency to draw a knee from.
 	NothingMeasured bool `json:"nothing_measured,omitempty"`

@@ -142,6 +142,12 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	if v := sessionsLost(all, loadName); v != nil {
 		out = append(out, *v)
 	}
+	if v := stalled(st, loadName); v != nil {
+		out = append(out, *v)
+	}
+	if v := inFlight(st, loadName); v != nil {
+		out = append(out, *v)
+	}
 	if v := loadGenSaturated(ev, f.Cores, loadName); v != nil {
 		out = append(out, *v)
 	}

@@ -131,17 +131,27 @@ func (l *Load) Connector() func(ctx context.Context, vu workload.VU) (*pgx.Conn,
 		if err != nil {
 			return nil, workload.Landing{}, err
 		}
-		where, err := target.Land(ctx, c)
+		where, err := l.Land(ctx, c)
 		if err != nil {
 			c.Close(context.WithoutCancel(ctx))
 			return nil, workload.Landing{}, err
 		}
-		node := where.Node
-		if name := l.Target.NameOfAddr(where.Addr); name != "" {
-			node = name // one name per node: the topology's, not cluster_name or the address
-		}
-		return c, workload.Landing{Node: node, InRecovery: where.InRecovery}, nil
+		return c, where, nil
 	}
+}
+
+// Land asks a session where it landed, and names the node as the target names it (one name
+// per node: the topology's, not cluster_name or the address).
+func (l *Load) Land(ctx context.Context, c *pgx.Conn) (workload.Landing, error) {
+	where, err := target.Land(ctx, c)
+	if err != nil {
+		return workload.Landing{}, err
+	}
+	node := where.Node
+	if name := l.Target.NameOfAddr(where.Addr); name != "" {
+		node = name
+	}
+	return workload.Landing{Node: node, InRecovery: where.InRecovery}, nil
 }
 
 // NodeConns opens a session to the primary and every standby (never through a listener),
@@ -253,11 +263,13 @@ func (l *Load) Run(ctx context.Context, w workload.Workload, h Hooks) (*Outcome,
 
 // FailedSteps returns an error naming the steps that did not complete (no successful
 // operation, too many errors, cut short) or whose load was not all running at their end
-// (sessions lost and not made again: result.Reconnects.StillLost), or nil: a run with such a
+// (sessions lost and not made again: result.Reconnects.StillLost; no operation completed in
+// its last seconds: analyze.Stall), or nil: a run with such a
 // step is incomplete and its command exits 1.
 func FailedSteps(steps []result.Step) error {
 	var errs []error
 	for _, st := range steps {
+		stalled := stalledFrom(st)
 		switch r := st.Reconnects; {
 		case !st.Complete:
 			errs = append(errs, fmt.Errorf("step %d (%s): %s", st.Index+1, stepName(st), st.IncompleteReason))
@@ -267,9 +279,19 @@ func FailedSteps(steps []result.Step) error {
 				why += ": " + strings.Join(strings.Fields(strings.ReplaceAll(r.LastError, ":\n", ":")), " ")
 			}
 			errs = append(errs, fmt.Errorf("step %d (%s): %s", st.Index+1, stepName(st), why))
+		case stalled >= 0:
+			errs = append(errs, fmt.Errorf("step %d (%s): no operation completed from %.1f s of the window to its end (%.1f s): the load was not running when it closed (a frozen server, a synchronous standby down, a lock?)",
+				st.Index+1, stepName(st), stalled, st.Window.Seconds()))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// stalledFrom is where a stall of the step that lasted to the window's end began, in
+// seconds of the window, or -1 (analyze.Stall).
+func stalledFrom(st result.Step) float64 {
+	_, _, from := analyze.Stall(st)
+	return from
 }
 
 // stepName names a step by its knobs ("threads=4 routing=on").

@@ -537,8 +537,14 @@ func parseLSN(s string) (uint64, error) {
 }
 
 // rootCause is the innermost error's message ("connection refused", "password
-// authentication failed for user ..."), short enough for status lines and refusals.
+// authentication failed for user ..."), short enough for status lines and refusals. The
+// server's own error wins; of several attempts (pgx tries TLS, then without, for
+// sslmode=prefer), the last: "server refused TLS connection" hid a refused login.
 func rootCause(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Message + " (SQLSTATE " + pe.Code + ")"
+	}
 	for {
 		var next error
 		switch u := err.(type) {
@@ -546,7 +552,7 @@ func rootCause(err error) string {
 			next = u.Unwrap()
 		case interface{ Unwrap() []error }:
 			if es := u.Unwrap(); len(es) > 0 {
-				next = es[0]
+				next = es[len(es)-1]
 			}
 		}
 		if next == nil {

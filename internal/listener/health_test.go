@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
 )
 
 func TestLSNText(t *testing.T) {
@@ -49,6 +50,17 @@ func TestLagFromPrimaryHistory(t *testing.T) {
 		if got := h.lagOf(c.replay, now); got != c.want {
 			t.Errorf("lagOf(%d) = %s, want %s", c.replay, got, c.want)
 		}
+	}
+}
+
+// A login refused by a server that refuses TLS (pgx's sslmode=prefer tries TLS first) is said
+// as the server said it, not as the refused TLS attempt.
+func TestRootCauseNamesARefusedLogin(t *testing.T) {
+	h := clustertest.NewHandmade(t, 0)
+	cs := strings.Replace(h.URL(0, clustertest.HandmadeApp), "sslmode=disable", "sslmode=prefer", 1)
+	_, err := pgconn.Connect(context.Background(), strings.Replace(cs, clustertest.HandmadeAppPW, "wrong", 1))
+	if got := rootCause(err); !strings.Contains(got, "password authentication failed") || !strings.Contains(got, "28P01") {
+		t.Fatalf("rootCause = %q (from %v)", got, err)
 	}
 }
 

@@ -33,6 +33,9 @@ type Diff struct {
 	// Absent says why the point was not compared ("MB/s not measured in routing=on"), or is
 	// empty.
 	Absent string
+	// Faults names a side's failed operations and lost sessions at this point ("B: 2
+	// errors (08006), 2 sessions lost, 3.3 s without one"): its figure includes them.
+	Faults string
 }
 
 // Compared is true when both sides measured the metric and Pct means something.
@@ -69,6 +72,16 @@ func Compare(e *Experiment, a, b *Variant) Comparison {
 			continue
 		}
 		d := Diff{Point: e.Points[pi], A: side(fa, get), B: side(fb, get)}
+		var faults []string
+		for _, f := range []struct {
+			name string
+			fig  *Figures
+		}{{"A", fa}, {"B", fb}} {
+			if n := faultNote(f.fig); n != "" {
+				faults = append(faults, f.name+": "+n)
+			}
+		}
+		d.Faults = strings.Join(faults, "; ")
 		var absent []string
 		if d.A.Measured == 0 {
 			absent = append(absent, a.Name)
@@ -177,10 +190,48 @@ func Pairs(exps []*Experiment) ([][2]*Variant, *Experiment, error) {
 	return out, e, nil
 }
 
-// Table renders the comparison like the other tables.
+// faultNote sums a point's failed operations (by SQLSTATE) and lost sessions over its
+// repeats, or "" when it had none.
+func faultNote(f *Figures) string {
+	var errs, lost int64
+	var down float64
+	states := map[string]bool{}
+	var codes []string
+	for _, st := range f.Steps {
+		for _, e := range st.Errors {
+			errs += e.Count
+			if !states[e.SQLState] {
+				states[e.SQLState] = true
+				codes = append(codes, e.SQLState)
+			}
+		}
+		if r := st.Reconnects; r != nil {
+			lost += r.Lost
+			down += r.DownSeconds
+		}
+	}
+	var parts []string
+	if errs > 0 {
+		parts = append(parts, fmt.Sprintf("%d errors (%s)", errs, strings.Join(codes, " ")))
+	}
+	if lost > 0 {
+		parts = append(parts, fmt.Sprintf("%d sessions lost, %.1f s without one", lost, down))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Table renders the comparison like the other tables; a faults column names the points
+// where a side failed operations or lost sessions, when some did.
 func (c Comparison) Table() Table {
 	t := Table{Name: "compare", Title: fmt.Sprintf("B = %s vs A = %s (%s; different = spreads of repeats or of per-second throughput apart)", c.BName, c.AName, c.Metric),
 		Columns: []string{c.LoadName, "A " + c.Metric, "B " + c.Metric, "diff", "A range", "B range", "A p99 ms", "B p99 ms", "verdict"}}
+	faults := false
+	for _, d := range c.Diffs {
+		faults = faults || d.Faults != ""
+	}
+	if faults {
+		t.Columns = append(t.Columns, "faults")
+	}
 	for _, d := range c.Diffs {
 		diff := absentCell()
 		if d.Compared() {
@@ -189,8 +240,12 @@ func (c Comparison) Table() Table {
 				diff.Text = "(" + diff.Text + ")"
 			}
 		}
-		t.add(txt(d.Point), meanCell(d.A), meanCell(d.B), diff,
-			rangeCell(d.A), rangeCell(d.B), num(d.A.P99Ms), num(d.B.P99Ms), txt(d.Verdict))
+		row := []Cell{txt(d.Point), meanCell(d.A), meanCell(d.B), diff,
+			rangeCell(d.A), rangeCell(d.B), num(d.A.P99Ms), num(d.B.P99Ms), txt(d.Verdict)}
+		if faults {
+			row = append(row, txt(d.Faults))
+		}
+		t.add(row...)
 	}
 	return t
 }

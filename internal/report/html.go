@@ -147,12 +147,9 @@ func (e *Experiment) metric() (name, label string, get func(*Figures) (float64, 
 }
 
 func (e *Experiment) metricOf() (name, label string, get func(*Figures) (float64, bool)) {
-	h := analyze.HeadlineOf(func(c string) bool { return slices.Contains(e.Counters, c) }, e.HasBytes())
-	switch {
-	case h.Counter:
+	h := analyze.HeadlineOf(func(c string) bool { return slices.Contains(e.Counters, c) })
+	if h.Counter {
 		return h.Name, h.Label, func(f *Figures) (float64, bool) { v, ok := f.Counters[h.Name]; return v, ok }
-	case h.Name == analyze.HeadlineBytes:
-		return h.Name, h.Label, func(f *Figures) (float64, bool) { return f.MBps, true }
 	}
 	return h.Name, h.Label, func(f *Figures) (float64, bool) { return f.Throughput, true }
 }
@@ -317,7 +314,7 @@ func (e *Experiment) kpis() []kpi {
 		}
 		note := ""
 		if e.Sweep {
-			note = "at " + e.Points[at] + " " + e.LoadName
+			note = "at " + analyze.LoadCount(e.Points[at], e.LoadName)
 		}
 		note += fmt.Sprintf(", p99 %s ms", fmtNum(ms(v.Cells[at].Latency.P99)))
 		out = append(out, kpi{Label: v.Name + " · peak " + label, Value: fmtNum(pk), Note: strings.TrimPrefix(note, ", ")})

@@ -158,7 +158,8 @@ type Figures struct {
 	Repeats []float64
 	Count   int64
 	Errors  int64
-	// MBps is bytes returned per second (10^6), from the mb_per_s counter when there is one.
+	// MBps is the mb_per_s or server_mb_per_s counter when there is one, else the bytes the
+	// client received per second (10^6; shown as "MB/s recv", HasBytes).
 	MBps float64
 	// Latency merges every operation type's histogram of every repeat.
 	Latency result.Hist
@@ -586,7 +587,16 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// HasBytes is true when any cell moved bytes (MB/s worth a column).
+// The metric and column of the bytes the client received per second, where no counter
+// measured MB/s (a stress or scan through a listener, where the servers' MB/s is absent):
+// a figure of its own, never shown as the servers' "MB/s".
+const (
+	recvMBps      = "recv_mb_per_s"
+	recvMBpsLabel = "MB/s recv"
+)
+
+// HasBytes is true when no counter measured MB/s and some cell received bytes (the
+// client's MB/s recv is worth a column).
 func (e *Experiment) HasBytes() bool {
 	for _, c := range e.Counters {
 		if c == "mb_per_s" || c == result.ServerMBps {

@@ -50,8 +50,9 @@ func TestBuildSweepWithVariants(t *testing.T) {
 	if len(main.Groups) != 2 || main.Groups[0].Name != "routing=off" || main.Columns[0] != "threads" {
 		t.Fatalf("main table head %+v %v", main.Groups, main.Columns)
 	}
-	// stress moves bytes but has no mb_per_s counter: MB/s comes from the bytes.
-	if !contains(main.Columns, "MB/s") || len(main.Rows) != 6 {
+	// stress moves bytes but has no mb_per_s counter: the bytes received are their own
+	// column, MB/s recv, never the servers' MB/s.
+	if !contains(main.Columns, "MB/s recv") || contains(main.Columns, "MB/s") || len(main.Rows) != 6 {
 		t.Fatalf("main table %v, %d rows", main.Columns, len(main.Rows))
 	}
 	c := e.Variants[1].Cells[5]
@@ -159,7 +160,7 @@ func TestRepeatsAndCompare(t *testing.T) {
 		t.Fatalf("pairs %v %v", pairs, err)
 	}
 	cmp := Compare(pe, pairs[0][0], pairs[0][1])
-	if cmp.Metric != "MB/s" || len(cmp.Diffs) != 6 || cmp.OneRunEach {
+	if cmp.Metric != "ops/s" || len(cmp.Diffs) != 6 || cmp.OneRunEach {
 		t.Fatalf("comparison %+v", cmp)
 	}
 	// At one thread both variants are limited by the service time (same throughput, within

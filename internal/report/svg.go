@@ -6,6 +6,8 @@ import (
 	"html/template"
 	"math"
 	"strings"
+
+	"github.com/agbench/agbench/internal/analyze"
 )
 
 // Charts are drawn here as inline SVG rather than by a JavaScript chart library: the report
@@ -176,8 +178,8 @@ func (c lineChart) drawLine(b *strings.Builder, l line, px, py func(float64) flo
 		if int(l.X[i]) < len(c.XTicks) {
 			xl = c.XTicks[int(l.X[i])]
 		}
-		fmt.Fprintf(b, `<circle class="pt" cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s at %s %s: %s</title></circle>`,
-			px(l.X[i]), py(l.Y[i]), l.Colour, esc(l.Name), esc(xl), esc(c.XLabel), esc(fmtNum(l.Y[i])+" "+c.YLabel))
+		fmt.Fprintf(b, `<circle class="pt" cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s at %s: %s</title></circle>`,
+			px(l.X[i]), py(l.Y[i]), l.Colour, esc(l.Name), esc(analyze.LoadCount(xl, c.XLabel)), esc(fmtNum(l.Y[i])+" "+c.YLabel))
 	}
 }
 

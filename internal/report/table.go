@@ -113,7 +113,7 @@ func (e *Experiment) pointHeader() string {
 
 // Tables returns the experiment's tables: a workload's own article table (seed, readahead)
 // when the results carry it, the articles' throughput table, where sessions landed (for
-// workloads that route), then latency per
+// workloads that route), the failed operations and lost sessions (when any), then latency per
 // operation, other counters, the wait profile and the layers, each when the results hold it.
 func (e *Experiment) Tables() []Table {
 	var ts []Table
@@ -125,6 +125,9 @@ func (e *Experiment) Tables() []Table {
 	ts = append(ts, e.MainTable())
 	if t := e.SessionsTable(); len(t.Rows) > 0 {
 		t.Open = true
+		ts = append(ts, t)
+	}
+	if t := e.FaultsTable(); len(t.Rows) > 0 {
 		ts = append(ts, t)
 	}
 	if t := e.StaleTable(); len(t.Rows) > 0 {
@@ -161,7 +164,7 @@ func (e *Experiment) MainTable() Table {
 	}
 	bytes := e.HasBytes()
 	if bytes {
-		cols = append(cols, "MB/s")
+		cols = append(cols, recvMBpsLabel)
 	}
 	cols = append(cols, "p95 ms", "p99 ms")
 	rate := e.hasRate()

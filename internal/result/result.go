@@ -172,6 +172,11 @@ type Step struct {
 	// LateStarts counts operations of a fixed-rate step that started after their scheduled
 	// time (their queueing delay is part of their latency).
 	LateStarts int64 `json:"late_starts,omitempty"`
+	// InFlight counts the operations of the window still running when it closed, and
+	// InFlightOldestSeconds how long the oldest of them had been: they are in no latency
+	// figure (a server that stopped answering holds them).
+	InFlight              int64   `json:"in_flight,omitempty"`
+	InFlightOldestSeconds float64 `json:"in_flight_oldest_seconds,omitempty"`
 	// Counters are workload-specific figures of the step: "nopm", "tpm", "iops", "mb_per_s",
 	// "buffer_hits", "buffer_reads" ... Names are snake_case and carry their unit when not a count.
 	Counters map[string]float64 `json:"counters,omitempty"`

@@ -332,10 +332,13 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 
 // execution is one step while it runs.
 type execution struct {
-	cfg             Config
-	p               Point
-	spec            StepSpec
-	workers         []workload.Worker
+	cfg     Config
+	p       Point
+	spec    StepSpec
+	workers []workload.Worker
+	// busySince is, per VU, when its operation of the window in progress began (unix ns; 0:
+	// none), read when the window closes (result.Step.InFlight).
+	busySince       []atomic.Int64
 	reg             *measure.Registry
 	tally           tally
 	startedSamplers []Sampler
@@ -343,7 +346,8 @@ type execution struct {
 }
 
 func newExecution(cfg Config, p Point, spec StepSpec, workers []workload.Worker) *execution {
-	return &execution{cfg: cfg, p: p, spec: spec, workers: workers, reg: measure.NewRegistry(time.Now())}
+	return &execution{cfg: cfg, p: p, spec: spec, workers: workers, reg: measure.NewRegistry(time.Now()),
+		busySince: make([]atomic.Int64, len(workers))}
 }
 
 // run drives the VUs through ramp-up and the measured window and fills the step's window
@@ -384,7 +388,7 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 			// sharing one would contend for its lock.
 			vuCtx, cancel := context.WithCancel(loadCtx)
 			defer cancel()
-			ex.vu(vuCtx, stopLoad, w, h, delay, jobs)
+			ex.vu(vuCtx, stopLoad, w, h, delay, jobs, &ex.busySince[i])
 		}()
 	}
 	allDone := make(chan struct{})
@@ -429,6 +433,12 @@ loop:
 	}
 	ex.reg.Freeze(end)
 	ex.tally.measuring.Store(false)
+	for i := range ex.busySince {
+		if since := ex.busySince[i].Load(); since > 0 {
+			st.InFlight++
+			st.InFlightOldestSeconds = max(st.InFlightOldestSeconds, end.Sub(time.Unix(0, since)).Seconds())
+		}
+	}
 	stopLoad(nil)
 	<-allDone
 	st.Window.End = end
@@ -528,7 +538,7 @@ func (ex *execution) schedule(ctx context.Context, start time.Time, jobs chan<- 
 
 // vu is one virtual user's loop.
 func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w workload.Worker, h *measure.Handle,
-	delay time.Duration, jobs <-chan time.Time) {
+	delay time.Duration, jobs <-chan time.Time, busy *atomic.Int64) {
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {
@@ -559,7 +569,11 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 		}
 		op = workload.Op{}
 		measuring := ex.tally.measuring.Load()
+		if measuring {
+			busy.Store(begin.UnixNano())
+		}
 		err := w.Do(ctx, &op)
+		busy.Store(0)
 		lat := time.Since(begin) - op.Excluded
 		if ctx.Err() != nil {
 			// Cut off by the end of the window or cancellation: not an operation of the window.

@@ -198,7 +198,11 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 				n.record(c)
 			}
 		}
-		if n.err != nil {
+		switch {
+		case n.err != nil && !n.errAt.IsZero():
+			errs = append(errs, fmt.Errorf("node %s: lost at %.1f s of the window (%w): its figures cover the window until then",
+				n.info.Name, n.errAt.Sub(p.started).Seconds(), n.err))
+		case n.err != nil:
 			errs = append(errs, fmt.Errorf("node %s: %w", n.info.Name, n.err))
 		}
 		for k, s := range n.series {
@@ -216,6 +220,7 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 		extra.Nodes[n.info.Name] = result.SampleNode{Info: info, TopWaits: n.topWaits(), WaitSamples: n.waitSamples}
 	}
 	p.lag(st, extra)
+	p.roleWarnings(st)
 	if err := putExtra(st, extra); err != nil {
 		errs = append(errs, err)
 	}
@@ -230,6 +235,8 @@ type pgNode struct {
 	first, prev pgCounters
 	series      map[string]*result.TimeSeries
 	err         error
+	// errAt is when sampling the node failed in the window (zero: it did not, or at its start).
+	errAt time.Time
 	// wait profile: counts per class in the current bucket and per event over the window
 	bucket      map[string]int
 	bucketN     int
@@ -237,6 +244,8 @@ type pgNode struct {
 	waitSamples int
 	classTotal  map[string]int
 	lagFirst    map[string]float64
+	// roleChanges are the node's changes of role seen in the window (roles.go).
+	roleChanges []roleChange
 	// standbyNames maps a WAL receiver's application_name to the sampler's name of its node.
 	standbyNames map[string]string
 	// procs is the server's postmaster on this host (info.Postmaster 0: not found);
@@ -289,11 +298,12 @@ func connectNode(ctx context.Context, n PGNode) (*pgNode, error) {
 }
 
 func (n *pgNode) reset(start time.Time) {
-	n.start, n.err = start, nil
+	n.start, n.err, n.errAt = start, nil, time.Time{}
 	n.series = map[string]*result.TimeSeries{}
 	n.bucket, n.bucketN = map[string]int{}, 0
 	n.events, n.classTotal, n.waitSamples = map[[3]string]int{}, map[string]int{}, 0
 	n.lagFirst = map[string]float64{}
+	n.roleChanges = nil
 }
 
 // queryTimeout bounds each sampling query; a server too slow to answer it is reported.
@@ -310,13 +320,13 @@ func (n *pgNode) loop(ctx context.Context, stop <-chan struct{}, o PGOptions) {
 			return
 		case <-waitT.C:
 			if err := n.sampleWaits(ctx); err != nil {
-				n.err = err
+				n.err, n.errAt = err, time.Now()
 				return
 			}
 		case <-statT.C:
 			c, err := n.readCounters(ctx)
 			if err != nil {
-				n.err = err
+				n.err, n.errAt = err, time.Now()
 				return
 			}
 			n.record(c)
@@ -365,6 +375,9 @@ func (n *pgNode) add(name, unit string, at time.Time, v float64) {
 func (n *pgNode) record(c pgCounters) {
 	p := n.prev
 	n.prev = c
+	if !p.at.IsZero() && p.inRecovery != c.inRecovery {
+		n.roleChanges = append(n.roleChanges, roleChange{before: p.at, after: c.at, promoted: p.inRecovery})
+	}
 	secs := c.at.Sub(p.at).Seconds()
 	if secs <= 0 {
 		return

@@ -82,6 +82,21 @@ func checkReach(ctx context.Context, flag, cs string) error {
 	return nil
 }
 
+// CheckLogin connects to cs and returns bad input when the server refused the login or does
+// not know the database; a server that cannot be reached now (down, and perhaps up later, as
+// a listener's backends may be) is no error here.
+func CheckLogin(ctx context.Context, flag, cs string) error {
+	c, err := Connect(ctx, cs, "agbench")
+	if err != nil {
+		if e := connectError(flag, cs, err); agerr.IsBadInput(e) {
+			return e
+		}
+		return nil
+	}
+	c.Close(context.WithoutCancel(ctx))
+	return nil
+}
+
 // connectError makes a refused database or login bad input; other failures stay errors.
 func connectError(flag, cs string, err error) error {
 	var pe *pgconn.PgError

@@ -77,10 +77,13 @@ type BuildReport struct {
 	Load    time.Duration // the COPY phase
 	Indexes time.Duration
 	Analyze time.Duration
-	// Checkpoint includes installing the functions and marking the build ready.
-	Checkpoint time.Duration
-	Total      time.Duration
-	Constants  Constants
+	// Checkpoint includes installing the functions and marking the build ready;
+	// CheckpointSkipped says the login could not checkpoint (a note says so), so
+	// Checkpoint timed no checkpoint.
+	Checkpoint        time.Duration
+	CheckpointSkipped bool
+	Total             time.Duration
+	Constants         Constants
 	// Notes say what the build could not do with this login (e.g. CHECKPOINT).
 	Notes []string
 }
@@ -158,6 +161,7 @@ func Build(ctx context.Context, cfg *pgx.ConnConfig, o BuildOptions) (*BuildRepo
 			return nil, fmt.Errorf("checkpoint: %w", err)
 		}
 		// An ordinary login may not checkpoint (PostgreSQL 15: superuser or pg_checkpoint).
+		rep.CheckpointSkipped = true
 		rep.Notes = append(rep.Notes, "no CHECKPOINT after the load: the login lacks pg_checkpoint, so the first run may write "+
 			"the build's dirty pages during its window (grant pg_checkpoint, or run CHECKPOINT as a superuser before the run)")
 	}

@@ -233,7 +233,7 @@ func (s *Sampler) Stop(ctx context.Context, step *result.Step) error {
 		step.Series["tpcc.replay_lag_bytes"] = s.lag
 		c[CounterLagBytesMax] = s.maxLagB
 		c[CounterLagSecondsMax] = s.maxLagS
-	} else if s.lagHidden != "" {
+	} else if s.lagHidden != "" && !s.w.LagWatched {
 		step.Warnings = append(step.Warnings, fmt.Sprintf("tpcc: replication lag not measured: the login %s lacks pg_read_all_stats (pg_monitor includes it), so pg_stat_replication's lag columns are NULL for it", s.lagHidden))
 	}
 	s.mu.Unlock()

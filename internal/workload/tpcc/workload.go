@@ -40,7 +40,14 @@ type Workload struct {
 	// Payment read that Payment's customer, and counts the reads that missed the payment
 	// (the step's result.ExtraStaleOwn section; Session.OwnWrites).
 	OwnWrites bool
-	Seed      uint64
+	// LagWatched says the run's database sampler watches the primary (internal/sample): it
+	// measures the standbys' lag with what any login may read, or says why it cannot, so the
+	// workload's sampler leaves a lag hidden from its login unsaid rather than contradict it.
+	LagWatched bool
+	// Land, when set, says where a session landed, naming the node as the run's target names
+	// it (experiment.Load.Land); without it a node is its cluster_name, else its address.
+	Land func(ctx context.Context, c *pgx.Conn) (workload.Landing, error)
+	Seed uint64
 
 	meta *Meta
 	run  Constants
@@ -135,12 +142,18 @@ func (w *Workload) NewWorker(ctx context.Context, vu workload.VU) (workload.Work
 	return wk, nil
 }
 
-// landing says where a session is: the server's cluster_name (agbench names every node so;
-// else its address) and whether it is a standby.
+// landing says where a session is: the node as the target names it (Land), else the
+// server's cluster_name (agbench names every node so) or its address, and whether it is a
+// standby.
 func (w *Workload) landing(ctx context.Context, c *pgx.Conn) workload.Landing {
+	if w.Land != nil {
+		if l, err := w.Land(ctx, c); err == nil {
+			return l
+		}
+	}
 	var l workload.Landing
 	var addr *string
-	_ = c.QueryRow(ctx, `SELECT current_setting('cluster_name'), inet_server_addr()::text || ':' || inet_server_port(),
+	_ = c.QueryRow(ctx, `SELECT current_setting('cluster_name'), host(inet_server_addr()) || ':' || inet_server_port(),
 		pg_is_in_recovery()`).Scan(&l.Node, &addr, &l.InRecovery)
 	if l.Node == "" && addr != nil {
 		l.Node = *addr
