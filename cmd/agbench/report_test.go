@@ -179,7 +179,7 @@ func TestCompareWithAnAbsentFigure(t *testing.T) {
 			if st.Counters == nil {
 				st.Counters = map[string]float64{}
 			}
-			st.Counters[result.ServerMBps] = 12.5
+			st.Counters["nopm"] = 12.5
 		}
 	}
 	if _, err := result.Write(run, res); err != nil {
