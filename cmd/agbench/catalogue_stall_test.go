@@ -14,7 +14,7 @@ import (
 // ordinary login (app).
 //
 // stalled: the primary and every process it started are stopped (SIGSTOP) 2 s into an 8 s
-// window for 3 s, then go on: nothing fails and no session is lost, so only the seconds
+// window (2 s after the run's worker session is seen on the primary) for 3 s, then go on: nothing fails and no session is lost, so only the seconds
 // without a completed operation say it. The run exits 0 (the load ran again).
 //
 // in-flight: 2 s into a 6 s window of updates, another session locks the table until the run
@@ -32,7 +32,7 @@ func init() {
 		res := env.Results(t)
 		var wait func()
 		if fault != nil {
-			wait = after(t, 2*time.Second, fault)
+			wait = afterLoadStarts(t, h, 0, 2*time.Second, fault)
 		}
 		code, out := env.Run(t, "stress", "--primary", h.URL(0, clustertest.HandmadeApp), "-q", query,
 			"--threads", "1", "--duration", window, "--sample=false", "--results", res)

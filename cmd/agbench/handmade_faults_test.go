@@ -17,6 +17,7 @@ import (
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/listener"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/workload/pgops"
 )
 
 // handmadeListener starts an agbench listener in front of a hand-made cluster (node 0
@@ -50,6 +51,46 @@ func after(t *testing.T, d time.Duration, fault func(ctx context.Context) error)
 	go func() {
 		time.Sleep(d)
 		done <- fault(context.Background())
+	}()
+	return func() {
+		t.Helper()
+		if err := <-done; err != nil {
+			t.Fatalf("fault: %v", err)
+		}
+	}
+}
+
+// afterLoadStarts runs fault d after the run's first worker session (application_name
+// agbench-worker) is seen on node i of h, rather than d after the command started: a run's
+// window begins as its workers connect, so a start slowed by a busy machine cannot move the
+// fault out of the window (or before it).
+func afterLoadStarts(t *testing.T, h *clustertest.Handmade, i int, d time.Duration, fault func(ctx context.Context) error) func() {
+	t.Helper()
+	ctx := context.Background()
+	watch := h.Admin(ctx, t, i)
+	done := make(chan error, 1)
+	go func() {
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			var n int
+			if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, pgops.WorkerAppName).Scan(&n); err != nil {
+				watch.Close(ctx)
+				done <- err
+				return
+			}
+			if n > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				watch.Close(ctx)
+				done <- fmt.Errorf("no worker session of the run within 2m")
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		watch.Close(ctx) // before the fault, which may stop its server
+		time.Sleep(d)
+		done <- fault(ctx)
 	}()
 	return func() {
 		t.Helper()

@@ -196,6 +196,25 @@ func TestWALFullAfterMuchWAL(t *testing.T) {
 		t.Fatal(err)
 	}
 	exec(`SELECT pg_drop_replication_slot('agbench_test_hold')`)
+	// The standby's own slot holds WAL too until the standby, reconnected after the refused
+	// drill's restart, has confirmed it: on a busy machine it was still six segments behind at
+	// the checkpoint, and those 96 MiB were WAL the server needed. Wait for every slot to
+	// reach the current segment first.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var caught bool
+		if err := c.QueryRow(ctx, `SELECT coalesce(bool_and(pg_walfile_name(restart_lsn) = pg_walfile_name(pg_current_wal_lsn())), true)
+			FROM pg_replication_slots WHERE restart_lsn IS NOT NULL`).Scan(&caught); err != nil {
+			t.Fatal(err)
+		}
+		if caught {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the standby's slot did not reach the current WAL segment within 2m")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	exec(`CHECKPOINT`)
 	run, res, err := drill(t, ctx, topo, Options{Fault: FaultWALFull, Cycles: 1, WALFSSize: DefaultWALFSSize})
 	if err != nil {
