@@ -378,8 +378,8 @@ func (s *kernelSession) shutdown() {
 
 // watch waits on a detached session's sockets until it ends, as the copy loops would: the
 // client's end of stream is passed to the backend once the kernel has sent what preceded
-// it; the backend's end ends the session once the client has what preceded it; an error
-// or shutdown ends it at once. Bytes the verdict program passes up instead of redirecting
+// it; the backend's end, or its reset, ends the session once the client has what preceded
+// it; any other error or shutdown ends it at once. Bytes the verdict program passes up instead of redirecting
 // (a session being taken out of the maps) are copied here. It closes the descriptors and
 // returns the session's byte counts as the backend socket saw them.
 func (s *kernelSession) watch() (toBackend, toClient int64, ok bool) {
@@ -444,6 +444,16 @@ loop:
 				time.Sleep(time.Duration(min(spins, 100)) * 10 * time.Microsecond)
 			case err == unix.EINTR:
 			case err != nil:
+				if from == 1 {
+					// The backend's connection was reset (a backend that ended with a
+					// FATAL error while the client's next query sat unread in its socket
+					// is closed with a reset). What the kernel took from it before the
+					// reset may still be on its way to the client: a copy loop reads it
+					// before the error and writes it on, so let it go out first. EPIPE is
+					// a reset after the backend's end of stream (TCP state CLOSE_WAIT),
+					// which took a sequence number; ECONNRESET, a reset before it.
+					s.drained(false, err == unix.EPIPE, kernelDrainStall)
+				}
 				break loop
 			case n > 0:
 				spins = 0

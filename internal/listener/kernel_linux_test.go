@@ -182,3 +182,32 @@ func TestKernelForwarderClientResetAfterHalfClose(t *testing.T) {
 		t.Fatal("the session was still open 10 s after its client reset")
 	}
 }
+
+// A message the backend sends just before its connection is reset (a backend ending with
+// a FATAL error while the client's next query sits unread in its socket: the kernel
+// answers that close with a reset) reaches the client before the session ends, as a copy
+// loop reads the message before the reset and writes it on.
+func TestKernelForwarderLastMessageBeforeReset(t *testing.T) {
+	k := kernelOrSkip(t)
+	msg := []byte("E\x00\x00\x00\x0bFATAL\x00\x00")
+	for i := 0; i < 200; i++ {
+		p := newProxied(t, k)
+		if _, err := p.server.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		p.server.SetLinger(0)
+		p.server.Close() // a reset right after the message
+		p.client.SetReadDeadline(time.Now().Add(20 * time.Second))
+		got := make([]byte, 0, len(msg))
+		buf := make([]byte, 64)
+		var err error
+		for len(got) < len(msg) && err == nil {
+			var n int
+			n, err = p.client.Read(buf)
+			got = append(got, buf[:n]...)
+		}
+		if !bytes.Equal(got, msg) {
+			t.Fatalf("round %d: client got %q before the end (%v), want %q", i, got, err, msg)
+		}
+	}
+}
