@@ -61,19 +61,26 @@ func after(t *testing.T, d time.Duration, fault func(ctx context.Context) error)
 }
 
 // afterLoadStarts runs fault d after the run's first worker session (application_name
-// agbench-worker) is seen on node i of h, rather than d after the command started: a run's
+// agbench-worker, begun after this call) is seen on node i of h, rather than d after the
+// command started: a run's
 // window begins as its workers connect, so a start slowed by a busy machine cannot move the
 // fault out of the window (or before it).
 func afterLoadStarts(t *testing.T, h *clustertest.Handmade, i int, d time.Duration, fault func(ctx context.Context) error) func() {
 	t.Helper()
 	ctx := context.Background()
 	watch := h.Admin(ctx, t, i)
+	// Only a session born from now on is this run's: a worker of an earlier run on the same
+	// server (a case before this one) may still be listed while its backend exits.
+	var since time.Time
+	if err := watch.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&since); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	go func() {
 		deadline := time.Now().Add(2 * time.Minute)
 		for {
 			var n int
-			if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, pgops.WorkerAppName).Scan(&n); err != nil {
+			if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND backend_start > $2`, pgops.WorkerAppName, since).Scan(&n); err != nil {
 				watch.Close(ctx)
 				done <- err
 				return
