@@ -16,6 +16,7 @@ import (
 
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/listener"
+	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/workload/pgops"
 )
@@ -296,17 +297,12 @@ func freeze(h *clustertest.Handmade, i int, d time.Duration) func(ctx context.Co
 			return err
 		}
 		pids := []int{pm}
-		stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-		for _, f := range stats {
-			s, err := os.ReadFile(f)
-			if err != nil {
-				continue
-			}
-			rest := strings.Fields(string(s[strings.LastIndexByte(string(s), ')')+1:]))
-			if len(rest) > 1 && rest[1] == strconv.Itoa(pm) {
-				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
-				pids = append(pids, pid)
-			}
+		children, err := proc.Children(proc.Root, pm)
+		if err != nil {
+			return err
+		}
+		for _, c := range children {
+			pids = append(pids, c.PID)
 		}
 		for _, p := range pids {
 			_ = syscall.Kill(p, syscall.SIGSTOP)
