@@ -20,6 +20,11 @@ const (
 	StallMinOps = 20.0
 	// StallEndSlackSec: a stall that ends this close to the window's end reached it.
 	StallEndSlackSec = 0.5
+	// StallTickSlackSec: the ticks that bound a stretch come from a timer that fires a few
+	// microseconds to milliseconds late, so two whole empty one-second ticks may span
+	// 1.99999 s (measured: a 3 s SIGSTOP of the primary gave ticks at 5.000037 and 7.000034).
+	// A stretch this much shorter than StallMinSec still counts.
+	StallTickSlackSec = 0.05
 )
 
 // VStalled is the verdict of a step whose load made no progress for a while.
@@ -54,7 +59,7 @@ func Stall(reps ...result.Step) (sec, from, endFrom float64) {
 				begin = ts.T[start-1]
 			}
 			d := ts.T[i-1] - begin
-			if d >= StallMinSec && st.OpsPerSecond()*d >= StallMinOps {
+			if d >= StallMinSec-StallTickSlackSec && st.OpsPerSecond()*d >= StallMinOps {
 				if d > sec {
 					sec, from = d, off+begin
 				}

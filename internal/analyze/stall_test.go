@@ -38,6 +38,15 @@ func TestStalled(t *testing.T) {
 			t.Errorf("%v: stall %v s from %v (to the end from %v), want %v from %v (%v)", c.st.Throughput["*"].V, sec, from, endFrom, c.sec, c.from, c.endFrom)
 		}
 	}
+	// Ticks as a timer fires them, each late by microseconds: the two empty ticks after a
+	// 3 s SIGSTOP of the primary spanned 1.999997 s, and are a stall.
+	jitter := step(11363, 10088, 13508, 12741, 116, 0, 0, 15748, 12650)
+	ts := jitter.Throughput["*"]
+	ts.T = []float64{1.000033512, 2.000032965, 3.000032161, 4.000033615, 5.000036819, 6.000033864, 7.000034222, 8.000033341, 9.000034816}
+	jitter.Throughput["*"] = ts
+	if sec, from, _ := Stall(jitter); sec < 1.99 || from < 5 || from > 5.001 {
+		t.Errorf("two empty ticks spanning 1.999997 s: stall %v s from %v, want ~2 s from ~5", sec, from)
+	}
 	v := stalled([]Step{{Load: 2, Throughput: 300, StallSec: 3, StallFrom: 2}}, "threads")
 	if v == nil || !strings.Contains(v.Message, "from 2.0 s to 5.0 s") || !strings.Contains(v.Message, "would have completed 900") {
 		t.Errorf("verdict %+v", v)
