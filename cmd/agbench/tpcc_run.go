@@ -406,7 +406,11 @@ func printTPCCStep(w io.Writer, st *result.Step) {
 			groupInt(n), groupInt(st.Counters[tpcc.CounterReadOnPrimary])))
 	}
 	if b, ok := st.Counters[tpcc.CounterLagBytesMax]; ok {
-		notes = append(notes, fmt.Sprintf("max replay lag %s bytes, %.3fs", groupInt(b), st.Counters[tpcc.CounterLagSecondsMax]))
+		secs := "– s (pg_stat_replication's replay_lag was NULL at every read: not measured)"
+		if v, ok := st.Counters[tpcc.CounterLagSecondsMax]; ok {
+			secs = fmt.Sprintf("%.3fs", v)
+		}
+		notes = append(notes, fmt.Sprintf("max replay lag %s bytes, %s", groupInt(b), secs))
 	}
 	notes = append(notes, report.StepFaults(st)...)
 	notes = append(notes, fmt.Sprintf("rolled-back new orders %s; server NOPM %s, TPM %s (client on the primary %s)",

@@ -76,7 +76,11 @@ type Sampler struct {
 	mu      sync.Mutex
 	lag     result.TimeSeries
 	maxLagB float64
-	maxLagS float64
+	// maxLagS is the largest replay_lag read; lagSRead says one was read at all
+	// (pg_stat_replication shows NULL before its first measurement and once a caught-up
+	// standby has had no WAL for a while).
+	maxLagS  float64
+	lagSRead bool
 	// lagHidden names the login when pg_stat_replication had standbys whose positions were
 	// NULL to it (it lacks pg_read_all_stats): their lag is absent, and the step says why.
 	lagHidden string
@@ -98,7 +102,7 @@ func (w *Workload) NewSampler(ctx context.Context) (*Sampler, error) {
 func (s *Sampler) Start(ctx context.Context, step *result.Step) error {
 	s.w.win.reset()
 	s.before = nil
-	s.lag, s.maxLagB, s.maxLagS, s.lagHidden = result.TimeSeries{Unit: "bytes"}, 0, 0, ""
+	s.lag, s.maxLagB, s.maxLagS, s.lagSRead, s.lagHidden = result.TimeSeries{Unit: "bytes"}, 0, 0, false, ""
 	s.stopLag, s.lagDone = make(chan struct{}), make(chan struct{})
 	if s.ensureConn(ctx) == nil {
 		s.ownBefore = result.OwnXacts(s.ownKey())
@@ -201,6 +205,7 @@ func (s *Sampler) followLag(ctx context.Context) {
 			s.maxLagB = math.Max(s.maxLagB, *bytes)
 			if secs != nil {
 				s.maxLagS = math.Max(s.maxLagS, *secs)
+				s.lagSRead = true
 			}
 			s.mu.Unlock()
 		}
@@ -232,7 +237,9 @@ func (s *Sampler) Stop(ctx context.Context, step *result.Step) error {
 		}
 		step.Series["tpcc.replay_lag_bytes"] = s.lag
 		c[CounterLagBytesMax] = s.maxLagB
-		c[CounterLagSecondsMax] = s.maxLagS
+		if s.lagSRead {
+			c[CounterLagSecondsMax] = s.maxLagS
+		}
 	} else if s.lagHidden != "" && !s.w.LagWatched {
 		step.Warnings = append(step.Warnings, fmt.Sprintf("tpcc: replication lag not measured: the login %s lacks pg_read_all_stats (pg_monitor includes it), so pg_stat_replication's lag columns are NULL for it", s.lagHidden))
 	}

@@ -62,6 +62,55 @@ func TestSamplerLagOfAnUnprivilegedLogin(t *testing.T) {
 			t.Errorf("admin: lag recorded %v, warned %v: %v %q", measured, warned, st.Counters, st.Warnings)
 		}
 	}
+
+	// A standby caught up with no WAL since: pg_stat_replication forgets its lag times
+	// (replay_lag NULL, after two standby replies, one per wal_receiver_status_interval), so
+	// the lag in bytes (0) is measured and the lag in seconds is not: absent, never 0 s.
+	standby := h.Admin(ctx, t, 1)
+	defer standby.Close(context.Background())
+	for _, q := range []string{"ALTER SYSTEM SET wal_receiver_status_interval = '1s'", "SELECT pg_reload_conf()"} {
+		if _, err := standby.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waited := time.Now()
+	for {
+		var forgotten bool
+		if err := admin.QueryRow(ctx, "SELECT bool_and(replay_lag IS NULL) FROM pg_stat_replication").Scan(&forgotten); err != nil {
+			t.Fatal(err)
+		}
+		if forgotten {
+			t.Logf("replay_lag forgotten after %.1f s", time.Since(waited).Seconds())
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the standby's replay_lag still shown after 2 minutes without WAL")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cfg, err := ConnConfig(h.ConnString(0, clustertest.HandmadeAdmin), "--primary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := (&Workload{Primary: cfg}).NewSampler(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.conn.Close(context.Background())
+	st := &result.Step{Window: result.Window{Start: time.Now()}}
+	if err := s.Start(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	st.Window.End = time.Now()
+	if err := s.Stop(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	b, bytes := st.Counters[CounterLagBytesMax]
+	secs, hasSecs := st.Counters[CounterLagSecondsMax]
+	if !bytes || b != 0 || hasSecs {
+		t.Errorf("idle caught-up standby: max lag %v bytes (recorded %v), %v s (recorded %v): want 0 bytes and no seconds", b, bytes, secs, hasSecs)
+	}
 }
 
 // A window with no client transaction, in which another session standing for agbench's
