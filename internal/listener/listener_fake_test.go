@@ -136,12 +136,12 @@ func TestFakeMaxLagSkipsLaggingStandby(t *testing.T) {
 		s2.lsn.Add(100)
 		time.Sleep(60 * time.Millisecond)
 	}
-	waitFor(t, "standby1 lag over the limit", func() bool { return l.Status()[1].LagSeconds > 0.3 })
+	waitFor(t, "standby1 lag over the limit", func() bool { return lagOver(l.Status()[1], 0.3) })
 	if got := queryOne(t, connect(t, l.Addr().String(), "agbench.intent=read-only"), "SELECT node"); got != "standby2" {
 		t.Fatalf("got %s, want standby2", got)
 	}
 	s1.lsn.Store(p.lsn.Load())
-	waitFor(t, "standby1 caught up", func() bool { return l.Status()[1].LagSeconds == 0 })
+	waitFor(t, "standby1 caught up", func() bool { s := l.Status()[1]; return s.LagSeconds != nil && *s.LagSeconds == 0 })
 	if got := queryOne(t, connect(t, l.Addr().String(), "agbench.intent=read-only"), "SELECT node"); got != "standby1" {
 		t.Fatalf("got %s after catching up, want standby1", got)
 	}

@@ -329,7 +329,7 @@ func TestWithCluster(t *testing.T) {
 		e.exec("primary", "CREATE TABLE IF NOT EXISTS lagtest (i int)")
 		waitFor(t, "standby1 lag over 1s", func() bool {
 			e.exec("primary", "INSERT INTO lagtest VALUES (1)")
-			return e.status("standby1").LagSeconds > 1
+			return lagOver(e.status("standby1"), 1)
 		})
 		if !e.status("standby1").ReplayPaused {
 			t.Error("status does not show replay paused")
@@ -338,7 +338,7 @@ func TestWithCluster(t *testing.T) {
 			t.Fatalf("with standby1 lagging: %s", n)
 		}
 		e.exec("standby1", "SELECT pg_wal_replay_resume()")
-		waitFor(t, "standby1 caught up", func() bool { return e.status("standby1").LagSeconds < 1 })
+		waitFor(t, "standby1 caught up", func() bool { s := e.status("standby1"); return s.LagSeconds != nil && *s.LagSeconds < 1 })
 		if n, _ := e.where(e.l.Addr().String(), "agbench.intent=read-only"); n != "standby1" {
 			t.Fatalf("after resume: %s", n)
 		}

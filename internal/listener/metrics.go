@@ -284,9 +284,11 @@ func (l *Listener) writeProm(w io.Writer) {
 			fmt.Fprintf(&b, "agbench_listener_backend_timeline{node=%q} %d\n", n.Name, *n.Timeline)
 		}
 	}
-	family(&b, "agbench_listener_backend_lag_seconds", "gauge", "How long the standby's replay has been behind the primary.")
+	family(&b, "agbench_listener_backend_lag_seconds", "gauge", "How long the standby's replay has been behind the primary (absent where not measured: the primary, nodes down, a standby before the primary's WAL positions are known; /status says why).")
 	for _, n := range st {
-		fmt.Fprintf(&b, "agbench_listener_backend_lag_seconds{node=%q} %g\n", n.Name, n.LagSeconds)
+		if n.LagSeconds != nil {
+			fmt.Fprintf(&b, "agbench_listener_backend_lag_seconds{node=%q} %g\n", n.Name, *n.LagSeconds)
+		}
 	}
 	_, _ = io.WriteString(w, b.String())
 }
