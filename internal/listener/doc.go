@@ -36,7 +36,9 @@
 // is skipped under Config.MaxLag, saying why its lag is unknown. After a promotion
 // the new primary is found within a probe interval or two; sessions that went to the old
 // primary while it was primary are ended, not left writing into a node that is no longer
-// primary. With two writable nodes (a split brain: the old primary restarted without
+// primary, and so are the read-intent sessions routed to a standby that stopped being one
+// (promoted), so that their clients reconnect and are routed by the new roles; a session
+// routed by the old roles while the change settled is routed again. With two writable nodes (a split brain: the old primary restarted without
 // standby.signal), the one on the newer timeline is the primary, also for a listener
 // that has just started; without timelines, the one this listener saw promoted last, then
 // the one that was primary before; else none, and writes are refused (primary.go). The

@@ -129,8 +129,9 @@ type health struct {
 	interval time.Duration
 	timeout  time.Duration
 	nodes    []*nodeState
-	// onDemote is called with a node that stopped being the primary.
-	onDemote func(node string)
+	// onRoleLost is called with each node that stopped being the primary or a standby,
+	// after the new roles are published.
+	onRoleLost func(roleLoss)
 	// observe, when set, is given each good probe's WAL position (causal routing).
 	observe func(node string, r lsnReading)
 	emit    func(Event)
@@ -140,8 +141,8 @@ type health struct {
 	hist        []lsnSample
 	// noHist says why hist is empty: no primary seen since start, or since the last one
 	// stopped being the primary.
-	noHist  string
-	demoted []string // nodes that stopped being primary in this round
+	noHist string
+	lost   []roleLoss // nodes that stopped being primary or a standby in this round
 	// conflicts counts, by node, the times it was found writable while not the primary.
 	conflicts map[string]uint64
 	// floor is the newest timeline a primary was seen on (0: none read).
@@ -150,8 +151,16 @@ type health struct {
 	view atomic.Pointer[[]routing.Node]
 }
 
-func newHealth(backends []Backend, interval time.Duration, emit func(Event), onDemote func(string)) *health {
-	h := &health{interval: interval, timeout: max(5*time.Second, 2*interval), emit: emit, onDemote: onDemote,
+// roleLoss is a node that stopped being the primary or a standby: the sessions routed to it
+// in that role are ended.
+type roleLoss struct {
+	node string
+	was  routing.Role // RolePrimary or RoleStandby
+	now  string       // its role now, or the new primary's name for a demoted primary
+}
+
+func newHealth(backends []Backend, interval time.Duration, emit func(Event), onRoleLost func(roleLoss)) *health {
+	h := &health{interval: interval, timeout: max(5*time.Second, 2*interval), emit: emit, onRoleLost: onRoleLost,
 		conflicts: map[string]uint64{}, noHist: "no primary's WAL position seen yet"}
 	for _, b := range backends {
 		h.nodes = append(h.nodes, &nodeState{b: b, role: routing.RoleUnknown, why: "not probed yet", lagUnknown: lagNotProbed})
@@ -238,16 +247,16 @@ func (h *health) round(ctx context.Context) {
 		}
 	}
 	events = append(events, h.settle(time.Now())...)
-	demoted := h.demoted
-	h.demoted = nil
+	lost := h.lost
+	h.lost = nil
 	h.mu.Unlock()
 	h.publish()
 	for _, e := range events {
 		h.emit(e)
 	}
-	for _, n := range demoted { // outside the lock: the callback may read the status
-		if h.onDemote != nil {
-			h.onDemote(n)
+	for _, r := range lost { // outside the lock: the callback may read the status
+		if h.onRoleLost != nil {
+			h.onRoleLost(r)
 		}
 	}
 }
@@ -390,10 +399,19 @@ func (h *health) settle(now time.Time) []Event {
 		default:
 			n.role = routing.RoleStandby
 		}
+		promoted := n.up && old == routing.RoleStandby && n.role != routing.RoleStandby
+		if promoted {
+			// The read-intent sessions routed to it as a standby would go on reading (and
+			// could write) on a writable node; they are ended, as SQL Server's listener
+			// drops every connection at a failover, so that their clients are routed again.
+			h.lost = append(h.lost, roleLoss{node: n.b.Name, was: routing.RoleStandby, now: n.role.String()})
+		}
 		switch {
 		case n.stale && !wasStale:
 			h.conflicts[n.b.Name]++
 			events = append(events, Event{Kind: "conflict", Node: n.b.Name, Msg: n.conflict})
+		case promoted:
+			events = append(events, Event{Kind: "role", Node: n.b.Name, Msg: n.role.String() + " (no longer a standby); ending the read-intent sessions routed to it as a standby"})
 		case n.role != old && n.up:
 			events = append(events, Event{Kind: "role", Node: n.b.Name, Msg: n.role.String()})
 		}
@@ -406,7 +424,7 @@ func (h *health) settle(now time.Time) []Event {
 		last := h.node(h.lastPrimary)
 		if cur != "" || (last.up && last.inRecovery) {
 			events = append(events, Event{Kind: "role", Node: h.lastPrimary, Msg: "no longer the primary (now: " + orNone(cur) + "); ending its sessions"})
-			h.demoted = append(h.demoted, h.lastPrimary)
+			h.lost = append(h.lost, roleLoss{node: h.lastPrimary, was: routing.RolePrimary, now: orNone(cur)})
 			h.noHist = "no primary's WAL position seen since " + h.lastPrimary + " stopped being the primary"
 			h.lastPrimary = ""
 			h.hist = nil
