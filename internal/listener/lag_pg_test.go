@@ -3,6 +3,7 @@ package listener
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -124,8 +125,13 @@ func TestLagAbsentUntilMeasuredWithCluster(t *testing.T) {
 		c.Close(ctx)
 		t.Fatal("a read-intent session passed --max-lag with the standby's lag unknown")
 	}
-	if want := "node1: lag unknown (no primary's WAL position seen yet), max 1s"; !strings.Contains(err.Error(), want) {
-		t.Fatalf("refusal %v; want it to say %q", err, want)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		t.Fatalf("refusal %v: not the listener's", err)
+	}
+	if want := "node1: lag unknown (no primary's WAL position seen yet), max 1s"; !strings.Contains(pe.Message, want) ||
+		!strings.Contains(pe.Hint, "a standby whose lag is unknown takes sessions once") {
+		t.Fatalf("refusal %v (hint %q); want it to say %q, and the hint when it takes sessions again", err, pe.Hint, want)
 	}
 
 	h.Start(ctx, t, 0)

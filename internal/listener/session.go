@@ -189,7 +189,7 @@ func (l *Listener) refuseSession(conn net.Conn, intent routing.Intent, b *backen
 	case errors.As(err, &ce) && ce.fail == FailCausalFuture:
 		hint = "Give an LSN the primary has written: pg_current_wal_insert_lsn() after the write."
 	case errors.As(err, &nt) && intent == routing.ReadOnly:
-		hint = "Bring a listed node back, raise --max-lag, or list the primary to let it serve read intent."
+		hint = "Bring a listed node back, raise --max-lag (a standby whose lag is unknown takes sessions once the primary is seen past its replay position), or list the primary to let it serve read intent."
 	}
 	l.emit(Event{Kind: "refused", Msg: err.Error()})
 	sendError(conn, codeRejected, "agbench listener: "+err.Error(), hint)
