@@ -252,6 +252,34 @@ func TestStressStandbyStoppedMidRun(t *testing.T) {
 	}
 }
 
+// Issue 24: a failover during a read-intent stress through a listener. The listener ends
+// the read-intent sessions on the promoted standby (as SQL Server's listener drops its
+// connections); the workers make them again through it, routed by the list (the default:
+// every standby, then the primary: here the new primary), and the step records the
+// errors and the reconnects rather than going on silently on what became a primary.
+func TestStressReadIntentThroughAPromotion(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	lcs := handmadeListener(t, h, "")
+	results := t.TempDir()
+	wait := afterLoadStarts(t, h, 1, 2500*time.Millisecond, failover(h))
+	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs, "--intent", "read-only",
+		"-q", "SELECT 1", "--threads", "2", "--duration", "8s", "--max-errors", "0", "--sample=false", "--results", results)
+	wait()
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	st := &readOneResult(t, results).Steps[0]
+	faultFigures(t, st)
+	for _, s := range st.Sessions { // where each VU's last session landed
+		if s.InRecovery || !strings.HasSuffix(s.Node, strconv.Itoa(h.Ports[1])) {
+			t.Errorf("a session made again after the promotion is not on the new primary (port %d): %+v", h.Ports[1], s)
+		}
+	}
+	if !strings.Contains(out, "sessions lost") {
+		t.Errorf("the footer does not show the lost sessions:\n%s", out)
+	}
+}
+
 // A fresh listener facing two writable nodes of a hand-made cluster (the standby promoted,
 // the old primary started again as it was) sends writes to the newer timeline only.
 func TestFreshListenerWritesToTheNewerPrimary(t *testing.T) {

@@ -325,11 +325,19 @@ func printListener(w io.Writer, l *listener.Listener, cfg listener.Config) {
 		if !n.Up {
 			up = "no: " + n.Error
 		}
-		lag := table.Absent // a lag is a standby's, and known only while it answers probes
-		if n.Up && n.Role == routing.RoleStandby.String() {
-			lag = fmt.Sprintf("%.1fs", n.LagSeconds)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n.Name, n.Addr, n.Role, up, lag)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n.Name, n.Addr, n.Role, up, lagCell(n))
 	}
 	tw.Flush()
+}
+
+// lagCell is a node's LAG: "–" where the lag was not measured, with why for a standby
+// that answers probes (for the others the role and UP columns say it).
+func lagCell(n listener.NodeStatus) string {
+	switch {
+	case n.LagSeconds != nil:
+		return fmt.Sprintf("%.1fs", *n.LagSeconds)
+	case n.Up && n.Role == routing.RoleStandby.String() && n.LagUnknown != "":
+		return table.Absent + " (" + n.LagUnknown + ")"
+	}
+	return table.Absent
 }

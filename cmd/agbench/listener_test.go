@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/listener"
 )
 
 func TestListenerBadInputExits2(t *testing.T) {
@@ -86,6 +87,24 @@ func startCLI(t *testing.T, env map[string]string, args ...string) (out *syncBuf
 		case <-time.After(time.Minute):
 			t.Fatal("agbench listener did not stop")
 			return -1
+		}
+	}
+}
+
+func TestListenerLagCell(t *testing.T) {
+	lag := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		n    listener.NodeStatus
+		want string
+	}{
+		{listener.NodeStatus{Up: true, Role: "standby", LagSeconds: lag(0)}, "0.0s"},
+		{listener.NodeStatus{Up: true, Role: "standby", LagSeconds: lag(2.345)}, "2.3s"},
+		{listener.NodeStatus{Up: true, Role: "standby", LagUnknown: "no primary's WAL position seen yet"}, "– (no primary's WAL position seen yet)"},
+		{listener.NodeStatus{Up: true, Role: "primary", LagUnknown: "not a standby (primary)"}, "–"},
+		{listener.NodeStatus{Up: false, Role: "down", LagUnknown: "down"}, "–"},
+	} {
+		if got := lagCell(c.n); got != c.want {
+			t.Errorf("lagCell(%+v) = %q, want %q", c.n, got, c.want)
 		}
 	}
 }

@@ -29,10 +29,16 @@
 // written or replayed, replay paused, and on a writable node its timeline, read from
 // pg_walfile_name(pg_current_wal_lsn()), which any login may call). Two failed probes in a
 // row take a node out of routing; a good probe brings it back. Standby lag is the time
-// since the primary was first seen past the standby's replay position. After a promotion
+// since the primary was first seen past the standby's replay position. Where it was not
+// measured it is absent, never 0: the primary and nodes down have none, nor has a standby
+// while no position of a primary is known (none seen since start or since the last
+// primary stopped being one) or while it is behind every position seen; such a standby
+// is skipped under Config.MaxLag, saying why its lag is unknown. After a promotion
 // the new primary is found within a probe interval or two; sessions that went to the old
 // primary while it was primary are ended, not left writing into a node that is no longer
-// primary. With two writable nodes (a split brain: the old primary restarted without
+// primary, and so are the read-intent sessions routed to a standby that stopped being one
+// (promoted), so that their clients reconnect and are routed by the new roles; a session
+// routed by the old roles while the change settled is routed again. With two writable nodes (a split brain: the old primary restarted without
 // standby.signal), the one on the newer timeline is the primary, also for a listener
 // that has just started; without timelines, the one this listener saw promoted last, then
 // the one that was primary before; else none, and writes are refused (primary.go). The

@@ -29,11 +29,12 @@ const (
 	FailCausalNoTarget             // no node of the routing list had replayed what the session must see
 	FailCausalFuture               // agbench.min_lsn beyond the primary's WAL
 	FailCausalNoPrimary            // the primary's WAL position, needed to route causally, could not be read
+	FailRoleChanged                // the chosen node changed role while the session was routed, again and again
 )
 
 var failureNames = [...]string{"none", "bad_startup", "startup_timeout", "client_gone", "tls_handshake",
 	"tls_required", "bad_intent", "no_target", "backend_unreachable", "backend_startup", "shutting_down", "backend_refused",
-	"bad_causal_param", "causal_no_target", "causal_future_lsn", "causal_no_primary"}
+	"bad_causal_param", "causal_no_target", "causal_future_lsn", "causal_no_primary", "role_changed"}
 
 func (f Failure) String() string {
 	if int(f) < len(failureNames) {

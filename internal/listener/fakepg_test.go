@@ -32,6 +32,8 @@ type fakePG struct {
 	denyTimeline atomic.Bool
 	refuse       atomic.Pointer[pgproto3.ErrorResponse]
 	refused      atomic.Int64
+	// beforeAnswer, when set, runs (once) on a session's StartupMessage before the answer.
+	beforeAnswer atomic.Pointer[func()]
 	pid          uint32 // every fake hands out the same PIDs: cancel keys differ by secret only
 
 	mu       sync.Mutex
@@ -143,6 +145,11 @@ func (f *fakePG) serve(c net.Conn) {
 	f.pid++
 	pid := f.pid
 	f.mu.Unlock()
+	if params["user"] != "probe" {
+		if h := f.beforeAnswer.Swap(nil); h != nil {
+			(*h)()
+		}
+	}
 	if e := f.refuse.Load(); e != nil && params["user"] != "probe" {
 		f.refused.Add(1)
 		be.Send(e)

@@ -60,8 +60,14 @@ type NodeStatus struct {
 	Refusing string `json:"refusing,omitempty"`
 	// LSN is the WAL position written (primary) or replayed (standby).
 	LSN string `json:"lsn,omitempty"`
-	// LagSeconds is how long the standby's replay has been behind the primary.
-	LagSeconds float64 `json:"lag_seconds"`
+	// LagSeconds is how long the standby's replay has been behind the primary: the time
+	// since the primary was first seen past the standby's replay position, exact to one
+	// probe interval. It is absent where it was not measured, and LagUnknown says why:
+	// not a standby (the primary has no lag), down, not probed yet, no primary's WAL
+	// position seen yet, or behind every position of the primary seen (then with a lower
+	// bound).
+	LagSeconds *float64 `json:"lag_seconds,omitempty"`
+	LagUnknown string   `json:"lag_unknown,omitempty"`
 	// ReplayPaused is true when pg_wal_replay_pause() is in effect.
 	ReplayPaused bool      `json:"replay_paused,omitempty"`
 	Error        string    `json:"error,omitempty"`
@@ -81,7 +87,10 @@ type nodeState struct {
 	probedAt   time.Time
 	promotedAt time.Time
 	role       routing.Role
+	// lag is the standby's lag; when lagUnknown is set, it was not measured (lag is then
+	// a lower bound, 0 when none is known) and lagUnknown says why.
 	lag        time.Duration
+	lagUnknown string
 	// timeline is the writable node's timeline (0: not read; timelineErr says why).
 	timeline    uint32
 	timelineErr string
@@ -120,16 +129,20 @@ type health struct {
 	interval time.Duration
 	timeout  time.Duration
 	nodes    []*nodeState
-	// onDemote is called with a node that stopped being the primary.
-	onDemote func(node string)
+	// onRoleLost is called with each node that stopped being the primary or a standby,
+	// after the new roles are published.
+	onRoleLost func(roleLoss)
 	// observe, when set, is given each good probe's WAL position (causal routing).
 	observe func(node string, r lsnReading)
 	emit    func(Event)
 
-	mu          sync.Mutex // guards nodes' fields, lastPrimary, hist, conflicts
+	mu          sync.Mutex // guards nodes' fields, lastPrimary, hist, noHist, conflicts
 	lastPrimary string
 	hist        []lsnSample
-	demoted     []string // nodes that stopped being primary in this round
+	// noHist says why hist is empty: no primary seen since start, or since the last one
+	// stopped being the primary.
+	noHist string
+	lost   []roleLoss // nodes that stopped being primary or a standby in this round
 	// conflicts counts, by node, the times it was found writable while not the primary.
 	conflicts map[string]uint64
 	// floor is the newest timeline a primary was seen on (0: none read).
@@ -138,11 +151,19 @@ type health struct {
 	view atomic.Pointer[[]routing.Node]
 }
 
-func newHealth(backends []Backend, interval time.Duration, emit func(Event), onDemote func(string)) *health {
-	h := &health{interval: interval, timeout: max(5*time.Second, 2*interval), emit: emit, onDemote: onDemote,
-		conflicts: map[string]uint64{}}
+// roleLoss is a node that stopped being the primary or a standby: the sessions routed to it
+// in that role are ended.
+type roleLoss struct {
+	node string
+	was  routing.Role // RolePrimary or RoleStandby
+	now  string       // its role now, or the new primary's name for a demoted primary
+}
+
+func newHealth(backends []Backend, interval time.Duration, emit func(Event), onRoleLost func(roleLoss)) *health {
+	h := &health{interval: interval, timeout: max(5*time.Second, 2*interval), emit: emit, onRoleLost: onRoleLost,
+		conflicts: map[string]uint64{}, noHist: "no primary's WAL position seen yet"}
 	for _, b := range backends {
-		h.nodes = append(h.nodes, &nodeState{b: b, role: routing.RoleUnknown, why: "not probed yet"})
+		h.nodes = append(h.nodes, &nodeState{b: b, role: routing.RoleUnknown, why: "not probed yet", lagUnknown: lagNotProbed})
 	}
 	h.publish()
 	return h
@@ -226,16 +247,16 @@ func (h *health) round(ctx context.Context) {
 		}
 	}
 	events = append(events, h.settle(time.Now())...)
-	demoted := h.demoted
-	h.demoted = nil
+	lost := h.lost
+	h.lost = nil
 	h.mu.Unlock()
 	h.publish()
 	for _, e := range events {
 		h.emit(e)
 	}
-	for _, n := range demoted { // outside the lock: the callback may read the status
-		if h.onDemote != nil {
-			h.onDemote(n)
+	for _, r := range lost { // outside the lock: the callback may read the status
+		if h.onRoleLost != nil {
+			h.onRoleLost(r)
 		}
 	}
 }
@@ -378,10 +399,19 @@ func (h *health) settle(now time.Time) []Event {
 		default:
 			n.role = routing.RoleStandby
 		}
+		promoted := n.up && old == routing.RoleStandby && n.role != routing.RoleStandby
+		if promoted {
+			// The read-intent sessions routed to it as a standby would go on reading (and
+			// could write) on a writable node; they are ended, as SQL Server's listener
+			// drops every connection at a failover, so that their clients are routed again.
+			h.lost = append(h.lost, roleLoss{node: n.b.Name, was: routing.RoleStandby, now: n.role.String()})
+		}
 		switch {
 		case n.stale && !wasStale:
 			h.conflicts[n.b.Name]++
 			events = append(events, Event{Kind: "conflict", Node: n.b.Name, Msg: n.conflict})
+		case promoted:
+			events = append(events, Event{Kind: "role", Node: n.b.Name, Msg: n.role.String() + " (no longer a standby); ending the read-intent sessions routed to it as a standby"})
 		case n.role != old && n.up:
 			events = append(events, Event{Kind: "role", Node: n.b.Name, Msg: n.role.String()})
 		}
@@ -394,7 +424,8 @@ func (h *health) settle(now time.Time) []Event {
 		last := h.node(h.lastPrimary)
 		if cur != "" || (last.up && last.inRecovery) {
 			events = append(events, Event{Kind: "role", Node: h.lastPrimary, Msg: "no longer the primary (now: " + orNone(cur) + "); ending its sessions"})
-			h.demoted = append(h.demoted, h.lastPrimary)
+			h.lost = append(h.lost, roleLoss{node: h.lastPrimary, was: routing.RolePrimary, now: orNone(cur)})
+			h.noHist = "no primary's WAL position seen since " + h.lastPrimary + " stopped being the primary"
 			h.lastPrimary = ""
 			h.hist = nil
 		}
@@ -404,10 +435,7 @@ func (h *health) settle(now time.Time) []Event {
 		h.record(primary.probedAt, primary.lsn)
 	}
 	for _, n := range h.nodes {
-		n.lag = 0
-		if n.up && n.role == routing.RoleStandby {
-			n.lag = h.lagOf(n.lsn, now)
-		}
+		n.lag, n.lagUnknown = h.nodeLag(n, now)
 	}
 	return events
 }
@@ -458,22 +486,51 @@ func (h *health) record(at time.Time, lsn uint64) {
 	h.hist = append(h.hist, lsnSample{at, lsn})
 }
 
+// Why a node's lag is unknown, beyond those lagOf gives.
+const (
+	lagNotProbed = "not probed yet"
+	lagDown      = "down"
+)
+
+// nodeLag is a node's lag, or why it is unknown: only a standby that answers probes has
+// one (see lagOf).
+func (h *health) nodeLag(n *nodeState, now time.Time) (time.Duration, string) {
+	switch {
+	case !n.probed:
+		return 0, lagNotProbed
+	case !n.up:
+		return 0, lagDown
+	case n.role != routing.RoleStandby:
+		return 0, "not a standby (" + n.role.String() + ")"
+	}
+	return h.lagOf(n.lsn, now)
+}
+
 // lagOf is how long a standby that replayed up to lsn has been behind: the time since
-// the primary was first seen past lsn (0 when it has not been). It is a lower bound,
-// exact to one probe interval.
-func (h *health) lagOf(lsn uint64, now time.Time) time.Duration {
+// the primary was first seen past lsn (0 when it has not been), exact to one probe
+// interval. It is unknown, and why says so, when no position of the primary has been
+// seen (h.noHist), or when lsn is behind all of them (the history began after the
+// standby's position): lag is then only a lower bound.
+func (h *health) lagOf(lsn uint64, now time.Time) (lag time.Duration, why string) {
+	if len(h.hist) == 0 {
+		return 0, h.noHist
+	}
 	i := sort.Search(len(h.hist), func(i int) bool { return h.hist[i].lsn > lsn })
 	if i == len(h.hist) {
-		return 0
+		return 0, ""
 	}
-	return max(0, now.Sub(h.hist[i].at))
+	lag = max(0, now.Sub(h.hist[i].at))
+	if i == 0 {
+		return lag, "behind every WAL position the primary was seen at: at least " + lag.Round(time.Millisecond).String()
+	}
+	return lag, ""
 }
 
 func (h *health) publish() {
 	h.mu.Lock()
 	v := make([]routing.Node, len(h.nodes))
 	for i, n := range h.nodes {
-		v[i] = routing.Node{Name: n.b.Name, Up: n.up, Role: n.role, Lag: n.lag, Why: n.why, Refusing: n.refusing}
+		v[i] = routing.Node{Name: n.b.Name, Up: n.up, Role: n.role, Lag: n.lag, LagUnknown: n.lagUnknown, Why: n.why, Refusing: n.refusing}
 	}
 	h.mu.Unlock()
 	h.view.Store(&v)
@@ -486,8 +543,12 @@ func (h *health) status() []NodeStatus {
 	s := make([]NodeStatus, len(h.nodes))
 	for i, n := range h.nodes {
 		s[i] = NodeStatus{Name: n.b.Name, Addr: n.b.Addr, Up: n.up, Role: n.role.String(),
-			LagSeconds: n.lag.Seconds(), ReplayPaused: n.paused, Error: n.why, ProbedAt: n.probedAt,
+			LagUnknown: n.lagUnknown, ReplayPaused: n.paused, Error: n.why, ProbedAt: n.probedAt,
 			Conflict: n.conflict, Refusing: n.refusing}
+		if n.lagUnknown == "" {
+			lag := n.lag.Seconds()
+			s[i].LagSeconds = &lag
+		}
 		switch {
 		case n.up:
 			s[i].LSN = cluster.FormatLSN(n.lsn)

@@ -69,7 +69,7 @@ func Start(ctx context.Context, cfg Config) (*Listener, error) {
 		keys:     map[string]*session{},
 		done:     make(chan struct{}),
 	}
-	l.health = newHealth(cfg.Backends, cfg.ProbeInterval, l.emit, l.endPrimarySessions)
+	l.health = newHealth(cfg.Backends, cfg.ProbeInterval, l.emit, l.endSessions)
 	l.watches = make(map[string]*lsnWatch, len(cfg.Backends))
 	for _, b := range cfg.Backends {
 		l.watches[b.Name] = newLSNWatch(b, l.health.timeout)
@@ -286,20 +286,32 @@ func (l *Listener) emit(e Event) {
 	}
 }
 
-// endPrimarySessions cuts every session that went to node while it was the primary:
-// the node has stopped being primary and must not keep taking writes.
-func (l *Listener) endPrimarySessions(node string) {
+// endSessions cuts every session that went to a node in the role it has lost: as the
+// primary (the node must not keep taking writes), or as a standby (it was promoted: the
+// read-intent sessions are routed again when their clients reconnect). Sessions that
+// went to a promoted node as the primary, read-write ones and read-intent ones routed to
+// it by a list that names it, are not touched.
+func (l *Listener) endSessions(r roleLoss) {
+	asPrimary := r.was == routing.RolePrimary
 	l.mu.Lock()
 	n := 0
 	for s := range l.sessions {
-		if s.node == node && s.primary {
+		if s.node == r.node && s.primary == asPrimary {
 			s.kill()
 			n++
 		}
 	}
 	l.mu.Unlock()
-	l.metrics.addDemotionEnded(node, n)
-	if n > 0 {
-		l.emit(Event{Kind: "ended", Node: node, Msg: fmt.Sprintf("%d session(s) ended: the node is no longer the primary", n)})
+	if asPrimary {
+		l.metrics.addDemotionEnded(r.node, n)
+	} else {
+		l.metrics.addPromotionEnded(r.node, n)
+	}
+	switch {
+	case n == 0:
+	case asPrimary:
+		l.emit(Event{Kind: "ended", Node: r.node, Msg: fmt.Sprintf("%d session(s) ended: the node is no longer the primary", n)})
+	default:
+		l.emit(Event{Kind: "ended", Node: r.node, Msg: fmt.Sprintf("%d read-intent session(s) ended: the node is no longer a standby (now %s); their clients are routed again when they reconnect", n, r.now)})
 	}
 }

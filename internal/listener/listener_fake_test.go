@@ -136,12 +136,12 @@ func TestFakeMaxLagSkipsLaggingStandby(t *testing.T) {
 		s2.lsn.Add(100)
 		time.Sleep(60 * time.Millisecond)
 	}
-	waitFor(t, "standby1 lag over the limit", func() bool { return l.Status()[1].LagSeconds > 0.3 })
+	waitFor(t, "standby1 lag over the limit", func() bool { return lagOver(l.Status()[1], 0.3) })
 	if got := queryOne(t, connect(t, l.Addr().String(), "agbench.intent=read-only"), "SELECT node"); got != "standby2" {
 		t.Fatalf("got %s, want standby2", got)
 	}
 	s1.lsn.Store(p.lsn.Load())
-	waitFor(t, "standby1 caught up", func() bool { return l.Status()[1].LagSeconds == 0 })
+	waitFor(t, "standby1 caught up", func() bool { s := l.Status()[1]; return s.LagSeconds != nil && *s.LagSeconds == 0 })
 	if got := queryOne(t, connect(t, l.Addr().String(), "agbench.intent=read-only"), "SELECT node"); got != "standby1" {
 		t.Fatalf("got %s after catching up, want standby1", got)
 	}
@@ -269,8 +269,8 @@ func TestFakeFailoverEndsOldPrimarySessions(t *testing.T) {
 	if got := queryOne(t, connect(t, l.Addr().String(), ""), "SELECT node"); got != "standby1" {
 		t.Fatalf("new session went to %s", got)
 	}
-	if got := queryOne(t, ro, "SELECT node"); got != "standby1" {
-		t.Fatalf("read-only session on the promoted node: %s", got)
+	if _, err := tryQueryOne(ro, "SELECT node"); err == nil {
+		t.Fatal("the read-intent session on the promoted node was not ended")
 	}
 	p.inRecovery.Store(true)
 	waitFor(t, "old primary to be a standby", func() bool { return l.Status()[0].Role == "standby" })
@@ -279,12 +279,103 @@ func TestFakeFailoverEndsOldPrimarySessions(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	var sawEnded bool
+	var sawEnded, sawReadEnded bool
 	for _, e := range events {
 		sawEnded = sawEnded || (e.Kind == "ended" && e.Node == "primary")
+		sawReadEnded = sawReadEnded || (e.Kind == "ended" && e.Node == "standby1" && strings.Contains(e.Msg, "1 read-intent session(s) ended"))
 	}
-	if !sawEnded {
-		t.Fatalf("no 'ended' event: %v", events)
+	if !sawEnded || !sawReadEnded {
+		t.Fatalf("no 'ended' event for the old primary's session and the promoted standby's: %v", events)
+	}
+}
+
+// eventLog collects a listener's events.
+type eventLog struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (e *eventLog) add(ev Event) {
+	e.mu.Lock()
+	e.events = append(e.events, ev)
+	e.mu.Unlock()
+}
+
+// find returns the first event of the kind on the node whose message has msg.
+func (e *eventLog) find(kind, node, msg string) (Event, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, ev := range e.events {
+		if ev.Kind == kind && ev.Node == node && strings.Contains(ev.Msg, msg) {
+			return ev, true
+		}
+	}
+	return Event{}, false
+}
+
+// Issue 24: a standby that is promoted loses the read-intent sessions routed to it as a
+// standby, as SQL Server's listener drops its connections at a failover; the other
+// standby's sessions are not touched, and new read-intent sessions follow the new roles.
+func TestFakePromotionEndsReadIntentSessions(t *testing.T) {
+	p, s1, s2 := startFakePG(t, "primary", false), startFakePG(t, "standby1", true), startFakePG(t, "standby2", true)
+	var log eventLog
+	l := startFake(t, Config{Metrics: "127.0.0.1:0", Routing: true, RoutingList: "(('standby1','standby2'))",
+		RoutingLists: map[string]string{"standby1": "('standby2','standby1')"}, OnEvent: log.add}, p, s1, s2)
+	ro1, ro2 := connect(t, l.Addr().String(), "agbench.intent=read-only"), connect(t, l.Addr().String(), "agbench.intent=read-only")
+	if n1, n2 := queryOne(t, ro1, "SELECT node"), queryOne(t, ro2, "SELECT node"); n1 != "standby1" || n2 != "standby2" {
+		t.Fatalf("read intent on %s and %s, want standby1 and standby2", n1, n2)
+	}
+	// A failover: the primary goes back into recovery, standby1 leaves it.
+	p.inRecovery.Store(true)
+	s1.inRecovery.Store(false)
+	waitFor(t, "standby1 to be primary", func() bool { return l.Status()[1].Role == "primary" })
+	waitFor(t, "the read-intent session on standby1 ended", func() bool { _, err := tryQueryOne(ro1, "SELECT node"); return err != nil })
+	if got := queryOne(t, ro2, "SELECT node"); got != "standby2" {
+		t.Fatalf("the session on standby2 after standby1's promotion: %s", got)
+	}
+	if got := queryOne(t, connect(t, l.Addr().String(), "agbench.intent=read-only"), "SELECT node"); got != "standby2" {
+		t.Fatalf("read intent after the promotion went to %s, want standby2 (first in standby1's list)", got)
+	}
+	waitFor(t, "the ended event", func() bool {
+		_, ok := log.find("ended", "standby1", "1 read-intent session(s) ended: the node is no longer a standby (now primary)")
+		return ok
+	})
+	if _, ok := log.find("role", "standby1", "no longer a standby"); !ok {
+		t.Errorf("no role event saying standby1 is no longer a standby: %v", log.events)
+	}
+	if body := httpGet(t, "http://"+l.MetricsAddr().String()+"/metrics"); !strings.Contains(body, `agbench_listener_promotion_ended_sessions_total{node="standby1"} 1`) {
+		t.Errorf("metrics lack the ended session:\n%s", body)
+	}
+}
+
+// Issue 24: a read-intent session routed to a standby whose promotion is settled while the
+// session is being opened (after the promotion's sessions were ended) is routed again
+// before any byte reaches its client.
+func TestFakeSessionRoutedDuringPromotionIsRoutedAgain(t *testing.T) {
+	p, s1, s2 := startFakePG(t, "primary", false), startFakePG(t, "standby1", true), startFakePG(t, "standby2", true)
+	var log eventLog
+	l := startFake(t, Config{Routing: true, RoutingList: "('standby1','standby2')",
+		RoutingLists: map[string]string{"standby1": "('standby2','standby1')"}, OnEvent: log.add}, p, s1, s2)
+	promoted := make(chan bool, 1)
+	hook := func() { // standby1 holds its answer until the listener has settled its promotion
+		p.inRecovery.Store(true)
+		s1.inRecovery.Store(false)
+		deadline := time.Now().Add(time.Minute)
+		for l.Status()[1].Role != "primary" && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		promoted <- l.Status()[1].Role == "primary"
+	}
+	s1.beforeAnswer.Store(&hook)
+	c := connect(t, l.Addr().String(), "agbench.intent=read-only")
+	if !<-promoted {
+		t.Fatal("the listener did not see standby1 promoted")
+	}
+	if got := queryOne(t, c, "SELECT node"); got != "standby2" {
+		t.Fatalf("the session routed during the promotion is on %s, want standby2", got)
+	}
+	if _, ok := log.find("retry", "standby1", "stopped being a standby while a read-only session was routed to it; routing the session again"); !ok {
+		t.Errorf("no retry event: %v", log.events)
 	}
 }
 

@@ -329,7 +329,7 @@ func TestWithCluster(t *testing.T) {
 		e.exec("primary", "CREATE TABLE IF NOT EXISTS lagtest (i int)")
 		waitFor(t, "standby1 lag over 1s", func() bool {
 			e.exec("primary", "INSERT INTO lagtest VALUES (1)")
-			return e.status("standby1").LagSeconds > 1
+			return lagOver(e.status("standby1"), 1)
 		})
 		if !e.status("standby1").ReplayPaused {
 			t.Error("status does not show replay paused")
@@ -338,7 +338,7 @@ func TestWithCluster(t *testing.T) {
 			t.Fatalf("with standby1 lagging: %s", n)
 		}
 		e.exec("standby1", "SELECT pg_wal_replay_resume()")
-		waitFor(t, "standby1 caught up", func() bool { return e.status("standby1").LagSeconds < 1 })
+		waitFor(t, "standby1 caught up", func() bool { s := e.status("standby1"); return s.LagSeconds != nil && *s.LagSeconds < 1 })
 		if n, _ := e.where(e.l.Addr().String(), "agbench.intent=read-only"); n != "standby1" {
 			t.Fatalf("after resume: %s", n)
 		}
@@ -354,6 +354,14 @@ func TestWithCluster(t *testing.T) {
 		if n, _ := e.nodeOf(old); n != "primary" {
 			t.Fatalf("before failover on %s", n)
 		}
+		ro, err := e.connect(e.l.Addr().String(), "agbench.intent=read-only")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close(ctx)
+		if n, _ := e.nodeOf(ro); n != "standby1" {
+			t.Fatalf("read intent before failover on %s, want standby1 (the set's first)", n)
+		}
 		fctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 		defer cancel()
 		if _, err := topo.Failover(fctx, cluster.FailoverOptions{To: "standby1"}); err != nil {
@@ -363,6 +371,8 @@ func TestWithCluster(t *testing.T) {
 		if _, err := tryQueryOne(old, "SELECT 1::text"); err == nil {
 			t.Error("the session on the old primary still works")
 		}
+		// Issue 24: the read-intent session on the promoted standby is ended too.
+		waitFor(t, "the read-intent session on standby1 ended", func() bool { _, err := tryQueryOne(ro, "SELECT 1::text"); return err != nil })
 		if n, rec := e.where(e.l.Addr().String(), ""); n != "standby1" || rec {
 			t.Errorf("read-write after failover: %s (in recovery %v)", n, rec)
 		}
@@ -418,6 +428,14 @@ func TestPromotionWhileOldPrimaryRuns(t *testing.T) {
 	if n, _ := e.nodeOf(old); n != "primary" {
 		t.Fatalf("before promotion on %s", n)
 	}
+	ro, err := e.connect(e.l.Addr().String(), "agbench.intent=read-only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close(ctx)
+	if n, rec := e.nodeOf(ro); n != "standby1" || !rec {
+		t.Fatalf("read intent before promotion on %s (in recovery %v)", n, rec)
+	}
 	s := topo.Node("standby1")
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -431,13 +449,27 @@ func TestPromotionWhileOldPrimaryRuns(t *testing.T) {
 	if _, err := tryQueryOne(old, "SELECT 1::text"); err == nil {
 		t.Error("the session on the old primary was not ended")
 	}
+	// Issue 24: the read-intent session routed to standby1 as a standby does not go on
+	// on what is now the primary: it is ended, and its client routed again.
+	waitFor(t, "the read-intent session on standby1 ended", func() bool { _, err := tryQueryOne(ro, "SELECT 1::text"); return err != nil })
 	if n, rec := e.where(e.l.Addr().String(), ""); n != "standby1" || rec {
 		t.Errorf("read-write after promotion: %s (in recovery %v)", n, rec)
 	}
 	// The old primary is neither a standby nor the primary: read intent has nowhere to go
-	// but the new primary, which the default list names last.
-	if n, _ := e.where(e.l.Addr().String(), "agbench.intent=read-only"); n != "standby1" {
-		t.Errorf("read intent after promotion: %s", n)
+	// but the new primary, which the default list names last. Such a session, routed to
+	// standby1 as the primary, is left alone by later probes.
+	ro2, err := e.connect(e.l.Addr().String(), "agbench.intent=read-only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro2.Close(ctx)
+	if n, rec := e.nodeOf(ro2); n != "standby1" || rec {
+		t.Errorf("read intent after promotion: %s (in recovery %v)", n, rec)
+	}
+	seen := e.status("standby1").ProbedAt
+	waitFor(t, "two more probes of standby1", func() bool { return e.status("standby1").ProbedAt.After(seen.Add(e.l.cfg.ProbeInterval)) })
+	if _, err := tryQueryOne(ro2, "SELECT 1::text"); err != nil {
+		t.Errorf("the read-intent session routed to the new primary was ended: %v", err)
 	}
 }
 

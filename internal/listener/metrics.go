@@ -20,7 +20,8 @@ type metrics struct {
 	failures map[[2]string]uint64 // reason, intent
 	bytes    map[[2]string]uint64 // node, direction
 	cancels  map[string]uint64    // result
-	ended    map[string]uint64    // node
+	ended    map[string]uint64    // node: sessions ended because it stopped being the primary
+	promoEnd map[string]uint64    // node: read-intent sessions ended because it stopped being a standby
 	forward  map[string]uint64    // forwarding mode of sessions past startup
 	retries  map[[2]string]uint64 // node, reason
 	// causal routing
@@ -33,7 +34,7 @@ type metrics struct {
 
 func newMetrics() *metrics {
 	return &metrics{sessions: map[[2]string]uint64{}, active: map[string]int64{}, failures: map[[2]string]uint64{},
-		bytes: map[[2]string]uint64{}, cancels: map[string]uint64{}, ended: map[string]uint64{}, forward: map[string]uint64{},
+		bytes: map[[2]string]uint64{}, cancels: map[string]uint64{}, ended: map[string]uint64{}, promoEnd: map[string]uint64{}, forward: map[string]uint64{},
 		retries: map[[2]string]uint64{}, causal: map[[2]string]uint64{}, causalWaits: map[[2]string]uint64{},
 		causalWaitSec: map[string]float64{}, causalWaitLe: map[string][]uint64{}, fallbacks: map[string]uint64{}}
 }
@@ -120,6 +121,12 @@ func (m *metrics) addCancel(result string) {
 func (m *metrics) addDemotionEnded(node string, n int) {
 	m.mu.Lock()
 	m.ended[node] += uint64(n)
+	m.mu.Unlock()
+}
+
+func (m *metrics) addPromotionEnded(node string, n int) {
+	m.mu.Lock()
+	m.promoEnd[node] += uint64(n)
 	m.mu.Unlock()
 }
 
@@ -220,6 +227,10 @@ func (l *Listener) writeProm(w io.Writer) {
 	for _, k := range sortedKeys(m.ended) {
 		fmt.Fprintf(&b, "agbench_listener_demotion_ended_sessions_total{node=%q} %d\n", k, m.ended[k])
 	}
+	family(&b, "agbench_listener_promotion_ended_sessions_total", "counter", "Read-intent sessions ended because the standby they were routed to stopped being a standby (promoted), so that their clients are routed again.")
+	for _, k := range sortedKeys(m.promoEnd) {
+		fmt.Fprintf(&b, "agbench_listener_promotion_ended_sessions_total{node=%q} %d\n", k, m.promoEnd[k])
+	}
 	family(&b, "agbench_listener_forwarded_sessions_total", "counter", "Sessions past their startup phase, by how their bytes were forwarded (kernel: a BPF sockhash; user: the listener's copy loops).")
 	for _, k := range sortedKeys(m.forward) {
 		fmt.Fprintf(&b, "agbench_listener_forwarded_sessions_total{mode=%q} %d\n", k, m.forward[k])
@@ -284,9 +295,11 @@ func (l *Listener) writeProm(w io.Writer) {
 			fmt.Fprintf(&b, "agbench_listener_backend_timeline{node=%q} %d\n", n.Name, *n.Timeline)
 		}
 	}
-	family(&b, "agbench_listener_backend_lag_seconds", "gauge", "How long the standby's replay has been behind the primary.")
+	family(&b, "agbench_listener_backend_lag_seconds", "gauge", "How long the standby's replay has been behind the primary (absent where not measured: the primary, nodes down, a standby before the primary's WAL positions are known; /status says why).")
 	for _, n := range st {
-		fmt.Fprintf(&b, "agbench_listener_backend_lag_seconds{node=%q} %g\n", n.Name, n.LagSeconds)
+		if n.LagSeconds != nil {
+			fmt.Fprintf(&b, "agbench_listener_backend_lag_seconds{node=%q} %g\n", n.Name, *n.LagSeconds)
+		}
 	}
 	_, _ = io.WriteString(w, b.String())
 }

@@ -40,11 +40,14 @@ type session struct {
 	// detached once it has its own descriptors and the net.Conns are closed.
 	kernel   atomic.Pointer[kernelSession]
 	detached atomic.Bool
+	// killed is set once kill has cut the session.
+	killed atomic.Bool
 }
 
 // kill cuts the session's connections; the forwarding goroutines then end.
 func (s *session) kill() {
 	s.once.Do(func() {
+		s.killed.Store(true)
 		_ = s.client.Close()
 		_ = s.backend.Close()
 		if ks := s.kernel.Load(); ks != nil {
@@ -87,25 +90,79 @@ func (l *Listener) handle(c net.Conn, readOnlyPort bool) {
 		sendError(conn, codeProtocolViolation, "agbench listener: "+err.Error(), "")
 		return
 	}
-	b, fail, err := l.openBackend(intent, need, startup)
-	if err != nil || b.refusal != nil {
-		l.refuseSession(conn, intent, b, fail, err)
-		return
-	}
-	backend := b.conn
-	defer backend.Close()
-	d := b.d
-	s := &session{client: conn, backend: backend, br: b.br, node: d.Node, intent: intent, primary: d.Primary}
-	if !l.register(s) {
-		l.metrics.addFailure(FailShuttingDown, intent.String())
+	s, fail, err := l.openSession(conn, intent, need, startup)
+	switch {
+	case fail == FailShuttingDown:
+		l.metrics.addFailure(fail, intent.String())
 		sendError(conn, codeCannotConnectNow, "agbench listener is shutting down", "")
 		return
+	case fail != FailNone:
+		l.metrics.addFailure(fail, intent.String())
+		sendError(conn, codeCannotConnectNow, "agbench listener: "+err.Error(), "Connect again: the session is routed by the new roles.")
+		return
+	case s == nil:
+		return
 	}
+	defer s.backend.Close()
 	defer l.unregister(s)
 	_ = c.SetDeadline(time.Time{})
-	l.metrics.sessionStarted(intent, d.Node)
-	defer l.metrics.sessionEnded(d.Node)
+	l.metrics.sessionStarted(intent, s.node)
+	defer l.metrics.sessionEnded(s.node)
 	l.forward(s)
+}
+
+// maxRoleReroutes bounds how often a new session is routed again because its node
+// changed role while it was being routed.
+const maxRoleReroutes = 2
+
+// openSession opens the session's backend and registers the session, so that a role
+// change ends it. A session routed by the roles before a change and registered after the
+// change's sessions were ended is routed again (nothing has reached its client yet). It
+// returns nil when the session ends here: refused (answered already), or with fail set
+// and err saying why the client must be told.
+func (l *Listener) openSession(conn net.Conn, intent routing.Intent, need causalNeed, startup []byte) (*session, Failure, error) {
+	for reroutes := 0; ; reroutes++ {
+		b, fail, err := l.openBackend(intent, need, startup)
+		if err != nil || b.refusal != nil {
+			l.refuseSession(conn, intent, b, fail, err)
+			return nil, FailNone, nil
+		}
+		s := &session{client: conn, backend: b.conn, br: b.br, node: b.d.Node, intent: intent, primary: b.d.Primary}
+		if !l.register(s) {
+			_ = b.conn.Close()
+			return nil, FailShuttingDown, nil
+		}
+		if l.roleHolds(s) {
+			return s, FailNone, nil
+		}
+		l.unregister(s)
+		_ = b.conn.Close()
+		if s.killed.Load() { // ended with the sessions of the role change: the client is cut
+			return nil, FailNone, nil
+		}
+		was := "a standby"
+		if s.primary {
+			was = "the primary"
+		}
+		if reroutes == maxRoleReroutes {
+			return nil, FailRoleChanged, fmt.Errorf("%s stopped being %s while a %s session was routed to it", s.node, was, intent)
+		}
+		l.emit(Event{Kind: "retry", Node: s.node, Msg: fmt.Sprintf("stopped being %s while a %s session was routed to it; routing the session again", was, intent)})
+	}
+}
+
+// roleHolds reports whether the session's node still has, in the published view, the
+// role the session was routed to it in: the primary, or a standby.
+func (l *Listener) roleHolds(s *session) bool {
+	for _, n := range l.health.routingNodes() {
+		if n.Name == s.node {
+			if s.primary {
+				return n.Role == routing.RolePrimary
+			}
+			return n.Role == routing.RoleStandby
+		}
+	}
+	return false
 }
 
 // refuseSession answers a client whose session no node took: with the last backend's own
@@ -132,7 +189,7 @@ func (l *Listener) refuseSession(conn net.Conn, intent routing.Intent, b *backen
 	case errors.As(err, &ce) && ce.fail == FailCausalFuture:
 		hint = "Give an LSN the primary has written: pg_current_wal_insert_lsn() after the write."
 	case errors.As(err, &nt) && intent == routing.ReadOnly:
-		hint = "Bring a listed node back, raise --max-lag, or list the primary to let it serve read intent."
+		hint = "Bring a listed node back, raise --max-lag (a standby whose lag is unknown takes sessions once the primary is seen past its replay position), or list the primary to let it serve read intent."
 	}
 	l.emit(Event{Kind: "refused", Msg: err.Error()})
 	sendError(conn, codeRejected, "agbench listener: "+err.Error(), hint)

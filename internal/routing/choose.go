@@ -68,8 +68,12 @@ type Node struct {
 	// Role is the role the last probe saw. At most one node that is Up should be the
 	// primary; the caller settles a split brain before calling Choose.
 	Role Role
-	// Lag is how far the standby's replay is behind the primary (0 on the primary).
+	// Lag is how far the standby's replay is behind the primary, when LagUnknown is empty.
 	Lag time.Duration
+	// LagUnknown, when set, says why the standby's lag was not measured (no position of
+	// the primary known yet, for example); Lag is then only a lower bound, 0 when none is
+	// known. Such a standby never passes a MaxLag limit as if it were caught up.
+	LagUnknown string
 	// Why says what is wrong when Up is false (the probe's error), for messages.
 	Why string
 	// Refusing, when set, says why the node takes no new session although its last probe
@@ -90,7 +94,7 @@ type Policy struct {
 	// key "" holds the list used by any primary without its own. When neither applies,
 	// the list is every standby as one load-balanced set, then the primary.
 	Lists map[string]List
-	// MaxLag skips standbys whose replay lag is larger; 0 means no limit.
+	// MaxLag skips standbys whose replay lag is larger, or unknown; 0 means no limit.
 	MaxLag time.Duration
 	// Off sends read intent to the primary, as an availability group without a routing
 	// list does, so that runs can compare routing off and on.
@@ -229,6 +233,8 @@ func (r *Router) unusable(n *Node, primary string) string {
 		return n.Skip
 	case n.Role != RoleStandby:
 		return "not a standby (" + n.Role.String() + ")"
+	case r.policy.MaxLag > 0 && n.LagUnknown != "":
+		return fmt.Sprintf("lag unknown (%s), max %s", n.LagUnknown, r.policy.MaxLag)
 	case r.policy.MaxLag > 0 && n.Lag > r.policy.MaxLag:
 		return fmt.Sprintf("lag %s > max %s", n.Lag.Round(time.Millisecond), r.policy.MaxLag)
 	}

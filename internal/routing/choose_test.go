@@ -111,6 +111,37 @@ func TestMaxLagSkipsLaggingStandby(t *testing.T) {
 	}
 }
 
+// A standby whose lag was not measured does not pass a lag limit as if it were caught up:
+// it is skipped with why the lag is unknown, even when its lower bound is under the limit.
+// Without a limit it routes as any standby; the primary's lag never matters.
+func TestMaxLagSkipsStandbyOfUnknownLag(t *testing.T) {
+	list := map[string]List{"": mustParse(t, "('standby1','standby2','primary')")}
+	nodes := healthy()
+	nodes[0].LagUnknown = "not a standby (primary)"
+	nodes[1].LagUnknown = "no primary's WAL position seen yet"
+	nodes[2].Lag, nodes[2].LagUnknown = time.Second, "behind every WAL position the primary was seen at: at least 1s"
+	r := NewRouter(Policy{Lists: list, MaxLag: 5 * time.Second})
+	d, err := r.Choose(ReadOnly, nodes)
+	if err != nil || d.Node != "primary" {
+		t.Fatalf("with a limit and no standby lag known: %+v %v, want the listed primary", d, err)
+	}
+	r = NewRouter(Policy{Lists: map[string]List{"": mustParse(t, "('standby1','standby2')")}, MaxLag: 5 * time.Second})
+	_, err = r.Choose(ReadOnly, nodes)
+	for _, want := range []string{"standby1: lag unknown (no primary's WAL position seen yet), max 5s",
+		"standby2: lag unknown (behind every WAL position the primary was seen at: at least 1s), max 5s"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q in the refusal, got %v", want, err)
+		}
+	}
+	r = NewRouter(Policy{Lists: list})
+	if got := choose(t, r, ReadOnly, nodes); got != "standby1" {
+		t.Fatalf("without a limit: %s, want standby1", got)
+	}
+	if got := choose(t, r, ReadOnly, nodes); got != "standby1" {
+		t.Fatalf("without a limit, again: %s, want standby1 (the list's first entry)", got)
+	}
+}
+
 func TestRoutingOffSendsReadIntentToPrimary(t *testing.T) {
 	r := NewRouter(Policy{Off: true, Lists: map[string]List{"": mustParse(t, "('standby1')")}})
 	if got := choose(t, r, ReadOnly, healthy()); got != "primary" {
