@@ -14,7 +14,8 @@ import (
 )
 
 // Patroni's REST API, as agbench reads it: GET /cluster (the members as the DCS knows them),
-// GET /patroni (one member's own state) and POST /switchover.
+// GET /patroni (one member's own state), GET /config (its dynamic configuration) and POST
+// /switchover.
 
 // restTimeout bounds one request to a Patroni REST API.
 const restTimeout = 3 * time.Second
@@ -124,6 +125,31 @@ func PatroniStateAt(ctx context.Context, url string) (*PatroniState, error) {
 		return nil, err
 	}
 	return &s, nil
+}
+
+// PatroniConfig is GET /config: Patroni's dynamic configuration as its DCS holds it (only
+// what agbench reads of it).
+type PatroniConfig struct {
+	TTL                   int  `json:"ttl"`
+	LoopWait              int  `json:"loop_wait"`
+	RetryTimeout          int  `json:"retry_timeout"`
+	SynchronousMode       bool `json:"synchronous_mode"`
+	SynchronousModeStrict bool `json:"synchronous_mode_strict"`
+}
+
+// PatroniConfigAt reads GET /config from the first of the REST APIs that answers; the error
+// names every one that did not.
+func PatroniConfigAt(ctx context.Context, urls ...string) (*PatroniConfig, error) {
+	var errs []error
+	for _, u := range urls {
+		var c PatroniConfig
+		err := getJSON(ctx, strings.TrimRight(u, "/")+"/config", &c)
+		if err == nil {
+			return &c, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, fmt.Errorf("no Patroni REST API answered GET /config: %w", errors.Join(errs...))
 }
 
 // PatroniView reads GET /cluster from the first of the nodes' REST APIs that answers; the

@@ -48,6 +48,10 @@ func RunObserve(ctx context.Context, e *Endpoints, o Options, res *result.Result
 		return nil, err
 	}
 	run.Commit = e.commitMode(ctx, primary)
+	o.async = run.Commit == "async"
+	if len(e.Patroni) > 0 {
+		_, o.syncCause = patroniSync(ctx, e.Patroni)
+	}
 	if err := e.createLedger(ctx, primary); err != nil {
 		return nil, fmt.Errorf("create %s: %w", LedgerTable, err)
 	}
@@ -109,14 +113,15 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 	if ctx.Err() == nil && faultErr == nil {
 		next, faultErr = e.awaitFailover(ctx, o, cyc, dc, primary, p)
 	}
+	var nextPort int
 	if next != nil {
 		dc.To = next.Name
+		_, port, _ := net.SplitHostPort(next.addr)
+		nextPort, _ = strconv.Atoi(port)
 		if e.Listener != "" {
 			l.tally.primaryIs(listenerPort(e.Listener))
 		} else {
-			_, port, _ := net.SplitHostPort(next.addr)
-			pn, _ := strconv.Atoi(port)
-			l.tally.primaryIs(pn)
+			l.tally.primaryIs(nextPort)
 		}
 		waitBack(ctx, l.tally, o.Readers > 0, backWait)
 		sleep(ctx, o.Between)
@@ -127,6 +132,9 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 	st := l.step(n, o, start, end)
 	if next != nil {
 		e.checkObserved(context.WithoutCancel(ctx), l.tally, dc, primary, next)
+		if !o.async {
+			dc.SyncGap = l.tally.syncGap(next.Name, nextPort, primary.Name, o.syncCause)
+		}
 	}
 	l.tally.fill(dc, end)
 	if faultErr != nil {

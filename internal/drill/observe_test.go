@@ -111,6 +111,13 @@ func observeThroughURLs(t *testing.T, topo *cluster.Topology) {
 		t.Fatalf("cycle %+v", dc)
 	}
 	t.Log(run.Verdict, "; ", dc.HAOutcome)
+	// The new primary's synchronous standbys, sampled: Patroni's synchronous_mode read from
+	// its GET /config through the URLs names the cause of a span without one.
+	g := dc.SyncGap
+	if g == nil || (g.Note == "") == (g.NoSyncSeconds == nil) || g.NoSync() != nil && *g.NoSyncSeconds > 0 && g.Cause != "Patroni synchronous_mode without strict" {
+		t.Fatalf("sync gap %+v", g)
+	}
+	t.Log(g.Sentence())
 	// The drill does not wait for the old primary's return; the next test needs it back.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

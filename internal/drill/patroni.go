@@ -61,6 +61,22 @@ func patroniOf(t *cluster.Topology, o Options) *result.DrillPatroni {
 	return d
 }
 
+// patroniSync reads Patroni's synchronous_mode_strict from its GET /config (absent when no
+// REST API answered) and names what decides the new primary's synchronous standbys after a
+// failover.
+func patroniSync(ctx context.Context, urls []string) (*bool, string) {
+	cfg, err := cluster.PatroniConfigAt(ctx, urls...)
+	switch {
+	case err != nil:
+		return nil, "Patroni"
+	case !cfg.SynchronousMode:
+		return &cfg.SynchronousModeStrict, "Patroni without synchronous_mode"
+	case cfg.SynchronousModeStrict:
+		return &cfg.SynchronousModeStrict, "Patroni synchronous_mode_strict"
+	}
+	return &cfg.SynchronousModeStrict, "Patroni synchronous_mode without strict"
+}
+
 func killOf(o Options) string {
 	if o.Kill == "" {
 		return KillBoth
