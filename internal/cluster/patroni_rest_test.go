@@ -1,7 +1,11 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +31,39 @@ func TestPatroniMemberLag(t *testing.T) {
 	}
 	if p := patroniWholeProblem(&v, []string{"a", "b"}, true); p != "" {
 		t.Fatalf("whole problem %q, want none", p)
+	}
+}
+
+// A cluster known only by its REST APIs: every member Patroni lists counts, one per API.
+func TestPatroniWholeAtURLs(t *testing.T) {
+	view := `{"members":[{"name":"a","role":"leader","state":"running"},{"name":"b","role":"replica","state":"streaming"}]}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/cluster" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(view))
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	cases := []struct {
+		w    PatroniWhole
+		want string
+	}{
+		{PatroniWhole{URLs: []string{srv.URL, srv.URL}}, ""},
+		{PatroniWhole{URLs: []string{srv.URL, srv.URL}, SyncMode: true}, "no synchronous standby yet"},
+		{PatroniWhole{URLs: []string{srv.URL, srv.URL, srv.URL}}, "2 members for 3 REST APIs"},
+		{PatroniWhole{URLs: []string{srv.URL}, Names: []string{"a", "c"}}, "c is not a member"},
+		{PatroniWhole{URLs: []string{"http://127.0.0.1:1"}}, "no Patroni REST API answered"},
+	}
+	for _, c := range cases {
+		got, _ := c.w.Problem(ctx)
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%+v: %q, want %q", c.w, got, c.want)
+		}
+	}
+	if err := (PatroniWhole{URLs: []string{srv.URL}, SyncMode: true}).Wait(ctx, 0); err == nil || !strings.Contains(err.Error(), "no synchronous standby yet") {
+		t.Errorf("wait: %v", err)
 	}
 }
 

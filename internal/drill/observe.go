@@ -162,6 +162,10 @@ func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *
 	}
 	switched := make(chan error, 1)
 	if len(e.Patroni) > 0 {
+		w := e.patroniWhole(ctx)
+		if err := wholeBeforeFault(ctx, w, func(ctx context.Context) error { return e.waitWhole(ctx, w) }, c, p); err != nil {
+			return nil, err
+		}
 		dc.FaultAt = time.Now()
 		c.tally.fault(dc.FaultAt)
 		p("cycle %d: asking Patroni for a switchover from %s", c.N, primary.Name)
@@ -208,6 +212,41 @@ func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *
 			return nil, fmt.Errorf("no failover from %s within %v (--observe-wait)", primary.Name, wait)
 		}
 		sleep(ctx, observePoll)
+	}
+}
+
+// patroniWhole is what a whole view of the endpoints' cluster shows to Patroni's REST APIs:
+// every member it lists (the user's names for the nodes need not be Patroni's), one per
+// REST API, and a synchronous standby when GET /config says synchronous_mode is on (off when
+// it cannot be read: the wait then asks for no synchronous standby).
+func (e *Endpoints) patroniWhole(ctx context.Context) cluster.PatroniWhole {
+	w := cluster.PatroniWhole{URLs: e.Patroni}
+	if cfg, err := cluster.PatroniConfigAt(ctx, e.Patroni...); err == nil {
+		w.SyncMode = cfg.SynchronousMode
+	}
+	return w
+}
+
+// waitWhole waits until Patroni's view is whole (w) and the servers agree: exactly one node
+// accepts writes and every other streams from it (pg_stat_wal_receiver), at most
+// cluster.PatroniWholeTimeout.
+func (e *Endpoints) waitWhole(ctx context.Context, w cluster.PatroniWhole) error {
+	deadline := time.Now().Add(cluster.PatroniWholeTimeout)
+	if err := w.Wait(ctx, cluster.PatroniWholeTimeout); err != nil {
+		return err
+	}
+	for {
+		s := e.whole(ctx)
+		if strings.HasPrefix(s, "whole") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("Patroni's view is whole, the servers' is not: %s", s)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		sleep(ctx, 200*time.Millisecond)
 	}
 }
 

@@ -208,6 +208,10 @@ const (
 	EventRerouteWrite = "reroute write"
 	EventRerouteRead  = "reroute read"
 	EventRejoined     = "old primary rejoined"
+	// EventWhole is when, before the fault on a cluster under Patroni, Patroni's view was
+	// seen whole (a running leader, every member streaming, a synchronous standby in
+	// synchronous_mode); its detail is the view.
+	EventWhole = "Patroni whole"
 	// EventNoSync is when the new primary was first seen accepting writes with no
 	// synchronous standby; EventSyncBack when it first named one streaming (DrillSyncGap).
 	EventNoSync   = "no synchronous standby"
