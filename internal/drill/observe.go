@@ -134,6 +134,7 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 		e.checkObserved(context.WithoutCancel(ctx), l.tally, dc, primary, next)
 		if !o.async {
 			dc.SyncGap = l.tally.syncGap(next.Name, nextPort, primary.Name, o.syncCause)
+			waitedForOldPrimary(dc)
 		}
 	}
 	l.tally.fill(dc, end)

@@ -184,3 +184,17 @@ func (s *span) figures(rel func(time.Time) *float64) (secs, from, to *float64) {
 	}
 	return &v, rel(s.from), rel(s.to)
 }
+
+// waitedForOldPrimary sets dc.SyncWait, when agbench's own reasoning did not (under Patroni,
+// or observe), from what the new primary said: its commits waited for a synchronous standby
+// until the old primary rejoined as one (Patroni's synchronous_mode_strict).
+func waitedForOldPrimary(dc *result.DrillCycle) {
+	g := dc.SyncGap
+	if dc.SyncWait != "" || g == nil || g.WaitedSeconds == nil || *g.WaitedSeconds == 0 || g.OldPrimary == "" {
+		return
+	}
+	dc.SyncWait = fmt.Sprintf("%s had no synchronous standby until %s rejoined as one: commits waited for it %.1f s", g.Node, g.OldPrimary, *g.WaitedSeconds)
+	if g.Cause != "" {
+		dc.SyncWait += " (" + g.Cause + ")"
+	}
+}

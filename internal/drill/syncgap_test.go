@@ -82,6 +82,13 @@ func TestSyncGapStrictWaits(t *testing.T) {
 	if s := g.Sentence(); !strings.HasPrefix(s, "after the failover, commits waited for a synchronous standby for 7.0 s (from 3.0 s to 10.0 s: Patroni synchronous_mode_strict;") {
 		t.Fatalf("sentence %q", s)
 	}
+	// The old primary ended the wait: the cycle's writes were back only when it rejoined,
+	// which the table's "*" and the verdict say.
+	dc := &result.DrillCycle{SyncGap: g}
+	waitedForOldPrimary(dc)
+	if dc.SyncWait != "b had no synchronous standby until a rejoined as one: commits waited for it 7.0 s (Patroni synchronous_mode_strict)" {
+		t.Fatalf("sync wait %q", dc.SyncWait)
+	}
 }
 
 // Absent is not zero: a new primary never sampled has no figures, and says why; one still
