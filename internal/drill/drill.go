@@ -324,7 +324,7 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 		}
 	}
 	if rep != nil && rep.To != dc.From && t.Node(rep.To) != nil && !o.async {
-		dc.SyncGap = l.tally.syncGap(rep.To, t.Node(rep.To).Port, dc.From, o.syncCause)
+		dc.SyncGap = l.tally.syncGap(rep.To, t.Node(rep.To).Port, dc.From, o.syncCause, end)
 		waitedForOldPrimary(dc)
 	}
 	l.tally.fill(dc, end)

@@ -133,7 +133,7 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 	if next != nil {
 		e.checkObserved(context.WithoutCancel(ctx), l.tally, dc, primary, next)
 		if !o.async {
-			dc.SyncGap = l.tally.syncGap(next.Name, nextPort, primary.Name, o.syncCause)
+			dc.SyncGap = l.tally.syncGap(next.Name, nextPort, primary.Name, o.syncCause, end)
 			waitedForOldPrimary(dc)
 		}
 	}

@@ -80,8 +80,10 @@ func (t *tally) syncMissed(err error) {
 // syncGap measures, after a failover to node (its port), the new primary's spans without a
 // synchronous standby and waiting for one, until it first named one streaming; oldPrimary
 // is the failover's old primary and cause the setting behind the state, when known
-// ("Patroni synchronous_mode without strict"). It adds the spans' ends to the cycle's events.
-func (t *tally) syncGap(node string, port int, oldPrimary, cause string) *result.DrillSyncGap {
+// ("Patroni synchronous_mode without strict"); end is when the load, and the sampler, stopped:
+// a state still held at the last sample held until then, as far as anyone looked. It adds
+// the spans' ends to the cycle's events.
+func (t *tally) syncGap(node string, port int, oldPrimary, cause string, end time.Time) *result.DrillSyncGap {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	g := &result.DrillSyncGap{Node: node}
@@ -113,10 +115,13 @@ func (t *tally) syncGap(node string, port int, oldPrimary, cause string) *result
 		}
 		t.events = append(t.events, result.DrillEvent{At: s.from, Event: result.EventSyncBack, Detail: strings.Join(s.sync, ", ") + " synchronous"})
 	}
-	// A state lasts until the next one's first sample; the last one until its last sample.
+	// A state lasts until the next one's first sample; the last one until the load's end.
 	ends := func(i int) time.Time {
 		if i+1 < len(states) {
 			return states[i+1].from
+		}
+		if end.After(states[i].to) {
+			return end
 		}
 		return states[i].to
 	}

@@ -42,7 +42,7 @@ func TestSyncGapWithoutStrict(t *testing.T) {
 		a := fault.Add(time.Duration(at * float64(time.Second)))
 		ta.acks = append(ta.acks, ack{began: a, at: a, port: nw})
 	}
-	g := ta.syncGap("standby1", nw, "primary", "Patroni synchronous_mode without strict")
+	g := ta.syncGap("standby1", nw, "primary", "Patroni synchronous_mode without strict", fault.Add(21*time.Second))
 	if g.Note != "" || g.NoSyncSeconds == nil || g.SyncAt == nil {
 		t.Fatalf("gap %+v", g)
 	}
@@ -75,7 +75,7 @@ func TestSyncGapStrictWaits(t *testing.T) {
 	sampled(ta, fault,
 		heldState{3, 9.8, syncState{port: 2, primary: true, names: "*", commit: "on"}},
 		heldState{10, 11, syncState{port: 2, primary: true, names: `"a"`, commit: "on", sync: []string{"a"}}})
-	g := ta.syncGap("b", 2, "a", "Patroni synchronous_mode_strict")
+	g := ta.syncGap("b", 2, "a", "Patroni synchronous_mode_strict", fault.Add(12*time.Second))
 	if *g.NoSyncSeconds != 0 || g.NoSyncFrom != nil || g.WaitedSeconds == nil || *g.WaitedSeconds < 6.99 || *g.WaitedSeconds > 7.01 {
 		t.Fatalf("gap %+v", g)
 	}
@@ -98,16 +98,18 @@ func TestSyncGapAbsentAndOpen(t *testing.T) {
 	ta := newTally(fault)
 	ta.fault(fault)
 	ta.syncMissed(errString("connection refused"))
-	g := ta.syncGap("b", 2, "a", "")
+	g := ta.syncGap("b", 2, "a", "", fault.Add(6*time.Second))
 	if g.NoSyncSeconds != nil || g.WaitedSeconds != nil || !strings.Contains(g.Note, "connection refused") || g.NoSync() != nil {
 		t.Fatalf("gap %+v", g)
 	}
 	if s := g.Sentence(); !strings.Contains(s, "–") {
 		t.Fatalf("sentence %q", s)
 	}
+	// Still without one at the last sample: it held until the load's end, as far as anyone
+	// looked (one last sample alone is no 0 s span).
 	sampled(ta, fault, heldState{1, 5, syncState{port: 2, primary: true, names: "", commit: "on"}})
-	g = ta.syncGap("b", 2, "a", "")
-	if !g.Open || g.SyncAt != nil || *g.NoSyncSeconds < 3.99 || !strings.Contains(g.Sentence(), "the load's end, still none: synchronous_standby_names empty") {
+	g = ta.syncGap("b", 2, "a", "", fault.Add(6*time.Second))
+	if !g.Open || g.SyncAt != nil || *g.NoSyncSeconds < 4.99 || *g.NoSyncSeconds > 5.01 || !strings.Contains(g.Sentence(), "the load's end, still none: synchronous_standby_names empty") {
 		t.Fatalf("gap %+v: %s", g, g.Sentence())
 	}
 	var none *result.DrillSyncGap

@@ -10,7 +10,7 @@ import (
 // synchronous_standby_names, synchronous_commit and the standbys streaming with sync_state
 // sync or quorum in pg_stat_replication). Times are seconds from the fault, bounded by the
 // samples: a span begins at the first sample that showed it and ends at the first sample
-// that did not.
+// that did not, or at the load's end when none did (Open).
 //
 // NoSync is the time the new primary acknowledged commits with no synchronous standby
 // (synchronous_standby_names empty, or synchronous_commit local or off): a commit then is on
