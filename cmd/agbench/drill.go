@@ -221,7 +221,7 @@ func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 			lost, committed = fmt.Sprint(dc.Lost), fmt.Sprint(dc.InDoubtPresent)
 		}
 		tw.Row(fmt.Sprint(dc.Cycle), dc.Fault, dc.From, orAbsent(dc.To), fmt.Sprint(dc.Acked), lost, fmt.Sprint(dc.InDoubt), committed,
-			seconds(dc.FailoverSeconds), seconds(dc.DetectSeconds), seconds(dc.FenceSeconds), oldAcked(dc), writesBack(dc), seconds(dc.WritesBlockedSeconds), seconds(dc.SyncGap.NoSync()), seconds(dc.ReadBackSeconds),
+			seconds(dc.FailoverSeconds), seconds(dc.DetectSeconds), seconds(dc.FenceSeconds), oldAcked(dc), writesBack(dc), seconds(dc.WritesBlockedSeconds), orAbsent(dc.SyncGap.NoSyncCell()), seconds(dc.ReadBackSeconds),
 			seconds(dc.RerouteWriteSeconds), seconds(dc.RerouteReadSeconds), walBytes(dc), errorRates(st), afterFault(dc))
 	}
 	tw.Flush()

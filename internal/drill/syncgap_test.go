@@ -109,7 +109,8 @@ func TestSyncGapAbsentAndOpen(t *testing.T) {
 	// looked (one last sample alone is no 0 s span).
 	sampled(ta, fault, heldState{1, 5, syncState{port: 2, primary: true, names: "", commit: "on"}})
 	g = ta.syncGap("b", 2, "a", "", fault.Add(6*time.Second))
-	if !g.Open || g.SyncAt != nil || *g.NoSyncSeconds < 4.99 || *g.NoSyncSeconds > 5.01 || !strings.Contains(g.Sentence(), "the load's end, still none: synchronous_standby_names empty") {
+	if !g.Open || g.SyncAt != nil || *g.NoSyncSeconds < 4.99 || *g.NoSyncSeconds > 5.01 || g.NoSyncCell() != "5.00+" ||
+		!strings.Contains(g.Sentence(), "for at least 5.0 s (from 1.0 s to the load's end, still none: synchronous_standby_names empty") {
 		t.Fatalf("gap %+v: %s", g, g.Sentence())
 	}
 	var none *result.DrillSyncGap

@@ -134,7 +134,7 @@ func (e *Experiment) DrillTable() Table {
 			to = table.Absent
 		}
 		t.add(txt(name), txt(dc.Fault), txt(dc.From), txt(to), intc(dc.Acked), lost, intc(dc.InDoubt), committed,
-			secCell(dc.FailoverSeconds), writesBackCell(dc), secCell(dc.WritesBlockedSeconds), secCell(dc.SyncGap.NoSync()), secCell(dc.ReadBackSeconds),
+			secCell(dc.FailoverSeconds), writesBackCell(dc), secCell(dc.WritesBlockedSeconds), noSyncCell(dc.SyncGap), secCell(dc.ReadBackSeconds),
 			secCell(dc.RerouteWriteSeconds), secCell(dc.RerouteReadSeconds), wal, txt(errorCounts(c.step)), txt(stateAfter(dc)))
 	}
 	return t
@@ -146,6 +146,16 @@ func writesBackCell(dc *result.DrillCycle) Cell {
 	c := secCell(dc.WriteBackSeconds)
 	if dc.SyncWait != "" && dc.WriteBackSeconds != nil {
 		c.Text += "*"
+	}
+	return c
+}
+
+// noSyncCell is the time the new primary had no synchronous standby, "+" when still none at
+// the load's end.
+func noSyncCell(g *result.DrillSyncGap) Cell {
+	c := secCell(g.NoSync())
+	if c.Num {
+		c.Text = g.NoSyncCell()
 	}
 	return c
 }

@@ -42,6 +42,9 @@ type DrillRun struct {
 	// absent when no cycle measured it.
 	NoSyncCycles int      `json:"no_sync_cycles,omitempty"`
 	NoSyncMax    *float64 `json:"no_sync_max_seconds,omitempty"`
+	// NoSyncOpenCycles counts those still without one at the load's end (their time is a
+	// lower bound).
+	NoSyncOpenCycles int `json:"no_sync_open_cycles,omitempty"`
 	// DetectP50 and DetectMax are the cycles' times from the fault until it was detected
 	// (freeze-primary, partition-primary); absent when no cycle had one.
 	DetectP50 *float64 `json:"detect_p50_seconds,omitempty"`

@@ -69,8 +69,8 @@ func (g *DrillSyncGap) Sentence() string {
 	case g.Note != "":
 		return "after the failover, synchronous standbys: – (" + g.Note + ")"
 	case g.NoSyncSeconds != nil && *g.NoSyncSeconds > 0:
-		s := fmt.Sprintf("after the failover, commits were acknowledged with no synchronous standby for %s (%s%s)",
-			secs(*g.NoSyncSeconds), g.span(g.NoSyncFrom, g.NoSyncTo), g.end())
+		s := fmt.Sprintf("after the failover, commits were acknowledged with no synchronous standby for %s%s (%s%s)",
+			g.atLeast(), secs(*g.NoSyncSeconds), g.span(g.NoSyncFrom, g.NoSyncTo), g.end())
 		if g.NoSyncAcked > 0 {
 			s += fmt.Sprintf("; %d commits acknowledged by %s alone meanwhile", g.NoSyncAcked, g.Node)
 		}
@@ -79,10 +79,32 @@ func (g *DrillSyncGap) Sentence() string {
 		}
 		return s
 	case g.WaitedSeconds != nil && *g.WaitedSeconds > 0:
-		return fmt.Sprintf("after the failover, commits waited for a synchronous standby for %s (%s%s); none was acknowledged without one",
-			secs(*g.WaitedSeconds), g.span(g.WaitedFrom, g.WaitedTo), g.end())
+		return fmt.Sprintf("after the failover, commits waited for a synchronous standby for %s%s (%s%s); none was acknowledged without one",
+			g.atLeast(), secs(*g.WaitedSeconds), g.span(g.WaitedFrom, g.WaitedTo), g.end())
 	}
 	return ""
+}
+
+// atLeast is "at least " when the span was still open at the load's end: it lasted longer
+// than measured.
+func (g *DrillSyncGap) atLeast() string {
+	if g.Open {
+		return "at least "
+	}
+	return ""
+}
+
+// NoSyncCell is the time without a synchronous standby for a table: "12.30", "0.40+" when
+// still open at the load's end, "" when absent (the caller shows it absent).
+func (g *DrillSyncGap) NoSyncCell() string {
+	v := g.NoSync()
+	if v == nil {
+		return ""
+	}
+	if g.Open && *v > 0 {
+		return fmt.Sprintf("%.2f+", *v)
+	}
+	return fmt.Sprintf("%.2f", *v)
 }
 
 // span is "from 4.1 s to 16.4 s: cause".
