@@ -72,6 +72,7 @@ func FuzzPatroniREST(f *testing.F) {
 	f.Add([]byte(`{"members":[{"name":"a","role":"leader","state":"running","lag":"unknown"}]}`))
 	f.Add([]byte(`{"state":"running","role":"master","timeline":3,"xlog":{"location":1}}`))
 	f.Add([]byte(`{"members":[{"lag":[1,2]}],"xlog":null}`))
+	f.Add([]byte(`{"ttl":10,"loop_wait":2,"synchronous_mode":true,"synchronous_mode_strict":"yes"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var v PatroniView
 		if json.Unmarshal(b, &v) == nil {
@@ -85,5 +86,7 @@ func FuzzPatroniREST(f *testing.F) {
 		if json.Unmarshal(b, &s) == nil {
 			s.IsPrimary()
 		}
+		var c PatroniConfig
+		_ = json.Unmarshal(b, &c)
 	})
 }
