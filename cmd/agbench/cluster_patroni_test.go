@@ -87,11 +87,30 @@ func TestClusterPatroniCommands(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("drill: exit %d\n%s\n%s", code, out, errs)
 	}
-	for _, want := range []string{"failed over by Patroni (ttl 10s", "switchover: Patroni promoted primary", "sync commit: 0 of "} {
+	for _, want := range []string{"failed over by Patroni (ttl 10s", "synchronous_mode on, not strict", "switchover: Patroni promoted primary", "sync commit: 0 of ", "no sync standby s"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("drill's output lacks %q:\n%s", want, out)
 		}
 	}
+	// The new primary's synchronous standbys were sampled after the switchover; a span
+	// without one (Patroni empties synchronous_standby_names until the old leader streams
+	// again) is said under the table and in the HTML report's cycle.
+	dc, err := readOneResult(t, results).Steps[0].DrillCycle()
+	if err != nil || dc == nil || dc.SyncGap == nil || dc.SyncGap.Samples == 0 || dc.SyncGap.NoSyncSeconds == nil {
+		t.Fatalf("cycle %+v (%v): the new primary's synchronous standbys not sampled", dc, err)
+	}
+	html := filepath.Join(t.TempDir(), "r.html")
+	if code, _, errs := runCLI(t, nil, "report", results, "-o", html, "-q"); code != 0 {
+		t.Fatalf("report: exit %d %s", code, errs)
+	}
+	page, _ := os.ReadFile(html)
+	if !strings.Contains(string(page), "no sync standby s") {
+		t.Fatalf("the report's drill table lacks the column")
+	}
+	if line := dc.SyncGap.Sentence(); line != "" && (!strings.Contains(out, line) || !strings.Contains(string(page), line)) {
+		t.Fatalf("%q not in the drill's output or the report:\n%s", line, out)
+	}
+	t.Log(dc.SyncGap.Sentence())
 
 	if code, out, errs = runCLI(t, env, "cluster", "stop", "--name", "p"); code != 0 {
 		t.Fatalf("stop: exit %d\n%s\n%s", code, out, errs)

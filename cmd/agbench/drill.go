@@ -208,7 +208,7 @@ func runDrillExperiment(cmd *cobra.Command, a *app, d *experiment.Drill) error {
 func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 	fmt.Fprintln(w)
 	tw := table.NewWriter(w, table.Right)
-	tw.Row("cycle", "fault", "from", "to", "acked", "lost", "in doubt", "committed", "failover s", "detected s", "fenced s", "old acked", "writes back s", "writes blocked s", "reads back s", "reroute write s", "reroute read s", "WAL lacked", "errors/s by SQLSTATE", "after")
+	tw.Row("cycle", "fault", "from", "to", "acked", "lost", "in doubt", "committed", "failover s", "detected s", "fenced s", "old acked", "writes back s", "writes blocked s", "no sync standby s", "reads back s", "reroute write s", "reroute read s", "WAL lacked", "errors/s by SQLSTATE", "after")
 	for i := range r.Steps {
 		st := &r.Steps[i]
 		dc, err := st.DrillCycle()
@@ -221,7 +221,7 @@ func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 			lost, committed = fmt.Sprint(dc.Lost), fmt.Sprint(dc.InDoubtPresent)
 		}
 		tw.Row(fmt.Sprint(dc.Cycle), dc.Fault, dc.From, orAbsent(dc.To), fmt.Sprint(dc.Acked), lost, fmt.Sprint(dc.InDoubt), committed,
-			seconds(dc.FailoverSeconds), seconds(dc.DetectSeconds), seconds(dc.FenceSeconds), oldAcked(dc), writesBack(dc), seconds(dc.WritesBlockedSeconds), seconds(dc.ReadBackSeconds),
+			seconds(dc.FailoverSeconds), seconds(dc.DetectSeconds), seconds(dc.FenceSeconds), oldAcked(dc), writesBack(dc), seconds(dc.WritesBlockedSeconds), orAbsent(dc.SyncGap.NoSyncCell()), seconds(dc.ReadBackSeconds),
 			seconds(dc.RerouteWriteSeconds), seconds(dc.RerouteReadSeconds), walBytes(dc), errorRates(st), afterFault(dc))
 	}
 	tw.Flush()
@@ -238,6 +238,9 @@ func printDrill(w io.Writer, r *result.Result, run *result.DrillRun) {
 		}
 		if dc.SyncWait != "" {
 			fmt.Fprintf(w, "cycle %d: * writes back: %s\n", dc.Cycle, dc.SyncWait)
+		}
+		if line := dc.SyncGap.Sentence(); line != "" {
+			fmt.Fprintf(w, "cycle %d: %s\n", dc.Cycle, line)
 		}
 		for _, p := range dc.Problems {
 			fmt.Fprintf(w, "cycle %d: %s\n", dc.Cycle, p)

@@ -201,7 +201,7 @@ func (t *Topology) buildPatroni(ctx context.Context, password string, w interfac
 	if err := t.Save(); err != nil {
 		return err
 	}
-	if err := t.waitPatroniWhole(ctx, streamingTimeout+patroniLeaderTimeout); err != nil {
+	if err := t.waitPatroniWhole(ctx, PatroniWholeTimeout); err != nil {
 		return err
 	}
 	return t.Save()
@@ -449,7 +449,7 @@ func (t *Topology) startPatroniAll(ctx context.Context) error {
 	if err := t.Save(); err != nil {
 		return err
 	}
-	return t.waitPatroniWhole(ctx, patroniLeaderTimeout+streamingTimeout)
+	return t.waitPatroniWhole(ctx, PatroniWholeTimeout)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -85,7 +85,7 @@ func (t *Topology) WaitPatroniPromoted(ctx context.Context, old string, timeout 
 // (the primary's pg_stat_replication says so) and, in synchronous mode, one is its
 // synchronous standby; the topology's roles follow Patroni's.
 func (t *Topology) WaitPatroniWhole(ctx context.Context) error {
-	if err := t.waitPatroniWhole(ctx, patroniLeaderTimeout+streamingTimeout); err != nil {
+	if err := t.waitPatroniWhole(ctx, PatroniWholeTimeout); err != nil {
 		return err
 	}
 	for _, s := range t.Standbys() {

@@ -14,7 +14,8 @@ import (
 )
 
 // Patroni's REST API, as agbench reads it: GET /cluster (the members as the DCS knows them),
-// GET /patroni (one member's own state) and POST /switchover.
+// GET /patroni (one member's own state), GET /config (its dynamic configuration) and POST
+// /switchover.
 
 // restTimeout bounds one request to a Patroni REST API.
 const restTimeout = 3 * time.Second
@@ -126,11 +127,42 @@ func PatroniStateAt(ctx context.Context, url string) (*PatroniState, error) {
 	return &s, nil
 }
 
+// PatroniConfig is GET /config: Patroni's dynamic configuration as its DCS holds it (only
+// what agbench reads of it).
+type PatroniConfig struct {
+	TTL                   int  `json:"ttl"`
+	LoopWait              int  `json:"loop_wait"`
+	RetryTimeout          int  `json:"retry_timeout"`
+	SynchronousMode       bool `json:"synchronous_mode"`
+	SynchronousModeStrict bool `json:"synchronous_mode_strict"`
+}
+
+// PatroniConfigAt reads GET /config from the first of the REST APIs that answers; the error
+// names every one that did not.
+func PatroniConfigAt(ctx context.Context, urls ...string) (*PatroniConfig, error) {
+	var errs []error
+	for _, u := range urls {
+		var c PatroniConfig
+		err := getJSON(ctx, strings.TrimRight(u, "/")+"/config", &c)
+		if err == nil {
+			return &c, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, fmt.Errorf("no Patroni REST API answered GET /config: %w", errors.Join(errs...))
+}
+
 // PatroniView reads GET /cluster from the first of the nodes' REST APIs that answers; the
 // error names every one that did not.
 func (t *Topology) PatroniView(ctx context.Context) (*PatroniView, error) {
+	return PatroniViewAt(ctx, t.RESTURLs()...)
+}
+
+// PatroniViewAt reads GET /cluster from the first of the REST APIs that answers; the error
+// names every one that did not.
+func PatroniViewAt(ctx context.Context, urls ...string) (*PatroniView, error) {
 	var errs []error
-	for _, u := range t.RESTURLs() {
+	for _, u := range urls {
 		v, err := PatroniClusterAt(ctx, u)
 		if err == nil {
 			return v, nil
@@ -198,30 +230,70 @@ func (t *Topology) waitPatroniLeader(ctx context.Context, name string, timeout t
 	}
 }
 
-// waitPatroniWhole waits until Patroni has a running leader, every other member streams
-// from it and, in synchronous mode, one of them is its synchronous standby; the topology's
-// roles then follow Patroni's.
-func (t *Topology) waitPatroniWhole(ctx context.Context, timeout time.Duration) error {
+// PatroniWholeTimeout bounds a wait for Patroni's view to be whole.
+const PatroniWholeTimeout = patroniLeaderTimeout + streamingTimeout
+
+// PatroniWhole is what a whole view of a cluster under Patroni shows, read from its REST APIs
+// (URLs): a running leader, every other member named in Names streaming (or running, as
+// Patroni 3.0 says of a replica) and, with SyncMode, one of them its synchronous standby.
+// With Names nil (a cluster known only by its REST APIs, whose member names the user may not
+// have given), every member Patroni lists counts, and there must be one per URL.
+type PatroniWhole struct {
+	URLs     []string
+	Names    []string
+	SyncMode bool
+}
+
+// PatroniWhole is what t's whole view under Patroni shows.
+func (t *Topology) PatroniWhole() PatroniWhole {
+	return PatroniWhole{URLs: t.RESTURLs(), Names: t.NodeNames(), SyncMode: t.Patroni != nil && t.Patroni.SynchronousMode}
+}
+
+// Problem reads Patroni's view and says what keeps it from whole ("" when whole), with the
+// view (nil when no REST API answered).
+func (w PatroniWhole) Problem(ctx context.Context) (string, *PatroniView) {
+	v, err := PatroniViewAt(ctx, w.URLs...)
+	if err != nil {
+		return err.Error(), nil
+	}
+	names := w.Names
+	if names == nil {
+		if len(v.Members) < len(w.URLs) {
+			return fmt.Sprintf("%d members for %d REST APIs", len(v.Members), len(w.URLs)), v
+		}
+		for _, m := range v.Members {
+			names = append(names, m.Name)
+		}
+	}
+	return patroniWholeProblem(v, names, w.SyncMode), v
+}
+
+// Wait waits until Patroni's view is whole, at most timeout; the error says what kept it
+// from whole last.
+func (w PatroniWhole) Wait(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	var last string
 	for {
-		v, err := t.PatroniView(ctx)
-		if err == nil {
-			last = patroniWholeProblem(v, t.NodeNames(), t.Patroni.SynchronousMode)
-			if last == "" {
-				_, err := t.FollowPatroni(ctx)
-				return err
-			}
-		} else {
-			last = err.Error()
+		problem, _ := w.Problem(ctx)
+		if problem == "" {
+			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("cluster %s under Patroni not whole after %v: %s%s", t.Name, timeout, last, logTail(t.Primary().PatroniLog))
+			return fmt.Errorf("Patroni's view not whole after %v: %s", timeout, problem)
 		}
 		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
 			return err
 		}
 	}
+}
+
+// waitPatroniWhole waits until Patroni's view of t is whole (PatroniWhole); the topology's
+// roles then follow Patroni's.
+func (t *Topology) waitPatroniWhole(ctx context.Context, timeout time.Duration) error {
+	if err := t.PatroniWhole().Wait(ctx, timeout); err != nil {
+		return fmt.Errorf("cluster %s under Patroni: %w%s", t.Name, err, logTail(t.Primary().PatroniLog))
+	}
+	_, err := t.FollowPatroni(ctx)
+	return err
 }
 
 // patroniWholeProblem says what keeps Patroni's view from whole ("" when whole): a running

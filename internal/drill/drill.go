@@ -82,6 +82,12 @@ type Options struct {
 
 	relays *links.Relays // partition-primary's, set by Run
 	tpcc   *tpccRun      // the tpcc workload's, set by Run
+	// syncCause names the setting that decides the new primary's synchronous standbys after
+	// a failover, when known ("Patroni synchronous_mode without strict"), set by Run.
+	syncCause string
+	// async is true when the cluster commits asynchronously: a new primary without a
+	// synchronous standby is then no gap (set by Run and RunObserve).
+	async bool
 }
 
 // Hooks run inside a cycle, for tests.
@@ -185,6 +191,10 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 		p = func(string, ...any) {}
 	}
 	run := &result.DrillRun{Fault: o.Fault, Workload: o.Workload, Commit: t.Commit, Cycles: o.Cycles, Patroni: patroniOf(t, o)}
+	if run.Patroni != nil {
+		run.Patroni.SynchronousModeStrict, o.syncCause = patroniSync(ctx, t.RESTURLs())
+	}
+	o.async = t.Commit == cluster.CommitAsync
 	if o.Workload == WorkloadTPCC {
 		tr, err := readTPCC(ctx, t)
 		if err != nil {
@@ -312,6 +322,10 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 		if rep != nil { // a failover: what the old primary acknowledged after the fault
 			l.tally.oldAcks(t.Node(dc.From).Port, rep.PromotedAt, dc)
 		}
+	}
+	if rep != nil && rep.To != dc.From && t.Node(rep.To) != nil && !o.async {
+		dc.SyncGap = l.tally.syncGap(rep.To, t.Node(rep.To).Port, dc.From, o.syncCause, end)
+		waitedForOldPrimary(dc)
 	}
 	l.tally.fill(dc, end)
 	if faultErr != nil {

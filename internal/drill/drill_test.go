@@ -105,6 +105,12 @@ func TestSyncCommitLosesNothing(t *testing.T) {
 				!slices.ContainsFunc(dc.Events, func(e result.DrillEvent) bool { return e.Event == result.EventRejoined }) {
 				t.Fatalf("sync wait %q, %d cycles, verdict %q, events %v", dc.SyncWait, run.SyncWaitCycles, run.Verdict, dc.Events)
 			}
+			// agbench gives the new primary its synchronous settings before the promotion:
+			// its sampled state never acknowledged a commit without a synchronous standby.
+			if g := dc.SyncGap; g == nil || g.Note != "" || g.NoSyncSeconds == nil || *g.NoSyncSeconds != 0 || run.NoSyncCycles != 0 {
+				t.Fatalf("sync gap %+v, %d cycles without a synchronous standby", g, run.NoSyncCycles)
+			}
+			t.Log(dc.SyncGap.Sentence())
 		})
 	}
 }

@@ -48,6 +48,10 @@ func RunObserve(ctx context.Context, e *Endpoints, o Options, res *result.Result
 		return nil, err
 	}
 	run.Commit = e.commitMode(ctx, primary)
+	o.async = run.Commit == "async"
+	if len(e.Patroni) > 0 {
+		_, o.syncCause = patroniSync(ctx, e.Patroni)
+	}
 	if err := e.createLedger(ctx, primary); err != nil {
 		return nil, fmt.Errorf("create %s: %w", LedgerTable, err)
 	}
@@ -109,14 +113,15 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 	if ctx.Err() == nil && faultErr == nil {
 		next, faultErr = e.awaitFailover(ctx, o, cyc, dc, primary, p)
 	}
+	var nextPort int
 	if next != nil {
 		dc.To = next.Name
+		_, port, _ := net.SplitHostPort(next.addr)
+		nextPort, _ = strconv.Atoi(port)
 		if e.Listener != "" {
 			l.tally.primaryIs(listenerPort(e.Listener))
 		} else {
-			_, port, _ := net.SplitHostPort(next.addr)
-			pn, _ := strconv.Atoi(port)
-			l.tally.primaryIs(pn)
+			l.tally.primaryIs(nextPort)
 		}
 		waitBack(ctx, l.tally, o.Readers > 0, backWait)
 		sleep(ctx, o.Between)
@@ -127,6 +132,10 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 	st := l.step(n, o, start, end)
 	if next != nil {
 		e.checkObserved(context.WithoutCancel(ctx), l.tally, dc, primary, next)
+		if !o.async {
+			dc.SyncGap = l.tally.syncGap(next.Name, nextPort, primary.Name, o.syncCause, end)
+			waitedForOldPrimary(dc)
+		}
 	}
 	l.tally.fill(dc, end)
 	if faultErr != nil {
@@ -154,6 +163,10 @@ func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *
 	}
 	switched := make(chan error, 1)
 	if len(e.Patroni) > 0 {
+		w := e.patroniWhole(ctx)
+		if err := wholeBeforeFault(ctx, w, func(ctx context.Context) error { return e.waitWhole(ctx, w) }, c, p); err != nil {
+			return nil, err
+		}
 		dc.FaultAt = time.Now()
 		c.tally.fault(dc.FaultAt)
 		p("cycle %d: asking Patroni for a switchover from %s", c.N, primary.Name)
@@ -200,6 +213,41 @@ func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *
 			return nil, fmt.Errorf("no failover from %s within %v (--observe-wait)", primary.Name, wait)
 		}
 		sleep(ctx, observePoll)
+	}
+}
+
+// patroniWhole is what a whole view of the endpoints' cluster shows to Patroni's REST APIs:
+// every member it lists (the user's names for the nodes need not be Patroni's), one per
+// REST API, and a synchronous standby when GET /config says synchronous_mode is on (off when
+// it cannot be read: the wait then asks for no synchronous standby).
+func (e *Endpoints) patroniWhole(ctx context.Context) cluster.PatroniWhole {
+	w := cluster.PatroniWhole{URLs: e.Patroni}
+	if cfg, err := cluster.PatroniConfigAt(ctx, e.Patroni...); err == nil {
+		w.SyncMode = cfg.SynchronousMode
+	}
+	return w
+}
+
+// waitWhole waits until Patroni's view is whole (w) and the servers agree: exactly one node
+// accepts writes and every other streams from it (pg_stat_wal_receiver), at most
+// cluster.PatroniWholeTimeout.
+func (e *Endpoints) waitWhole(ctx context.Context, w cluster.PatroniWhole) error {
+	deadline := time.Now().Add(cluster.PatroniWholeTimeout)
+	if err := w.Wait(ctx, cluster.PatroniWholeTimeout); err != nil {
+		return err
+	}
+	for {
+		s := e.whole(ctx)
+		if strings.HasPrefix(s, "whole") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("Patroni's view is whole, the servers' is not: %s", s)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		sleep(ctx, 200*time.Millisecond)
 	}
 }
 

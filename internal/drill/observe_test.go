@@ -2,6 +2,8 @@ package drill
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,11 @@ import (
 )
 
 func observe(t *testing.T, e *Endpoints, o Options) (*result.DrillRun, *result.Result, error) {
+	t.Helper()
+	return observeLog(t, e, o, t.Logf)
+}
+
+func observeLog(t *testing.T, e *Endpoints, o Options, p Progress) (*result.DrillRun, *result.Result, error) {
 	t.Helper()
 	o.Fault = FaultObserve
 	if o.Cycles == 0 {
@@ -30,7 +37,7 @@ func observe(t *testing.T, e *Endpoints, o Options) (*result.DrillRun, *result.R
 		t.Fatal(err)
 	}
 	res := &result.Result{}
-	run, err := RunObserve(context.Background(), e, o, res, &sink{res}, t.Logf)
+	run, err := RunObserve(context.Background(), e, o, res, &sink{res}, p)
 	return run, res, err
 }
 
@@ -89,7 +96,11 @@ func TestNewEndpointsBadInput(t *testing.T) {
 }
 
 // observeThroughURLs is an observe drill on a cluster under Patroni given only by
-// connection strings and Patroni REST URLs: the drill asks Patroni for a switchover.
+// connection strings and Patroni REST URLs: the drill asks Patroni for a switchover. Before
+// it, the standby loses its synchronous status (its Patroni stopped for ttl, then resumed, as
+// a Patroni just started again): the drill waits until Patroni's view is whole before it asks
+// (in synchronous_mode Patroni refuses a switchover with no synchronous standby to take it),
+// and its recorded timeline says so.
 func observeThroughURLs(t *testing.T, topo *cluster.Topology) {
 	var standbys, rest []string
 	rest = append(rest, topo.Primary().RESTURL())
@@ -102,15 +113,36 @@ func observeThroughURLs(t *testing.T, topo *cluster.Topology) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, res, err := observe(t, e, Options{})
+	var waited []string
+	progress := func(format string, a ...any) {
+		line := fmt.Sprintf(format, a...)
+		if strings.Contains(line, "not whole") {
+			waited = append(waited, line)
+		}
+		t.Log(line)
+	}
+	hooks := &Hooks{BeforeFault: func(ctx context.Context, c *Cycle) error { return loseSyncStandby(ctx, t, topo) }}
+	run, res, err := observeLog(t, e, Options{Hooks: hooks}, progress)
 	if err != nil {
 		t.Fatalf("drill: %v (%+v)", err, run)
 	}
 	dc := cycles(t, res)[0]
+	whole := slices.IndexFunc(dc.Events, func(ev result.DrillEvent) bool { return ev.Event == result.EventWhole })
+	fault := slices.IndexFunc(dc.Events, func(ev result.DrillEvent) bool { return ev.Event == result.EventFault })
+	if len(waited) != 1 || whole < 0 || fault < whole || !strings.Contains(dc.Events[whole].Detail, "sync_standby") || dc.Events[fault].At.Before(dc.Events[whole].At) {
+		t.Fatalf("the fault did not wait for a whole view: progress %q, events %+v", waited, dc.Events)
+	}
 	if !dc.Checked || dc.Lost != 0 || dc.Acked == 0 || dc.To == from || !strings.HasPrefix(dc.HAOutcome, "switchover") {
 		t.Fatalf("cycle %+v", dc)
 	}
 	t.Log(run.Verdict, "; ", dc.HAOutcome)
+	// The new primary's synchronous standbys, sampled: Patroni's synchronous_mode read from
+	// its GET /config through the URLs names the cause of a span without one.
+	g := dc.SyncGap
+	if g == nil || (g.Note == "") == (g.NoSyncSeconds == nil) || g.NoSync() != nil && *g.NoSyncSeconds > 0 && g.Cause != "Patroni synchronous_mode without strict" {
+		t.Fatalf("sync gap %+v", g)
+	}
+	t.Log(g.Sentence())
 	// The drill does not wait for the old primary's return; the next test needs it back.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

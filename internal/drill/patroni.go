@@ -61,6 +61,22 @@ func patroniOf(t *cluster.Topology, o Options) *result.DrillPatroni {
 	return d
 }
 
+// patroniSync reads Patroni's synchronous_mode_strict from its GET /config (absent when no
+// REST API answered) and names what decides the new primary's synchronous standbys after a
+// failover.
+func patroniSync(ctx context.Context, urls []string) (*bool, string) {
+	cfg, err := cluster.PatroniConfigAt(ctx, urls...)
+	switch {
+	case err != nil:
+		return nil, "Patroni"
+	case !cfg.SynchronousMode:
+		return &cfg.SynchronousModeStrict, "Patroni without synchronous_mode"
+	case cfg.SynchronousModeStrict:
+		return &cfg.SynchronousModeStrict, "Patroni synchronous_mode_strict"
+	}
+	return &cfg.SynchronousModeStrict, "Patroni synchronous_mode without strict"
+}
+
 func killOf(o Options) string {
 	if o.Kill == "" {
 		return KillBoth
@@ -94,7 +110,7 @@ func checkPatroni(t *cluster.Topology, o Options) error {
 // The report's WriteOutage is from the fault until Patroni's REST API showed the new
 // primary running. Once the fault is in, the healing runs to its end whatever ctx does.
 func injectPatroni(ctx context.Context, t *cluster.Topology, o Options, c *Cycle, dc *result.DrillCycle, p Progress) (*cluster.FailoverReport, error) {
-	if err := wholeBeforeFault(ctx, t, c, p); err != nil {
+	if err := wholeBeforeFault(ctx, t.PatroniWhole(), t.WaitPatroniWhole, c, p); err != nil {
 		return nil, err
 	}
 	hctx := context.WithoutCancel(ctx)
@@ -116,46 +132,41 @@ func injectPatroni(ctx context.Context, t *cluster.Topology, o Options, c *Cycle
 	return nil, fmt.Errorf("fault %q: not implemented under Patroni", o.Fault)
 }
 
-// wholeBeforeFault waits, before the fault, until Patroni's view of the cluster is whole: a
-// running leader, every other member streaming and, in synchronous_mode, a synchronous
-// standby. In synchronous_mode Patroni promotes only the member its /sync key names: a
-// leader lost while the key names none is never replaced. The key loses its standby
-// whenever that standby's Patroni has not refreshed its member key for ttl (a Patroni or an
-// etcd starved of CPU on a loaded machine; measured here by stopping the standby's Patroni
-// for ttl: /sync said sync_standby null, and after the leader's kill in that window Patroni
-// answered "following a different leader because i am not the healthiest node" for as
-// long as it was watched). The leader gives the status back a loop or two after the member
-// key returns; a fault injected before then measures Patroni's refusal to fail over to a
-// standby it does not know to be synchronous, not a failover.
-func wholeBeforeFault(ctx context.Context, t *cluster.Topology, c *Cycle, p Progress) error {
-	v, err := t.PatroniView(ctx)
-	if err == nil && patroniWhole(v, t) {
-		return nil
+// wholeBeforeFault waits, before the fault, until Patroni's view of the cluster is whole
+// (w: a running leader, every other member streaming and, in synchronous_mode, a
+// synchronous standby), and until wait says the servers agree (their standbys stream); it
+// notes when in the cycle's events. In synchronous_mode Patroni promotes only the member its
+// /sync key names: a leader lost while the key names none is never replaced. The key loses
+// its standby whenever that standby's Patroni has not refreshed its member key for ttl (a
+// Patroni or an etcd starved of CPU on a loaded machine, or just started again; measured here
+// by stopping the standby's Patroni for ttl: /sync said sync_standby null, and after the
+// leader's kill in that window Patroni answered "following a different leader because i am
+// not the healthiest node" for as long as it was watched, and a switchover asked meanwhile
+// is refused for want of a candidate). The leader gives the status back a loop or two after
+// the member key returns; a fault injected before then measures Patroni's refusal to fail
+// over to a standby it does not know to be synchronous, not a failover. Both the drill on
+// agbench's cluster (inject) and observe through REST URLs (awaitFailover) wait here.
+func wholeBeforeFault(ctx context.Context, w cluster.PatroniWhole, wait func(context.Context) error, c *Cycle, p Progress) error {
+	problem, v := w.Problem(ctx)
+	if problem != "" {
+		p("cycle %d: Patroni's cluster is not whole (%s: %s): waiting for it before the fault", c.N, problem, patroniSummary(v))
 	}
-	p("cycle %d: Patroni's cluster is not whole (%s): waiting for it before the fault", c.N, patroniSummary(v, err))
-	if err := t.WaitPatroniWhole(ctx); err != nil {
+	if err := wait(ctx); err != nil {
 		return fmt.Errorf("before the fault: %w", err)
 	}
-	v, err = t.PatroniView(ctx)
-	p("cycle %d: Patroni's cluster is whole again (%s)", c.N, patroniSummary(v, err))
+	_, v = w.Problem(ctx)
+	if problem != "" {
+		p("cycle %d: Patroni's cluster is whole again (%s)", c.N, patroniSummary(v))
+	}
+	c.tally.event(result.EventWhole, time.Now(), patroniSummary(v))
 	return nil
 }
 
-// patroniWhole reports whether v shows a running leader and, in synchronous_mode, a
-// synchronous standby among the other members (WaitPatroniWhole's full check runs when not).
-func patroniWhole(v *cluster.PatroniView, t *cluster.Topology) bool {
-	l := v.Leader()
-	if l == nil || l.State != "running" {
-		return false
-	}
-	return !t.Patroni.SynchronousMode || slices.ContainsFunc(v.Members, func(m cluster.PatroniMember) bool { return m.Role == "sync_standby" })
-}
-
 // patroniSummary is Patroni's view in a few words ("primary leader running, standby1 replica
-// streaming").
-func patroniSummary(v *cluster.PatroniView, err error) string {
-	if err != nil {
-		return err.Error()
+// streaming"; "no view" when no REST API answered).
+func patroniSummary(v *cluster.PatroniView) string {
+	if v == nil {
+		return "no view"
 	}
 	var parts []string
 	for _, m := range v.Members {
@@ -201,8 +212,8 @@ func killUnderPatroni(ctx context.Context, t *cluster.Topology, o Options, c *Cy
 	}
 	to, tl, err := waitPatroniOutcome(ctx, t, from, before, time.Duration(t.Patroni.TTL)*time.Second+patroniOutcomeWait)
 	if err != nil {
-		v, verr := t.PatroniView(ctx)
-		err = fmt.Errorf("%w; Patroni's view: %s", err, patroniSummary(v, verr))
+		problem, v := t.PatroniWhole().Problem(ctx)
+		err = fmt.Errorf("%w; Patroni's view: %s (%s)", err, patroniSummary(v), problem)
 		healPatroni(ctx, t, from, rep)
 		return nil, err
 	}

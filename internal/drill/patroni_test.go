@@ -58,6 +58,23 @@ func TestPatroniFailsOverByItself(t *testing.T) {
 		if topo.Primary().Name != dc.To {
 			t.Fatalf("topology names %s primary, Patroni promoted %s", topo.Primary().Name, dc.To)
 		}
+		// Without synchronous_mode_strict, the one standby promoted, Patroni empties its
+		// synchronous_standby_names: it acknowledges commits alone until the old primary
+		// rejoins (its Patroni started again, pg_rewind, streaming) as its synchronous standby.
+		if run.Patroni.SynchronousModeStrict == nil || *run.Patroni.SynchronousModeStrict {
+			t.Fatalf("synchronous_mode_strict %v, want false read from GET /config", run.Patroni.SynchronousModeStrict)
+		}
+		g := dc.SyncGap
+		if g == nil || g.Note != "" || g.NoSyncSeconds == nil || *g.NoSyncSeconds <= 0 || g.NoSyncAcked == 0 {
+			t.Fatalf("no gap without a synchronous standby measured: %+v", g)
+		}
+		if g.Cause != "Patroni synchronous_mode without strict" || g.SyncAt == nil || g.OldPrimary != from || *g.NoSyncTo != *g.SyncAt || *g.NoSyncFrom >= *g.NoSyncTo {
+			t.Fatalf("gap %+v", g)
+		}
+		if run.NoSyncCycles != 1 || !strings.Contains(run.Verdict, "with no synchronous standby") {
+			t.Fatalf("run: %d cycles without a synchronous standby; verdict %q", run.NoSyncCycles, run.Verdict)
+		}
+		t.Log(g.Sentence())
 	})
 
 	t.Run("observe", func(t *testing.T) { observeThroughURLs(t, topo) })

@@ -16,8 +16,9 @@ import (
 func Summarize(run *result.DrillRun, steps []result.Step) {
 	run.CyclesDone, run.Acked, run.Lost, run.InDoubt, run.InDoubtPresent = 0, 0, 0, 0, 0
 	run.Failed = nil
-	run.ChecksFailed, run.SyncWaitCycles = 0, 0
+	run.ChecksFailed, run.SyncWaitCycles, run.NoSyncCycles, run.NoSyncOpenCycles, run.NoSyncMax = 0, 0, 0, 0, nil
 	var wb, rb, wblk, det []float64
+	open := 0 // cycles still without a synchronous standby at the load's end
 	for i := range steps {
 		dc, err := steps[i].DrillCycle()
 		if err != nil || dc == nil {
@@ -65,6 +66,17 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 		if dc.SyncWait != "" {
 			run.SyncWaitCycles++
 		}
+		if g := dc.SyncGap; g != nil && g.NoSyncSeconds != nil {
+			if *g.NoSyncSeconds > 0 {
+				run.NoSyncCycles++
+				if g.Open {
+					open++
+				}
+			}
+			if run.NoSyncMax == nil || *g.NoSyncSeconds > *run.NoSyncMax {
+				run.NoSyncMax = g.NoSyncSeconds
+			}
+		}
 		if dc.FaultMissed != "" {
 			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: the fault did not take effect: %s", dc.Cycle, dc.FaultMissed))
 		}
@@ -88,6 +100,7 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 	run.ReadBackP50, run.ReadBackMax = p50max(rb)
 	run.WritesBlockedP50, run.WritesBlockedMax = p50max(wblk)
 	run.DetectP50, run.DetectMax = p50max(det)
+	run.NoSyncOpenCycles = open
 	run.Verdict = Verdict(run)
 }
 
@@ -147,6 +160,14 @@ func Verdict(run *result.DrillRun) string {
 		}
 	default:
 		s += "; writes back: – (no write succeeded after a fault)"
+	}
+	if run.NoSyncCycles > 0 {
+		s += fmt.Sprintf("; in %d of %d %s%s the new primary acknowledged commits with no synchronous standby (max %.1f s",
+			run.NoSyncCycles, run.CyclesDone, what, plural(run.CyclesDone), *run.NoSyncMax)
+		if run.NoSyncOpenCycles > 0 {
+			s += fmt.Sprintf("; still none at the load's end in %d", run.NoSyncOpenCycles)
+		}
+		s += ")"
 	}
 	if run.ReadBackP50 != nil {
 		s += fmt.Sprintf("; reads p50 %.1f s, max %.1f s", *run.ReadBackP50, *run.ReadBackMax)

@@ -61,6 +61,17 @@ func TestSummarize(t *testing.T) {
 	if want := "sync commit: 0 of 20 acknowledged commits lost in 2 failovers (kill-primary); writes back after p50 1.5 s, max 2.0 s (in 1 of 2 failovers the new primary had no synchronous standby until the old primary rejoined: commits waited for it)"; waited.Verdict != want || waited.SyncWaitCycles != 1 {
 		t.Fatalf("sync wait: %d cycles, verdict\n%q\nwant\n%q", waited.SyncWaitCycles, waited.Verdict, want)
 	}
+	// Patroni without strict: the longest time without a synchronous standby, a cycle still
+	// open at the load's end said so; a cycle never sampled is no 0 s.
+	gaps := &result.DrillRun{Fault: FaultKillPrimary, Commit: "sync", Cycles: 3}
+	gap := func(n int, g result.DrillSyncGap) result.Step {
+		return cycleStep(t, result.DrillCycle{Cycle: n, Checked: true, Acked: 10, Writable: []string{"p"}, OldPrimary: "streaming", WriteBackSeconds: f(1), SyncGap: &g})
+	}
+	Summarize(gaps, []result.Step{gap(1, result.DrillSyncGap{NoSyncSeconds: f(12.3)}), gap(2, result.DrillSyncGap{NoSyncSeconds: f(0.4), Open: true}),
+		gap(3, result.DrillSyncGap{Note: "not measured: x"})})
+	if want := "sync commit: 0 of 30 acknowledged commits lost in 3 failovers (kill-primary); writes back after p50 1.0 s, max 1.0 s; in 2 of 3 failovers the new primary acknowledged commits with no synchronous standby (max 12.3 s; still none at the load's end in 1)"; gaps.Verdict != want || gaps.NoSyncCycles != 2 {
+		t.Fatalf("no sync: %d cycles, verdict\n%q\nwant\n%q", gaps.NoSyncCycles, gaps.Verdict, want)
+	}
 	empty := &result.DrillRun{Fault: FaultPlanned, Commit: "sync", Cycles: 1}
 	Summarize(empty, nil)
 	if empty.Verdict != "sync commit: not judged: no cycle of planned was checked" {

@@ -90,8 +90,9 @@ func (t *tally) writesBlocked(end time.Time) (*float64, time.Time) {
 }
 
 // sampleLag samples, every lagEvery until ctx ends or the load stops, each standby's
-// replication lag on whichever node accepts writes (the load's write address). A sample
-// that cannot be read is left out: absent, not zero.
+// replication lag on whichever node accepts writes (the load's write address), and what
+// that node says of its synchronous standbys (syncgap.go). A sample that cannot be read is
+// left out: absent, not zero.
 func (l *load) sampleLag(ctx context.Context) {
 	defer l.wg.Done()
 	var c *pgx.Conn
@@ -108,6 +109,7 @@ func (l *load) sampleLag(ctx context.Context) {
 			c, err = pgx.Connect(cctx, l.writeURL)
 			cancel()
 			if err != nil {
+				l.tally.syncMissed(err)
 				c = nil
 				continue
 			}
@@ -126,12 +128,18 @@ func (l *load) sampleLag(ctx context.Context) {
 			}
 			err = rows.Err()
 		}
+		var ss syncState
+		if err == nil {
+			ss, err = readSyncState(qctx, c)
+		}
 		cancel()
 		if err != nil {
+			l.tally.syncMissed(err)
 			c.Close(context.Background())
 			c = nil
 			continue
 		}
+		l.tally.syncSample(ss)
 		l.tally.mu.Lock()
 		l.tally.tl.lag = append(l.tally.tl.lag, got...)
 		l.tally.mu.Unlock()

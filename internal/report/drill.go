@@ -88,6 +88,10 @@ func (e *Experiment) drillKPIs() []kpi {
 			v, n := secs(run.WriteBackP50, run.WriteBackMax)
 			out = append(out, kpi{Label: prefix + "writes back after", Value: v, Note: n})
 		}
+		if run.NoSyncMax != nil {
+			out = append(out, kpi{Label: prefix + "commits acknowledged with no synchronous standby", Value: fmt.Sprintf("%.2f s", *run.NoSyncMax),
+				Note: fmt.Sprintf("longest after a failover; in %d of %d checked cycles", run.NoSyncCycles, run.CyclesDone)})
+		}
 		if run.WritesBlockedP50 != nil {
 			v, n := secs(run.WritesBlockedP50, run.WritesBlockedMax)
 			out = append(out, kpi{Label: prefix + "longest time without an acknowledged write", Value: v, Note: n})
@@ -101,12 +105,12 @@ func (e *Experiment) drillKPIs() []kpi {
 }
 
 // DrillTable is the table of a drill's cycles: the fault, the commits acknowledged, lost
-// and in doubt, the times (failover, writes back, writes blocked, reads back, the listener's
-// reroute), the WAL the new primary lacked, the errors by SQLSTATE and the state after.
+// and in doubt, the times (failover, writes back, writes blocked, the new primary without a
+// synchronous standby, reads back, the listener's reroute), the WAL the new primary lacked, the errors by SQLSTATE and the state after.
 func (e *Experiment) DrillTable() Table {
 	t := Table{Name: "drill-cycles", Title: "drill: one row per cycle", Open: true,
 		Columns: []string{"cycle", "fault", "from", "to", "acked", "lost", "in doubt", "committed", "failover s", "writes back s",
-			"writes blocked s", "reads back s", "reroute write s", "reroute read s", "WAL lacked", "errors by SQLSTATE", "after"}}
+			"writes blocked s", "no sync standby s", "reads back s", "reroute write s", "reroute read s", "WAL lacked", "errors by SQLSTATE", "after"}}
 	if !e.isDrill() {
 		return t
 	}
@@ -130,7 +134,7 @@ func (e *Experiment) DrillTable() Table {
 			to = table.Absent
 		}
 		t.add(txt(name), txt(dc.Fault), txt(dc.From), txt(to), intc(dc.Acked), lost, intc(dc.InDoubt), committed,
-			secCell(dc.FailoverSeconds), writesBackCell(dc), secCell(dc.WritesBlockedSeconds), secCell(dc.ReadBackSeconds),
+			secCell(dc.FailoverSeconds), writesBackCell(dc), secCell(dc.WritesBlockedSeconds), noSyncCell(dc.SyncGap), secCell(dc.ReadBackSeconds),
 			secCell(dc.RerouteWriteSeconds), secCell(dc.RerouteReadSeconds), wal, txt(errorCounts(c.step)), txt(stateAfter(dc)))
 	}
 	return t
@@ -142,6 +146,16 @@ func writesBackCell(dc *result.DrillCycle) Cell {
 	c := secCell(dc.WriteBackSeconds)
 	if dc.SyncWait != "" && dc.WriteBackSeconds != nil {
 		c.Text += "*"
+	}
+	return c
+}
+
+// noSyncCell is the time the new primary had no synchronous standby, "+" when still none at
+// the load's end.
+func noSyncCell(g *result.DrillSyncGap) Cell {
+	c := secCell(g.NoSync())
+	if c.Num {
+		c.Text = g.NoSyncCell()
 	}
 	return c
 }
@@ -262,6 +276,9 @@ func cycleSummary(dc *result.DrillCycle) string {
 	}
 	if dc.SyncWait != "" {
 		parts = append(parts, "* "+dc.SyncWait)
+	}
+	if line := dc.SyncGap.Sentence(); line != "" {
+		parts = append(parts, line)
 	}
 	return strings.Join(parts, ", ")
 }

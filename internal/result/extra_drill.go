@@ -37,6 +37,14 @@ type DrillRun struct {
 	// SyncWaitCycles counts the checked cycles whose new primary had no synchronous standby
 	// until the old primary rejoined (DrillCycle.SyncWait): their writes came back only then.
 	SyncWaitCycles int `json:"sync_wait_cycles,omitempty"`
+	// NoSyncCycles counts the checked cycles whose new primary acknowledged commits with no
+	// synchronous standby (DrillSyncGap.NoSyncSeconds > 0), NoSyncMax the longest such time;
+	// absent when no cycle measured it.
+	NoSyncCycles int      `json:"no_sync_cycles,omitempty"`
+	NoSyncMax    *float64 `json:"no_sync_max_seconds,omitempty"`
+	// NoSyncOpenCycles counts those still without one at the load's end (their time is a
+	// lower bound).
+	NoSyncOpenCycles int `json:"no_sync_open_cycles,omitempty"`
 	// DetectP50 and DetectMax are the cycles' times from the fault until it was detected
 	// (freeze-primary, partition-primary); absent when no cycle had one.
 	DetectP50 *float64 `json:"detect_p50_seconds,omitempty"`
@@ -123,6 +131,11 @@ type DrillCycle struct {
 	// no other standby), when it rejoined: writes were back only then, by the cluster's
 	// design, not by a slow failover.
 	SyncWait string `json:"sync_wait,omitempty"`
+	// SyncGap is, after a failover, what the new primary itself said of its synchronous
+	// standbys while it accepted writes (sampled every 200 ms): how long it acknowledged
+	// commits with no synchronous standby, or made them wait for one. Absent without a
+	// failover.
+	SyncGap *DrillSyncGap `json:"sync_gap,omitempty"`
 	// FaultMissed says why the fault did not take effect (a WAL file system filled, and the
 	// server went on writing): the cycle then measures no outage, its times are absent,
 	// and the run fails.
@@ -198,6 +211,14 @@ const (
 	EventRerouteWrite = "reroute write"
 	EventRerouteRead  = "reroute read"
 	EventRejoined     = "old primary rejoined"
+	// EventWhole is when, before the fault on a cluster under Patroni, Patroni's view was
+	// seen whole (a running leader, every member streaming, a synchronous standby in
+	// synchronous_mode); its detail is the view.
+	EventWhole = "Patroni whole"
+	// EventNoSync is when the new primary was first seen accepting writes with no
+	// synchronous standby; EventSyncBack when it first named one streaming (DrillSyncGap).
+	EventNoSync   = "no synchronous standby"
+	EventSyncBack = "synchronous standby back"
 )
 
 // DrillEvent is one moment of a cycle: what happened, when, and a detail.
@@ -232,11 +253,14 @@ type DrillLag struct {
 // DrillPatroni is how Patroni ran the drill's cluster: its timing in seconds, whether its
 // synchronous_mode was on, and what kill-primary killed (postmaster, patroni or both).
 type DrillPatroni struct {
-	TTL             int    `json:"ttl"`
-	LoopWait        int    `json:"loop_wait"`
-	RetryTimeout    int    `json:"retry_timeout"`
-	SynchronousMode bool   `json:"synchronous_mode"`
-	Kill            string `json:"kill,omitempty"`
+	TTL             int  `json:"ttl"`
+	LoopWait        int  `json:"loop_wait"`
+	RetryTimeout    int  `json:"retry_timeout"`
+	SynchronousMode bool `json:"synchronous_mode"`
+	// SynchronousModeStrict is Patroni's synchronous_mode_strict as its GET /config said at
+	// the drill's start; absent when it could not be read.
+	SynchronousModeStrict *bool  `json:"synchronous_mode_strict,omitempty"`
+	Kill                  string `json:"kill,omitempty"`
 }
 
 // MaxLostIDs bounds DrillCycle.LostIDs.

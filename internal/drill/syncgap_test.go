@@ -1,0 +1,124 @@
+package drill
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+// sampled feeds a tally the sampler's samples: each state held from..to seconds after the
+// fault, one sample every 200 ms.
+func sampled(ta *tally, fault time.Time, states ...struct {
+	from, to float64
+	s        syncState
+}) {
+	for _, st := range states {
+		for x := st.from; x <= st.to+1e-9; x += 0.2 {
+			s := st.s
+			s.from = fault.Add(time.Duration(x * float64(time.Second)))
+			s.to = s.from
+			ta.syncSample(s)
+		}
+	}
+}
+
+type heldState = struct {
+	from, to float64
+	s        syncState
+}
+
+func TestSyncGapWithoutStrict(t *testing.T) {
+	fault := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ta := newTally(fault.Add(-time.Second))
+	ta.fault(fault)
+	old, nw := 5432, 5433
+	sampled(ta, fault,
+		heldState{-1, -0.2, syncState{port: old, primary: true, names: `"standby1"`, commit: "on", sync: []string{"standby1"}}},
+		heldState{4.1, 16.2, syncState{port: nw, primary: true, names: "", commit: "on"}},
+		heldState{16.4, 20, syncState{port: nw, primary: true, names: `"primary"`, commit: "on", sync: []string{"primary"}}})
+	for _, at := range []float64{3, 5, 16.3, 17} { // 5 and 16.3 within the span
+		a := fault.Add(time.Duration(at * float64(time.Second)))
+		ta.acks = append(ta.acks, ack{began: a, at: a, port: nw})
+	}
+	g := ta.syncGap("standby1", nw, "primary", "Patroni synchronous_mode without strict", fault.Add(21*time.Second))
+	if g.Note != "" || g.NoSyncSeconds == nil || g.SyncAt == nil {
+		t.Fatalf("gap %+v", g)
+	}
+	near := func(v *float64, want float64) bool { return v != nil && *v > want-0.01 && *v < want+0.01 }
+	if !near(g.NoSyncSeconds, 12.3) || !near(g.NoSyncFrom, 4.1) || !near(g.NoSyncTo, 16.4) || !near(g.SyncAt, 16.4) || g.NoSyncAcked != 2 {
+		t.Fatalf("no sync %v from %v to %v, sync at %v, acked %d", *g.NoSyncSeconds, *g.NoSyncFrom, *g.NoSyncTo, *g.SyncAt, g.NoSyncAcked)
+	}
+	if *g.WaitedSeconds != 0 || g.OldPrimary != "primary" || g.Open {
+		t.Fatalf("waited %v, old primary %q, open %v", *g.WaitedSeconds, g.OldPrimary, g.Open)
+	}
+	want := "after the failover, commits were acknowledged with no synchronous standby for 12.3 s (from 4.1 s to 16.4 s: Patroni synchronous_mode without strict; primary, the old primary, rejoined as its synchronous standby at 16.4 s); 2 commits acknowledged by standby1 alone meanwhile"
+	if got := g.Sentence(); got != want {
+		t.Fatalf("sentence\n%s\nwant\n%s", got, want)
+	}
+	var events []string
+	for _, e := range ta.events {
+		events = append(events, e.Event)
+	}
+	if strings.Join(events, ",") != strings.Join([]string{result.EventFault, result.EventSyncBack, result.EventNoSync}, ",") {
+		t.Fatalf("events %v", events)
+	}
+}
+
+// With synchronous_mode_strict the new primary names '*' and commits wait: no span without a
+// synchronous standby, the wait measured instead.
+func TestSyncGapStrictWaits(t *testing.T) {
+	fault := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ta := newTally(fault)
+	ta.fault(fault)
+	sampled(ta, fault,
+		heldState{3, 9.8, syncState{port: 2, primary: true, names: "*", commit: "on"}},
+		heldState{10, 11, syncState{port: 2, primary: true, names: `"a"`, commit: "on", sync: []string{"a"}}})
+	g := ta.syncGap("b", 2, "a", "Patroni synchronous_mode_strict", fault.Add(12*time.Second))
+	if *g.NoSyncSeconds != 0 || g.NoSyncFrom != nil || g.WaitedSeconds == nil || *g.WaitedSeconds < 6.99 || *g.WaitedSeconds > 7.01 {
+		t.Fatalf("gap %+v", g)
+	}
+	if s := g.Sentence(); !strings.HasPrefix(s, "after the failover, commits waited for a synchronous standby for 7.0 s (from 3.0 s to 10.0 s: Patroni synchronous_mode_strict;") {
+		t.Fatalf("sentence %q", s)
+	}
+	// The old primary ended the wait: the cycle's writes were back only when it rejoined,
+	// which the table's "*" and the verdict say.
+	dc := &result.DrillCycle{SyncGap: g}
+	waitedForOldPrimary(dc)
+	if dc.SyncWait != "b had no synchronous standby until a rejoined as one: commits waited for it 7.0 s (Patroni synchronous_mode_strict)" {
+		t.Fatalf("sync wait %q", dc.SyncWait)
+	}
+}
+
+// Absent is not zero: a new primary never sampled has no figures, and says why; one still
+// without a synchronous standby at the load's end is an open span.
+func TestSyncGapAbsentAndOpen(t *testing.T) {
+	fault := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ta := newTally(fault)
+	ta.fault(fault)
+	ta.syncMissed(errString("connection refused"))
+	g := ta.syncGap("b", 2, "a", "", fault.Add(6*time.Second))
+	if g.NoSyncSeconds != nil || g.WaitedSeconds != nil || !strings.Contains(g.Note, "connection refused") || g.NoSync() != nil {
+		t.Fatalf("gap %+v", g)
+	}
+	if s := g.Sentence(); !strings.Contains(s, "–") {
+		t.Fatalf("sentence %q", s)
+	}
+	// Still without one at the last sample: it held until the load's end, as far as anyone
+	// looked (one last sample alone is no 0 s span).
+	sampled(ta, fault, heldState{1, 5, syncState{port: 2, primary: true, names: "", commit: "on"}})
+	g = ta.syncGap("b", 2, "a", "", fault.Add(6*time.Second))
+	if !g.Open || g.SyncAt != nil || *g.NoSyncSeconds < 4.99 || *g.NoSyncSeconds > 5.01 || g.NoSyncCell() != "5.00+" ||
+		!strings.Contains(g.Sentence(), "for at least 5.0 s (from 1.0 s to the load's end, still none: synchronous_standby_names empty") {
+		t.Fatalf("gap %+v: %s", g, g.Sentence())
+	}
+	var none *result.DrillSyncGap
+	if none.Sentence() != "" || none.NoSync() != nil {
+		t.Fatal("a nil gap says something")
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
