@@ -215,6 +215,9 @@ type tally struct {
 	outages   outages
 }
 
+// windowStart is when the window opened; VUs read it once they measure.
+func (t *tally) windowStart() time.Time { return t.outages.start() }
+
 // noteError counts a failed operation of the window in its class, at the time it failed,
 // and keeps its message when it is one of the first distinct ones.
 func (t *tally) noteError(err error, lost bool, at time.Time) {
@@ -338,7 +341,9 @@ type execution struct {
 	workers []workload.Worker
 	// busySince is, per VU, when its operation of the window in progress began (unix ns; 0:
 	// none), read when the window closes (result.Step.InFlight).
-	busySince       []atomic.Int64
+	busySince []atomic.Int64
+	// quiet is, per VU, its stretches without a completed operation (quiet.go).
+	quiet           []quietWatch
 	reg             *measure.Registry
 	tally           tally
 	startedSamplers []Sampler
@@ -347,7 +352,7 @@ type execution struct {
 
 func newExecution(cfg Config, p Point, spec StepSpec, workers []workload.Worker) *execution {
 	return &execution{cfg: cfg, p: p, spec: spec, workers: workers, reg: measure.NewRegistry(time.Now()),
-		busySince: make([]atomic.Int64, len(workers))}
+		busySince: make([]atomic.Int64, len(workers)), quiet: make([]quietWatch, len(workers))}
 }
 
 // run drives the VUs through ramp-up and the measured window and fills the step's window
@@ -388,7 +393,7 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 			// sharing one would contend for its lock.
 			vuCtx, cancel := context.WithCancel(loadCtx)
 			defer cancel()
-			ex.vu(vuCtx, stopLoad, w, h, delay, jobs, &ex.busySince[i])
+			ex.vu(vuCtx, stopLoad, i, w, h, delay, jobs)
 		}()
 	}
 	allDone := make(chan struct{})
@@ -442,6 +447,8 @@ loop:
 	stopLoad(nil)
 	<-allDone
 	st.Window.End = end
+	st.VUQuietMinSeconds = QuietMin.Seconds()
+	st.VUQuiet = vuQuiet(ex.quiet, ex.workers, st.Window.Start, end)
 	u, s := cpuTimes()
 	st.Client.UserSeconds = (u - ex.cpuUser).Seconds()
 	st.Client.SystemSeconds = (s - ex.cpuSys).Seconds()
@@ -537,8 +544,9 @@ func (ex *execution) schedule(ctx context.Context, start time.Time, jobs chan<- 
 }
 
 // vu is one virtual user's loop.
-func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w workload.Worker, h *measure.Handle,
-	delay time.Duration, jobs <-chan time.Time, busy *atomic.Int64) {
+func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int, w workload.Worker, h *measure.Handle,
+	delay time.Duration, jobs <-chan time.Time) {
+	busy, quiet := &ex.busySince[i], &ex.quiet[i]
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {
@@ -550,15 +558,18 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 	}
 	var done int64
 	var op workload.Op
+	var windowStart time.Time
 	rc, _ := w.(workload.Reconnector)
 	for ctx.Err() == nil {
 		if jobs == nil && ex.spec.Iterations > 0 && done >= ex.spec.Iterations {
+			quiet.ended = true
 			return
 		}
 		begin := time.Now()
 		if jobs != nil {
 			at, ok := <-jobs
 			if !ok {
+				quiet.ended = true
 				return
 			}
 			now := time.Now()
@@ -574,7 +585,8 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 		}
 		err := w.Do(ctx, &op)
 		busy.Store(0)
-		lat := time.Since(begin) - op.Excluded
+		now := time.Now()
+		lat := now.Sub(begin) - op.Excluded
 		if ctx.Err() != nil {
 			// Cut off by the end of the window or cancellation: not an operation of the window.
 			return
@@ -589,16 +601,28 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 				name = workload.DefaultOp
 			}
 			h.Record(measure.Sample{Op: name, Latency: lat, Err: err != nil, Rows: op.Rows, Bytes: op.Bytes, Retries: op.Retries})
+			if windowStart.IsZero() {
+				windowStart = ex.tally.windowStart()
+				quiet.open(windowStart)
+			}
+			if now.Sub(quiet.last) >= QuietMin {
+				quiet.note(i, w, windowStart, now)
+			}
+			quiet.last, quiet.reconnected = now, false
 			if err != nil {
 				ex.tally.noteError(err, lost, time.Now())
 				if n := ex.tally.errors.Add(1); ex.spec.MaxErrors > 0 && n > ex.spec.MaxErrors {
 					stop(fmt.Errorf("%w (%d; first: %v)", ErrTooManyErrors, n, err))
+					quiet.ended = true
 					return
 				}
 			}
 		}
-		if lost && !ex.tally.outages.reconnect(ctx, rc, ex.spec.reconnectFor()) {
-			return
+		if lost {
+			if !ex.tally.outages.reconnect(ctx, rc, ex.spec.reconnectFor()) {
+				return
+			}
+			quiet.reconnected = true
 		}
 	}
 }
