@@ -175,6 +175,7 @@ func stepOf(reps []result.Step, keying bool) Step {
 	}
 	s.ErrorClasses = errorClasses(classes)
 	s.StallSec, s.StallFrom, _ = Stall(reps...)
+	s.VUStalls, s.VUsWatched = VUStalls(reps...)
 	for _, st := range reps {
 		s.InFlight = max(s.InFlight, st.InFlight)
 		s.InFlightOldestSec = max(s.InFlightOldestSec, st.InFlightOldestSeconds)
