@@ -3,7 +3,8 @@
 // fixed rate (an open model), the steps of a sweep and their variants in a planned order,
 // cancellation that keeps what was measured, samplers started and stopped around each
 // measured window, the load generator's own CPU use, failed operations classed by SQLSTATE
-// with their times, and lost sessions made again with a bounded backoff (reconnect.go).
+// with their times, lost sessions made again with a bounded backoff (reconnect.go), and
+// each VU's stretches of the window without a completed operation (quiet.go).
 // A step without a successful operation, or cut short, is incomplete.
 //
 // The runner never knows SQL: workloads do the work (internal/workload), measure records it
