@@ -249,6 +249,7 @@ func evidenceOf(st result.Step, dev string) (Evidence, error) {
 	e.CPUBusy, e.Steal = c[result.OSCPUBusy], c[result.OSCPUSteal]
 	if x, err := st.Sample(); err == nil && x != nil && len(x.Nodes) > 0 {
 		e.WaitsAbsent = false // a database sampler ran, whether or not it saw a wait
+		e.Away = awayOf(x, e.Load)
 	}
 	if _, ok := c[result.OSCPUBusy]; !ok { // the disk tester's own names
 		_, user := c[result.MachineCPUUser]

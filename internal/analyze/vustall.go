@@ -116,12 +116,19 @@ func vuStalled(st []Step, loadName string) *Verdict {
 	case v.Node != "":
 		on = fmt.Sprintf(" (on %s)", v.Node)
 	}
-	to := fmt.Sprintf("to %.1f s", v.To)
+	span := fmt.Sprintf("from %.1f s to %.1f s of the window", v.From, v.To)
 	if v.ToEnd {
-		to = fmt.Sprintf("to the window's end (%.1f s)", v.To)
+		span = fmt.Sprintf("from %.1f s of the window to its end", v.From)
 	}
-	msg := fmt.Sprintf("at %s VU %d of %d%s completed no operation from %.1f s %s of the window (%.1f s) while the other %d completed about %s (%s each)",
-		count(s.Load, loadName), v.VU+1, v.VUs, on, v.From, to, v.Sec(), v.VUs-1, num(v.OthersOps), num(v.OthersOps/float64(v.VUs-1)))
+	others := "the other VU"
+	if v.VUs > 2 {
+		others = fmt.Sprintf("the other %d VUs", v.VUs-1)
+	}
+	msg := fmt.Sprintf("at %s VU %d of %d%s completed no operation for %.1f s (%s) while %s completed about %s",
+		count(s.Load, loadName), v.VU+1, v.VUs, on, v.Sec(), span, others, num(v.OthersOps))
+	if v.VUs > 2 {
+		msg += fmt.Sprintf(" (%s each)", num(v.OthersOps/float64(v.VUs-1)))
+	}
 	more := len(s.VUStalls) - 1
 	for _, x := range worst[1:] {
 		more += len(x.VUStalls)
