@@ -68,8 +68,14 @@ func after(t *testing.T, d time.Duration, fault func(ctx context.Context) error)
 // fault out of the window (or before it).
 func afterLoadStarts(t *testing.T, h *clustertest.Handmade, i int, d time.Duration, fault func(ctx context.Context) error) func() {
 	t.Helper()
+	return afterLoadStartsOn(t, h.Admin(context.Background(), t, i), d, fault)
+}
+
+// afterLoadStartsOn is afterLoadStarts watching the server of watch, a session allowed to
+// see the run's worker sessions (it closes it).
+func afterLoadStartsOn(t *testing.T, watch *pgx.Conn, d time.Duration, fault func(ctx context.Context) error) func() {
+	t.Helper()
 	ctx := context.Background()
-	watch := h.Admin(ctx, t, i)
 	// Only a session born from now on is this run's: a worker of an earlier run on the same
 	// server (a case before this one) may still be listed while its backend exits.
 	var since time.Time

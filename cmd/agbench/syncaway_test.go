@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/analyze"
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+)
+
+// A sync-commit cluster whose one synchronous standby is stopped 2 s into a stress of
+// inserts: every commit then waits (IPC:SyncRep) to the window's end. (A commit that only
+// took an xid, SELECT txid_current(), writes no WAL before its commit record and does not
+// wait for the standby, but for the rare one that extends pg_xact.) "What saturated" says the commits waited for a standby that was down, from
+// when, as the samplers measured it (gone from the primary's pg_stat_replication, the
+// sampler's session to it lost), and never that the synchronous standby saturated. No
+// operation completed after, so the run is incomplete (exit 1).
+func TestSyncStandbyStoppedIsNoSaturation(t *testing.T) {
+	clustertest.Require(t)
+	home := clustertest.Home(t)
+	topo := clustertest.NewIn(t, home, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync, Name: "syncaway"})
+	standby := topo.Standbys()[0].Name
+	ctx := context.Background()
+	watch, err := pgx.Connect(ctx, topo.ConnString(topo.Primary(), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := watch.Exec(ctx, "CREATE TABLE written (n int)"); err != nil {
+		t.Fatal(err)
+	}
+	wait := afterLoadStartsOn(t, watch, 2*time.Second, func(ctx context.Context) error { return topo.StopNode(ctx, standby) })
+	results := t.TempDir()
+	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": home}, "stress", "--cluster", "syncaway", "-q", "INSERT INTO written VALUES (1)",
+		"--threads", "2", "--duration", "8s", "--results", results)
+	wait()
+	if code != 1 || !strings.Contains(out, "the load was not running when it closed") {
+		t.Errorf("exit %d, want 1 (the load was not running when the window closed)\n%s\n%s", code, out, errs)
+	}
+	want := "commits waited for the synchronous standby " + standby + ", which was down from "
+	if !strings.Contains(out, want) || strings.Contains(out, "synchronous standby saturated") {
+		t.Errorf("the output does not say the synchronous standby was down (%q), or calls it saturated:\n%s", want, out)
+	}
+	res := readOneResult(t, results)
+	var run analyze.Run
+	if err := json.Unmarshal(res.Analysis, &run); err != nil {
+		t.Fatal(err)
+	}
+	s := run.Variants[0].Result.Saturated
+	t.Logf("saturated: %s", s.Sentence)
+	if s.Resource != analyze.ResSyncAway || !strings.Contains(s.Sentence, "pg_stat_replication") {
+		t.Errorf("saturation %+v: want %q with what the samplers measured", s, analyze.ResSyncAway)
+	}
+	t.Logf("throughput %v at %v; VUs without a completed operation %+v", res.Steps[0].Throughput["*"].V, res.Steps[0].Throughput["*"].T, res.Steps[0].VUQuiet)
+	x, err := res.Steps[0].Sample()
+	if err != nil || x == nil {
+		t.Fatalf("sample section %v, %v", x, err)
+	}
+	for _, a := range x.Nodes[topo.Primary().Name].Absences {
+		t.Logf("absence %+v", a)
+	}
+	for name, n := range x.Nodes {
+		if n.LostAt != nil {
+			t.Logf("node %s lost at %.2f s", name, *n.LostAt)
+		}
+	}
+}
