@@ -91,15 +91,12 @@ func (o *outages) open(at time.Time) {
 	o.opened.Store(true)
 }
 
-// start is when the window opened (valid once it has).
-func (o *outages) start() time.Time { return time.Unix(0, o.windowStart.Load()) }
-
 // inWindow reports whether the window is open, and clips t to its start.
 func (o *outages) inWindow(t time.Time) (time.Time, bool) {
 	if !o.opened.Load() {
 		return t, false
 	}
-	if ws := o.start(); t.Before(ws) {
+	if ws := time.Unix(0, o.windowStart.Load()); t.Before(ws) {
 		return ws, true
 	}
 	return t, true

@@ -216,9 +216,6 @@ type tally struct {
 	outages   outages
 }
 
-// windowStart is when the window opened; VUs read it once they measure.
-func (t *tally) windowStart() time.Time { return t.outages.start() }
-
 // noteError counts a failed operation of the window in its class, at the time it failed,
 // and keeps its message when it is one of the first distinct ones.
 func (t *tally) noteError(err error, lost bool, at time.Time) {
@@ -343,8 +340,11 @@ type execution struct {
 	// busySince is, per VU, when its operation of the window in progress began (unix ns; 0:
 	// none), read when the window closes (result.Step.InFlight).
 	busySince []atomic.Int64
-	// quiet is, per VU, its stretches without a completed operation (quiet.go).
+	// quiet is, per VU, its stretches without a completed operation (quiet.go), and
+	// windowStart when the window opened (with the clock's monotonic reading): written
+	// before tally.measuring is set, read by a VU only once it has seen it set.
 	quiet           []quietWatch
+	windowStart     time.Time
 	reg             *measure.Registry
 	tally           tally
 	startedSamplers []Sampler
@@ -480,6 +480,7 @@ func (ex *execution) openWindow(ctx context.Context, st *result.Step, now time.T
 	ex.tally.mu.Unlock()
 	ex.tally.outages.open(now)
 	st.Window.Start = now
+	ex.windowStart = now
 	ex.cpuUser, ex.cpuSys = cpuTimes()
 	ex.tally.measuring.Store(true)
 	for _, smp := range ex.cfg.Samplers {
@@ -586,8 +587,9 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 		}
 		err := w.Do(ctx, &op)
 		busy.Store(0)
-		now := time.Now()
-		lat := now.Sub(begin) - op.Excluded
+		// One reading of the monotonic clock (time.Now would read the wall clock too).
+		took := time.Since(begin)
+		lat, now := took-op.Excluded, begin.Add(took)
 		if ctx.Err() != nil {
 			// Cut off by the end of the window or cancellation: not an operation of the window.
 			return
@@ -603,7 +605,7 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 			}
 			h.Record(measure.Sample{Op: name, Latency: lat, Err: err != nil, Rows: op.Rows, Bytes: op.Bytes, Retries: op.Retries})
 			if windowStart.IsZero() {
-				windowStart = ex.tally.windowStart()
+				windowStart = ex.windowStart
 				quiet.open(windowStart)
 			}
 			if now.Sub(quiet.last) >= QuietMin {
