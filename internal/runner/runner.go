@@ -548,7 +548,11 @@ func (ex *execution) schedule(ctx context.Context, start time.Time, jobs chan<- 
 // vu is one virtual user's loop.
 func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int, w workload.Worker, h *measure.Handle,
 	delay time.Duration, jobs <-chan time.Time) {
-	busy, quiet := &ex.busySince[i], &ex.quiet[i]
+	busy := &ex.busySince[i]
+	// The VU's own copy, handed over as it returns: VUs writing their records side by side
+	// in one slice on every operation would share cache lines across cores.
+	quiet := &quietWatch{}
+	defer func() { ex.quiet[i] = *quiet }()
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {
