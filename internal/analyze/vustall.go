@@ -39,6 +39,25 @@ type VUStall struct {
 	OthersOps float64 `json:"others_ops"`
 }
 
+// say tells the stall: "VU 3 of 4 (on standby1) completed no operation for 5.1 s (from 4.0 s
+// to 9.1 s of the window)".
+func (v VUStall) say() string {
+	on := ""
+	switch {
+	case v.Reconnected && v.Node != "":
+		on = fmt.Sprintf(" (its session lost and made again, on %s)", v.Node)
+	case v.Reconnected:
+		on = " (its session lost and made again)"
+	case v.Node != "":
+		on = fmt.Sprintf(" (on %s)", v.Node)
+	}
+	span := fmt.Sprintf("from %.1f s to %.1f s of the window", v.From, v.To)
+	if v.ToEnd {
+		span = fmt.Sprintf("from %.1f s of the window to its end", v.From)
+	}
+	return fmt.Sprintf("VU %d of %d%s completed no operation for %.1f s (%s)", v.VU+1, v.VUs, on, v.Sec(), span)
+}
+
 // Sec is the stretch's length in seconds.
 func (v VUStall) Sec() float64 { return v.To - v.From }
 
@@ -107,29 +126,25 @@ func vuStalled(st []Step, loadName string) *Verdict {
 	}
 	s := worst[0]
 	v := s.VUStalls[0]
-	on := ""
-	switch {
-	case v.Reconnected && v.Node != "":
-		on = fmt.Sprintf(" (its session lost and made again, on %s)", v.Node)
-	case v.Reconnected:
-		on = " (its session lost and made again)"
-	case v.Node != "":
-		on = fmt.Sprintf(" (on %s)", v.Node)
-	}
-	span := fmt.Sprintf("from %.1f s to %.1f s of the window", v.From, v.To)
-	if v.ToEnd {
-		span = fmt.Sprintf("from %.1f s of the window to its end", v.From)
-	}
+	msg := fmt.Sprintf("at %s %s", count(s.Load, loadName), v.say())
 	others := "the other VU"
 	if v.VUs > 2 {
 		others = fmt.Sprintf("the other %d VUs", v.VUs-1)
 	}
-	msg := fmt.Sprintf("at %s VU %d of %d%s completed no operation for %.1f s (%s) while %s completed about %s",
-		count(s.Load, loadName), v.VU+1, v.VUs, on, v.Sec(), span, others, num(v.OthersOps))
+	msg += fmt.Sprintf(" while %s completed about %s", others, num(v.OthersOps))
 	if v.VUs > 2 {
 		msg += fmt.Sprintf(" (%s each)", num(v.OthersOps/float64(v.VUs-1)))
 	}
-	more := len(s.VUStalls) - 1
+	const listed = 3 // more stretches of the same step named in the message
+	rest := s.VUStalls[1:]
+	for i, x := range rest[:min(len(rest), listed)] {
+		sep := ", "
+		if i == 0 {
+			sep = "; also "
+		}
+		msg += sep + x.say()
+	}
+	more := max(len(rest)-listed, 0)
 	for _, x := range worst[1:] {
 		more += len(x.VUStalls)
 	}

@@ -41,6 +41,14 @@ func TestVUStalled(t *testing.T) {
 			t.Fatalf("verdict %+v, want %q", v, want)
 		}
 	}
+	// Two VUs on a frozen standby: both named, the longest first.
+	two := []result.VUQuiet{{VU: 0, From: 3.02, To: 8.0, Node: "standby1"}, {VU: 2, From: 2.99, To: 8.0, Node: "standby1"}}
+	got, _ = VUStalls(vuStep(4, two, 4012, 3987, 4050, 2001, 2010, 1995, 2021, 1987, 4003, 3990))
+	v = vuStalled([]Step{{Load: 4, VUStalls: got}}, "threads")
+	if v == nil || !strings.Contains(v.Message, "at 4 threads VU 3 of 4 (on standby1) completed no operation for 5.0 s (from 3.0 s to 8.0 s of the window) while the other 3 VUs") ||
+		!strings.Contains(v.Message, "; also VU 1 of 4 (on standby1) completed no operation for 5.0 s (from 3.0 s to 8.0 s of the window):") {
+		t.Fatalf("verdict %+v", v)
+	}
 	// To the window's end, after its session was made again.
 	end := []result.VUQuiet{{VU: 0, From: 8.5, To: 12, ToEnd: true, Node: "primary", Reconnected: true}}
 	got, _ = VUStalls(vuStep(4, end, 4012, 3987, 4050, 4001, 3010, 2995, 3021, 2987, 3003, 3990, 4021, 4005))
