@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,12 @@ func TestSyncStandbyStoppedIsNoSaturation(t *testing.T) {
 		t.Errorf("saturation %+v: want %q with what the samplers measured", s, analyze.ResSyncAway)
 	}
 	t.Logf("throughput %v at %v; VUs without a completed operation %+v", res.Steps[0].Throughput["*"].V, res.Steps[0].Throughput["*"].T, res.Steps[0].VUQuiet)
+	// The report says it too, in its findings and its summary's short line.
+	html := t.TempDir() + "/r.html"
+	code, out, errs = runCLI(t, nil, "report", results, "-o", html)
+	if b, _ := os.ReadFile(html); code != 0 || !strings.Contains(out, want) || !strings.Contains(string(b), "not saturated: commits waited for a synchronous standby that was down") {
+		t.Errorf("report: exit %d; the text or the HTML does not say the standby was down\n%s\n%s", code, out, errs)
+	}
 	x, err := res.Steps[0].Sample()
 	if err != nil || x == nil {
 		t.Fatalf("sample section %v, %v", x, err)
