@@ -31,9 +31,12 @@ type SampleNode struct {
 // primary's pg_stat_replication: its WAL receiver had disconnected (the standby stopped,
 // crashed or cut off). Times are seconds of the window, from the sampler's readings (one a
 // second): it was last seen at LastSeen and missing from From; it was seen again at To, or
-// (ToEnd) was not back when the window closed.
+// (ToEnd) was not back when the window closed. A Silent one was still listed but sent its
+// primary no reply from From (its last reply; LastSeen too) to To while WAL it had not
+// confirmed flushed waited (frozen, or cut off with the connection still open).
 type StandbyAbsence struct {
 	Standby string `json:"standby"`
+	Silent  bool   `json:"silent,omitempty"`
 	// Sync is set when pg_stat_replication called it synchronous (sync_state sync or
 	// quorum) in a reading of the window: the primary's commits waited for it.
 	Sync     bool    `json:"sync"`
