@@ -61,7 +61,7 @@ func TestSyncStandbyStoppedIsNoSaturation(t *testing.T) {
 	// The report says it too, in its findings and its summary's short line.
 	html := t.TempDir() + "/r.html"
 	code, out, errs = runCLI(t, nil, "report", results, "-o", html)
-	if b, _ := os.ReadFile(html); code != 0 || !strings.Contains(out, want) || !strings.Contains(string(b), "not saturated: commits waited for a synchronous standby that was down") {
+	if b, _ := os.ReadFile(html); code != 0 || !strings.Contains(out, want) || !strings.Contains(string(b), "not saturated: commits waited for a synchronous standby that was down or not answering") {
 		t.Errorf("report: exit %d; the text or the HTML does not say the standby was down\n%s\n%s", code, out, errs)
 	}
 	x, err := res.Steps[0].Sample()
@@ -75,5 +75,53 @@ func TestSyncStandbyStoppedIsNoSaturation(t *testing.T) {
 		if n.LostAt != nil {
 			t.Logf("node %s lost at %.2f s", name, *n.LostAt)
 		}
+	}
+}
+
+// The same cluster's synchronous standby frozen (SIGSTOP) for 7 s, 3 s after the load
+// starts, in a 14 s window: it stays in the primary's pg_stat_replication, so only its
+// silence says it was not there (no reply for 5 s or more while WAL waited for its flush).
+// "What saturated" says it stopped answering, never that it saturated; the load goes on
+// after, so the run exits 0.
+func TestSyncStandbyFrozenIsNoSaturation(t *testing.T) {
+	clustertest.Require(t)
+	home := clustertest.Home(t)
+	topo := clustertest.NewIn(t, home, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync, Name: "syncfrozen"})
+	standby := topo.Standbys()[0].Name
+	ctx := context.Background()
+	watch, err := pgx.Connect(ctx, topo.ConnString(topo.Primary(), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := watch.Exec(ctx, "CREATE TABLE written (n int)"); err != nil {
+		t.Fatal(err)
+	}
+	wait := afterLoadStartsOn(t, watch, 3*time.Second, func(ctx context.Context) error {
+		f, err := topo.FreezeNode(ctx, standby)
+		if err != nil {
+			return err
+		}
+		time.Sleep(7 * time.Second)
+		return f.Thaw()
+	})
+	results := t.TempDir()
+	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": home}, "stress", "--cluster", "syncfrozen", "-q", "INSERT INTO written VALUES (1)",
+		"--threads", "2", "--duration", "14s", "--results", results)
+	wait()
+	if code != 0 {
+		t.Errorf("exit %d, want 0 (the load went on after)\n%s\n%s", code, out, errs)
+	}
+	want := "commits waited for the synchronous standby " + standby + ", which stopped answering from "
+	if !strings.Contains(out, want) || strings.Contains(out, "synchronous standby saturated") {
+		t.Errorf("the output does not say the synchronous standby stopped answering (%q), or calls it saturated:\n%s", want, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "saturated:") {
+			t.Log(line)
+		}
+	}
+	res := readOneResult(t, results)
+	if x, err := res.Steps[0].Sample(); err == nil && x != nil {
+		t.Logf("absences %+v", x.Nodes[topo.Primary().Name].Absences)
 	}
 }

@@ -35,8 +35,9 @@ const (
 	ResLWLocks  = "internal locks (LWLock)"
 	ResClient   = "the client or network"
 	ResSyncRep  = "the synchronous standby"
-	// ResSyncAway is no saturation: commits waited for a synchronous standby that was down.
-	ResSyncAway = "a synchronous standby that was down"
+	// ResSyncAway is no saturation: commits waited for a synchronous standby that was down
+	// or not answering.
+	ResSyncAway = "a synchronous standby that was down or not answering"
 	ResCPU      = "the CPU"
 	ResLoadGen  = "the load generator's CPU"
 	ResDevice   = "the storage device"

@@ -54,6 +54,25 @@ func TestSyncStandbyDownIsNoSaturation(t *testing.T) {
 		t.Fatalf("lost only: %q %s", s.Resource, s.Sentence)
 	}
 
+	// The sampler lost it between the primary's readings: down from then.
+	early := 1.5
+	away[0].LostAt = &early
+	if s = syncAwaySaturation(away); !strings.Contains(s.Sentence, "which was down from 1.5 s of the window to its end") {
+		t.Fatalf("lost before the reading without it: %s", s.Sentence)
+	}
+
+	// A synchronous standby frozen (SIGSTOP) from 2 s to 7 s: still listed, no reply.
+	x = recordedSyncAway()
+	x.Nodes["primary"] = result.SampleNode{Info: result.PGNodeInfo{Name: "primary"},
+		Absences: []result.StandbyAbsence{{Standby: "standby1", Sync: true, Silent: true, LastSeen: 2.01, From: 2.01, To: 7.04}}}
+	x.Nodes["standby1"] = result.SampleNode{Info: result.PGNodeInfo{Name: "standby1", InRecovery: true}}
+	s = syncAwaySaturation(awayOf(x, 2))
+	if want := "At 2 threads, commits waited for the synchronous standby standby1, which stopped answering from 2.0 s of the window to 7.0 s " +
+		"(still listed in its primary's pg_stat_replication, it sent no reply while WAL waited for its flush): SyncRep waits"; s.Resource != ResSyncAway ||
+		!strings.HasPrefix(s.Sentence, want) || !strings.HasSuffix(s.Sentence, "; it was not answering, not saturated.") {
+		t.Fatalf("frozen: %q %s", s.Resource, s.Sentence)
+	}
+
 	// A potential standby that left while the synchronous one stayed: it saturated.
 	x = recordedSyncAway()
 	p = x.Nodes["primary"]
