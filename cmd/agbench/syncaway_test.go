@@ -12,32 +12,22 @@ import (
 
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/cluster"
-	"github.com/agbench/agbench/internal/cluster/clustertest"
 )
 
 // A sync-commit cluster whose one synchronous standby is stopped 2 s into a stress of
 // inserts: every commit then waits (IPC:SyncRep) to the window's end. (A commit that only
 // took an xid, SELECT txid_current(), writes no WAL before its commit record and does not
-// wait for the standby, but for the rare one that extends pg_xact.) "What saturated" says the commits waited for a standby that was down, from
-// when, as the samplers measured it (gone from the primary's pg_stat_replication, the
+// wait for the standby, but for the rare one that extends pg_xact.) "What saturated" says
+// the commits waited for a standby that was down, from when, as the samplers measured it (gone from the primary's pg_stat_replication, the
 // sampler's session to it lost), and never that the synchronous standby saturated. No
 // operation completed after, so the run is incomplete (exit 1).
 func TestSyncStandbyStoppedIsNoSaturation(t *testing.T) {
-	clustertest.Require(t)
-	home := clustertest.Home(t)
-	topo := clustertest.NewIn(t, home, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync, Name: "syncaway"})
+	_, env, topo := syncCluster(t)
+	watch := insertTarget(t, topo)
 	standby := topo.Standbys()[0].Name
-	ctx := context.Background()
-	watch, err := pgx.Connect(ctx, topo.ConnString(topo.Primary(), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := watch.Exec(ctx, "CREATE TABLE written (n int)"); err != nil {
-		t.Fatal(err)
-	}
 	wait := afterLoadStartsOn(t, watch, 2*time.Second, func(ctx context.Context) error { return topo.StopNode(ctx, standby) })
 	results := t.TempDir()
-	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": home}, "stress", "--cluster", "syncaway", "-q", "INSERT INTO written VALUES (1)",
+	code, out, errs := runCLI(t, env, "stress", "--cluster", "t", "-q", "INSERT INTO written VALUES (1)",
 		"--threads", "2", "--duration", "8s", "--results", results)
 	wait()
 	if code != 1 || !strings.Contains(out, "the load was not running when it closed") {
@@ -84,18 +74,9 @@ func TestSyncStandbyStoppedIsNoSaturation(t *testing.T) {
 // "What saturated" says it stopped answering, never that it saturated; the load goes on
 // after, so the run exits 0.
 func TestSyncStandbyFrozenIsNoSaturation(t *testing.T) {
-	clustertest.Require(t)
-	home := clustertest.Home(t)
-	topo := clustertest.NewIn(t, home, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync, Name: "syncfrozen"})
+	_, env, topo := syncCluster(t)
+	watch := insertTarget(t, topo)
 	standby := topo.Standbys()[0].Name
-	ctx := context.Background()
-	watch, err := pgx.Connect(ctx, topo.ConnString(topo.Primary(), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := watch.Exec(ctx, "CREATE TABLE written (n int)"); err != nil {
-		t.Fatal(err)
-	}
 	wait := afterLoadStartsOn(t, watch, 3*time.Second, func(ctx context.Context) error {
 		f, err := topo.FreezeNode(ctx, standby)
 		if err != nil {
@@ -105,7 +86,7 @@ func TestSyncStandbyFrozenIsNoSaturation(t *testing.T) {
 		return f.Thaw()
 	})
 	results := t.TempDir()
-	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": home}, "stress", "--cluster", "syncfrozen", "-q", "INSERT INTO written VALUES (1)",
+	code, out, errs := runCLI(t, env, "stress", "--cluster", "t", "-q", "INSERT INTO written VALUES (1)",
 		"--threads", "2", "--duration", "14s", "--results", results)
 	wait()
 	if code != 0 {
@@ -124,4 +105,19 @@ func TestSyncStandbyFrozenIsNoSaturation(t *testing.T) {
 	if x, err := res.Steps[0].Sample(); err == nil && x != nil {
 		t.Logf("absences %+v", x.Nodes[topo.Primary().Name].Absences)
 	}
+}
+
+// insertTarget makes a table to insert into on topo's primary, and returns a superuser's
+// session there.
+func insertTarget(t *testing.T, topo *cluster.Topology) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	watch, err := pgx.Connect(ctx, topo.ConnString(topo.Primary(), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := watch.Exec(ctx, "CREATE TABLE written (n int)"); err != nil {
+		t.Fatal(err)
+	}
+	return watch
 }
