@@ -14,7 +14,7 @@ import (
 // verdict, the cluster whole); a frozen primary refused before any cycle (exit 2, nothing
 // made); and `cluster failover` fencing a primary that does not answer.
 func TestDrillFreezeAndPartition(t *testing.T) {
-	home, env := syncCluster(t)
+	home, env, _ := syncCluster(t)
 	results := t.TempDir()
 	for _, fault := range []string{"freeze-primary", "partition-primary"} {
 		code, out, errs := runCLI(t, env, "drill", "--cluster", "t", "--fault", fault, "--cycles", "1", "--between", "300ms",

@@ -33,19 +33,20 @@ func TestDrillBadInput(t *testing.T) {
 }
 
 // syncCluster makes the cluster "t" (a primary and one sync standby) in a home of its own
-// for a drill end to end, and returns the environment that runs agbench on it.
-func syncCluster(t *testing.T) (home string, env map[string]string) {
+// for a drill (or a run) end to end, and returns the environment that runs agbench on it and
+// the cluster.
+func syncCluster(t *testing.T) (home string, env map[string]string, topo *cluster.Topology) {
 	t.Helper()
 	clustertest.Require(t)
 	home = clustertest.Home(t)
-	clustertest.NewIn(t, home, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
-	return home, map[string]string{"AGBENCH_HOME": home}
+	topo = clustertest.NewIn(t, home, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
+	return home, map[string]string{"AGBENCH_HOME": home}, topo
 }
 
 // The command end to end: one planned failover on a sync cluster, the table, the verdict and
 // result.json with the drill's sections.
 func TestDrillCommand(t *testing.T) {
-	_, env := syncCluster(t)
+	_, env, _ := syncCluster(t)
 	results := t.TempDir()
 	code, out, errs := runCLI(t, env, "drill", "--cluster", "t", "--fault", "planned",
 		"--cycles", "1", "--between", "300ms", "--vus", "2", "--read-vus", "1", "--results", results)

@@ -11,7 +11,7 @@ import (
 // 2 TPC-C terminals on 1 warehouse: every acknowledged New-Order on the new primary, the
 // consistency conditions hold, the verdict says so, and result.json keeps the checks.
 func TestDrillTPCC(t *testing.T) {
-	_, env := syncCluster(t)
+	_, env, _ := syncCluster(t)
 	empty := t.TempDir()
 	code, _, errs := runCLI(t, env, "drill", "--cluster", "t", "--fault", "planned", "--workload", "tpcc", "--cycles", "1", "--results", empty)
 	if code != 2 || !strings.Contains(errs, "agbench tpcc build") {

@@ -68,8 +68,14 @@ func after(t *testing.T, d time.Duration, fault func(ctx context.Context) error)
 // fault out of the window (or before it).
 func afterLoadStarts(t *testing.T, h *clustertest.Handmade, i int, d time.Duration, fault func(ctx context.Context) error) func() {
 	t.Helper()
+	return afterLoadStartsOn(t, h.Admin(context.Background(), t, i), d, fault)
+}
+
+// afterLoadStartsOn is afterLoadStarts watching the server of watch, a session allowed to
+// see the run's worker sessions (it closes it).
+func afterLoadStartsOn(t *testing.T, watch *pgx.Conn, d time.Duration, fault func(ctx context.Context) error) func() {
+	t.Helper()
 	ctx := context.Background()
-	watch := h.Admin(ctx, t, i)
 	// Only a session born from now on is this run's: a worker of an earlier run on the same
 	// server (a case before this one) may still be listed while its backend exits.
 	var since time.Time
@@ -369,5 +375,37 @@ func TestStressStandbysPromotedAndLostMidRun(t *testing.T) {
 		if !strings.Contains(out, want) || !strings.Contains(warnings, want) {
 			t.Errorf("%q not in the output and the result's warnings:\n%s\n%q", want, out, warnings)
 		}
+	}
+}
+
+// A standby frozen (SIGSTOP) for 5 s in the middle of a read-intent stress through a
+// listener that balances sessions over two standbys: the VUs whose sessions landed on it
+// complete nothing while the others go on, so the step never stalls; vu-stalled names the
+// VU and the node its session was on, and the run exits 0.
+func TestStressStandbyFrozenMidRun(t *testing.T) {
+	h := clustertest.NewHandmade(t, 2)
+	lcs := handmadeListener(t, h, "(('standby1','standby2'),'primary')")
+	results := t.TempDir()
+	wait := afterLoadStarts(t, h, 1, 3*time.Second, freeze(h, 1, 5*time.Second))
+	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs, "--intent", "read-only",
+		"-q", "SELECT 1", "--threads", "4", "--duration", "12s", "--sample=false", "--results", results)
+	wait()
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	frozen := fmt.Sprintf("127.0.0.1:%d", h.Ports[1]) // the listener's sessions are named by address
+	st := readOneResult(t, results).Steps[0]
+	stuck := 0
+	for _, q := range st.VUQuiet {
+		if q.To-q.From < 3 {
+			continue
+		}
+		stuck++
+		if q.Node != frozen {
+			t.Errorf("a VU on %s made no progress for %.1f s; only %s was frozen (sessions %+v)", q.Node, q.To-q.From, frozen, st.Sessions)
+		}
+	}
+	if stuck == 0 || stuck == st.VUs || !strings.Contains(out, "! vu-stalled: ") || !strings.Contains(out, "(on "+frozen+")") {
+		t.Errorf("%d of %d VUs without progress for 3 s or more (sessions %+v, stretches %+v); want those on %s named\n%s", stuck, st.VUs, st.Sessions, st.VUQuiet, frozen, out)
 	}
 }

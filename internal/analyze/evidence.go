@@ -68,6 +68,9 @@ type Evidence struct {
 	// pg_read_all_stats and watched no standby): whether a standby fell behind is then not
 	// judged, and the lag figures above are not 0 but unknown.
 	LagAbsent string `json:"lag_absent,omitempty"`
+	// Away are the standbys that were not there for part of the window: gone from their
+	// primary's pg_stat_replication, or lost to the sampler (syncaway.go).
+	Away []StandbyAway `json:"standbys_away,omitempty"`
 	// Host is what the window says of the host's CPU (host.go).
 	Host HostEvidence `json:"host"`
 	// Hosts are the nodes' modelled hosts (control groups), when the cluster had them.

@@ -175,6 +175,7 @@ func stepOf(reps []result.Step, keying bool) Step {
 	}
 	s.ErrorClasses = errorClasses(classes)
 	s.StallSec, s.StallFrom, _ = Stall(reps...)
+	s.VUStalls, s.VUsWatched = VUStalls(reps...)
 	for _, st := range reps {
 		s.InFlight = max(s.InFlight, st.InFlight)
 		s.InFlightOldestSec = max(s.InFlightOldestSec, st.InFlightOldestSeconds)
@@ -248,6 +249,7 @@ func evidenceOf(st result.Step, dev string) (Evidence, error) {
 	e.CPUBusy, e.Steal = c[result.OSCPUBusy], c[result.OSCPUSteal]
 	if x, err := st.Sample(); err == nil && x != nil && len(x.Nodes) > 0 {
 		e.WaitsAbsent = false // a database sampler ran, whether or not it saw a wait
+		e.Away = awayOf(x, e.Load)
 	}
 	if _, ok := c[result.OSCPUBusy]; !ok { // the disk tester's own names
 		_, user := c[result.MachineCPUUser]

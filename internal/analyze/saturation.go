@@ -35,6 +35,9 @@ const (
 	ResLWLocks  = "internal locks (LWLock)"
 	ResClient   = "the client or network"
 	ResSyncRep  = "the synchronous standby"
+	// ResSyncAway is no saturation: commits waited for a synchronous standby that was down
+	// or not answering.
+	ResSyncAway = "a synchronous standby that was down or not answering"
 	ResCPU      = "the CPU"
 	ResLoadGen  = "the load generator's CPU"
 	ResDevice   = "the storage device"
@@ -110,6 +113,8 @@ func WhatSaturated(k Knee, ev []Evidence, loadName string) Saturation {
 	s := attribute(h, base, k.Characteristic.Load, loadName)
 	s.From = from
 	switch {
+	case s.Resource == ResSyncAway: // nothing saturated: what commits waited for was not there
+		s.Sentence = where + ", " + s.Sentence + "."
 	case k.RisingAtEnd && s.Resource == ResNone:
 		s.Sentence = fmt.Sprintf("Throughput was still rising at %s (no knee reached) and no layer measured as saturated: %s.", count(from, loadName), s.Sentence)
 	case k.RisingAtEnd:
@@ -154,6 +159,9 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 		sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].v(h.Waits) > sorted[j].v(h.Waits) })
 		top := sorted[0]
 		if sh := share(top.v(h.Waits), h.Waits); sh >= DominantWaitShare && top.v(h.Waits) >= h.Waits.CPU {
+			if a, ok := syncAwayOf(h.Away); top.res == ResSyncRep && ok {
+				return syncAway(a, h.Away, fmt.Sprintf("%s%s were %s of sampled sessions (%s %s)", top.label, topEvent(h.TopWaits, top.class), pct(sh), pct(share(top.v(base.Waits), base.Waits)), at), loadName)
+			}
 			msg := fmt.Sprintf("%s%s were %s of sampled sessions (%s %s)", top.label, topEvent(h.TopWaits, top.class), pct(sh), pct(share(top.v(base.Waits), base.Waits)), at)
 			if (top.res == ResDataRead || top.res == ResLog || top.res == ResIO) && h.Device.Name != "" {
 				msg += fmt.Sprintf(", device %s await %.2f ms and queue %.1f (%.2f ms, %.1f %s)", h.Device.Name, h.Device.AwaitMs, h.Device.Queue, base.Device.AwaitMs, base.Device.Queue, at)
@@ -235,6 +243,7 @@ func meanEvidence(es []Evidence) Evidence {
 		m.Device.Queue += e.Device.Queue / n
 		m.Device.Util += e.Device.Util / n
 		m.ExpectedDeviceMBps += e.ExpectedDeviceMBps / n
+		m.Away = append(m.Away, e.Away...)
 		if e.ReplayLagSec >= m.ReplayLagSec {
 			m.ReplayLagSec, m.Standby = e.ReplayLagSec, e.Standby
 		}

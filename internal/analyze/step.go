@@ -56,6 +56,11 @@ type Step struct {
 	// completed, StallFrom where it began, in seconds of the window (stall.go).
 	StallSec  float64 `json:"stall_sec,omitempty"`
 	StallFrom float64 `json:"stall_from,omitempty"`
+	// VUStalls are the stretches (any repeat) in which one VU completed no operation while
+	// the others went on, longest first; VUsWatched is set when the runner watched the VUs
+	// one by one (vustall.go).
+	VUStalls   []VUStall `json:"vu_stalls,omitempty"`
+	VUsWatched bool      `json:"vus_watched,omitempty"`
 	// NothingMeasured is set when the step's operations completed none successfully
 	// (measuredNothing): it has no throughput or latency to draw a knee from.
 	NothingMeasured bool `json:"nothing_measured,omitempty"`

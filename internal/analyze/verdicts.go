@@ -145,6 +145,9 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	if v := stalled(st, loadName); v != nil {
 		out = append(out, *v)
 	}
+	if v := vuStalled(st, loadName); v != nil {
+		out = append(out, *v)
+	}
 	if v := inFlight(st, loadName); v != nil {
 		out = append(out, *v)
 	}

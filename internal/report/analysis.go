@@ -186,6 +186,9 @@ func (e *Experiment) Findings() []Finding {
 			add("saturated", p+a.Saturated.Sentence)
 			if res := a.Saturated.Resource; res != "" && a.Saturated.Sentence != "" && out[len(out)-1].Kind == "saturated" {
 				short := p + "saturated: " + res
+				if res == analyze.ResSyncAway { // commits waited for a standby that was not there
+					short = p + "not saturated: commits waited for " + res
+				}
 				if a.Saturated.From > 0 {
 					short += " from " + fmtNum(a.Saturated.From) + " " + a.LoadName
 				}

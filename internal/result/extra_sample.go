@@ -19,6 +19,31 @@ type SampleNode struct {
 	// Lag, on a primary, says per standby how its replication lag was measured, or why it
 	// was not (then its lag figures are absent from the step, never 0).
 	Lag []StandbyLag `json:"lag,omitempty"`
+	// Absences, on a primary, are the stretches of the window in which a standby it had
+	// streamed to was missing from its pg_stat_replication.
+	Absences []StandbyAbsence `json:"standby_absences,omitempty"`
+	// LostAt is when, in seconds of the window, the sampler lost the node (a query that
+	// failed or timed out: a server stopped, frozen or cut off); nil when it did not.
+	LostAt *float64 `json:"lost_at_s,omitempty"`
+}
+
+// StandbyAbsence is a stretch of the window in which a standby was missing from its
+// primary's pg_stat_replication: its WAL receiver had disconnected (the standby stopped,
+// crashed or cut off). Times are seconds of the window, from the sampler's readings (one a
+// second): it was last seen at LastSeen and missing from From; it was seen again at To, or
+// (ToEnd) was not back when the window closed. A Silent one was still listed but sent its
+// primary no reply from From (its last reply; LastSeen too) to To while WAL it had not
+// confirmed flushed waited (frozen, or cut off with the connection still open).
+type StandbyAbsence struct {
+	Standby string `json:"standby"`
+	Silent  bool   `json:"silent,omitempty"`
+	// Sync is set when pg_stat_replication called it synchronous (sync_state sync or
+	// quorum) in a reading of the window: the primary's commits waited for it.
+	Sync     bool    `json:"sync"`
+	LastSeen float64 `json:"last_seen"`
+	From     float64 `json:"from"`
+	To       float64 `json:"to"`
+	ToEnd    bool    `json:"to_end,omitempty"`
 }
 
 // How a standby's replication lag was measured (StandbyLag.Method).

@@ -177,6 +177,11 @@ type Step struct {
 	// figure (a server that stopped answering holds them).
 	InFlight              int64   `json:"in_flight,omitempty"`
 	InFlightOldestSeconds float64 `json:"in_flight_oldest_seconds,omitempty"`
+	// VUQuietMinSeconds is set when the runner watched each VU for stretches without a
+	// completed operation: VUQuiet then lists those of the window at least this long (none:
+	// no VU had one). Absent (0) in results of an older agbench: not watched.
+	VUQuietMinSeconds float64   `json:"vu_quiet_min_seconds,omitempty"`
+	VUQuiet           []VUQuiet `json:"vu_quiet,omitempty"`
 	// Counters are workload-specific figures of the step: "nopm", "tpm", "iops", "mb_per_s",
 	// "buffer_hits", "buffer_reads" ... Names are snake_case and carry their unit when not a count.
 	Counters map[string]float64 `json:"counters,omitempty"`
@@ -285,6 +290,23 @@ const StillLostSeconds = 1.0
 // for StillLostSeconds or more on average: part of the load was not running at the end.
 func (r *Reconnects) StillLost() bool {
 	return r != nil && r.Unrestored > 0 && r.UnrestoredSeconds >= StillLostSeconds*float64(r.Unrestored)
+}
+
+// VUQuiet is a stretch of a step's window in which one VU completed no operation (none
+// succeeded and none failed): a session waiting for a lock, on a frozen node, across a
+// partition, or being made again. From and To are seconds of the window.
+type VUQuiet struct {
+	// VU is the VU's index in the step (0-based).
+	VU   int     `json:"vu"`
+	From float64 `json:"from"`
+	To   float64 `json:"to"`
+	// ToEnd is set when the VU completed no operation from From until the window closed.
+	ToEnd bool `json:"to_end,omitempty"`
+	// Node is where the VU's session was at the stretch's end (its nodes, comma-separated,
+	// for a VU of several sessions); "" when the workload does not say.
+	Node string `json:"node,omitempty"`
+	// Reconnected is set when the VU's session was lost and made again in the stretch.
+	Reconnected bool `json:"reconnected,omitempty"`
 }
 
 // Sessions counts sessions that landed on one node.

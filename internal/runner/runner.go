@@ -3,7 +3,8 @@
 // fixed rate (an open model), the steps of a sweep and their variants in a planned order,
 // cancellation that keeps what was measured, samplers started and stopped around each
 // measured window, the load generator's own CPU use, failed operations classed by SQLSTATE
-// with their times, and lost sessions made again with a bounded backoff (reconnect.go).
+// with their times, lost sessions made again with a bounded backoff (reconnect.go), and
+// each VU's stretches of the window without a completed operation (quiet.go).
 // A step without a successful operation, or cut short, is incomplete.
 //
 // The runner never knows SQL: workloads do the work (internal/workload), measure records it
@@ -338,7 +339,12 @@ type execution struct {
 	workers []workload.Worker
 	// busySince is, per VU, when its operation of the window in progress began (unix ns; 0:
 	// none), read when the window closes (result.Step.InFlight).
-	busySince       []atomic.Int64
+	busySince []atomic.Int64
+	// quiet is, per VU, its stretches without a completed operation (quiet.go), and
+	// windowStart when the window opened (with the clock's monotonic reading): written
+	// before tally.measuring is set, read by a VU only once it has seen it set.
+	quiet           []quietWatch
+	windowStart     time.Time
 	reg             *measure.Registry
 	tally           tally
 	startedSamplers []Sampler
@@ -347,7 +353,7 @@ type execution struct {
 
 func newExecution(cfg Config, p Point, spec StepSpec, workers []workload.Worker) *execution {
 	return &execution{cfg: cfg, p: p, spec: spec, workers: workers, reg: measure.NewRegistry(time.Now()),
-		busySince: make([]atomic.Int64, len(workers))}
+		busySince: make([]atomic.Int64, len(workers)), quiet: make([]quietWatch, len(workers))}
 }
 
 // run drives the VUs through ramp-up and the measured window and fills the step's window
@@ -388,7 +394,7 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 			// sharing one would contend for its lock.
 			vuCtx, cancel := context.WithCancel(loadCtx)
 			defer cancel()
-			ex.vu(vuCtx, stopLoad, w, h, delay, jobs, &ex.busySince[i])
+			ex.vu(vuCtx, stopLoad, i, w, h, delay, jobs)
 		}()
 	}
 	allDone := make(chan struct{})
@@ -442,6 +448,8 @@ loop:
 	stopLoad(nil)
 	<-allDone
 	st.Window.End = end
+	st.VUQuietMinSeconds = QuietMin.Seconds()
+	st.VUQuiet = vuQuiet(ex.quiet, ex.workers, st.Window.Start, end)
 	u, s := cpuTimes()
 	st.Client.UserSeconds = (u - ex.cpuUser).Seconds()
 	st.Client.SystemSeconds = (s - ex.cpuSys).Seconds()
@@ -472,6 +480,7 @@ func (ex *execution) openWindow(ctx context.Context, st *result.Step, now time.T
 	ex.tally.mu.Unlock()
 	ex.tally.outages.open(now)
 	st.Window.Start = now
+	ex.windowStart = now
 	ex.cpuUser, ex.cpuSys = cpuTimes()
 	ex.tally.measuring.Store(true)
 	for _, smp := range ex.cfg.Samplers {
@@ -537,8 +546,13 @@ func (ex *execution) schedule(ctx context.Context, start time.Time, jobs chan<- 
 }
 
 // vu is one virtual user's loop.
-func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w workload.Worker, h *measure.Handle,
-	delay time.Duration, jobs <-chan time.Time, busy *atomic.Int64) {
+func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int, w workload.Worker, h *measure.Handle,
+	delay time.Duration, jobs <-chan time.Time) {
+	busy := &ex.busySince[i]
+	// The VU's own copy, handed over as it returns: VUs writing their records side by side
+	// in one slice on every operation would share cache lines across cores.
+	quiet := &quietWatch{}
+	defer func() { ex.quiet[i] = *quiet }()
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {
@@ -550,15 +564,18 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 	}
 	var done int64
 	var op workload.Op
+	var windowStart time.Time
 	rc, _ := w.(workload.Reconnector)
 	for ctx.Err() == nil {
 		if jobs == nil && ex.spec.Iterations > 0 && done >= ex.spec.Iterations {
+			quiet.ended = true
 			return
 		}
 		begin := time.Now()
 		if jobs != nil {
 			at, ok := <-jobs
 			if !ok {
+				quiet.ended = true
 				return
 			}
 			now := time.Now()
@@ -574,7 +591,9 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 		}
 		err := w.Do(ctx, &op)
 		busy.Store(0)
-		lat := time.Since(begin) - op.Excluded
+		// One reading of the monotonic clock (time.Now would read the wall clock too).
+		took := time.Since(begin)
+		lat, now := took-op.Excluded, begin.Add(took)
 		if ctx.Err() != nil {
 			// Cut off by the end of the window or cancellation: not an operation of the window.
 			return
@@ -589,16 +608,28 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, w wor
 				name = workload.DefaultOp
 			}
 			h.Record(measure.Sample{Op: name, Latency: lat, Err: err != nil, Rows: op.Rows, Bytes: op.Bytes, Retries: op.Retries})
+			if windowStart.IsZero() {
+				windowStart = ex.windowStart
+				quiet.open(windowStart)
+			}
+			if now.Sub(quiet.last) >= QuietMin {
+				quiet.note(i, w, windowStart, now)
+			}
+			quiet.last, quiet.reconnected = now, false
 			if err != nil {
 				ex.tally.noteError(err, lost, time.Now())
 				if n := ex.tally.errors.Add(1); ex.spec.MaxErrors > 0 && n > ex.spec.MaxErrors {
 					stop(fmt.Errorf("%w (%d; first: %v)", ErrTooManyErrors, n, err))
+					quiet.ended = true
 					return
 				}
 			}
 		}
-		if lost && !ex.tally.outages.reconnect(ctx, rc, ex.spec.reconnectFor()) {
-			return
+		if lost {
+			if !ex.tally.outages.reconnect(ctx, rc, ex.spec.reconnectFor()) {
+				return
+			}
+			quiet.reconnected = true
 		}
 	}
 }

@@ -41,7 +41,8 @@ type NodeInfo = result.PGNodeInfo
 
 // PG samples PostgreSQL nodes beside a workload over one connection per node: a wait
 // profile from pg_stat_activity (10 Hz; client backends and their parallel workers), and each second pg_stat_database, pg_stat_io (16+),
-// checkpoints, WAL written or replayed, and per standby the lags of pg_stat_replication.
+// checkpoints, WAL written or replayed, and per standby the lags of pg_stat_replication and
+// the stretches it was missing from it (presence.go); a node it loses is noted with when.
 // A login without pg_read_all_stats (or pg_monitor) sees pg_stat_replication's lags as
 // NULL: then each watched standby's lag is measured at the window's end from its own
 // replay position (see lag.go), and what cannot be measured is absent with a step warning.
@@ -153,6 +154,7 @@ func (p *PG) Start(ctx context.Context, st *result.Step) error {
 			continue
 		}
 		n.first, n.prev = c, c
+		n.presence.note(c)
 		n.startCPU()
 	}
 	p.stop = make(chan struct{})
@@ -186,6 +188,10 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 		st.Counters = map[string]float64{}
 	}
 	extra := result.SampleStep{Nodes: map[string]result.SampleNode{}}
+	end := st.Window.End
+	if end.IsZero() {
+		end = time.Now()
+	}
 	var errs []error
 	// The last reading is taken even when the run was interrupted: a step cut short keeps
 	// what was measured (each query is bounded by queryTimeout).
@@ -217,7 +223,12 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 		} else if info.ServerCPUAbsent == "" && n.cpuErr != nil {
 			info.ServerCPUAbsent = n.cpuErr.Error()
 		}
-		extra.Nodes[n.info.Name] = result.SampleNode{Info: info, TopWaits: n.topWaits(), WaitSamples: n.waitSamples}
+		sn := result.SampleNode{Info: info, TopWaits: n.topWaits(), WaitSamples: n.waitSamples, Absences: n.presence.result(end)}
+		if !n.errAt.IsZero() {
+			at := n.errAt.Sub(p.started).Seconds()
+			sn.LostAt = &at
+		}
+		extra.Nodes[n.info.Name] = sn
 	}
 	p.lag(st, extra)
 	p.roleWarnings(st)
@@ -246,6 +257,8 @@ type pgNode struct {
 	lagFirst    map[string]float64
 	// roleChanges are the node's changes of role seen in the window (roles.go).
 	roleChanges []roleChange
+	// presence follows the standbys of its pg_stat_replication (presence.go).
+	presence *presence
 	// standbyNames maps a WAL receiver's application_name to the sampler's name of its node.
 	standbyNames map[string]string
 	// procs is the server's postmaster on this host (info.Postmaster 0: not found);
@@ -304,6 +317,7 @@ func (n *pgNode) reset(start time.Time) {
 	n.events, n.classTotal, n.waitSamples = map[[3]string]int{}, map[string]int{}, 0
 	n.lagFirst = map[string]float64{}
 	n.roleChanges = nil
+	n.presence = newPresence(start)
 }
 
 // queryTimeout bounds each sampling query; a server too slow to answer it is reported.
@@ -375,6 +389,7 @@ func (n *pgNode) add(name, unit string, at time.Time, v float64) {
 func (n *pgNode) record(c pgCounters) {
 	p := n.prev
 	n.prev = c
+	n.presence.note(c)
 	if !p.at.IsZero() && p.inRecovery != c.inRecovery {
 		n.roleChanges = append(n.roleChanges, roleChange{before: p.at, after: c.at, promoted: p.inRecovery})
 	}

@@ -43,6 +43,12 @@ type standbyState struct {
 	// there is no WAL activity.
 	writeLag, flushLag, replayLag float64
 	replayLSN, behind             int64 // replay position, and bytes behind the primary's WAL
+	// sync is set when its sync_state is sync or quorum: the primary's commits wait for it.
+	sync bool
+	// sinceReply is the seconds since its last reply (pg_stat_replication.reply_time), and
+	// unflushed the bytes of the primary's WAL it has not confirmed flushed.
+	sinceReply float64
+	unflushed  int64
 }
 
 const statsQuery = `SELECT coalesce(sum(xact_commit), 0)::bigint, coalesce(sum(xact_rollback), 0)::bigint,
@@ -77,7 +83,10 @@ const replicationQuery = `SELECT coalesce(application_name, ''),
   coalesce(extract(epoch FROM write_lag), 0)::float8, coalesce(extract(epoch FROM flush_lag), 0)::float8,
   coalesce(extract(epoch FROM replay_lag), 0)::float8,
   pg_wal_lsn_diff(replay_lsn, '0/0')::bigint,
-  pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::bigint
+  pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::bigint,
+  coalesce(sync_state IN ('sync', 'quorum'), false),
+  coalesce(extract(epoch FROM clock_timestamp() - reply_time), 0)::float8,
+  coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), flush_lsn), 0)::bigint
 FROM pg_stat_replication WHERE NOT pg_is_in_recovery()`
 
 // readCounters reads everything in one round trip (a pipelined batch).
@@ -108,7 +117,7 @@ func (n *pgNode) readCounters(ctx context.Context) (pgCounters, error) {
 		var name string
 		var s standbyState
 		var replayLSN, behind *int64
-		_, err := pgx.ForEachRow(rows, []any{&name, &s.writeLag, &s.flushLag, &s.replayLag, &replayLSN, &behind}, func() error {
+		_, err := pgx.ForEachRow(rows, []any{&name, &s.writeLag, &s.flushLag, &s.replayLag, &replayLSN, &behind, &s.sync, &s.sinceReply, &s.unflushed}, func() error {
 			if replayLSN == nil || behind == nil {
 				c.hiddenStandbys++
 				return nil
