@@ -20,6 +20,13 @@ import (
 // warm run that read nothing showed "device ops 1"). Here the private device's reads are
 // throttled (the experiment's own --throttle-iops, cgroup v1 blkio), so that reads complete
 // late as on a busy disk, every time.
+//
+// A read of the device in the second after a run is the run's only if nothing else read the
+// device then; once in a CI run two reads (20 KB) landed there while the run had counted the
+// same bytes as the runs before it (5,365,760), so they were not its own. A run without any
+// late read counted all it read; a run with late reads that counted the same bytes lost
+// none. The test fails when a run's bytes differ, or when no run was free of late reads
+// (then nothing says which bytes are right).
 func TestDeviceReadsCountedInTheirOwnRunOnASlowDisk(t *testing.T) {
 	clustertest.Require(t)
 	topo := clustertest.New(t, clustertest.Options{})
@@ -40,8 +47,8 @@ func TestDeviceReadsCountedInTheirOwnRunOnASlowDisk(t *testing.T) {
 		t.Skipf("needs the read throttle to make the device slow: %s", cond.Throttle)
 	}
 	// lateReads counts the private device's reads that complete in the second after a run
-	// returned: the device is the experiment's alone and nothing runs, so any such read was
-	// the run's and is missing from its figures (and would be counted in the next run's).
+	// returned: a read of the run's would be missing from its figures (and would be counted
+	// in the next run's).
 	lateReads := func() (ops, bytes uint64) {
 		read := func() sample.DiskCounters {
 			b, err := os.ReadFile("/proc/diskstats")
@@ -61,6 +68,7 @@ func TestDeviceReadsCountedInTheirOwnRunOnASlowDisk(t *testing.T) {
 	}
 	q := readahead.Queries(cfg.RangeIDs, cfg.JoinIDs)[0]
 	var ref int64
+	clean := 0 // runs after which no device read completed
 	for i := 0; i < 3; i++ {
 		// Cold, read-ahead on: every run reads the same pages in the same way, so every run
 		// that counts all its own reads shows the same bytes, whatever the device's latency.
@@ -71,8 +79,8 @@ func TestDeviceReadsCountedInTheirOwnRunOnASlowDisk(t *testing.T) {
 		lateOps, lateBytes := lateReads()
 		t.Logf("cold %d: read %d pages, device %d ops %d B; %d reads (%d B) completed after the run", i,
 			cold.Plan.SharedRead, cold.DevOps, cold.DevBytes, lateOps, lateBytes)
-		if lateOps != 0 {
-			t.Errorf("cold %d: %d device reads (%d B) of the run completed after it was measured", i, lateOps, lateBytes)
+		if lateOps == 0 {
+			clean++
 		}
 		if i == 0 {
 			ref = cold.DevBytes
@@ -90,5 +98,8 @@ func TestDeviceReadsCountedInTheirOwnRunOnASlowDisk(t *testing.T) {
 		if warm.Plan.SharedRead != 0 || warm.Plan.SharedHit == 0 || warm.DevOps != 0 {
 			t.Errorf("warm %d: hit %d read %d device ops %d; want hits only", i, warm.Plan.SharedHit, warm.Plan.SharedRead, warm.DevOps)
 		}
+	}
+	if clean == 0 {
+		t.Errorf("device reads completed in the second after every cold run: none of the runs' figures is known to hold all it read")
 	}
 }
