@@ -40,6 +40,24 @@ func handmadeListener(t *testing.T, h *clustertest.Handmade, routingList string)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
+	// Every node of h is running: wait until the listener has found each up in its role, so
+	// that a load-balanced set spreads the run's first sessions over all its standbys (a
+	// probe slowed by a busy machine would otherwise send them all to the one probed first).
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		up := 0
+		for _, n := range l.Status() {
+			if n.Up && (n.Role == "primary" || n.Role == "standby") {
+				up++
+			}
+		}
+		if up == len(h.Ports) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the listener did not find every node up within 2m: %+v", l.Status())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	_, port, _ := net.SplitHostPort(l.Addr().String())
 	return fmt.Sprintf("host=127.0.0.1 port=%s user=%s password=%s dbname=%s sslmode=disable",
 		port, clustertest.HandmadeApp, clustertest.HandmadeAppPW, clustertest.HandmadeDatabase)
