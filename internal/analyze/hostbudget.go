@@ -189,10 +189,10 @@ func saturatedHost(hosts []HostUse) (Saturation, bool) {
 	}
 	var msg string
 	if bestIO == nil {
-		msg = fmt.Sprintf("the %s's host: CPU at %s of its %s-core budget, throttled in %s of the window's quota periods",
+		msg = fmt.Sprintf("%s's host: CPU at %s of its %s-core budget, throttled in %s of the window's quota periods",
 			best.Node, pct(best.Cores/best.CPUBudget), fmtNum(best.CPUBudget), pct(best.Throttled))
 	} else {
-		msg = fmt.Sprintf("the %s's host: %s at %s of its %s budget", best.Node, bestIO.What, pct(bestShare), bestIO.budgetText())
+		msg = fmt.Sprintf("%s's host: %s at %s of its %s budget", best.Node, bestIO.What, pct(bestShare), bestIO.budgetText())
 	}
 	for _, o := range hosts {
 		if o.Node == best.Node {

@@ -24,7 +24,7 @@ func TestWhatSaturatedNamesTheHostAtItsBudget(t *testing.T) {
 	hot := Evidence{Load: 8, Hosts: hostsOf(c), Waits: Waits{CPU: 6, LWLock: 2}, CPUBusy: 0.7}
 	base := Evidence{Load: 1, Hosts: hostsOf(hostCounters("primary", 0.6, 0.2, 0, 1<<30)), CPUBusy: 0.2}
 	s := attribute(meanEvidence([]Evidence{hot}), base, 1, "threads")
-	if s.Resource != ResHost || !strings.Contains(s.Sentence, "the primary's host: CPU at 100% of its 0.6-core budget, throttled in 41%") ||
+	if s.Resource != ResHost || !strings.Contains(s.Sentence, "primary's host: CPU at 100% of its 0.6-core budget, throttled in 41%") ||
 		!strings.Contains(s.Sentence, "standby1's host at 20% of its budget") {
 		t.Fatalf("%+v", s)
 	}
@@ -109,7 +109,7 @@ func TestWhatSaturatedNamesTheHostAtItsIOBudget(t *testing.T) {
 	hot := Evidence{Load: 8, Hosts: hostsOf(c), Waits: Waits{DataRead: 6}, CPUBusy: 0.3}
 	base := Evidence{Load: 1, CPUBusy: 0.2}
 	s := attribute(meanEvidence([]Evidence{hot, hot}), base, 1, "threads")
-	if s.Resource != ResHost || s.Sentence != "the standby1's host: reads at 100% of its 20.0 MiB/s budget; primary's host reads at 40% of its budget" {
+	if s.Resource != ResHost || s.Sentence != "standby1's host: reads at 100% of its 20.0 MiB/s budget; primary's host reads at 40% of its budget" {
 		t.Fatalf("%+v", s)
 	}
 	// Under 90% of it, the IO budget is not blamed.
