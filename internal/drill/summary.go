@@ -69,7 +69,7 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 		if g := dc.SyncGap; g != nil && g.NoSyncSeconds != nil {
 			if *g.NoSyncSeconds > 0 {
 				run.NoSyncCycles++
-				if g.Open {
+				if g.NoSyncOpen() {
 					open++
 				}
 			}

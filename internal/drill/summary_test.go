@@ -67,7 +67,7 @@ func TestSummarize(t *testing.T) {
 	gap := func(n int, g result.DrillSyncGap) result.Step {
 		return cycleStep(t, result.DrillCycle{Cycle: n, Checked: true, Acked: 10, Writable: []string{"p"}, OldPrimary: "streaming", WriteBackSeconds: f(1), SyncGap: &g})
 	}
-	Summarize(gaps, []result.Step{gap(1, result.DrillSyncGap{NoSyncSeconds: f(12.3)}), gap(2, result.DrillSyncGap{NoSyncSeconds: f(0.4), Open: true}),
+	Summarize(gaps, []result.Step{gap(1, result.DrillSyncGap{NoSyncSeconds: f(12.3)}), gap(2, result.DrillSyncGap{NoSyncSeconds: f(0.4), NoSyncFrom: f(5.6), NoSyncTo: f(6), Open: true}),
 		gap(3, result.DrillSyncGap{Note: "not measured: x"})})
 	if want := "sync commit: 0 of 30 acknowledged commits lost in 3 failovers (kill-primary); writes back after p50 1.0 s, max 1.0 s; in 2 of 3 failovers the new primary acknowledged commits with no synchronous standby (max 12.3 s; still none at the load's end in 1)"; gaps.Verdict != want || gaps.NoSyncCycles != 2 {
 		t.Fatalf("no sync: %d cycles, verdict\n%q\nwant\n%q", gaps.NoSyncCycles, gaps.Verdict, want)

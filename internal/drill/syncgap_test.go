@@ -119,6 +119,36 @@ func TestSyncGapAbsentAndOpen(t *testing.T) {
 	}
 }
 
+// A span without a synchronous standby followed by a wait still running at the load's end:
+// the wait is the open span (a lower bound), the time without one is exact: no "at least",
+// no "+", and the cycle is not counted as still without one.
+func TestSyncGapOpenWaitAfterNoSync(t *testing.T) {
+	fault := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ta := newTally(fault)
+	ta.fault(fault)
+	sampled(ta, fault,
+		heldState{1, 3, syncState{port: 2, primary: true, names: "", commit: "on"}},
+		heldState{3.2, 5, syncState{port: 2, primary: true, names: `"a"`, commit: "on"}})
+	g := ta.syncGap("b", 2, "a", "", fault.Add(6*time.Second))
+	if !g.Open || g.NoSyncOpen() || !g.WaitedOpen() || g.NoSyncCell() != "2.20" {
+		t.Fatalf("gap %+v: no sync open %v, waited open %v, cell %q", g, g.NoSyncOpen(), g.WaitedOpen(), g.NoSyncCell())
+	}
+	want := "after the failover, commits were acknowledged with no synchronous standby for 2.2 s (from 1.0 s to 3.2 s: synchronous_standby_names empty); " +
+		"commits waited for a synchronous standby at least 2.8 s (from 3.2 s to the load's end, still none)"
+	if got := g.Sentence(); got != want {
+		t.Fatalf("sentence\n%s\nwant\n%s", got, want)
+	}
+	run := &result.DrillRun{Fault: FaultKillPrimary, Commit: "sync"}
+	var st result.Step
+	if err := st.SetExtra(result.ExtraDrill, result.DrillCycle{Cycle: 1, Checked: true, Acked: 10, Writable: []string{"b"}, OldPrimary: "streaming", SyncGap: g}); err != nil {
+		t.Fatal(err)
+	}
+	Summarize(run, []result.Step{st})
+	if run.NoSyncCycles != 1 || run.NoSyncOpenCycles != 0 || strings.Contains(run.Verdict, "still none") {
+		t.Fatalf("%d cycles, %d open: %q", run.NoSyncCycles, run.NoSyncOpenCycles, run.Verdict)
+	}
+}
+
 type errString string
 
 func (e errString) Error() string { return string(e) }
