@@ -156,3 +156,18 @@ func TestDrillReport(t *testing.T) {
 	}
 	saveScreenshot(t, "drill-report-screenshot.png", got.Screenshot)
 }
+
+// The longest time without a synchronous standby: a lower bound when that cycle's load ended
+// first, and counted over the cycles where it was measured, not every checked cycle.
+func TestNoSyncKPI(t *testing.T) {
+	v := 4.5
+	run := &result.DrillRun{CyclesDone: 3, NoSyncCycles: 2, NoSyncMeasuredCycles: 2, NoSyncMax: &v, NoSyncMaxOpen: true}
+	k := noSyncKPI("", run)
+	if k.Value != "at least 4.50 s" || k.Note != "longest after a failover; in 2 of 2 cycles where it was measured" {
+		t.Fatalf("%+v", k)
+	}
+	run.NoSyncMaxOpen = false
+	if k := noSyncKPI("", run); k.Value != "4.50 s" {
+		t.Fatalf("%+v", k)
+	}
+}
