@@ -48,10 +48,12 @@ func RunObserve(ctx context.Context, e *Endpoints, o Options, res *result.Result
 		return nil, err
 	}
 	run.Commit = e.commitMode(ctx, primary)
-	o.async = run.Commit == "async"
 	if len(e.Patroni) > 0 {
-		_, o.syncCause = patroniSync(ctx, e.Patroni)
+		var syncMode bool
+		_, o.syncCause, syncMode = patroniSync(ctx, e.Patroni)
+		run.Commit = observedCommit(run.Commit, syncMode)
 	}
+	o.async = run.Commit == "async"
 	if err := e.createLedger(ctx, primary); err != nil {
 		return nil, fmt.Errorf("create %s: %w", LedgerTable, err)
 	}
@@ -486,6 +488,18 @@ func (e *Endpoints) commitMode(ctx context.Context, primary *Endpoint) string {
 		return "async"
 	}
 	return "sync"
+}
+
+// observedCommit is the cluster's commit mode: the primary's (commitMode), but sync whenever
+// Patroni's synchronous_mode is on. Patroni then owns synchronous_standby_names, which is
+// empty while it names no synchronous standby (its view not whole yet, or without strict
+// mode after a failover): read at such a moment, the primary alone would say async, and the
+// new primary's time without a synchronous standby would go unmeasured.
+func observedCommit(primarySays string, patroniSyncMode bool) string {
+	if patroniSyncMode {
+		return "sync"
+	}
+	return primarySays
 }
 
 // listenerPort is the port of a listener's connection string (0 when it has none).

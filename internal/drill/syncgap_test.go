@@ -1,6 +1,9 @@
 package drill
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -152,3 +155,33 @@ func TestSyncGapOpenWaitAfterNoSync(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// observe on a cluster under Patroni: GET /config's synchronous_mode makes the cluster's
+// commit sync even when its primary named no synchronous standby at the start (Patroni's
+// view not whole yet), so that the new primary's time without one is measured, not skipped
+// as an asynchronous cluster's.
+func TestObservedCommitFollowsPatroniSyncMode(t *testing.T) {
+	config := `{"ttl":10,"loop_wait":2,"retry_timeout":4,"synchronous_mode":true}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/config" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(config))
+	}))
+	defer srv.Close()
+	strict, cause, syncMode := patroniSync(context.Background(), []string{"http://127.0.0.1:1", srv.URL})
+	if strict == nil || *strict || !syncMode || cause != "Patroni synchronous_mode without strict" {
+		t.Fatalf("strict %v, cause %q, synchronous_mode %v", strict, cause, syncMode)
+	}
+	if got := observedCommit("async", syncMode); got != "sync" {
+		t.Fatalf("primary says async under Patroni's synchronous_mode: %s, want sync", got)
+	}
+	config = `{"synchronous_mode":false}`
+	if _, _, syncMode = patroniSync(context.Background(), []string{srv.URL}); syncMode || observedCommit("async", syncMode) != "async" || observedCommit("sync", syncMode) != "sync" {
+		t.Fatal("without synchronous_mode the primary's own settings decide")
+	}
+	if _, _, syncMode = patroniSync(context.Background(), []string{"http://127.0.0.1:1"}); syncMode {
+		t.Fatal("no REST API answered, yet synchronous_mode")
+	}
+}
