@@ -101,6 +101,7 @@ func TestSyncGapAbsentAndOpen(t *testing.T) {
 	ta := newTally(fault)
 	ta.fault(fault)
 	ta.syncMissed(errString("connection refused"))
+	ta.syncErrAt = fault.Add(time.Second / 2) // the sampler's error came before the samples below
 	g := ta.syncGap("b", 2, "a", "", fault.Add(6*time.Second))
 	if g.NoSyncSeconds != nil || g.WaitedSeconds != nil || !strings.Contains(g.Note, "connection refused") || g.NoSync() != nil {
 		t.Fatalf("gap %+v", g)
@@ -115,6 +116,23 @@ func TestSyncGapAbsentAndOpen(t *testing.T) {
 	if !g.Open || g.SyncAt != nil || *g.NoSyncSeconds < 4.99 || *g.NoSyncSeconds > 5.01 || g.NoSyncCell() != "5.00+" ||
 		!strings.Contains(g.Sentence(), "for at least 5.0 s (from 1.0 s to the load's end, still none: synchronous_standby_names empty") {
 		t.Fatalf("gap %+v: %s", g, g.Sentence())
+	}
+	// The sampler failed after its last sample: nobody saw the state after it. The span ends
+	// at that sample, still a lower bound, and does not claim the load's end.
+	ta.syncMissed(errString("connection reset"))
+	ta.syncErrAt = fault.Add(5500 * time.Millisecond)
+	g = ta.syncGap("b", 2, "a", "", fault.Add(60*time.Second))
+	if !g.Open || !g.NoSyncOpen() || *g.NoSyncSeconds < 3.99 || *g.NoSyncSeconds > 4.01 || g.NoSyncCell() != "4.00+" ||
+		!strings.Contains(g.Sentence(), "for at least 4.0 s (from 1.0 s to its last sample at 5.0 s, still none then: synchronous_standby_names empty") {
+		t.Fatalf("blind after the last sample: gap %+v: %s", g, g.Sentence())
+	}
+	// Nor when it read another node after it (the write address moved on).
+	ta = newTally(fault)
+	ta.fault(fault)
+	sampled(ta, fault, heldState{1, 5, syncState{port: 2, primary: true, names: "", commit: "on"}},
+		heldState{5.2, 5.4, syncState{port: 3, primary: true, names: "", commit: "on"}})
+	if g = ta.syncGap("b", 2, "a", "", fault.Add(60*time.Second)); *g.NoSyncSeconds > 4.01 || !g.NoSyncOpen() {
+		t.Fatalf("another node read after the last sample: gap %+v: %s", g, g.Sentence())
 	}
 	var none *result.DrillSyncGap
 	if none.Sentence() != "" || none.NoSync() != nil {

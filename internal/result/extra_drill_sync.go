@@ -18,10 +18,11 @@ import (
 // commits waited for one instead. Each is absent when the new primary's state was never
 // read (Note says why), and 0 when it was read and the state never held.
 type DrillSyncGap struct {
-	// Node is the new primary; SampledFrom is its first sample after the failover, and
-	// Samples how many were read.
+	// Node is the new primary; SampledFrom is its first sample after the failover,
+	// SampledTo its last, and Samples how many were read.
 	Node        string   `json:"node"`
 	SampledFrom *float64 `json:"sampled_from_seconds,omitempty"`
+	SampledTo   *float64 `json:"sampled_to_seconds,omitempty"`
 	Samples     int      `json:"samples"`
 
 	NoSyncSeconds *float64 `json:"no_sync_seconds,omitempty"`
@@ -76,11 +77,7 @@ func (g *DrillSyncGap) Sentence() string {
 			s += fmt.Sprintf("; %d commits acknowledged by %s alone meanwhile", g.NoSyncAcked, g.Node)
 		}
 		if g.WaitedSeconds != nil && *g.WaitedSeconds > 0 {
-			to := secs(*g.WaitedTo)
-			if g.WaitedOpen() {
-				to = "the load's end, still none"
-			}
-			s += fmt.Sprintf("; commits waited for a synchronous standby %s%s (from %s to %s)", atLeast(g.WaitedOpen()), secs(*g.WaitedSeconds), secs(*g.WaitedFrom), to)
+			s += fmt.Sprintf("; commits waited for a synchronous standby %s%s (from %s to %s)", atLeast(g.WaitedOpen()), secs(*g.WaitedSeconds), secs(*g.WaitedFrom), g.spanEnd(g.WaitedTo, g.WaitedOpen()))
 		}
 		return s
 	case g.WaitedSeconds != nil && *g.WaitedSeconds > 0:
@@ -133,18 +130,28 @@ func (g *DrillSyncGap) NoSyncCell() string {
 	return fmt.Sprintf("%.2f", *v)
 }
 
-// span is "from 4.1 s to 16.4 s: cause"; an open span runs to the load's end.
+// span is "from 4.1 s to 16.4 s: cause"; an open span runs to the load's end, or, when the
+// sampler stopped seeing the new primary before (its error, another node), to the last
+// sample.
 func (g *DrillSyncGap) span(from, to *float64, open bool) string {
-	s := fmt.Sprintf("from %s to ", secs(*from))
-	if open {
-		s += "the load's end, still none"
-	} else {
-		s += secs(*to)
-	}
+	s := fmt.Sprintf("from %s to %s", secs(*from), g.spanEnd(to, open))
 	if g.Cause != "" {
 		s += ": " + g.Cause
 	}
 	return s
+}
+
+// spanEnd is where a span ended: "16.4 s"; "the load's end, still none" when open; "its
+// last sample at 5.0 s, still none then" when open and the sampler lost sight of the new
+// primary before the load's end.
+func (g *DrillSyncGap) spanEnd(to *float64, open bool) string {
+	switch {
+	case open && g.SampledTo != nil && *to <= *g.SampledTo:
+		return "its last sample at " + secs(*to) + ", still none then"
+	case open:
+		return "the load's end, still none"
+	}
+	return secs(*to)
 }
 
 // end says what ended the span: "; primary, the old primary, rejoined as its synchronous
