@@ -72,18 +72,18 @@ func (g *DrillSyncGap) Sentence() string {
 	case g.NoSyncSeconds != nil && *g.NoSyncSeconds > 0:
 		open := g.NoSyncOpen()
 		s := fmt.Sprintf("after the failover, commits were acknowledged with no synchronous standby for %s%s (%s%s)",
-			atLeast(open), secs(*g.NoSyncSeconds), g.span(g.NoSyncFrom, g.NoSyncTo, open), g.end())
+			atLeast(open), secs(g.NoSyncSeconds), g.span(g.NoSyncFrom, g.NoSyncTo, open), g.end())
 		if g.NoSyncAcked > 0 {
 			s += fmt.Sprintf("; %d commits acknowledged by %s alone meanwhile", g.NoSyncAcked, g.Node)
 		}
 		if g.WaitedSeconds != nil && *g.WaitedSeconds > 0 {
-			s += fmt.Sprintf("; commits waited for a synchronous standby %s%s (from %s to %s)", atLeast(g.WaitedOpen()), secs(*g.WaitedSeconds), secs(*g.WaitedFrom), g.spanEnd(g.WaitedTo, g.WaitedOpen()))
+			s += fmt.Sprintf("; commits waited for a synchronous standby %s%s (from %s to %s)", atLeast(g.WaitedOpen()), secs(g.WaitedSeconds), secs(g.WaitedFrom), g.spanEnd(g.WaitedTo, g.WaitedOpen()))
 		}
 		return s
 	case g.WaitedSeconds != nil && *g.WaitedSeconds > 0:
 		open := g.WaitedOpen()
 		return fmt.Sprintf("after the failover, commits waited for a synchronous standby for %s%s (%s%s); none was acknowledged without one",
-			atLeast(open), secs(*g.WaitedSeconds), g.span(g.WaitedFrom, g.WaitedTo, open), g.end())
+			atLeast(open), secs(g.WaitedSeconds), g.span(g.WaitedFrom, g.WaitedTo, open), g.end())
 	}
 	return ""
 }
@@ -134,7 +134,7 @@ func (g *DrillSyncGap) NoSyncCell() string {
 // sampler stopped seeing the new primary before (its error, another node), to the last
 // sample.
 func (g *DrillSyncGap) span(from, to *float64, open bool) string {
-	s := fmt.Sprintf("from %s to %s", secs(*from), g.spanEnd(to, open))
+	s := fmt.Sprintf("from %s to %s", secs(from), g.spanEnd(to, open))
 	if g.Cause != "" {
 		s += ": " + g.Cause
 	}
@@ -146,12 +146,12 @@ func (g *DrillSyncGap) span(from, to *float64, open bool) string {
 // primary before the load's end.
 func (g *DrillSyncGap) spanEnd(to *float64, open bool) string {
 	switch {
-	case open && g.SampledTo != nil && *to <= *g.SampledTo:
-		return "its last sample at " + secs(*to) + ", still none then"
+	case open && g.SampledTo != nil && to != nil && *to <= *g.SampledTo:
+		return "its last sample at " + secs(to) + ", still none then"
 	case open:
 		return "the load's end, still none"
 	}
-	return secs(*to)
+	return secs(to)
 }
 
 // end says what ended the span: "; primary, the old primary, rejoined as its synchronous
@@ -161,9 +161,15 @@ func (g *DrillSyncGap) end() string {
 		return ""
 	}
 	if g.OldPrimary != "" && len(g.SyncStandbys) == 1 && g.SyncStandbys[0] == g.OldPrimary {
-		return fmt.Sprintf("; %s, the old primary, rejoined as its synchronous standby at %s", g.OldPrimary, secs(*g.SyncAt))
+		return fmt.Sprintf("; %s, the old primary, rejoined as its synchronous standby at %s", g.OldPrimary, secs(g.SyncAt))
 	}
-	return fmt.Sprintf("; %s synchronous from %s", strings.Join(g.SyncStandbys, ", "), secs(*g.SyncAt))
+	return fmt.Sprintf("; %s synchronous from %s", strings.Join(g.SyncStandbys, ", "), secs(g.SyncAt))
 }
 
-func secs(v float64) string { return fmt.Sprintf("%.1f s", v) }
+// secs is "4.1 s", "–" when absent (a result.json whose span lacks a bound).
+func secs(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f s", *v)
+}
