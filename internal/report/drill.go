@@ -165,11 +165,13 @@ func writesBackCell(dc *result.DrillCycle) Cell {
 }
 
 // noSyncCell is the time the new primary had no synchronous standby, "+" when still none at
-// the load's end.
+// the load's end: a lower bound is text, not a number, so that the CSV keeps its "+" rather
+// than give the bound as the exact time.
 func noSyncCell(g *result.DrillSyncGap) Cell {
 	c := secCell(g.NoSync())
 	if c.Num {
 		c.Text = g.NoSyncCell()
+		c.Num = !strings.HasSuffix(c.Text, "+")
 	}
 	return c
 }

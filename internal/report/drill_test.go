@@ -171,3 +171,27 @@ func TestNoSyncKPI(t *testing.T) {
 		t.Fatalf("%+v", k)
 	}
 }
+
+// A time without a synchronous standby still running at the load's end is a lower bound in
+// every output: "4.50+" in the table and in the CSV, never the bare 4.5.
+func TestNoSyncCellOpenInCSV(t *testing.T) {
+	r := drillResult(t)
+	f := func(v float64) *float64 { return &v }
+	dc, err := r.Steps[0].DrillCycle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc.SyncGap = &result.DrillSyncGap{Node: "standby1", Samples: 20, NoSyncSeconds: f(4.5), NoSyncFrom: f(0.5), NoSyncTo: f(5), Open: true}
+	if err := r.Steps[0].SetExtra(result.ExtraDrill, dc); err != nil {
+		t.Fatal(err)
+	}
+	dt := build(t, NewRun("results/20261126T080000Z-drill", r))[0].DrillTable()
+	b, err := CSV(dt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	if !strings.Contains(lines[0], "no sync standby s") || !strings.Contains(lines[1], ",4.50+,") {
+		t.Fatalf("csv:\n%s", b)
+	}
+}
