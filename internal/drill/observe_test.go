@@ -2,11 +2,14 @@ package drill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
@@ -167,4 +170,31 @@ func FuzzNewEndpoints(f *testing.F) {
 		}
 		e.multiHost("read-write")
 	})
+}
+
+// observe's login may lack pg_read_all_stats: pg_stat_replication then shows it the
+// standbys' rows with sync_state NULL, which read as "no synchronous standby streaming"
+// made every sample say commits waited. The sample is refused instead, saying why, and the
+// new primary's synchronous standbys are absent; a login that may see them reads them.
+func TestReadSyncStateHiddenFromAnUnprivilegedLogin(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, c := range []struct {
+		user   string
+		hidden bool
+	}{{clustertest.HandmadeApp, true}, {clustertest.HandmadeAdmin, false}} {
+		conn, err := pgx.Connect(ctx, h.URL(0, c.user))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := readSyncState(ctx, conn)
+		conn.Close(context.Background())
+		if hidden := errors.Is(err, errSyncHidden); hidden != c.hidden || (!c.hidden && err != nil) {
+			t.Fatalf("%s: %+v, %v; want hidden %v", c.user, s, err, c.hidden)
+		}
+		if !c.hidden && (!s.primary || s.port == 0) {
+			t.Fatalf("%s: %+v", c.user, s)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package drill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,15 +46,26 @@ func (s *syncState) unprotected() bool {
 // waiting is true when commits wait for a synchronous standby and none streams.
 func (s *syncState) waiting() bool { return !s.unprotected() && len(s.sync) == 0 }
 
-// readSyncState reads one sample of c's synchronous standbys.
+// errSyncHidden says a login cannot see which standbys are synchronous: pg_stat_replication
+// shows a login without pg_read_all_stats its walsenders' rows with state and sync_state
+// NULL. Read as no synchronous standby streaming, every sample would say commits waited.
+var errSyncHidden = errors.New("pg_stat_replication hides its standbys' sync_state from this login (it lacks pg_read_all_stats; pg_monitor includes it)")
+
+// readSyncState reads one sample of c's synchronous standbys; errSyncHidden when the login
+// cannot see them (the connection is sound).
 func readSyncState(ctx context.Context, c *pgx.Conn) (syncState, error) {
 	s := syncState{from: time.Now()}
+	var hidden bool
 	err := c.QueryRow(ctx, `SELECT coalesce(inet_server_port(), 0), NOT pg_is_in_recovery(),
 		current_setting('synchronous_standby_names'), current_setting('synchronous_commit'),
 		ARRAY(SELECT application_name FROM pg_stat_replication
-			WHERE state = 'streaming' AND sync_state IN ('sync', 'quorum') ORDER BY 1)`).
-		Scan(&s.port, &s.primary, &s.names, &s.commit, &s.sync)
+			WHERE state = 'streaming' AND sync_state IN ('sync', 'quorum') ORDER BY 1),
+		(SELECT count(*) > 0 AND count(sync_state) = 0 FROM pg_stat_replication)`).
+		Scan(&s.port, &s.primary, &s.names, &s.commit, &s.sync, &hidden)
 	s.to = s.from
+	if err == nil && hidden {
+		err = errSyncHidden
+	}
 	return s, err
 }
 
