@@ -120,11 +120,9 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 		dc.To = next.Name
 		_, port, _ := net.SplitHostPort(next.addr)
 		nextPort, _ = strconv.Atoi(port)
-		if e.Listener != "" {
-			l.tally.primaryIs(listenerPort(e.Listener))
-		} else {
-			l.tally.primaryIs(nextPort)
-		}
+		// Through a listener too: a session says its server's own port (inet_server_port),
+		// never the listener's.
+		l.tally.primaryIs(nextPort)
 		waitBack(ctx, l.tally, o.Readers > 0, backWait)
 		sleep(ctx, o.Between)
 	}
@@ -500,13 +498,4 @@ func observedCommit(primarySays string, patroniSyncMode bool) string {
 		return "sync"
 	}
 	return primarySays
-}
-
-// listenerPort is the port of a listener's connection string (0 when it has none).
-func listenerPort(conn string) int {
-	cfg, err := pgx.ParseConfig(conn)
-	if err != nil {
-		return 0
-	}
-	return int(cfg.Port)
 }

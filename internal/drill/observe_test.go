@@ -13,6 +13,7 @@ import (
 
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/listener"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -197,4 +198,46 @@ func TestReadSyncStateHiddenFromAnUnprivilegedLogin(t *testing.T) {
 			t.Fatalf("%s: %+v", c.user, s)
 		}
 	}
+}
+
+// observe through a listener (--listener): the load's sessions reach the nodes through it,
+// and the server each one landed on says its own port, not the listener's; the writes back
+// on the new primary are found by that port.
+func TestObserveHandmadeThroughAListener(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	l, err := listener.Start(context.Background(), listener.Config{Listen: "127.0.0.1:0", ProbeInterval: 100 * time.Millisecond,
+		Backends: []listener.Backend{
+			{Name: "old", Addr: fmt.Sprintf("127.0.0.1:%d", h.Ports[0]), ProbeConnString: h.ConnString(0, clustertest.HandmadeAdmin)},
+			{Name: "new", Addr: fmt.Sprintf("127.0.0.1:%d", h.Ports[1]), ProbeConnString: h.ConnString(1, clustertest.HandmadeAdmin)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	via := fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable", clustertest.HandmadeAdmin, clustertest.HandmadeAdminPW, l.Addr(), clustertest.HandmadeDatabase)
+	e, err := NewEndpoints("old="+h.URL(0, clustertest.HandmadeAdmin), []string{"new=" + h.URL(1, clustertest.HandmadeAdmin)}, via, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failedOver := make(chan error, 1)
+	run, res, err := observe(t, e, Options{Hooks: &Hooks{BeforeFault: func(ctx context.Context, c *Cycle) error {
+		go func() {
+			if err := h.Stop(ctx, 0); err != nil {
+				failedOver <- err
+				return
+			}
+			failedOver <- h.Promote(ctx, 1)
+		}()
+		return nil
+	}}})
+	if ferr := <-failedOver; ferr != nil {
+		t.Fatalf("the test's own failover: %v", ferr)
+	}
+	if err != nil {
+		t.Fatalf("drill: %v (%+v)", err, run)
+	}
+	dc := cycles(t, res)[0]
+	if !dc.Checked || dc.Lost != 0 || dc.Acked == 0 || dc.To != "new" || dc.WriteBackSeconds == nil {
+		t.Fatalf("through the listener: cycle %+v", dc)
+	}
+	t.Log(run.Verdict)
 }
