@@ -45,17 +45,10 @@ func observeLog(t *testing.T, e *Endpoints, o Options, p Progress) (*result.Dril
 	return run, res, err
 }
 
-// TestObserveHandmade runs --fault observe on a cluster built without agbench's cluster code
-// (initdb, pg_basebackup, pg_ctl), through connection strings only: the test fails it over
-// by its own means (a clean stop of the primary, pg_ctl promote) while the drill's load
-// runs; the drill sees the fault and the promotion, finds every acknowledged commit on the
-// new primary, and reports the old primary down (its return is not the drill's to check).
-func TestObserveHandmade(t *testing.T) {
-	h := clustertest.NewHandmade(t, 1)
-	e, err := NewEndpoints(h.URL(0, clustertest.HandmadeAdmin), []string{"new=" + h.URL(1, clustertest.HandmadeAdmin)}, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+// observeOwnFailover runs an observe drill on h while the test fails it over by its own
+// means: a clean stop of the primary (node 0), then pg_ctl promote of node 1.
+func observeOwnFailover(t *testing.T, h *clustertest.Handmade, e *Endpoints) (*result.DrillRun, *result.Result, error) {
+	t.Helper()
 	failedOver := make(chan error, 1)
 	run, res, err := observe(t, e, Options{Hooks: &Hooks{BeforeFault: func(ctx context.Context, c *Cycle) error {
 		go func() {
@@ -70,6 +63,21 @@ func TestObserveHandmade(t *testing.T) {
 	if ferr := <-failedOver; ferr != nil {
 		t.Fatalf("the test's own failover: %v", ferr)
 	}
+	return run, res, err
+}
+
+// TestObserveHandmade runs --fault observe on a cluster built without agbench's cluster code
+// (initdb, pg_basebackup, pg_ctl), through connection strings only: the test fails it over
+// by its own means (a clean stop of the primary, pg_ctl promote) while the drill's load
+// runs; the drill sees the fault and the promotion, finds every acknowledged commit on the
+// new primary, and reports the old primary down (its return is not the drill's to check).
+func TestObserveHandmade(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	e, err := NewEndpoints(h.URL(0, clustertest.HandmadeAdmin), []string{"new=" + h.URL(1, clustertest.HandmadeAdmin)}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, res, err := observeOwnFailover(t, h, e)
 	if err != nil {
 		t.Fatalf("drill: %v (%+v)", err, run)
 	}
@@ -218,20 +226,7 @@ func TestObserveHandmadeThroughAListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	failedOver := make(chan error, 1)
-	run, res, err := observe(t, e, Options{Hooks: &Hooks{BeforeFault: func(ctx context.Context, c *Cycle) error {
-		go func() {
-			if err := h.Stop(ctx, 0); err != nil {
-				failedOver <- err
-				return
-			}
-			failedOver <- h.Promote(ctx, 1)
-		}()
-		return nil
-	}}})
-	if ferr := <-failedOver; ferr != nil {
-		t.Fatalf("the test's own failover: %v", ferr)
-	}
+	run, res, err := observeOwnFailover(t, h, e)
 	if err != nil {
 		t.Fatalf("drill: %v (%+v)", err, run)
 	}
