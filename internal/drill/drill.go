@@ -192,7 +192,7 @@ func Run(ctx context.Context, t *cluster.Topology, o Options, res *result.Result
 	}
 	run := &result.DrillRun{Fault: o.Fault, Workload: o.Workload, Commit: t.Commit, Cycles: o.Cycles, Patroni: patroniOf(t, o)}
 	if run.Patroni != nil {
-		run.Patroni.SynchronousModeStrict, o.syncCause = patroniSync(ctx, t.RESTURLs())
+		run.Patroni.SynchronousModeStrict, o.syncCause, _ = patroniSync(ctx, t.RESTURLs())
 	}
 	o.async = t.Commit == cluster.CommitAsync
 	if o.Workload == WorkloadTPCC {

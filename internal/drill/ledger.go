@@ -121,9 +121,11 @@ type tally struct {
 	tl     timeline
 	events []result.DrillEvent
 	// sync is what the node at the write address said of its synchronous standbys, run by
-	// run of samples that said the same (syncgap.go); syncErr the sampler's last error.
-	sync    []syncState
-	syncErr string
+	// run of samples that said the same (syncgap.go); syncErr the sampler's last error, at
+	// syncErrAt.
+	sync      []syncState
+	syncErr   string
+	syncErrAt time.Time
 	// landings are the load's new sessions after the fault, where they landed; listener
 	// is true when the load goes through the cluster's listener.
 	landings []landing

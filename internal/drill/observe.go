@@ -48,10 +48,12 @@ func RunObserve(ctx context.Context, e *Endpoints, o Options, res *result.Result
 		return nil, err
 	}
 	run.Commit = e.commitMode(ctx, primary)
-	o.async = run.Commit == "async"
 	if len(e.Patroni) > 0 {
-		_, o.syncCause = patroniSync(ctx, e.Patroni)
+		var syncMode bool
+		_, o.syncCause, syncMode = patroniSync(ctx, e.Patroni)
+		run.Commit = observedCommit(run.Commit, syncMode)
 	}
+	o.async = run.Commit == "async"
 	if err := e.createLedger(ctx, primary); err != nil {
 		return nil, fmt.Errorf("create %s: %w", LedgerTable, err)
 	}
@@ -118,11 +120,9 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 		dc.To = next.Name
 		_, port, _ := net.SplitHostPort(next.addr)
 		nextPort, _ = strconv.Atoi(port)
-		if e.Listener != "" {
-			l.tally.primaryIs(listenerPort(e.Listener))
-		} else {
-			l.tally.primaryIs(nextPort)
-		}
+		// Through a listener too: a session says its server's own port (inet_server_port),
+		// never the listener's.
+		l.tally.primaryIs(nextPort)
 		waitBack(ctx, l.tally, o.Readers > 0, backWait)
 		sleep(ctx, o.Between)
 	}
@@ -488,11 +488,14 @@ func (e *Endpoints) commitMode(ctx context.Context, primary *Endpoint) string {
 	return "sync"
 }
 
-// listenerPort is the port of a listener's connection string (0 when it has none).
-func listenerPort(conn string) int {
-	cfg, err := pgx.ParseConfig(conn)
-	if err != nil {
-		return 0
+// observedCommit is the cluster's commit mode: the primary's (commitMode), but sync whenever
+// Patroni's synchronous_mode is on. Patroni then owns synchronous_standby_names, which is
+// empty while it names no synchronous standby (its view not whole yet, or without strict
+// mode after a failover): read at such a moment, the primary alone would say async, and the
+// new primary's time without a synchronous standby would go unmeasured.
+func observedCommit(primarySays string, patroniSyncMode bool) string {
+	if patroniSyncMode {
+		return "sync"
 	}
-	return int(cfg.Port)
+	return primarySays
 }

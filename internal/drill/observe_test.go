@@ -2,14 +2,18 @@ package drill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/listener"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -41,17 +45,10 @@ func observeLog(t *testing.T, e *Endpoints, o Options, p Progress) (*result.Dril
 	return run, res, err
 }
 
-// TestObserveHandmade runs --fault observe on a cluster built without agbench's cluster code
-// (initdb, pg_basebackup, pg_ctl), through connection strings only: the test fails it over
-// by its own means (a clean stop of the primary, pg_ctl promote) while the drill's load
-// runs; the drill sees the fault and the promotion, finds every acknowledged commit on the
-// new primary, and reports the old primary down (its return is not the drill's to check).
-func TestObserveHandmade(t *testing.T) {
-	h := clustertest.NewHandmade(t, 1)
-	e, err := NewEndpoints(h.URL(0, clustertest.HandmadeAdmin), []string{"new=" + h.URL(1, clustertest.HandmadeAdmin)}, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+// observeOwnFailover runs an observe drill on h while the test fails it over by its own
+// means: a clean stop of the primary (node 0), then pg_ctl promote of node 1.
+func observeOwnFailover(t *testing.T, h *clustertest.Handmade, e *Endpoints) (*result.DrillRun, *result.Result, error) {
+	t.Helper()
 	failedOver := make(chan error, 1)
 	run, res, err := observe(t, e, Options{Hooks: &Hooks{BeforeFault: func(ctx context.Context, c *Cycle) error {
 		go func() {
@@ -66,6 +63,21 @@ func TestObserveHandmade(t *testing.T) {
 	if ferr := <-failedOver; ferr != nil {
 		t.Fatalf("the test's own failover: %v", ferr)
 	}
+	return run, res, err
+}
+
+// TestObserveHandmade runs --fault observe on a cluster built without agbench's cluster code
+// (initdb, pg_basebackup, pg_ctl), through connection strings only: the test fails it over
+// by its own means (a clean stop of the primary, pg_ctl promote) while the drill's load
+// runs; the drill sees the fault and the promotion, finds every acknowledged commit on the
+// new primary, and reports the old primary down (its return is not the drill's to check).
+func TestObserveHandmade(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	e, err := NewEndpoints(h.URL(0, clustertest.HandmadeAdmin), []string{"new=" + h.URL(1, clustertest.HandmadeAdmin)}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, res, err := observeOwnFailover(t, h, e)
 	if err != nil {
 		t.Fatalf("drill: %v (%+v)", err, run)
 	}
@@ -167,4 +179,60 @@ func FuzzNewEndpoints(f *testing.F) {
 		}
 		e.multiHost("read-write")
 	})
+}
+
+// observe's login may lack pg_read_all_stats: pg_stat_replication then shows it the
+// standbys' rows with sync_state NULL, which read as "no synchronous standby streaming"
+// made every sample say commits waited. The sample is refused instead, saying why, and the
+// new primary's synchronous standbys are absent; a login that may see them reads them.
+func TestReadSyncStateHiddenFromAnUnprivilegedLogin(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, c := range []struct {
+		user   string
+		hidden bool
+	}{{clustertest.HandmadeApp, true}, {clustertest.HandmadeAdmin, false}} {
+		conn, err := pgx.Connect(ctx, h.URL(0, c.user))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := readSyncState(ctx, conn)
+		conn.Close(context.Background())
+		if hidden := errors.Is(err, errSyncHidden); hidden != c.hidden || (!c.hidden && err != nil) {
+			t.Fatalf("%s: %+v, %v; want hidden %v", c.user, s, err, c.hidden)
+		}
+		if !c.hidden && (!s.primary || s.port == 0) {
+			t.Fatalf("%s: %+v", c.user, s)
+		}
+	}
+}
+
+// observe through a listener (--listener): the load's sessions reach the nodes through it,
+// and the server each one landed on says its own port, not the listener's; the writes back
+// on the new primary are found by that port.
+func TestObserveHandmadeThroughAListener(t *testing.T) {
+	h := clustertest.NewHandmade(t, 1)
+	l, err := listener.Start(context.Background(), listener.Config{Listen: "127.0.0.1:0", ProbeInterval: 100 * time.Millisecond,
+		Backends: []listener.Backend{
+			{Name: "old", Addr: fmt.Sprintf("127.0.0.1:%d", h.Ports[0]), ProbeConnString: h.ConnString(0, clustertest.HandmadeAdmin)},
+			{Name: "new", Addr: fmt.Sprintf("127.0.0.1:%d", h.Ports[1]), ProbeConnString: h.ConnString(1, clustertest.HandmadeAdmin)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	via := fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable", clustertest.HandmadeAdmin, clustertest.HandmadeAdminPW, l.Addr(), clustertest.HandmadeDatabase)
+	e, err := NewEndpoints("old="+h.URL(0, clustertest.HandmadeAdmin), []string{"new=" + h.URL(1, clustertest.HandmadeAdmin)}, via, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, res, err := observeOwnFailover(t, h, e)
+	if err != nil {
+		t.Fatalf("drill: %v (%+v)", err, run)
+	}
+	dc := cycles(t, res)[0]
+	if !dc.Checked || dc.Lost != 0 || dc.Acked == 0 || dc.To != "new" || dc.WriteBackSeconds == nil {
+		t.Fatalf("through the listener: cycle %+v", dc)
+	}
+	t.Log(run.Verdict)
 }

@@ -63,18 +63,18 @@ func patroniOf(t *cluster.Topology, o Options) *result.DrillPatroni {
 
 // patroniSync reads Patroni's synchronous_mode_strict from its GET /config (absent when no
 // REST API answered) and names what decides the new primary's synchronous standbys after a
-// failover.
-func patroniSync(ctx context.Context, urls []string) (*bool, string) {
+// failover; syncMode is true when GET /config said synchronous_mode is on.
+func patroniSync(ctx context.Context, urls []string) (strict *bool, cause string, syncMode bool) {
 	cfg, err := cluster.PatroniConfigAt(ctx, urls...)
 	switch {
 	case err != nil:
-		return nil, "Patroni"
+		return nil, "Patroni", false
 	case !cfg.SynchronousMode:
-		return &cfg.SynchronousModeStrict, "Patroni without synchronous_mode"
+		return &cfg.SynchronousModeStrict, "Patroni without synchronous_mode", false
 	case cfg.SynchronousModeStrict:
-		return &cfg.SynchronousModeStrict, "Patroni synchronous_mode_strict"
+		return &cfg.SynchronousModeStrict, "Patroni synchronous_mode_strict", true
 	}
-	return &cfg.SynchronousModeStrict, "Patroni synchronous_mode without strict"
+	return &cfg.SynchronousModeStrict, "Patroni synchronous_mode without strict", true
 }
 
 func killOf(o Options) string {

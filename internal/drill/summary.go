@@ -17,6 +17,7 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 	run.CyclesDone, run.Acked, run.Lost, run.InDoubt, run.InDoubtPresent = 0, 0, 0, 0, 0
 	run.Failed = nil
 	run.ChecksFailed, run.SyncWaitCycles, run.NoSyncCycles, run.NoSyncOpenCycles, run.NoSyncMax = 0, 0, 0, 0, nil
+	run.NoSyncMaxOpen, run.NoSyncMeasuredCycles = false, 0
 	var wb, rb, wblk, det []float64
 	open := 0 // cycles still without a synchronous standby at the load's end
 	for i := range steps {
@@ -67,14 +68,18 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 			run.SyncWaitCycles++
 		}
 		if g := dc.SyncGap; g != nil && g.NoSyncSeconds != nil {
+			run.NoSyncMeasuredCycles++
 			if *g.NoSyncSeconds > 0 {
 				run.NoSyncCycles++
-				if g.Open {
+				if g.NoSyncOpen() {
 					open++
 				}
 			}
-			if run.NoSyncMax == nil || *g.NoSyncSeconds > *run.NoSyncMax {
-				run.NoSyncMax = g.NoSyncSeconds
+			switch v := *g.NoSyncSeconds; {
+			case run.NoSyncMax == nil || v > *run.NoSyncMax:
+				run.NoSyncMax, run.NoSyncMaxOpen = &v, g.NoSyncOpen()
+			case v == *run.NoSyncMax && g.NoSyncOpen(): // as long, and still running: the longest is at least this
+				run.NoSyncMaxOpen = true
 			}
 		}
 		if dc.FaultMissed != "" {
@@ -162,8 +167,16 @@ func Verdict(run *result.DrillRun) string {
 		s += "; writes back: – (no write succeeded after a fault)"
 	}
 	if run.NoSyncCycles > 0 {
-		s += fmt.Sprintf("; in %d of %d %s%s the new primary acknowledged commits with no synchronous standby (max %.1f s",
-			run.NoSyncCycles, run.CyclesDone, what, plural(run.CyclesDone), *run.NoSyncMax)
+		measured := ""
+		if run.NoSyncMeasuredCycles < run.CyclesDone { // the others' time is absent: not in the count
+			measured = " measured"
+		}
+		atLeast := ""
+		if run.NoSyncMaxOpen {
+			atLeast = "at least "
+		}
+		s += fmt.Sprintf("; in %d of %d%s %s%s the new primary acknowledged commits with no synchronous standby (max %s%.1f s",
+			run.NoSyncCycles, run.NoSyncMeasuredCycles, measured, what, plural(run.NoSyncMeasuredCycles), atLeast, *run.NoSyncMax)
 		if run.NoSyncOpenCycles > 0 {
 			s += fmt.Sprintf("; still none at the load's end in %d", run.NoSyncOpenCycles)
 		}

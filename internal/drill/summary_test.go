@@ -1,6 +1,7 @@
 package drill
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/agbench/agbench/internal/result"
@@ -62,15 +63,22 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("sync wait: %d cycles, verdict\n%q\nwant\n%q", waited.SyncWaitCycles, waited.Verdict, want)
 	}
 	// Patroni without strict: the longest time without a synchronous standby, a cycle still
-	// open at the load's end said so; a cycle never sampled is no 0 s.
+	// open at the load's end said so; a cycle never sampled is no 0 s, nor part of the count
+	// ("of 2 measured", not "of 3").
 	gaps := &result.DrillRun{Fault: FaultKillPrimary, Commit: "sync", Cycles: 3}
 	gap := func(n int, g result.DrillSyncGap) result.Step {
 		return cycleStep(t, result.DrillCycle{Cycle: n, Checked: true, Acked: 10, Writable: []string{"p"}, OldPrimary: "streaming", WriteBackSeconds: f(1), SyncGap: &g})
 	}
-	Summarize(gaps, []result.Step{gap(1, result.DrillSyncGap{NoSyncSeconds: f(12.3)}), gap(2, result.DrillSyncGap{NoSyncSeconds: f(0.4), Open: true}),
+	Summarize(gaps, []result.Step{gap(1, result.DrillSyncGap{NoSyncSeconds: f(12.3)}), gap(2, result.DrillSyncGap{NoSyncSeconds: f(0.4), NoSyncFrom: f(5.6), NoSyncTo: f(6), Open: true}),
 		gap(3, result.DrillSyncGap{Note: "not measured: x"})})
-	if want := "sync commit: 0 of 30 acknowledged commits lost in 3 failovers (kill-primary); writes back after p50 1.0 s, max 1.0 s; in 2 of 3 failovers the new primary acknowledged commits with no synchronous standby (max 12.3 s; still none at the load's end in 1)"; gaps.Verdict != want || gaps.NoSyncCycles != 2 {
+	if want := "sync commit: 0 of 30 acknowledged commits lost in 3 failovers (kill-primary); writes back after p50 1.0 s, max 1.0 s; in 2 of 2 measured failovers the new primary acknowledged commits with no synchronous standby (max 12.3 s; still none at the load's end in 1)"; gaps.Verdict != want || gaps.NoSyncCycles != 2 || gaps.NoSyncMeasuredCycles != 2 || gaps.NoSyncMaxOpen {
 		t.Fatalf("no sync: %d cycles, verdict\n%q\nwant\n%q", gaps.NoSyncCycles, gaps.Verdict, want)
+	}
+	// The longest still running at the load's end: a lower bound, said so.
+	Summarize(gaps, []result.Step{gap(1, result.DrillSyncGap{NoSyncSeconds: f(2.1), NoSyncFrom: f(1), NoSyncTo: f(3.1)}),
+		gap(2, result.DrillSyncGap{NoSyncSeconds: f(4.5), NoSyncFrom: f(1.5), NoSyncTo: f(6), Open: true})})
+	if want := "in 2 of 2 failovers the new primary acknowledged commits with no synchronous standby (max at least 4.5 s; still none at the load's end in 1)"; !strings.HasSuffix(gaps.Verdict, want) || !gaps.NoSyncMaxOpen {
+		t.Fatalf("open longest: verdict\n%q\nwant the end\n%q", gaps.Verdict, want)
 	}
 	empty := &result.DrillRun{Fault: FaultPlanned, Commit: "sync", Cycles: 1}
 	Summarize(empty, nil)

@@ -2,6 +2,7 @@ package drill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,15 +46,26 @@ func (s *syncState) unprotected() bool {
 // waiting is true when commits wait for a synchronous standby and none streams.
 func (s *syncState) waiting() bool { return !s.unprotected() && len(s.sync) == 0 }
 
-// readSyncState reads one sample of c's synchronous standbys.
+// errSyncHidden says a login cannot see which standbys are synchronous: pg_stat_replication
+// shows a login without pg_read_all_stats its walsenders' rows with state and sync_state
+// NULL. Read as no synchronous standby streaming, every sample would say commits waited.
+var errSyncHidden = errors.New("pg_stat_replication hides its standbys' sync_state from this login (it lacks pg_read_all_stats; pg_monitor includes it)")
+
+// readSyncState reads one sample of c's synchronous standbys; errSyncHidden when the login
+// cannot see them (the connection is sound).
 func readSyncState(ctx context.Context, c *pgx.Conn) (syncState, error) {
 	s := syncState{from: time.Now()}
+	var hidden bool
 	err := c.QueryRow(ctx, `SELECT coalesce(inet_server_port(), 0), NOT pg_is_in_recovery(),
 		current_setting('synchronous_standby_names'), current_setting('synchronous_commit'),
 		ARRAY(SELECT application_name FROM pg_stat_replication
-			WHERE state = 'streaming' AND sync_state IN ('sync', 'quorum') ORDER BY 1)`).
-		Scan(&s.port, &s.primary, &s.names, &s.commit, &s.sync)
+			WHERE state = 'streaming' AND sync_state IN ('sync', 'quorum') ORDER BY 1),
+		(SELECT count(*) > 0 AND count(sync_state) = 0 FROM pg_stat_replication)`).
+		Scan(&s.port, &s.primary, &s.names, &s.commit, &s.sync, &hidden)
 	s.to = s.from
+	if err == nil && hidden {
+		err = errSyncHidden
+	}
 	return s, err
 }
 
@@ -73,7 +85,7 @@ func (t *tally) syncSample(s syncState) {
 // syncMissed records why the sampler could not read a sample.
 func (t *tally) syncMissed(err error) {
 	t.mu.Lock()
-	t.syncErr = err.Error()
+	t.syncErr, t.syncErrAt = err.Error(), time.Now()
 	t.mu.Unlock()
 }
 
@@ -103,7 +115,7 @@ func (t *tally) syncGap(node string, port int, oldPrimary, cause string, end tim
 		return g
 	}
 	rel := func(at time.Time) *float64 { v := at.Sub(t.faultAt).Seconds(); return &v }
-	g.SampledFrom = rel(states[0].from)
+	g.SampledFrom, g.SampledTo = rel(states[0].from), rel(states[len(states)-1].to)
 	stop := slices.IndexFunc(states, func(s syncState) bool { return !s.unprotected() && len(s.sync) > 0 })
 	if stop < 0 {
 		stop, g.Open = len(states), true
@@ -115,12 +127,13 @@ func (t *tally) syncGap(node string, port int, oldPrimary, cause string, end tim
 		}
 		t.events = append(t.events, result.DrillEvent{At: s.from, Event: result.EventSyncBack, Detail: strings.Join(s.sync, ", ") + " synchronous"})
 	}
-	// A state lasts until the next one's first sample; the last one until the load's end.
+	// A state lasts until the next one's first sample; the last one until the load's end,
+	// when the sampler went on seeing it until then.
 	ends := func(i int) time.Time {
 		if i+1 < len(states) {
 			return states[i+1].from
 		}
-		if end.After(states[i].to) {
+		if end.After(states[i].to) && t.watchedToEnd(&states[i]) {
 			return end
 		}
 		return states[i].to
@@ -151,6 +164,16 @@ func (t *tally) syncGap(node string, port int, oldPrimary, cause string, end tim
 		t.events = append(t.events, result.DrillEvent{At: no.from, Event: result.EventNoSync, Detail: node + " acknowledges commits with no synchronous standby"})
 	}
 	return g
+}
+
+// watchedToEnd reports whether s, the new primary's last state sampled, is the last thing
+// the sampler saw, with no error since: it held, as far as anyone looked, until the sampler
+// stopped with the load. When the sampler failed, or read another node, after s's last
+// sample, nobody saw how long s went on: the span ends at that sample (still open, so a
+// lower bound), and "at least" stays true. The caller holds the lock.
+func (t *tally) watchedToEnd(s *syncState) bool {
+	last := &t.sync[len(t.sync)-1]
+	return last.from.Equal(s.from) && last.same(s) && !t.syncErrAt.After(s.to)
 }
 
 // unprotectedCause names why s waits for no standby: synchronous_commit, else the cluster's

@@ -1,6 +1,9 @@
 package drill
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +101,7 @@ func TestSyncGapAbsentAndOpen(t *testing.T) {
 	ta := newTally(fault)
 	ta.fault(fault)
 	ta.syncMissed(errString("connection refused"))
+	ta.syncErrAt = fault.Add(time.Second / 2) // the sampler's error came before the samples below
 	g := ta.syncGap("b", 2, "a", "", fault.Add(6*time.Second))
 	if g.NoSyncSeconds != nil || g.WaitedSeconds != nil || !strings.Contains(g.Note, "connection refused") || g.NoSync() != nil {
 		t.Fatalf("gap %+v", g)
@@ -113,12 +117,89 @@ func TestSyncGapAbsentAndOpen(t *testing.T) {
 		!strings.Contains(g.Sentence(), "for at least 5.0 s (from 1.0 s to the load's end, still none: synchronous_standby_names empty") {
 		t.Fatalf("gap %+v: %s", g, g.Sentence())
 	}
+	// The sampler failed after its last sample: nobody saw the state after it. The span ends
+	// at that sample, still a lower bound, and does not claim the load's end.
+	ta.syncMissed(errString("connection reset"))
+	ta.syncErrAt = fault.Add(5500 * time.Millisecond)
+	g = ta.syncGap("b", 2, "a", "", fault.Add(60*time.Second))
+	if !g.Open || !g.NoSyncOpen() || *g.NoSyncSeconds < 3.99 || *g.NoSyncSeconds > 4.01 || g.NoSyncCell() != "4.00+" ||
+		!strings.Contains(g.Sentence(), "for at least 4.0 s (from 1.0 s to its last sample at 5.0 s, still none then: synchronous_standby_names empty") {
+		t.Fatalf("blind after the last sample: gap %+v: %s", g, g.Sentence())
+	}
+	// Nor when it read another node after it (the write address moved on).
+	ta = newTally(fault)
+	ta.fault(fault)
+	sampled(ta, fault, heldState{1, 5, syncState{port: 2, primary: true, names: "", commit: "on"}},
+		heldState{5.2, 5.4, syncState{port: 3, primary: true, names: "", commit: "on"}})
+	if g = ta.syncGap("b", 2, "a", "", fault.Add(60*time.Second)); *g.NoSyncSeconds > 4.01 || !g.NoSyncOpen() {
+		t.Fatalf("another node read after the last sample: gap %+v: %s", g, g.Sentence())
+	}
 	var none *result.DrillSyncGap
 	if none.Sentence() != "" || none.NoSync() != nil {
 		t.Fatal("a nil gap says something")
 	}
 }
 
+// A span without a synchronous standby followed by a wait still running at the load's end:
+// the wait is the open span (a lower bound), the time without one is exact: no "at least",
+// no "+", and the cycle is not counted as still without one.
+func TestSyncGapOpenWaitAfterNoSync(t *testing.T) {
+	fault := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ta := newTally(fault)
+	ta.fault(fault)
+	sampled(ta, fault,
+		heldState{1, 3, syncState{port: 2, primary: true, names: "", commit: "on"}},
+		heldState{3.2, 5, syncState{port: 2, primary: true, names: `"a"`, commit: "on"}})
+	g := ta.syncGap("b", 2, "a", "", fault.Add(6*time.Second))
+	if !g.Open || g.NoSyncOpen() || !g.WaitedOpen() || g.NoSyncCell() != "2.20" {
+		t.Fatalf("gap %+v: no sync open %v, waited open %v, cell %q", g, g.NoSyncOpen(), g.WaitedOpen(), g.NoSyncCell())
+	}
+	want := "after the failover, commits were acknowledged with no synchronous standby for 2.2 s (from 1.0 s to 3.2 s: synchronous_standby_names empty); " +
+		"commits waited for a synchronous standby at least 2.8 s (from 3.2 s to the load's end, still none)"
+	if got := g.Sentence(); got != want {
+		t.Fatalf("sentence\n%s\nwant\n%s", got, want)
+	}
+	run := &result.DrillRun{Fault: FaultKillPrimary, Commit: "sync"}
+	var st result.Step
+	if err := st.SetExtra(result.ExtraDrill, result.DrillCycle{Cycle: 1, Checked: true, Acked: 10, Writable: []string{"b"}, OldPrimary: "streaming", SyncGap: g}); err != nil {
+		t.Fatal(err)
+	}
+	Summarize(run, []result.Step{st})
+	if run.NoSyncCycles != 1 || run.NoSyncOpenCycles != 0 || strings.Contains(run.Verdict, "still none") {
+		t.Fatalf("%d cycles, %d open: %q", run.NoSyncCycles, run.NoSyncOpenCycles, run.Verdict)
+	}
+}
+
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// observe on a cluster under Patroni: GET /config's synchronous_mode makes the cluster's
+// commit sync even when its primary named no synchronous standby at the start (Patroni's
+// view not whole yet), so that the new primary's time without one is measured, not skipped
+// as an asynchronous cluster's.
+func TestObservedCommitFollowsPatroniSyncMode(t *testing.T) {
+	config := `{"ttl":10,"loop_wait":2,"retry_timeout":4,"synchronous_mode":true}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/config" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(config))
+	}))
+	defer srv.Close()
+	strict, cause, syncMode := patroniSync(context.Background(), []string{"http://127.0.0.1:1", srv.URL})
+	if strict == nil || *strict || !syncMode || cause != "Patroni synchronous_mode without strict" {
+		t.Fatalf("strict %v, cause %q, synchronous_mode %v", strict, cause, syncMode)
+	}
+	if got := observedCommit("async", syncMode); got != "sync" {
+		t.Fatalf("primary says async under Patroni's synchronous_mode: %s, want sync", got)
+	}
+	config = `{"synchronous_mode":false}`
+	if _, _, syncMode = patroniSync(context.Background(), []string{srv.URL}); syncMode || observedCommit("async", syncMode) != "async" || observedCommit("sync", syncMode) != "sync" {
+		t.Fatal("without synchronous_mode the primary's own settings decide")
+	}
+	if _, _, syncMode = patroniSync(context.Background(), []string{"http://127.0.0.1:1"}); syncMode {
+		t.Fatal("no REST API answered, yet synchronous_mode")
+	}
+}

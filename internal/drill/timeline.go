@@ -2,6 +2,7 @@ package drill
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -133,13 +134,17 @@ func (l *load) sampleLag(ctx context.Context) {
 			ss, err = readSyncState(qctx, c)
 		}
 		cancel()
-		if err != nil {
+		if err != nil && !errors.Is(err, errSyncHidden) {
 			l.tally.syncMissed(err)
 			c.Close(context.Background())
 			c = nil
 			continue
 		}
-		l.tally.syncSample(ss)
+		if err != nil { // the lag was read; the synchronous standbys cannot be
+			l.tally.syncMissed(err)
+		} else {
+			l.tally.syncSample(ss)
+		}
 		l.tally.mu.Lock()
 		l.tally.tl.lag = append(l.tally.tl.lag, got...)
 		l.tally.mu.Unlock()

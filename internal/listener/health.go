@@ -526,13 +526,16 @@ func (h *health) lagOf(lsn uint64, now time.Time) (lag time.Duration, why string
 	return lag, ""
 }
 
+// publish stores the nodes' state as the routing view. It stores under the lock: a view
+// built before a probe round's and stored after it (a refusal's, concurrent with the round)
+// would show the old roles again, and a session routed by them would pass roleHolds.
 func (h *health) publish() {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	v := make([]routing.Node, len(h.nodes))
 	for i, n := range h.nodes {
 		v[i] = routing.Node{Name: n.b.Name, Up: n.up, Role: n.role, Lag: n.lag, LagUnknown: n.lagUnknown, Why: n.why, Refusing: n.refusing}
 	}
-	h.mu.Unlock()
 	h.view.Store(&v)
 }
 

@@ -156,3 +156,42 @@ func TestDrillReport(t *testing.T) {
 	}
 	saveScreenshot(t, "drill-report-screenshot.png", got.Screenshot)
 }
+
+// The longest time without a synchronous standby: a lower bound when that cycle's load ended
+// first, and counted over the cycles where it was measured, not every checked cycle.
+func TestNoSyncKPI(t *testing.T) {
+	v := 4.5
+	run := &result.DrillRun{CyclesDone: 3, NoSyncCycles: 2, NoSyncMeasuredCycles: 2, NoSyncMax: &v, NoSyncMaxOpen: true}
+	k := noSyncKPI("", run)
+	if k.Value != "at least 4.50 s" || k.Note != "longest after a failover; in 2 of 2 cycles where it was measured" {
+		t.Fatalf("%+v", k)
+	}
+	run.NoSyncMaxOpen = false
+	if k := noSyncKPI("", run); k.Value != "4.50 s" {
+		t.Fatalf("%+v", k)
+	}
+}
+
+// A time without a synchronous standby still running at the load's end is a lower bound in
+// every output: "4.50+" in the table and in the CSV, never the bare 4.5.
+func TestNoSyncCellOpenInCSV(t *testing.T) {
+	r := drillResult(t)
+	f := func(v float64) *float64 { return &v }
+	dc, err := r.Steps[0].DrillCycle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc.SyncGap = &result.DrillSyncGap{Node: "standby1", Samples: 20, NoSyncSeconds: f(4.5), NoSyncFrom: f(0.5), NoSyncTo: f(5), Open: true}
+	if err := r.Steps[0].SetExtra(result.ExtraDrill, dc); err != nil {
+		t.Fatal(err)
+	}
+	dt := build(t, NewRun("results/20261126T080000Z-drill", r))[0].DrillTable()
+	b, err := CSV(dt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	if !strings.Contains(lines[0], "no sync standby s") || !strings.Contains(lines[1], ",4.50+,") {
+		t.Fatalf("csv:\n%s", b)
+	}
+}

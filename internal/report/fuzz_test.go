@@ -21,6 +21,7 @@ func FuzzReport(f *testing.F) {
 	f.Add([]byte(`{"schema":1,"analysis":[{"variant":"a","knee":{}}],"steps":[{"variant":"a=<b>","vus":-3,"ops":{"q":{"count":5,"latency":{"hdr":"!!"}}}}]}`))
 	f.Add([]byte(`{"schema":1,"steps":[{"series":{"pg.wait.cpu":{"t":[1,2],"v":[1]},"x.lag":{"t":[0],"v":[1e308]}}}]}`))
 	f.Add([]byte(`{"schema":1,"meta":{"command":"readahead"},"extra":{"readahead":{"table":[null,{"query":"q","off":{"runs":1},"ratio":-1}]}},"steps":[{"vus":1,"extra":{"seed":{"phases":[null,{"name":"x","seconds":1e308}]}}}]}`))
+	f.Add([]byte(`{"schema":1,"meta":{"command":"drill"},"extra":{"drill":{"fault":"kill-primary","cycles_done":1,"no_sync_max_seconds":2}},"steps":[{"extra":{"drill":{"cycle":1,"checked":true,"sync_gap":{"no_sync_seconds":2,"waited_seconds":1,"open":true},"timeline":{"start":"2026-01-01T00:00:00Z","interval_ms":100,"writes":[1,0,2],"write_errors":[0,1,0],"reads":[1,1,1],"read_errors":[0,0,0]}}}}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := result.Decode(b)
 		if err != nil {

@@ -43,8 +43,12 @@ type DrillRun struct {
 	NoSyncCycles int      `json:"no_sync_cycles,omitempty"`
 	NoSyncMax    *float64 `json:"no_sync_max_seconds,omitempty"`
 	// NoSyncOpenCycles counts those still without one at the load's end (their time is a
-	// lower bound).
-	NoSyncOpenCycles int `json:"no_sync_open_cycles,omitempty"`
+	// lower bound), NoSyncMaxOpen says NoSyncMax is such a lower bound, and
+	// NoSyncMeasuredCycles counts the checked cycles whose time was measured (0 included):
+	// the others' are absent, and no part of the count.
+	NoSyncOpenCycles     int  `json:"no_sync_open_cycles,omitempty"`
+	NoSyncMaxOpen        bool `json:"no_sync_max_open,omitempty"`
+	NoSyncMeasuredCycles int  `json:"no_sync_measured_cycles,omitempty"`
 	// DetectP50 and DetectMax are the cycles' times from the fault until it was detected
 	// (freeze-primary, partition-primary); absent when no cycle had one.
 	DetectP50 *float64 `json:"detect_p50_seconds,omitempty"`
