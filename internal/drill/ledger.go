@@ -130,6 +130,9 @@ type tally struct {
 	// is true when the load goes through the cluster's listener.
 	landings []landing
 	listener bool
+	// noReroute, when set, is why the reroute times are not measured without a listener
+	// of the cluster's (observe says its own reason).
+	noReroute string
 	// rwAcks counts the writes acknowledged (with tpcc, every read-write transaction;
 	// acked holds its New-Orders' keys, orders the New-Orders, in doubt ones too).
 	rwAcks int64

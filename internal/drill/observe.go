@@ -99,6 +99,12 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 	}
 	start := time.Now()
 	l := &load{writeURL: writeURL, readURL: readURL, cycle: n, commitWait: o.CommitWait, tally: newTally(start), reg: measure.NewRegistry(start)}
+	// Observe does not time a listener's rerouting: read-intent is agbench's listener's own
+	// connection parameter, which another listener (or a server behind it) would refuse.
+	l.tally.noReroute = "observe does not time a listener's rerouting (the load connects to the nodes by a multi-host connection string)"
+	if e.Listener != "" {
+		l.tally.noReroute = "observe does not time a listener's rerouting (its writes go through --listener, its reads to the nodes by a multi-host connection string)"
+	}
 	dc := &result.DrillCycle{Cycle: n, Fault: o.Fault, From: primary.Name,
 		WALBytesNote: "not measured: the drill does not read the servers' files of a cluster it did not make"}
 	cyc := &Cycle{N: n, tally: l.tally}

@@ -234,5 +234,8 @@ func TestObserveHandmadeThroughAListener(t *testing.T) {
 	if !dc.Checked || dc.Lost != 0 || dc.Acked == 0 || dc.To != "new" || dc.WriteBackSeconds == nil {
 		t.Fatalf("through the listener: cycle %+v", dc)
 	}
+	if want := "its writes go through --listener"; !strings.Contains(dc.RerouteNote, want) {
+		t.Errorf("reroute note %q: want why observe does not time it (%q), never that the cluster has no listener", dc.RerouteNote, want)
+	}
 	t.Log(run.Verdict)
 }

@@ -63,6 +63,9 @@ func (t *tally) landed(l landing) {
 func (t *tally) reroute(dc *result.DrillCycle, listener bool) {
 	if !listener {
 		dc.RerouteNote = "not measured: the cluster has no listener running (the load connects to the nodes directly)"
+		if t.noReroute != "" {
+			dc.RerouteNote = "not measured: " + t.noReroute
+		}
 		return
 	}
 	if t.faultAt.IsZero() {
