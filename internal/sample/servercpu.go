@@ -65,11 +65,17 @@ func PostmasterCPU(pid int) (time.Duration, error) {
 	return time.Duration(sec * float64(time.Second)), err
 }
 
-// cpuSeconds is the CPU time of the postmaster and all its children so far. A child reaped
-// while the children are read would be counted twice or not at all, so the reading is
-// taken again (a few times at most) until the postmaster's reaped children's time did not
-// change across it.
+// cpuSeconds is cpuTicks in seconds.
 func (s serverProcs) cpuSeconds() (float64, error) {
+	ticks, err := s.cpuTicks()
+	return proc.Seconds(ticks), err
+}
+
+// cpuTicks is the CPU time of the postmaster and all its children so far, in clock ticks.
+// A child reaped while the children are read would be counted twice or not at all, so the
+// reading is taken again (a few times at most) until the postmaster's reaped children's
+// time did not change across it.
+func (s serverProcs) cpuTicks() (uint64, error) {
 	var total uint64
 	for attempt := 0; attempt < 5; attempt++ {
 		pm, err := proc.ReadStat(s.procRoot, s.postmaster)
@@ -89,7 +95,7 @@ func (s serverProcs) cpuSeconds() (float64, error) {
 			break
 		}
 	}
-	return proc.Seconds(total), nil
+	return total, nil
 }
 
 // childrenTicks sums the CPU time of the postmaster's living children.

@@ -35,10 +35,11 @@ func TestServerCPUCountsChildrenGoneAndLiving(t *testing.T) {
 		t.Fatal(err)
 	}
 	used := (burn.ProcessState.UserTime() + burn.ProcessState.SystemTime()).Seconds()
-	after, err := s.cpuSeconds()
+	afterTicks, err := s.cpuTicks()
 	if err != nil {
 		t.Fatal(err)
 	}
+	after := proc.Seconds(afterTicks)
 	// /proc counts in ticks of 10 ms, rounding each process's time down.
 	if after-before < used-0.02 {
 		t.Errorf("a reaped child used %.3f s of CPU, the total grew by %.3f s", used, after-before)
@@ -62,12 +63,14 @@ func TestServerCPUCountsChildrenGoneAndLiving(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	withLiving, err := s.cpuSeconds()
+	// In whole ticks: the same ticks as seconds need not subtract exactly (10.34-10.00 is
+	// 0.33999999999999986 in floating point), and this compares them to the tick.
+	withLiving, err := s.cpuTicks()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := withLiving - after; got < proc.Seconds(child.Ticks()) {
-		t.Errorf("living child %s used %d ticks, the total grew by %.2f s", pid, child.Ticks(), got)
+	if got := withLiving - afterTicks; got < child.Ticks() {
+		t.Errorf("living child %s used %d ticks, the total grew by %d ticks", pid, child.Ticks(), got)
 	}
 	// A process whose title does not name the session is not taken for its backend.
 	if _, why := findPostmaster("/proc", os.Getpid(), "(1)"); !strings.Contains(why, "not the sampler's backend") {
