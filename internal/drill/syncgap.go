@@ -215,10 +215,18 @@ func (s *span) figures(rel func(time.Time) *float64) (secs, from, to *float64) {
 
 // waitedForOldPrimary sets dc.SyncWait, when agbench's own reasoning did not (under Patroni,
 // or observe), from what the new primary said: its commits waited for a synchronous standby
-// until the old primary rejoined as one (Patroni's synchronous_mode_strict).
+// until the old primary rejoined as one (Patroni's synchronous_mode_strict). A wait that came
+// after a time with no synchronous standby is not that: without strict, Patroni names the
+// rejoined standby in synchronous_standby_names, and until its walsender has read the new
+// setting (a sample or two) it streams as async and commits wait; the writes were back long
+// before, so the cycle's writes-back does not wait for the old primary. The gap's sentence
+// still tells that short wait.
 func waitedForOldPrimary(dc *result.DrillCycle) {
 	g := dc.SyncGap
 	if dc.SyncWait != "" || g == nil || g.WaitedSeconds == nil || *g.WaitedSeconds == 0 || g.OldPrimary == "" {
+		return
+	}
+	if g.NoSyncSeconds != nil && *g.NoSyncSeconds > 0 {
 		return
 	}
 	dc.SyncWait = fmt.Sprintf("%s had no synchronous standby until %s rejoined as one: commits waited for it %.1f s", g.Node, g.OldPrimary, *g.WaitedSeconds)

@@ -69,6 +69,35 @@ func TestSyncGapWithoutStrict(t *testing.T) {
 	}
 }
 
+// Without strict, as the old primary rejoins Patroni names it in synchronous_standby_names;
+// until its walsender reads the setting it streams as async, and a sample or two say commits
+// wait (seen in CI: the drill said "commits waited for it" of a cycle whose new primary had
+// acknowledged commits alone for 25 s). That wait is told, after the span without one, and is
+// not taken for strict mode's wait for the old primary.
+func TestSyncGapHandoverWaitIsNotStrict(t *testing.T) {
+	fault := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ta := newTally(fault)
+	ta.fault(fault)
+	sampled(ta, fault,
+		heldState{4.1, 16.2, syncState{port: 2, primary: true, names: "", commit: "on"}},
+		heldState{16.4, 16.4, syncState{port: 2, primary: true, names: `"a"`, commit: "on"}},
+		heldState{16.6, 20, syncState{port: 2, primary: true, names: `"a"`, commit: "on", sync: []string{"a"}}})
+	g := ta.syncGap("b", 2, "a", "Patroni synchronous_mode without strict", fault.Add(21*time.Second))
+	near := func(v *float64, want float64) bool { return v != nil && *v > want-0.01 && *v < want+0.01 }
+	if !near(g.NoSyncSeconds, 12.3) || !near(g.NoSyncTo, 16.4) || !near(g.WaitedSeconds, 0.2) || !near(g.WaitedFrom, 16.4) ||
+		!near(g.WaitedTo, 16.6) || !near(g.SyncAt, 16.6) || g.OldPrimary != "a" || g.Open {
+		t.Fatalf("gap %+v", g)
+	}
+	want := "after the failover, commits were acknowledged with no synchronous standby for 12.3 s (from 4.1 s to 16.4 s: Patroni synchronous_mode without strict; a, the old primary, rejoined as its synchronous standby at 16.6 s); commits waited for a synchronous standby 0.2 s (from 16.4 s to 16.6 s)"
+	if got := g.Sentence(); got != want {
+		t.Fatalf("sentence\n%s\nwant\n%s", got, want)
+	}
+	dc := &result.DrillCycle{SyncGap: g}
+	if waitedForOldPrimary(dc); dc.SyncWait != "" {
+		t.Fatalf("a handover's wait taken for strict mode's: %q", dc.SyncWait)
+	}
+}
+
 // With synchronous_mode_strict the new primary names '*' and commits wait: no span without a
 // synchronous standby, the wait measured instead.
 func TestSyncGapStrictWaits(t *testing.T) {
