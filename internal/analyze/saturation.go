@@ -270,12 +270,7 @@ func mergeWaitEvents(es []Evidence) []result.WaitEvent {
 	for k, v := range sum {
 		out = append(out, result.WaitEvent{Type: k[0], Event: k[1], Class: k[2], Sessions: v})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Sessions != out[j].Sessions {
-			return out[i].Sessions > out[j].Sessions
-		}
-		return out[i].Type+out[i].Event < out[j].Type+out[j].Event
-	})
+	result.SortWaitEvents(out)
 	return out
 }
 

@@ -447,6 +447,20 @@ type Group struct {
 	// blkio hierarchy), and IODevice the disk they are on, when the budget limits IO.
 	IO       string  `json:"io_dir,omitempty"`
 	IODevice *Device `json:"io_device,omitempty"`
+	// Beside names the other groups of agbench on this machine that the choice of its CPUs
+	// weighed (Place's neighbours), none when there were none: groups made or removed
+	// meanwhile (a test of another package running at the same time) change where a group
+	// goes, and this says what the choice saw.
+	Beside []string `json:"beside,omitempty"`
+}
+
+// NeighbourNames are the names of neighbours, for Group.Beside.
+func NeighbourNames(nb []Neighbour) []string {
+	var out []string
+	for _, n := range nb {
+		out = append(out, n.Name)
+	}
+	return out
 }
 
 // CPUs are the CPUs the group is pinned to (none when its CPU list cannot be read).

@@ -180,6 +180,7 @@ func TestFailoverUnderCommittedWritesLosesNone(t *testing.T) {
 	var acked atomic.Int64
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
+	writing := make(chan struct{}, 2) // a writer's first commit was acknowledged
 	for w := 0; w < 2; w++ {
 		wg.Add(1)
 		go func(w int) {
@@ -187,6 +188,7 @@ func TestFailoverUnderCommittedWritesLosesNone(t *testing.T) {
 			c, err := topo.Connect(ctx, topo.Primary())
 			if err != nil {
 				t.Error(err)
+				writing <- struct{}{}
 				return
 			}
 			defer c.Close(context.Background())
@@ -197,13 +199,24 @@ func TestFailoverUnderCommittedWritesLosesNone(t *testing.T) {
 				default:
 				}
 				if _, err := c.Exec(ctx, `INSERT INTO w VALUES ($1)`, int64(w)<<40|i); err != nil {
+					if i == 0 {
+						t.Errorf("writer %d: first commit: %v", w, err)
+						writing <- struct{}{}
+					}
 					return
 				}
 				acked.Add(1)
+				if i == 0 {
+					writing <- struct{}{}
+				}
 			}
 		}(w)
 	}
-	time.Sleep(700 * time.Millisecond)
+	// The failover starts once both writers commit (after a fixed 700 ms, a writer slow to
+	// connect on a busy machine could find the primary gone, and none be acknowledged).
+	for range 2 {
+		<-writing
+	}
 	rep, err := topo.Failover(ctx, cluster.FailoverOptions{})
 	close(stop)
 	wg.Wait()

@@ -219,13 +219,15 @@ func (t *Topology) makeGroups(sys *cgroup.System) error {
 	if err := t.ioDevice(); err != nil {
 		return err
 	}
-	cpus := sys.Place(t.Hosts.Budget, t.NodeNames(), sys.Neighbours())
+	nb := sys.Neighbours()
+	cpus := sys.Place(t.Hosts.Budget, t.NodeNames(), nb)
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
 		g, err := sys.Create(t.groupName(n), t.Hosts.Budget, cpus[i], t.Hosts.IODevice)
 		if err != nil {
 			return err
 		}
+		g.Beside = cgroup.NeighbourNames(nb)
 		n.Group = g
 	}
 	return nil
@@ -244,10 +246,12 @@ func (t *Topology) makeGroup(n *Node) error {
 	if err := t.ioDevice(); err != nil {
 		return err
 	}
-	g, err := sys.Create(t.groupName(n), t.Hosts.Budget, sys.Place(t.Hosts.Budget, []string{n.Name}, sys.Neighbours())[0], t.Hosts.IODevice)
+	nb := sys.Neighbours()
+	g, err := sys.Create(t.groupName(n), t.Hosts.Budget, sys.Place(t.Hosts.Budget, []string{n.Name}, nb)[0], t.Hosts.IODevice)
 	if err != nil {
 		return err
 	}
+	g.Beside = cgroup.NeighbourNames(nb)
 	if t.Hosts.Lifted {
 		if err := g.Set(sys, cgroup.Budget{}, sys.CPUs); err != nil {
 			return errors.Join(err, g.Remove())
@@ -287,9 +291,9 @@ func (t *Topology) SetBudgets(on bool) error {
 		groups = append(groups, g)
 	}
 	var place [][]int
+	var others []cgroup.Neighbour
 	if on {
 		// Around other clusters' groups, not this one's own (lifted, they span every CPU).
-		var others []cgroup.Neighbour
 		for _, nb := range sys.Neighbours() {
 			if !strings.HasPrefix(nb.Name, t.groupPrefix()) {
 				others = append(others, nb)
@@ -301,8 +305,10 @@ func (t *Topology) SetBudgets(on bool) error {
 	for i, g := range groups {
 		if on {
 			errs = append(errs, g.Set(sys, t.Hosts.Budget, place[i]))
+			g.Beside = cgroup.NeighbourNames(others)
 		} else {
 			errs = append(errs, g.Set(sys, cgroup.Budget{}, sys.CPUs))
+			g.Beside = nil
 		}
 	}
 	t.Hosts.Lifted = !on

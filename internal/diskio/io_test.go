@@ -118,11 +118,13 @@ func selfIO(t *testing.T) (read, write int64) {
 // Bytes the tester says it moved match what the kernel accounted to this process, and
 // the block device saw at least the measured window's bytes.
 // deviceShareOfWindow is the least share of the tester's window bytes that the device's own
-// counters must show over the same window. The counters are read at the window's edges by
-// a goroutine that a loaded machine can hold back: under the CI's parallel packages on two
-// cores the first read came ~70 ms late in a 600 ms window (0.88 of the bytes). A device
-// view of the wrong device, or counters read outside the window, shows next to nothing.
-const deviceShareOfWindow = 0.5
+// counters must show. They are read before the window's start is marked and after its end
+// is, so their window holds the tester's however late a loaded machine runs the goroutine
+// that reads them (read after the start was marked, they once showed 0.88 of the bytes,
+// with the reader 70 ms late in a 600 ms window); they also count others' IO on the device.
+// 1.0003 to 1.39 of the tester's bytes in 16 steps at load average 15. A view of the wrong
+// device, or counters read outside the window, shows next to nothing.
+const deviceShareOfWindow = 0.95
 
 func TestBytesMatchKernelCounters(t *testing.T) {
 	if testing.Short() {

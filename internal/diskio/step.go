@@ -186,16 +186,20 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 			return false
 		}
 	}
-	// The window's edges are set at the instants the kernel's counters are read.
+	// The window's edges are set at the instants the kernel's counters are read, the
+	// counters' window around the tester's: read before the start is marked and after the
+	// end is. (Marked first, a coordinator held back between the two on a loaded machine
+	// left the device's view without the IO of the start of the window: 0.88 of the
+	// tester's bytes with 70 ms, 0.37 with 400 ms.)
 	if wait(plannedStart) {
-		win.start.Store(clk.now())
 		osw.open()
+		win.start.Store(clk.now())
 		openSeries()
 		complete = wait(plannedEnd)
 	} else {
 		complete = false
-		win.start.Store(clk.now())
 		osw.open()
+		win.start.Store(clk.now())
 	}
 	win.end.Store(clk.now())
 	osw.close()

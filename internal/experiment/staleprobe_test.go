@@ -34,7 +34,10 @@ func TestStaleProbeCountsItsOwnTransactions(t *testing.T) {
 	if err := p.Start(ctx, step); err != nil {
 		t.Fatal(err)
 	}
-	for ids.Load() < 20 {
+	for deadline := time.Now().Add(2 * time.Minute); ids.Load() < 20; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d probes in 2 minutes", ids.Load())
+		}
 		time.Sleep(10 * time.Millisecond) // polling the probes made so far
 	}
 	if err := p.Stop(ctx, step); err != nil {

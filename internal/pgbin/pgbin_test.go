@@ -67,15 +67,33 @@ func TestCancelKillsTheProcessGroup(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	time.Sleep(200 * time.Millisecond)
+	// Cancelled once the shell has forked its background child (a fixed 200 ms wait could
+	// cancel a shell not yet started on a busy machine, and prove nothing).
+	waitGroupOf(t, cmd.Process.Pid, func(n int) bool { return n >= 2 }, "the shell's background child never started")
 	cancel()
 	select {
 	case <-done:
 	case <-time.After(60 * time.Second):
 		t.Fatal("Wait did not return after cancel: a forked child kept the pipe open")
 	}
-	if n := liveInGroup(cmd.Process.Pid); n > 0 {
-		t.Fatalf("%d processes of the cancelled command's group are still alive", n)
+	// A killed process closes its files (the pipe, so Wait returned) before it becomes a
+	// zombie: it may show as running for a moment after Wait. The sleeps would live 300 s.
+	waitGroupOf(t, cmd.Process.Pid, func(n int) bool { return n == 0 }, "processes of the cancelled command's group are still alive")
+}
+
+// waitGroupOf waits up to a minute until the count of live processes in a process group
+// satisfies ok, and fails the test with why otherwise.
+func waitGroupOf(t *testing.T, pgid int, ok func(int) bool, why string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; {
+		n := liveInGroup(pgid)
+		if ok(n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d live processes in group %d", why, n, pgid)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -1,5 +1,10 @@
 package result
 
+import (
+	"cmp"
+	"slices"
+)
+
 // The samplers' section of a step (Step.Extra["sample"]), written by internal/sample and
 // read by internal/analyze.
 
@@ -98,6 +103,15 @@ type WaitEvent struct {
 	Event    string  `json:"event"`
 	Class    string  `json:"class"`
 	Sessions float64 `json:"sessions"`
+}
+
+// SortWaitEvents orders wait events by sessions, most first, and those alike by type, event
+// and class: one order every time (sort.Slice does not keep an order among equals: events of one type and event in two
+// classes, such as no wait event while active and while idle in a transaction, came either way).
+func SortWaitEvents(w []WaitEvent) {
+	slices.SortFunc(w, func(a, b WaitEvent) int {
+		return cmp.Or(cmp.Compare(b.Sessions, a.Sessions), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Event, b.Event), cmp.Compare(a.Class, b.Class))
+	})
 }
 
 // Sample returns the step's sampler section: nil when the step has none, an *ExtraError

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +164,24 @@ func TestExtraSectionsKeepTheirJSONNames(t *testing.T) {
 		`"seed": {`, `"phases": [`, `"total_seconds": 60`, `"sample": {`, `"top_waits": [`, `"wait_samples": 100`, `"shared_buffers_bytes": 134217728`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("result file lacks %s", want)
+		}
+	}
+}
+
+// Wait events alike in sessions come in one order whatever order they were found in (the
+// samplers' top waits and the analysis's merge of them).
+func TestSortWaitEventsOneOrder(t *testing.T) {
+	want := []WaitEvent{{Type: "Lock", Event: "relation", Class: "lock", Sessions: 2},
+		{Type: "", Event: "", Class: "client", Sessions: 1}, {Type: "", Event: "", Class: "cpu", Sessions: 1},
+		{Type: "IO", Event: "WALSync", Class: "log", Sessions: 1}}
+	for _, perm := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {2, 0, 3, 1}, {1, 3, 0, 2}} {
+		var got []WaitEvent
+		for _, i := range perm {
+			got = append(got, want[i])
+		}
+		SortWaitEvents(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("from %v: %+v", perm, got)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -459,12 +458,7 @@ func (n *pgNode) topWaits() []result.WaitEvent {
 	for k, c := range n.events {
 		out = append(out, result.WaitEvent{Type: k[0], Event: k[1], Class: k[2], Sessions: float64(c) / float64(n.waitSamples)})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Sessions != out[j].Sessions {
-			return out[i].Sessions > out[j].Sessions
-		}
-		return out[i].Type+out[i].Event < out[j].Type+out[j].Event
-	})
+	result.SortWaitEvents(out)
 	if len(out) > maxTopWaits {
 		out = out[:maxTopWaits]
 	}

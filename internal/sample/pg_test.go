@@ -82,6 +82,28 @@ func checkPGSampler(t *testing.T) {
 	go func() { _, err := waiter.Exec(ctx, "SELECT count(*) FROM locked"); blocked <- err }()
 	waitFor(t, ctx, setup, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
 
+	// The checkpointer reports a checkpoint's statistics (pg_stat_bgwriter, pg_stat_io)
+	// after it has told CHECKPOINT that the checkpoint is done: the window stays open until
+	// they show (under load they came after the window's end).
+	ckpt := checkpointsQuery16
+	if infos[0].VersionNum >= 170000 {
+		ckpt = checkpointsQuery17
+	}
+	checkpointed := func() (checkpoints, ioWrites int64) {
+		t.Helper()
+		var buffers int64
+		if err := setup.QueryRow(ctx, ckpt).Scan(&checkpoints, &buffers); err != nil {
+			t.Fatal(err)
+		}
+		if infos[0].HasStatIO {
+			if err := setup.QueryRow(ctx, "SELECT coalesce(sum(writes), 0)::bigint FROM pg_stat_io").Scan(&ioWrites); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return checkpoints, ioWrites
+	}
+	ckpt0, io0 := checkpointed()
+
 	st := &result.Step{Window: result.Window{Start: time.Now()}}
 	if err := p.Start(ctx, st); err != nil {
 		t.Fatal(err)
@@ -101,6 +123,16 @@ func checkPGSampler(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	if _, err := setup.Exec(ctx, "CHECKPOINT"); err != nil {
 		t.Fatal(err)
+	}
+	for {
+		n, w := checkpointed()
+		if n > ckpt0 && (!infos[0].HasStatIO || w > io0) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the checkpoint's statistics never showed: %d checkpoints (%d before), %d writes (%d before)", n, ckpt0, w, io0)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(500 * time.Millisecond)
 	stop()

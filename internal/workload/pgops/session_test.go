@@ -3,6 +3,7 @@ package pgops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -38,14 +39,34 @@ func TestSessionContextEndsTheQueryInFlight(t *testing.T) {
 		}
 	}
 	pid := c.PgConn().PID()
-	time.AfterFunc(200*time.Millisecond, cancel)
+	// Cancelled once the server runs the sleep (after a fixed 200 ms, a busy machine could
+	// cancel before the query was sent, and test only the refusal below).
+	watch := connect(t, topo)
+	sleeping := make(chan error, 1)
+	go func() {
+		defer cancel()
+		for deadline := time.Now().Add(50 * time.Second); ; { // the sleep lasts 60 s
+			var n int
+			err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND state = 'active' AND wait_event = 'PgSleep'`, pid).Scan(&n)
+			if err == nil && n == 0 && time.Now().After(deadline) {
+				err = fmt.Errorf("the sleep never showed in pg_stat_activity (pid %d)", pid)
+			}
+			if err != nil || n > 0 {
+				sleeping <- err
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
 	start := time.Now()
 	_, _, err := s.Run(vu, sleep, [][]byte{[]byte("60")})
+	if werr := <-sleeping; werr != nil {
+		t.Fatal(werr)
+	}
 	if err == nil || time.Since(start) > 20*time.Second {
 		t.Fatalf("sleep under a cancelled context: %v after %v", err, time.Since(start))
 	}
 	// The query is over on the server too, not left sleeping into the next step.
-	watch := connect(t, topo)
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		var active int
 		if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND state = 'active'`, pid).Scan(&active); err != nil {
