@@ -407,9 +407,11 @@ func (n *pgNode) record(c pgCounters) {
 	}
 	for name, s := range c.standbys {
 		pre := result.PGStandbyFigure(name, "")
-		n.add(pre+"write_lag_s", "s", c.at, s.writeLag)
-		n.add(pre+"flush_lag_s", "s", c.at, s.flushLag)
-		n.add(pre+result.PGReplayLagSeconds, "s", c.at, s.replayLag)
+		for fig, lag := range map[string]*float64{"write_lag_s": s.writeLag, "flush_lag_s": s.flushLag, result.PGReplayLagSeconds: s.replayLag} {
+			if lag != nil {
+				n.add(pre+fig, "s", c.at, *lag)
+			}
+		}
 		n.add(pre+"behind_mb", "MB", c.at, float64(s.behind)/1e6)
 		if ps, ok := p.standbys[name]; ok {
 			n.add(pre+"replay_mb_per_s", "MB/s", c.at, float64(sub64(s.replayLSN, ps.replayLSN))/1e6/secs)
@@ -440,10 +442,14 @@ func (n *pgNode) windowCounters() map[string]float64 {
 	out["checkpoints"] = float64(sub64(l.checkpoints, f.checkpoints))
 	for name, s := range l.standbys {
 		pre := result.PGStandbyFigure(name, "")
-		out[pre+result.PGReplayLagSeconds] = s.replayLag
+		if s.replayLag != nil {
+			out[pre+result.PGReplayLagSeconds] = *s.replayLag
+		}
 		out[pre+"behind_mb"] = float64(s.behind) / 1e6
 		if fs, ok := f.standbys[name]; ok {
-			out[pre+result.PGReplayLagGrowth] = (s.replayLag - fs.replayLag) / secs
+			if s.replayLag != nil && fs.replayLag != nil {
+				out[pre+result.PGReplayLagGrowth] = (*s.replayLag - *fs.replayLag) / secs
+			}
 			out[pre+"replay_mb_per_s"] = float64(sub64(s.replayLSN, fs.replayLSN)) / 1e6 / secs
 		}
 	}

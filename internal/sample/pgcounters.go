@@ -39,9 +39,10 @@ type ioCounters struct {
 // standbyState is one row of pg_stat_replication, on a primary, read by a login that may
 // see its positions.
 type standbyState struct {
-	// seconds; a NULL lag is 0: PostgreSQL shows NULL once the standby has caught up and
-	// there is no WAL activity.
-	writeLag, flushLag, replayLag float64
+	// seconds; nil when pg_stat_replication shows NULL, which is no measurement: before the
+	// walsender's first lag sample (a standby just connected or reconnected), and once the
+	// standby has caught up and no WAL has come for a while. Absent, never read as 0.
+	writeLag, flushLag, replayLag *float64
 	replayLSN, behind             int64 // replay position, and bytes behind the primary's WAL
 	// sync is set when its sync_state is sync or quorum: the primary's commits wait for it.
 	sync bool
@@ -80,8 +81,8 @@ const (
 // column but pid (and application_name, from pg_stat_activity) is NULL: such a row is
 // counted as hidden, never read as a standby with no lag.
 const replicationQuery = `SELECT coalesce(application_name, ''),
-  coalesce(extract(epoch FROM write_lag), 0)::float8, coalesce(extract(epoch FROM flush_lag), 0)::float8,
-  coalesce(extract(epoch FROM replay_lag), 0)::float8,
+  extract(epoch FROM write_lag)::float8, extract(epoch FROM flush_lag)::float8,
+  extract(epoch FROM replay_lag)::float8,
   pg_wal_lsn_diff(replay_lsn, '0/0')::bigint,
   pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::bigint,
   coalesce(sync_state IN ('sync', 'quorum'), false),

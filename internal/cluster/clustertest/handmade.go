@@ -217,3 +217,58 @@ func (h *Handmade) waitStreaming(ctx context.Context, t testing.TB, i int) {
 	}
 	t.Fatalf("standby %d is not streaming", i)
 }
+
+// WhileLagForgotten calls window while the primary's standbys are caught up and idle, when
+// pg_stat_replication has forgotten their lag times (replay_lag NULL: after two standby
+// replies without WAL, one per wal_receiver_status_interval, set to 1 s on each standby
+// here). The server writes WAL of its own now and then (the background writer's snapshot of
+// running transactions, up to 15 s after the last write): a window with WAL in it had no
+// idle standby, and is called again, until one had none or the context ends.
+func (h *Handmade) WhileLagForgotten(ctx context.Context, t testing.TB, window func()) {
+	t.Helper()
+	admin := h.Admin(ctx, t, 0)
+	defer admin.Close(context.Background())
+	for i := 1; i < len(h.Ports); i++ {
+		c := h.Admin(ctx, t, i)
+		for _, q := range []string{"ALTER SYSTEM SET wal_receiver_status_interval = '1s'", "SELECT pg_reload_conf()"} {
+			if _, err := c.Exec(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Close(context.Background())
+	}
+	walAt := func() string {
+		var lsn string
+		if err := admin.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsn); err != nil {
+			t.Fatal(err)
+		}
+		return lsn
+	}
+	for {
+		before := walAt()
+		waited := time.Now()
+		for {
+			var forgotten bool
+			if err := admin.QueryRow(ctx, "SELECT coalesce(bool_and(replay_lag IS NULL), false) FROM pg_stat_replication").Scan(&forgotten); err != nil {
+				t.Fatal(err)
+			}
+			if forgotten {
+				t.Logf("replay_lag forgotten after %.1f s", time.Since(waited).Seconds())
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatal("the standbys' replay_lag still shown without WAL when the test's time ran out")
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		window()
+		after := walAt()
+		if before == after {
+			return
+		}
+		t.Logf("WAL written while the standbys were to be idle (%s to %s): measuring again", before, after)
+		if ctx.Err() != nil {
+			t.Fatal("no window without WAL in the test's time")
+		}
+	}
+}
