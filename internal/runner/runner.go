@@ -68,9 +68,9 @@ type StepSpec struct {
 }
 
 // Sampler measures something beside the load (the database, the OS) during each measured
-// window. Start is called as the window opens (step.Window.Start set) and Stop as it closes
-// (step.Window set, figures filled); Stop adds the sampler's series to step.Series and its
-// figures to step.Counters. A sampler's error becomes a warning of the step, never a failure.
+// window. Start is called as the window opens (step.Window.Start set; the load already runs
+// in it) and Stop as it closes (step.Window set, figures filled); Stop adds the sampler's
+// series to step.Series and its figures to step.Counters. A sampler's error becomes a warning of the step, never a failure.
 type Sampler interface {
 	Start(ctx context.Context, step *result.Step) error
 	Stop(ctx context.Context, step *result.Step) error
@@ -343,8 +343,11 @@ type execution struct {
 	// quiet is, per VU, its stretches without a completed operation (quiet.go), and
 	// windowStart when the window opened (with the clock's monotonic reading): written
 	// before tally.measuring is set, read by a VU only once it has seen it set.
-	quiet           []quietWatch
-	windowStart     time.Time
+	quiet       []quietWatch
+	windowStart time.Time
+	// opened, for a step without ramp-up, is closed as the window opens: its VUs, started
+	// before, begin then, and run while the samplers start.
+	opened          chan struct{}
 	reg             *measure.Registry
 	tally           tally
 	startedSamplers []Sampler
@@ -367,7 +370,7 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 	windowStart := start.Add(ex.spec.Rampup)
 
 	if ex.spec.Rampup <= 0 {
-		ex.openWindow(ctx, st, start)
+		ex.opened = make(chan struct{})
 	}
 	var jobs chan time.Time
 	if ex.spec.Rate > 0 {
@@ -399,6 +402,12 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 	}
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
+	if ex.spec.Rampup <= 0 {
+		// The VUs are started and wait for it: the load runs while the samplers start
+		// (seconds, connecting to every server, on a busy machine), not only after, when
+		// the window would hold that time without a single operation.
+		ex.openWindow(ctx, st, start)
+	}
 
 	tick := ex.cfg.Tick
 	if tick <= 0 {
@@ -483,6 +492,9 @@ func (ex *execution) openWindow(ctx context.Context, st *result.Step, now time.T
 	ex.windowStart = now
 	ex.cpuUser, ex.cpuSys = cpuTimes()
 	ex.tally.measuring.Store(true)
+	if ex.opened != nil {
+		close(ex.opened)
+	}
 	for _, smp := range ex.cfg.Samplers {
 		if err := smp.Start(ctx, st); err != nil {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("sampler: %v", err))
@@ -553,6 +565,13 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 	// in one slice on every operation would share cache lines across cores.
 	quiet := &quietWatch{}
 	defer func() { ex.quiet[i] = *quiet }()
+	if ex.opened != nil {
+		select {
+		case <-ex.opened:
+		case <-ctx.Done():
+			return
+		}
+	}
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {

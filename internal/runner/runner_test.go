@@ -273,3 +273,43 @@ func TestOverlappingStepsRestoreProcs(t *testing.T) {
 		t.Fatalf("GOMAXPROCS %d after both steps, want %d back", got, before)
 	}
 }
+
+// slowSampler's Start takes as long as the load takes to complete an operation: as a
+// sampler that connects to every server on a busy machine takes seconds.
+type slowSampler struct {
+	ops *atomic.Int64
+	saw bool
+}
+
+func (s *slowSampler) Start(context.Context, *result.Step) error {
+	deadline := time.Now().Add(time.Minute)
+	for s.ops.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	s.saw = s.ops.Load() > 0
+	return nil
+}
+
+func (s *slowSampler) Stop(context.Context, *result.Step) error { return nil }
+
+// The VUs of a step without ramp-up run while the samplers start: the window opens before
+// them, so a window whose load began only once they had started held that time with no
+// operation (a run on a busy machine, whose samplers took 1.2 s to start in a 3 s window,
+// broke Little's law by that share). The operations done meanwhile count, once each.
+func TestLoadRunsWhileSamplersStart(t *testing.T) {
+	for _, rate := range []float64{0, 1000} {
+		var ops atomic.Int64
+		l := &fakeLoad{do: func(context.Context, workload.VU, *workload.Op) error { ops.Add(1); return nil }}
+		s := &slowSampler{ops: &ops}
+		st, err := runOne(t, context.Background(), l, StepSpec{VUs: 2, Iterations: 20, Rate: rate}, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.saw {
+			t.Fatalf("rate %v: no operation ran while the sampler started", rate)
+		}
+		if c := st.Ops[workload.DefaultOp].Count; c != 40 || c != ops.Load() {
+			t.Fatalf("rate %v: %d operations counted of %d done, want 40", rate, c, ops.Load())
+		}
+	}
+}
