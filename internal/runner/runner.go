@@ -184,7 +184,14 @@ func landings(ws []workload.Worker) []result.Sessions {
 	for l, n := range counts {
 		out = append(out, result.Sessions{Node: l.Node, InRecovery: l.InRecovery, Count: n})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	// A node the sessions found in both roles (promoted in the step) is in two entries:
+	// the standby's first, so that the order does not follow the map's.
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Node != out[j].Node {
+			return out[i].Node < out[j].Node
+		}
+		return out[i].InRecovery && !out[j].InRecovery
+	})
 	return out
 }
 

@@ -319,3 +319,24 @@ func TestLoadRunsWhileSamplersStart(t *testing.T) {
 		}
 	}
 }
+
+// lander is a worker that reports fixed landings.
+type lander []workload.Landing
+
+func (l lander) Do(context.Context, *workload.Op) error { return nil }
+func (l lander) Landings() []workload.Landing           { return l }
+
+// Sessions on a node found in both roles come in one order, the standby's first, whatever
+// order the map of counts gives them in.
+func TestLandingsInOneOrder(t *testing.T) {
+	ws := []workload.Worker{
+		lander{{Node: "b", InRecovery: false}}, lander{{Node: "a"}}, lander{{Node: "b", InRecovery: true}},
+		lander{{Node: "b", InRecovery: true}},
+	}
+	want := "[{a false 1} {b true 2} {b false 1}]"
+	for range 50 {
+		if got := fmt.Sprint(landings(ws)); got != want {
+			t.Fatalf("sessions %s, want %s", got, want)
+		}
+	}
+}
