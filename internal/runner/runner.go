@@ -68,8 +68,10 @@ type StepSpec struct {
 }
 
 // Sampler measures something beside the load (the database, the OS) during each measured
-// window. Start is called as the window opens (step.Window.Start set; the load already runs
-// in it) and Stop as it closes (step.Window set, figures filled); Stop adds the sampler's
+// window. Start is called as the window begins to open, with step.Window.Start set to then;
+// the window opens once every sampler has started (Window.Start set again, at most the
+// samplers' start-up later), so no operation of it comes before a sampler's first reading.
+// Stop is called as it closes (step.Window set, figures filled); Stop adds the sampler's
 // series to step.Series and its figures to step.Counters. A sampler's error becomes a warning of the step, never a failure.
 type Sampler interface {
 	Start(ctx context.Context, step *result.Step) error
@@ -382,7 +384,9 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 	var jobs chan time.Time
 	if ex.spec.Rate > 0 {
 		jobs = make(chan time.Time)
-		go ex.schedule(loadCtx, start, jobs)
+		if ex.spec.Rampup > 0 {
+			go ex.schedule(loadCtx, start, jobs)
+		}
 	}
 	var wg sync.WaitGroup
 	for i, w := range ex.workers {
@@ -409,11 +413,22 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 	}
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
+	// A step of a duration lasts it from when its window opened.
+	var deadline <-chan time.Time
+	open := func() {
+		windowStart = ex.openWindow(ctx, st, time.Time{})
+		if ex.spec.Iterations == 0 {
+			deadline = time.After(ex.spec.Duration)
+		}
+	}
 	if ex.spec.Rampup <= 0 {
-		// The VUs are started and wait for it: the load runs while the samplers start
-		// (seconds, connecting to every server, on a busy machine), not only after, when
-		// the window would hold that time without a single operation.
-		ex.openWindow(ctx, st, start)
+		// The VUs are started and wait for the window, which opens once the samplers have
+		// started (seconds, connecting to every server, on a busy machine): the window holds
+		// no time without load, and the samplers' first readings none of its operations.
+		open()
+		if jobs != nil {
+			go ex.schedule(loadCtx, windowStart, jobs)
+		}
 	}
 
 	tick := ex.cfg.Tick
@@ -426,16 +441,12 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 	if ex.spec.Rampup > 0 {
 		rampTimer = time.After(ex.spec.Rampup)
 	}
-	var deadline <-chan time.Time
-	if ex.spec.Iterations == 0 {
-		deadline = time.After(ex.spec.Rampup + ex.spec.Duration)
-	}
 	var err error
 loop:
 	for {
 		select {
 		case <-rampTimer:
-			ex.openWindow(ctx, st, time.Now())
+			open()
 		case now := <-ticker.C:
 			tk := ex.reg.Tick(now)
 			ex.progress(tk, now.Sub(windowStart))
@@ -485,8 +496,26 @@ loop:
 	return err
 }
 
-// openWindow starts the measured window at now: counters reset, CPU noted, samplers started.
-func (ex *execution) openWindow(ctx context.Context, st *result.Step, now time.Time) {
+// openWindow starts the samplers and then the measured window: counters reset, CPU noted,
+// the VUs let go (opened). The window starts at at, or when at is zero at once the samplers
+// have started (they are given the time they began to start as the window's start), and
+// openWindow returns it.
+func (ex *execution) openWindow(ctx context.Context, st *result.Step, at time.Time) time.Time {
+	st.Window.Start = at
+	if at.IsZero() {
+		st.Window.Start = time.Now()
+	}
+	for _, smp := range ex.cfg.Samplers {
+		if err := smp.Start(ctx, st); err != nil {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("sampler: %v", err))
+			continue
+		}
+		ex.startedSamplers = append(ex.startedSamplers, smp)
+	}
+	now := at
+	if now.IsZero() {
+		now = time.Now()
+	}
 	ex.reg.Reset(now)
 	ex.tally.late.Store(0)
 	ex.tally.errors.Store(0)
@@ -502,13 +531,7 @@ func (ex *execution) openWindow(ctx context.Context, st *result.Step, now time.T
 	if ex.opened != nil {
 		close(ex.opened)
 	}
-	for _, smp := range ex.cfg.Samplers {
-		if err := smp.Start(ctx, st); err != nil {
-			st.Warnings = append(st.Warnings, fmt.Sprintf("sampler: %v", err))
-			continue
-		}
-		ex.startedSamplers = append(ex.startedSamplers, smp)
-	}
+	return now
 }
 
 func (ex *execution) progress(tk measure.Tick, elapsed time.Duration) {

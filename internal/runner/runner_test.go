@@ -228,7 +228,7 @@ func TestSamplerSeesTheWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.started.Equal(st.Window.Start) || !s.stopped.Equal(st.Window.End) || len(st.Series["fake.value"].V) != 2 {
+	if s.started.After(st.Window.Start) || !s.stopped.Equal(st.Window.End) || len(st.Series["fake.value"].V) != 2 {
 		t.Fatalf("sampler saw %v..%v, window %v; series %v", s.started, s.stopped, st.Window, st.Series)
 	}
 	if len(st.Throughput["*"].V) == 0 {
@@ -280,42 +280,52 @@ func TestOverlappingStepsRestoreProcs(t *testing.T) {
 	}
 }
 
-// slowSampler's Start takes as long as the load takes to complete an operation: as a
-// sampler that connects to every server on a busy machine takes seconds.
+// slowSampler's Start takes a while, as a sampler that connects to every server on a busy
+// machine takes seconds; it notes the operations done by its start and its end, and when it
+// ended.
 type slowSampler struct {
-	ops *atomic.Int64
-	saw bool
+	ops        *atomic.Int64
+	atEnd      int64
+	ended      time.Time
+	windowSeen time.Time
 }
 
-func (s *slowSampler) Start(context.Context, *result.Step) error {
-	deadline := time.Now().Add(time.Minute)
-	for s.ops.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	s.saw = s.ops.Load() > 0
+func (s *slowSampler) Start(_ context.Context, st *result.Step) error {
+	s.windowSeen = st.Window.Start
+	time.Sleep(100 * time.Millisecond)
+	s.atEnd, s.ended = s.ops.Load(), time.Now()
 	return nil
 }
 
 func (s *slowSampler) Stop(context.Context, *result.Step) error { return nil }
 
-// The VUs of a step without ramp-up run while the samplers start: the window opens before
-// them, so a window whose load began only once they had started held that time with no
-// operation (a run on a busy machine, whose samplers took 1.2 s to start in a 3 s window,
-// broke Little's law by that share). The operations done meanwhile count, once each.
-func TestLoadRunsWhileSamplersStart(t *testing.T) {
-	for _, rate := range []float64{0, 1000} {
+// The window opens once the samplers have started: their start-up (1.2 s on a busy
+// machine, in a 3 s window, broke Little's law by that share when the window held it
+// without load) is not in it, and no operation of the window comes before a sampler's
+// first reading (one counted by the load but not by the server's counters would set their
+// cross-checks off). With ramp-up, with none, at a fixed rate: every operation counts once.
+func TestWindowOpensOnceSamplersStarted(t *testing.T) {
+	for _, spec := range []StepSpec{
+		{VUs: 2, Iterations: 20},
+		{VUs: 2, Iterations: 20, Rate: 1000},
+		{VUs: 2, Duration: 300 * time.Millisecond, Rampup: 100 * time.Millisecond},
+	} {
 		var ops atomic.Int64
 		l := &fakeLoad{do: func(context.Context, workload.VU, *workload.Op) error { ops.Add(1); return nil }}
 		s := &slowSampler{ops: &ops}
-		st, err := runOne(t, context.Background(), l, StepSpec{VUs: 2, Iterations: 20, Rate: rate}, s)
+		st, err := runOne(t, context.Background(), l, spec, s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !s.saw {
-			t.Fatalf("rate %v: no operation ran while the sampler started", rate)
+		if st.Window.Start.Before(s.ended) || s.windowSeen.After(st.Window.Start) {
+			t.Fatalf("%+v: window from %v; the sampler was told %v and started until %v", spec, st.Window.Start, s.windowSeen, s.ended)
 		}
-		if c := st.Ops[workload.DefaultOp].Count; c != 40 || c != ops.Load() {
-			t.Fatalf("rate %v: %d operations counted of %d done, want 40", rate, c, ops.Load())
+		measured := st.Ops[workload.DefaultOp].Count
+		if spec.Rampup == 0 && (s.atEnd != 0 || measured != 40 || ops.Load() != 40) {
+			t.Fatalf("%+v: %d operations by the sampler's start-up's end; %d counted of %d done, want 40", spec, s.atEnd, measured, ops.Load())
+		}
+		if spec.Rampup > 0 && (measured == 0 || measured > ops.Load()-s.atEnd) {
+			t.Fatalf("%+v: %d counted of %d done, %d of them before the window opened", spec, measured, ops.Load(), s.atEnd)
 		}
 	}
 }
