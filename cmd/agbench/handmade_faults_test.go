@@ -404,19 +404,34 @@ func freeze(h *clustertest.Handmade, i int, d time.Duration) func(ctx context.Co
 // the other is stopped. The step says which node changed role and when (sessions that landed
 // on it ran on a primary after; it said nothing, the sessions table still called it a
 // standby), and when the sampler lost the stopped one (it said "node standby2: unexpected
-// EOF"), in the output and the result.
+// EOF"), in the output and the result. The load's query waits for an advisory lock the
+// test holds from before the fault until 2 s after it (the samplers' readings of every
+// second then see its outcome), and the run is of a fixed number of operations, so the
+// window lasts until after that however long a promotion takes on a busy machine (a 6 s
+// window left 4 s for both).
 func TestStressStandbysPromotedAndLostMidRun(t *testing.T) {
 	h := clustertest.NewHandmade(t, 2)
 	results := t.TempDir()
+	ctx := context.Background()
+	locker := h.Admin(ctx, t, 0)
+	defer locker.Close(ctx)
 	wait := afterLoadStarts(t, h, 0, 2*time.Second, func(ctx context.Context) error {
+		if _, err := locker.Exec(ctx, `SELECT pg_advisory_lock(7)`); err != nil {
+			return err
+		}
 		if err := h.Promote(ctx, 1); err != nil {
 			return err
 		}
-		return h.Stop(ctx, 2)
+		if err := h.Stop(ctx, 2); err != nil {
+			return err
+		}
+		time.Sleep(2 * time.Second)
+		_, err := locker.Exec(ctx, `SELECT pg_advisory_unlock(7)`)
+		return err
 	})
 	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--primary", h.ConnString(0, clustertest.HandmadeApp),
 		"--standby", h.ConnString(1, clustertest.HandmadeApp), "--standby", h.ConnString(2, clustertest.HandmadeApp),
-		"-q", "SELECT 1", "--threads", "1", "--duration", "6s", "--results", results)
+		"-q", "SELECT pg_advisory_xact_lock_shared(7)", "--threads", "1", "--rate", "200", "--iterations", "1200", "--results", results)
 	wait()
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
