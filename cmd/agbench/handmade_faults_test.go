@@ -19,6 +19,7 @@ import (
 	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/workload/pgops"
+	"github.com/agbench/agbench/internal/workload/tpcc"
 )
 
 // handmadeListener starts an agbench listener in front of a hand-made cluster (node 0
@@ -63,27 +64,11 @@ func handmadeListener(t *testing.T, h *clustertest.Handmade, routingList string)
 		port, clustertest.HandmadeApp, clustertest.HandmadeAppPW, clustertest.HandmadeDatabase)
 }
 
-// after runs fault once, d after the call, in its own goroutine; the returned function
-// waits for it and reports its error.
-func after(t *testing.T, d time.Duration, fault func(ctx context.Context) error) func() {
-	done := make(chan error, 1)
-	go func() {
-		time.Sleep(d)
-		done <- fault(context.Background())
-	}()
-	return func() {
-		t.Helper()
-		if err := <-done; err != nil {
-			t.Fatalf("fault: %v", err)
-		}
-	}
-}
-
 // afterLoadStarts runs fault d after the run's first worker session (application_name
 // agbench-worker, begun after this call) is seen on node i of h, rather than d after the
-// command started: a run's
-// window begins as its workers connect, so a start slowed by a busy machine cannot move the
-// fault out of the window (or before it).
+// command started: a run's window begins as its workers connect, so a start slowed by a
+// busy machine cannot move the fault out of the window (or before it). Every test that
+// faults a node mid-run times its fault so.
 func afterLoadStarts(t *testing.T, h *clustertest.Handmade, i int, d time.Duration, fault func(ctx context.Context) error) func() {
 	t.Helper()
 	return afterLoadStartsOn(t, h.Admin(context.Background(), t, i), d, fault)
@@ -93,34 +78,63 @@ func afterLoadStarts(t *testing.T, h *clustertest.Handmade, i int, d time.Durati
 // see the run's worker sessions (it closes it).
 func afterLoadStartsOn(t *testing.T, watch *pgx.Conn, d time.Duration, fault func(ctx context.Context) error) func() {
 	t.Helper()
-	ctx := context.Background()
 	// Only a session born from now on is this run's: a worker of an earlier run on the same
 	// server (a case before this one) may still be listed while its backend exits.
 	var since time.Time
-	if err := watch.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&since); err != nil {
+	if err := watch.QueryRow(context.Background(), `SELECT clock_timestamp()`).Scan(&since); err != nil {
 		t.Fatal(err)
 	}
+	return afterOn(t, watch, "a worker session of the run", d, fault, func(ctx context.Context) (bool, error) {
+		var n int
+		err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND backend_start > $2`, pgops.WorkerAppName, since).Scan(&n)
+		return n > 0, err
+	})
+}
+
+// afterNewOrdersOn is afterLoadStartsOn for tpcc run, whose sessions are all named alike
+// (those that check the database before the load too): the load has started once a
+// district's next order number moved.
+func afterNewOrdersOn(t *testing.T, watch *pgx.Conn, d time.Duration, fault func(ctx context.Context) error) func() {
+	t.Helper()
+	const next = `SELECT sum(d_next_o_id)::int8 FROM ` + tpcc.Schema + `.district`
+	var from int64
+	if err := watch.QueryRow(context.Background(), next).Scan(&from); err != nil {
+		t.Fatal(err)
+	}
+	return afterOn(t, watch, "a New-Order of the run", d, fault, func(ctx context.Context) (bool, error) {
+		var n int64
+		err := watch.QueryRow(ctx, next).Scan(&n)
+		return n > from, err
+	})
+}
+
+// afterOn runs fault, in its own goroutine, d after started (polled on watch's server, for
+// up to 2 minutes) first says yes; it closes watch before the fault, which may stop its
+// server. The returned function waits for the fault and reports its error.
+func afterOn(t *testing.T, watch *pgx.Conn, what string, d time.Duration, fault func(ctx context.Context) error, started func(ctx context.Context) (bool, error)) func() {
+	t.Helper()
+	ctx := context.Background()
 	done := make(chan error, 1)
 	go func() {
 		deadline := time.Now().Add(2 * time.Minute)
 		for {
-			var n int
-			if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND backend_start > $2`, pgops.WorkerAppName, since).Scan(&n); err != nil {
+			ok, err := started(ctx)
+			if err != nil {
 				watch.Close(ctx)
 				done <- err
 				return
 			}
-			if n > 0 {
+			if ok {
 				break
 			}
 			if time.Now().After(deadline) {
 				watch.Close(ctx)
-				done <- fmt.Errorf("no worker session of the run within 2m")
+				done <- fmt.Errorf("no %s within 2m", what)
 				return
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		watch.Close(ctx) // before the fault, which may stop its server
+		watch.Close(ctx)
 		time.Sleep(d)
 		done <- fault(ctx)
 	}()
@@ -164,6 +178,21 @@ func faultFigures(t *testing.T, st *result.Step) {
 	}
 }
 
+// The stress runs through a fault are of a fixed number of operations at a fixed rate: the
+// step lasts at least throughOps/throughRate (8 s) however fast the machine, so a fault 2.5 s
+// after the load starts falls inside it, and it ends only once every operation is done, so
+// operations come after the fault however long a failover takes on a busy machine (one took
+// more than the 5.5 s a window of 8 s had left). The operations the outage held up start
+// late, and their latency counts from when they were due.
+const (
+	throughOps  = 3200
+	throughRate = "400"
+)
+
+// throughIterations is --iterations for a stress of threads VUs through a fault: throughOps
+// in all.
+func throughIterations(threads int) string { return strconv.Itoa(throughOps / threads) }
+
 // A failover during stress through a listener: the sessions lost on the old primary are
 // made again on the new one; the step records its errors by SQLSTATE with their times, the
 // reconnects and the throughput on both sides of the fault; the run completes (exit 0).
@@ -171,9 +200,9 @@ func TestStressThroughAFailover(t *testing.T) {
 	h := clustertest.NewHandmade(t, 1)
 	lcs := handmadeListener(t, h, "")
 	results := t.TempDir()
-	wait := after(t, 2500*time.Millisecond, failover(h))
+	wait := afterLoadStarts(t, h, 0, 2500*time.Millisecond, failover(h))
 	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs,
-		"-q", "SELECT 1", "--threads", "2", "--duration", "8s", "--max-errors", "0", "--sample=false", "--results", results)
+		"-q", "SELECT 1", "--threads", "2", "--rate", throughRate, "--iterations", throughIterations(2), "--max-errors", "0", "--sample=false", "--results", results)
 	wait()
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
@@ -186,7 +215,9 @@ func TestStressThroughAFailover(t *testing.T) {
 	if !strings.Contains(out, "sessions lost") || !strings.Contains(out, "errors ") {
 		t.Errorf("the footer does not show the fault:\n%s", out)
 	}
-	reportShowsFaults(t, results, res.Steps[0].Errors[0].SQLState)
+	if errs := res.Steps[0].Errors; len(errs) > 0 { // none is an error faultFigures reported
+		reportShowsFaults(t, results, errs[0].SQLState)
+	}
 }
 
 // reportShowsFaults renders the results with agbench report and checks that the text and
@@ -235,7 +266,9 @@ func TestTPCCThroughAFailover(t *testing.T) {
 	}
 	lcs := handmadeListener(t, h, "")
 	results := t.TempDir()
-	wait := after(t, 3*time.Second, failover(h))
+	// 2 s after its first New-Order leaves 7 s of the 9 s window for the failover and the
+	// operations after it.
+	wait := afterNewOrdersOn(t, h.Admin(context.Background(), t, 0), 2*time.Second, failover(h))
 	code, out, errs = runCLI(t, env, "tpcc", "run", "--listener", lcs, "--vus", "2", "--rampup", "0s", "--duration", "9s",
 		"--max-errors", "0", "--sample=false", "--results", results)
 	wait()
@@ -259,9 +292,9 @@ func TestStressStandbyStoppedMidRun(t *testing.T) {
 	h := clustertest.NewHandmade(t, 2)
 	lcs := handmadeListener(t, h, "(('standby1','standby2'),'primary')")
 	results := t.TempDir()
-	wait := after(t, 2500*time.Millisecond, func(ctx context.Context) error { return h.Stop(ctx, 1) })
+	wait := afterLoadStarts(t, h, 1, 2500*time.Millisecond, func(ctx context.Context) error { return h.Stop(ctx, 1) })
 	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs, "--intent", "read-only",
-		"-q", "SELECT 1", "--threads", "4", "--duration", "8s", "--max-errors", "0", "--sample=false", "--results", results)
+		"-q", "SELECT 1", "--threads", "4", "--rate", throughRate, "--iterations", throughIterations(4), "--max-errors", "0", "--sample=false", "--results", results)
 	wait()
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
@@ -287,7 +320,7 @@ func TestStressReadIntentThroughAPromotion(t *testing.T) {
 	results := t.TempDir()
 	wait := afterLoadStarts(t, h, 1, 2500*time.Millisecond, failover(h))
 	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs, "--intent", "read-only",
-		"-q", "SELECT 1", "--threads", "2", "--duration", "8s", "--max-errors", "0", "--sample=false", "--results", results)
+		"-q", "SELECT 1", "--threads", "2", "--rate", throughRate, "--iterations", throughIterations(2), "--max-errors", "0", "--sample=false", "--results", results)
 	wait()
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
@@ -371,19 +404,34 @@ func freeze(h *clustertest.Handmade, i int, d time.Duration) func(ctx context.Co
 // the other is stopped. The step says which node changed role and when (sessions that landed
 // on it ran on a primary after; it said nothing, the sessions table still called it a
 // standby), and when the sampler lost the stopped one (it said "node standby2: unexpected
-// EOF"), in the output and the result.
+// EOF"), in the output and the result. The load's query waits for an advisory lock the
+// test holds from before the fault until 2 s after it (the samplers' readings of every
+// second then see its outcome), and the run is of a fixed number of operations, so the
+// window lasts until after that however long a promotion takes on a busy machine (a 6 s
+// window left 4 s for both).
 func TestStressStandbysPromotedAndLostMidRun(t *testing.T) {
 	h := clustertest.NewHandmade(t, 2)
 	results := t.TempDir()
-	wait := after(t, 2*time.Second, func(ctx context.Context) error {
+	ctx := context.Background()
+	locker := h.Admin(ctx, t, 0)
+	defer locker.Close(ctx)
+	wait := afterLoadStarts(t, h, 0, 2*time.Second, func(ctx context.Context) error {
+		if _, err := locker.Exec(ctx, `SELECT pg_advisory_lock(7)`); err != nil {
+			return err
+		}
 		if err := h.Promote(ctx, 1); err != nil {
 			return err
 		}
-		return h.Stop(ctx, 2)
+		if err := h.Stop(ctx, 2); err != nil {
+			return err
+		}
+		time.Sleep(2 * time.Second)
+		_, err := locker.Exec(ctx, `SELECT pg_advisory_unlock(7)`)
+		return err
 	})
 	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--primary", h.ConnString(0, clustertest.HandmadeApp),
 		"--standby", h.ConnString(1, clustertest.HandmadeApp), "--standby", h.ConnString(2, clustertest.HandmadeApp),
-		"-q", "SELECT 1", "--threads", "1", "--duration", "6s", "--results", results)
+		"-q", "SELECT pg_advisory_xact_lock_shared(7)", "--threads", "1", "--rate", "200", "--iterations", "1200", "--results", results)
 	wait()
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)

@@ -34,15 +34,7 @@ func StartRelays(ls []Link) (*Relays, error) {
 }
 
 // Addr is the address the named relay listens on ("" when there is none).
-func (r *Relays) Addr(name string) string {
-	p := r.byName[name]
-	if p == nil {
-		return ""
-	}
-	p.Lock()
-	defer p.Unlock()
-	return p.Listen
-}
+func (r *Relays) Addr(name string) string { return r.s.Addr(name) }
 
 // Cut makes the named relay silent, as a partitioned network is: every byte is dropped both
 // ways (Toxiproxy's timeout toxic with no timeout), and connections, old and new, stay open

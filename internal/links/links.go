@@ -154,6 +154,21 @@ func Start(ls []Link, shape Shape) (*Server, error) {
 	return s, nil
 }
 
+// Addr is the address the named link listens on ("" when there is none): a Listen with
+// port 0 gets a free port, which it names.
+func (s *Server) Addr(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.proxies {
+		if p.Name == name {
+			p.Lock()
+			defer p.Unlock()
+			return p.Listen
+		}
+	}
+	return ""
+}
+
 // Close stops every link and closes its connections.
 func (s *Server) Close() {
 	s.mu.Lock()

@@ -44,14 +44,21 @@ func echo(t testing.TB) string {
 	return l.Addr().String()
 }
 
-func freeAddr(t testing.TB) string {
+// startLink starts a link named n1 to upstream on a free loopback port (port 0: the port is
+// the listener's from the start, never one found free and bound later, which another
+// process can take in between) and returns it and its address.
+func startLink(t testing.TB, upstream string, shape Shape) (*Server, string) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	s, err := Start([]Link{{Name: "n1", Listen: "127.0.0.1:0", Upstream: upstream}}, shape)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	addr := s.Addr("n1")
+	if _, port, _ := net.SplitHostPort(addr); port == "0" || port == "" {
+		s.Close()
+		t.Fatalf("link address %q: want the port it got", addr)
+	}
+	return s, addr
 }
 
 // roundTrips sends n lines through addr and returns the mean time per round trip.
@@ -77,23 +84,18 @@ func roundTrips(t testing.TB, addr string, n int) time.Duration {
 }
 
 func TestLinkAddsItsLatencyToEveryRoundTrip(t *testing.T) {
-	up := echo(t)
-	ls := []Link{{Name: "n1", Listen: freeAddr(t), Upstream: up}}
 	const latency = 3 * time.Millisecond
-	s, err := Start(ls, Shape{Latency: latency})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, addr := startLink(t, echo(t), Shape{Latency: latency})
 	defer s.Close()
-	if err := WaitListening(context.Background(), ls, 10*time.Second); err != nil {
+	if err := WaitListening(context.Background(), []Link{{Name: "n1", Listen: addr}}, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	// A delay is never shorter than asked, however busy the machine.
-	if rt := roundTrips(t, ls[0].Listen, 20); rt < latency {
+	if rt := roundTrips(t, addr, 20); rt < latency {
 		t.Fatalf("round trip %v through a %v link", rt, latency)
 	}
 	s.Close()
-	if _, err := net.DialTimeout("tcp", ls[0].Listen, time.Second); err == nil {
+	if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		t.Fatal("a closed link still accepts connections")
 	}
 }
@@ -114,17 +116,10 @@ func TestLinkOnATakenAddressFails(t *testing.T) {
 // ways through an echo takes at least the block's size over the bandwidth each way, however
 // busy the machine (a loaded machine can only make it slower).
 func TestLinkHoldsItsBandwidth(t *testing.T) {
-	ls := []Link{{Name: "n1", Listen: freeAddr(t), Upstream: echo(t)}}
 	const bandwidth, size = 200_000, 100_000 // 0.5 s each way
-	s, err := Start(ls, Shape{Bandwidth: bandwidth})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, addr := startLink(t, echo(t), Shape{Bandwidth: bandwidth})
 	defer s.Close()
-	if err := WaitListening(context.Background(), ls, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	c, err := net.Dial("tcp", ls[0].Listen)
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,16 +201,9 @@ func BenchmarkRelay(b *testing.B) {
 		b.Run(via, func(b *testing.B) {
 			addr := up
 			if via == "link" {
-				ls := []Link{{Name: "n1", Listen: freeAddr(b), Upstream: up}}
-				s, err := Start(ls, Shape{Latency: time.Microsecond})
-				if err != nil {
-					b.Fatal(err)
-				}
+				s, a := startLink(b, up, Shape{Latency: time.Microsecond})
 				defer s.Close()
-				if err := WaitListening(context.Background(), ls, 10*time.Second); err != nil {
-					b.Fatal(err)
-				}
-				addr = ls[0].Listen
+				addr = a
 			}
 			var r0, r1 syscall.Rusage
 			syscall.Getrusage(syscall.RUSAGE_SELF, &r0)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -258,8 +259,15 @@ func TestWithCluster(t *testing.T) {
 		if got := e.l.Counts().Forwarded["kernel"]; got != 1 {
 			t.Fatalf("sessions forwarded in the kernel: %d, want 1 (%v)", got, e.l.Counts().Forwarded)
 		}
-		// A 60 MB result read by a client that stops for a second after the first row:
-		// the kernel holds back the backend (no unbounded queue) and all of it arrives.
+		// A 60 MB result read by a client that stops after the first row until the
+		// session's sockets hold still: the kernel holds back the backend (no unbounded
+		// queue) and all of it arrives. Only this session's sockets count (the machine's TCP
+		// memory is every process's: other tests' traffic moved it by more than this one).
+		backendPort, err := tryQueryOne(c, "SELECT inet_server_port()::text")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports := []string{strconv.Itoa(e.l.Addr().(*net.TCPAddr).Port), backendPort}
 		const rows, width = 60000, 1000
 		rr := c.Exec(ctx, fmt.Sprintf(`SELECT repeat('x', %d) FROM generate_series(1, %d)`, width, rows))
 		if !rr.NextResult() {
@@ -267,16 +275,14 @@ func TestWithCluster(t *testing.T) {
 		}
 		res := rr.ResultReader()
 		var n, total int
-		memBefore := tcpMemBytes(t)
 		for res.NextRow() {
 			n++
 			total += len(res.Values()[0])
 			if n == 1 {
-				time.Sleep(time.Second)
-				grew := tcpMemBytes(t) - memBefore
-				t.Logf("TCP memory grew by %.1f MB while the client paused", float64(grew)/(1<<20))
-				if grew > 48<<20 {
-					t.Fatalf("TCP memory grew by %d MB while the client paused: the kernel queued the result", grew>>20)
+				queued := steadyQueuedBytes(t, ports)
+				t.Logf("%.1f MB queued in the session's sockets while the client paused", float64(queued)/(1<<20))
+				if queued > 48<<20 {
+					t.Fatalf("%d MB queued in the session's sockets while the client paused: the kernel queued the result", queued>>20)
 				}
 			}
 		}
@@ -473,24 +479,62 @@ func TestPromotionWhileOldPrimaryRuns(t *testing.T) {
 	}
 }
 
-// tcpMemBytes is the memory the kernel's TCP sockets use now (/proc/net/sockstat).
-func tcpMemBytes(t *testing.T) int {
+// steadyQueuedBytes waits until the bytes queued in the TCP sockets on the given loopback
+// ports (sent and not acknowledged, or received and not read) hold still and are not zero
+// (the backend has filled every buffer on the way and waits), and returns them.
+func steadyQueuedBytes(t *testing.T, ports []string) int {
 	t.Helper()
-	b, err := os.ReadFile("/proc/net/sockstat")
-	if err != nil {
-		t.Skip("no /proc/net/sockstat")
+	last := -1
+	for deadline := time.Now().Add(time.Minute); ; {
+		time.Sleep(200 * time.Millisecond)
+		q := queuedBytes(t, ports)
+		if q > 0 && q == last {
+			return q
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session's sockets did not hold still within a minute (%d bytes queued)", q)
+		}
+		last = q
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 0 && f[0] == "TCP:" {
-			for i := 1; i+1 < len(f); i += 2 {
-				if f[i] == "mem" {
-					pages, _ := strconv.Atoi(f[i+1])
-					return pages * os.Getpagesize()
+}
+
+// queuedBytes sums tx_queue and rx_queue of /proc/net/tcp{,6}'s connections whose local or
+// remote port is one of ports (decimal).
+func queuedBytes(t *testing.T, ports []string) int {
+	t.Helper()
+	want := map[string]bool{}
+	for _, p := range ports {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			t.Fatalf("port %q", p)
+		}
+		want[fmt.Sprintf("%04X", n)] = true
+	}
+	sum := 0
+	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(file)
+		if err != nil && file == "/proc/net/tcp" {
+			t.Skipf("no %s: %v", file, err)
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 5 || f[3] == "0A" { // a listening socket's queue is its backlog
+				continue
+			}
+			_, local, _ := strings.Cut(f[1], ":")
+			_, remote, _ := strings.Cut(f[2], ":")
+			if !want[local] && !want[remote] {
+				continue
+			}
+			tx, rx, _ := strings.Cut(f[4], ":")
+			for _, h := range []string{tx, rx} {
+				v, err := strconv.ParseInt(h, 16, 64)
+				if err != nil {
+					t.Fatalf("%s: queue %q in %q", file, h, line)
 				}
+				sum += int(v)
 			}
 		}
 	}
-	t.Fatal("no TCP mem in /proc/net/sockstat")
-	return 0
+	return sum
 }

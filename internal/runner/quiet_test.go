@@ -11,11 +11,15 @@ import (
 )
 
 // stuckOnce is a load whose VU 1 waits for block in its third operation (ctx's end when
-// block is 0) while the other VUs go on.
-func stuckOnce(block time.Duration) *fakeLoad {
+// block is 0) while the other VUs go on; stuckAt, when not nil, is set to when that
+// operation was called (unix ns, the clock the runner notes operations in progress by).
+func stuckOnce(block time.Duration, stuckAt *atomic.Int64) *fakeLoad {
 	var calls atomic.Int64
 	return &fakeLoad{do: func(ctx context.Context, vu workload.VU, op *workload.Op) error {
 		if vu.ID == 1 && calls.Add(1) == 3 { // only VU 1 counts
+			if stuckAt != nil {
+				stuckAt.Store(time.Now().UnixNano())
+			}
 			if block == 0 {
 				<-ctx.Done()
 				return ctx.Err()
@@ -41,7 +45,7 @@ func stretchesOf(st result.Step, vu int) []result.VUQuiet {
 // One VU that waits 1.2 s while the other goes on has a stretch of at least that long,
 // named by where its session was.
 func TestAStuckVUHasAQuietStretch(t *testing.T) {
-	st, err := runOne(t, context.Background(), stuckOnce(1200*time.Millisecond), StepSpec{VUs: 2, Duration: 3 * time.Second})
+	st, err := runOne(t, context.Background(), stuckOnce(1200*time.Millisecond, nil), StepSpec{VUs: 2, Duration: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,13 +64,24 @@ func TestAStuckVUHasAQuietStretch(t *testing.T) {
 
 // A VU still waiting when the window closes has a stretch to the end (and is in flight).
 func TestAVUStuckToTheEnd(t *testing.T) {
-	st, err := runOne(t, context.Background(), stuckOnce(0), StepSpec{VUs: 2, Duration: 1500 * time.Millisecond})
+	var stuckAt atomic.Int64
+	st, err := runOne(t, context.Background(), stuckOnce(0, &stuckAt), StepSpec{VUs: 2, Duration: 1500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	qs := stretchesOf(st, 1)
-	if len(qs) != 1 || !qs[0].ToEnd || qs[0].To != st.Window.Seconds() || st.InFlightOldestSeconds < qs[0].To-qs[0].From-0.05 {
+	if len(qs) != 1 || !qs[0].ToEnd || qs[0].To != st.Window.Seconds() {
 		t.Fatalf("VU 1's stretches %+v (window %.2f s, in flight %d): want one to the end", qs, st.Window.Seconds(), st.InFlight)
+	}
+	// The operation in flight began after VU 1's last one completed and no later than it
+	// was called: its age lies between the time since the call and the stretch (it had
+	// to be within 50 ms of the stretch, which one preemption between two operations of a
+	// VU on a busy machine exceeds). 1 ms allows for the wall clock's slew against the
+	// monotonic one the stretch is measured by.
+	sinceCall := st.Window.End.Sub(time.Unix(0, stuckAt.Load())).Seconds()
+	if st.InFlight < 1 || st.InFlightOldestSeconds < sinceCall-1e-3 || st.InFlightOldestSeconds > qs[0].To-qs[0].From+1e-3 {
+		t.Fatalf("in flight %d, the oldest for %v s: want VU 1's, from %v s (since its call) to %v s (the stretch)",
+			st.InFlight, st.InFlightOldestSeconds, sinceCall, qs[0].To-qs[0].From)
 	}
 }
 

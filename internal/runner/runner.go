@@ -68,9 +68,11 @@ type StepSpec struct {
 }
 
 // Sampler measures something beside the load (the database, the OS) during each measured
-// window. Start is called as the window opens (step.Window.Start set) and Stop as it closes
-// (step.Window set, figures filled); Stop adds the sampler's series to step.Series and its
-// figures to step.Counters. A sampler's error becomes a warning of the step, never a failure.
+// window. Start is called as the window begins to open, with step.Window.Start set to then;
+// the window opens once every sampler has started (Window.Start set again, at most the
+// samplers' start-up later), so no operation of it comes before a sampler's first reading.
+// Stop is called as it closes (step.Window set, figures filled); Stop adds the sampler's
+// series to step.Series and its figures to step.Counters. A sampler's error becomes a warning of the step, never a failure.
 type Sampler interface {
 	Start(ctx context.Context, step *result.Step) error
 	Stop(ctx context.Context, step *result.Step) error
@@ -184,7 +186,14 @@ func landings(ws []workload.Worker) []result.Sessions {
 	for l, n := range counts {
 		out = append(out, result.Sessions{Node: l.Node, InRecovery: l.InRecovery, Count: n})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	// A node the sessions found in both roles (promoted in the step) is in two entries:
+	// the standby's first, so that the order does not follow the map's.
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Node != out[j].Node {
+			return out[i].Node < out[j].Node
+		}
+		return out[i].InRecovery && !out[j].InRecovery
+	})
 	return out
 }
 
@@ -343,8 +352,11 @@ type execution struct {
 	// quiet is, per VU, its stretches without a completed operation (quiet.go), and
 	// windowStart when the window opened (with the clock's monotonic reading): written
 	// before tally.measuring is set, read by a VU only once it has seen it set.
-	quiet           []quietWatch
-	windowStart     time.Time
+	quiet       []quietWatch
+	windowStart time.Time
+	// opened, for a step without ramp-up, is closed as the window opens: its VUs, started
+	// before, begin then, and run while the samplers start.
+	opened          chan struct{}
 	reg             *measure.Registry
 	tally           tally
 	startedSamplers []Sampler
@@ -367,12 +379,14 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 	windowStart := start.Add(ex.spec.Rampup)
 
 	if ex.spec.Rampup <= 0 {
-		ex.openWindow(ctx, st, start)
+		ex.opened = make(chan struct{})
 	}
 	var jobs chan time.Time
 	if ex.spec.Rate > 0 {
 		jobs = make(chan time.Time)
-		go ex.schedule(loadCtx, start, jobs)
+		if ex.spec.Rampup > 0 {
+			go ex.schedule(loadCtx, start, jobs)
+		}
 	}
 	var wg sync.WaitGroup
 	for i, w := range ex.workers {
@@ -399,6 +413,23 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 	}
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
+	// A step of a duration lasts it from when its window opened.
+	var deadline <-chan time.Time
+	open := func() {
+		windowStart = ex.openWindow(ctx, st, time.Time{})
+		if ex.spec.Iterations == 0 {
+			deadline = time.After(ex.spec.Duration)
+		}
+	}
+	if ex.spec.Rampup <= 0 {
+		// The VUs are started and wait for the window, which opens once the samplers have
+		// started (seconds, connecting to every server, on a busy machine): the window holds
+		// no time without load, and the samplers' first readings none of its operations.
+		open()
+		if jobs != nil {
+			go ex.schedule(loadCtx, windowStart, jobs)
+		}
+	}
 
 	tick := ex.cfg.Tick
 	if tick <= 0 {
@@ -410,16 +441,12 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 	if ex.spec.Rampup > 0 {
 		rampTimer = time.After(ex.spec.Rampup)
 	}
-	var deadline <-chan time.Time
-	if ex.spec.Iterations == 0 {
-		deadline = time.After(ex.spec.Rampup + ex.spec.Duration)
-	}
 	var err error
 loop:
 	for {
 		select {
 		case <-rampTimer:
-			ex.openWindow(ctx, st, time.Now())
+			open()
 		case now := <-ticker.C:
 			tk := ex.reg.Tick(now)
 			ex.progress(tk, now.Sub(windowStart))
@@ -469,8 +496,26 @@ loop:
 	return err
 }
 
-// openWindow starts the measured window at now: counters reset, CPU noted, samplers started.
-func (ex *execution) openWindow(ctx context.Context, st *result.Step, now time.Time) {
+// openWindow starts the samplers and then the measured window: counters reset, CPU noted,
+// the VUs let go (opened). The window starts at at, or when at is zero at once the samplers
+// have started (they are given the time they began to start as the window's start), and
+// openWindow returns it.
+func (ex *execution) openWindow(ctx context.Context, st *result.Step, at time.Time) time.Time {
+	st.Window.Start = at
+	if at.IsZero() {
+		st.Window.Start = time.Now()
+	}
+	for _, smp := range ex.cfg.Samplers {
+		if err := smp.Start(ctx, st); err != nil {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("sampler: %v", err))
+			continue
+		}
+		ex.startedSamplers = append(ex.startedSamplers, smp)
+	}
+	now := at
+	if now.IsZero() {
+		now = time.Now()
+	}
 	ex.reg.Reset(now)
 	ex.tally.late.Store(0)
 	ex.tally.errors.Store(0)
@@ -483,13 +528,10 @@ func (ex *execution) openWindow(ctx context.Context, st *result.Step, now time.T
 	ex.windowStart = now
 	ex.cpuUser, ex.cpuSys = cpuTimes()
 	ex.tally.measuring.Store(true)
-	for _, smp := range ex.cfg.Samplers {
-		if err := smp.Start(ctx, st); err != nil {
-			st.Warnings = append(st.Warnings, fmt.Sprintf("sampler: %v", err))
-			continue
-		}
-		ex.startedSamplers = append(ex.startedSamplers, smp)
+	if ex.opened != nil {
+		close(ex.opened)
 	}
+	return now
 }
 
 func (ex *execution) progress(tk measure.Tick, elapsed time.Duration) {
@@ -553,6 +595,13 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 	// in one slice on every operation would share cache lines across cores.
 	quiet := &quietWatch{}
 	defer func() { ex.quiet[i] = *quiet }()
+	if ex.opened != nil {
+		select {
+		case <-ex.opened:
+		case <-ctx.Done():
+			return
+		}
+	}
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {

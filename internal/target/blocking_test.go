@@ -64,18 +64,39 @@ func TestBlockingConnOnServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c2.Exec(context.Background(), `SELECT pg_sleep(60)`)
-	}()
-	time.Sleep(200 * time.Millisecond)
-	c2.PgConn().Conn().Close()
+	var execErr error
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() {
+		defer close(done)
+		_, execErr = c2.Exec(context.Background(), `SELECT pg_sleep(60)`)
+	}()
+	// The query is sleeping on the server, so the session's read is blocked in the kernel:
+	// waited for, not assumed after a pause (a busy machine may not have sent it yet, and
+	// Close would then only fail the write).
+	pid := c2.PgConn().PID()
+	watch, err := Connect(ctx, cs, "agbench-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		var sleeping bool
+		if err := watch.QueryRow(ctx, `SELECT count(*) > 0 FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'PgSleep'`, pid).Scan(&sleeping); err != nil {
+			t.Fatal(err)
+		}
+		if sleeping {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session's pg_sleep did not begin within a minute")
+		}
+	}
+	c2.PgConn().Conn().Close()
 	select {
 	case <-done:
+		if execErr == nil {
+			t.Fatal("the query whose connection was closed succeeded")
+		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("Close did not wake the blocked read")
 	}
