@@ -2,7 +2,9 @@ package sample
 
 import (
 	"context"
+	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,3 +97,22 @@ func TestSamplerFiguresReachTheAnalysis(t *testing.T) {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// The window opens once every sampler has started (internal/runner), after this sampler's
+// Start: a node lost is told in seconds of the window as it opened, not of the sampler's start.
+func TestLostAtCountsFromTheWindowsOpening(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	n := &pgNode{info: NodeInfo{Name: "db.1"}}
+	n.reset(t0)
+	n.err, n.errAt = errors.New("connection reset"), t0.Add(5*time.Second)
+	p := &PG{nodes: []*pgNode{n}, stop: make(chan struct{}), started: t0}
+	st := &result.Step{Window: result.Window{Start: t0.Add(1200 * time.Millisecond), End: t0.Add(10 * time.Second)}}
+	err := p.Stop(context.Background(), st)
+	if err == nil || !strings.Contains(err.Error(), "lost at 3.8 s of the window") {
+		t.Errorf("error %v", err)
+	}
+	x, xerr := st.Sample()
+	if xerr != nil || x.Nodes["db.1"].LostAt == nil || math.Abs(*x.Nodes["db.1"].LostAt-3.8) > 1e-9 {
+		t.Fatalf("sample %+v %v", x, xerr)
+	}
+}

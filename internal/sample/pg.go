@@ -180,6 +180,17 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 	close(p.stop)
 	p.wg.Wait()
 	p.stop = nil
+	// The runner opens the window once every sampler has started, after this one's start
+	// (internal/runner): a node lost, a role changed or a standby absent is told in seconds
+	// of the window as it opened. The series keep their own start.
+	if ws := st.Window.Start; !ws.IsZero() {
+		p.started = ws
+		for _, n := range p.nodes {
+			if n.presence != nil {
+				n.presence.start = ws
+			}
+		}
+	}
 	if st.Series == nil {
 		st.Series = map[string]result.TimeSeries{}
 	}
