@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -199,7 +200,10 @@ func requireRoot(t *testing.T) *System {
 
 func TestGroupHoldsItsProcessAndIsRemoved(t *testing.T) {
 	s := requireRoot(t)
-	name := "agbench-test-" + filepath.Base(t.TempDir())
+	// Named by the test process too: t.TempDir's base ("001") is the same in every run, and a
+	// test binary of another package or checkout running at once must not share (and remove,
+	// killing what runs in it) the group.
+	name := fmt.Sprintf("%stest-%d-%s", GroupPrefix, os.Getpid(), filepath.Base(t.TempDir()))
 	g, err := s.Create(name, Budget{CPUs: 0.5, Memory: 64 << 20}, s.Place(Budget{CPUs: 0.5}, []string{"x"}, nil)[0], nil)
 	if err != nil {
 		t.Fatal(err)

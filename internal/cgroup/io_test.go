@@ -2,6 +2,7 @@ package cgroup
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,7 +189,10 @@ func TestGroupIOLimitHoldsDirectReads(t *testing.T) {
 	if out, err := exec.Command("dd", "if=/dev/urandom", "of="+file, "bs=1M", "count=4", "conv=fsync", "status=none").CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	name := GroupPrefix + "test-io-" + filepath.Base(dir)
+	// Named by the test process too: t.TempDir's base ("001") is the same in every run, and a
+	// test binary of another package or checkout running at once must not share (and remove,
+	// killing what runs in it) the group.
+	name := fmt.Sprintf("%stest-io-%d-%s", GroupPrefix, os.Getpid(), filepath.Base(dir))
 	g, err := s.Create(name, Budget{ReadBPS: limit}, s.CPUs, dev)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,8 @@ package sample
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -26,7 +28,10 @@ func TestHostStepSeesABusyGroupAgainstItsBudget(t *testing.T) {
 	}
 	const cpus = 0.02
 	b := cgroup.Budget{CPUs: cpus, Memory: 64 << 20}
-	g, err := sys.Create("agbench-test-"+filepath.Base(t.TempDir()), b, sys.Place(b, []string{"test"}, nil)[0], nil)
+	// Named by the test process too: t.TempDir's base ("001") is the same in every run, and a
+	// test binary of another package or checkout running at once must not share (and remove,
+	// killing what runs in it) the group.
+	g, err := sys.Create(fmt.Sprintf("%stest-%d-%s", cgroup.GroupPrefix, os.Getpid(), filepath.Base(t.TempDir())), b, sys.Place(b, []string{"test"}, nil)[0], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +116,7 @@ func TestHostStepSeesReadsAgainstTheIOBudget(t *testing.T) {
 	}
 	const limit = 1 << 20
 	b := cgroup.Budget{ReadBPS: limit, ReadIOPS: 1000}
-	g, err := sys.Create("agbench-test-io-"+filepath.Base(dir), b, sys.CPUs, dev)
+	g, err := sys.Create(fmt.Sprintf("%stest-io-%d-%s", cgroup.GroupPrefix, os.Getpid(), filepath.Base(dir)), b, sys.CPUs, dev)
 	if err != nil {
 		t.Fatal(err)
 	}
