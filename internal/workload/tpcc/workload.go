@@ -201,7 +201,9 @@ func (wk *worker) Do(ctx context.Context, op *workload.Op) error {
 	if out.RolledBack {
 		s.rolledBack.Add(1)
 	}
-	if out.OwnRead {
+	// A read cut off by the window's end (the runner's context) is no failed read: like the
+	// operation itself, it is in no figure.
+	if out.OwnRead && (err == nil || ctx.Err() == nil) {
 		s.own.add(wk.landings[len(wk.landings)-1].Node, out, err)
 	}
 	if err != nil {
