@@ -191,9 +191,14 @@ func (o *CreateOptions) checkHosts(settings map[string]string) (*cgroup.System, 
 func (t *Topology) groupName(n *Node) string { return t.groupPrefix() + n.Name }
 
 // groupPrefix starts the name of every control group of this cluster's nodes.
-func (t *Topology) groupPrefix() string {
-	h := sha256.Sum256([]byte(t.Dir))
-	return cgroup.GroupPrefix + t.Name + "-" + hex.EncodeToString(h[:4]) + "-"
+func (t *Topology) groupPrefix() string { return GroupPrefix(t.Dir, t.Name) }
+
+// GroupPrefix starts the name of every control group of the nodes of the cluster name whose
+// folder is dir: the name, and a hash of the folder, so that clusters of one name in two
+// homes (two checkouts' tests, two users) never share or remove each other's groups.
+func GroupPrefix(dir, name string) string {
+	h := sha256.Sum256([]byte(dir))
+	return cgroup.GroupPrefix + name + "-" + hex.EncodeToString(h[:4]) + "-"
 }
 
 // ioDevice finds the disk that holds the cluster's data when its hosts limit IO.

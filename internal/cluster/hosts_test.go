@@ -262,13 +262,17 @@ func storageReadBytes(t *testing.T, pid int) int64 {
 }
 
 // groupsOf lists the control groups under any hierarchy root whose name starts agbench-NAME-.
-func groupsOf(t *testing.T, s *cgroup.System, name string) []string {
+// groupsOf lists the groups of the cluster name under home: by its own prefix, which names its
+// folder too (by the name alone, a test run beside another, in another checkout, saw the
+// other's groups of a cluster of the same name and failed "destroy left groups").
+func groupsOf(t *testing.T, s *cgroup.System, home, name string) []string {
 	t.Helper()
+	prefix := cluster.GroupPrefix(cluster.ClusterDir(home, name), name)
 	var out []string
 	for _, root := range s.Roots {
 		entries, _ := os.ReadDir(root)
 		for _, e := range entries {
-			if e.IsDir() && strings.HasPrefix(e.Name(), "agbench-"+name+"-") {
+			if e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
 				out = append(out, filepath.Join(root, e.Name()))
 			}
 		}
@@ -276,10 +280,13 @@ func groupsOf(t *testing.T, s *cgroup.System, name string) []string {
 	return out
 }
 
+// homeOf is the agbench home a test's cluster was made under.
+func homeOf(topo *cluster.Topology) string { return filepath.Dir(filepath.Dir(topo.Dir)) }
+
 func TestModelledHostsRemovedOnDestroyAfterACrash(t *testing.T) {
 	s := requireHosts(t)
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Name: "hcrash", Host: cgroup.Budget{CPUs: 0.5}})
-	if len(groupsOf(t, s, "hcrash")) == 0 {
+	if len(groupsOf(t, s, homeOf(topo), "hcrash")) == 0 {
 		t.Fatal("no groups made")
 	}
 	// The primary's postmaster dies; its children live on, orphaned, in its group.
@@ -290,7 +297,7 @@ func TestModelledHostsRemovedOnDestroyAfterACrash(t *testing.T) {
 	if err := topo.Destroy(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if left := groupsOf(t, s, "hcrash"); len(left) > 0 {
+	if left := groupsOf(t, s, homeOf(topo), "hcrash"); len(left) > 0 {
 		t.Fatalf("destroy left groups: %v", left)
 	}
 }
@@ -308,7 +315,7 @@ func TestInterruptedCreateLeavesNoGroup(t *testing.T) {
 	w := progressFunc(func(line string) {
 		// Interrupt once the standby's copy starts, when the groups exist and the primary runs in one.
 		if strings.HasPrefix(line, "pg_basebackup") {
-			sawGroups = len(groupsOf(t, s, "hint")) > 0
+			sawGroups = len(groupsOf(t, s, home, "hint")) > 0
 			cancel()
 		}
 	})
@@ -320,7 +327,7 @@ func TestInterruptedCreateLeavesNoGroup(t *testing.T) {
 	if !sawGroups {
 		t.Fatal("the groups did not exist when create was interrupted")
 	}
-	if left := groupsOf(t, s, "hint"); len(left) > 0 {
+	if left := groupsOf(t, s, home, "hint"); len(left) > 0 {
 		t.Fatalf("an interrupted create left groups: %v", left)
 	}
 	if _, err := os.Stat(cluster.ClusterDir(home, "hint")); !errors.Is(err, os.ErrNotExist) {
@@ -344,7 +351,7 @@ func TestModelledHostsBadInputMakesNothing(t *testing.T) {
 		if _, err := os.Stat(cluster.ClusterDir(home, "hbad")); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%+v made its folder", o)
 		}
-		if left := groupsOf(t, s, "hbad"); len(left) > 0 {
+		if left := groupsOf(t, s, home, "hbad"); len(left) > 0 {
 			t.Errorf("%+v made groups %v", o, left)
 		}
 	}

@@ -172,7 +172,7 @@ func TestAddedStandbyGetsItsOwnHostAndTwoClustersSpreadTheirPrimaries(t *testing
 	if err := topo.Destroy(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if left := groupsOf(t, s, "hadd"); len(left) > 0 {
+	if left := groupsOf(t, s, homeOf(topo), "hadd"); len(left) > 0 {
 		t.Fatalf("destroy left groups: %v", left)
 	}
 }
