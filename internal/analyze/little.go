@@ -11,11 +11,16 @@ const LittleTolerance = 0.15
 // A ratio well under 1 means time the client spent outside the measured operations (its
 // own CPU, scheduling, recording); over 1 means latency or throughput was over-counted.
 type Little struct {
-	Load     float64 `json:"load"`
-	Implied  float64 `json:"implied"` // X·(R+Z)
-	Ratio    float64 `json:"ratio"`   // Implied / Load
-	Holds    bool    `json:"holds"`
-	OpenLoop bool    `json:"open_loop,omitempty"` // not checked: load is an arrival rate
+	Load    float64 `json:"load"`
+	Implied float64 `json:"implied"` // X·(R+Z)
+	Ratio   float64 `json:"ratio"`   // Implied / Load
+	Holds   bool    `json:"holds"`
+	// InFlightMax is the most that the operations still running when the window closed can
+	// add to Implied: their time in the window is in no latency. Only how many there were and
+	// the oldest's age are recorded, so it is the count times that age (within the window)
+	// over the window; the law fails only when no share of it up to this brings Implied to N.
+	InFlightMax float64 `json:"in_flight_max,omitempty"`
+	OpenLoop    bool    `json:"open_loop,omitempty"` // not checked: load is an arrival rate
 	// NotJudged says why Implied and Ratio could not be computed (no throughput, think
 	// time unknown); they are then absent, not 0, and Holds says nothing.
 	NotJudged string `json:"not_judged,omitempty"`
@@ -45,7 +50,10 @@ func CheckLittle(steps []Step) []Little {
 		}
 		l.Implied = s.Throughput * (s.MeanMs + s.ThinkMs) / 1000
 		l.Ratio = l.Implied / s.Load
-		l.Holds = l.Ratio >= 1-LittleTolerance && l.Ratio <= 1+LittleTolerance
+		if s.InFlight > 0 && s.WindowSec > 0 {
+			l.InFlightMax = float64(s.InFlight) * min(s.InFlightOldestSec, s.WindowSec) / s.WindowSec
+		}
+		l.Holds = l.Ratio <= 1+LittleTolerance && (l.Implied+l.InFlightMax)/s.Load >= 1-LittleTolerance
 		out = append(out, l)
 	}
 	return out

@@ -165,8 +165,12 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	}
 	for _, l := range CheckLittle(st) {
 		if !l.Holds {
-			add(VLittle, "Little's law fails at %s: throughput × (latency + think) = %.2f, not %s (ratio %.2f): time was spent outside the measured operations or counted twice",
-				count(l.Load, loadName), l.Implied, fmtNum(l.Load), l.Ratio)
+			inFlight := ""
+			if l.InFlightMax > 0 {
+				inFlight = fmt.Sprintf(", %.2f at most with the operations still running at the window's end", l.Implied+l.InFlightMax)
+			}
+			add(VLittle, "Little's law fails at %s: throughput × (latency + think) = %.2f%s, not %s (ratio %.2f): time was spent outside the measured operations or counted twice",
+				count(l.Load, loadName), l.Implied, inFlight, fmtNum(l.Load), l.Ratio)
 			break
 		}
 	}
