@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -8,10 +9,15 @@ import (
 // Catalogue cases of issue 18's part "verdicts you can act on": the one rule for
 // "different" (no-difference, too-little-data), nothing-measured and not-steady.
 
-// fasterOnStandby is a query that sleeps 20 ms on the primary and not at all on a standby:
+// fasterOnStandby is a query that sleeps 50 ms on the primary and not at all on a standby:
 // with routing=on (read-only sessions on the standby) it is several times faster, also on
-// a starved machine where each round trip costs milliseconds.
-const fasterOnStandby = "SELECT pg_sleep(CASE WHEN pg_is_in_recovery() THEN 0 ELSE 0.02 END)"
+// a starved machine where each round trip costs tens of milliseconds. Two threads of it
+// do at most 40/s on the primary: the standby's side falls to that only if its round trips
+// average 50 ms over a whole repeat of 2 s (a busy machine has done a SELECT 1 in 16 ms on
+// average over a second; with a sleep of 20 ms on one thread the lead would be lost at 21 ms).
+// The primary's side still has the rule's 100 operations (MinCompareOps) in its three
+// repeats while a round trip adds up to 70 ms: 2 × 6 s / 120 ms.
+const fasterOnStandby = "SELECT pg_sleep(CASE WHEN pg_is_in_recovery() THEN 0 ELSE 0.05 END)"
 
 // slowerEverySecond sleeps 10 ms more for every second since its session's first query
 // (noted in a setting of the session by that query, which the window holds: the session is
@@ -26,19 +32,20 @@ const fasterOnStandby = "SELECT pg_sleep(CASE WHEN pg_is_in_recovery() THEN 0 EL
 const slowerEverySecond = "SELECT pg_sleep(0.01 * extract(epoch from clock_timestamp() - coalesce(" +
 	"nullif(current_setting('catalogue.first', true), ''), set_config('catalogue.first', clock_timestamp()::text, false))::timestamptz))"
 
-// compareRun runs stress with --compare routing=off,on on the catalogue's cluster.
-func compareRun(t *testing.T, env *catEnv, query string, args ...string) (string, string) {
+// compareRun runs stress with --compare routing=off,on on the catalogue's cluster, on
+// the given number of threads.
+func compareRun(t *testing.T, env *catEnv, query string, threads int, args ...string) (string, string) {
 	res := env.Results(t)
 	_, out := env.Run(t, append([]string{"stress", "--cluster", env.Cluster().Name, "--query", query,
-		"--compare", "routing=off,on", "--threads", "1", "--results", res}, args...)...)
+		"--compare", "routing=off,on", "--threads", strconv.Itoa(threads), "--results", res}, args...)...)
 	return out, res
 }
 
 // clearWinner is the control of the comparison's cases: routing=on clearly faster, three
-// repeats of 2 s a side (the spread is that of the repeats' means, which a busy machine
-// moves far less than it moves single seconds); the winner must be named.
+// repeats of 2 s a side on two threads (the spread is that of the repeats' means, which a
+// busy machine moves far less than it moves single seconds); the winner must be named.
 func clearWinner(t *testing.T, env *catEnv) (string, string) {
-	out, res := compareRun(t, env, fasterOnStandby, "--duration", "2s", "--repeat", "3")
+	out, res := compareRun(t, env, fasterOnStandby, 2, "--duration", "2s", "--repeat", "3")
 	if !strings.Contains(out, "routing=on ahead") {
 		t.Errorf("a clear difference, and no winner named:\n%s", out)
 	}
@@ -50,7 +57,7 @@ func init() {
 		Verdict: "no-difference",
 		Name:    "identical SELECT 1 at a fixed 200/s, routing=off vs on, 3 s each",
 		Invalid: func(t *testing.T, env *catEnv) (string, string) {
-			out, res := compareRun(t, env, "SELECT 1", "--rate", "200", "--duration", "3s")
+			out, res := compareRun(t, env, "SELECT 1", 1, "--rate", "200", "--duration", "3s")
 			if strings.Contains(out, " ahead") {
 				t.Errorf("a winner named for identical variants:\n%s", out)
 			}
@@ -62,7 +69,7 @@ func init() {
 		Verdict: "too-little-data",
 		Name:    "identical SELECT 1, routing=off vs on, windows of 36 ms (one sample a side)",
 		Invalid: func(t *testing.T, env *catEnv) (string, string) {
-			out, res := compareRun(t, env, "SELECT 1", "--duration", "36ms")
+			out, res := compareRun(t, env, "SELECT 1", 1, "--duration", "36ms")
 			if strings.Contains(out, " ahead") {
 				t.Errorf("a winner named from one sample a side:\n%s", out)
 			}
