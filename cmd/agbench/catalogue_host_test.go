@@ -44,7 +44,7 @@ func init() {
 		},
 		Control: func(t *testing.T, env *catEnv) (string, string) {
 			res := env.Results(t)
-			stop := watchCPU(env)
+			stop := watch(func() (cpuReading, bool) { return ourAndMachineCPU(env) })
 			_, out := env.Run(t, stressSelect1(env, res, 1)...)
 			readings := stop()
 			w := readOneResult(t, res).Steps[0].Window
@@ -116,69 +116,24 @@ func startBurners(t *testing.T, n int) func() {
 
 // cpuReading is the machine's busy CPU time (user, nice, system) and the CPU time of this
 // test process and the catalogue cluster's servers (each postmaster and its children,
-// living and reaped), in seconds, at wall time wall (seconds since boot); at is when it was
-// read.
-type cpuReading struct {
-	busy, ours, wall float64
-	at               time.Time
-}
-
-// watchCPU reads ourAndMachineCPU every 100 ms until the returned function is called,
-// which returns the readings (those that could be read) with one last reading.
-func watchCPU(env *catEnv) (stop func() []cpuReading) {
-	var out []cpuReading
-	read := func() {
-		if r, ok := ourAndMachineCPU(env); ok {
-			out = append(out, r)
-		}
-	}
-	read()
-	done, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		tk := time.NewTicker(100 * time.Millisecond)
-		defer tk.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tk.C:
-				read()
-			}
-		}
-	}()
-	return func() []cpuReading {
-		close(done)
-		<-exited
-		read()
-		return out
-	}
-}
+// living and reaped), in seconds, at wall time wall (seconds since boot).
+type cpuReading struct{ busy, ours, wall float64 }
 
 // foreignCPUOver is the CPU, in cores, that processes other than this test's and the
-// cluster's used from the last reading at or before from to the first at or after to (the
-// window and at most a reading's interval either side); false when no two readings span it.
-func foreignCPUOver(rs []cpuReading, from, to time.Time) (float64, bool) {
-	a, b := -1, -1
-	for i, r := range rs {
-		if !r.at.After(from) {
-			a = i
-		}
-		if b < 0 && !r.at.Before(to) {
-			b = i
-		}
-	}
-	if a < 0 || b < 0 || rs[b].wall <= rs[a].wall {
+// cluster's used over the readings spanning from..to (spanning); false when none span it.
+func foreignCPUOver(rs []reading[cpuReading], from, to time.Time) (float64, bool) {
+	before, after, ok := spanning(rs, from, to)
+	if !ok || after.v.wall <= before.v.wall {
 		return 0, false
 	}
-	before, after := rs[a], rs[b]
-	return ((after.busy - before.busy) - (after.ours - before.ours)) / (after.wall - before.wall), true
+	a, b := before.v, after.v
+	return ((b.busy - a.busy) - (b.ours - a.ours)) / (b.wall - a.wall), true
 }
 
 // ourAndMachineCPU reads /proc; false when some part could not be read.
 func ourAndMachineCPU(env *catEnv) (cpuReading, bool) {
 	const hz = 100.0 // USER_HZ
-	r := cpuReading{at: time.Now()}
+	var r cpuReading
 	stat, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return r, false
