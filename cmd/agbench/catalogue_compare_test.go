@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -8,29 +9,43 @@ import (
 // Catalogue cases of issue 18's part "verdicts you can act on": the one rule for
 // "different" (no-difference, too-little-data), nothing-measured and not-steady.
 
-// fasterOnStandby is a query that sleeps 20 ms on the primary and not at all on a standby:
+// fasterOnStandby is a query that sleeps 50 ms on the primary and not at all on a standby:
 // with routing=on (read-only sessions on the standby) it is several times faster, also on
-// a starved machine where each round trip costs milliseconds.
-const fasterOnStandby = "SELECT pg_sleep(CASE WHEN pg_is_in_recovery() THEN 0 ELSE 0.02 END)"
+// a starved machine where each round trip costs tens of milliseconds. Two threads of it
+// do at most 40/s on the primary: the standby's side falls to that only if its round trips
+// average 50 ms over a whole repeat of 2 s (a busy machine has done a SELECT 1 in 16 ms on
+// average over a second; with a sleep of 20 ms on one thread the lead was lost at 21 ms).
+// The primary's side still has the rule's 100 operations (MinCompareOps) in its three
+// repeats while a round trip adds up to 70 ms: 2 × 6 s / 120 ms.
+const fasterOnStandby = "SELECT pg_sleep(CASE WHEN pg_is_in_recovery() THEN 0 ELSE 0.05 END)"
 
-// slowerEverySecond sleeps 2 ms more for every second its session has lived: throughput
-// falls all through the window.
-const slowerEverySecond = "SELECT pg_sleep(0.002 * extract(epoch from clock_timestamp() - " +
-	"(SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())))"
+// slowerEverySecond sleeps 10 ms more for every second since its session's first query
+// (noted in a setting of the session by that query, which the window holds: the session is
+// made and its query prepared before the window opens, run only in it): throughput falls
+// all through the window. A busy machine adds tens of milliseconds to every query, and the
+// age counted from the session's start (made seconds before the window opens while the
+// samplers start on a busy machine) flattens the fall: at 2 ms a second from the session's
+// start, a session 5 s old whose queries cost 30 ms more falls by 19% over 6 s, under the
+// limit of 20%. At 10 ms a second from the first query it falls by 87% with 30 ms more and
+// by 31% with 100 ms more (sleeps by second of the window simulated: 28 23 18 16 13 12/s and
+// 9 9 8 7 7 7/s); unloaded from hundreds to 18/s.
+const slowerEverySecond = "SELECT pg_sleep(0.01 * extract(epoch from clock_timestamp() - coalesce(" +
+	"nullif(current_setting('catalogue.first', true), ''), set_config('catalogue.first', clock_timestamp()::text, false))::timestamptz))"
 
-// compareRun runs stress with --compare routing=off,on on the catalogue's cluster.
-func compareRun(t *testing.T, env *catEnv, query string, args ...string) (string, string) {
+// compareRun runs stress with --compare routing=off,on on the catalogue's cluster, on
+// the given number of threads.
+func compareRun(t *testing.T, env *catEnv, query string, threads int, args ...string) (string, string) {
 	res := env.Results(t)
 	_, out := env.Run(t, append([]string{"stress", "--cluster", env.Cluster().Name, "--query", query,
-		"--compare", "routing=off,on", "--threads", "1", "--results", res}, args...)...)
+		"--compare", "routing=off,on", "--threads", strconv.Itoa(threads), "--results", res}, args...)...)
 	return out, res
 }
 
 // clearWinner is the control of the comparison's cases: routing=on clearly faster, three
-// repeats of 2 s a side (the spread is that of the repeats' means, which a busy machine
-// moves far less than it moves single seconds); the winner must be named.
+// repeats of 2 s a side on two threads (the spread is that of the repeats' means, which a
+// busy machine moves far less than it moves single seconds); the winner must be named.
 func clearWinner(t *testing.T, env *catEnv) (string, string) {
-	out, res := compareRun(t, env, fasterOnStandby, "--duration", "2s", "--repeat", "3")
+	out, res := compareRun(t, env, fasterOnStandby, 2, "--duration", "2s", "--repeat", "3")
 	if !strings.Contains(out, "routing=on ahead") {
 		t.Errorf("a clear difference, and no winner named:\n%s", out)
 	}
@@ -40,9 +55,15 @@ func clearWinner(t *testing.T, env *catEnv) (string, string) {
 func init() {
 	addCase(catalogueCase{
 		Verdict: "no-difference",
-		Name:    "identical SELECT 1 at a fixed 200/s, routing=off vs on, 3 s each",
+		Name:    "identical SELECT 1 at a fixed 200/s on four threads, routing=off vs on, 3 s each",
 		Invalid: func(t *testing.T, env *catEnv) (string, string) {
-			out, res := compareRun(t, env, "SELECT 1", "--rate", "200", "--duration", "3s")
+			// A side whose schedule is kept does 200 in every second, and a pause of the
+			// machine only widens its spread (the operations are made up in the next second,
+			// or missing from the last). One thread keeps 200/s only while a SELECT 1 takes
+			// under 5 ms: on a busy machine (16 ms on average over a second has been seen)
+			// both sides fall behind, by amounts that differ, and three seconds a side need
+			// not overlap: a difference of noise. Four threads keep it up to 20 ms.
+			out, res := compareRun(t, env, "SELECT 1", 4, "--rate", "200", "--duration", "3s")
 			if strings.Contains(out, " ahead") {
 				t.Errorf("a winner named for identical variants:\n%s", out)
 			}
@@ -54,7 +75,7 @@ func init() {
 		Verdict: "too-little-data",
 		Name:    "identical SELECT 1, routing=off vs on, windows of 36 ms (one sample a side)",
 		Invalid: func(t *testing.T, env *catEnv) (string, string) {
-			out, res := compareRun(t, env, "SELECT 1", "--duration", "36ms")
+			out, res := compareRun(t, env, "SELECT 1", 1, "--duration", "36ms")
 			if strings.Contains(out, " ahead") {
 				t.Errorf("a winner named from one sample a side:\n%s", out)
 			}
@@ -83,7 +104,7 @@ func init() {
 	})
 	addCase(catalogueCase{
 		Verdict: "not-steady",
-		Name:    "stress whose query sleeps 2 ms longer every second, 6 s window",
+		Name:    "stress whose query sleeps 10 ms longer every second since its first, 6 s window",
 		Invalid: func(t *testing.T, env *catEnv) (string, string) {
 			res := env.Results(t)
 			_, out := env.Run(t, "stress", "--cluster", env.Cluster().Name, "--query", slowerEverySecond,
@@ -94,9 +115,16 @@ func init() {
 			res := env.Results(t)
 			// Four threads keep 100/s while a query takes under 40 ms: on one, a busy machine
 			// (p99 92 ms beside two test suites, other work taking 1.8 of the 2 cores) did
-			// 60/s in the last second, and the verdict rightly fired on the control.
+			// 60/s in the last second, and the verdict rightly fired on the control. Even on
+			// four, a machine that stops the load generator or the server for d seconds takes
+			// d of a second's operations from one second: in the window's last (they are not
+			// made up before it closes) that is a trend of 6(n-1)/(n(n+1))·d over n seconds,
+			// 0.71·d over 6 (a 0.28 s pause reaches the limit of 20%), 0.49·d over 10 (0.41 s);
+			// in the middle they are made up in the next second, a variation of d·sqrt(2/(n-1)),
+			// 0.63·d over 6 (0.47 s reaches 30%), 0.47·d over 10 (0.64 s). So the control's
+			// window is 10 s.
 			_, out := env.Run(t, "stress", "--cluster", env.Cluster().Name, "--query", "SELECT 1",
-				"--threads", "4", "--rate", "100", "--duration", "6s", "--results", res)
+				"--threads", "4", "--rate", "100", "--duration", "10s", "--results", res)
 			return out, res
 		},
 	})

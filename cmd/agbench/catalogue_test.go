@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/cluster"
@@ -232,4 +233,63 @@ func TestCatalogueCoversEveryVerdict(t *testing.T) {
 			t.Errorf("verdict %q has no case in the catalogue (add one in a catalogue_*_test.go, or say in notInCatalogue why it cannot be tried)", code)
 		}
 	}
+}
+
+// reading is one reading of a watch and when it was taken.
+type reading[T any] struct {
+	v  T
+	at time.Time
+}
+
+// watch calls read now and every 100 ms until the returned function is called, which reads
+// once more and returns the readings (those read returned true for), in order. A control
+// measures the host with it over the run's own window (spanning) rather than around the
+// whole run, whose start-up and analysis are seconds the verdict did not judge.
+func watch[T any](read func() (T, bool)) (stop func() []reading[T]) {
+	var out []reading[T]
+	take := func() {
+		at := time.Now()
+		if v, ok := read(); ok {
+			out = append(out, reading[T]{v, at})
+		}
+	}
+	take()
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		tk := time.NewTicker(100 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tk.C:
+				take()
+			}
+		}
+	}()
+	return func() []reading[T] {
+		close(done)
+		<-exited
+		take()
+		return out
+	}
+}
+
+// spanning returns the last reading taken at or before from and the first at or after to:
+// the window and at most a reading's interval either side; false when there are none such.
+func spanning[T any](rs []reading[T], from, to time.Time) (before, after reading[T], ok bool) {
+	a, b := -1, -1
+	for i, r := range rs {
+		if !r.at.After(from) {
+			a = i
+		}
+		if b < 0 && !r.at.Before(to) {
+			b = i
+		}
+	}
+	if a < 0 || b < 0 {
+		return before, after, false
+	}
+	return rs[a], rs[b], true
 }
