@@ -134,6 +134,8 @@ type kernelSession struct {
 	mu       sync.Mutex
 	cfd, bfd int  // own descriptors after detach, else -1
 	stopped  bool // shutdown was called: the session is being cut
+	// why says what ended the watch (for a failing test's message), once it returned.
+	why string
 }
 
 // tcpCounts are a socket's bytes sent (retransmissions counted again), acknowledged by the
@@ -389,6 +391,7 @@ func (s *kernelSession) watch() (toBackend, toClient int64, ok bool) {
 	passed := make(chan struct{}) // closed when the backend's end has been passed on
 	var buf []byte
 	var spins int
+	why := "shutdown"
 	pfd := make([]unix.PollFd, 0, 2)
 loop:
 	for !s.isStopped() {
@@ -410,6 +413,7 @@ loop:
 		if backendDone {
 			select {
 			case <-passed:
+				why = "the backend's end passed on"
 				break loop
 			default:
 			}
@@ -419,6 +423,7 @@ loop:
 			if err == unix.EINTR {
 				continue
 			}
+			why = fmt.Sprintf("poll: %v", err)
 			break
 		}
 		for _, p := range pfd {
@@ -430,6 +435,7 @@ loop:
 				from = 1
 			}
 			if p.Events == 0 { // the ended client, reset: nothing more can reach it
+				why = fmt.Sprintf("the client's socket after its end: events %#x", p.Revents)
 				break loop
 			}
 			if buf == nil {
@@ -444,6 +450,7 @@ loop:
 				time.Sleep(time.Duration(min(spins, 100)) * 10 * time.Microsecond)
 			case err == unix.EINTR:
 			case err != nil:
+				why = fmt.Sprintf("read %s: %v", [2]string{"client", "backend"}[from], err)
 				if from == 1 {
 					// The backend's connection was reset (a backend that ended with a
 					// FATAL error while the client's next query sat unread in its socket
@@ -457,7 +464,8 @@ loop:
 				break loop
 			case n > 0:
 				spins = 0
-				if writeAllFD(fds[1-from], buf[:n]) != nil {
+				if err := writeAllFD(fds[1-from], buf[:n]); err != nil {
+					why = fmt.Sprintf("write %s: %v", [2]string{"backend", "client"}[from], err)
 					break loop
 				}
 				moved[from].Add(int64(n))
@@ -482,6 +490,7 @@ loop:
 	}
 	toBackend, toClient, ok = s.bytes(backendDone)
 	s.mu.Lock()
+	s.why = why
 	s.stopped = true
 	unix.Close(s.cfd)
 	unix.Close(s.bfd)

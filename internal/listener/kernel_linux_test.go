@@ -3,6 +3,7 @@ package listener
 import (
 	"bytes"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -70,9 +71,13 @@ func newProxied(t *testing.T, k *kernelForwarder) *proxied {
 	return p
 }
 
-// sendBothWays writes 3 MB of random bytes from the client and 5 MB from the server, each
-// side closing its sending half after, and returns what each sent.
-func (p *proxied) sendBothWays() (up, down []byte) {
+// sendBothWays writes 3 MB of random bytes from the client and 5 MB from the server at
+// once, and returns what each sent and what the server read. The client closes its sending
+// half after its bytes; the server closes its own only once it has read the client's end,
+// as a PostgreSQL backend ends only after the client's Terminate: a backend's end of
+// stream ends the session (as with the copy loops), so a server that half-closed first
+// would have the client's bytes still in flight cut off.
+func (p *proxied) sendBothWays() (up, down []byte, serverGot <-chan readResult) {
 	up, down = make([]byte, 3<<20), make([]byte, 5<<20)
 	rand.Read(up)
 	rand.Read(down)
@@ -80,11 +85,26 @@ func (p *proxied) sendBothWays() (up, down []byte) {
 		p.client.Write(up)
 		p.client.CloseWrite()
 	}()
+	got := make(chan readResult, 1)
+	read := make(chan struct{})
+	go func() {
+		p.server.SetReadDeadline(time.Now().Add(20 * time.Second))
+		b, err := io.ReadAll(p.server)
+		close(read)
+		got <- readResult{b, err}
+	}()
 	go func() {
 		p.server.Write(down)
+		<-read
 		p.server.CloseWrite()
 	}()
-	return up, down
+	return up, down, got
+}
+
+// readResult is what io.ReadAll returned.
+type readResult struct {
+	b   []byte
+	err error
 }
 
 // Bytes cross both ways through the kernel, none through user space, and each side's end
@@ -92,10 +112,10 @@ func (p *proxied) sendBothWays() (up, down []byte) {
 func TestKernelForwarderMovesBothWays(t *testing.T) {
 	k := kernelOrSkip(t)
 	p := newProxied(t, k)
-	up, down := p.sendBothWays()
-	gotUp, err := io.ReadAll(p.server)
-	if err != nil || !bytes.Equal(gotUp, up) {
-		t.Fatalf("server got %d of %d bytes (equal %v), %v", len(gotUp), len(up), bytes.Equal(gotUp, up), err)
+	up, down, serverGot := p.sendBothWays()
+	r := <-serverGot
+	if gotUp, err := r.b, r.err; err != nil || !bytes.Equal(gotUp, up) {
+		t.Fatalf("server got %d of %d bytes (equal %v), %v; %s", len(gotUp), len(up), bytes.Equal(gotUp, up), err, p.watchSaw())
 	}
 	gotDown, err := io.ReadAll(p.client)
 	if err != nil || !bytes.Equal(gotDown, down) {
@@ -138,18 +158,68 @@ func TestKernelForwarderFullDuplex(t *testing.T) {
 	k := kernelOrSkip(t)
 	for i := 0; i < 20; i++ {
 		p := newProxied(t, k)
-		up, down := p.sendBothWays()
-		gotDown := make(chan []byte, 1)
-		go func() {
-			b, _ := io.ReadAll(p.client)
-			gotDown <- b
-		}()
-		p.server.SetReadDeadline(time.Now().Add(20 * time.Second))
-		gotUp, _ := io.ReadAll(p.server)
-		gd := <-gotDown
-		if !bytes.Equal(gotUp, up) || !bytes.Equal(gd, down) {
-			t.Fatalf("round %d: server got %d of %d bytes, client %d of %d", i, len(gotUp), len(up), len(gd), len(down))
+		up, down, serverGot := p.sendBothWays()
+		p.client.SetReadDeadline(time.Now().Add(20 * time.Second))
+		gd, errDown := io.ReadAll(p.client)
+		gu := <-serverGot
+		if !bytes.Equal(gu.b, up) || !bytes.Equal(gd, down) {
+			t.Fatalf("round %d: server got %d of %d bytes (%v), client %d of %d (%v); %s",
+				i, len(gu.b), len(up), gu.err, len(gd), len(down), errDown, p.watchSaw())
 		}
+	}
+}
+
+// watchSaw tells what the session's watch saw, for a failing test's message: the byte
+// counts it returned and why it ended (or that it has not yet), what it copied itself, and
+// how far the client's own socket got sending (what the listener's kernel took from it).
+func (p *proxied) watchSaw() string {
+	if c, err := tcpInfo(p.client); err == nil {
+		clientSent := fmt.Sprintf("; the client's socket sent %d bytes, %d acknowledged", c.sent, c.acked)
+		return p.watchEnd() + clientSent
+	}
+	return p.watchEnd()
+}
+
+func (p *proxied) watchEnd() string {
+	select {
+	case c := <-p.counts:
+		p.ks.mu.Lock()
+		why := p.ks.why
+		p.ks.mu.Unlock()
+		return fmt.Sprintf("the watch ended (%s) with %d bytes to the backend, %d to the client (ok %v); copied by the watch %d up, %d down",
+			why, c.toBackend, c.toClient, c.ok, p.up.Load(), p.down.Load())
+	case <-time.After(5 * time.Second):
+		return fmt.Sprintf("the watch still runs; copied by the watch %d up, %d down", p.up.Load(), p.down.Load())
+	}
+}
+
+// The backend's end of stream ends the session once the client has what preceded it, as
+// the copy loops end it: a PostgreSQL backend closes its socket only as it exits, so
+// nothing the client sends after can be read, and a client that keeps its side open (an
+// idle pooled connection) does not keep the session. (This is why sendBothWays' server
+// reads the client's end before it ends its own.)
+func TestKernelForwarderBackendEndEndsSession(t *testing.T) {
+	k := kernelOrSkip(t)
+	p := newProxied(t, k)
+	msg := []byte("E\x00\x00\x00\x0bFATAL\x00\x00")
+	if _, err := p.server.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.server.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	p.client.SetReadDeadline(time.Now().Add(20 * time.Second))
+	got, err := io.ReadAll(p.client)
+	if err != nil || !bytes.Equal(got, msg) {
+		t.Fatalf("client got %q before the end (%v), want %q", got, err, msg)
+	}
+	select {
+	case c := <-p.counts:
+		if !c.ok || c.toBackend != 0 || c.toClient != int64(len(msg)) {
+			t.Fatalf("byte counts %d/%d (%v), want 0/%d", c.toBackend, c.toClient, c.ok, len(msg))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the session was still open 20 s after its backend's end reached the client")
 	}
 }
 
