@@ -11,12 +11,14 @@ import (
 
 // fasterOnStandby is a query that sleeps 50 ms on the primary and not at all on a standby:
 // with routing=on (read-only sessions on the standby) it is several times faster, also on
-// a starved machine where each round trip costs tens of milliseconds. Two threads of it
-// do at most 40/s on the primary: the standby's side falls to that only if its round trips
+// a starved machine where each round trip costs tens of milliseconds. Four threads of it
+// do at most 80/s on the primary: the standby's side falls to that only if its round trips
 // average 50 ms over a whole repeat of 2 s (a busy machine has done a SELECT 1 in 16 ms on
 // average over a second; with a sleep of 20 ms on one thread the lead was lost at 21 ms).
 // The primary's side still has the rule's 100 operations (MinCompareOps) in its three
-// repeats while a round trip adds up to 70 ms: 2 × 6 s / 120 ms.
+// repeats while a round trip adds up to 190 ms: 4 × 6 s / 240 ms (in CI, beside another
+// suite, one thread's 20 ms sleep took 165 ms a round trip: 62 operations in three repeats
+// on one thread, and too-little-data rightly fired on the control).
 const fasterOnStandby = "SELECT pg_sleep(CASE WHEN pg_is_in_recovery() THEN 0 ELSE 0.05 END)"
 
 // slowerEverySecond sleeps 10 ms more for every second since its session's first query
@@ -42,10 +44,10 @@ func compareRun(t *testing.T, env *catEnv, query string, threads int, args ...st
 }
 
 // clearWinner is the control of the comparison's cases: routing=on clearly faster, three
-// repeats of 2 s a side on two threads (the spread is that of the repeats' means, which a
+// repeats of 2 s a side on four threads (the spread is that of the repeats' means, which a
 // busy machine moves far less than it moves single seconds); the winner must be named.
 func clearWinner(t *testing.T, env *catEnv) (string, string) {
-	out, res := compareRun(t, env, fasterOnStandby, 2, "--duration", "2s", "--repeat", "3")
+	out, res := compareRun(t, env, fasterOnStandby, 4, "--duration", "2s", "--repeat", "3")
 	if !strings.Contains(out, "routing=on ahead") {
 		t.Errorf("a clear difference, and no winner named:\n%s", out)
 	}
