@@ -67,7 +67,7 @@ bench-tpcc: deps build
 	@scripts/bench-tpcc.sh $(BIN)
 
 # Read-only routing on modelled hosts (control groups; root) beside the same on one shared
-# host: stress point select and count(*) larger than a node's memory, 1..12 threads (issue 19).
+# host: stress point select and count(*) larger than a node's memory, 1..12 threads.
 .PHONY: bench-hosts
 bench-hosts: deps build
 	@scripts/bench-hosts.sh $(BIN)
@@ -82,12 +82,12 @@ bench-listener: deps build
 	@bench/listener.sh $(BIN)
 
 # agbench stress (pgbench's select-only statement) vs pgbench -S -M prepared at 1, 2, 4, 8
-# clients, interleaved, medians; TPS ratio and client CPU per transaction (issue 4).
+# clients, interleaved, medians; TPS ratio and client CPU per transaction.
 .PHONY: bench-stress
 bench-stress: deps build
 	$(GO) run ./scripts/benchstress -agbench $(BIN) $(BENCH_STRESS_ARGS)
 
-# The samplers' cost and accuracy (issue 7): pgbench -S TPS with and without the database and
+# The samplers' cost and accuracy: pgbench -S TPS with and without the database and
 # OS samplers, interleaved, medians, and the sampler's own CPU; the OS sampler's device IOs
 # and utilisation against fio's own disk stats for the same jobs.
 .PHONY: bench-sample

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-hosts: read-only routing on modelled hosts (issue 19), and what the budgets cost.
+# make bench-hosts: read-only routing on modelled hosts, and what the budgets cost.
 # A throwaway local cluster of a primary and one standby on this machine, each node a host of
 # its own: HOSTS_CPUS cores (0.6) with a CPU weight in proportion (--host-cpu-shares auto),
 # HOSTS_MEMORY (128M, page cache included), reads held to HOSTS_READ_BPS (200M) and

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Catalogue cases of issue 18's part "verdicts you can act on": the one rule for
+// Catalogue cases of the verdicts a comparison is judged by: the one rule for
 // "different" (no-difference, too-little-data), nothing-measured and not-steady.
 
 // fasterOnStandby is a query that sleeps 50 ms on the primary and not at all on a standby:

@@ -163,7 +163,7 @@ func skipIfNotQuiet(t *testing.T, results, code string, othersMBps float64) {
 // fits-in-memory: a stress of the catalogue's cluster reads a database of a few MiB, which
 // shared_buffers and the page cache hold whole. The control is a database larger than the
 // memory the analysis counts: the machine's ~22 GiB are out of reach, so the node is a
-// modelled host (issue 19) whose control group holds 192 MiB, shared_buffers and page
+// modelled host whose control group holds 192 MiB, shared_buffers and page
 // cache included, and the database is made about 260 MiB.
 func init() {
 	addCase(catalogueCase{

@@ -7,7 +7,7 @@ import (
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 )
 
-// Catalogue cases of modelled hosts (issue 19).
+// Catalogue cases of modelled hosts (nodes in control groups of their own).
 func init() {
 	routingStress := func(t *testing.T, env *catEnv, clusterName string) (string, string) {
 		res := env.Results(t)

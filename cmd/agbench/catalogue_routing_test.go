@@ -11,7 +11,7 @@ import (
 	"github.com/agbench/agbench/internal/target"
 )
 
-// Catalogue cases of where read intent lands (issue 18).
+// Catalogue cases of where read intent lands.
 //
 // read-intent-on-primary: a hand-made cluster of a primary and one standby behind an
 // in-process listener whose routing list falls back to the primary ('standby1','primary').

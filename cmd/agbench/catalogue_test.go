@@ -23,7 +23,7 @@ import (
 	"github.com/agbench/agbench/internal/result"
 )
 
-// The verdict catalogue (issue 18): for every verdict, a run made to be invalid in that
+// The verdict catalogue: for every verdict, a run made to be invalid in that
 // way and a control run that is not, both real runs of agbench's commands on real servers
 // with short steps. Each verdict must fire on its invalid run, in result.json's analysis
 // and on the terminal alike, and on none of the controls. Cases are registered by the

@@ -68,7 +68,7 @@ func TestDrillCommand(t *testing.T) {
 	}
 }
 
-// Review B3: a step whose window has no length has no error rate: "–", not "+Inf".
+// A step whose window has no length has no error rate: "–", not "+Inf".
 func TestDrillErrorRatesOfAnEmptyWindow(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	st := &result.Step{Window: result.Window{Start: at, End: at}, Errors: []result.ErrorClass{{SQLState: "57P01", Count: 3}}}

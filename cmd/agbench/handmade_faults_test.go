@@ -309,7 +309,7 @@ func TestStressStandbyStoppedMidRun(t *testing.T) {
 	}
 }
 
-// Issue 24: a failover during a read-intent stress through a listener. The listener ends
+// A failover during a read-intent stress through a listener. The listener ends
 // the read-intent sessions on the promoted standby (as SQL Server's listener drops its
 // connections); the workers make them again through it, routed by the list (the default:
 // every standby, then the primary: here the new primary), and the step records the

@@ -1,7 +1,7 @@
 package main
 
 // Golden test of everything a user sees of a recorded run, so that a refactor of the
-// command layer (issue 16) can show that the same results still give the same tables,
+// command layer can show that the same results still give the same tables,
 // reports and comparisons.
 //
 // testdata/recorded/<name>.json.gz are real result.json files, one per measuring command,
@@ -50,8 +50,8 @@ package main
 // renderCommandOutput recomputes the closing analysis with analyze.FromResult and the options
 // the command passes to analyze.Attach (the stored analysis is what `agbench report` shows),
 // and the result path of the last line with result.RunDir from the run's --results/--out
-// and start time: issue 16 changes how results folders are named, so that line is expected
-// to change with it.
+// and start time, so that the line follows the one place that names results folders rather
+// than a copy of its rule.
 //
 // Not rendered, because a result.json does not hold what they need: the commands' stderr
 // progress (live ticks, per-phase timings while seeding, readahead's per-run lines), the

@@ -165,7 +165,7 @@ func TestCompareCommand(t *testing.T) {
 	}
 }
 
-// Issue 17: through a listener stress cannot measure the servers' MB/s. A variant without it
+// Through a listener stress cannot measure the servers' MB/s. A variant without it
 // is '–' with the reason in compare and in the report's headline, never 0 or -100%.
 func TestCompareWithAnAbsentFigure(t *testing.T) {
 	dir := t.TempDir()

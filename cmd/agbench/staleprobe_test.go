@@ -39,7 +39,7 @@ func TestStaleProbeBadInput(t *testing.T) {
 	}
 }
 
-// Issue 21: the stale-read probe beside stress through a listener, with the standby's
+// The stale-read probe beside stress through a listener, with the standby's
 // replay slowed: in eventual mode some reads miss the write and the table, the per-node
 // lines and the result say so; in causal mode none does.
 func TestStaleProbeOnCluster(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/agbench/agbench/internal/result"
 )
 
-// Issue 21: tpcc run --read-intent with the stale-read probe, in client mode, checks each
+// tpcc run --read-intent with the stale-read probe, in client mode, checks each
 // Order-Status that follows the VU's own Payment against it. With the standby's replay held
 // 300 ms behind, reads on the standby miss the payment: the result's own-writes section and
 // the line under the table count them. In functions mode they are not measured, and the

@@ -10,7 +10,7 @@ import (
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
 
-// Review B1: tpcc run --read-intent --stale-probe: the probe's writes on the primary are
+// tpcc run --read-intent --stale-probe: the probe's writes on the primary are
 // agbench's own transactions, left out of server TPM, so the TPM cross-check holds on a
 // valid run (before, the probe added some 3,000 commits a minute to the server's count).
 func TestTPCCStaleProbeLeftOutOfServerTPM(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/agbench/agbench/internal/result"
 )
 
-// Read intent (issue 18): sessions that declared read intent belong on a standby whenever
+// Read intent: sessions that declared read intent belong on a standby whenever
 // the target has one to reach (a standby given, or a listener that routes), and a routing
 // comparison's routing=on variant sends them there. Where they landed is read from the
 // steps' sessions (stress, scan: one session per thread, pg_is_in_recovery() asked when it

@@ -77,7 +77,7 @@ func TestWhatSaturatedMentionsLaggingStandby(t *testing.T) {
 	}
 }
 
-// Issue 17: a lag the samplers could not measure is not judged, never a standby keeping up.
+// A lag the samplers could not measure is not judged, never a standby keeping up.
 func TestWhatSaturatedLagNotMeasured(t *testing.T) {
 	why := "replication lag not measured on node1: the login app lacks pg_read_all_stats"
 	steps, ev := sweepWithEvidence(func(e *Evidence) {

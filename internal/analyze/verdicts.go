@@ -32,7 +32,8 @@ const (
 	// moved was served from the page cache.
 	CacheBypassShare = 0.50
 	// ErrorShareLimit is the share of failed operations in a step above which its figures
-	// describe a run with failures (issue 17, rule 3: "a small share of operations").
+	// describe a run with failures; below it the failures are a small share of the
+	// operations and the figures still describe the load asked.
 	ErrorShareLimit = 0.01
 )
 

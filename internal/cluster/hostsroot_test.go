@@ -18,7 +18,7 @@ import (
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 )
 
-// Review B9: a host budget the machine cannot give is named as such, and as bad input,
+// A host budget the machine cannot give is named as such, and as bad input,
 // whoever runs agbench: the numbers are checked before root is asked for. As root the
 // check runs again in a copy of this test binary as the user postgres.
 func TestHostBudgetNamedBeforeRoot(t *testing.T) {

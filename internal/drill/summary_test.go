@@ -44,7 +44,7 @@ func TestSummarize(t *testing.T) {
 	if none.WriteBackP50 != nil || none.Verdict != "sync commit: 0 of 10 acknowledged commits lost in 1 failover (planned); writes back: – (no write succeeded after a fault)" {
 		t.Fatalf("absent times: %q", none.Verdict)
 	}
-	// Review B2: no acknowledged commit is no durability check: not judged, and a failure.
+	// No acknowledged commit is no durability check: not judged, and a failure.
 	unacked := &result.DrillRun{Fault: FaultPlanned, Commit: "sync", Cycles: 2}
 	Summarize(unacked, []result.Step{cycleStep(t, result.DrillCycle{Cycle: 1, Checked: true, Writable: []string{"p"}, OldPrimary: "streaming"}),
 		cycleStep(t, result.DrillCycle{Cycle: 2, Checked: true, Writable: []string{"p"}, OldPrimary: "streaming"})})

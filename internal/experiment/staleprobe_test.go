@@ -11,7 +11,7 @@ import (
 	"github.com/agbench/agbench/internal/target"
 )
 
-// Review B1: the stale-read probe's transactions on the primary (its writes, and its reads
+// The stale-read probe's transactions on the primary (its writes, and its reads
 // when they land there) are agbench's own, so that tpcc's server TPM leaves them out as it
 // leaves out the samplers': every probe counts at least its INSERT, one read and the
 // question of where the read landed.

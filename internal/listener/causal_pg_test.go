@@ -73,7 +73,7 @@ func setApplyDelay(e *pgEnv, node, delay string) {
 	e.exec(node, "SELECT pg_reload_conf()")
 }
 
-// Issue 21: read-your-writes through the listener on a real primary and standby while
+// Read-your-writes through the listener on a real primary and standby while
 // the standby's replay is slowed.
 func TestCausalRoutingWithCluster(t *testing.T) {
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1})

@@ -114,7 +114,7 @@ func lagViews(h *health) map[string]lagView {
 	return v
 }
 
-// Issue 24: a lag is given where it was measured only. The primary, a node down, a node
+// A lag is given where it was measured only. The primary, a node down, a node
 // not probed yet and a standby behind every position of the primary seen have none: no
 // lag_seconds in /status (lag_unknown says why), no metric, and the router knows.
 func TestLagAbsentWhereNotMeasured(t *testing.T) {
@@ -165,7 +165,7 @@ func TestLagAbsentWhereNotMeasured(t *testing.T) {
 	}
 }
 
-// Issue 24: with no position of a primary seen (none up since the start, or none since the
+// With no position of a primary seen (none up since the start, or none since the
 // last one stopped being the primary), a standby's lag is unknown, not 0.
 func TestLagUnknownWithoutPrimaryHistory(t *testing.T) {
 	h := testHealth("primary", "standby1")

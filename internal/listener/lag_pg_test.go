@@ -16,7 +16,7 @@ import (
 	"github.com/agbench/agbench/internal/routing"
 )
 
-// Issue 17: the probe measures a standby's lag from positions any login may read (the
+// The probe measures a standby's lag from positions any login may read (the
 // primary's pg_current_wal_lsn() over time, the standby's pg_last_wal_replay_lsn()), so
 // --max-lag works when the probe logs in as an ordinary login without pg_monitor.
 func TestMaxLagWithAnUnprivilegedProbe(t *testing.T) {
@@ -87,7 +87,7 @@ func lagMetric(t *testing.T, l *Listener, node string) string {
 	return ""
 }
 
-// Issue 24: absent is not zero. A listener started while the primary is down knows no
+// Absent is not zero. A listener started while the primary is down knows no
 // standby lag: /status has no lag_seconds (lag_unknown says why), /metrics no lag line, and
 // --max-lag skips the standby saying so. Once the primary runs, the standby's lag is
 // measured and the primary still has none.

@@ -313,7 +313,7 @@ func (e *eventLog) find(kind, node, msg string) (Event, bool) {
 	return Event{}, false
 }
 
-// Issue 24: a standby that is promoted loses the read-intent sessions routed to it as a
+// A standby that is promoted loses the read-intent sessions routed to it as a
 // standby, as SQL Server's listener drops its connections at a failover; the other
 // standby's sessions are not touched, and new read-intent sessions follow the new roles.
 func TestFakePromotionEndsReadIntentSessions(t *testing.T) {
@@ -348,7 +348,7 @@ func TestFakePromotionEndsReadIntentSessions(t *testing.T) {
 	}
 }
 
-// Issue 24: a read-intent session routed to a standby whose promotion is settled while the
+// A read-intent session routed to a standby whose promotion is settled while the
 // session is being opened (after the promotion's sessions were ended) is routed again
 // before any byte reaches its client.
 func TestFakeSessionRoutedDuringPromotionIsRoutedAgain(t *testing.T) {
@@ -525,7 +525,7 @@ func TestConfigErrorsAllAtOnce(t *testing.T) {
 		t.Fatalf("want bad input, got %v", err)
 	}
 	for _, want := range []string{"--listen", "name given twice", `address "bad"`, "no connection string", "at character", "--max-lag", "--tls-require",
-		"--causal-wait -1s: must be positive"} { // review B7: the flag's rule and words
+		"--causal-wait -1s: must be positive"} { // the flag's rule, in the flag's words
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}

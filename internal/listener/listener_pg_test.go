@@ -377,7 +377,7 @@ func TestWithCluster(t *testing.T) {
 		if _, err := tryQueryOne(old, "SELECT 1::text"); err == nil {
 			t.Error("the session on the old primary still works")
 		}
-		// Issue 24: the read-intent session on the promoted standby is ended too.
+		// The read-intent session on the promoted standby is ended too.
 		waitFor(t, "the read-intent session on standby1 ended", func() bool { _, err := tryQueryOne(ro, "SELECT 1::text"); return err != nil })
 		if n, rec := e.where(e.l.Addr().String(), ""); n != "standby1" || rec {
 			t.Errorf("read-write after failover: %s (in recovery %v)", n, rec)
@@ -455,7 +455,7 @@ func TestPromotionWhileOldPrimaryRuns(t *testing.T) {
 	if _, err := tryQueryOne(old, "SELECT 1::text"); err == nil {
 		t.Error("the session on the old primary was not ended")
 	}
-	// Issue 24: the read-intent session routed to standby1 as a standby does not go on
+	// The read-intent session routed to standby1 as a standby does not go on
 	// on what is now the primary: it is ended, and its client routed again.
 	waitFor(t, "the read-intent session on standby1 ended", func() bool { _, err := tryQueryOne(ro, "SELECT 1::text"); return err != nil })
 	if n, rec := e.where(e.l.Addr().String(), ""); n != "standby1" || rec {

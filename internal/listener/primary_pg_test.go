@@ -14,7 +14,7 @@ import (
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 )
 
-// TestFreshListenerFacesTwoWritableNodes is issue 17's split brain: the standby is
+// TestFreshListenerFacesTwoWritableNodes is a split brain: the standby is
 // promoted (pg_promote) while the old primary is down, and the old primary is started
 // again without standby.signal, writable on the old timeline. A listener started then,
 // probing as an ordinary login, sends writes to the promoted node (the newer timeline),

@@ -36,7 +36,7 @@ experiments: [{command: stress}]
 	if s := p.Target.Summary(); !strings.Contains(s, "modelled host (cpus 0.6 cpu shares auto memory 512M read B/s 20M write IOPS 400)") || !strings.Contains(s, "0.5ms latency") {
 		t.Errorf("summary %q", s)
 	}
-	// Review B8: what cluster create's flags refuse, the plan refuses (0.5us is below
+	// What cluster create's flags refuse, the plan refuses (0.5us is below
 	// --link-latency's 1us, 1.5G is no whole size for --host-memory).
 	for _, c := range []struct{ field, bad string }{{"host_cpus", "lots"}, {"host_cpus", "Inf"}, {"host_memory", "big"}, {"host_memory", "1.5G"},
 		{"host_memory", "0"}, {"link_latency", "soon"}, {"link_latency", "0.5us"}, {"link_latency", "1h"},

@@ -9,8 +9,9 @@ import (
 )
 
 // listenerStudy is rorStudy where routing=off measured its headline counter (the servers'
-// New-Orders per minute) and routing=on, through a listener, could not (issue 17: "-100%
-// MB/s" and "peak NOPM 0", when the servers' MB/s was a headline).
+// New-Orders per minute) and routing=on, through a listener, could not: an unmeasured
+// figure once read as zero there ("-100% MB/s", "peak NOPM 0" when the servers' MB/s was a
+// headline).
 func listenerStudy(t *testing.T) *result.Result {
 	r := rorStudy().result(t)
 	for i := range r.Steps {

@@ -11,7 +11,7 @@ import (
 	"github.com/agbench/agbench/internal/result"
 )
 
-// Issue 17: with replay paused on the standby of a hand-made cluster, the ordinary login
+// With replay paused on the standby of a hand-made cluster, the ordinary login
 // "app" (no pg_monitor) must get the standby's lag measured from replay positions, or
 // absent with the privilege named, never 0; the superuser measures it from
 // pg_stat_replication, and above 0.

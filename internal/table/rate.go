@@ -2,7 +2,7 @@ package table
 
 import "github.com/agbench/agbench/internal/result"
 
-// Rate columns (issue 18): a fixed-rate step (--rate) shows the rate it asked, the
+// Rate columns: a fixed-rate step (--rate) shows the rate it asked, the
 // operations it started per second of its window (successes and failures) and how many
 // started after their scheduled time, so that a schedule not kept is seen in the table.
 // A closed-loop step asked no rate: its cells are absent.

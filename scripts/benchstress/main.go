@@ -28,7 +28,8 @@ import (
 	"github.com/agbench/agbench/internal/stats"
 )
 
-// Targets from issue 4: at least pgbench's TPS, and no more client CPU per transaction.
+// Targets: at least pgbench's TPS, and no more client CPU per transaction, so that a stress
+// run measures the server rather than its own client.
 const (
 	minTPSRatio = 1.0
 	maxCPURatio = 1.0

@@ -37,7 +37,8 @@ import (
 	"github.com/agbench/agbench/internal/stats"
 )
 
-// Targets from issue 22, on the median of the per-round ratios to go-tpc.
+// Targets, on the median of the per-round ratios to go-tpc: tpcc run is worth running in
+// its place only if it loads the server harder for less driver CPU.
 const (
 	clientMinNOPM   = 1.2 // client mode's server New-Orders/min ≥ 1.2 × go-tpc's
 	clientMaxCPU    = 0.8 // client mode's driver CPU per transaction ≤ 0.8 × go-tpc's

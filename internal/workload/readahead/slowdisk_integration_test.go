@@ -12,8 +12,8 @@ import (
 	"github.com/agbench/agbench/internal/workload/readahead"
 )
 
-// TestDeviceReadsCountedInTheirOwnRunOnASlowDisk is issue 17's flake made to happen on
-// purpose. A query with the kernel's read-ahead on returns while its last read-ahead can still
+// TestDeviceReadsCountedInTheirOwnRunOnASlowDisk makes a flake once seen under load happen
+// on purpose. A query with the kernel's read-ahead on returns while its last read-ahead can still
 // be in flight on the device; on a busy machine that read completes milliseconds later. A
 // measurement that counts the device's completed reads between two instants then loses it
 // from the run that caused it and counts it in whatever run is measuring when it lands (a

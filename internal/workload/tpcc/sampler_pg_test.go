@@ -12,7 +12,7 @@ import (
 	"github.com/agbench/agbench/internal/result"
 )
 
-// Issue 17: the lag follower of a login without pg_monitor records no lag (never 0) and
+// The lag follower of a login without pg_monitor records no lag (never 0) and
 // says why; the superuser's records it. Where the run's database sampler watches the
 // primary (it measures the lag by replay_lsn, or names why not), the workload's says nothing:
 // "lag not measured" beside a lag measured was a contradiction.
