@@ -10,6 +10,6 @@
 // It never prints and never reads flags; the command layer does. It must not import
 // cmd/agbench, the cluster, the runner, the workloads or the report.
 //
-// Imports from agbench: only internal/agerr, internal/result, internal/sample, internal/table,
+// Imports from agbench: only internal/agerr, internal/proc, internal/result, internal/sample, internal/table,
 // internal/units.
 package diskio

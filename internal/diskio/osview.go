@@ -22,7 +22,7 @@ type osWindow struct {
 
 func newOSWindow(path string, o StepOptions) *osWindow {
 	w := &osWindow{}
-	w.s, w.err = sample.NewOS(sample.OSConfig{Paths: []string{path}, ProcRoot: o.ProcRoot, SysRoot: o.SysRoot})
+	w.s, w.err = sample.NewOS(sample.OSConfig{Paths: []string{path}, Kernel: o.Kernel})
 	return w
 }
 

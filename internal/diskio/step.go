@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/sample"
 	"github.com/agbench/agbench/internal/units"
@@ -18,10 +19,8 @@ import (
 
 // StepOptions are the surroundings of a step.
 type StepOptions struct {
-	// ProcRoot is where /proc is ("/proc" outside tests).
-	ProcRoot string
-	// SysRoot is where /sys is ("/sys" outside tests).
-	SysRoot string
+	// Kernel is where the OS counters are read: the machine's (the zero FS) outside tests.
+	Kernel proc.FS
 	// Gen is the verify generation stamped into written blocks.
 	Gen uint64
 }
@@ -162,7 +161,7 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 	complete := true
 	osw := newOSWindow(t.Path, o)
 	// Per-second series of the device, CPU and PSI beside the edge readings, for the report.
-	series, seriesErr := sample.NewOSStep(sample.OSConfig{Paths: []string{t.Path}, ProcRoot: o.ProcRoot, SysRoot: o.SysRoot}, 0)
+	series, seriesErr := sample.NewOSStep(sample.OSConfig{Paths: []string{t.Path}, Kernel: o.Kernel}, 0)
 	var rs result.Step
 	started := false
 	openSeries := func() {

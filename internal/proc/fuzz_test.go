@@ -2,6 +2,9 @@ package proc
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"reflect"
 	"testing"
 )
 
@@ -43,4 +46,43 @@ func FuzzStatComm(f *testing.F) {
 			t.Fatalf("comm %q: %+v, %v; want %+v", comm, got, err, want)
 		}
 	})
+}
+
+// FuzzParseCPUStat: no panic, and a reading that parses writes back (cpuLines) to lines
+// that parse to the same.
+func FuzzParseCPUStat(f *testing.F) {
+	f.Add(mustRead(f, fixture.Proc("stat")))
+	f.Add([]byte("cpu  100 0 50 800 20 5 5 20 0 0\ncpu0 50 0 25 400 10 2 3 10 0 0\n"))
+	f.Add([]byte("cpu 1 2 3 4 5\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseCPUStat(data)
+		if err != nil {
+			return
+		}
+		again, err := ParseCPUStat([]byte(cpuLines(s)))
+		if err != nil || !reflect.DeepEqual(again, s) {
+			t.Fatalf("%q parsed to %+v, which writes back to %q, parsed to %+v (%v)", data, s, cpuLines(s), again, err)
+		}
+	})
+}
+
+// cpuLines writes s as the kernel writes the cpu lines of /proc/stat.
+func cpuLines(s CPUStat) string {
+	line := func(name string, c CPUTicks) string {
+		return fmt.Sprintf("%s %d %d %d %d %d %d %d %d 0 0\n", name, c.User, c.Nice, c.System, c.Idle, c.IOWait, c.IRQ, c.SoftIRQ, c.Steal)
+	}
+	out := line("cpu", s.All)
+	for cpu, c := range s.CPUs {
+		out += line(fmt.Sprint("cpu", cpu), c)
+	}
+	return out
+}
+
+// mustRead reads a fixture, the seed of a fuzz target.
+func mustRead(f *testing.F, path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return b
 }

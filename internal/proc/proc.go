@@ -1,10 +1,3 @@
-// Package proc owns the reading of a process's files under /proc: its line in
-// /proc/<pid>/stat (its name, state, parent, CPU times and start time), the listing of a
-// process's children by it, and its command line (/proc/<pid>/cmdline). It is the one parser
-// of them for every package that looks at processes (the cluster's postmasters and Patroni,
-// the samplers' server CPU, seeding's sender and receiver).
-//
-// Imports from agbench: none.
 package proc
 
 import (

@@ -7,29 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
-)
 
-// ParseProcStatCPUs reads the per-CPU lines of /proc/stat ("cpu0 ...", "cpu1 ..."), by
-// CPU number.
-func ParseProcStatCPUs(data []byte) (map[int]CPUTicks, error) {
-	out := map[int]CPUTicks{}
-	for _, line := range bytes.Split(data, []byte{'\n'}) {
-		f := bytes.Fields(line)
-		if len(f) == 0 || len(f[0]) <= 3 || !bytes.HasPrefix(f[0], []byte("cpu")) {
-			continue
-		}
-		cpu, err := strconv.Atoi(string(f[0][3:]))
-		if err != nil || cpu < 0 {
-			return nil, fmt.Errorf("/proc/stat: %q is not a CPU", f[0])
-		}
-		t, _, err := ParseProcStat(append([]byte("cpu"), line[len(f[0]):]...))
-		if err != nil {
-			return nil, fmt.Errorf("/proc/stat %s: %w", f[0], err)
-		}
-		out[cpu] = t
-	}
-	return out, nil
-}
+	"github.com/agbench/agbench/internal/proc"
+)
 
 // SetBusy is how busy the CPUs the load generator may run on (its affinity) were over an
 // interval, against the machine's other CPUs: kept only when the affinity leaves some out.
@@ -39,12 +19,12 @@ type SetBusy struct {
 }
 
 // setBusy sums two readings' per-CPU ticks over the set and over the others.
-func setBusy(prev, cur map[int]CPUTicks, set []int) (SetBusy, bool) {
+func setBusy(prev, cur map[int]proc.CPUTicks, set []int) (SetBusy, bool) {
 	in := map[int]bool{}
 	for _, c := range set {
 		in[c] = true
 	}
-	var a, b [2]CPUTicks // [0] in the set, [1] the others
+	var a, b [2]proc.CPUTicks // [0] in the set, [1] the others
 	var n [2]int
 	for cpu, t := range cur {
 		p, ok := prev[cpu]
@@ -56,17 +36,12 @@ func setBusy(prev, cur map[int]CPUTicks, set []int) (SetBusy, bool) {
 			i = 0
 		}
 		n[i]++
-		a[i], b[i] = addTicks(a[i], p), addTicks(b[i], t)
+		a[i], b[i] = a[i].Add(p), b[i].Add(t)
 	}
 	if n[0] == 0 || n[1] == 0 {
 		return SetBusy{}, false
 	}
 	return SetBusy{Set: CPUDelta(a[0], b[0]).Busy(), Other: CPUDelta(a[1], b[1]).Busy()}, true
-}
-
-func addTicks(x, y CPUTicks) CPUTicks {
-	return CPUTicks{x.User + y.User, x.Nice + y.Nice, x.System + y.System, x.Idle + y.Idle,
-		x.IOWait + y.IOWait, x.IRQ + y.IRQ, x.SoftIRQ + y.SoftIRQ, x.Steal + y.Steal}
 }
 
 // ParseSchedstat reads /proc/<pid>/task/<tid>/schedstat: "<on-CPU ns> <run-queue wait ns>

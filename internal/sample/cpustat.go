@@ -1,54 +1,6 @@
 package sample
 
-import (
-	"bytes"
-	"fmt"
-	"strconv"
-)
-
-// CPUTicks is the machine-wide "cpu" line of /proc/stat, in clock ticks since boot.
-// Guest time is already inside User and Nice, so it is not kept.
-type CPUTicks struct {
-	User, Nice, System, Idle, IOWait, IRQ, SoftIRQ, Steal uint64
-}
-
-func (t CPUTicks) total() uint64 {
-	return t.User + t.Nice + t.System + t.Idle + t.IOWait + t.IRQ + t.SoftIRQ + t.Steal
-}
-
-// ParseProcStat reads the aggregate "cpu" line and the number of per-CPU lines of
-// /proc/stat. Kernels before 2.6.11 lack steal; those fields stay zero.
-func ParseProcStat(data []byte) (CPUTicks, int, error) {
-	var t CPUTicks
-	found, ncpu := false, 0
-	for _, line := range bytes.Split(data, []byte{'\n'}) {
-		f := bytes.Fields(line)
-		if len(f) == 0 || !bytes.HasPrefix(f[0], []byte("cpu")) {
-			continue
-		}
-		if len(f[0]) > 3 {
-			ncpu++
-			continue
-		}
-		if len(f) < 5 {
-			return t, 0, fmt.Errorf("/proc/stat cpu line: %d fields, want at least 4 counters", len(f))
-		}
-		var n [8]uint64
-		for j := 0; j < len(n) && j+1 < len(f); j++ {
-			v, err := strconv.ParseUint(string(f[j+1]), 10, 64)
-			if err != nil {
-				return t, 0, fmt.Errorf("/proc/stat cpu field %d: %q is not a counter", j+1, f[j+1])
-			}
-			n[j] = v
-		}
-		t = CPUTicks{n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]}
-		found = true
-	}
-	if !found {
-		return t, 0, fmt.Errorf("/proc/stat: no cpu line")
-	}
-	return t, ncpu, nil
-}
+import "github.com/agbench/agbench/internal/proc"
 
 // CPUShares are shares (0..1) of all CPU time of the machine over an interval.
 type CPUShares struct {
@@ -64,8 +16,8 @@ type CPUShares struct {
 func (s CPUShares) Busy() float64 { return s.User + s.System + s.IRQ }
 
 // CPUDelta turns two readings into shares of the interval's CPU time.
-func CPUDelta(prev, cur CPUTicks) CPUShares {
-	total := float64(sub(cur.total(), prev.total()))
+func CPUDelta(prev, cur proc.CPUTicks) CPUShares {
+	total := float64(sub(cur.Total(), prev.Total()))
 	if total == 0 {
 		return CPUShares{}
 	}

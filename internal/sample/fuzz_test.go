@@ -23,24 +23,6 @@ func FuzzParseDiskstats(f *testing.F) {
 	})
 }
 
-func FuzzParseProcStat(f *testing.F) {
-	f.Add([]byte("cpu  100 0 50 800 20 5 5 20 0 0\ncpu0 50 0 25 400 10 2 3 10 0 0\n"))
-	f.Add([]byte("cpu 1 2 3 4 5\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		c, n, err := ParseProcStat(data)
-		if err != nil {
-			return
-		}
-		if n < 0 {
-			t.Fatalf("negative CPU count %d", n)
-		}
-		s := CPUDelta(CPUTicks{}, c)
-		if s.Busy() < 0 || s.Busy() > 1+1e-9 {
-			t.Fatalf("busy share %v out of range", s.Busy())
-		}
-	})
-}
-
 func FuzzParsePressure(f *testing.F) {
 	f.Add([]byte("some avg10=0.00 avg60=0.11 avg300=0.95 total=8461908\nfull avg10=0.00 avg60=0.10 avg300=0.91 total=8261183\n"))
 	f.Add([]byte("some avg10=1.00 total=42\n"))

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
+	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -22,8 +22,9 @@ type OSConfig struct {
 	Paths []string
 	// Devices are extra device names (as in /proc/diskstats) to watch.
 	Devices []string
-	// ProcRoot and SysRoot default to /proc and /sys; tests point them at copies.
-	ProcRoot, SysRoot string
+	// Kernel is where the kernel's files are read: the machine's (the zero FS) outside
+	// tests, which point it at copies.
+	Kernel proc.FS
 }
 
 // OSSample is one interval's view of the machine. Fields whose source is missing (no PSI on
@@ -61,9 +62,9 @@ func (s OSSample) Disk(name string) (DiskRates, bool) {
 
 type osReading struct {
 	at       time.Time
-	cpu      CPUTicks
+	cpu      proc.CPUTicks
 	ncpu     int
-	perCPU   map[int]CPUTicks // only when the load generator's affinity leaves CPUs out
+	perCPU   map[int]proc.CPUTicks // only when the load generator's affinity leaves CPUs out
 	runDelay time.Duration
 	hasDelay bool
 	disks    map[string]DiskCounters
@@ -88,16 +89,10 @@ var pressureKinds = []string{"cpu", "io", "memory"}
 
 // NewOS resolves the devices behind cfg.Paths and takes the first reading.
 func NewOS(cfg OSConfig) (*OSSampler, error) {
-	if cfg.ProcRoot == "" {
-		cfg.ProcRoot = "/proc"
-	}
-	if cfg.SysRoot == "" {
-		cfg.SysRoot = "/sys"
-	}
 	s := &OSSampler{cfg: cfg, Skipped: map[string]string{}}
 	seen := map[string]bool{}
 	for _, p := range cfg.Paths {
-		dev, err := DeviceForPath(cfg.SysRoot, p)
+		dev, err := DeviceForPath(cfg.Kernel.Sys(), p)
 		if errors.Is(err, ErrNoBlockDevice) {
 			s.Skipped[p] = err.Error()
 			continue
@@ -133,19 +128,16 @@ func (s *OSSampler) Devices() []string { return append([]string(nil), s.devices.
 
 func (s *OSSampler) read(at time.Time) (osReading, error) {
 	r := osReading{at: at, pressure: map[string]PressureTotals{}}
-	data, err := os.ReadFile(filepath.Join(s.cfg.ProcRoot, "stat"))
+	st, err := s.cfg.Kernel.CPUStat()
 	if err != nil {
 		return r, err
 	}
-	if r.cpu, r.ncpu, err = ParseProcStat(data); err != nil {
-		return r, err
-	}
+	r.cpu, r.ncpu = st.All, len(st.CPUs)
 	if len(s.affinity) > 0 {
-		if r.perCPU, err = ParseProcStatCPUs(data); err != nil {
-			return r, err
-		}
+		r.perCPU = st.CPUs
 	}
-	if data, err = os.ReadFile(filepath.Join(s.cfg.ProcRoot, "diskstats")); err != nil {
+	data, err := os.ReadFile(s.cfg.Kernel.Proc("diskstats"))
+	if err != nil {
 		return r, err
 	}
 	if r.disks, err = ParseDiskstats(data); err != nil {
@@ -156,14 +148,14 @@ func (s *OSSampler) read(at time.Time) (osReading, error) {
 			return r, fmt.Errorf("device %s is not in /proc/diskstats", d)
 		}
 	}
-	if data, err = os.ReadFile(filepath.Join(s.cfg.ProcRoot, "net", "dev")); err != nil {
+	if data, err = os.ReadFile(s.cfg.Kernel.Proc("net", "dev")); err != nil {
 		return r, err
 	}
 	if r.net, err = ParseNetDev(data); err != nil {
 		return r, err
 	}
 	for _, k := range pressureKinds {
-		data, err := os.ReadFile(filepath.Join(s.cfg.ProcRoot, "pressure", k))
+		data, err := os.ReadFile(s.cfg.Kernel.Proc("pressure", k))
 		if err != nil {
 			continue // no PSI on this kernel, or disabled: leave it out
 		}
@@ -176,7 +168,7 @@ func (s *OSSampler) read(at time.Time) (osReading, error) {
 	if r.self, err = SelfCPU(); err != nil {
 		return r, err
 	}
-	r.runDelay, r.hasDelay = selfRunDelay(s.cfg.ProcRoot)
+	r.runDelay, r.hasDelay = selfRunDelay(s.cfg.Kernel.Proc())
 	return r, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -35,7 +34,7 @@ func NewOSStep(cfg OSConfig, interval time.Duration) (*OSStep, error) {
 		interval = DefaultInterval
 	}
 	o := &OSStep{s: s, interval: interval}
-	if data, err := os.ReadFile(filepath.Join(s.cfg.ProcRoot, "meminfo")); err == nil {
+	if data, err := os.ReadFile(s.cfg.Kernel.Proc("meminfo")); err == nil {
 		o.mem, _ = ParseMeminfo(data)
 	}
 	return o, nil
