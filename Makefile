@@ -52,7 +52,7 @@ bench:
 # agbench disk against fio, same parameters, interleaved, on a 1 GiB file on the real disk
 # (O_DIRECT; under /work, else /tmp; removed afterwards). BENCH_DISK_ARGS="-runs 5" etc.
 bench-disk: deps build
-	$(GO) run ./scripts/benchdisk -agbench $(BIN) $(BENCH_DISK_ARGS)
+	$(GO) run ./bench/disk -agbench $(BIN) $(BENCH_DISK_ARGS)
 
 # The read-ahead article's experiment, article-sized (5M rows), on PostgreSQL 15 and 18:
 # cold cache, prefetch off vs on, 3 runs each, medians; results/ gets one folder per run.
@@ -85,7 +85,7 @@ bench-listener: deps build
 # clients, interleaved, medians; TPS ratio and client CPU per transaction.
 .PHONY: bench-stress
 bench-stress: deps build
-	$(GO) run ./scripts/benchstress -agbench $(BIN) $(BENCH_STRESS_ARGS)
+	$(GO) run ./bench/stress -agbench $(BIN) $(BENCH_STRESS_ARGS)
 
 # The samplers' cost and accuracy: pgbench -S TPS with and without the database and
 # OS samplers, interleaved, medians, and the sampler's own CPU; the OS sampler's device IOs

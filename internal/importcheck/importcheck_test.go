@@ -42,6 +42,10 @@ var designRules = []designRule{
 		func(d string, in bool) bool { return in || Under(d, "net") || Under(d, "github.com/jackc/pgx/v5") }},
 	{"internal/result", "result imports nothing from agbench but agerr and atomicfile",
 		func(d string, in bool) bool { return in && d != "internal/agerr" && d != "internal/atomicfile" }},
+	{"bench/...", "a benchmark is a program, not a test: it imports no package meant for tests (a name ending in \"test\", nor importcheck)",
+		func(d string, in bool) bool {
+			return in && (strings.HasSuffix(d, "test") || d == "internal/importcheck") || d == "testing"
+		}},
 }
 
 func moduleRoot(t *testing.T) string {

@@ -2,27 +2,25 @@
 // N hot standbys in a temporary folder on free loopback ports, always removed when the test
 // ends (also when it fails). It must be imported by tests only.
 //
-// Imports from agbench: only internal/agerr, internal/cgroup, internal/cluster, internal/pgbin.
+// Imports from agbench: only internal/agerr, internal/cgroup, internal/cluster, internal/freeport,
+// internal/pgbin.
 package clustertest
 
 import (
 	"context"
 	"fmt"
-	"math/rand"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/freeport"
 	"github.com/agbench/agbench/internal/pgbin"
 )
 
@@ -150,74 +148,10 @@ func NewIn(t testing.TB, home string, o Options) *cluster.Topology {
 	return nil
 }
 
-// Ports that FreePorts hands out lie below Linux's ephemeral range (32768-60999), so an
-// outgoing connection's local port never takes one between the check and the server's start.
-const (
-	portLow  = 10000
-	portHigh = 32000
-)
-
-// FreePorts finds n consecutive free loopback ports, reserves them for this test process
-// (reserve) and returns the first. Without the reservation, a test of another package running
-// at the same time could find the same ports free in the seconds between this check and the
-// server's start (a plan's cluster lost its standby's port to a Patroni test's etcd so).
+// FreePorts finds n consecutive free loopback ports, reserved for this test process until it
+// ends, and returns the first (freeport.Consecutive).
 func FreePorts(n int) (int, error) {
-	for i := 0; i < 200; i++ {
-		base := portLow + rand.Intn(portHigh-portLow-n)
-		var held []*os.File
-		ok := true
-		for p := base; p < base+n && ok; p++ {
-			f, got := reserve(p)
-			if !got {
-				ok = false
-				break
-			}
-			held = append(held, f)
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-			if err != nil {
-				ok = false
-				break
-			}
-			l.Close()
-		}
-		if ok {
-			reservedMu.Lock()
-			reserved = append(reserved, held...)
-			reservedMu.Unlock()
-			return base, nil
-		}
-		for _, f := range held {
-			f.Close()
-		}
-	}
-	return 0, fmt.Errorf("no %d consecutive free ports found", n)
-}
-
-// The ports this test process reserved: their lock files stay open, so their locks hold,
-// until the process ends.
-var (
-	reservedMu sync.Mutex
-	reserved   []*os.File
-)
-
-// reserve takes port p for this test process: an exclusive lock on a file named after it in a
-// folder that every agbench test on the machine shares. It fails when another test process (or
-// this one) holds it. Where the folder cannot be written, the listen check alone decides.
-func reserve(p int) (*os.File, bool) {
-	dir := filepath.Join(os.TempDir(), "agbench-test-ports")
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil, true
-	}
-	_ = os.Chmod(dir, 0o1777) // tests run as root and as other users alike
-	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(p)), os.O_CREATE|os.O_RDWR, 0o666)
-	if err != nil {
-		return nil, true
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, false
-	}
-	return f, true
+	return freeport.Consecutive(n)
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -1,12 +1,12 @@
-package clustertest
+package freeport
 
 import "testing"
 
-// A port FreePorts handed out stays reserved for this process: another FreePorts (here, or in
+// A port Consecutive handed out stays reserved for this process: another Consecutive (here, or in
 // another test process, which takes the same lock) cannot have it, so no two tests running at
 // once start servers on one port.
-func TestFreePortsReserves(t *testing.T) {
-	base, err := FreePorts(3)
+func TestConsecutiveReserves(t *testing.T) {
+	base, err := Consecutive(3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +19,7 @@ func TestFreePortsReserves(t *testing.T) {
 		}
 	}
 	for i := 0; i < 50; i++ {
-		b, err := FreePorts(3)
+		b, err := Consecutive(3)
 		if err != nil {
 			t.Fatal(err)
 		}

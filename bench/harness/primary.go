@@ -1,0 +1,63 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/agbench/agbench/internal/cluster"
+)
+
+// Primary is a throwaway lone primary that a benchmark makes for itself on a free loopback
+// port, in a folder of its own that is also the agbench home (AGBENCH_HOME) of its agbench
+// commands, so that `--cluster NAME` finds it.
+type Primary struct {
+	Topo *cluster.Topology
+	// Home is the cluster's folder and the benchmark's work folder.
+	Home string
+	// Env is this process's environment with AGBENCH_HOME and the PG* variables that reach
+	// the primary as its superuser, for agbench and the comparators that read libpq's
+	// (pgbench, psql).
+	Env []string
+}
+
+// StartPrimary makes and starts a lone primary named name, async commit, with settings
+// (key=value) on top of agbench's own.
+func StartPrimary(ctx context.Context, name string, settings []string) (*Primary, error) {
+	port, err := FreePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	home, err := WorkDir(name)
+	if err != nil {
+		return nil, err
+	}
+	topo, err := cluster.Create(ctx, cluster.CreateOptions{Home: home, Name: name, Standbys: 0,
+		Commit: cluster.CommitAsync, BasePort: port, Settings: settings})
+	if err != nil {
+		os.RemoveAll(home)
+		return nil, fmt.Errorf("create cluster: %w", err)
+	}
+	p := topo.Primary()
+	env := append(os.Environ(), "AGBENCH_HOME="+home, "PGHOST="+p.Host, "PGPORT="+strconv.Itoa(p.Port),
+		"PGUSER="+topo.Superuser, "PGDATABASE="+topo.Database, "PGPASSFILE="+topo.PassFile)
+	return &Primary{Topo: topo, Home: home, Env: env}, nil
+}
+
+// ConnString is the connection string to the primary's database db ("" for the cluster's
+// own) as its superuser.
+func (p *Primary) ConnString(db string) string {
+	return p.Topo.ConnString(p.Topo.Primary(), db)
+}
+
+// Close stops and removes the cluster and its folder.
+func (p *Primary) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := p.Topo.Destroy(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "destroy the bench cluster:", err)
+	}
+	os.RemoveAll(p.Home)
+}
