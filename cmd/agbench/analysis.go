@@ -1,8 +1,6 @@
 package main
 
 import (
-	"io"
-
 	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
@@ -38,13 +36,4 @@ func (f *analysisFlags) slos() ([]analyze.SLO, error) {
 		return nil, agerr.BadInputf("--slo %q: %v", f.slo, err)
 	}
 	return s, nil
-}
-
-// printAnalysis ends a workload's output with internal/analyze's text: per variant the knee
-// line, the saturation sentence and the validity verdicts, then the comparison of variants
-// ("no difference measured" where their spreads overlap).
-func printAnalysis(w io.Writer, run *analyze.Run) {
-	if run != nil {
-		_ = run.WriteText(w)
-	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/render"
 )
 
 // Bad Patroni input is refused before anything is made: exit 2, the flag named.
@@ -107,10 +108,10 @@ func TestClusterPatroniCommands(t *testing.T) {
 	if !strings.Contains(string(page), "no sync standby s") {
 		t.Fatalf("the report's drill table lacks the column")
 	}
-	if line := dc.SyncGap.Sentence(); line != "" && (!strings.Contains(out, line) || !strings.Contains(string(page), line)) {
+	if line := render.SyncGapSentence(dc.SyncGap); line != "" && (!strings.Contains(out, line) || !strings.Contains(string(page), line)) {
 		t.Fatalf("%q not in the drill's output or the report:\n%s", line, out)
 	}
-	t.Log(dc.SyncGap.Sentence())
+	t.Log(render.SyncGapSentence(dc.SyncGap))
 
 	if code, out, errs = runCLI(t, env, "cluster", "stop", "--name", "p"); code != 0 {
 		t.Fatalf("stop: exit %d\n%s\n%s", code, out, errs)

@@ -12,6 +12,7 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/diskio"
 	"github.com/agbench/agbench/internal/experiment"
+	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/units"
 )
 
@@ -348,7 +349,7 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 	if len(out.Report.Steps) > 0 || out.Report.Verify != nil {
 		out.Report.WriteText(a.stdout)
 	}
-	printAnalysis(a.stdout, out.Analysis)
+	render.Analysis(a.stdout, out.Analysis)
 	if out.Path != "" {
 		fmt.Fprintf(a.stdout, "\nresults: %s\n", out.Path)
 	}

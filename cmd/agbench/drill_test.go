@@ -4,12 +4,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
-	"github.com/agbench/agbench/internal/result"
-	"github.com/agbench/agbench/internal/table"
 )
 
 // Bad input is refused before anything is made: exit 2, the flag named, no result folder.
@@ -65,18 +62,5 @@ func TestDrillCommand(t *testing.T) {
 	}
 	if dc, err := r.Steps[0].DrillCycle(); err != nil || dc == nil || !dc.Checked {
 		t.Fatalf("cycle %+v (%v)", dc, err)
-	}
-}
-
-// A step whose window has no length has no error rate: "–", not "+Inf".
-func TestDrillErrorRatesOfAnEmptyWindow(t *testing.T) {
-	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	st := &result.Step{Window: result.Window{Start: at, End: at}, Errors: []result.ErrorClass{{SQLState: "57P01", Count: 3}}}
-	if got := errorRates(st); got != table.Absent {
-		t.Errorf("0-second window: %q, want %q", got, table.Absent)
-	}
-	st.Window.End = at.Add(2 * time.Second)
-	if got := errorRates(st); got != "57P01 1.5" {
-		t.Errorf("2-second window: %q, want %q", got, "57P01 1.5")
 	}
 }

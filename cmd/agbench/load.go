@@ -13,7 +13,6 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/experiment"
-	"github.com/agbench/agbench/internal/report"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/target"
@@ -216,35 +215,5 @@ func (p *progress) clear() {
 	if p.interactive && p.last > 0 {
 		fmt.Fprint(p.w, "\r"+strings.Repeat(" ", p.last)+"\r")
 		p.last = 0
-	}
-}
-
-// printFooter prints where sessions landed, warnings, errors and the result file.
-func printFooter(w io.Writer, r *result.Result, path string, landed []string) {
-	for _, l := range landed {
-		fmt.Fprintln(w, "landed  "+l)
-	}
-	for _, st := range r.Steps {
-		faults := report.StepFaults(&st)
-		for _, f := range faults {
-			fmt.Fprintf(w, "step %d: %s\n", st.Index+1, f)
-		}
-		if len(st.Errors) == 0 { // a result written before errors were classed
-			for _, e := range st.ErrorSamples {
-				fmt.Fprintf(w, "error   step %d: %s\n", st.Index+1, e)
-			}
-		}
-		for _, wr := range st.Warnings {
-			fmt.Fprintf(w, "warning step %d: %s\n", st.Index+1, wr)
-		}
-	}
-	for _, wr := range r.Warnings {
-		fmt.Fprintln(w, "warning "+wr)
-	}
-	if !r.Complete {
-		fmt.Fprintf(w, "incomplete: %s (* marks steps cut short)\n", r.IncompleteReason)
-	}
-	if path != "" {
-		fmt.Fprintf(w, "result  %s\n", path)
 	}
 }

@@ -77,6 +77,7 @@ import (
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/diskio"
 	"github.com/agbench/agbench/internal/experiment"
+	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/seed"
@@ -124,8 +125,8 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 		if len(res.Steps) > 0 {
 			an = fromResult(t, res, analyze.Options{LoadName: "threads", Unit: unit})
 		}
-		printAnalysis(&b, an)
-		printFooter(&b, res, filepath.Join(resultDir("--results", "results"), result.FileName), table.Landed(res))
+		render.Analysis(&b, an)
+		render.Footer(&b, res, filepath.Join(resultDir("--results", "results"), result.FileName), table.Landed(res))
 
 	case "tpcc run":
 		// runTPCC: the articles' table and each step, the analysis, the result's path.
@@ -157,7 +158,7 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 			}
 		}
 		printTPCCRun(&b, &tpcc.Meta{Warehouses: cfg.Warehouses}, mode, sw, res.Steps)
-		printAnalysis(&b, fromResult(t, res, analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}))
+		render.Analysis(&b, fromResult(t, res, analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}))
 		fmt.Fprintf(&b, "result: %s\n", filepath.Join(resultDir("--results", "results"), result.FileName))
 
 	case "disk":
@@ -185,7 +186,7 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 		if len(rep.Steps) > 0 || rep.Verify != nil {
 			rep.WriteText(&b)
 		}
-		printAnalysis(&b, run)
+		render.Analysis(&b, run)
 		fmt.Fprintf(&b, "\nresults: %s\n", filepath.Join(resultDir("--results", "results"), result.FileName))
 
 	case "seed":

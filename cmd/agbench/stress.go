@@ -11,6 +11,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/experiment"
+	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/target"
@@ -161,10 +162,10 @@ func runLoad(ctx context.Context, a *app, l *experiment.Load, w workload.Workloa
 	if len(out.Result.Steps) > 0 {
 		table.Write(a.stdout, out.Result, "threads", table.WithRate(out.Result, withStale(cols, l)))
 		fmt.Fprintln(a.stdout)
-		printStale(a.stdout, out.Result)
+		render.Stale(a.stdout, out.Result)
 	}
-	printAnalysis(a.stdout, out.Analysis)
-	printFooter(a.stdout, out.Result, out.Path, table.Landed(out.Result))
+	render.Analysis(a.stdout, out.Analysis)
+	render.Footer(a.stdout, out.Result, out.Path, table.Landed(out.Result))
 	return runErr
 }
 

@@ -14,7 +14,7 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/experiment"
-	"github.com/agbench/agbench/internal/report"
+	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/stats"
@@ -212,8 +212,8 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 		return runErr
 	}
 	printTPCCRun(a.stdout, meta, mode, sw, out.Result.Steps)
-	printStale(a.stdout, out.Result)
-	printAnalysis(a.stdout, out.Analysis)
+	render.Stale(a.stdout, out.Result)
+	render.Analysis(a.stdout, out.Analysis)
 	if out.Path == "" {
 		return runErr
 	}
@@ -412,7 +412,7 @@ func printTPCCStep(w io.Writer, st *result.Step) {
 		}
 		notes = append(notes, fmt.Sprintf("max replay lag %s bytes, %s", groupInt(b), secs))
 	}
-	notes = append(notes, report.StepFaults(st)...)
+	notes = append(notes, render.StepFaults(st)...)
 	notes = append(notes, fmt.Sprintf("rolled-back new orders %s; server NOPM %s, TPM %s (client on the primary %s)",
 		optNum(st.Counters, tpcc.CounterRolledBack), optNum(st.Counters, tpcc.CounterServerNOPM),
 		optNum(st.Counters, tpcc.CounterServerTPM), optNum(st.Counters, tpcc.CounterPrimaryTPM)))

@@ -20,7 +20,7 @@ import (
 const (
 	// FaultPlanned is a planned failover: the primary is shut down cleanly and a standby
 	// that replayed all its WAL is promoted.
-	FaultPlanned = "planned"
+	FaultPlanned = result.DrillFaultPlanned
 	// FaultKillPrimary is SIGKILL of the primary's postmaster; agbench then fails over to
 	// the standby that received the most WAL.
 	FaultKillPrimary = "kill-primary"

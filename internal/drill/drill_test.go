@@ -13,6 +13,7 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/units"
 )
@@ -110,7 +111,7 @@ func TestSyncCommitLosesNothing(t *testing.T) {
 			if g := dc.SyncGap; g == nil || g.Note != "" || g.NoSyncSeconds == nil || *g.NoSyncSeconds != 0 || run.NoSyncCycles != 0 {
 				t.Fatalf("sync gap %+v, %d cycles without a synchronous standby", g, run.NoSyncCycles)
 			}
-			t.Log(dc.SyncGap.Sentence())
+			t.Log(render.SyncGapSentence(dc.SyncGap))
 		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/listener"
+	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -154,7 +155,7 @@ func observeThroughURLs(t *testing.T, topo *cluster.Topology) {
 	if g == nil || (g.Note == "") == (g.NoSyncSeconds == nil) || g.NoSync() != nil && *g.NoSyncSeconds > 0 && g.Cause != "Patroni synchronous_mode without strict" {
 		t.Fatalf("sync gap %+v", g)
 	}
-	t.Log(g.Sentence())
+	t.Log(render.SyncGapSentence(g))
 	// The drill does not wait for the old primary's return; the next test needs it back.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/render"
 )
 
 // TestPatroniFailsOverByItself runs kill-primary on a cluster under Patroni with
@@ -72,10 +73,10 @@ func TestPatroniFailsOverByItself(t *testing.T) {
 		// see it named but still streaming as async, until its walsender reads the setting
 		// (a short wait before SyncAt, TestSyncGapHandoverWaitIsNotStrict).
 		if g.Cause != "Patroni synchronous_mode without strict" || g.SyncAt == nil || g.OldPrimary != from || *g.NoSyncFrom >= *g.NoSyncTo || *g.NoSyncTo > *g.SyncAt {
-			t.Fatalf("gap %+v: %s", g, g.Sentence())
+			t.Fatalf("gap %+v: %s", g, render.SyncGapSentence(g))
 		}
 		if *g.NoSyncTo != *g.SyncAt && (g.WaitedFrom == nil || *g.WaitedFrom != *g.NoSyncTo || *g.WaitedTo != *g.SyncAt) {
-			t.Fatalf("between the span without a synchronous standby and %s's return: %s", from, g.Sentence())
+			t.Fatalf("between the span without a synchronous standby and %s's return: %s", from, render.SyncGapSentence(g))
 		}
 		if dc.SyncWait != "" {
 			t.Fatalf("writes back said to wait for the old primary, without strict mode: %q", dc.SyncWait)
@@ -83,7 +84,7 @@ func TestPatroniFailsOverByItself(t *testing.T) {
 		if run.NoSyncCycles != 1 || !strings.Contains(run.Verdict, "with no synchronous standby") {
 			t.Fatalf("run: %d cycles without a synchronous standby; verdict %q", run.NoSyncCycles, run.Verdict)
 		}
-		t.Log(g.Sentence())
+		t.Log(render.SyncGapSentence(g))
 	})
 
 	t.Run("observe", func(t *testing.T) { observeThroughURLs(t, topo) })

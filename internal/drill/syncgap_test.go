@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -57,7 +58,7 @@ func TestSyncGapWithoutStrict(t *testing.T) {
 		t.Fatalf("waited %v, old primary %q, open %v", *g.WaitedSeconds, g.OldPrimary, g.Open)
 	}
 	want := "after the failover, commits were acknowledged with no synchronous standby for 12.3 s (from 4.1 s to 16.4 s: Patroni synchronous_mode without strict; primary, the old primary, rejoined as its synchronous standby at 16.4 s); 2 commits acknowledged by standby1 alone meanwhile"
-	if got := g.Sentence(); got != want {
+	if got := render.SyncGapSentence(g); got != want {
 		t.Fatalf("sentence\n%s\nwant\n%s", got, want)
 	}
 	var events []string
@@ -89,7 +90,7 @@ func TestSyncGapHandoverWaitIsNotStrict(t *testing.T) {
 		t.Fatalf("gap %+v", g)
 	}
 	want := "after the failover, commits were acknowledged with no synchronous standby for 12.3 s (from 4.1 s to 16.4 s: Patroni synchronous_mode without strict; a, the old primary, rejoined as its synchronous standby at 16.6 s); commits waited for a synchronous standby 0.2 s (from 16.4 s to 16.6 s)"
-	if got := g.Sentence(); got != want {
+	if got := render.SyncGapSentence(g); got != want {
 		t.Fatalf("sentence\n%s\nwant\n%s", got, want)
 	}
 	dc := &result.DrillCycle{SyncGap: g}
@@ -111,7 +112,7 @@ func TestSyncGapStrictWaits(t *testing.T) {
 	if *g.NoSyncSeconds != 0 || g.NoSyncFrom != nil || g.WaitedSeconds == nil || *g.WaitedSeconds < 6.99 || *g.WaitedSeconds > 7.01 {
 		t.Fatalf("gap %+v", g)
 	}
-	if s := g.Sentence(); !strings.HasPrefix(s, "after the failover, commits waited for a synchronous standby for 7.0 s (from 3.0 s to 10.0 s: Patroni synchronous_mode_strict;") {
+	if s := render.SyncGapSentence(g); !strings.HasPrefix(s, "after the failover, commits waited for a synchronous standby for 7.0 s (from 3.0 s to 10.0 s: Patroni synchronous_mode_strict;") {
 		t.Fatalf("sentence %q", s)
 	}
 	// The old primary ended the wait: the cycle's writes were back only when it rejoined,
@@ -135,25 +136,25 @@ func TestSyncGapAbsentAndOpen(t *testing.T) {
 	if g.NoSyncSeconds != nil || g.WaitedSeconds != nil || !strings.Contains(g.Note, "connection refused") || g.NoSync() != nil {
 		t.Fatalf("gap %+v", g)
 	}
-	if s := g.Sentence(); !strings.Contains(s, "–") {
+	if s := render.SyncGapSentence(g); !strings.Contains(s, "–") {
 		t.Fatalf("sentence %q", s)
 	}
 	// Still without one at the last sample: it held until the load's end, as far as anyone
 	// looked (one last sample alone is no 0 s span).
 	sampled(ta, fault, heldState{1, 5, syncState{port: 2, primary: true, names: "", commit: "on"}})
 	g = ta.syncGap("b", 2, "a", "", fault.Add(6*time.Second))
-	if !g.Open || g.SyncAt != nil || *g.NoSyncSeconds < 4.99 || *g.NoSyncSeconds > 5.01 || g.NoSyncCell() != "5.00+" ||
-		!strings.Contains(g.Sentence(), "for at least 5.0 s (from 1.0 s to the load's end, still none: synchronous_standby_names empty") {
-		t.Fatalf("gap %+v: %s", g, g.Sentence())
+	if !g.Open || g.SyncAt != nil || *g.NoSyncSeconds < 4.99 || *g.NoSyncSeconds > 5.01 || render.NoSyncCell(g) != "5.00+" ||
+		!strings.Contains(render.SyncGapSentence(g), "for at least 5.0 s (from 1.0 s to the load's end, still none: synchronous_standby_names empty") {
+		t.Fatalf("gap %+v: %s", g, render.SyncGapSentence(g))
 	}
 	// The sampler failed after its last sample: nobody saw the state after it. The span ends
 	// at that sample, still a lower bound, and does not claim the load's end.
 	ta.syncMissed(errString("connection reset"))
 	ta.syncErrAt = fault.Add(5500 * time.Millisecond)
 	g = ta.syncGap("b", 2, "a", "", fault.Add(60*time.Second))
-	if !g.Open || !g.NoSyncOpen() || *g.NoSyncSeconds < 3.99 || *g.NoSyncSeconds > 4.01 || g.NoSyncCell() != "4.00+" ||
-		!strings.Contains(g.Sentence(), "for at least 4.0 s (from 1.0 s to its last sample at 5.0 s, still none then: synchronous_standby_names empty") {
-		t.Fatalf("blind after the last sample: gap %+v: %s", g, g.Sentence())
+	if !g.Open || !g.NoSyncOpen() || *g.NoSyncSeconds < 3.99 || *g.NoSyncSeconds > 4.01 || render.NoSyncCell(g) != "4.00+" ||
+		!strings.Contains(render.SyncGapSentence(g), "for at least 4.0 s (from 1.0 s to its last sample at 5.0 s, still none then: synchronous_standby_names empty") {
+		t.Fatalf("blind after the last sample: gap %+v: %s", g, render.SyncGapSentence(g))
 	}
 	// Nor when it read another node after it (the write address moved on).
 	ta = newTally(fault)
@@ -161,10 +162,10 @@ func TestSyncGapAbsentAndOpen(t *testing.T) {
 	sampled(ta, fault, heldState{1, 5, syncState{port: 2, primary: true, names: "", commit: "on"}},
 		heldState{5.2, 5.4, syncState{port: 3, primary: true, names: "", commit: "on"}})
 	if g = ta.syncGap("b", 2, "a", "", fault.Add(60*time.Second)); *g.NoSyncSeconds > 4.01 || !g.NoSyncOpen() {
-		t.Fatalf("another node read after the last sample: gap %+v: %s", g, g.Sentence())
+		t.Fatalf("another node read after the last sample: gap %+v: %s", g, render.SyncGapSentence(g))
 	}
 	var none *result.DrillSyncGap
-	if none.Sentence() != "" || none.NoSync() != nil {
+	if render.SyncGapSentence(none) != "" || none.NoSync() != nil {
 		t.Fatal("a nil gap says something")
 	}
 }
@@ -180,12 +181,12 @@ func TestSyncGapOpenWaitAfterNoSync(t *testing.T) {
 		heldState{1, 3, syncState{port: 2, primary: true, names: "", commit: "on"}},
 		heldState{3.2, 5, syncState{port: 2, primary: true, names: `"a"`, commit: "on"}})
 	g := ta.syncGap("b", 2, "a", "", fault.Add(6*time.Second))
-	if !g.Open || g.NoSyncOpen() || !g.WaitedOpen() || g.NoSyncCell() != "2.20" {
-		t.Fatalf("gap %+v: no sync open %v, waited open %v, cell %q", g, g.NoSyncOpen(), g.WaitedOpen(), g.NoSyncCell())
+	if !g.Open || g.NoSyncOpen() || !g.WaitedOpen() || render.NoSyncCell(g) != "2.20" {
+		t.Fatalf("gap %+v: no sync open %v, waited open %v, cell %q", g, g.NoSyncOpen(), g.WaitedOpen(), render.NoSyncCell(g))
 	}
 	want := "after the failover, commits were acknowledged with no synchronous standby for 2.2 s (from 1.0 s to 3.2 s: synchronous_standby_names empty); " +
 		"commits waited for a synchronous standby at least 2.8 s (from 3.2 s to the load's end, still none)"
-	if got := g.Sentence(); got != want {
+	if got := render.SyncGapSentence(g); got != want {
 		t.Fatalf("sentence\n%s\nwant\n%s", got, want)
 	}
 	run := &result.DrillRun{Fault: FaultKillPrimary, Commit: "sync"}

@@ -36,6 +36,11 @@ var designRules = []designRule{
 	{"internal/report", "the report reads only result files",
 		func(d string, in bool) bool {
 			return in && !slices.Contains([]string{"internal/result", "internal/analyze", "internal/atomicfile", "internal/agerr",
+				"internal/render", "internal/table", "internal/stats", "internal/units"}, d)
+		}},
+	{"internal/render", "the renderer reads results and the analysis's findings, never an engine (runner, workloads, cluster, listener, diskio, seed, drill, sample), nor the report that reads it",
+		func(d string, in bool) bool {
+			return in && !slices.Contains([]string{"internal/result", "internal/analyze", "internal/atomicfile", "internal/agerr",
 				"internal/table", "internal/stats", "internal/units"}, d)
 		}},
 	{"internal/routing", "routing is pure logic, no network",

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/units"
@@ -170,7 +171,7 @@ func writesBackCell(dc *result.DrillCycle) Cell {
 func noSyncCell(g *result.DrillSyncGap) Cell {
 	c := secCell(g.NoSync())
 	if c.Num {
-		c.Text = g.NoSyncCell()
+		c.Text = render.NoSyncCell(g)
 		c.Num = !strings.HasSuffix(c.Text, "+")
 	}
 	return c
@@ -293,7 +294,7 @@ func cycleSummary(dc *result.DrillCycle) string {
 	if dc.SyncWait != "" {
 		parts = append(parts, "* "+dc.SyncWait)
 	}
-	if line := dc.SyncGap.Sentence(); line != "" {
+	if line := render.SyncGapSentence(dc.SyncGap); line != "" {
 		parts = append(parts, line)
 	}
 	return strings.Join(parts, ", ")

@@ -1,38 +1,10 @@
 package report
 
 import (
-	"fmt"
 	"strings"
 
-	"github.com/agbench/agbench/internal/result"
-	"github.com/agbench/agbench/internal/units"
+	"github.com/agbench/agbench/internal/render"
 )
-
-// StepFaults describes a step's failed operations by SQLSTATE (with when, in seconds of the
-// window) and its lost sessions, one line each; nothing for a step without either. The
-// commands print these lines under their tables; the report's faults table shows them.
-func StepFaults(st *result.Step) []string {
-	var out []string
-	at := func(c result.ErrorClass) string {
-		from, to := c.First.Sub(st.Window.Start).Seconds(), c.Last.Sub(st.Window.Start).Seconds()
-		if c.Count == 1 {
-			return fmt.Sprintf("at %.1fs", from)
-		}
-		return fmt.Sprintf("%.1fs-%.1fs", from, to)
-	}
-	for _, c := range st.Errors {
-		out = append(out, fmt.Sprintf("errors %s ×%s %s: %s", c.SQLState, units.GroupInt(c.Count), at(c), c.Message))
-	}
-	if r := st.Reconnects; r != nil && r.Lost > 0 {
-		line := fmt.Sprintf("sessions lost %d, made again %d", r.Lost, r.Count)
-		if r.Unrestored > 0 {
-			line += fmt.Sprintf(", still lost at the end %d", r.Unrestored)
-		}
-		line += fmt.Sprintf("; %.1fs without a session (longest %.1fs), %d failed attempts", r.DownSeconds, r.MaxDownSeconds, r.Failed)
-		out = append(out, line)
-	}
-	return out
-}
 
 // FaultsTable lists, per variant and step (each repeat apart), the failed operations and
 // the sessions lost: one row per step that had either; empty when none had. Its figures are
@@ -46,7 +18,7 @@ func (e *Experiment) FaultsTable() Table {
 				continue
 			}
 			for _, st := range c.Steps {
-				lines := StepFaults(st)
+				lines := render.StepFaults(st)
 				if len(lines) == 0 {
 					continue
 				}

@@ -204,6 +204,11 @@ func (d *DrillTPCC) Failed() []string {
 	return out
 }
 
+// DrillFaultPlanned is the drill's planned failover (DrillCycle.Fault: the primary shut
+// down cleanly, a standby that replayed all its WAL promoted), named here for the tables
+// that read it without importing internal/drill.
+const DrillFaultPlanned = "planned"
+
 // Names of a drill cycle's events.
 const (
 	EventFault        = "fault"

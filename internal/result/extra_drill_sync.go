@@ -1,10 +1,5 @@
 package result
 
-import (
-	"fmt"
-	"strings"
-)
-
 // DrillSyncGap is what a failover's new primary said of its synchronous standbys while it
 // accepted writes, from the drill's sampler (every 200 ms, on the load's write address:
 // synchronous_standby_names, synchronous_commit and the standbys streaming with sync_state
@@ -58,36 +53,6 @@ func (g *DrillSyncGap) NoSync() *float64 {
 	return g.NoSyncSeconds
 }
 
-// Sentence is the gap in one line, as a DBA reads it: "after the failover, commits were
-// acknowledged with no synchronous standby for 12.3 s (from 4.1 s to 16.4 s: Patroni
-// synchronous_mode without strict; primary, the old primary, rejoined as its synchronous
-// standby at 16.4 s)"; "" when the new
-// primary had a synchronous standby at every sample, or g is nil.
-func (g *DrillSyncGap) Sentence() string {
-	switch {
-	case g == nil:
-		return ""
-	case g.Note != "":
-		return "after the failover, synchronous standbys: – (" + g.Note + ")"
-	case g.NoSyncSeconds != nil && *g.NoSyncSeconds > 0:
-		open := g.NoSyncOpen()
-		s := fmt.Sprintf("after the failover, commits were acknowledged with no synchronous standby for %s%s (%s%s)",
-			atLeast(open), secs(g.NoSyncSeconds), g.span(g.NoSyncFrom, g.NoSyncTo, open), g.end())
-		if g.NoSyncAcked > 0 {
-			s += fmt.Sprintf("; %d commits acknowledged by %s alone meanwhile", g.NoSyncAcked, g.Node)
-		}
-		if g.WaitedSeconds != nil && *g.WaitedSeconds > 0 {
-			s += fmt.Sprintf("; commits waited for a synchronous standby %s%s (from %s to %s)", atLeast(g.WaitedOpen()), secs(g.WaitedSeconds), secs(g.WaitedFrom), g.spanEnd(g.WaitedTo, g.WaitedOpen()))
-		}
-		return s
-	case g.WaitedSeconds != nil && *g.WaitedSeconds > 0:
-		open := g.WaitedOpen()
-		return fmt.Sprintf("after the failover, commits waited for a synchronous standby for %s%s (%s%s); none was acknowledged without one",
-			atLeast(open), secs(g.WaitedSeconds), g.span(g.WaitedFrom, g.WaitedTo, open), g.end())
-	}
-	return ""
-}
-
 // NoSyncOpen reports whether the time without a synchronous standby was still running at
 // the load's end, so that NoSyncSeconds is only a lower bound. Open says the last sample
 // still showed no synchronous standby streaming; of the two spans, the one that ends last
@@ -106,70 +71,4 @@ func (g *DrillSyncGap) WaitedOpen() bool {
 // ending at b (absent: it never held).
 func endsLater(a, b *float64) bool {
 	return a != nil && (b == nil || *a > *b)
-}
-
-// atLeast is "at least " for a span still open at the load's end: it lasted longer than
-// measured.
-func atLeast(open bool) string {
-	if open {
-		return "at least "
-	}
-	return ""
-}
-
-// NoSyncCell is the time without a synchronous standby for a table: "12.30", "0.40+" when
-// still open at the load's end, "" when absent (the caller shows it absent).
-func (g *DrillSyncGap) NoSyncCell() string {
-	v := g.NoSync()
-	if v == nil {
-		return ""
-	}
-	if g.NoSyncOpen() && *v > 0 {
-		return fmt.Sprintf("%.2f+", *v)
-	}
-	return fmt.Sprintf("%.2f", *v)
-}
-
-// span is "from 4.1 s to 16.4 s: cause"; an open span runs to the load's end, or, when the
-// sampler stopped seeing the new primary before (its error, another node), to the last
-// sample.
-func (g *DrillSyncGap) span(from, to *float64, open bool) string {
-	s := fmt.Sprintf("from %s to %s", secs(from), g.spanEnd(to, open))
-	if g.Cause != "" {
-		s += ": " + g.Cause
-	}
-	return s
-}
-
-// spanEnd is where a span ended: "16.4 s"; "the load's end, still none" when open; "its
-// last sample at 5.0 s, still none then" when open and the sampler lost sight of the new
-// primary before the load's end.
-func (g *DrillSyncGap) spanEnd(to *float64, open bool) string {
-	switch {
-	case open && g.SampledTo != nil && to != nil && *to <= *g.SampledTo:
-		return "its last sample at " + secs(to) + ", still none then"
-	case open:
-		return "the load's end, still none"
-	}
-	return secs(to)
-}
-
-// end says what ended the span: "; primary, the old primary, rejoined as its synchronous
-// standby at 16.4 s" or "; standby2 synchronous from 3.0 s".
-func (g *DrillSyncGap) end() string {
-	if g.SyncAt == nil {
-		return ""
-	}
-	if g.OldPrimary != "" && len(g.SyncStandbys) == 1 && g.SyncStandbys[0] == g.OldPrimary {
-		return fmt.Sprintf("; %s, the old primary, rejoined as its synchronous standby at %s", g.OldPrimary, secs(g.SyncAt))
-	}
-	return fmt.Sprintf("; %s synchronous from %s", strings.Join(g.SyncStandbys, ", "), secs(g.SyncAt))
-}
-
-// secs is "4.1 s", "–" when absent (a result.json whose span lacks a bound).
-func secs(v *float64) string {
-	if v == nil {
-		return "–"
-	}
-	return fmt.Sprintf("%.1f s", *v)
 }
