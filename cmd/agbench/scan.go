@@ -1,15 +1,9 @@
 package main
 
 import (
-	"context"
-	"os"
-	"os/exec"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
-	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/workload/scan"
@@ -70,31 +64,21 @@ func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 		return err
 	}
 	defer l.Close()
-	if f.initRows > 0 {
-		if err := initTable(ctx, a, l.Target, f.table, f.initRows); err != nil {
-			return err
-		}
+	if err := initTable(ctx, a, l, f.table, f.initRows); err != nil {
+		return err
 	}
 	cfg := scan.Config{Table: f.table, Rows: f.rows, Connect: l.Connector(), CounterConns: l.NodeConns}
-	var coldNotes []string
 	if f.cold {
-		l.Restarts = true
-		cfg.Cold = func(ctx context.Context) error {
-			note, err := coldCache(ctx, l)
-			if note != "" && len(coldNotes) == 0 {
-				coldNotes = append(coldNotes, note)
-			}
-			return err
-		}
+		cfg.Cold = l.ColdCache()
 	}
-	if err := checkQueries(ctx, l, []string{cfg.Query()}, 0); err != nil {
+	if err := l.CheckQueries(ctx, []string{cfg.Query()}, 0); err != nil {
 		return err
 	}
 	w := scan.New(cfg)
 	defer w.Close()
 	l.Config = map[string]any{"table": f.table, "rows": f.rows, "cold": f.cold, "threads": f.load.threads,
 		"iterations": f.load.iterations, "intent": string(l.Intent), "compare": f.load.compare, "repeat": f.load.repeat, "stale_probe": l.StaleProbe}
-	return runLoad(ctx, a, l, w, scanColumns, func() []string { return coldNotes })
+	return runLoad(ctx, a, l, w, scanColumns)
 }
 
 var scanColumns = []table.Column{
@@ -107,22 +91,4 @@ var scanColumns = []table.Column{
 	{Header: "hits", Format: "%.0f", Value: counterValue(result.BufferHits)},
 	{Header: "reads", Format: "%.0f", Value: counterValue(result.BufferReads)},
 	{Header: "MB/s server", Format: "%.1f", Value: counterValue(result.ServerMBps)},
-}
-
-// coldCache restarts the cluster and drops the OS page cache. It returns a note when the
-// OS cache could not be dropped (the run was then warm at the OS level).
-func coldCache(ctx context.Context, l *experiment.Load) (string, error) {
-	topo := l.Target.Topo
-	if err := topo.Stop(ctx); err != nil {
-		return "", err
-	}
-	note := ""
-	exec.CommandContext(ctx, "sync").Run()
-	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0o200); err != nil {
-		note = "OS page cache not dropped (" + strings.TrimSpace(err.Error()) + "): servers restarted, OS cache warm"
-	}
-	if err := topo.Start(ctx); err != nil {
-		return note, err
-	}
-	return note, l.WaitRoutes(ctx)
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,9 +12,7 @@ import (
 	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/table"
-	"github.com/agbench/agbench/internal/target"
 	"github.com/agbench/agbench/internal/workload"
-	"github.com/agbench/agbench/internal/workload/pgops"
 	"github.com/agbench/agbench/internal/workload/stress"
 )
 
@@ -126,16 +122,14 @@ func runStress(cmd *cobra.Command, a *app, f *stressFlags) error {
 		return err
 	}
 	defer l.Close()
-	if f.initRows > 0 {
-		if err := initTable(ctx, a, l.Target, f.initTable, f.initRows); err != nil {
-			return err
-		}
+	if err := initTable(ctx, a, l, f.initTable, f.initRows); err != nil {
+		return err
 	}
 	width := 0
 	if cfg.Params != nil {
 		width = cfg.Params.Width()
 	}
-	if err := checkQueries(ctx, l, cfg.Queries, width); err != nil {
+	if err := l.CheckQueries(ctx, cfg.Queries, width); err != nil {
 		return err
 	}
 	cfg.Connect = l.Connector()
@@ -146,14 +140,14 @@ func runStress(cmd *cobra.Command, a *app, f *stressFlags) error {
 		"duration": f.load.duration.String(), "rampup": f.load.rampup.String(), "rate": f.load.rate, "intent": string(l.Intent),
 		"compare": f.load.compare, "repeat": f.load.repeat, "param_file": f.paramFile, "param_range": f.paramRange,
 		"stale_probe": l.StaleProbe}
-	return runLoad(ctx, a, l, w, stressColumns, nil)
+	return runLoad(ctx, a, l, w, stressColumns)
 }
 
 // runLoad runs a load experiment with progress and prints the table, the analysis and the
-// footer; notes adds run-level warnings known only at the end.
-func runLoad(ctx context.Context, a *app, l *experiment.Load, w workload.Workload, cols []table.Column, notes func() []string) error {
+// footer.
+func runLoad(ctx context.Context, a *app, l *experiment.Load, w workload.Workload, cols []table.Column) error {
 	prog := newProgress(a, len(l.Plan()), "ops")
-	out, runErr := l.Run(ctx, w, experiment.Hooks{Progress: prog.show, StepDone: prog.done, Notes: notes})
+	out, runErr := l.Run(ctx, w, experiment.Hooks{Progress: prog.show, StepDone: prog.done})
 	prog.clear()
 	if out == nil {
 		return runErr
@@ -216,50 +210,14 @@ func latencyMs(pick func(result.Hist) int64) func(*result.Step) (float64, bool) 
 	}
 }
 
-// initTable makes the demo table on the primary and waits until the standbys have it.
-func initTable(ctx context.Context, a *app, tgt *target.Target, name string, rows int64) error {
-	c, err := target.Connect(ctx, tgt.Primary, "agbench")
-	if err != nil {
-		return err
-	}
-	defer c.Close(context.WithoutCancel(ctx))
-	start := time.Now()
-	created, err := pgops.InitTable(ctx, c, name, rows)
-	if err != nil {
-		return err
-	}
-	if created {
-		fmt.Fprintf(a.stderr, "made table %s with %d rows in %.1fs\n", name, rows, time.Since(start).Seconds())
-	}
-	return tgt.WaitReplayed(ctx, 5*time.Minute)
-}
-
-// checkQueries prepares every query on a session of the first step, so that SQL the
-// server rejects, or a query taking another number of parameters than the parameters
-// given (width), is reported as bad input before anything runs.
-func checkQueries(ctx context.Context, l *experiment.Load, queries []string, width int) error {
-	plan := l.Plan()
-	if len(plan) == 0 {
+// initTable makes the demo table of --init rows (none for 0) and says so when it made it.
+func initTable(ctx context.Context, a *app, l *experiment.Load, name string, rows int64) error {
+	if rows <= 0 {
 		return nil
 	}
-	c, err := target.Connect(ctx, l.ConnString(plan[0].Params, 0), "agbench")
-	if err != nil {
-		return fmt.Errorf("target unreachable: %w", err)
+	created, took, err := l.InitTable(ctx, name, rows)
+	if created && took > 0 {
+		fmt.Fprintf(a.stderr, "made table %s with %d rows in %.1fs\n", name, rows, took.Seconds())
 	}
-	defer c.Close(context.WithoutCancel(ctx))
-	for i, q := range queries {
-		sd, err := c.Prepare(ctx, fmt.Sprintf("agbench_check%d", i), q)
-		if err != nil {
-			qe := &stress.QueryError{Index: i, Query: q, Err: err}
-			if ctx.Err() != nil || errors.Is(err, context.Canceled) {
-				return qe
-			}
-			return agerr.BadInput(qe)
-		}
-		if len(sd.ParamOIDs) != width {
-			return agerr.BadInput(&stress.QueryError{Index: i, Query: q,
-				Err: fmt.Errorf("takes %d parameter(s), --param-file/--param-range give %d", len(sd.ParamOIDs), width)})
-		}
-	}
-	return nil
+	return err
 }

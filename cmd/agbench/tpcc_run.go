@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
@@ -133,17 +132,6 @@ func (o *tpccRunOptions) plan() (runner.Sweep, tpcc.Mode, error) {
 	return sw, mode, agerr.Join(errs...)
 }
 
-func maxVUs(sw runner.Sweep) int {
-	m := 0
-	for _, ax := range sw.Axes {
-		for _, v := range ax.Values {
-			n, _ := strconv.Atoi(v)
-			m = max(m, n)
-		}
-	}
-	return m
-}
-
 func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command) error {
 	sw, mode, err := o.plan()
 	if validating(ctx) { // agbench run checks a plan: the cluster may not exist yet
@@ -169,44 +157,17 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 	}
 	w := &tpcc.Workload{Primary: r.primary, Mode: mode, ReadIntent: o.readIntent,
 		AllWarehouses: o.allWarehouses, Keying: o.keying, Seed: uint64(o.seed), OwnWrites: o.readIntent && l.StaleProbe != ""}
-	// Read-intent sessions: through an in-process listener per routing variant (--compare),
-	// else to the listener with read intent, or to the standbys in turn.
-	if err := l.Start(ctx); err != nil {
-		return err
-	}
+	tr, err := experiment.StartTPCC(ctx, l, w, experiment.TPCCNames{VUs: o.vus, Compare: o.compare})
 	defer l.Close()
-	meta, err := w.Prepare(ctx)
 	if err != nil {
 		return err
 	}
-	w.ReadConfig = func(params map[string]string, vu int) (*pgx.ConnConfig, error) {
-		return tpcc.ConnConfig(l.ReadConnString(params, vu), "read-intent session")
-	}
-	if o.readIntent {
-		if err := tgt.WaitReplayed(ctx, 5*time.Minute); err != nil {
-			return fmt.Errorf("wait for the standbys to replay the build: %w", err)
-		}
-	}
-	conn, err := o.connectWithRoom(ctx, r, sw)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	l.Config = map[string]any{"warehouses": meta.Warehouses, "build_seed": meta.Seed, "mode": string(mode),
-		"vus": o.vus, "rampup_seconds": o.rampup.Seconds(), "duration_seconds": o.duration.Seconds(), "rate": o.rate,
-		"all_warehouses": o.allWarehouses, "keying": o.keying, "read_intent": o.readIntent, "compare": o.compare, "stale_probe": l.StaleProbe,
-		"run_constants": w.Constants(), "load_constants": meta.C}
-	w.LagWatched = l.Sample && len(experiment.PGNodes(tgt, l.Database)) > 0
-	w.Land = l.Land
-	smp, err := w.NewSampler(ctx)
-	if err != nil {
-		return err
-	}
-	defer smp.Close()
+	defer tr.Close(ctx)
+	meta, conn := tr.Meta, tr.Conn
 	fmt.Fprintf(a.stderr, "tpcc run: %d warehouses, %s mode, %d step(s) of %v ramp-up + %v\n",
 		meta.Warehouses, mode, len(l.Plan()), o.rampup, o.duration)
 	prog := newProgress(a, len(l.Plan()), "tx")
-	out, runErr := l.Run(ctx, w, experiment.Hooks{Progress: prog.show, StepDone: prog.done, Samplers: []runner.Sampler{smp}})
+	out, runErr := l.Run(ctx, w, experiment.Hooks{Progress: prog.show, StepDone: prog.done, Samplers: tr.Samplers()})
 	prog.clear()
 	if out == nil {
 		return runErr
@@ -236,24 +197,6 @@ func (o *tpccRunOptions) experiment(cmd *cobra.Command, tgt *target.Target, sw r
 		Step:    runner.StepSpec{Duration: o.duration, Rampup: o.rampup, Rate: o.rate, MaxErrors: o.maxErrors},
 		Results: o.results, Sample: o.analysis.sampling(), Analyse: true,
 		Analysis: analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}}
-}
-
-// connectWithRoom connects to the primary and checks that it accepts the sessions of the
-// largest step (two per VU when the read-intent sessions land on the primary too).
-func (o *tpccRunOptions) connectWithRoom(ctx context.Context, r *resolved, sw runner.Sweep) (*pgx.Conn, error) {
-	conn, err := r.connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	perVU := 1
-	if o.readIntent && (sw.Compare != nil || len(r.tgt.Standbys) == 0) {
-		perVU = 2 // routing off: the read-intent session is on the primary too
-	}
-	if err := tpcc.CheckCapacity(ctx, conn, maxVUs(sw)*perVU+1, "--vus "+o.vus); err != nil {
-		conn.Close(context.WithoutCancel(ctx))
-		return nil, err
-	}
-	return conn, nil
 }
 
 func ms(us int64) string { return fmt.Sprintf("%.1fms", float64(us)/1000) }

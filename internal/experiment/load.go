@@ -54,6 +54,8 @@ type Load struct {
 	StaleProbe string
 
 	routes *Routes
+	// notes are run-level warnings known only once steps have run (ColdCache's).
+	notes []string
 }
 
 // Hooks let the command show progress; both may be nil.
@@ -62,8 +64,6 @@ type Hooks struct {
 	StepDone func(result.Step)
 	// Samplers are the workload's own samplers, run beside the experiment's.
 	Samplers []runner.Sampler
-	// Notes returns run-level warnings known only when the steps have run.
-	Notes func() []string
 }
 
 // Outcome is what a run produced: the result (also when cut short), where it was written
@@ -249,9 +249,7 @@ func (l *Load) Run(ctx context.Context, w workload.Workload, h Hooks) (*Outcome,
 	if runErr == nil {
 		runErr = FailedSteps(steps)
 	}
-	if h.Notes != nil {
-		rec.Warn(h.Notes()...)
-	}
+	rec.Warn(l.notes...)
 	rec.End(runErr)
 	out := &Outcome{Result: res}
 	if l.Analyse {

@@ -8,7 +8,7 @@
 // It imports pgx, internal/workload and internal/workload/pgops; it must not import the
 // runner, the cluster, the listener or the report.
 //
-// Imports from agbench: only internal/workload, internal/workload/pgops.
+// Imports from agbench: only internal/agerr, internal/workload, internal/workload/pgops.
 package stress
 
 import (

@@ -1,0 +1,105 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/runner"
+	"github.com/agbench/agbench/internal/workload/tpcc"
+)
+
+// TPCCRun is what a tpcc run holds beside its Load while its steps run: the schema's
+// metadata, a session to the primary (the consistency checks after the run) and the tpcc
+// sampler (NOPM and TPM cross-checked on the server, replay lag).
+type TPCCRun struct {
+	Meta    *tpcc.Meta
+	Conn    *pgx.Conn
+	Sampler *tpcc.Sampler
+}
+
+// TPCCNames are how the command line gave what the run's configuration records as given:
+// the VU list and the comparison.
+type TPCCNames struct{ VUs, Compare string }
+
+// StartTPCC starts what a tpcc run needs before its first step: the load's own listeners
+// (Start), the schema's metadata, the read-intent sessions' route (through an in-process
+// listener per routing variant, else to the listener with read intent or the standbys in
+// turn), the standbys caught up with the build when reads go there, a session to the
+// primary with room for the largest step, the result's configuration and the sampler.
+// Close the returned run, then the load.
+func StartTPCC(ctx context.Context, l *Load, w *tpcc.Workload, names TPCCNames) (*TPCCRun, error) {
+	if err := l.Start(ctx); err != nil {
+		return nil, err
+	}
+	meta, err := w.Prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w.ReadConfig = func(params map[string]string, vu int) (*pgx.ConnConfig, error) {
+		return tpcc.ConnConfig(l.ReadConnString(params, vu), "read-intent session")
+	}
+	if w.ReadIntent {
+		if err := l.Target.WaitReplayed(ctx, replayWait); err != nil {
+			return nil, fmt.Errorf("wait for the standbys to replay the build: %w", err)
+		}
+	}
+	conn, err := connectWithRoom(ctx, l, w, names.VUs)
+	if err != nil {
+		return nil, err
+	}
+	s := l.Step
+	l.Config = map[string]any{"warehouses": meta.Warehouses, "build_seed": meta.Seed, "mode": string(w.Mode),
+		"vus": names.VUs, "rampup_seconds": s.Rampup.Seconds(), "duration_seconds": s.Duration.Seconds(), "rate": s.Rate,
+		"all_warehouses": w.AllWarehouses, "keying": w.Keying, "read_intent": w.ReadIntent, "compare": names.Compare, "stale_probe": l.StaleProbe,
+		"run_constants": w.Constants(), "load_constants": meta.C}
+	w.LagWatched = l.Sample && len(PGNodes(l.Target, l.Database)) > 0
+	w.Land = l.Land
+	smp, err := w.NewSampler(ctx)
+	if err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return &TPCCRun{Meta: meta, Conn: conn, Sampler: smp}, nil
+}
+
+// Samplers are the run's own samplers, for Hooks.Samplers.
+func (r *TPCCRun) Samplers() []runner.Sampler { return []runner.Sampler{r.Sampler} }
+
+// Close closes the sampler and the session.
+func (r *TPCCRun) Close(ctx context.Context) {
+	r.Sampler.Close()
+	r.Conn.Close(context.WithoutCancel(ctx))
+}
+
+// connectWithRoom connects to the primary and checks that it accepts the sessions of the
+// largest step (two per VU when the read-intent sessions land on the primary too).
+func connectWithRoom(ctx context.Context, l *Load, w *tpcc.Workload, vus string) (*pgx.Conn, error) {
+	conn, err := tpcc.Connect(ctx, w.Primary)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the primary: %w", err)
+	}
+	perVU := 1
+	if w.ReadIntent && (l.Sweep.Compare != nil || len(l.Target.Standbys) == 0) {
+		perVU = 2 // routing off: the read-intent session is on the primary too
+	}
+	if err := tpcc.CheckCapacity(ctx, conn, maxLoad(l.Sweep)*perVU+1, "--vus "+vus); err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return conn, nil
+}
+
+// maxLoad is the largest value of the sweep's axes (the largest step's VUs).
+func maxLoad(sw runner.Sweep) int {
+	m := 0
+	for _, ax := range sw.Axes {
+		for _, v := range ax.Values {
+			n, _ := strconv.Atoi(v)
+			m = max(m, n)
+		}
+	}
+	return m
+}
