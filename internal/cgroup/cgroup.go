@@ -10,7 +10,7 @@
 //
 // The kernel's CPU list format is read and written by internal/result, once.
 //
-// Imports from agbench: only internal/agerr, internal/result, internal/units.
+// Imports from agbench: only internal/agerr, internal/proc, internal/result, internal/units.
 package cgroup
 
 import (
@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -255,25 +256,10 @@ func (s *System) readRoot() error {
 		}
 		s.Mems = strings.TrimSpace(string(m))
 	}
-	s.MemTotal = memTotal()
+	if m, err := proc.Host.Meminfo(); err == nil {
+		s.MemTotal = m.TotalBytes // unread, 0: no check against the machine's memory
+	}
 	return nil
-}
-
-func memTotal() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				kb, _ := strconv.ParseInt(f[0], 10, 64)
-				return kb * 1024
-			}
-		}
-	}
-	return 0
 }
 
 // Budget is one modelled host: a CPU quota in cores (0: none), a memory limit in bytes

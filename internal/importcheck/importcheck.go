@@ -42,6 +42,8 @@ type Package struct {
 	Imports   []string // the module's packages it imports
 	Deps      []string // the module's packages it depends on, directly or not
 	OtherDeps []string // the standard library's and other modules' packages it depends on
+	// OtherImports are the standard library's and other modules' packages it imports.
+	OtherImports []string
 }
 
 // Rule is what a package's sentence allows: None, or the paths in Only.
@@ -232,6 +234,8 @@ func fromListed(l listed, module string) (Package, error) {
 	for _, imp := range l.Imports {
 		if r, ok := rel(imp); ok {
 			p.Imports = append(p.Imports, r)
+		} else {
+			p.OtherImports = append(p.OtherImports, imp)
 		}
 	}
 	for _, d := range l.Deps {

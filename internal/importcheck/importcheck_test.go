@@ -36,17 +36,19 @@ var designRules = []designRule{
 	{"internal/report", "the report reads only result files",
 		func(d string, in bool) bool {
 			return in && !slices.Contains([]string{"internal/result", "internal/analyze", "internal/atomicfile", "internal/agerr",
-				"internal/render", "internal/table", "internal/stats", "internal/units"}, d)
+				"internal/render", "internal/table", "internal/stats", "internal/units", "internal/proc"}, d) // proc: through result's host
 		}},
 	{"internal/render", "the renderer reads results and the analysis's findings, never an engine (runner, workloads, cluster, listener, diskio, seed, drill, sample), nor the report that reads it",
 		func(d string, in bool) bool {
 			return in && !slices.Contains([]string{"internal/result", "internal/analyze", "internal/atomicfile", "internal/agerr",
-				"internal/table", "internal/stats", "internal/units"}, d)
+				"internal/table", "internal/stats", "internal/units", "internal/proc"}, d) // proc: through result's host
 		}},
 	{"internal/routing", "routing is pure logic, no network",
 		func(d string, in bool) bool { return in || Under(d, "net") || Under(d, "github.com/jackc/pgx/v5") }},
-	{"internal/result", "result imports nothing from agbench but agerr and atomicfile",
-		func(d string, in bool) bool { return in && d != "internal/agerr" && d != "internal/atomicfile" }},
+	{"internal/result", "result imports nothing from agbench but agerr, atomicfile and proc (the kernel's files, for the machine a run records)",
+		func(d string, in bool) bool {
+			return in && d != "internal/agerr" && d != "internal/atomicfile" && d != "internal/proc"
+		}},
 	{"bench/...", "a benchmark is a program, not a test: it imports no package meant for tests (a name ending in \"test\", nor importcheck)",
 		func(d string, in bool) bool {
 			return in && (strings.HasSuffix(d, "test") || d == "internal/importcheck") || d == "testing"
@@ -87,6 +89,30 @@ func TestModuleLayering(t *testing.T) {
 	}
 	for _, v := range CheckDesign(pkgs, designRules) {
 		t.Error(v)
+	}
+}
+
+// TestOneKernelFilesPackage: internal/proc is the one reader of the kernel's files, so it
+// alone imports the library that parses them (others depend on it only through libraries,
+// as Prometheus's client does for its process metrics).
+func TestOneKernelFilesPackage(t *testing.T) {
+	pkgs, err := Load(moduleRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	importers := 0
+	for _, p := range pkgs {
+		for _, imp := range p.OtherImports {
+			if Under(imp, "github.com/prometheus/procfs") {
+				importers++
+				if p.Path != "internal/proc" {
+					t.Errorf("%s imports %s: the kernel's files are read through internal/proc", p.Path, imp)
+				}
+			}
+		}
+	}
+	if importers == 0 {
+		t.Error("no package imports github.com/prometheus/procfs: a renamed internal/proc must keep this check")
 	}
 }
 

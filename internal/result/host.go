@@ -1,11 +1,10 @@
 package result
 
 import (
-	"bufio"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
+
+	"github.com/agbench/agbench/internal/proc"
 )
 
 // CollectHost describes the machine this process runs on, from /proc where there is one;
@@ -17,32 +16,10 @@ func CollectHost() Host {
 		h.Cores = h.LoadGenCPU.MachineCPUs // runtime.NumCPU counts the affinity's CPUs only
 	}
 	h.Hostname, _ = os.Hostname()
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		h.Kernel = strings.TrimSpace(string(b))
-	}
-	h.CPUModel = procField("/proc/cpuinfo", "model name")
-	if m := procField("/proc/meminfo", "MemTotal"); m != "" {
-		// "23984124 kB"
-		if kb, err := strconv.ParseUint(strings.Fields(m)[0], 10, 64); err == nil {
-			h.MemoryBytes = kb * 1024
-		}
+	h.Kernel, _ = proc.Host.OSRelease()
+	h.CPUModel, _ = proc.Host.CPUModel()
+	if m, err := proc.Host.Meminfo(); err == nil {
+		h.MemoryBytes = uint64(m.TotalBytes)
 	}
 	return h
-}
-
-// procField returns the value of the first "key: value" line of a /proc file.
-func procField(path, key string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == key {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }

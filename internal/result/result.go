@@ -9,10 +9,11 @@
 // readahead experiment's), read through typed accessors that name a section that does not
 // decode, and the names of figures read across layers (names.go), built and parsed here.
 //
-// It imports nothing from agbench but agerr and atomicfile; it must not import the runner,
-// workloads, samplers, analyze or report (they import it).
+// It imports nothing from agbench but agerr, atomicfile and proc (the kernel's files, read
+// for the machine a run records); it must not import the runner, workloads, samplers,
+// analyze or report (they import it).
 //
-// Imports from agbench: only internal/agerr, internal/atomicfile.
+// Imports from agbench: only internal/agerr, internal/atomicfile, internal/proc.
 package result
 
 import (

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agbench/agbench/internal/analyze"
+	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -21,7 +22,7 @@ func TestSamplerFiguresReachTheAnalysis(t *testing.T) {
 	st := &result.Step{Index: 0, VUs: 4, Window: result.Window{Start: t0, End: t0.Add(10 * time.Second)},
 		Ops: map[string]*result.Op{"q": {Count: 1000}}, Complete: true}
 
-	o := &OSStep{acc: map[string]*result.TimeSeries{}, mem: Meminfo{TotalBytes: 8 << 30, AvailableBytes: 6 << 30}}
+	o := &OSStep{acc: map[string]*result.TimeSeries{}, mem: proc.Meminfo{TotalBytes: 8 << 30, AvailableBytes: 6 << 30}}
 	o.addSample(t0, OSSample{At: t0.Add(10 * time.Second), Seconds: 10,
 		CPU:   CPUShares{User: 0.5, System: 0.2, Steal: 0.05, Idle: 0.25},
 		Disks: []DiskRates{{Device: "vdb", ReadIOPS: 300, WriteIOPS: 100, ReadMBps: 12, WriteMBps: 5, AwaitMs: 2, AvgQueue: 1.5, Util: 0.9}}})

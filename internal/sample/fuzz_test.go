@@ -53,17 +53,3 @@ func FuzzParseNetDev(f *testing.F) {
 		}
 	})
 }
-
-func FuzzParseMeminfo(f *testing.F) {
-	f.Add([]byte("MemTotal:       24716600 kB\nMemAvailable:   22000000 kB\nCached:          1500000 kB\n"))
-	f.Add([]byte("MemTotal: 1\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := ParseMeminfo(data)
-		if err != nil {
-			return
-		}
-		if m.TotalBytes < 0 || m.AvailableBytes < 0 || m.CachedBytes < 0 {
-			t.Fatalf("negative size: %+v", m)
-		}
-	})
-}

@@ -3,10 +3,10 @@ package sample
 import (
 	"context"
 	"errors"
-	"os"
 	"sync"
 	"time"
 
+	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -20,7 +20,7 @@ type OSStep struct {
 	wg       sync.WaitGroup
 	err      error
 	acc      map[string]*result.TimeSeries
-	mem      Meminfo
+	mem      proc.Meminfo
 }
 
 // NewOSStep makes an OS sampler for the devices behind cfg.Paths; interval 0 means
@@ -34,9 +34,7 @@ func NewOSStep(cfg OSConfig, interval time.Duration) (*OSStep, error) {
 		interval = DefaultInterval
 	}
 	o := &OSStep{s: s, interval: interval}
-	if data, err := os.ReadFile(s.cfg.Kernel.Proc("meminfo")); err == nil {
-		o.mem, _ = ParseMeminfo(data)
-	}
+	o.mem, _ = s.cfg.Kernel.Meminfo() // unread, TotalBytes stays 0 and put leaves the figures out
 	return o, nil
 }
 

@@ -8,21 +8,6 @@ import (
 	"github.com/agbench/agbench/internal/result"
 )
 
-func TestParseMeminfo(t *testing.T) {
-	m, err := ParseMeminfo([]byte("MemTotal:       24716600 kB\nMemFree:        20000000 kB\nMemAvailable:   22000000 kB\nBuffers:          100 kB\nCached:          1500000 kB\nHugePages_Total:       0\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.TotalBytes != 24716600*1024 || m.AvailableBytes != 22000000*1024 || m.CachedBytes != 1500000*1024 {
-		t.Errorf("%+v", m)
-	}
-	for _, bad := range []string{"", "MemFree: 1 kB\n", "MemTotal: x kB\n", "MemTotal: 1 MB\n", "MemTotal 1 kB\n", "MemTotal:\n"} {
-		if _, err := ParseMeminfo([]byte(bad)); err == nil {
-			t.Errorf("ParseMeminfo(%q) accepted bad input", bad)
-		}
-	}
-}
-
 func TestClassifyWait(t *testing.T) {
 	cases := []struct{ typ, event, state, want string }{
 		{"", "", "active", WaitCPU},
