@@ -62,9 +62,13 @@ bench-readahead: deps pg18 build
 
 # TPC-C: agbench (functions and client mode) against go-tpc (built from its source once) on
 # one throwaway server, 2 warehouses, 2 VUs, 60 s runs, 3 interleaved rounds, medians.
+# Knobs (environment): TPCC_BENCH_ROUNDS, TPCC_BENCH_SECS, TPCC_BENCH_WAREHOUSES,
+# TPCC_BENCH_VUS, TPCC_BENCH_COMMIT (on,off), TPCC_BENCH_SET (key=value ...), AGBENCH_CACHE.
 .PHONY: bench-tpcc
 bench-tpcc: deps build
-	@scripts/bench-tpcc.sh $(BIN)
+	$(GO) run ./bench/tpcc -agbench $(BIN) -rounds "$${TPCC_BENCH_ROUNDS:-3}" -secs "$${TPCC_BENCH_SECS:-60}" \
+		-warehouses "$${TPCC_BENCH_WAREHOUSES:-2}" -vus "$${TPCC_BENCH_VUS:-2}" -commit "$${TPCC_BENCH_COMMIT:-on,off}" \
+		$$(for kv in $${TPCC_BENCH_SET:-}; do printf -- '-set %s ' "$$kv"; done)
 
 # Read-only routing on modelled hosts (control groups; root) beside the same on one shared
 # host: stress point select and count(*) larger than a node's memory, 1..12 threads.
@@ -98,4 +102,4 @@ bench-sample: deps
 # and backup-restore with none, lz4 and zstd compression, REPEAT rounds interleaved, medians.
 .PHONY: bench-seed
 bench-seed: deps build
-	@scripts/bench-seed.sh $(BIN)
+	$(GO) run ./bench/seed -agbench $(BIN) -size "$${SEED_SIZE:-1G}" -repeat "$${REPEAT:-1}" -results "$${RESULTS:-results}"

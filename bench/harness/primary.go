@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agbench/agbench/internal/cluster"
@@ -60,4 +61,20 @@ func (p *Primary) Close() {
 		fmt.Fprintln(os.Stderr, "destroy the bench cluster:", err)
 	}
 	os.RemoveAll(p.Home)
+}
+
+// Password is the superuser's password, read from the cluster's own passfile (lines of
+// host:port:db:user:password), for comparators that take it on their command line or in a
+// file of their own (go-tpc, pgbouncer).
+func (p *Primary) Password() (string, error) {
+	b, err := os.ReadFile(p.Topo.PassFile)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if parts := strings.SplitN(line, ":", 5); len(parts) == 5 {
+			return parts[4], nil
+		}
+	}
+	return "", fmt.Errorf("%s: no password line", p.Topo.PassFile)
 }

@@ -1,4 +1,4 @@
-// Command benchtpcc runs go-tpc (built from its public source by scripts/bench-tpcc.sh) and
+// Command tpcc runs go-tpc (built from its public source once, gotpc.go) and
 // agbench tpcc in both modes on one PostgreSQL server that it starts itself (a throwaway
 // lone primary on a loopback port, fsync on), interleaved (the order of the three runs
 // rotates every round), and prints for each run and as medians: the tool's own NOPM/tpmC and
@@ -8,21 +8,17 @@
 // CPU per transaction, the row work per New-Order (pg_stat_user_tables), and the ratios to
 // go-tpc of the same round. `make bench-tpcc` runs it; it is a benchmark, not a test.
 //
-// Imports from agbench: only internal/cluster, internal/cluster/clustertest, internal/result, internal/sample,
-// internal/stats.
+// Imports from agbench: only bench/harness, internal/cluster, internal/sample.
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,11 +26,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agbench/agbench/bench/harness"
 	"github.com/agbench/agbench/internal/cluster"
-	"github.com/agbench/agbench/internal/cluster/clustertest"
-	"github.com/agbench/agbench/internal/result"
 	sampler "github.com/agbench/agbench/internal/sample"
-	"github.com/agbench/agbench/internal/stats"
 )
 
 // Targets, on the median of the per-round ratios to go-tpc: tpcc run is worth running in
@@ -70,7 +64,7 @@ type sample struct {
 
 func main() {
 	bin := flag.String("agbench", "bin/agbench", "agbench binary")
-	gotpc := flag.String("gotpc", "", "go-tpc binary")
+	gotpc := flag.String("gotpc", "", "go-tpc binary (default: built from its source once, into $AGBENCH_CACHE or the user's cache folder)")
 	rounds := flag.Int("rounds", 3, "rounds (medians are taken over them)")
 	secs := flag.Int("secs", 60, "seconds per run")
 	warehouses := flag.Int("warehouses", 2, "warehouses")
@@ -87,20 +81,25 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if *gotpc == "" {
-		fmt.Fprintln(os.Stderr, "benchtpcc: -gotpc: the go-tpc binary is required (scripts/bench-tpcc.sh builds it)")
-		os.Exit(2)
-	}
 	var commitList []string
 	for _, c := range strings.Split(*commits, ",") {
 		if _, err := cluster.ParseSettings([]string{"synchronous_commit=" + c}); err != nil || c == "" {
-			fmt.Fprintf(os.Stderr, "benchtpcc: -commit %q: a comma-separated list of synchronous_commit values (on, off, local …)\n", *commits)
+			fmt.Fprintf(os.Stderr, "bench tpcc: -commit %q: a comma-separated list of synchronous_commit values (on, off, local …)\n", *commits)
 			os.Exit(2)
 		}
 		commitList = append(commitList, c)
 	}
-	if err := run(ctx, *bin, *gotpc, *rounds, *secs, *warehouses, *vus, sets, commitList); err != nil {
-		fmt.Fprintln(os.Stderr, "benchtpcc:", err)
+	err := error(nil)
+	if *gotpc == "" {
+		*gotpc, err = buildGoTPC(ctx)
+	}
+	if err == nil {
+		abs, _ := filepath.Abs(*bin)
+		b := &bench{bin: abs, gotpc: *gotpc, secs: *secs, wh: *warehouses, vus: *vus}
+		err = run(ctx, b, *rounds, sets, commitList)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench tpcc:", err)
 		os.Exit(1)
 	}
 }
@@ -115,60 +114,57 @@ type bench struct {
 	work       string
 }
 
-func run(ctx context.Context, bin, gotpc string, rounds, secs, wh, vus int, sets, commits []string) error {
-	bin, _ = filepath.Abs(bin)
-	port, err := clustertest.FreePorts(1)
+func run(ctx context.Context, b *bench, rounds int, sets, commits []string) error {
+	p, err := harness.StartPrimary(ctx, "bench", append([]string{"shared_buffers=1GB", "max_wal_size=8GB",
+		"checkpoint_timeout=30min", "max_connections=100", "shared_preload_libraries=pg_stat_statements",
+		"pg_stat_statements.track_utility=on"}, sets...))
 	if err != nil {
 		return err
 	}
-	work, err := os.MkdirTemp("", "agbench-bench-tpcc-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(work)
-	os.Chmod(work, 0o755)
-	topo, err := cluster.Create(ctx, cluster.CreateOptions{Home: work, Name: "bench", Standbys: 0, Commit: cluster.CommitAsync, BasePort: port,
-		Settings: append([]string{"shared_buffers=1GB", "max_wal_size=8GB", "checkpoint_timeout=30min", "max_connections=100",
-			"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_utility=on"}, sets...)})
-	if err != nil {
-		return fmt.Errorf("create cluster: %w", err)
-	}
-	defer topo.Destroy(context.Background())
-	p := topo.Primary()
-	b := &bench{topo: topo, bin: bin, gotpc: gotpc, secs: secs, wh: wh, vus: vus, work: work,
-		env: append(os.Environ(), "PGHOST="+p.Host, "PGPORT="+strconv.Itoa(p.Port), "PGUSER="+topo.Superuser,
-			"PGDATABASE="+topo.Database, "PGPASSFILE="+topo.PassFile)}
-	if b.password, err = passfilePassword(topo.PassFile); err != nil {
+	defer p.Close()
+	b.topo, b.env, b.work = p.Topo, p.Env, p.Home
+	if b.password, err = p.Password(); err != nil {
 		return err
 	}
 	var version string
-	if err := b.query(ctx, topo.Database, `SELECT format('PostgreSQL %s on 127.0.0.1:%s, shared_buffers=%s, fsync %s',
+	if err := b.query(ctx, b.topo.Database, `SELECT format('PostgreSQL %s on 127.0.0.1:%s, shared_buffers=%s, fsync %s',
 		current_setting('server_version'), current_setting('port'), current_setting('shared_buffers'), current_setting('fsync'))`,
 		&version); err != nil {
 		return err
 	}
-	fmt.Printf("agbench tpcc against go-tpc · %s UTC · %d cores · load average %s\n", time.Now().UTC().Format("2006-01-02 15:04"),
-		runtime.NumCPU(), loadAverage())
+	harness.Header(os.Stdout, "agbench tpcc against go-tpc")
 	fmt.Printf("one server for all: %s, pg_stat_statements\n", version)
-	fmt.Printf("%d warehouses, %d VUs, %d s per run, %d rounds, order rotated each round; no keying or think time;\n", wh, vus, secs, rounds)
+	fmt.Printf("%d warehouses, %d VUs, %d s per run, %d rounds, order rotated each round; no keying or think time;\n", b.wh, b.vus, b.secs, rounds)
 	fmt.Printf("synchronous_commit %s in turn, on the same server and data\n\n", strings.Join(commits, ", then "))
+	if err := b.prepare(ctx); err != nil {
+		return err
+	}
+	for _, commit := range commits {
+		if err := b.rounds(ctx, commit, rounds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
+// prepare loads both tools' data, each into a database of its own on the one server.
+func (b *bench) prepare(ctx context.Context) error {
 	for _, step := range []struct {
 		what string
 		f    func() error
 	}{
 		{"create extension", func() error {
-			if _, err := b.exec(ctx, topo.Database, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; CREATE DATABASE "+gotpcDB); err != nil {
+			if _, err := b.exec(ctx, b.topo.Database, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; CREATE DATABASE "+gotpcDB); err != nil {
 				return err
 			}
 			_, err := b.exec(ctx, gotpcDB, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
 			return err
 		}},
 		{"agbench tpcc build", func() error {
-			return b.cmd(ctx, nil, bin, "tpcc", "build", "--primary", topo.ConnString(p, ""), "--warehouses", strconv.Itoa(wh))
+			return b.cmd(ctx, b.bin, "tpcc", "build", "--primary", b.topo.ConnString(b.topo.Primary(), ""), "--warehouses", strconv.Itoa(b.wh))
 		}},
 		{"go-tpc tpcc prepare", func() error {
-			return b.cmd(ctx, nil, gotpc, append(b.gotpcArgs("prepare"), "-T", strconv.Itoa(wh))...)
+			return b.cmd(ctx, b.gotpc, append(b.gotpcArgs("prepare"), "-T", strconv.Itoa(b.wh))...)
 		}},
 	} {
 		t0 := time.Now()
@@ -177,30 +173,32 @@ func run(ctx context.Context, bin, gotpc string, rounds, secs, wh, vus int, sets
 		}
 		fmt.Printf("%-22s %6.1fs\n", step.what, time.Since(t0).Seconds())
 	}
-	for _, commit := range commits {
-		if err := b.setCommit(ctx, commit); err != nil {
-			return err
-		}
-		fmt.Printf("\n== synchronous_commit %s · %s UTC · load average %s\n", commit, time.Now().UTC().Format("15:04"), loadAverage())
-		fmt.Printf("%-5s %-18s %7s %7s %8s %8s %6s %6s %8s %8s %6s %6s %6s %6s\n", "round", "tool", "NOPM", "TPM", "srvNOPM", "srvTPM",
-			"st/tx", "own", "drv µs", "srv µs", "OL/NO", "ST/NO", "rows", "errs")
-		tools := []string{goTPC, agFunc, agClient}
-		samples := map[string][]sample{}
-		for r := 0; r < rounds; r++ {
-			for i := range tools {
-				tool := tools[(i+r)%len(tools)]
-				s, err := b.measure(ctx, tool, commit, r)
-				if err != nil {
-					return fmt.Errorf("synchronous_commit %s, round %d, %s: %w", commit, r+1, tool, err)
-				}
-				samples[tool] = append(samples[tool], s)
-				fmt.Printf("%-5d %-18s %7.0f %7.0f %8.0f %8.0f %6.1f %6s %8.0f %8.0f %6.2f %6.2f %6.1f %6.0f\n", r+1, tool, s.nopm, s.tpm,
-					s.srvNOPM, s.srvTPM, s.stmtsPerTx, optional(s.ownStmts, "%.1f"), s.driverUs, s.serverUs, s.linesPerNO, s.stockPerNO, s.rowsPerNO, s.errors)
-			}
-		}
-		fmt.Printf("load average at the end: %s\n", loadAverage())
-		report(samples, rounds)
+	return nil
+}
+
+// rounds measures the three tools with synchronous_commit set to commit, the order
+// rotated each round, and reports their medians.
+func (b *bench) rounds(ctx context.Context, commit string, rounds int) error {
+	if err := b.setCommit(ctx, commit); err != nil {
+		return err
 	}
+	fmt.Printf("\n== synchronous_commit %s · %s UTC · load average %s\n", commit, time.Now().UTC().Format("15:04"), harness.LoadAverage())
+	fmt.Printf("%-5s %-18s %7s %7s %8s %8s %6s %6s %8s %8s %6s %6s %6s %6s\n", "round", "tool", "NOPM", "TPM", "srvNOPM", "srvTPM",
+		"st/tx", "own", "drv µs", "srv µs", "OL/NO", "ST/NO", "rows", "errs")
+	samples := map[string][]sample{}
+	for r := 0; r < rounds; r++ {
+		for _, tool := range harness.Rotate([]string{goTPC, agFunc, agClient}, r) {
+			s, err := b.measure(ctx, tool, commit, r)
+			if err != nil {
+				return fmt.Errorf("synchronous_commit %s, round %d, %s: %w", commit, r+1, tool, err)
+			}
+			samples[tool] = append(samples[tool], s)
+			fmt.Printf("%-5d %-18s %7.0f %7.0f %8.0f %8.0f %6.1f %6s %8.0f %8.0f %6.2f %6.2f %6.1f %6.0f\n", r+1, tool, s.nopm, s.tpm,
+				s.srvNOPM, s.srvTPM, s.stmtsPerTx, optional(s.ownStmts, "%.1f"), s.driverUs, s.serverUs, s.linesPerNO, s.stockPerNO, s.rowsPerNO, s.errors)
+		}
+	}
+	harness.Footer(os.Stdout)
+	report(samples, rounds)
 	return nil
 }
 
@@ -228,15 +226,6 @@ func (b *bench) setCommit(ctx context.Context, commit string) error {
 	}
 }
 
-// loadAverage is the machine's 1, 5 and 15-minute load averages.
-func loadAverage() string {
-	load, _ := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(load)); len(f) >= 3 {
-		return strings.Join(f[:3], " ")
-	}
-	return "–"
-}
-
 func optional(v float64, format string) string {
 	if v == 0 {
 		return "–"
@@ -246,19 +235,10 @@ func optional(v float64, format string) string {
 
 // report prints the medians and the median of each round's ratios to go-tpc.
 func report(samples map[string][]sample, rounds int) {
-	med := func(tool string, f func(sample) float64) float64 {
-		var v []float64
-		for _, s := range samples[tool] {
-			v = append(v, f(s))
-		}
-		return stats.Median(v)
-	}
+	med := func(tool string, f func(sample) float64) float64 { return harness.Median(samples[tool], f) }
 	ratio := func(tool string, f func(sample) float64) float64 {
-		var v []float64
-		for i, s := range samples[tool] {
-			v = append(v, f(s)/f(samples[goTPC][i]))
-		}
-		return stats.Median(v)
+		r, _ := harness.RoundRatio(samples[tool], samples[goTPC], f)
+		return r
 	}
 	srvNOPM := func(s sample) float64 { return s.srvNOPM }
 	drv := func(s sample) float64 { return s.driverUs }
@@ -281,16 +261,10 @@ func report(samples map[string][]sample, rounds int) {
 			ratio(tool, srvNOPM), ratio(tool, drv), ratio(tool, func(s sample) float64 { return s.serverUs }))
 	}
 	c, cc, f := ratio(agClient, srvNOPM), ratio(agClient, drv), ratio(agFunc, srvNOPM)
-	verdict := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "NOT met"
-	}
 	fmt.Printf("\ntargets (median of the per-round ratios to go-tpc, server New-Orders per minute):\n")
 	fmt.Printf("  client mode    %.2f× NOPM (≥ %.1f×), %.2f× driver CPU per transaction (≤ %.1f×): %s\n", c, clientMinNOPM, cc, clientMaxCPU,
-		verdict(c >= clientMinNOPM && cc <= clientMaxCPU))
-	fmt.Printf("  functions mode %.2f× NOPM (≥ %.1f×): %s\n", f, functionMinNOPM, verdict(f >= functionMinNOPM))
+		harness.Met(c >= clientMinNOPM && cc <= clientMaxCPU))
+	fmt.Printf("  functions mode %.2f× NOPM (≥ %.1f×): %s\n", f, functionMinNOPM, harness.Met(f >= functionMinNOPM))
 }
 
 // counters are the server's, read before and after a run, for one database.
@@ -356,29 +330,22 @@ func (b *bench) measure(ctx context.Context, tool, commit string, round int) (sa
 	}
 	var s sample
 	results := filepath.Join(b.work, "results", commit, fmt.Sprint(round), strings.ReplaceAll(tool, " ", "-"))
-	t0 := time.Now()
-	var c *exec.Cmd
-	var out []byte
-	switch tool {
-	case goTPC:
-		c = exec.CommandContext(ctx, b.gotpc, append(b.gotpcArgs("run"), "-T", strconv.Itoa(b.vus),
-			"--time", fmt.Sprintf("%ds", b.secs), "--interval", "1000s")...)
-	default:
+	name, args := b.gotpc, append(b.gotpcArgs("run"), "-T", strconv.Itoa(b.vus), "--time", fmt.Sprintf("%ds", b.secs), "--interval", "1000s")
+	if tool != goTPC {
 		mode := "functions"
 		if tool == agClient {
 			mode = "client"
 		}
-		c = exec.CommandContext(ctx, b.bin, "tpcc", "run", "--primary", b.topo.ConnString(b.topo.Primary(), ""), "--mode", mode,
+		name, args = b.bin, []string{"tpcc", "run", "--primary", b.topo.ConnString(b.topo.Primary(), ""), "--mode", mode,
 			"--vus", strconv.Itoa(b.vus), "--rampup", "0s", "--duration", fmt.Sprintf("%ds", b.secs), "--sample=false",
-			"--results", results)
+			"--results", results}
 	}
-	c.Env = b.env
-	out, err = c.CombinedOutput()
-	s.wall = time.Since(t0)
+	t0 := time.Now()
+	out, cpu, err := harness.Run(ctx, b.env, name, args...)
+	s.wall, s.driverCPU = time.Since(t0), cpu
 	if err != nil {
-		return s, fmt.Errorf("%v\n%s", err, out)
+		return s, err
 	}
-	s.driverCPU = c.ProcessState.UserTime() + c.ProcessState.SystemTime()
 	if err := b.quiet(ctx, db); err != nil {
 		return s, err
 	}
@@ -386,37 +353,58 @@ func (b *bench) measure(ctx context.Context, tool, commit string, round int) (sa
 	if err != nil {
 		return s, err
 	}
-	// The tool's own figures.
 	if tool == goTPC {
-		m := regexp.MustCompile(tpmCWords).FindSubmatch(out)
-		if m == nil {
-			return s, fmt.Errorf("no tpmC in go-tpc's output:\n%s", out)
-		}
-		s.nopm, _ = strconv.ParseFloat(string(m[1]), 64)
-		s.tpm, _ = strconv.ParseFloat(string(m[2]), 64)
-		for _, m := range regexp.MustCompile(`\[Summary\] (\S+) - Takes\(s\): [0-9.]+, Count: (\d+)`).FindAllSubmatch(out, -1) {
-			n, _ := strconv.ParseInt(string(m[2]), 10, 64)
-			if strings.HasSuffix(string(m[1]), "_ERR") {
-				s.errors += float64(n)
-			} else {
-				s.clientTx += n
-			}
-		}
+		err = s.goTPCFigures(out)
 	} else {
-		dirs, _ := filepath.Glob(filepath.Join(results, "*-tpcc-run"))
-		if len(dirs) != 1 {
-			return s, fmt.Errorf("no result file:\n%s", out)
-		}
-		r, err := result.Read(dirs[0])
-		if err != nil || len(r.Steps) != 1 {
-			return s, fmt.Errorf("result: %v", err)
-		}
-		st := r.Steps[0]
-		s.nopm, s.tpm, s.ownStmts = st.Counters["nopm"], st.Counters["tpm"], st.Counters["statements_per_tx"]
-		s.errors = float64(st.Totals().Errors)
-		s.clientTx = st.Totals().Count
+		err = s.agbenchFigures(results)
 	}
-	// The server's, over the whole run (connections, warm-up and all).
+	if err != nil {
+		return s, err
+	}
+	if s.clientTx == 0 {
+		return s, fmt.Errorf("no transaction counted in the tool's output:\n%s", out)
+	}
+	s.serverFigures(before, after)
+	return s, nil
+}
+
+// goTPCFigures reads go-tpc's own figures from its output.
+func (s *sample) goTPCFigures(out []byte) error {
+	m := regexp.MustCompile(tpmCWords).FindSubmatch(out)
+	if m == nil {
+		return fmt.Errorf("no tpmC in go-tpc's output:\n%s", out)
+	}
+	s.nopm, _ = strconv.ParseFloat(string(m[1]), 64)
+	s.tpm, _ = strconv.ParseFloat(string(m[2]), 64)
+	for _, m := range regexp.MustCompile(`\[Summary\] (\S+) - Takes\(s\): [0-9.]+, Count: (\d+)`).FindAllSubmatch(out, -1) {
+		n, _ := strconv.ParseInt(string(m[2]), 10, 64)
+		if strings.HasSuffix(string(m[1]), "_ERR") {
+			s.errors += float64(n)
+		} else {
+			s.clientTx += n
+		}
+	}
+	return nil
+}
+
+// agbenchFigures reads agbench's own figures from the result it wrote under results.
+func (s *sample) agbenchFigures(results string) error {
+	r, err := harness.ReadResult(results, "tpcc-run")
+	if err != nil {
+		return err
+	}
+	if len(r.Steps) != 1 {
+		return fmt.Errorf("%d steps in the result, want 1", len(r.Steps))
+	}
+	st := r.Steps[0]
+	s.nopm, s.tpm, s.ownStmts = st.Counters["nopm"], st.Counters["tpm"], st.Counters["statements_per_tx"]
+	s.errors = float64(st.Totals().Errors)
+	s.clientTx = st.Totals().Count
+	return nil
+}
+
+// serverFigures are the server's, over the whole run (connections, warm-up and all).
+func (s *sample) serverFigures(before, after *counters) {
 	min := s.wall.Minutes()
 	s.newOrders, s.transactions = after.newOrders-before.newOrders, after.xacts-before.xacts
 	no, tx := float64(s.newOrders), float64(s.transactions)
@@ -426,9 +414,6 @@ func (b *bench) measure(ctx context.Context, tool, commit string, round int) (sa
 	s.serverCPU = after.cpu - before.cpu
 	// pg_stat_statements counts this program's own reads too: two per read (the counters'
 	// query itself is counted once it has run), a rounding error at these rates.
-	if s.clientTx == 0 {
-		return s, fmt.Errorf("no transaction counted in the tool's output:\n%s", out)
-	}
 	ntx := float64(s.clientTx)
 	s.stmtsPerTx = float64(after.calls-before.calls) / ntx
 	s.driverUs = float64(s.driverCPU.Microseconds()) / ntx
@@ -444,7 +429,6 @@ func (b *bench) measure(ctx context.Context, tool, commit string, round int) (sa
 	for t := range after.ins {
 		s.rowsPerNO += delta(ins, t) + delta(upd, t) + delta(del, t)
 	}
-	return s, nil
 }
 
 // quiet waits until no session but this program's is connected to db, so that the backends
@@ -475,13 +459,9 @@ func (b *bench) gotpcArgs(sub string) []string {
 		"-p", b.password, "-D", gotpcDB, "--conn-params", "sslmode=disable", "--warehouses", strconv.Itoa(b.wh)}
 }
 
-func (b *bench) cmd(ctx context.Context, env []string, name string, args ...string) error {
-	c := exec.CommandContext(ctx, name, args...)
-	c.Env = b.env
-	if out, err := c.CombinedOutput(); err != nil {
-		return fmt.Errorf("%v\n%s", err, out)
-	}
-	return nil
+func (b *bench) cmd(ctx context.Context, name string, args ...string) error {
+	_, _, err := harness.Run(ctx, b.env, name, args...)
+	return err
 }
 
 func (b *bench) connect(ctx context.Context, db string) (*pgx.Conn, error) {
@@ -509,21 +489,4 @@ func (b *bench) exec(ctx context.Context, db, sql string) (int64, error) {
 		}
 	}
 	return 0, nil
-}
-
-// passfilePassword reads the password from the cluster's own passfile (one line,
-// host:port:db:user:password), for go-tpc, which takes it on its command line.
-func passfilePassword(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if parts := strings.SplitN(sc.Text(), ":", 5); len(parts) == 5 {
-			return parts[4], nil
-		}
-	}
-	return "", fmt.Errorf("%s: no password line", path)
 }
