@@ -80,10 +80,12 @@ clean:
 	rm -rf bin
 
 # The listener against direct, pgbouncer (session mode) and HAProxy (TCP mode): pgbench -S
-# at 1, 8 and 32 clients, interleaved, medians (REPS=5 SECS=5 by default).
+# at 1, 8 and 32 clients, interleaved, medians. Knobs (environment): REPS (7), SECS (4),
+# CLIENTS ("1 8 32"), SCALE (10), PATHS (direct agbench agbench-user redirect pgbouncer haproxy).
 .PHONY: bench-listener
 bench-listener: deps build
-	@bench/listener.sh $(BIN)
+	$(GO) run ./bench/listener -agbench $(BIN) -reps "$${REPS:-7}" -secs "$${SECS:-4}" -clients "$${CLIENTS:-1 8 32}" \
+		-scale "$${SCALE:-10}" -paths "$${PATHS:-direct agbench agbench-user redirect pgbouncer haproxy}"
 
 # agbench stress (pgbench's select-only statement) vs pgbench -S -M prepared at 1, 2, 4, 8
 # clients, interleaved, medians; TPS ratio and client CPU per transaction.
