@@ -157,7 +157,7 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 				t.Fatal(err)
 			}
 		}
-		printTPCCRun(&b, &tpcc.Meta{Warehouses: cfg.Warehouses}, mode, sw, res.Steps)
+		render.TPCC(&b, render.TPCCSetup{Warehouses: cfg.Warehouses, Mode: string(mode), Variants: sw.Compare.Variants(), Repeat: sw.Repeat}, res.Steps)
 		render.Analysis(&b, fromResult(t, res, analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}))
 		fmt.Fprintf(&b, "result: %s\n", filepath.Join(resultDir("--results", "results"), result.FileName))
 
@@ -199,7 +199,7 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 				if err := json.Unmarshal(st.Extra["seed"], &rep); err != nil {
 					t.Fatalf("step %d Extra[seed]: %v", i, err)
 				}
-				printSeedReport(&b, &rep)
+				render.Seeding(&b, &rep.Seeding)
 			}
 		} else {
 			var cfg struct {
@@ -215,7 +215,7 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 			if err != nil {
 				t.Fatal(err)
 			}
-			printSeedCompare(&b, res, variants)
+			render.SeedCompare(&b, res, seed.Labels(variants))
 		}
 		fmt.Fprintf(&b, "\nresult: %s\n", filepath.Join(resultDir("--results", "results"), result.FileName))
 
@@ -226,7 +226,7 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 		if err := json.Unmarshal(res.Extra[readahead.ExtraKey], &ex); err != nil {
 			t.Fatalf("Extra[%s]: %v", readahead.ExtraKey, err)
 		}
-		printReadahead(&b, ex.Conditions, ex.Table, res.Warnings)
+		render.Readahead(&b, ex.Conditions, ex.Table, res.Warnings)
 		fmt.Fprintf(&b, "\nresult: %s\n", resultDir("--out", "results"))
 
 	default:

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,12 +12,8 @@ import (
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/render"
-	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
-	"github.com/agbench/agbench/internal/stats"
-	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/target"
-	"github.com/agbench/agbench/internal/units"
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
 
@@ -172,7 +166,7 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 	if out == nil {
 		return runErr
 	}
-	printTPCCRun(a.stdout, meta, mode, sw, out.Result.Steps)
+	render.TPCC(a.stdout, render.TPCCSetup{Warehouses: meta.Warehouses, Mode: string(mode), Variants: sw.Compare.Variants(), Repeat: sw.Repeat}, out.Result.Steps)
 	render.Stale(a.stdout, out.Result)
 	render.Analysis(a.stdout, out.Analysis)
 	if out.Path == "" {
@@ -197,192 +191,4 @@ func (o *tpccRunOptions) experiment(cmd *cobra.Command, tgt *target.Target, sw r
 		Step:    runner.StepSpec{Duration: o.duration, Rampup: o.rampup, Rate: o.rate, MaxErrors: o.maxErrors},
 		Results: o.results, Sample: o.analysis.sampling(), Analyse: true,
 		Analysis: analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}}
-}
-
-func ms(us int64) string { return fmt.Sprintf("%.1fms", float64(us)/1000) }
-
-func groupInt(v float64) string { return units.GroupInt(int64(v + 0.5)) }
-
-// printTPCCRun prints the articles' table (VUs | NOPM | TPM | NEWORD p95 | p99, per
-// variant side by side), the server's cross-check, then each step's transactions.
-func printTPCCRun(w io.Writer, meta *tpcc.Meta, mode tpcc.Mode, sw runner.Sweep, steps []result.Step) {
-	fmt.Fprintf(w, "\ntpcc: %d warehouses, %s mode\n\n", meta.Warehouses, mode)
-	variants := []string{""}
-	if sw.Compare != nil {
-		variants = nil
-		for _, v := range sw.Compare.Values {
-			variants = append(variants, sw.Compare.Name+"="+v)
-		}
-	}
-	type key struct {
-		vus     int
-		variant string
-	}
-	byKey := map[key][]*result.Step{}
-	var vusList []int
-	for i := range steps {
-		st := &steps[i]
-		if !containsInt(vusList, st.VUs) {
-			vusList = append(vusList, st.VUs)
-		}
-		k := key{st.VUs, st.Variant}
-		byKey[k] = append(byKey[k], st)
-	}
-	tw := table.NewWriter(w, table.Right)
-	cols, rate := "NOPM\tTPM\tNEWORD p95\tp99\t", table.HasRate(&result.Result{Steps: steps})
-	if rate {
-		cols += rateHeads()
-	}
-	if sw.Compare != nil {
-		group := "\t"
-		for _, v := range variants {
-			group += v + strings.Repeat("\t", strings.Count(cols, "\t"))
-		}
-		fmt.Fprintln(tw, group)
-	}
-	head := "VUs\t" + strings.Repeat(cols, len(variants))
-	fmt.Fprintln(tw, head+"server NOPM\tserver TPM\t")
-	for _, n := range vusList {
-		line := fmt.Sprintf("%d\t", n)
-		var srvNOPM, srvTPM []string
-		for _, v := range variants {
-			sts := byKey[key{n, v}]
-			if len(sts) == 0 {
-				line += strings.Repeat(table.Absent+"\t", strings.Count(cols, "\t"))
-				continue
-			}
-			cells, nopm, tpm := tpccCells(sts)
-			line += cells
-			if rate {
-				line += rateCells(sts)
-			}
-			srvNOPM, srvTPM = append(srvNOPM, nopm), append(srvTPM, tpm)
-		}
-		fmt.Fprintln(tw, line+strings.Join(srvNOPM, " / ")+"\t"+strings.Join(srvTPM, " / ")+"\t")
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "(server: the districts' next order ids and pg_stat_database commits+rollbacks on the primary"+
-		map[bool]string{true: ", per variant", false: ""}[sw.Compare != nil]+")")
-	if sw.Repeat > 1 {
-		fmt.Fprintf(w, "(medians of %d repeats)\n", sw.Repeat)
-	}
-
-	for i := range steps {
-		printTPCCStep(w, &steps[i])
-	}
-}
-
-// tpccCells are the cells of one row and variant of the articles' table, medians of the
-// repeats: NOPM, TPM, New-Order p95 and p99, and the server's NOPM and TPM apart. A figure
-// absent from every repeat (not measured) is "–"; the median is of the repeats that have it.
-func tpccCells(sts []*result.Step) (cells, srvNOPM, srvTPM string) {
-	median := func(f func(*result.Step) (float64, bool), format func(float64) string) string {
-		var vals []float64
-		for _, st := range sts {
-			if v, ok := f(st); ok {
-				vals = append(vals, v)
-			}
-		}
-		if len(vals) == 0 {
-			return "–"
-		}
-		return format(stats.Median(vals))
-	}
-	counter := func(name string) string {
-		return median(func(st *result.Step) (float64, bool) { v, ok := st.Counters[name]; return v, ok }, groupInt)
-	}
-	latency := func(q func(result.Hist) int64) string {
-		return median(func(st *result.Step) (float64, bool) {
-			if no := st.Ops[tpcc.NewOrder.String()]; no != nil && no.Count > 0 {
-				return float64(q(no.Latency)), true
-			}
-			return 0, false
-		}, func(us float64) string { return ms(int64(us)) })
-	}
-	cells = counter(tpcc.CounterNOPM) + "\t" + counter(tpcc.CounterTPM) + "\t" +
-		latency(func(h result.Hist) int64 { return h.P95 }) + "\t" + latency(func(h result.Hist) int64 { return h.P99 }) + "\t"
-	return cells, counter(tpcc.CounterServerNOPM), counter(tpcc.CounterServerTPM)
-}
-
-// rateHeads and rateCells are a fixed-rate run's columns of the articles' table
-// (table.RateColumns): the rate asked, the transactions started per second, late starts.
-func rateHeads() string {
-	h := ""
-	for _, c := range table.RateColumns() {
-		h += c.Header + "\t"
-	}
-	return h
-}
-
-func rateCells(sts []*result.Step) string {
-	out := ""
-	for _, c := range table.RateColumns() {
-		out += table.StepsCell(sts, c) + "\t"
-	}
-	return out
-}
-
-// printTPCCStep prints one step's transactions, where its reads landed, its faults, its
-// server cross-check, warnings and whether it was cut short.
-func printTPCCStep(w io.Writer, st *result.Step) {
-	variant := ""
-	if st.Variant != "" {
-		variant = " " + st.Variant
-	}
-	fmt.Fprintf(w, "\nstep %d: %d VUs%s, %.0fs window, client CPU %.0fµs/tx (%.0f%% of the host)\n", st.Index+1, st.VUs,
-		variant, st.Window.Seconds(), st.Client.PerOpMicros, 100*st.Client.Utilisation)
-	tw := table.NewWriter(w, table.Right)
-	fmt.Fprintln(tw, "tx\tcount\terrors\tretries\tp50\tp95\tp99\tp99.9\tmax\t")
-	for _, k := range tpcc.Kinds {
-		op := st.Ops[k.String()]
-		if op == nil {
-			continue
-		}
-		h := op.Latency
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", k, op.Count, op.Errors, op.Retries,
-			ms(h.P50), ms(h.P95), ms(h.P99), ms(h.P999), ms(h.Max))
-	}
-	tw.Flush()
-	var notes []string
-	if n, ok := st.Counters[tpcc.CounterReadOnStandby]; ok {
-		notes = append(notes, fmt.Sprintf("read transactions on a standby %s, on the primary %s",
-			groupInt(n), groupInt(st.Counters[tpcc.CounterReadOnPrimary])))
-	}
-	if b, ok := st.Counters[tpcc.CounterLagBytesMax]; ok {
-		secs := "– s (pg_stat_replication's replay_lag was NULL at every read: not measured)"
-		if v, ok := st.Counters[tpcc.CounterLagSecondsMax]; ok {
-			secs = fmt.Sprintf("%.3fs", v)
-		}
-		notes = append(notes, fmt.Sprintf("max replay lag %s bytes, %s", groupInt(b), secs))
-	}
-	notes = append(notes, render.StepFaults(st)...)
-	notes = append(notes, fmt.Sprintf("rolled-back new orders %s; server NOPM %s, TPM %s (client on the primary %s)",
-		optNum(st.Counters, tpcc.CounterRolledBack), optNum(st.Counters, tpcc.CounterServerNOPM),
-		optNum(st.Counters, tpcc.CounterServerTPM), optNum(st.Counters, tpcc.CounterPrimaryTPM)))
-	for _, n := range notes {
-		fmt.Fprintf(w, "  %s\n", n)
-	}
-	for _, warn := range st.Warnings {
-		fmt.Fprintf(w, "  warning: %s\n", warn)
-	}
-	if !st.Complete {
-		fmt.Fprintf(w, "  incomplete: %s\n", st.IncompleteReason)
-	}
-}
-
-// optNum is a counter as groupInt shows it, or "–" when the step does not have it.
-func optNum(c map[string]float64, name string) string {
-	if v, ok := c[name]; ok {
-		return groupInt(v)
-	}
-	return "–"
-}
-
-func containsInt(list []int, n int) bool {
-	for _, v := range list {
-		if v == n {
-			return true
-		}
-	}
-	return false
 }

@@ -5,11 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
-	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
 
@@ -129,37 +127,4 @@ func TestTPCCCommands(t *testing.T) {
 		t.Fatalf("client run on a client build: exit %d\n%s\n%s", code, out, errs)
 	}
 	_ = os.Remove(results)
-}
-
-func TestGroupInt(t *testing.T) {
-	for in, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 29000.4: "29,000", 1234567: "1,234,567"} {
-		if got := groupInt(in); got != want {
-			t.Errorf("groupInt(%v) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// A step through a failover prints its errors by SQLSTATE with their times, its lost
-// sessions, and "–" for server figures that were not measured (never 0).
-func TestTPCCRunPrintsFaultsAndAbsentFigures(t *testing.T) {
-	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	st := result.Step{Index: 0, VUs: 4, Complete: true, Window: result.Window{Start: t0, End: t0.Add(time.Minute)},
-		Ops:      map[string]*result.Op{tpcc.NewOrder.String(): {Count: 7299, Errors: 3}},
-		Counters: map[string]float64{tpcc.CounterNOPM: 7299, tpcc.CounterTPM: 16000, tpcc.CounterPrimaryTPM: 16000, tpcc.CounterServerNOPM: 7299, tpcc.CounterRolledBack: 70},
-		Errors: []result.ErrorClass{{SQLState: "57P01", Message: "FATAL: terminating connection due to administrator command", Count: 3,
-			First: t0.Add(12 * time.Second), Last: t0.Add(12500 * time.Millisecond)}},
-		Reconnects: &result.Reconnects{Lost: 4, Count: 4, Failed: 9, DownSeconds: 6.2, MaxDownSeconds: 1.7},
-	}
-	var b strings.Builder
-	printTPCCRun(&b, &tpcc.Meta{Warehouses: 1}, tpcc.ModeFunctions, runner.Sweep{}, []result.Step{st})
-	out := b.String()
-	for _, want := range []string{"7,299", "errors 57P01 ×3 12.0s-12.5s: FATAL: terminating", "sessions lost 4, made again 4; 6.2s without a session (longest 1.7s), 9 failed attempts",
-		"server NOPM 7,299, TPM – (client"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Contains(out, "16,000  7,299  0") {
-		t.Errorf("absent server TPM printed as 0:\n%s", out)
-	}
 }

@@ -4,6 +4,13 @@ package result
 // internal/workload/readahead (whose Conditions, Row, Figures and RunExtra are these types)
 // and read by internal/report for the article's STATISTICS IO table.
 
+// The readahead experiment's two tables (keys of ReadaheadConditions.Relations beside their
+// indexes), written by internal/workload/readahead (whose Table1 and Table2 they are).
+const (
+	ReadaheadTable1 = "testtable"
+	ReadaheadTable2 = "testtable2"
+)
+
 // ReadaheadRun is the run-level data of the readahead experiment: the conditions and the table.
 type ReadaheadRun struct {
 	Conditions ReadaheadConditions `json:"conditions"`

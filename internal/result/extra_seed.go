@@ -5,6 +5,24 @@ import "time"
 // A seeding's section of its step (Step.Extra["seed"]), written by internal/seed (whose
 // Report embeds Seeding) and read by internal/report for the seeding article's table.
 
+// Phases of a seeding (SeedPhase.Name), written by internal/seed (whose Phase* names are
+// these) and read by the comparison table of internal/render.
+const (
+	SeedPhaseCheckpoint = "checkpoint"
+	SeedPhaseTransfer   = "transfer"
+	SeedPhaseBackup     = "backup"
+	SeedPhaseRestore    = "restore"
+	SeedPhaseSync       = "sync"
+	SeedPhaseStart      = "start"
+	SeedPhaseCatchUp    = "catch-up"
+	SeedPhaseJoin       = "join"
+	SeedPhaseSyncCommit = "sync-commit"
+)
+
+// SeedPhases are the phases in the order they run (the article's steps).
+var SeedPhases = []string{SeedPhaseCheckpoint, SeedPhaseTransfer, SeedPhaseBackup, SeedPhaseRestore, SeedPhaseSync,
+	SeedPhaseStart, SeedPhaseCatchUp, SeedPhaseJoin, SeedPhaseSyncCommit}
+
 // Seeding is what one seeding did and measured.
 type Seeding struct {
 	Standby     string    `json:"standby"`

@@ -111,6 +111,24 @@ const (
 	ServerMBps  = "server_mb_per_s"
 )
 
+// TPC-C's figures of a step, written by internal/workload/tpcc (whose Counter* names are
+// these) and read by the tables of internal/render.
+const (
+	TPCCNOPM          = "nopm"
+	TPCCTPM           = "tpm"
+	TPCCServerNOPM    = "server_nopm"
+	TPCCServerTPM     = "server_tpm"
+	TPCCPrimaryTPM    = "client_primary_tpm"
+	TPCCRolledBack    = "rolled_back_new_orders"
+	TPCCLagBytesMax   = "replay_lag_max_bytes"
+	TPCCLagSecondsMax = "replay_lag_max_seconds"
+)
+
+// TPCCOps are the five TPC-C transactions' names in Step.Ops (HammerDB's short names), in
+// the order of the specification (clauses 2.4 to 2.8): New-Order, Payment, Order-Status,
+// Delivery, Stock-Level.
+var TPCCOps = [5]string{"NEWORD", "PAYMENT", "OSTAT", "DELIVERY", "SLEV"}
+
 // SeriesNodeName turns a node (or standby) name into the form used in names: no dots, so
 // that a name splits back into its parts.
 func SeriesNodeName(name string) string { return strings.ReplaceAll(name, ".", "_") }

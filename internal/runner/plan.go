@@ -15,6 +15,21 @@ type Axis struct {
 	Values []string
 }
 
+// Variant is the name a step of the axis's i-th value carries ("routing=off").
+func (a *Axis) Variant(i int) string { return a.Name + "=" + a.Values[i] }
+
+// Variants are the names of all its values' steps, in order; none for no axis (no --compare).
+func (a *Axis) Variants() []string {
+	if a == nil {
+		return nil
+	}
+	out := make([]string, len(a.Values))
+	for i := range a.Values {
+		out[i] = a.Variant(i)
+	}
+	return out
+}
+
 // Sweep is what a command line asks for: knobs swept over lists, an optional comparison of
 // variants run at every step, and repeats.
 type Sweep struct {
@@ -63,9 +78,8 @@ func (s Sweep) Plan() []Point {
 			for _, v := range order {
 				p := Point{Index: len(plan), Point: pi, Variant: v, Repeat: r, Params: copyParams(params)}
 				if s.Compare != nil {
-					val := s.Compare.Values[v]
-					p.Params[s.Compare.Name] = val
-					p.VariantName = s.Compare.Name + "=" + val
+					p.Params[s.Compare.Name] = s.Compare.Values[v]
+					p.VariantName = s.Compare.Variant(v)
 				}
 				plan = append(plan, p)
 			}

@@ -16,6 +16,15 @@ type Variant struct {
 // Label names the variant as the table heads it: direct/none, backup-restore/zstd:3.
 func (v Variant) Label() string { return v.Method + "/" + v.Compress.String() }
 
+// Labels are the variants' labels, in order.
+func Labels(vs []Variant) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.Label()
+	}
+	return out
+}
+
 // ParseCompare reads --compare specs (method=direct,backup-restore and compress=none,lz4,zstd)
 // into variants: every method with every compression, methods outermost. A key not given
 // keeps the base's value. Every bad value is reported.

@@ -11,15 +11,15 @@ import (
 
 // Phases of a seeding, in the order they run (the article's steps).
 const (
-	PhaseCheckpoint = "checkpoint" // the primary's checkpoint that starts the backup
-	PhaseTransfer   = "transfer"   // direct: files streamed into the new data folder
-	PhaseBackup     = "backup"     // backup-restore: files streamed into the backup folder
-	PhaseRestore    = "restore"    // backup-restore: the backup extracted into the data folder
-	PhaseSync       = "sync"       // the new data folder flushed to disk (fsync)
-	PhaseStart      = "start"      // the standby started, until it accepts connections
-	PhaseCatchUp    = "catch-up"   // until it streams with replay lag under the threshold
-	PhaseJoin       = "join"       // added to the topology (and synchronous_standby_names)
-	PhaseSyncCommit = "sync-commit"
+	PhaseCheckpoint = result.SeedPhaseCheckpoint // the primary's checkpoint that starts the backup
+	PhaseTransfer   = result.SeedPhaseTransfer   // direct: files streamed into the new data folder
+	PhaseBackup     = result.SeedPhaseBackup     // backup-restore: files streamed into the backup folder
+	PhaseRestore    = result.SeedPhaseRestore    // backup-restore: the backup extracted into the data folder
+	PhaseSync       = result.SeedPhaseSync       // the new data folder flushed to disk (fsync)
+	PhaseStart      = result.SeedPhaseStart      // the standby started, until it accepts connections
+	PhaseCatchUp    = result.SeedPhaseCatchUp    // until it streams with replay lag under the threshold
+	PhaseJoin       = result.SeedPhaseJoin       // added to the topology (and synchronous_standby_names)
+	PhaseSyncCommit = result.SeedPhaseSyncCommit
 )
 
 // PhaseUse is one phase's duration and the resources used during it.

@@ -1,12 +1,16 @@
 package readahead
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/agbench/agbench/internal/result"
+)
 
 // Table names follow the article: TestTable is clustered on ID; TestTable2 is a copy of it
 // clustered on IDvarchar, so that rows with neighbouring IDs lie on pages far apart.
 const (
-	Table1 = "testtable"
-	Table2 = "testtable2"
+	Table1 = result.ReadaheadTable1
+	Table2 = result.ReadaheadTable2
 )
 
 // Query is one of the article's queries as PostgreSQL runs it, with the planner settings

@@ -1,5 +1,7 @@
 package tpcc
 
+import "github.com/agbench/agbench/internal/result"
+
 // Kind is one of the five TPC-C transactions.
 type Kind int
 
@@ -16,19 +18,11 @@ const (
 // Kinds lists every transaction kind.
 var Kinds = []Kind{NewOrder, Payment, OrderStatus, Delivery, StockLevel}
 
-// String returns HammerDB's short name of the transaction, used in tables and results.
+// String returns HammerDB's short name of the transaction, used in tables and results
+// (result.TPCCOps).
 func (k Kind) String() string {
-	switch k {
-	case NewOrder:
-		return "NEWORD"
-	case Payment:
-		return "PAYMENT"
-	case OrderStatus:
-		return "OSTAT"
-	case Delivery:
-		return "DELIVERY"
-	case StockLevel:
-		return "SLEV"
+	if k >= 0 && k < numKinds {
+		return result.TPCCOps[k]
 	}
 	return "?"
 }

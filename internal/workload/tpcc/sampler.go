@@ -34,19 +34,19 @@ const (
 
 // Step counter names (result.Step.Counters).
 const (
-	CounterNOPM       = "nopm"
-	CounterTPM        = "tpm"
-	CounterServerNOPM = "server_nopm"
-	CounterServerTPM  = "server_tpm"
+	CounterNOPM       = result.TPCCNOPM
+	CounterTPM        = result.TPCCTPM
+	CounterServerNOPM = result.TPCCServerNOPM
+	CounterServerTPM  = result.TPCCServerTPM
 	// CounterSamplerXacts counts agbench's own samplers' transactions on the primary's
 	// database in the window, left out of server TPM.
 	CounterSamplerXacts  = "server_sampler_xacts"
-	CounterPrimaryTPM    = "client_primary_tpm"
-	CounterRolledBack    = "rolled_back_new_orders"
+	CounterPrimaryTPM    = result.TPCCPrimaryTPM
+	CounterRolledBack    = result.TPCCRolledBack
 	CounterReadOnStandby = result.ReadTxOnStandby // declared in internal/result, where analyze reads them
 	CounterReadOnPrimary = result.ReadTxOnPrimary
-	CounterLagBytesMax   = "replay_lag_max_bytes"
-	CounterLagSecondsMax = "replay_lag_max_seconds"
+	CounterLagBytesMax   = result.TPCCLagBytesMax
+	CounterLagSecondsMax = result.TPCCLagSecondsMax
 	// CounterStatementsPerTx is the statements the client sent per transaction (BEGIN and
 	// COMMIT included, a function call one, retries counted in the transaction they retry).
 	CounterStatementsPerTx = "statements_per_tx"
