@@ -98,7 +98,7 @@ bench-stress: deps build
 # and utilisation against fio's own disk stats for the same jobs.
 .PHONY: bench-sample
 bench-sample: deps
-	AGBENCH_REQUIRE_PG=1 $(GO) test -run XXX -bench 'PGSamplerOverhead|DiskstatsVsFio' -benchtime 1x -v ./internal/sample
+	$(GO) run ./bench/sample $(BENCH_SAMPLE_ARGS)
 
 # The seeding article's table on this machine: a ~1 GB database (SEED_SIZE) seeded by direct
 # and backup-restore with none, lz4 and zstd compression, REPEAT rounds interleaved, medians.

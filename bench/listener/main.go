@@ -22,7 +22,7 @@
 // Everything runs on loopback and is removed at the end. `make bench-listener` runs it; it is
 // a benchmark, not a test.
 //
-// Imports from agbench: only bench/harness, internal/proc.
+// Imports from agbench: only bench/harness, internal/proc, internal/stats.
 package main
 
 import (
@@ -95,7 +95,7 @@ func parseLists(clientsFlag, pathsFlag string) ([]int, []string, error) {
 }
 
 func run(ctx context.Context, bin string, reps, secs, scale int, clients []int, paths []string) error {
-	p, err := harness.StartPrimary(ctx, "bench", []string{"fsync=off", "max_connections=200"})
+	p, err := harness.StartCluster(ctx, "bench", 0, []string{"fsync=off", "max_connections=200"})
 	if err != nil {
 		return err
 	}

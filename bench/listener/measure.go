@@ -22,7 +22,7 @@ type runResult struct {
 }
 
 type measurer struct {
-	p       *harness.Primary
+	p       *harness.Cluster
 	pgbench string
 	paths   *pathSet
 	names   []string // the paths measured

@@ -36,7 +36,7 @@ const (
 	nPorts
 )
 
-func startPaths(ctx context.Context, p *harness.Primary, bin string, paths []string) (*pathSet, error) {
+func startPaths(ctx context.Context, p *harness.Cluster, bin string, paths []string) (*pathSet, error) {
 	base, err := harness.FreePorts(nPorts)
 	if err != nil {
 		return &pathSet{}, err
@@ -78,7 +78,7 @@ backend pg
 `
 
 // start starts a proxy in the background, its output in a log file beside the cluster.
-func (s *pathSet) start(p *harness.Primary, name, bin string, args ...string) error {
+func (s *pathSet) start(p *harness.Cluster, name, bin string, args ...string) error {
 	log, err := os.Create(filepath.Join(p.Home, name+".log"))
 	if err != nil {
 		return err
@@ -96,7 +96,7 @@ func (s *pathSet) start(p *harness.Primary, name, bin string, args ...string) er
 
 // startBouncer starts pgbouncer in session mode. It refuses to run as root: under root it
 // runs as the server's user, and its own pid is read from its pid file.
-func (s *pathSet) startBouncer(p *harness.Primary, port int) error {
+func (s *pathSet) startBouncer(p *harness.Cluster, port int) error {
 	dir := filepath.Join(p.Home, "pgbouncer")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -187,7 +187,7 @@ func (s *pathSet) port(ctx context.Context, path string) (int, error) {
 }
 
 // bouncerPID reads pgbouncer's own pid from its pid file, once it has written it.
-func bouncerPID(p *harness.Primary) (int, bool) {
+func bouncerPID(p *harness.Cluster) (int, bool) {
 	b, err := os.ReadFile(filepath.Join(p.Home, "pgbouncer", "pgbouncer.pid"))
 	if err != nil {
 		return 0, false

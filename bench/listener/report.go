@@ -7,9 +7,8 @@ import (
 	"strings"
 
 	"github.com/agbench/agbench/bench/harness"
+	"github.com/agbench/agbench/internal/stats"
 )
-
-func identity(x float64) float64 { return x }
 
 // report prints, per client count and path, the medians, the ratio of the medians to
 // direct's and the median of each round's own ratio to direct, then the target's verdict,
@@ -35,7 +34,7 @@ func report(runs []runResult, failed map[string]int, clients []int, paths []stri
 					ratios = append(ratios, r.tps/direct[i].tps)
 				}
 			}
-			q := harness.Median(ratios, identity)
+			q := stats.Median(ratios)
 			xDirect := 0.0
 			if d > 0 {
 				xDirect = t / d

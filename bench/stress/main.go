@@ -40,7 +40,7 @@ func (s sample) WindowCPU() float64 { return s.windowCPUUsPerTx }
 
 // bench is one benchmark's settings and its server.
 type bench struct {
-	p            *harness.Primary
+	p            *harness.Cluster
 	bin, pgbench string
 	secs, scale  int
 }
@@ -79,7 +79,7 @@ func counts(flagValue *string) ([]int, error) {
 }
 
 func run(ctx context.Context, b *bench, reps int, clients []int) error {
-	p, err := harness.StartPrimary(ctx, "bench", []string{"fsync=off", "max_connections=100"})
+	p, err := harness.StartCluster(ctx, "bench", 0, []string{"fsync=off", "max_connections=100"})
 	if err != nil {
 		return err
 	}

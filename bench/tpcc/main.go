@@ -115,7 +115,7 @@ type bench struct {
 }
 
 func run(ctx context.Context, b *bench, rounds int, sets, commits []string) error {
-	p, err := harness.StartPrimary(ctx, "bench", append([]string{"shared_buffers=1GB", "max_wal_size=8GB",
+	p, err := harness.StartCluster(ctx, "bench", 0, append([]string{"shared_buffers=1GB", "max_wal_size=8GB",
 		"checkpoint_timeout=30min", "max_connections=100", "shared_preload_libraries=pg_stat_statements",
 		"pg_stat_statements.track_utility=on"}, sets...))
 	if err != nil {

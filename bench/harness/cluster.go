@@ -11,10 +11,10 @@ import (
 	"github.com/agbench/agbench/internal/cluster"
 )
 
-// Primary is a throwaway lone primary that a benchmark makes for itself on a free loopback
-// port, in a folder of its own that is also the agbench home (AGBENCH_HOME) of its agbench
-// commands, so that `--cluster NAME` finds it.
-type Primary struct {
+// Cluster is a throwaway cluster (a primary and its standbys) that a benchmark makes for
+// itself on free loopback ports, in a folder of its own that is also the agbench home
+// (AGBENCH_HOME) of its agbench commands, so that `--cluster NAME` finds it.
+type Cluster struct {
 	Topo *cluster.Topology
 	// Home is the cluster's folder and the benchmark's work folder.
 	Home string
@@ -24,10 +24,10 @@ type Primary struct {
 	Env []string
 }
 
-// StartPrimary makes and starts a lone primary named name, async commit, with settings
-// (key=value) on top of agbench's own.
-func StartPrimary(ctx context.Context, name string, settings []string) (*Primary, error) {
-	port, err := FreePorts(1)
+// StartCluster makes and starts a cluster named name of a primary and standbys hot
+// standbys, async commit, with settings (key=value) on top of agbench's own.
+func StartCluster(ctx context.Context, name string, standbys int, settings []string) (*Cluster, error) {
+	port, err := FreePorts(standbys + 1)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func StartPrimary(ctx context.Context, name string, settings []string) (*Primary
 	if err != nil {
 		return nil, err
 	}
-	topo, err := cluster.Create(ctx, cluster.CreateOptions{Home: home, Name: name, Standbys: 0,
+	topo, err := cluster.Create(ctx, cluster.CreateOptions{Home: home, Name: name, Standbys: standbys,
 		Commit: cluster.CommitAsync, BasePort: port, Settings: settings})
 	if err != nil {
 		os.RemoveAll(home)
@@ -44,17 +44,17 @@ func StartPrimary(ctx context.Context, name string, settings []string) (*Primary
 	p := topo.Primary()
 	env := append(os.Environ(), "AGBENCH_HOME="+home, "PGHOST="+p.Host, "PGPORT="+strconv.Itoa(p.Port),
 		"PGUSER="+topo.Superuser, "PGDATABASE="+topo.Database, "PGPASSFILE="+topo.PassFile)
-	return &Primary{Topo: topo, Home: home, Env: env}, nil
+	return &Cluster{Topo: topo, Home: home, Env: env}, nil
 }
 
 // ConnString is the connection string to the primary's database db ("" for the cluster's
 // own) as its superuser.
-func (p *Primary) ConnString(db string) string {
+func (p *Cluster) ConnString(db string) string {
 	return p.Topo.ConnString(p.Topo.Primary(), db)
 }
 
 // Close stops and removes the cluster and its folder.
-func (p *Primary) Close() {
+func (p *Cluster) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := p.Topo.Destroy(ctx); err != nil {
@@ -66,7 +66,7 @@ func (p *Primary) Close() {
 // Password is the superuser's password, read from the cluster's own passfile (lines of
 // host:port:db:user:password), for comparators that take it on their command line or in a
 // file of their own (go-tpc, pgbouncer).
-func (p *Primary) Password() (string, error) {
+func (p *Cluster) Password() (string, error) {
 	b, err := os.ReadFile(p.Topo.PassFile)
 	if err != nil {
 		return "", err
