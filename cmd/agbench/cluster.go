@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -101,9 +100,6 @@ writes only there; reads are held, from the page cache's misses too.`,
 				}
 				o.LinkBandwidth = n
 			}
-			if o.LinkLatency > 0 || o.LinkBandwidth > 0 {
-				o.StartLinks = func(t *cluster.Topology) error { return startClusterLinks(cmd.Context(), a, t) }
-			}
 			if o.RoutingList != "" {
 				l, err := routing.Parse(o.RoutingList)
 				if err != nil {
@@ -113,24 +109,23 @@ writes only there; reads are held, from the page cache's misses too.`,
 					return agerr.BadInputf("--routing-list: %v", err)
 				}
 			}
-			var li *cluster.ListenerInfo
 			if listenerAddr != "" {
 				var err error
-				if li, err = clusterListenerInfo(listenerAddr); err != nil {
+				if o.Listener, err = clusterListenerInfo(listenerAddr); err != nil {
 					return err
 				}
-				li.RoutingList = o.RoutingList
+				o.Listener.RoutingList = o.RoutingList
+			}
+			if o.Listener != nil || o.LinkLatency > 0 || o.LinkBandwidth > 0 {
+				var err error
+				if o.Agbench, err = selfBinary(a); err != nil {
+					return err
+				}
 			}
 			start := time.Now()
 			topo, err := cluster.Create(cmd.Context(), o)
 			if err != nil {
 				return err
-			}
-			if li != nil {
-				topo.Listener = li
-				if err := startClusterListener(a, topo); err != nil {
-					return fmt.Errorf("cluster %s created, but its listener did not start: %w", topo.Name, err)
-				}
 			}
 			fmt.Fprintf(a.stdout, "cluster %s created in %.1fs: PostgreSQL %s, %d standby(s), %s commit\n\n",
 				topo.Name, time.Since(start).Seconds(), topo.PG.Version, len(topo.Standbys()), topo.Commit)
@@ -424,16 +419,12 @@ func clusterSimpleCmd(a *app, verb string) *cobra.Command {
 			start := time.Now()
 			switch verb {
 			case "start":
-				err = startClusterLinks(cmd.Context(), a, topo)
-				if err == nil {
-					err = topo.Start(cmd.Context())
-				}
-				if err == nil && topo.Listener != nil {
-					err = startClusterListener(a, topo)
+				var self cluster.Self
+				if self, err = clusterSelf(a); err == nil {
+					err = topo.StartAll(cmd.Context(), self)
 				}
 			case "stop":
-				err = errors.Join(stopClusterListener(topo), topo.Stop(cmd.Context()))
-				err = errors.Join(err, topo.StopLinks())
+				err = topo.StopAll(cmd.Context())
 			case "destroy":
 				err = topo.Destroy(cmd.Context())
 			}

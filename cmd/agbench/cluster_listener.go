@@ -4,24 +4,15 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
 )
 
 // The listener that `cluster create --listener` starts runs as `agbench listener --cluster
-// NAME` in its own session, logs to listener.log in the cluster's folder, and is recorded in
-// the topology (addresses and PID); `cluster stop` stops it, `cluster start` starts it
-// again, `cluster destroy` stops it with the nodes.
-
-// listenerStartTimeout bounds waiting for a background listener to accept connections.
-const listenerStartTimeout = 30 * time.Second
+// NAME` in the background, started and stopped by the cluster package with the nodes.
 
 // clusterListenerInfo derives the listener's ports from --listener ADDR: the read-only
 // port is the next port and the metrics port the one after.
@@ -44,76 +35,11 @@ func selfBinary(a *app) (string, error) {
 	return os.Executable()
 }
 
-// startClusterListener starts the recorded listener of topo in the background, waits until
-// it accepts connections, and records its PID.
-func startClusterListener(a *app, topo *cluster.Topology) error {
-	li := topo.Listener
-	if li.Running() {
-		return nil
-	}
-	self, err := selfBinary(a)
-	if err != nil {
-		return err
-	}
-	li.LogFile = filepath.Join(topo.Dir, "listener.log")
-	if err := topo.Save(); err != nil { // the listener reads its addresses from the topology
-		return err
-	}
-	logf, err := os.OpenFile(li.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	cmd := exec.Command(self, "listener", "--cluster", topo.Name)
-	cmd.Env = append(os.Environ(), "AGBENCH_HOME="+home(a))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start listener: %w", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }() // reaps it if it dies while we are still here
-	deadline := time.Now().Add(listenerStartTimeout)
-	for {
-		c, err := net.DialTimeout("tcp", li.Listen, time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case werr := <-exited:
-			return fmt.Errorf("listener exited (%v): %s", werr, tail(li.LogFile))
-		default:
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			return fmt.Errorf("listener did not accept connections on %s within %s: %s", li.Listen, listenerStartTimeout, tail(li.LogFile))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	li.PID = cmd.Process.Pid
-	return topo.Save()
-}
-
-// stopClusterListener stops the cluster's background listener, if it runs, and keeps its
-// record so that `cluster start` brings it back.
-func stopClusterListener(topo *cluster.Topology) error {
-	li := topo.Listener
-	if li == nil || li.PID == 0 {
-		return nil
-	}
-	if li.Running() {
-		_ = syscall.Kill(li.PID, syscall.SIGTERM)
-		deadline := time.Now().Add(15 * time.Second)
-		for li.Running() && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if li.Running() {
-			_ = syscall.Kill(li.PID, syscall.SIGKILL)
-		}
-	}
-	li.PID = 0
-	return topo.Save()
+// clusterSelf is the agbench that serves a cluster's listener and links in the background,
+// and the home it finds the cluster under.
+func clusterSelf(a *app) (cluster.Self, error) {
+	bin, err := selfBinary(a)
+	return cluster.Self{Binary: bin, Home: home(a)}, err
 }
 
 // listenerLine is the listener's line in `cluster status`.
@@ -136,17 +62,4 @@ func listenerLine(li *cluster.ListenerInfo) string {
 		fmt.Fprintf(&b, " · log %s", li.LogFile)
 	}
 	return b.String()
-}
-
-// tail is the end of a log file, for error messages.
-func tail(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	s := strings.TrimSpace(string(b))
-	if len(s) > 800 {
-		s = "..." + s[len(s)-800:]
-	}
-	return s
 }

@@ -152,10 +152,9 @@ func (t *Topology) RemoveStandby(ctx context.Context, n Node) error {
 		return fmt.Errorf("refusing to remove %s: not in %s", n.DataDir, filepath.Join(t.Dir, "nodes"))
 	}
 	var errs []error
-	if err := t.stopNode(ctx, &n, "immediate"); err != nil {
+	if err := t.stopNodeNow(ctx, &n); err != nil {
 		errs = append(errs, err)
 	}
-	waitGone(postmasterPID(n.DataDir), 10*time.Second)
 	if n.Slot != "" {
 		if err := t.dropSlotWhenFree(ctx, n.Slot, 10*time.Second); err != nil {
 			errs = append(errs, fmt.Errorf("drop slot %s: %w", n.Slot, err))

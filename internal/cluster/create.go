@@ -46,14 +46,18 @@ type CreateOptions struct {
 	// RoutingList is recorded in the topology (checked by the caller).
 	RoutingList string
 	// LinkLatency puts a link with this latency per round trip in front of every node
-	// (clients and replication reach the nodes through it); StartLinks must then start the
-	// process that serves the topology's links (LinkSpecs) and record its PID in
-	// Topology.Links. Create calls it once the primary runs, before any standby streams.
+	// (clients and replication reach the nodes through it), served by a background agbench
+	// (Agbench) that Create starts once the primary runs, before any standby streams.
 	LinkLatency time.Duration
 	// LinkBandwidth holds each direction of each connection through a link to this many
 	// bytes per second (it too puts links in front of the nodes).
 	LinkBandwidth int64
-	StartLinks    func(*Topology) error
+	// Listener, when set, is a listener that a background agbench (Agbench) serves for the
+	// cluster, started once every node runs.
+	Listener *ListenerInfo
+	// Agbench is the agbench binary that serves the links and the listener (Self.Binary);
+	// needed with either.
+	Agbench string
 	// HA is "" (agbench fails over when told) or HAPatroni (Patroni runs the nodes and
 	// fails over by itself), with Patroni's timing in seconds.
 	HA                                               string
@@ -157,10 +161,10 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 		PassFile: filepath.Join(dir, "pgpass"), Settings: settings, RoutingList: o.RoutingList,
 	}
 	if o.LinkLatency > 0 || o.LinkBandwidth > 0 {
-		if o.StartLinks == nil {
-			return nil, errors.New("cluster create: links need a process to serve them (StartLinks)")
-		}
 		t.Links = &LinksInfo{Latency: Duration(o.LinkLatency), Bandwidth: o.LinkBandwidth}
+	}
+	if (t.Links != nil || o.Listener != nil) && o.Agbench == "" {
+		return nil, errors.New("cluster create: links and a listener need the agbench binary to serve them (Agbench)")
 	}
 	if t.Patroni, err = o.checkPatroni(); err != nil {
 		return nil, err
@@ -168,25 +172,7 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 	if hosts != nil {
 		t.Hosts = &HostModel{Kind: fmt.Sprintf("cgroup v%d", hosts.Version), Budget: o.Host, MachineCPUs: len(hosts.CPUs)}
 	}
-	names := CreatedNodeNames(o.Standbys)
-	var portErrs []error
-	for i, name := range names {
-		n := Node{Name: name, Role: RoleStandby, Host: "127.0.0.1", Port: o.BasePort + i,
-			DataDir: filepath.Join(dir, "nodes", name), LogFile: filepath.Join(dir, "logs", name+".log"), Slot: name}
-		if i == 0 {
-			n.Role, n.Slot = RolePrimary, ""
-		}
-		portErrs = append(portErrs, checkPortFree(n.Host, n.Port))
-		if t.Links != nil {
-			n.LinkPort = o.BasePort + linkPortOffset + i
-			portErrs = append(portErrs, checkPortFree(n.Host, n.LinkPort))
-		}
-		t.Nodes = append(t.Nodes, n)
-	}
-	if t.Patroni != nil {
-		portErrs = append(portErrs, t.patroniPorts(o.BasePort))
-	}
-	if err := agerr.Join(portErrs...); err != nil {
+	if err := t.placeNodes(o.Standbys, o.BasePort); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
@@ -198,13 +184,44 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 		}
 		return nil, err
 	}
-	if err := t.build(ctx, hosts, o.StartLinks, o.Progress); err != nil {
+	self := Self{Binary: o.Agbench, Home: o.Home}
+	if err := t.build(ctx, hosts, self, o.Progress); err != nil {
 		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
 		defer cancel()
 		t.removeAll(cleanup)
 		return nil, err
 	}
+	if o.Listener != nil {
+		// A listener that does not start leaves the cluster made: it is whole without it.
+		t.Listener = o.Listener
+		if err := t.StartListener(ctx, self); err != nil {
+			return nil, fmt.Errorf("cluster %s created, but its listener did not start: %w", t.Name, err)
+		}
+	}
 	return t, nil
+}
+
+// placeNodes lays out the nodes of a new cluster in its folder and on their ports from
+// base (links' and Patroni's too), and checks every port free.
+func (t *Topology) placeNodes(standbys, base int) error {
+	var portErrs []error
+	for i, name := range CreatedNodeNames(standbys) {
+		n := Node{Name: name, Role: RoleStandby, Host: "127.0.0.1", Port: base + i,
+			DataDir: filepath.Join(t.Dir, "nodes", name), LogFile: filepath.Join(t.Dir, "logs", name+".log"), Slot: name}
+		if i == 0 {
+			n.Role, n.Slot = RolePrimary, ""
+		}
+		portErrs = append(portErrs, checkPortFree(n.Host, n.Port))
+		if t.Links != nil {
+			n.LinkPort = base + linkPortOffset + i
+			portErrs = append(portErrs, checkPortFree(n.Host, n.LinkPort))
+		}
+		t.Nodes = append(t.Nodes, n)
+	}
+	if t.Patroni != nil {
+		portErrs = append(portErrs, t.patroniPorts(base))
+	}
+	return agerr.Join(portErrs...)
 }
 
 // CreatedNodeNames are the names Create gives the nodes of a cluster with n standbys:
@@ -223,7 +240,7 @@ func progress(w io.Writer, format string, a ...any) {
 	}
 }
 
-func (t *Topology) build(ctx context.Context, hosts *cgroup.System, start func(*Topology) error, w io.Writer) error {
+func (t *Topology) build(ctx context.Context, hosts *cgroup.System, self Self, w io.Writer) error {
 	if hosts != nil {
 		if err := t.ioDevice(); err != nil {
 			return err
@@ -277,7 +294,7 @@ func (t *Topology) build(ctx context.Context, hosts *cgroup.System, start func(*
 	}
 	if t.Links != nil {
 		progress(w, "links: %s", t.Links)
-		if err := start(t); err != nil {
+		if err := t.StartLinks(ctx, self); err != nil {
 			return fmt.Errorf("start the links: %w", err)
 		}
 	}

@@ -29,18 +29,6 @@ type Frozen struct {
 	procs []process
 }
 
-// process is a process known by its pid and its start time, so that a pid reused by another
-// process is never signalled.
-type process struct {
-	pid   int
-	start uint64
-}
-
-func (p process) same() bool {
-	st, err := proc.ReadStat(proc.Root, p.pid)
-	return err == nil && st.StartTime == p.start
-}
-
 // FreezeNode stops the named node's postmaster and then each of its children with SIGSTOP
 // (the postmaster first, so that it forks no new one), after OwnPostmaster's checks, and
 // waits until every one of them is stopped. The node is then up but silent: connections are

@@ -53,19 +53,6 @@ func (t *Topology) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// StopLinks stops the process that serves the links, if it runs, and keeps their record
-// so that the next start brings them back.
-func (t *Topology) StopLinks() error {
-	if t.Links == nil || t.Links.PID == 0 {
-		return nil
-	}
-	if t.LinksAlive() {
-		stopPID(t.Links.PID)
-	}
-	t.Links.PID = 0
-	return t.Save()
-}
-
 // Running reports, per node name, whether its server is up.
 func (t *Topology) Running() map[string]bool {
 	m := map[string]bool{}
@@ -83,27 +70,17 @@ func (t *Topology) Destroy(ctx context.Context) error {
 
 func (t *Topology) removeAll(ctx context.Context) error {
 	var errs []error
-	if t.Listener.Running() {
-		stopPID(t.Listener.PID)
+	if t.Listener != nil {
+		errs = append(errs, t.stopListenerProcess())
 	}
-	if t.LinksAlive() {
-		stopPID(t.Links.PID)
+	if t.Links != nil {
+		errs = append(errs, t.stopLinksProcess())
 	}
 	if err := t.stopPatroniAll(); err != nil {
 		errs = append(errs, err)
 	}
 	for i := range t.Nodes {
-		n := &t.Nodes[i]
-		if err := t.stopNode(ctx, n, "immediate"); err != nil {
-			// pg_ctl could not stop it: kill the postmaster ourselves.
-			if pid := postmasterPID(n.DataDir); pid > 0 {
-				syscall.Kill(pid, syscall.SIGQUIT)
-			}
-			errs = append(errs, err)
-		}
-	}
-	for i := range t.Nodes {
-		waitGone(postmasterPID(t.Nodes[i].DataDir), 10*time.Second)
+		errs = append(errs, t.stopNodeNow(ctx, &t.Nodes[i]))
 	}
 	if err := t.removeGroups(); err != nil {
 		errs = append(errs, err)
@@ -117,24 +94,20 @@ func (t *Topology) removeAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// stopPID asks a process to stop and waits a little for it.
-func stopPID(pid int) {
-	if syscall.Kill(pid, syscall.SIGTERM) == nil {
-		waitGone(pid, 5*time.Second)
-	}
-}
+// nodeQuitGrace is how long a postmaster that pg_ctl could not stop has to end after
+// SIGQUIT (immediate shutdown) before it is killed.
+const nodeQuitGrace = 10 * time.Second
 
-func waitGone(pid int, d time.Duration) {
-	if pid <= 0 {
-		return
-	}
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if !Alive(pid) {
-			return
+// stopNodeNow stops a node whose data goes next: an immediate shutdown, and when pg_ctl
+// cannot do it, SIGQUIT to the postmaster (what pg_ctl's immediate mode sends), then SIGKILL.
+func (t *Topology) stopNodeNow(ctx context.Context, n *Node) error {
+	err := t.stopNode(ctx, n, "immediate")
+	if pid := postmasterPID(n.DataDir); pid > 0 {
+		if _, kerr := stopProcess(pid, syscall.SIGQUIT, nodeQuitGrace); kerr != nil {
+			err = errors.Join(err, fmt.Errorf("stop %s: %w", n.Name, kerr))
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
+	return err
 }
 
 // StartNode starts one node by name.

@@ -22,7 +22,8 @@ import (
 // A cluster under Patroni (`cluster create --ha patroni`): every node's PostgreSQL is run by a
 // Patroni of its own, which elects the primary through a one-member etcd and promotes a
 // standby by itself when the primary is lost. agbench starts and stops these processes (in
-// the foreground of their own sessions, logs in the cluster's folder; no systemd) and reads
+// the foreground of their own sessions, logs in the cluster's folder; no systemd: process.go
+// starts and stops them) and reads
 // Patroni's REST API; it never decides a failover itself in this mode.
 
 // HAPatroni is the high-availability mode in which Patroni runs the nodes.
@@ -49,6 +50,7 @@ const (
 	patroniLeaderTimeout = 120 * time.Second
 	patroniStopTimeout   = 90 * time.Second
 	etcdReadyTimeout     = 60 * time.Second
+	etcdStopGrace        = 5 * time.Second
 )
 
 // PatroniInfo records how Patroni runs the cluster: its scope (the cluster's name in etcd),
@@ -260,24 +262,16 @@ func (t *Topology) writePatroniConfig(n *Node, password string) error {
 	return os.WriteFile(n.PatroniConfig, b, 0o600)
 }
 
-// daemon starts a program as the cluster's OS user in a session of its own, its output
-// appended to logFile, and returns its pid. The process outlives agbench's command; a
-// goroutine reaps it if it ends while agbench still runs.
-func (t *Topology) daemon(logFile, path string, args ...string) (int, error) {
-	logf, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
-	if err != nil {
-		return 0, err
-	}
-	defer logf.Close()
+// daemon starts a program as the cluster's OS user (startDaemon: in a session of its own,
+// its output appended to logFile) in the cluster's folder.
+func (t *Topology) daemon(logFile, path string, args ...string) (*daemon, error) {
 	cmd := t.user().Command(context.Background(), path, args...)
-	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Setsid = false, true
-	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = t.Dir
-	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("start %s: %w", path, err)
+	d, err := startDaemon(cmd, logFile, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", path, err)
 	}
-	go cmd.Wait()
-	return cmd.Process.Pid, nil
+	return d, nil
 }
 
 // startEtcd starts the cluster's etcd unless it runs, and waits until it answers.
@@ -291,14 +285,14 @@ func (t *Topology) startEtcd(ctx context.Context) error {
 	}
 	peer := fmt.Sprintf("http://127.0.0.1:%d", e.PeerPort)
 	client := fmt.Sprintf("http://127.0.0.1:%d", e.ClientPort)
-	pid, err := t.daemon(e.LogFile, e.Binary, "--name", "agbench", "--data-dir", e.DataDir,
+	d, err := t.daemon(e.LogFile, e.Binary, "--name", "agbench", "--data-dir", e.DataDir,
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 		"--initial-cluster", "agbench="+peer, "--initial-cluster-token", t.Patroni.Scope, "--initial-cluster-state", "new")
 	if err != nil {
 		return err
 	}
-	e.PID = pid
+	e.PID = d.pid
 	deadline := time.Now().Add(etcdReadyTimeout)
 	for {
 		var h struct {
@@ -307,7 +301,7 @@ func (t *Topology) startEtcd(ctx context.Context) error {
 		if err := getJSON(ctx, client+"/health", &h); err == nil && h.Health == "true" {
 			return nil
 		}
-		if !Alive(pid) || time.Now().After(deadline) {
+		if !Alive(d.pid) || time.Now().After(deadline) {
 			return fmt.Errorf("etcd did not become healthy on %s%s", client, logTail(e.LogFile))
 		}
 		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
@@ -324,11 +318,11 @@ func (t *Topology) startPatroni(n *Node) error {
 	if err := checkPortFree(n.Host, n.RESTPort); err != nil {
 		return err
 	}
-	pid, err := t.daemon(n.PatroniLog, t.Patroni.Binary, n.PatroniConfig)
+	d, err := t.daemon(n.PatroniLog, t.Patroni.Binary, n.PatroniConfig)
 	if err != nil {
 		return err
 	}
-	n.PatroniPID = pid
+	n.PatroniPID = d.pid
 	return nil
 }
 
@@ -384,12 +378,8 @@ func (t *Topology) KillPatroni(name string) error {
 	if err != nil {
 		return err
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if _, err := stopProcess(pid, syscall.SIGKILL, crashWait); err != nil {
 		return fmt.Errorf("kill patroni %d of %s: %w", pid, name, err)
-	}
-	waitGone(pid, crashWait)
-	if Alive(pid) {
-		return fmt.Errorf("patroni %d of %s still alive after SIGKILL", pid, name)
 	}
 	t.Node(name).PatroniPID = 0
 	return t.Save()
@@ -402,12 +392,12 @@ func (t *Topology) stopPatroni(n *Node) error {
 		n.PatroniPID = 0
 		return nil
 	}
-	pid := n.PatroniPID
-	_ = syscall.Kill(pid, syscall.SIGTERM)
-	waitGone(pid, patroniStopTimeout)
+	killed, err := stopProcess(n.PatroniPID, syscall.SIGTERM, patroniStopTimeout)
+	if err != nil {
+		return fmt.Errorf("patroni of %s: %w", n.Name, err)
+	}
 	n.PatroniPID = 0
-	if Alive(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+	if killed {
 		return fmt.Errorf("patroni of %s did not stop within %v: killed", n.Name, patroniStopTimeout)
 	}
 	return nil
@@ -426,7 +416,9 @@ func (t *Topology) stopPatroniAll() error {
 	errs = append(errs, t.stopPatroni(t.Primary()))
 	e := &t.Patroni.Etcd
 	if e.PID > 0 && t.ownProcess(e.PID, e.DataDir) == nil {
-		stopPID(e.PID)
+		if _, err := stopProcess(e.PID, syscall.SIGTERM, etcdStopGrace); err != nil {
+			return errors.Join(append(errs, fmt.Errorf("etcd: %w", err))...)
+		}
 	}
 	e.PID = 0
 	return errors.Join(errs...)

@@ -3,7 +3,13 @@
 // destroy), and the topology file that every other command reads to find them. Under
 // Patroni (create --ha patroni: patroni*.go) it starts and stops etcd and a Patroni per node
 // and reads Patroni's REST API; Patroni, not agbench, then decides failovers.
-// It must not import workloads, the runner, the listener or the report.
+//
+// It owns every process of a cluster: the nodes, and the processes beside them (etcd,
+// Patroni, and the background agbench that serves the listener or the links:
+// background.go), started, supervised and stopped here, each stopped by the one helper
+// (process.go: a signal, a deadline, then SIGKILL). The command layer only asks for them.
+// It must not import workloads, the runner, the listener, the links or the report: the
+// listener and the links run as agbench processes of their own, never inside it.
 //
 // Imports from agbench: only internal/agerr, internal/atomicfile, internal/cgroup, internal/pgbin,
 // internal/proc.

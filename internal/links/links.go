@@ -14,7 +14,6 @@ package links
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"time"
@@ -185,28 +184,5 @@ func Serve(ctx context.Context, ls []Link, shape Shape) error {
 	}
 	<-ctx.Done()
 	s.Close()
-	return nil
-}
-
-// WaitListening waits until every link accepts connections.
-func WaitListening(ctx context.Context, ls []Link, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for _, l := range ls {
-		for {
-			c, err := net.DialTimeout("tcp", l.Listen, time.Second)
-			if err == nil {
-				c.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("link %s does not listen on %s after %v: %w", l.Name, l.Listen, timeout, err)
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}
 	return nil
 }
