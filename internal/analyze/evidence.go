@@ -59,14 +59,17 @@ type Evidence struct {
 	// ExpectedDeviceMBps is the device traffic the workload itself accounts for (the bytes a
 	// storage test moved, or the database's own reads, writes and WAL); 0 when unknown.
 	ExpectedDeviceMBps float64 `json:"expected_device_mbps,omitempty"`
-	// ReplayLagSec is the largest replay lag among standbys at the end of the window, on
-	// Standby; LagGrowth is how many seconds of lag it gained per second of the window.
+	// ReplayLagSec is the largest replay lag among standbys at the last read of the window
+	// that measured each, on Standby; LagGrowth is how many seconds of lag it gained per
+	// second between its first and last measured reads. Standby is empty when no standby's
+	// lag was measured.
 	Standby      string  `json:"standby,omitempty"`
 	ReplayLagSec float64 `json:"replay_lag_sec"`
 	LagGrowth    float64 `json:"lag_growth"`
 	// LagAbsent says why a standby's lag was not measured (the sampler's login lacked
-	// pg_read_all_stats and watched no standby): whether a standby fell behind is then not
-	// judged, and the lag figures above are not 0 but unknown.
+	// pg_read_all_stats and watched no standby, or pg_stat_replication showed it NULL at
+	// every read): whether that standby fell behind is then not judged, and the lag figures
+	// above are those of the standbys measured, not 0 but unknown when Standby is empty.
 	LagAbsent string `json:"lag_absent,omitempty"`
 	// Away are the standbys that were not there for part of the window: gone from their
 	// primary's pg_stat_replication, or lost to the sampler (syncaway.go).

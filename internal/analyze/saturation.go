@@ -211,10 +211,11 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 func meanEvidence(es []Evidence) Evidence {
 	var m Evidence
 	n := float64(len(es))
-	// Lag growth is the mean of the windows that measured it.
+	// Lag growth is the mean of the windows that measured a standby's lag, whether or not
+	// another standby's went unmeasured.
 	lagN := 0.0
 	for _, e := range es {
-		if e.LagAbsent == "" {
+		if e.Standby != "" {
 			lagN++
 		}
 	}
@@ -247,9 +248,10 @@ func meanEvidence(es []Evidence) Evidence {
 		if e.ReplayLagSec >= m.ReplayLagSec {
 			m.ReplayLagSec, m.Standby = e.ReplayLagSec, e.Standby
 		}
-		if e.LagAbsent == "" {
+		if e.Standby != "" {
 			m.LagGrowth += e.LagGrowth / lagN
-		} else if m.LagAbsent == "" {
+		}
+		if m.LagAbsent == "" {
 			m.LagAbsent = e.LagAbsent
 		}
 	}

@@ -30,8 +30,7 @@ func TestSamplerFiguresReachTheAnalysis(t *testing.T) {
 
 	n := &pgNode{info: NodeInfo{Name: "db.1", VersionNum: 170002, SharedBuffersBytes: 128 << 20, DatabaseBytes: 3 << 30}}
 	n.reset(t0)
-	n.first = pgCounters{at: t0, io: &ioCounters{}, standbys: map[string]standbyState{"s.1": {replayLag: ptr(0.5)}, "s.2": {}}}
-	n.prev = n.first
+	n.begin(pgCounters{at: t0, io: &ioCounters{}, standbys: map[string]standbyState{"s.1": {replayLag: ptr(0.5)}, "s.2": {}}})
 	n.events[[3]string{"Lock", "tuple", WaitLock}] = 30
 	n.classTotal[WaitLock], n.classTotal[WaitCPU], n.waitSamples = 30, 10, 10
 	n.record(pgCounters{at: t0.Add(10 * time.Second), commits: 1000, lsn: 50e6,

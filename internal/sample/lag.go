@@ -28,7 +28,11 @@ func (p *PG) lag(st *result.Step, extra result.SampleStep) {
 	for _, n := range primaries {
 		sn := extra.Nodes[n.info.Name]
 		for _, name := range slices.Sorted(maps.Keys(n.prev.standbys)) {
-			sn.Lag = append(sn.Lag, result.StandbyLag{Standby: name, Method: result.LagFromStatReplication})
+			l := result.StandbyLag{Standby: name, Method: result.LagFromStatReplication}
+			if _, ok := n.lagLast[name]; !ok {
+				l.Absent = fmt.Sprintf("replay lag of %s not measured: pg_stat_replication on %s showed it NULL at every read of the window (it does before the walsender's first lag sample, and once the standby has replayed all WAL with none since)", name, n.info.Name)
+			}
+			sn.Lag = append(sn.Lag, l)
 		}
 		if n.prev.hiddenStandbys > 0 || !n.info.ReadAllStats {
 			sn.Lag = append(sn.Lag, p.lagFromReplayLSN(st, n, primaries, standbys)...)

@@ -152,8 +152,7 @@ func (p *PG) Start(ctx context.Context, st *result.Step) error {
 			errs = append(errs, fmt.Errorf("node %s: %w", n.info.Name, err))
 			continue
 		}
-		n.first, n.prev = c, c
-		n.presence.note(c)
+		n.begin(c)
 		n.startCPU()
 	}
 	p.stop = make(chan struct{})
@@ -264,7 +263,9 @@ type pgNode struct {
 	events      map[[3]string]int
 	waitSamples int
 	classTotal  map[string]int
-	lagFirst    map[string]float64
+	// lagFirst and lagLast are each standby's first and last replay lag that a reading of
+	// the window measured (not NULL).
+	lagFirst, lagLast map[string]lagRead
 	// roleChanges are the node's changes of role seen in the window (roles.go).
 	roleChanges []roleChange
 	// presence follows the standbys of its pg_stat_replication (presence.go).
@@ -325,9 +326,38 @@ func (n *pgNode) reset(start time.Time) {
 	n.series = map[string]*result.TimeSeries{}
 	n.bucket, n.bucketN = map[string]int{}, 0
 	n.events, n.classTotal, n.waitSamples = map[[3]string]int{}, map[string]int{}, 0
-	n.lagFirst = map[string]float64{}
+	n.lagFirst, n.lagLast = map[string]lagRead{}, map[string]lagRead{}
 	n.roleChanges = nil
 	n.presence = newPresence(start)
+}
+
+// begin takes the window's first reading.
+func (n *pgNode) begin(c pgCounters) {
+	n.first, n.prev = c, c
+	n.presence.note(c)
+	n.noteLag(c)
+}
+
+// lagRead is a standby's replay lag, in seconds, as one reading measured it.
+type lagRead struct {
+	at  time.Time
+	lag float64
+}
+
+// noteLag keeps the replay lags a reading measured. pg_stat_replication shows NULL once a
+// standby has replayed all WAL in two replies running, so the last reading of a window,
+// taken after the load has ended, may not measure a standby that earlier ones did.
+func (n *pgNode) noteLag(c pgCounters) {
+	for name, s := range c.standbys {
+		if s.replayLag == nil {
+			continue
+		}
+		r := lagRead{at: c.at, lag: *s.replayLag}
+		if _, ok := n.lagFirst[name]; !ok {
+			n.lagFirst[name] = r
+		}
+		n.lagLast[name] = r
+	}
 }
 
 // queryTimeout bounds each sampling query; a server too slow to answer it is reported.
@@ -400,6 +430,7 @@ func (n *pgNode) record(c pgCounters) {
 	p := n.prev
 	n.prev = c
 	n.presence.note(c)
+	n.noteLag(c)
 	if !p.at.IsZero() && p.inRecovery != c.inRecovery {
 		n.roleChanges = append(n.roleChanges, roleChange{before: p.at, after: c.at, promoted: p.inRecovery})
 	}
@@ -431,7 +462,8 @@ func (n *pgNode) record(c pgCounters) {
 }
 
 // windowCounters are the node's figures over the whole window: rates from the first and
-// last readings, mean sessions per wait class, and each standby's lag at the end and its growth.
+// last readings, mean sessions per wait class, and each standby's replay lag at the last
+// reading that measured it and its growth since the first that did.
 func (n *pgNode) windowCounters() map[string]float64 {
 	out := map[string]float64{
 		result.PGSharedBuffersBytes: float64(n.info.SharedBuffersBytes),
@@ -453,14 +485,14 @@ func (n *pgNode) windowCounters() map[string]float64 {
 	out["checkpoints"] = float64(sub64(l.checkpoints, f.checkpoints))
 	for name, s := range l.standbys {
 		pre := result.PGStandbyFigure(name, "")
-		if s.replayLag != nil {
-			out[pre+result.PGReplayLagSeconds] = *s.replayLag
+		if last, ok := n.lagLast[name]; ok {
+			out[pre+result.PGReplayLagSeconds] = last.lag
+			if first := n.lagFirst[name]; last.at.After(first.at) {
+				out[pre+result.PGReplayLagGrowth] = (last.lag - first.lag) / last.at.Sub(first.at).Seconds()
+			}
 		}
 		out[pre+"behind_mb"] = float64(s.behind) / 1e6
 		if fs, ok := f.standbys[name]; ok {
-			if s.replayLag != nil && fs.replayLag != nil {
-				out[pre+result.PGReplayLagGrowth] = (*s.replayLag - *fs.replayLag) / secs
-			}
 			out[pre+"replay_mb_per_s"] = float64(sub64(s.replayLSN, fs.replayLSN)) / 1e6 / secs
 		}
 	}
