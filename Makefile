@@ -57,8 +57,7 @@ bench-disk: deps build
 # The read-ahead article's experiment, article-sized (5M rows), on PostgreSQL 15 and 18:
 # cold cache, prefetch off vs on, 3 runs each, medians; results/ gets one folder per run.
 bench-readahead: deps pg18 build
-	$(BIN) readahead --repeat 3 $(READAHEAD_FLAGS)
-	@if [ -x "$$(scripts/get-pg18.sh 2>/dev/null)/postgres" ]; then $(BIN) readahead --repeat 3 --pg-bin "$$(scripts/get-pg18.sh)" $(READAHEAD_FLAGS); fi
+	$(GO) run ./bench/readahead -agbench $(BIN) -pg18 "$$(scripts/get-pg18.sh 2>/dev/null)" -- $(READAHEAD_FLAGS)
 
 # TPC-C: agbench (functions and client mode) against go-tpc (built from its source once) on
 # one throwaway server, 2 warehouses, 2 VUs, 60 s runs, 3 interleaved rounds, medians.
