@@ -71,9 +71,10 @@ bench-tpcc: deps build
 
 # Read-only routing on modelled hosts (control groups; root) beside the same on one shared
 # host: stress point select and count(*) larger than a node's memory, 1..12 threads.
+# Knobs (environment): HOSTS_* (go run ./bench/hosts -h names them).
 .PHONY: bench-hosts
 bench-hosts: deps build
-	@scripts/bench-hosts.sh $(BIN)
+	$(GO) run ./bench/hosts -agbench $(BIN)
 
 clean:
 	rm -rf bin
