@@ -81,7 +81,6 @@ import (
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/seed"
-	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/workload/readahead"
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
@@ -110,23 +109,16 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 	switch res.Meta.Command {
 	case "stress", "scan":
 		// runStress / runScan: table, analysis (of every run that measured steps), footer.
-		cols, unit := stressColumns, "it/s"
+		cols, unit := render.StressColumns, "it/s"
 		if res.Meta.Command == "scan" {
-			cols, unit = scanColumns, "reads/s"
-		}
-		fmt.Fprintln(&b)
-		if len(res.Steps) > 0 {
-			if err := table.Write(&b, res, "threads", cols); err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintln(&b)
+			cols, unit = render.ScanColumns, "reads/s"
 		}
 		var an *analyze.Run
 		if len(res.Steps) > 0 {
 			an = fromResult(t, res, analyze.Options{LoadName: "threads", Unit: unit})
 		}
-		render.Analysis(&b, an)
-		render.Footer(&b, res, filepath.Join(resultDir("--results", "results"), result.FileName), table.Landed(res))
+		stale, _ := res.Meta.Config["stale_probe"].(string)
+		render.Load(&b, res, an, filepath.Join(resultDir("--results", "results"), result.FileName), cols, stale)
 
 	case "tpcc run":
 		// runTPCC: the articles' table and each step, the analysis, the result's path.

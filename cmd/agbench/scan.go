@@ -4,8 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
-	"github.com/agbench/agbench/internal/result"
-	"github.com/agbench/agbench/internal/table"
+	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/workload/scan"
 )
 
@@ -78,17 +77,5 @@ func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 	defer w.Close()
 	l.Config = map[string]any{"table": f.table, "rows": f.rows, "cold": f.cold, "threads": f.load.threads,
 		"iterations": f.load.iterations, "intent": string(l.Intent), "compare": f.load.compare, "repeat": f.load.repeat, "stale_probe": l.StaleProbe}
-	return runLoad(ctx, a, l, w, scanColumns)
-}
-
-var scanColumns = []table.Column{
-	{Header: "time (s)", Format: "%.2f", Value: windowSeconds},
-	{Header: "rows/s", Format: "%.0f", Value: perSecond(func(s *result.Step) int64 { return s.Totals().Rows })},
-	{Header: "MB/s recv", Format: "%.1f", Value: func(s *result.Step) (float64, bool) {
-		v, ok := perSecond(func(s *result.Step) int64 { return s.Totals().Bytes })(s)
-		return v / 1e6, ok
-	}},
-	{Header: "hits", Format: "%.0f", Value: counterValue(result.BufferHits)},
-	{Header: "reads", Format: "%.0f", Value: counterValue(result.BufferReads)},
-	{Header: "MB/s server", Format: "%.1f", Value: counterValue(result.ServerMBps)},
+	return runLoad(ctx, a, l, w, render.ScanColumns)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/render"
-	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/workload"
 	"github.com/agbench/agbench/internal/workload/stress"
@@ -140,7 +139,7 @@ func runStress(cmd *cobra.Command, a *app, f *stressFlags) error {
 		"duration": f.load.duration.String(), "rampup": f.load.rampup.String(), "rate": f.load.rate, "intent": string(l.Intent),
 		"compare": f.load.compare, "repeat": f.load.repeat, "param_file": f.paramFile, "param_range": f.paramRange,
 		"stale_probe": l.StaleProbe}
-	return runLoad(ctx, a, l, w, stressColumns)
+	return runLoad(ctx, a, l, w, render.StressColumns)
 }
 
 // runLoad runs a load experiment with progress and prints the table, the analysis and the
@@ -152,62 +151,8 @@ func runLoad(ctx context.Context, a *app, l *experiment.Load, w workload.Workloa
 	if out == nil {
 		return runErr
 	}
-	fmt.Fprintln(a.stdout)
-	if len(out.Result.Steps) > 0 {
-		table.Write(a.stdout, out.Result, "threads", table.WithRate(out.Result, withStale(cols, l)))
-		fmt.Fprintln(a.stdout)
-		render.Stale(a.stdout, out.Result)
-	}
-	render.Analysis(a.stdout, out.Analysis)
-	render.Footer(a.stdout, out.Result, out.Path, table.Landed(out.Result))
+	render.Load(a.stdout, out.Result, out.Analysis, out.Path, cols, l.StaleProbe)
 	return runErr
-}
-
-// stressColumns are the articles' columns (time, MB/s) with throughput and latency.
-var stressColumns = []table.Column{
-	{Header: "time (s)", Format: "%.2f", Value: windowSeconds},
-	{Header: "it/s", Format: "%.0f", Value: perSecond(func(s *result.Step) int64 { return s.Totals().Count })},
-	{Header: "MB/s", Format: "%.0f", Value: counterValue(result.ServerMBps)},
-	{Header: "rows/s", Format: "%.0f", Value: perSecond(func(s *result.Step) int64 { return s.Totals().Rows })},
-	{Header: "p50 ms", Format: "%.2f", Value: latencyMs(func(h result.Hist) int64 { return h.P50 })},
-	{Header: "p99 ms", Format: "%.2f", Value: latencyMs(func(h result.Hist) int64 { return h.P99 })},
-	{Header: "err", Format: "%.0f", Value: func(s *result.Step) (float64, bool) { return float64(s.Totals().Errors), true }},
-}
-
-// windowSeconds is the step's measured window.
-func windowSeconds(s *result.Step) (float64, bool) { return s.Window.Seconds(), true }
-
-// counterValue is a step's counter, absent when the step did not measure it (through a
-// listener the servers' counters cannot be read, for one).
-func counterValue(name string) func(*result.Step) (float64, bool) {
-	return func(s *result.Step) (float64, bool) { v, ok := s.Counters[name]; return v, ok }
-}
-
-// perSecond is a count of the step per second of its window (absent without a window).
-func perSecond(count func(*result.Step) int64) func(*result.Step) (float64, bool) {
-	return func(s *result.Step) (float64, bool) {
-		sec := s.Window.Seconds()
-		if sec <= 0 {
-			return 0, false
-		}
-		return float64(count(s)) / sec, true
-	}
-}
-
-// latencyMs reads a percentile of the step's merged operation latencies in milliseconds;
-// absent when no operation succeeded.
-func latencyMs(pick func(result.Hist) int64) func(*result.Step) (float64, bool) {
-	return func(s *result.Step) (float64, bool) {
-		var hs []result.Hist
-		for _, o := range s.Ops {
-			hs = append(hs, o.Latency)
-		}
-		h, err := result.MergeHists(hs...)
-		if err != nil || h.Count == 0 {
-			return 0, false
-		}
-		return float64(pick(h)) / 1000, true
-	}
 }
 
 // initTable makes the demo table of --init rows (none for 0) and says so when it made it.

@@ -10,12 +10,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/listener"
 	"github.com/agbench/agbench/internal/result"
-	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/target"
 )
 
@@ -185,22 +183,5 @@ func TestRecordedCommandLinePastes(t *testing.T) {
 	}
 	if !slices.Contains(recorded, "--sample=false") {
 		t.Errorf("recorded %q", recorded)
-	}
-}
-
-// A figure a step did not measure (the servers' MB/s through a listener, latency of a step
-// with no successful operation) is "–" in the table, never 0.
-func TestStressTableShowsAbsentFigures(t *testing.T) {
-	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	res := &result.Result{Steps: []result.Step{{Index: 0, Params: map[string]string{"threads": "1"}, VUs: 1, Complete: true,
-		Window: result.Window{Start: start, End: start.Add(2 * time.Second)},
-		Ops:    map[string]*result.Op{"query": {Errors: 4}}}}}
-	var b strings.Builder
-	if err := table.Write(&b, res, "threads", stressColumns); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if got := strings.Fields(lines[len(lines)-1]); strings.Join(got, " ") != "1 2.00 0 – 0 – – 4" {
-		t.Errorf("row %q", got)
 	}
 }
