@@ -86,3 +86,40 @@ func mustRead(f *testing.F, path string) []byte {
 	}
 	return b
 }
+
+// FuzzParseInflight: no panic, and what parses writes back as the kernel writes it to
+// the same counts.
+func FuzzParseInflight(f *testing.F) {
+	f.Add(mustRead(f, fixture.Sys("block", "vda", "inflight")))
+	f.Add([]byte("3 7\n"))
+	f.Add([]byte("-1 0"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, w, err := ParseInflight(data)
+		if err != nil {
+			return
+		}
+		line := fmt.Sprintf("%8d %8d\n", r, w)
+		r2, w2, err := ParseInflight([]byte(line))
+		if err != nil || r2 != r || w2 != w || r < 0 || w < 0 {
+			t.Fatalf("%q parsed to %d %d, which writes back to %q, parsed to %d %d (%v)", data, r, w, line, r2, w2, err)
+		}
+	})
+}
+
+// FuzzParseNetDev: no panic, and what parses has named interfaces only.
+func FuzzParseNetDev(f *testing.F) {
+	f.Add(mustRead(f, fixture.Proc("net", "dev")))
+	f.Add([]byte("h\nh\nlo: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"))
+	f.Add([]byte("h\nh\nlo: 1 2 3\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ParseNetDev(data)
+		if err != nil {
+			return
+		}
+		for name := range m {
+			if name == "" {
+				t.Fatalf("%q: an empty interface name", data)
+			}
+		}
+	})
+}

@@ -7,11 +7,14 @@ import (
 	"testing"
 )
 
-// rootWith makes a root whose /proc holds one file, name, with text.
+// rootWith makes a root whose /proc holds one file, name, with text (and an empty /sys).
 func rootWith(t *testing.T, name, text string) FS {
 	t.Helper()
 	f := At(t.TempDir())
 	if err := os.MkdirAll(filepath.Dir(f.Proc(name)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(f.Sys(), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(f.Proc(name), []byte(text), 0o644); err != nil {

@@ -1,15 +1,6 @@
 package sample
 
-import (
-	"bytes"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"time"
-
-	"github.com/agbench/agbench/internal/proc"
-)
+import "github.com/agbench/agbench/internal/proc"
 
 // SetBusy is how busy the CPUs the load generator may run on (its affinity) were over an
 // interval, against the machine's other CPUs: kept only when the affinity leaves some out.
@@ -42,42 +33,4 @@ func setBusy(prev, cur map[int]proc.CPUTicks, set []int) (SetBusy, bool) {
 		return SetBusy{}, false
 	}
 	return SetBusy{Set: CPUDelta(a[0], b[0]).Busy(), Other: CPUDelta(a[1], b[1]).Busy()}, true
-}
-
-// ParseSchedstat reads /proc/<pid>/task/<tid>/schedstat: "<on-CPU ns> <run-queue wait ns>
-// <timeslices>", and returns the time waited on a run queue (runnable, not running).
-func ParseSchedstat(data []byte) (time.Duration, error) {
-	f := bytes.Fields(data)
-	if len(f) < 2 {
-		return 0, fmt.Errorf("schedstat: %d fields, want 3", len(f))
-	}
-	ns, err := strconv.ParseUint(string(f[1]), 10, 63)
-	if err != nil {
-		return 0, fmt.Errorf("schedstat: run-queue wait %q is not a count", f[1])
-	}
-	return time.Duration(ns), nil
-}
-
-// selfRunDelay is the time this process's threads have waited for a CPU while runnable,
-// summed over its threads (/proc/self/task/*/schedstat); false where the kernel keeps no
-// schedstat.
-func selfRunDelay(procRoot string) (time.Duration, bool) {
-	tasks, err := os.ReadDir(filepath.Join(procRoot, "self", "task"))
-	if err != nil {
-		return 0, false
-	}
-	var total time.Duration
-	seen := false
-	for _, t := range tasks {
-		data, err := os.ReadFile(filepath.Join(procRoot, "self", "task", t.Name(), "schedstat"))
-		if err != nil {
-			continue // a thread gone meanwhile
-		}
-		d, err := ParseSchedstat(data)
-		if err != nil {
-			continue
-		}
-		total, seen = total+d, true
-	}
-	return total, seen
 }

@@ -23,31 +23,8 @@ func near(t *testing.T, what string, got, want float64) {
 	}
 }
 
-func TestParseDiskstats(t *testing.T) {
-	m, err := ParseDiskstats([]byte(diskstatsNew))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m) != 3 {
-		t.Fatalf("got %d devices, want 3", len(m))
-	}
-	v := m["vda"]
-	if v.Major != 254 || v.Reads != 31830 || v.SectorsWrite != 1064648 || v.WeightedIOMs != 26920 ||
-		v.Discards != 4647 || v.DiscardMs != 239 || v.Flushes != 929 || v.FlushMs != 22 {
-		t.Errorf("vda parsed wrong: %+v", v)
-	}
-	if p := m["vda1"]; p.Reads != 100 || p.WeightedIOMs != 10 || p.Flushes != 0 {
-		t.Errorf("old 14-field line parsed wrong: %+v", p)
-	}
-	for _, bad := range []string{"8 0 sda 1 2 3", "8 0 sda 1 2 3 4 5 6 7 8 9 10 x", "x 0 sda 1 2 3 4 5 6 7 8 9 10 11"} {
-		if _, err := ParseDiskstats([]byte(bad)); err == nil {
-			t.Errorf("ParseDiskstats(%q) accepted bad input", bad)
-		}
-	}
-}
-
 func TestDiskDeltaAsIostat(t *testing.T) {
-	prev := DiskCounters{Name: "sda", Reads: 1000, SectorsRead: 8000, ReadMs: 500, Writes: 50, SectorsWrite: 100, WriteMs: 40, IOMs: 10000, WeightedIOMs: 20000}
+	prev := proc.DiskCounters{Name: "sda", Reads: 1000, SectorsRead: 8000, ReadMs: 500, Writes: 50, SectorsWrite: 100, WriteMs: 40, IOMs: 10000, WeightedIOMs: 20000}
 	cur := prev
 	cur.Reads += 200        // 100 reads/s over 2 s
 	cur.SectorsRead += 4000 // 2,048,000 bytes -> 1.024 MB/s
@@ -130,11 +107,7 @@ func TestDeviceForPathOnThisMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile("/proc/diskstats")
-	if err != nil {
-		t.Skip(err)
-	}
-	m, err := ParseDiskstats(data)
+	m, err := proc.Host.Diskstats()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,65 +135,32 @@ func TestCPUDelta(t *testing.T) {
 	}
 }
 
-func TestParsePressureAndDelta(t *testing.T) {
-	a, err := ParsePressure([]byte("some avg10=0.00 avg60=0.11 avg300=0.95 total=8461908\nfull avg10=0.00 avg60=0.10 avg300=0.91 total=8261183\n"))
-	if err != nil || a.Some != 8461908 || a.Full != 8261183 || !a.HasFull {
-		t.Fatalf("ParsePressure = %+v, %v", a, err)
-	}
-	b := PressureTotals{Some: a.Some + 250000, Full: a.Full + 100000, HasFull: true}
+func TestPressureDelta(t *testing.T) {
+	a := proc.PressureTotals{Some: 8461908, Full: 8261183, HasFull: true}
+	b := proc.PressureTotals{Some: a.Some + 250000, Full: a.Full + 100000, HasFull: true}
 	s := PressureDelta(a, b, 0.5)
 	near(t, "Some", s.Some, 0.5)
 	near(t, "Full", s.Full, 0.2)
-	cpuOnly, err := ParsePressure([]byte("some avg10=1.00 avg60=0.50 avg300=0.10 total=42\n"))
-	if err != nil || cpuOnly.HasFull || cpuOnly.Some != 42 {
-		t.Errorf("some-only file: %+v, %v", cpuOnly, err)
-	}
-	for _, bad := range []string{"", "full total=1\n", "some avg10=1\n", "some total=x\n", "odd total=1\n", "some total\n"} {
-		if _, err := ParsePressure([]byte(bad)); err == nil {
-			t.Errorf("ParsePressure(%q) accepted bad input", bad)
-		}
-	}
 }
 
-const netDev = `Inter-|   Receive                                                |  Transmit
- face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
-    lo:    3193      29    0    0    0     0          0         0     3193      29    0    0    0     0       0          0
-  eth0: 83007397    4558    0    0    0     0          0         0   428452    4509    0    0    0     0       0          0
-`
-
-func TestParseNetDevAndDelta(t *testing.T) {
-	m, err := ParseNetDev([]byte(netDev))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e := m["eth0"]; e.RxBytes != 83007397 || e.RxPackets != 4558 || e.TxBytes != 428452 || e.TxPackets != 4509 {
-		t.Errorf("eth0 = %+v", e)
-	}
-	if len(m) != 2 {
-		t.Errorf("got %d interfaces, want 2", len(m))
-	}
-	r := NetDelta("lo", NetCounters{RxBytes: 0, TxBytes: 0, RxPackets: 0}, NetCounters{RxBytes: 4e6, TxBytes: 2e6, RxPackets: 100}, 2)
+func TestNetDelta(t *testing.T) {
+	r := NetDelta("lo", proc.NetCounters{RxBytes: 0, TxBytes: 0, RxPackets: 0}, proc.NetCounters{RxBytes: 4e6, TxBytes: 2e6, RxPackets: 100}, 2)
 	near(t, "RxMBps", r.RxMBps, 2)
 	near(t, "TxMBps", r.TxMBps, 1)
 	near(t, "RxPackets", r.RxPackets, 50)
-	for _, bad := range []string{"a\nb\nlo: 1 2 3\n", "a\nb\nlo: 1 2 3 4 5 6 7 8 9 x 11 12 13 14 15 16\n", "a\nb\nno colon here\n", "a\nb\n : 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"} {
-		if _, err := ParseNetDev([]byte(bad)); err == nil {
-			t.Errorf("ParseNetDev(%q) accepted bad input", bad)
-		}
-	}
 }
 
 func TestDeltaOfReadings(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	prev := osReading{at: t0, ncpu: 2,
-		disks:    map[string]DiskCounters{"sda": {Name: "sda", Reads: 10}},
-		net:      map[string]NetCounters{"lo": {RxBytes: 0}},
-		pressure: map[string]PressureTotals{"io": {Some: 0}},
+		disks:    map[string]proc.DiskCounters{"sda": {Name: "sda", Reads: 10}},
+		net:      map[string]proc.NetCounters{"lo": {RxBytes: 0}},
+		pressure: map[string]proc.PressureTotals{"io": {Some: 0}},
 		self:     time.Second}
 	cur := osReading{at: t0.Add(2 * time.Second), ncpu: 2,
-		disks:    map[string]DiskCounters{"sda": {Name: "sda", Reads: 30}},
-		net:      map[string]NetCounters{"lo": {RxBytes: 2e6}, "new0": {}},
-		pressure: map[string]PressureTotals{"io": {Some: 1e6}},
+		disks:    map[string]proc.DiskCounters{"sda": {Name: "sda", Reads: 30}},
+		net:      map[string]proc.NetCounters{"lo": {RxBytes: 2e6}, "new0": {}},
+		pressure: map[string]proc.PressureTotals{"io": {Some: 1e6}},
 		self:     2 * time.Second}
 	s := delta(prev, cur, []string{"sda"})
 	near(t, "Seconds", s.Seconds, 2)

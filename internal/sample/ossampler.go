@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"sort"
 	"time"
 
@@ -67,9 +67,9 @@ type osReading struct {
 	perCPU   map[int]proc.CPUTicks // only when the load generator's affinity leaves CPUs out
 	runDelay time.Duration
 	hasDelay bool
-	disks    map[string]DiskCounters
-	net      map[string]NetCounters
-	pressure map[string]PressureTotals
+	disks    map[string]proc.DiskCounters
+	net      map[string]proc.NetCounters
+	pressure map[string]proc.PressureTotals
 	self     time.Duration
 }
 
@@ -127,7 +127,7 @@ func NewOS(cfg OSConfig) (*OSSampler, error) {
 func (s *OSSampler) Devices() []string { return append([]string(nil), s.devices...) }
 
 func (s *OSSampler) read(at time.Time) (osReading, error) {
-	r := osReading{at: at, pressure: map[string]PressureTotals{}}
+	r := osReading{at: at, pressure: map[string]proc.PressureTotals{}}
 	st, err := s.cfg.Kernel.CPUStat()
 	if err != nil {
 		return r, err
@@ -136,11 +136,7 @@ func (s *OSSampler) read(at time.Time) (osReading, error) {
 	if len(s.affinity) > 0 {
 		r.perCPU = st.CPUs
 	}
-	data, err := os.ReadFile(s.cfg.Kernel.Proc("diskstats"))
-	if err != nil {
-		return r, err
-	}
-	if r.disks, err = ParseDiskstats(data); err != nil {
+	if r.disks, err = s.cfg.Kernel.Diskstats(); err != nil {
 		return r, err
 	}
 	for _, d := range s.devices {
@@ -148,18 +144,15 @@ func (s *OSSampler) read(at time.Time) (osReading, error) {
 			return r, fmt.Errorf("device %s is not in /proc/diskstats", d)
 		}
 	}
-	if data, err = os.ReadFile(s.cfg.Kernel.Proc("net", "dev")); err != nil {
-		return r, err
-	}
-	if r.net, err = ParseNetDev(data); err != nil {
+	if r.net, err = s.cfg.Kernel.NetDev(); err != nil {
 		return r, err
 	}
 	for _, k := range pressureKinds {
-		data, err := os.ReadFile(s.cfg.Kernel.Proc("pressure", k))
-		if err != nil {
+		p, err := s.cfg.Kernel.Pressure(k)
+		var unread *fs.PathError
+		if errors.As(err, &unread) {
 			continue // no PSI on this kernel, or disabled: leave it out
 		}
-		p, err := ParsePressure(data)
 		if err != nil {
 			return r, err
 		}
@@ -168,7 +161,7 @@ func (s *OSSampler) read(at time.Time) (osReading, error) {
 	if r.self, err = SelfCPU(); err != nil {
 		return r, err
 	}
-	r.runDelay, r.hasDelay = selfRunDelay(s.cfg.Kernel.Proc())
+	r.runDelay, r.hasDelay = s.cfg.Kernel.SelfRunDelay()
 	return r, nil
 }
 

@@ -167,20 +167,6 @@ func TestSetBusy(t *testing.T) {
 	}
 }
 
-func TestParseSchedstat(t *testing.T) {
-	if d, err := ParseSchedstat([]byte("123 4567 8\n")); err != nil || d != 4567 {
-		t.Errorf("%v %v", d, err)
-	}
-	for _, bad := range []string{"", "1", "1 x 2", "1 -5 2"} {
-		if _, err := ParseSchedstat([]byte(bad)); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
-	}
-	if _, ok := selfRunDelay("/proc"); !ok {
-		t.Skip("no schedstat on this kernel")
-	}
-}
-
 // PostmasterCPU of a process that is not a postgres server still sums it and its children;
 // a pid with no process is an error.
 func TestPostmasterCPU(t *testing.T) {

@@ -9,17 +9,6 @@ import (
 	"testing"
 )
 
-func FuzzParseProcIO(f *testing.F) {
-	f.Add([]byte("rchar: 10\nwchar: 20\nread_bytes: 4096\nwrite_bytes: 0\n"))
-	f.Add([]byte("rchar: -1\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		io, err := ParseProcIO(b)
-		if err == nil && (io.RChar < 0 || io.WChar < 0 || io.ReadBytes < 0 || io.WriteBytes < 0) {
-			t.Fatalf("negative counter %+v", io)
-		}
-	})
-}
-
 func FuzzManifestBytes(f *testing.F) {
 	f.Add([]byte(`{"PostgreSQL-Backup-Manifest-Version": 1, "Files": [{"Path": "a", "Size": 3}]}`))
 	f.Add([]byte(`{"Files": null}`))

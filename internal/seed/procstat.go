@@ -1,13 +1,6 @@
 package seed
 
-import (
-	"bytes"
-	"fmt"
-	"os"
-	"strconv"
-
-	"github.com/agbench/agbench/internal/proc"
-)
+import "github.com/agbench/agbench/internal/proc"
 
 // ProcCPU is a process's CPU time so far (its reaped children included).
 type ProcCPU struct {
@@ -31,39 +24,6 @@ type ProcIO struct {
 	RChar, WChar, ReadBytes, WriteBytes int64
 }
 
-// ParseProcIO reads the text of /proc/PID/io ("key: value" lines; unknown keys ignored).
-func ParseProcIO(data []byte) (ProcIO, error) {
-	var io ProcIO
-	seen := 0
-	for _, line := range bytes.Split(data, []byte{'\n'}) {
-		k, v, ok := bytes.Cut(line, []byte{':'})
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
-		if err != nil || n < 0 {
-			return ProcIO{}, fmt.Errorf("proc io %s: %q is not a count", k, bytes.TrimSpace(v))
-		}
-		switch string(k) {
-		case "rchar":
-			io.RChar = n
-		case "wchar":
-			io.WChar = n
-		case "read_bytes":
-			io.ReadBytes = n
-		case "write_bytes":
-			io.WriteBytes = n
-		default:
-			continue
-		}
-		seen++
-	}
-	if seen == 0 {
-		return ProcIO{}, fmt.Errorf("proc io: no counters")
-	}
-	return io, nil
-}
-
 // readProc reads a process's CPU and IO counters; ok is false when it is gone or unreadable.
 func readProc(pid int) (ProcCPU, ProcIO, bool) {
 	if pid <= 0 {
@@ -74,8 +34,8 @@ func readProc(pid int) (ProcCPU, ProcIO, bool) {
 		return ProcCPU{}, ProcIO{}, false
 	}
 	var pio ProcIO
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid)); err == nil {
-		pio, _ = ParseProcIO(b)
+	if io, err := proc.Host.IO(pid); err == nil {
+		pio = ProcIO{RChar: int64(io.RChar), WChar: int64(io.WChar), ReadBytes: int64(io.ReadBytes), WriteBytes: int64(io.WriteBytes)}
 	}
 	return cpuOf(st), pio, true
 }

@@ -13,6 +13,6 @@
 // over an agbench cluster: this package must not import internal/cluster, the runner or the
 // report, and it never prints (progress goes to a writer it is given).
 //
-// Imports from agbench: only internal/agerr, internal/measure, internal/result,
+// Imports from agbench: only internal/agerr, internal/measure, internal/proc, internal/result,
 // internal/sample, internal/stats, internal/workload.
 package readahead

@@ -2,13 +2,12 @@ package readahead_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agbench/agbench/internal/cluster/clustertest"
-	"github.com/agbench/agbench/internal/sample"
+	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/workload/readahead"
 )
 
@@ -50,12 +49,8 @@ func TestDeviceReadsCountedInTheirOwnRunOnASlowDisk(t *testing.T) {
 	// returned: a read of the run's would be missing from its figures (and would be counted
 	// in the next run's).
 	lateReads := func() (ops, bytes uint64) {
-		read := func() sample.DiskCounters {
-			b, err := os.ReadFile("/proc/diskstats")
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := sample.ParseDiskstats(b)
+		read := func() proc.DiskCounters {
+			m, err := proc.Host.Diskstats()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +59,7 @@ func TestDeviceReadsCountedInTheirOwnRunOnASlowDisk(t *testing.T) {
 		a := read()
 		time.Sleep(time.Second)
 		b := read()
-		return b.Reads - a.Reads, (b.SectorsRead - a.SectorsRead) * sample.SectorBytes
+		return b.Reads - a.Reads, (b.SectorsRead - a.SectorsRead) * proc.SectorBytes
 	}
 	q := readahead.Queries(cfg.RangeIDs, cfg.JoinIDs)[0]
 	var ref int64

@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agbench/agbench/internal/sample"
+	"github.com/agbench/agbench/internal/proc"
 )
 
 // ioCounters are cumulative read counters: operations, bytes and time.
@@ -51,11 +48,7 @@ func readPgStatIO(ctx context.Context, c *pgx.Conn, versionNum int) (ioCounters,
 
 // readDevice reads one device's read counters from /proc/diskstats.
 func readDevice(name string) (ioCounters, error) {
-	b, err := os.ReadFile("/proc/diskstats")
-	if err != nil {
-		return ioCounters{}, err
-	}
-	m, err := sample.ParseDiskstats(b)
+	m, err := proc.Host.Diskstats()
 	if err != nil {
 		return ioCounters{}, err
 	}
@@ -63,22 +56,7 @@ func readDevice(name string) (ioCounters, error) {
 	if !ok {
 		return ioCounters{}, os.ErrNotExist
 	}
-	return ioCounters{Ops: int64(d.Reads), Bytes: int64(d.SectorsRead * sample.SectorBytes), Ms: float64(d.ReadMs)}, nil
-}
-
-// readsInFlight is the number of the device's reads that were issued and have not completed
-// (/sys/block/NAME/inflight: reads, then writes; writes, such as the file system's journal,
-// do not matter here).
-func readsInFlight(name string) (int64, error) {
-	b, err := os.ReadFile(filepath.Join("/sys/block", name, "inflight"))
-	if err != nil {
-		return 0, err
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 1 {
-		return 0, fmt.Errorf("/sys/block/%s/inflight: %q", name, b)
-	}
-	return strconv.ParseInt(f[0], 10, 64)
+	return ioCounters{Ops: int64(d.Reads), Bytes: int64(d.SectorsRead * proc.SectorBytes), Ms: float64(d.ReadMs)}, nil
 }
 
 // Settling the private device: how often it is polled, and how long it may stay busy.
@@ -104,7 +82,7 @@ func settledDevice(ctx context.Context, name string, quiet time.Duration) (ioCou
 	}
 	still := time.Now()
 	for {
-		n, err := readsInFlight(name)
+		n, err := proc.Host.ReadsInFlight(name)
 		if err != nil {
 			return ioCounters{}, err
 		}
