@@ -72,6 +72,14 @@ func report(runs []runResult, failed map[string]int, clients []int, paths []stri
 
 // verdict prints the target's verdict at each of targetClients that was measured.
 func verdict(perRound map[string]float64) {
+	if words := verdictWords(perRound); words != "" {
+		fmt.Printf("target (agbench >= %.2fx direct per round, ahead of pgbouncer and haproxy) at 8 and 32 clients: %s\n",
+			minDirectRatio, words)
+	}
+}
+
+// verdictWords is "8:met 32:missed" for the client counts of the target that were measured.
+func verdictWords(perRound map[string]float64) string {
 	var parts []string
 	for _, c := range targetClients {
 		a, ok := perRound[fmt.Sprintf("%d/agbench", c)]
@@ -90,10 +98,7 @@ func verdict(perRound map[string]float64) {
 		}
 		parts = append(parts, fmt.Sprintf("%d:%s", c, word))
 	}
-	if len(parts) > 0 {
-		fmt.Printf("target (agbench >= %.2fx direct per round, ahead of pgbouncer and haproxy) at 8 and 32 clients: %s\n",
-			minDirectRatio, strings.Join(parts, " "))
-	}
+	return strings.Join(parts, " ")
 }
 
 func pick(runs []runResult, clients int, path string) []runResult {
