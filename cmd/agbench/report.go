@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -58,7 +57,7 @@ RESULT is a result.json, a run's folder, or a folder of run folders (a plan's re
 				return err
 			}
 			if !quiet {
-				if err := printTables(a.stdout, exps); err != nil {
+				if err := report.WriteTables(a.stdout, exps); err != nil {
 					return err
 				}
 			}
@@ -92,36 +91,6 @@ RESULT is a result.json, a run's folder, or a folder of run folders (a plan's re
 	c.Flags().StringVar(&csvDir, "csv", "", "also write every table as CSV into this folder")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "do not print the tables")
 	return c
-}
-
-// printTables prints each experiment's articles' table, where its sessions landed (when
-// it routes), its failed operations and lost sessions (when any), and its findings.
-func printTables(w io.Writer, exps []*report.Experiment) error {
-	for i, e := range exps {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		main := e.MainTable()
-		if d := e.DrillTable(); len(d.Rows) > 0 { // a drill's cycles are its main table
-			main = d
-		}
-		if err := report.WriteText(w, main); err != nil {
-			return err
-		}
-		for _, t := range []report.Table{e.SessionsTable(), e.FaultsTable()} {
-			if len(t.Rows) > 0 {
-				if err := report.WriteText(w, t); err != nil {
-					return err
-				}
-			}
-		}
-		fmt.Fprintln(w, "  "+e.Headline())
-		if err := report.WriteSummary(w, e); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintln(w)
-	return nil
 }
 
 // loadRuns reads every result named (files, run folders, or folders of run folders), and
@@ -228,33 +197,7 @@ know it).`,
 			if err != nil {
 				return agerr.BadInput(err)
 			}
-			if len(args) == 2 {
-				fmt.Fprintf(a.stdout, "A = %s\nB = %s\n", args[0], args[1])
-				if diffs := report.SetupDifferences(runs[0].Result, runs[1].Result); len(diffs) > 0 {
-					fmt.Fprintln(a.stdout, "A and B differ in their set-up (a difference of figures may come from any of these):")
-					for _, d := range diffs {
-						fmt.Fprintln(a.stdout, "  "+d)
-					}
-				} else {
-					fmt.Fprintln(a.stdout, "A and B were set up alike (agbench, machine, server settings, topology, configuration)")
-				}
-				fmt.Fprintln(a.stdout)
-			}
-			unknown := false
-			for i, p := range pairs {
-				if i > 0 {
-					fmt.Fprintln(a.stdout)
-				}
-				cmp := report.Compare(e, p[0], p[1])
-				unknown = unknown || cmp.OneRunEach
-				if err := report.WriteText(a.stdout, cmp.Table()); err != nil {
-					return err
-				}
-			}
-			if unknown {
-				fmt.Fprintln(a.stdout, "\ntoo little data to compare where a side measured too few operations, too short a window or no spread: run longer or repeat (--repeat 3) to tell a difference from noise")
-			}
-			return nil
+			return report.WriteComparison(a.stdout, runs, args, e, pairs)
 		},
 	}
 	return c

@@ -271,7 +271,7 @@ func writeStudyReport(a *app, p *plan.Plan, dir string) error {
 		return err
 	}
 	fmt.Fprintln(a.stdout)
-	if err := printTables(a.stdout, exps); err != nil {
+	if err := report.WriteTables(a.stdout, exps); err != nil {
 		return err
 	}
 	page, err := report.HTML(exps, time.Now())

@@ -1,7 +1,9 @@
 // Package report owns what a person reads of agbench's results: the tables shaped like the
 // articles' (terminal and CSV), the self-contained HTML report with its charts (drawn here as
 // inline SVG: no script, no network), and the comparison of two runs or variants against the
-// run-to-run spread.
+// run-to-run spread, in the terminal (`agbench report`'s tables, `agbench compare`) as in
+// HTML. What it says that a command also prints of one result (a drill's sync-gap sentence,
+// a step's faults) it takes from internal/render, so that the two cannot disagree.
 //
 // It reads only result files (internal/result) and keys everything on what a result holds
 // (steps, variants, counters, series, analysis), never on a list of workload names. It must

@@ -44,3 +44,67 @@ func WriteSummary(w io.Writer, e *Experiment) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// WriteTables prints each experiment's articles' table, where its sessions landed (when
+// it routes), its failed operations and lost sessions (when any), and its findings.
+func WriteTables(w io.Writer, exps []*Experiment) error {
+	for i, e := range exps {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		main := e.MainTable()
+		if d := e.DrillTable(); len(d.Rows) > 0 { // a drill's cycles are its main table
+			main = d
+		}
+		if err := WriteText(w, main); err != nil {
+			return err
+		}
+		for _, t := range []Table{e.SessionsTable(), e.FaultsTable()} {
+			if len(t.Rows) > 0 {
+				if err := WriteText(w, t); err != nil {
+					return err
+				}
+			}
+		}
+		fmt.Fprintln(w, "  "+e.Headline())
+		if err := WriteSummary(w, e); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// WriteComparison prints `agbench compare`: with two runs (names: their files) which is A
+// and which B and how their set-ups differ, then per pair of variants the comparison's
+// table, and a closing line when some point had too little data to tell a difference from
+// noise.
+func WriteComparison(w io.Writer, runs []*Run, names []string, e *Experiment, pairs [][2]*Variant) error {
+	if len(names) == 2 {
+		fmt.Fprintf(w, "A = %s\nB = %s\n", names[0], names[1])
+		if diffs := SetupDifferences(runs[0].Result, runs[1].Result); len(diffs) > 0 {
+			fmt.Fprintln(w, "A and B differ in their set-up (a difference of figures may come from any of these):")
+			for _, d := range diffs {
+				fmt.Fprintln(w, "  "+d)
+			}
+		} else {
+			fmt.Fprintln(w, "A and B were set up alike (agbench, machine, server settings, topology, configuration)")
+		}
+		fmt.Fprintln(w)
+	}
+	unknown := false
+	for i, p := range pairs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		cmp := Compare(e, p[0], p[1])
+		unknown = unknown || cmp.OneRunEach
+		if err := WriteText(w, cmp.Table()); err != nil {
+			return err
+		}
+	}
+	if unknown {
+		fmt.Fprintln(w, "\ntoo little data to compare where a side measured too few operations, too short a window or no spread: run longer or repeat (--repeat 3) to tell a difference from noise")
+	}
+	return nil
+}
