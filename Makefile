@@ -32,13 +32,19 @@ vet:
 
 # All tests, with real PostgreSQL servers started in temporary folders on loopback, and the
 # report rendered in headless Chromium (installed here when missing).
+# Most real-server tests wait (for a server to start, a standby to replay, a timeout to
+# pass) rather than compute, so more packages (-p) and parallel tests per package (-parallel)
+# run at once than the machine has cores.
+TEST_P        ?= 4
+TEST_PARALLEL ?= 4
 test: deps-browser pg18 vet
-	AGBENCH_REQUIRE_PG=1 AGBENCH_REQUIRE_BROWSER=1 $(GO) test -count=1 -v -timeout 40m ./... 2>&1 | scripts/test-summary.sh
-	@if [ -n "$(RACE_PKGS)" ]; then AGBENCH_REQUIRE_PG=1 $(GO) test -count=1 -race -timeout 20m $(RACE_PKGS); fi
+	AGBENCH_REQUIRE_PG=1 AGBENCH_REQUIRE_BROWSER=1 $(GO) test -count=1 -v -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout 40m ./... 2>&1 | scripts/test-summary.sh
+	@if [ -n "$(RACE_PKGS)" ]; then AGBENCH_REQUIRE_PG=1 $(GO) test -count=1 -race -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout 20m $(RACE_PKGS); fi
 
-# Unit tests only (no servers): quick feedback while editing.
+# Unit tests only (no servers, root or browser: those skip under -short): quick feedback
+# while editing. Go's test cache keeps the results of packages that did not change.
 test-unit:
-	$(GO) test -count=1 -short ./...
+	$(GO) test -short ./...
 
 # The main job: a primary, one standby and a listener; the quick read-only-routing study
 # (stress, scan, TPC-C, routing off vs on); the tables, report.html; the cluster removed.

@@ -16,7 +16,8 @@ import (
 // leaves out the samplers': every probe counts at least its INSERT, one read and the
 // question of where the read landed.
 func TestStaleProbeCountsItsOwnTransactions(t *testing.T) {
-	topo := clustertest.New(t, clustertest.Options{})
+	t.Parallel()
+	topo := clustertest.Shared(t, clustertest.Options{})
 	ctx := context.Background()
 	l := &Load{Target: &target.Target{Topo: topo, Primary: topo.ConnString(topo.Primary(), "")}}
 	ids := new(atomic.Int64)

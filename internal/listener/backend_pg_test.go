@@ -18,6 +18,7 @@ import (
 // notices. A read-only session through the listener goes to the other member of the
 // load-balanced set, and with both standbys shutting down to the primary, listed last.
 func TestStandbyShuttingDownRetriesOnTheOther(t *testing.T) {
+	t.Parallel() // owns its cluster: it stops both standbys
 	topo := clustertest.New(t, clustertest.Options{Standbys: 2})
 	ctx := context.Background()
 	// Probes too rare to matter: only sessions find the refusals.

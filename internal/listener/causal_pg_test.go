@@ -76,6 +76,7 @@ func setApplyDelay(e *pgEnv, node, delay string) {
 // Read-your-writes through the listener on a real primary and standby while
 // the standby's replay is slowed.
 func TestCausalRoutingWithCluster(t *testing.T) {
+	t.Parallel() // owns its cluster: it pauses the standby's replay
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
 
 	t.Run("min_lsn sees the write on every try", func(t *testing.T) {

@@ -201,9 +201,10 @@ func fmtPtr(p *float64) string {
 // A login refused by a server that refuses TLS (pgx's sslmode=prefer tries TLS first) is said
 // as the server said it, not as the refused TLS attempt.
 func TestRootCauseNamesARefusedLogin(t *testing.T) {
-	h := clustertest.NewHandmade(t, 0)
-	cs := strings.Replace(h.URL(0, clustertest.HandmadeApp), "sslmode=disable", "sslmode=prefer", 1)
-	_, err := pgconn.Connect(context.Background(), strings.Replace(cs, clustertest.HandmadeAppPW, "wrong", 1))
+	t.Parallel()
+	topo := clustertest.Shared(t, clustertest.Options{})
+	cs := strings.Replace(clustertest.OrdinaryConnString(topo, topo.Primary()), "sslmode=disable", "sslmode=prefer", 1)
+	_, err := pgconn.Connect(context.Background(), strings.Replace(cs, clustertest.OrdinaryPassword, "wrong", 1))
 	if got := rootCause(err); !strings.Contains(got, "password authentication failed") || !strings.Contains(got, "28P01") {
 		t.Fatalf("rootCause = %q (from %v)", got, err)
 	}

@@ -20,6 +20,7 @@ import (
 // primary's pg_current_wal_lsn() over time, the standby's pg_last_wal_replay_lsn()), so
 // --max-lag works when the probe logs in as an ordinary login without pg_monitor.
 func TestMaxLagWithAnUnprivilegedProbe(t *testing.T) {
+	t.Parallel() // owns its cluster: it pauses the standby's replay
 	h := clustertest.NewHandmade(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -92,6 +93,7 @@ func lagMetric(t *testing.T, l *Listener, node string) string {
 // --max-lag skips the standby saying so. Once the primary runs, the standby's lag is
 // measured and the primary still has none.
 func TestLagAbsentUntilMeasuredWithCluster(t *testing.T) {
+	t.Parallel() // owns its cluster: it stops the primary
 	h := clustertest.NewHandmade(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -113,6 +113,7 @@ func (e *pgEnv) status(node string) NodeStatus {
 // standbys (SCRAM authentication). Subtests share the cluster; the ones that change it
 // (stopping a node, pausing replay, failover) come last.
 func TestWithCluster(t *testing.T) {
+	t.Parallel() // owns its cluster: its last subtests stop, pause and fail over nodes
 	topo := clustertest.New(t, clustertest.Options{Standbys: 2})
 	ctx := context.Background()
 
@@ -423,6 +424,7 @@ func topoWait(t *testing.T, topo *cluster.Topology) {
 // primary running (a split brain): the listener must take the promoted node for the primary,
 // keep the old one out of routing, and end the sessions that are still writing into it.
 func TestPromotionWhileOldPrimaryRuns(t *testing.T) {
+	t.Parallel() // owns its cluster: it promotes the standby
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
 	e := startPG(t, topo, Config{Routing: true})
 	ctx := context.Background()

@@ -54,6 +54,7 @@ func TestProbePatroni(t *testing.T) {
 // old node down — its Patroni does not answer — and sends writes to the new primary only,
 // where probing the servers would see two writable nodes.
 func TestPatroniRolesWithCluster(t *testing.T) {
+	t.Parallel() // owns its cluster: it kills a Patroni member
 	clustertest.RequirePatroni(t)
 	topo := clustertest.NewIn(t, clustertest.Home(t), clustertest.Options{Standbys: 1, HA: cluster.HAPatroni})
 	e := startPG(t, topo, Config{Routing: true})

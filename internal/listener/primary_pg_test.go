@@ -22,6 +22,7 @@ import (
 // primary does not take its place. A login that may not call pg_walfile_name leaves the
 // listener unable to tell the two apart: it says so and refuses writes.
 func TestFreshListenerFacesTwoWritableNodes(t *testing.T) {
+	t.Parallel() // owns its cluster: it stops the primary and promotes the standby
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
 	ctx := context.Background()
 	e := &pgEnv{t: t, topo: topo}

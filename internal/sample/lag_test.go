@@ -16,6 +16,7 @@ import (
 // absent with the privilege named, never 0; the superuser measures it from
 // pg_stat_replication, and above 0.
 func TestLagOfAnUnprivilegedLogin(t *testing.T) {
+	t.Parallel() // owns its cluster: it pauses the standby's replay
 	h := clustertest.NewHandmade(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -17,6 +17,7 @@ import (
 // counter nor as a series: absent, not 0 s (it read NULL as 0 before), and its sample
 // section says why.
 func TestForgottenLagIsAbsent(t *testing.T) {
+	t.Parallel() // owns its cluster: it changes the standby's settings and needs it idle
 	h := clustertest.NewHandmade(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

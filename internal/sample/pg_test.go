@@ -19,6 +19,7 @@ import (
 // open transaction and another blocked behind it: the sampler must see commits, WAL, the
 // standby's replay, a checkpoint, the lock wait and the idle transaction, and never itself.
 func TestPGSamplerOnCluster(t *testing.T) {
+	t.Parallel() // owns its cluster: it judges cluster-wide checkpoints and lock waits
 	clustertest.Require(t)
 	checkPGSampler(t)
 }

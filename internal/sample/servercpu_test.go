@@ -88,15 +88,17 @@ func TestServerCPUCountsChildrenGoneAndLiving(t *testing.T) {
 // postmaster is the one of postmaster.pid, and the CPU of a backend's busy query is in
 // the window's server CPU.
 func TestServerCPUOfALocalServer(t *testing.T) {
-	h := clustertest.NewHandmade(t, 0)
+	t.Parallel()
+	topo := clustertest.Shared(t, clustertest.Options{})
+	cs := clustertest.OrdinaryConnString(topo, topo.Primary())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := NewPG(ctx, []PGNode{{Name: "node0", ConnString: h.ConnString(0, clustertest.HandmadeApp)}}, PGOptions{})
+	p, err := NewPG(ctx, []PGNode{{Name: "node0", ConnString: cs}}, PGOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close(context.Background())
-	pidFile, err := os.ReadFile(filepath.Join(h.DataDir(0), "postmaster.pid"))
+	pidFile, err := os.ReadFile(filepath.Join(topo.Primary().DataDir, "postmaster.pid"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +107,7 @@ func TestServerCPUOfALocalServer(t *testing.T) {
 	if info.Postmaster != want || info.ServerCPUAbsent != "" || info.Remote != "" {
 		t.Fatalf("postmaster %d (%q, remote %q), postmaster.pid says %d", info.Postmaster, info.ServerCPUAbsent, info.Remote, want)
 	}
-	work, err := pgx.Connect(ctx, h.ConnString(0, clustertest.HandmadeApp))
+	work, err := pgx.Connect(ctx, cs)
 	if err != nil {
 		t.Fatal(err)
 	}

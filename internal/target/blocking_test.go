@@ -21,8 +21,8 @@ import (
 // Sessions over the blocking connection work like any: queries, a large result, a
 // cancelled query, and close while a read is blocked.
 func TestBlockingConnOnServer(t *testing.T) {
-	clustertest.Require(t)
-	topo := clustertest.New(t, clustertest.Options{})
+	t.Parallel()
+	topo := clustertest.Shared(t, clustertest.Options{})
 	ctx := context.Background()
 	cs := topo.ConnString(topo.Primary(), "")
 	c, err := Connect(ctx, cs, "agbench-test")

@@ -94,19 +94,28 @@ func New(t testing.TB, o Options) *cluster.Topology {
 // NewIn creates the cluster under the given agbench home.
 func NewIn(t testing.TB, home string, o Options) *cluster.Topology {
 	t.Helper()
+	topo, err := create(home, o, t.Logf)
+	if err != nil {
+		t.Fatalf("create test cluster: %v", err)
+	}
+	dir := topo.Dir
+	t.Cleanup(func() {
+		if err := destroy(dir); err != nil {
+			t.Errorf("destroy test cluster: %v", err)
+		}
+	})
+	return topo
+}
+
+// create makes and starts a cluster of shape o under home, on free ports; a port taken
+// between the check and the start is tried again on other ports. logf reports each failed
+// attempt.
+func create(home string, o Options, logf func(string, ...any)) (*cluster.Topology, error) {
 	if o.Commit == "" {
 		o.Commit = cluster.CommitAsync
 	}
 	if o.Name == "" {
 		o.Name = "t"
-	}
-	settings := map[string]string{"fsync": "off"}
-	for k, v := range o.Settings {
-		settings[k] = v
-	}
-	var set []string
-	for _, k := range sortedKeys(settings) {
-		set = append(set, k+"="+settings[k])
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -118,34 +127,45 @@ func NewIn(t testing.TB, home string, o Options) *cluster.Topology {
 		}
 		base, err := FreePorts(n)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		topo, err := cluster.Create(ctx, cluster.CreateOptions{
 			Home: home, Name: o.Name, Standbys: o.Standbys, Commit: o.Commit, BasePort: base,
-			PGBin: os.Getenv("AGBENCH_PG_BIN"), Settings: set, Host: o.Host, HA: o.HA,
+			PGBin: os.Getenv("AGBENCH_PG_BIN"), Settings: settingsOf(o), Host: o.Host, HA: o.HA,
 		})
 		if err == nil {
-			dir := topo.Dir
-			t.Cleanup(func() {
-				c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-				defer cancel()
-				cur, err := cluster.LoadFile(filepath.Join(dir, "topology.json"))
-				if err != nil {
-					return // the test destroyed it itself
-				}
-				if err := cur.Destroy(c); err != nil {
-					t.Errorf("destroy test cluster: %v", err)
-				}
-			})
-			return topo
+			return topo, nil
 		}
 		last = err
-		if !agerr.IsBadInput(err) { // a port taken between the check and the start is retried too
-			t.Logf("create attempt %d: %v", attempt+1, err)
+		if !agerr.IsBadInput(err) {
+			logf("create attempt %d: %v", attempt+1, err)
 		}
 	}
-	t.Fatalf("create test cluster: %v", last)
-	return nil
+	return nil, last
+}
+
+// settingsOf is o's server settings as key=value, sorted, with fsync=off unless o sets it.
+func settingsOf(o Options) []string {
+	settings := map[string]string{"fsync": "off"}
+	for k, v := range o.Settings {
+		settings[k] = v
+	}
+	var set []string
+	for _, k := range sortedKeys(settings) {
+		set = append(set, k+"="+settings[k])
+	}
+	return set
+}
+
+// destroy removes the cluster in dir; one the test destroyed itself is no error.
+func destroy(dir string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cur, err := cluster.LoadFile(filepath.Join(dir, "topology.json"))
+	if err != nil {
+		return nil
+	}
+	return cur.Destroy(ctx)
 }
 
 // FreePorts finds n consecutive free loopback ports, reserved for this test process until it

@@ -18,8 +18,8 @@ import (
 // Queries run under a context that is never done, yet ending the watched context ends the
 // query in flight promptly, and a context ended before the query refuses it at once.
 func TestSessionContextEndsTheQueryInFlight(t *testing.T) {
-	clustertest.Require(t)
-	topo := clustertest.New(t, clustertest.Options{})
+	t.Parallel()
+	topo := clustertest.Shared(t, clustertest.Options{})
 	ctx := context.Background()
 	c := connect(t, topo)
 	one := prepare(t, c, "one", `SELECT $1::int + 1`)
@@ -107,8 +107,8 @@ func TestSessionContextEndsTheQueryInFlight(t *testing.T) {
 // and bytes; an SQL error leaves the session usable; notices and parameter changes are
 // passed over; a session ended by the server is closed.
 func TestRunLeanAgreesWithPgx(t *testing.T) {
-	clustertest.Require(t)
-	topo := clustertest.New(t, clustertest.Options{})
+	t.Parallel()
+	topo := clustertest.Shared(t, clustertest.Options{})
 	ctx := context.Background()
 	c := connect(t, topo)
 	rowsOf := prepare(t, c, "rows", `SELECT g, repeat('x', g), NULL::text FROM generate_series(1, $1::int) g`)
@@ -135,10 +135,10 @@ func TestRunLeanAgreesWithPgx(t *testing.T) {
 	if rows, _, err := Run(ctx, c.PgConn(), set, [][]byte{[]byte("lean-test")}); err != nil || rows != 1 {
 		t.Fatalf("set_config (the server reports the new application_name): %d rows, %v", rows, err)
 	}
-	if _, err := c.Exec(ctx, "CREATE FUNCTION noisy() RETURNS int LANGUAGE plpgsql AS $$BEGIN RAISE NOTICE 'hello'; RETURN 1; END$$"); err != nil {
+	if _, err := c.Exec(ctx, "CREATE FUNCTION pg_temp.noisy() RETURNS int LANGUAGE plpgsql AS $$BEGIN RAISE NOTICE 'hello'; RETURN 1; END$$"); err != nil {
 		t.Fatal(err)
 	}
-	noisy := prepare(t, c, "noisy", `SELECT noisy()`)
+	noisy := prepare(t, c, "noisy", `SELECT pg_temp.noisy()`)
 	if rows, bytes, err := Run(ctx, c.PgConn(), noisy, nil); err != nil || rows != 1 || bytes != 1 {
 		t.Fatalf("a query that raises a notice: %d rows, %d bytes, %v", rows, bytes, err)
 	}

@@ -22,11 +22,12 @@ import (
 // the database holds it, that Delivery delivers each district's oldest order and says how
 // many, and that Stock-Level's count is the same in both modes.
 func TestTransactionOutputs(t *testing.T) {
-	clustertest.Require(t)
-	topo := clustertest.New(t, clustertest.Options{})
+	t.Parallel()
+	topo := clustertest.Shared(t, clustertest.Options{Standbys: 1})
+	db := clustertest.OwnDatabase(t, topo)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cfg, err := ConnConfig(topo.ConnString(topo.Primary(), ""), "--primary")
+	cfg, err := ConnConfig(topo.ConnString(topo.Primary(), db), "--primary")
 	if err != nil {
 		t.Fatal(err)
 	}

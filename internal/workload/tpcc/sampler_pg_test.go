@@ -17,6 +17,7 @@ import (
 // primary (it measures the lag by replay_lsn, or names why not), the workload's says nothing:
 // "lag not measured" beside a lag measured was a contradiction.
 func TestSamplerLagOfAnUnprivilegedLogin(t *testing.T) {
+	t.Parallel() // owns its cluster: it changes the standby's settings
 	h := clustertest.NewHandmade(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -102,17 +103,23 @@ func lagWindow(ctx context.Context, t *testing.T, cs string, watched bool) *resu
 // own polling session and, the other way, the counters session's own lag reads whose
 // statistics were not flushed yet: a few, never the 300.
 func TestServerTPMLeavesOutTheSamplersOwn(t *testing.T) {
-	h := clustertest.NewHandmade(t, 0)
+	t.Parallel()
+	// A lone primary: no lag follower reads before the window that the server counts in it.
+	topo := clustertest.Shared(t, clustertest.Options{})
+	cs := topo.ConnString(topo.Primary(), clustertest.OwnDatabase(t, topo)) // its own pg_stat_database row
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	admin := h.Admin(ctx, t, 0)
+	admin, err := pgx.Connect(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer admin.Close(context.Background())
 	for _, q := range []string{"CREATE SCHEMA tpcc", "CREATE TABLE tpcc.district (d_next_o_id int)", "INSERT INTO tpcc.district VALUES (1)"} {
 		if _, err := admin.Exec(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := ConnConfig(h.ConnString(0, clustertest.HandmadeAdmin), "--primary")
+	cfg, err := ConnConfig(cs, "--primary")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +132,7 @@ func TestServerTPMLeavesOutTheSamplersOwn(t *testing.T) {
 	if err := s.Start(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	other, err := pgx.Connect(ctx, h.ConnString(0, clustertest.HandmadeAdmin))
+	other, err := pgx.Connect(ctx, cs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,11 +32,12 @@ func mustCheck(t *testing.T, ctx context.Context, conn *pgx.Conn, when string) {
 // transaction in both modes (the read-only ones also on the standby), and checks the
 // consistency conditions before and after.
 func TestBuildRunCheck(t *testing.T) {
-	clustertest.Require(t)
-	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
+	t.Parallel()
+	topo := clustertest.Shared(t, clustertest.Options{Standbys: 1})
+	db := clustertest.OwnDatabase(t, topo)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cfg, err := ConnConfig(topo.ConnString(topo.Primary(), ""), "--primary")
+	cfg, err := ConnConfig(topo.ConnString(topo.Primary(), db), "--primary")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestBuildRunCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	standby, err := ConnConfig(topo.ConnString(topo.Standbys()[0], ""), "--standby")
+	standby, err := ConnConfig(topo.ConnString(topo.Standbys()[0], db), "--standby")
 	if err != nil {
 		t.Fatal(err)
 	}
