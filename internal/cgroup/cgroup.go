@@ -354,16 +354,9 @@ func (s *System) Neighbours() []Neighbour {
 		}
 		n := Neighbour{Name: e.Name(), CPUs: cpus}
 		if s.Version == 1 {
-			if q, err := readInt(filepath.Join(s.Roots["cpu"], e.Name(), "cpu.cfs_quota_us")); err == nil && q > 0 {
-				n.Cores = float64(q) / Period
-			}
-		} else if b, err := os.ReadFile(filepath.Join(root, e.Name(), "cpu.max")); err == nil {
-			f := strings.Fields(string(b))
-			if q, err := strconv.ParseFloat(f[0], 64); err == nil && len(f) == 2 {
-				if p, err := strconv.ParseFloat(f[1], 64); err == nil && p > 0 {
-					n.Cores = q / p
-				}
-			}
+			n.Cores, _ = proc.Host.CFSQuota(filepath.Join(s.Roots["cpu"], e.Name()))
+		} else {
+			n.Cores, _ = proc.Host.CPUMax(filepath.Join(root, e.Name()))
 		}
 		out = append(out, n)
 	}
@@ -778,75 +771,43 @@ func (g *Group) Read() (Usage, error) {
 		u.IO, u.HasIO = io, true
 	}
 	if g.Version == 1 {
-		ns, err := readInt(filepath.Join(g.CPUAcct, "cpuacct.usage"))
+		ns, err := proc.Host.CgroupInt(g.CPUAcct, "cpuacct.usage")
 		if err != nil {
 			return u, err
 		}
 		u.CPUSeconds = float64(ns) / 1e9
-		st, err := readKV(filepath.Join(g.CPU, "cpu.stat"))
+		st, err := proc.Host.CgroupStat(g.CPU, "cpu.stat")
 		if err != nil {
 			return u, err
 		}
 		u.Periods, u.Throttled = st["nr_periods"], st["nr_throttled"]
 		u.ThrottledSeconds = float64(st["throttled_time"]) / 1e9
-		if u.Memory, err = readInt(filepath.Join(g.Memory, "memory.usage_in_bytes")); err != nil {
+		if u.Memory, err = proc.Host.CgroupInt(g.Memory, "memory.usage_in_bytes"); err != nil {
 			return u, err
 		}
-		ms, err := readKV(filepath.Join(g.Memory, "memory.stat"))
+		ms, err := proc.Host.CgroupStat(g.Memory, "memory.stat")
 		if err != nil {
 			return u, err
 		}
 		u.Cache = ms["cache"]
 		return u, nil
 	}
-	st, err := readKV(filepath.Join(g.CPU, "cpu.stat"))
+	st, err := proc.Host.CgroupStat(g.CPU, "cpu.stat")
 	if err != nil {
 		return u, err
 	}
 	u.CPUSeconds = float64(st["usage_usec"]) / 1e6
 	u.Periods, u.Throttled = st["nr_periods"], st["nr_throttled"]
 	u.ThrottledSeconds = float64(st["throttled_usec"]) / 1e6
-	if u.Memory, err = readInt(filepath.Join(g.Memory, "memory.current")); err != nil {
+	if u.Memory, err = proc.Host.CgroupInt(g.Memory, "memory.current"); err != nil {
 		return u, err
 	}
-	ms, err := readKV(filepath.Join(g.Memory, "memory.stat"))
+	ms, err := proc.Host.CgroupStat(g.Memory, "memory.stat")
 	if err != nil {
 		return u, err
 	}
 	u.Cache = ms["file"]
 	return u, nil
-}
-
-func readInt(path string) (int64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-}
-
-func readKV(path string) (map[string]int64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseKV(string(b)), nil
-}
-
-// ParseKV reads the "key value" lines of cpu.stat and memory.stat; lines it cannot read
-// are skipped.
-func ParseKV(s string) map[string]int64 {
-	out := map[string]int64{}
-	for _, line := range strings.Split(s, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
-		if !ok {
-			continue
-		}
-		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-			out[k] = n
-		}
-	}
-	return out
 }
 
 // Between is the use over the interval from a to b: CPU in cores (CPU seconds per second),

@@ -147,13 +147,6 @@ func TestPlaceConsidersOtherGroups(t *testing.T) {
 	}
 }
 
-func TestParseKV(t *testing.T) {
-	m := ParseKV("nr_periods 10\nnr_throttled 4\nthrottled_time 123\nbad\nx y\n")
-	if m["nr_periods"] != 10 || m["nr_throttled"] != 4 || m["throttled_time"] != 123 || len(m) != 3 {
-		t.Fatalf("%v", m)
-	}
-}
-
 func FuzzParseMountinfo(f *testing.F) {
 	f.Add(v1Mountinfo)
 	f.Add(`32 31 0:29 / /a\040b rw - cgroup cgroup rw,cpu` + "\n")
@@ -168,17 +161,6 @@ func FuzzParseMountinfo(f *testing.F) {
 			}
 		}
 		layout(ms, func(string) []string { return nil })
-	})
-}
-
-func FuzzParseKV(f *testing.F) {
-	f.Add("nr_periods 10\nnr_throttled 4\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		for k := range ParseKV(s) {
-			if strings.ContainsAny(k, "\n") {
-				t.Fatalf("key %q", k)
-			}
-		}
 	})
 }
 

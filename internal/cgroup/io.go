@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/units"
 )
 
@@ -260,79 +261,12 @@ type IOCounters struct {
 	ReadBytes, WriteBytes, ReadOps, WriteOps int64
 }
 
-// ParseBlkioThrottle reads v1's blkio.throttle.io_service_bytes or io_serviced ("8:0 Read
-// 4096" lines) and returns the Read and Write figures of dev (0 when the group has done no
-// IO on it yet).
-func ParseBlkioThrottle(s string, dev *Device) (read, write int64) {
-	want := dev.String()
-	for _, line := range strings.Split(s, "\n") {
-		f := strings.Fields(line)
-		if len(f) != 3 || f[0] != want {
-			continue
-		}
-		n, err := strconv.ParseInt(f[2], 10, 64)
-		if err != nil {
-			continue
-		}
-		switch f[1] {
-		case "Read":
-			read = n
-		case "Write":
-			write = n
-		}
-	}
-	return read, write
-}
-
-// ParseIOStat reads v2's io.stat ("8:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=0 dios=0"
-// lines) and returns dev's counters (zero when the group has done no IO on it yet).
-func ParseIOStat(s string, dev *Device) IOCounters {
-	var c IOCounters
-	want := dev.String()
-	for _, line := range strings.Split(s, "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 || f[0] != want {
-			continue
-		}
-		for _, kv := range f[1:] {
-			k, v, _ := strings.Cut(kv, "=")
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				continue
-			}
-			switch k {
-			case "rbytes":
-				c.ReadBytes = n
-			case "wbytes":
-				c.WriteBytes = n
-			case "rios":
-				c.ReadOps = n
-			case "wios":
-				c.WriteOps = n
-			}
-		}
-	}
-	return c
-}
-
 // readIO reads the group's IO counters on its device.
 func (g *Group) readIO() (IOCounters, error) {
+	read := proc.Host.CgroupIOv2
 	if g.Version == 1 {
-		var c IOCounters
-		b, err := os.ReadFile(filepath.Join(g.IO, "blkio.throttle.io_service_bytes"))
-		if err != nil {
-			return c, err
-		}
-		c.ReadBytes, c.WriteBytes = ParseBlkioThrottle(string(b), g.IODevice)
-		if b, err = os.ReadFile(filepath.Join(g.IO, "blkio.throttle.io_serviced")); err != nil {
-			return c, err
-		}
-		c.ReadOps, c.WriteOps = ParseBlkioThrottle(string(b), g.IODevice)
-		return c, nil
+		read = proc.Host.CgroupIOv1
 	}
-	b, err := os.ReadFile(filepath.Join(g.IO, "io.stat"))
-	if err != nil {
-		return IOCounters{}, err
-	}
-	return ParseIOStat(string(b), g.IODevice), nil
+	c, err := read(g.IO, g.IODevice.Major, g.IODevice.Minor)
+	return IOCounters(c), err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -120,6 +121,47 @@ func FuzzParseNetDev(f *testing.F) {
 			if name == "" {
 				t.Fatalf("%q: an empty interface name", data)
 			}
+		}
+	})
+}
+
+// FuzzParseCgroupStat: no panic, and every key is one word of a line.
+func FuzzParseCgroupStat(f *testing.F) {
+	f.Add(mustRead(f, fixture.Sys("fs", "cgroup", "memory", "memory.stat")))
+	f.Add(mustRead(f, fixture.Sys("fs", "cgroup", "unified", "cpu.stat")))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for k := range ParseCgroupStat(data) {
+			if k == "" || strings.ContainsAny(k, " \n") {
+				t.Fatalf("%q: key %q", data, k)
+			}
+		}
+	})
+}
+
+// FuzzParseCgroupIO: no panic in either format's parser, and counters of another device
+// never leak into the one asked for.
+func FuzzParseCgroupIO(f *testing.F) {
+	f.Add(mustRead(f, fixture.Sys("fs", "cgroup", "blkio", "blkio.throttle.io_service_bytes")))
+	f.Add(mustRead(f, fixture.Sys("fs", "cgroup", "unified", "node", "io.stat")))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if r, w := ParseBlkioThrottle(data, "1:2"); !bytes.Contains(data, []byte("1:2")) && (r != 0 || w != 0) {
+			t.Fatalf("%q: 1:2 read %d wrote %d", data, r, w)
+		}
+		if c := ParseIOStat(data, "1:2"); !bytes.Contains(data, []byte("1:2")) && c != (CgroupIO{}) {
+			t.Fatalf("%q: 1:2 %+v", data, c)
+		}
+	})
+}
+
+// FuzzParseCPUMax: a quota that parses is a positive number of cores.
+func FuzzParseCPUMax(f *testing.F) {
+	f.Add(mustRead(f, fixture.Sys("fs", "cgroup", "unified", "node", "cpu.max")))
+	for _, s := range []string{"max 100000", "50000 100000", "1e400 1", "5 0"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if q, ok := ParseCPUMax(data); ok && !(q > 0) {
+			t.Fatalf("%q: quota %v", data, q)
 		}
 	})
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agbench/agbench/internal/proc"
 )
 
 // CPUCap is the CPU a process may actually use: the CPUs of its affinity mask
@@ -178,10 +180,10 @@ func CgroupQuota(root string, data []byte) (float64, string) {
 		for _, base := range dirs {
 			for p := filepath.Clean("/" + path); ; p = filepath.Dir(p) {
 				dir := filepath.Join(base, p)
-				if q, ok := readCPUMax(filepath.Join(dir, "cpu.max")); ok {
+				if q, ok := proc.Host.CPUMax(dir); ok {
 					consider(q, filepath.Join(dir, "cpu.max"))
 				}
-				if q, ok := readCFS(dir); ok {
+				if q, ok := proc.Host.CFSQuota(dir); ok {
 					consider(q, filepath.Join(dir, "cpu.cfs_quota_us"))
 				}
 				if p == "/" {
@@ -200,47 +202,4 @@ func hasController(list, name string) bool {
 		}
 	}
 	return false
-}
-
-// readCPUMax reads cgroup v2's cpu.max ("max 100000" or "50000 100000") in cores.
-func readCPUMax(path string) (float64, bool) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, false
-	}
-	return ParseCPUMax(string(data))
-}
-
-// ParseCPUMax reads cgroup v2's cpu.max: "$MAX $PERIOD", MAX "max" for no quota.
-func ParseCPUMax(s string) (float64, bool) {
-	f := strings.Fields(s)
-	if len(f) == 0 || f[0] == "max" {
-		return 0, false
-	}
-	quota, err := strconv.ParseFloat(f[0], 64)
-	period := 100000.0
-	if len(f) > 1 {
-		if p, perr := strconv.ParseFloat(f[1], 64); perr == nil {
-			period = p
-		}
-	}
-	if err != nil || quota <= 0 || period <= 0 || math.IsInf(quota, 0) {
-		return 0, false
-	}
-	return quota / period, true
-}
-
-// readCFS reads cgroup v1's cpu.cfs_quota_us and cpu.cfs_period_us (quota -1: none).
-func readCFS(dir string) (float64, bool) {
-	q, err1 := os.ReadFile(filepath.Join(dir, "cpu.cfs_quota_us"))
-	p, err2 := os.ReadFile(filepath.Join(dir, "cpu.cfs_period_us"))
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	quota, err1 := strconv.ParseFloat(strings.TrimSpace(string(q)), 64)
-	period, err2 := strconv.ParseFloat(strings.TrimSpace(string(p)), 64)
-	if err1 != nil || err2 != nil || quota <= 0 || period <= 0 {
-		return 0, false
-	}
-	return quota / period, true
 }

@@ -18,14 +18,3 @@ func FuzzParseCPUList(f *testing.F) {
 		}
 	})
 }
-
-func FuzzParseCPUMax(f *testing.F) {
-	for _, s := range []string{"max 100000", "50000 100000", "1e400 1", "5 0"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if q, ok := ParseCPUMax(s); ok && !(q > 0) {
-			t.Fatalf("%q: quota %v", s, q)
-		}
-	})
-}
