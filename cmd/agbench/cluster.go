@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cgroup"
@@ -39,9 +40,7 @@ topology.json that every other agbench command reads (--cluster NAME).`,
 func home(a *app) string { return cluster.Home(a.getenv) }
 
 func clusterCreateCmd(a *app) *cobra.Command {
-	o := cluster.CreateOptions{}
-	var listenerAddr, hostMemory, linkLatency, linkBandwidth, cpuShares string
-	var readBPS, writeBPS, readIOPS, writeIOPS string
+	var f clusterCreateFlags
 	c := &cobra.Command{
 		Use:   "create",
 		Short: "Create and start a cluster: initdb the primary, pg_basebackup each standby",
@@ -81,46 +80,9 @@ are not held (the kernel writes them back outside the group): write limits hold 
 writes only there; reads are held, from the page cache's misses too.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Home = home(a)
-			o.Progress = a.stderr
-			if err := parseHostFlags(cmd, &o.Host, hostMemory, cpuShares, readBPS, writeBPS, readIOPS, writeIOPS); err != nil {
+			o, err := f.options(cmd, a)
+			if err != nil {
 				return err
-			}
-			if linkLatency != "" {
-				d, err := links.ParseLatency(linkLatency)
-				if err != nil {
-					return err
-				}
-				o.LinkLatency = d
-			}
-			if linkBandwidth != "" {
-				n, err := links.ParseBandwidth("--link-bandwidth", linkBandwidth)
-				if err != nil {
-					return err
-				}
-				o.LinkBandwidth = n
-			}
-			if o.RoutingList != "" {
-				l, err := routing.Parse(o.RoutingList)
-				if err != nil {
-					return agerr.BadInputf("--routing-list: %v", err)
-				}
-				if err := l.Check(cluster.CreatedNodeNames(o.Standbys)); err != nil {
-					return agerr.BadInputf("--routing-list: %v", err)
-				}
-			}
-			if listenerAddr != "" {
-				var err error
-				if o.Listener, err = clusterListenerInfo(listenerAddr); err != nil {
-					return err
-				}
-				o.Listener.RoutingList = o.RoutingList
-			}
-			if o.Listener != nil || o.LinkLatency > 0 || o.LinkBandwidth > 0 {
-				var err error
-				if o.Agbench, err = selfBinary(a); err != nil {
-					return err
-				}
 			}
 			start := time.Now()
 			topo, err := cluster.Create(cmd.Context(), o)
@@ -134,7 +96,20 @@ writes only there; reads are held, from the page cache's misses too.`,
 			return nil
 		},
 	}
-	f := c.Flags()
+	f.register(c.Flags())
+	return c
+}
+
+// clusterCreateFlags are cluster create's flags: the options, and the flags that are not
+// plain values of them.
+type clusterCreateFlags struct {
+	o                                                 cluster.CreateOptions
+	listener, hostMemory, linkLatency, linkBandwidth  string
+	cpuShares, readBPS, writeBPS, readIOPS, writeIOPS string
+}
+
+func (c *clusterCreateFlags) register(f *pflag.FlagSet) {
+	o := &c.o
 	f.StringVar(&o.Name, "name", "lab", "cluster name")
 	f.IntVar(&o.Standbys, "standbys", 2, "number of hot standbys (0-9)")
 	f.StringVar(&o.Commit, "commit", cluster.CommitAsync, "sync or async commit")
@@ -143,22 +118,63 @@ writes only there; reads are held, from the page cache's misses too.`,
 	f.StringVar(&o.OSUser, "os-user", "", "user that runs the servers when agbench runs as root (default postgres)")
 	f.StringArrayVar(&o.Settings, "set", nil, "server setting key=value for every node (repeatable)")
 	f.StringVar(&o.RoutingList, "routing-list", "", "the cluster's read-only routing list for its listener and routing comparisons, e.g. \"(('standby1','primary'))\" (default: the standbys, then the primary)")
-	f.StringVar(&linkLatency, "link-latency", "", "put a link with this latency per round trip (e.g. 0.5ms) between clients and every node and on the replication connections")
-	f.StringVar(&linkBandwidth, "link-bandwidth", "", "hold each direction of each connection through the links to this many bytes per second (e.g. 10M; puts links in front of the nodes)")
+	f.StringVar(&c.linkLatency, "link-latency", "", "put a link with this latency per round trip (e.g. 0.5ms) between clients and every node and on the replication connections")
+	f.StringVar(&c.linkBandwidth, "link-bandwidth", "", "hold each direction of each connection through the links to this many bytes per second (e.g. 10M; puts links in front of the nodes)")
 	f.Float64Var(&o.Host.CPUs, "host-cpus", 0, "model each node as a host with this many CPU cores (a control group's quota; needs root)")
-	f.StringVar(&cpuShares, "host-cpu-shares", "auto", "CPU weight of each node's group: auto (in proportion to --host-cpus), kernel (the default weight) or cpu.shares units")
-	f.StringVar(&hostMemory, "host-memory", "", "model each node as a host with this much memory, page cache included (e.g. 1G; needs root)")
-	f.StringVar(&readBPS, "host-read-bps", "", "limit each node's reads on its data's disk to this many bytes per second (e.g. 20M; needs root)")
-	f.StringVar(&writeBPS, "host-write-bps", "", "limit each node's writes on its data's disk to this many bytes per second (cgroup v1: direct writes only)")
-	f.StringVar(&readIOPS, "host-read-iops", "", "limit each node's read operations per second on its data's disk")
-	f.StringVar(&writeIOPS, "host-write-iops", "", "limit each node's write operations per second on its data's disk (cgroup v1: direct writes only)")
-	f.StringVar(&listenerAddr, "listener", "", "also start `agbench listener` at this address (read-only port +1, metrics +2); --listener alone: 127.0.0.1:6432")
+	f.StringVar(&c.cpuShares, "host-cpu-shares", "auto", "CPU weight of each node's group: auto (in proportion to --host-cpus), kernel (the default weight) or cpu.shares units")
+	f.StringVar(&c.hostMemory, "host-memory", "", "model each node as a host with this much memory, page cache included (e.g. 1G; needs root)")
+	f.StringVar(&c.readBPS, "host-read-bps", "", "limit each node's reads on its data's disk to this many bytes per second (e.g. 20M; needs root)")
+	f.StringVar(&c.writeBPS, "host-write-bps", "", "limit each node's writes on its data's disk to this many bytes per second (cgroup v1: direct writes only)")
+	f.StringVar(&c.readIOPS, "host-read-iops", "", "limit each node's read operations per second on its data's disk")
+	f.StringVar(&c.writeIOPS, "host-write-iops", "", "limit each node's write operations per second on its data's disk (cgroup v1: direct writes only)")
+	f.StringVar(&c.listener, "listener", "", "also start `agbench listener` at this address (read-only port +1, metrics +2); --listener alone: 127.0.0.1:6432")
 	f.StringVar(&o.HA, "ha", "", "patroni: Patroni (with a one-member etcd) runs the nodes and fails over by itself")
 	f.IntVar(&o.PatroniTTL, "patroni-ttl", cluster.DefaultPatroniTTL, "with --ha patroni: the leader key's ttl, seconds")
 	f.IntVar(&o.PatroniLoopWait, "patroni-loop-wait", cluster.DefaultPatroniLoopWait, "with --ha patroni: Patroni's loop_wait, seconds")
 	f.IntVar(&o.PatroniRetryTimeout, "patroni-retry-timeout", cluster.DefaultPatroniRetryTimeout, "with --ha patroni: Patroni's retry_timeout, seconds (ttl ≥ loop_wait + 2 × retry_timeout)")
 	f.Lookup("listener").NoOptDefVal = "127.0.0.1:6432"
-	return c
+}
+
+// options reads the flags into the options of cluster.Create.
+func (c *clusterCreateFlags) options(cmd *cobra.Command, a *app) (cluster.CreateOptions, error) {
+	o := c.o
+	o.Home = home(a)
+	o.Progress = a.stderr
+	if err := parseHostFlags(cmd, &o.Host, c.hostMemory, c.cpuShares, c.readBPS, c.writeBPS, c.readIOPS, c.writeIOPS); err != nil {
+		return o, err
+	}
+	var err error
+	if c.linkLatency != "" {
+		if o.LinkLatency, err = links.ParseLatency(c.linkLatency); err != nil {
+			return o, err
+		}
+	}
+	if c.linkBandwidth != "" {
+		if o.LinkBandwidth, err = links.ParseBandwidth("--link-bandwidth", c.linkBandwidth); err != nil {
+			return o, err
+		}
+	}
+	if o.RoutingList != "" {
+		l, err := routing.Parse(o.RoutingList)
+		if err != nil {
+			return o, agerr.BadInputf("--routing-list: %v", err)
+		}
+		if err := l.Check(cluster.CreatedNodeNames(o.Standbys)); err != nil {
+			return o, agerr.BadInputf("--routing-list: %v", err)
+		}
+	}
+	if c.listener != "" {
+		if o.Listener, err = clusterListenerInfo(c.listener); err != nil {
+			return o, err
+		}
+		o.Listener.RoutingList = o.RoutingList
+	}
+	if o.Listener != nil || o.LinkLatency > 0 || o.LinkBandwidth > 0 {
+		if o.Agbench, err = selfBinary(a); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
 }
 
 // parseHostFlags reads the modelled-host flags that are not plain numbers into b, every
@@ -192,34 +208,15 @@ func parseHostFlags(cmd *cobra.Command, b *cgroup.Budget, memory, shares, readBP
 	return agerr.Join(errs...)
 }
 
+// loadCluster loads a cluster to read it (cluster.Open).
 func loadCluster(a *app, name string) (*cluster.Topology, error) {
-	topo, err := cluster.Load(home(a), name)
-	if err == nil && topo.Patroni != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		topo.RolesFromPatroni(ctx)
-		cancel()
-	}
-	return topo, err
+	return cluster.Open(context.Background(), home(a), name)
 }
 
-// loadClusterLocked loads a cluster and takes its lock for a change; call unlock when done.
+// loadClusterLocked loads a cluster and takes its lock for a change (cluster.OpenLocked);
+// call unlock when done.
 func loadClusterLocked(a *app, name string) (*cluster.Topology, func(), error) {
-	topo, err := cluster.Load(home(a), name)
-	if err != nil {
-		return nil, nil, err
-	}
-	unlock, err := topo.Lock()
-	if err != nil {
-		return nil, nil, err
-	}
-	if topo.Patroni != nil {
-		// Patroni may have moved the primary since agbench last looked; when no REST API
-		// answers (a stopped cluster), the roles stay as recorded.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, _ = topo.FollowPatroni(ctx)
-		cancel()
-	}
-	return topo, unlock, nil
+	return cluster.OpenLocked(context.Background(), home(a), name)
 }
 
 func clusterStatusCmd(a *app) *cobra.Command {
