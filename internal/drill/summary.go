@@ -39,7 +39,7 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: %d acknowledged %s lost", dc.Cycle, dc.Lost, commits(run)))
 		}
 		if dc.TPCC != nil {
-			if f := dc.TPCC.Failed(); len(f) > 0 {
+			if f := tpccFailed(dc.TPCC); len(f) > 0 {
 				run.ChecksFailed++
 				run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: %s", dc.Cycle, strings.Join(f, "; ")))
 			}

@@ -192,7 +192,7 @@ func checkTPCC(ctx context.Context, t *cluster.Topology, p *cluster.Node, ta *ta
 	if err != nil {
 		dt.Checks = nil
 	}
-	for _, f := range dt.Failed() {
+	for _, f := range tpccFailed(dt) {
 		dc.Problems = append(dc.Problems, f+" on "+p.Name)
 	}
 }
@@ -226,4 +226,22 @@ func ordersPresent(ctx context.Context, c *pgx.Conn, orders []order) (map[int64]
 		out[o.key()] = true
 	}
 	return out, rows.Err()
+}
+
+// tpccFailed lists the conditions that did not hold ("3.3.2.2 (D_NEXT_O_ID - 1 = ...): 3 rows"),
+// or why they were not checked.
+func tpccFailed(d *result.DrillTPCC) []string {
+	if d.ChecksError != "" {
+		return []string{"consistency conditions not checked: " + d.ChecksError}
+	}
+	if len(d.Checks) == 0 {
+		return []string{"consistency conditions not checked"}
+	}
+	var out []string
+	for _, c := range d.Checks {
+		if c.Violations != 0 {
+			out = append(out, fmt.Sprintf("consistency condition %s (%s) broken by %d rows", c.Clause, c.Name, c.Violations))
+		}
+	}
+	return out
 }

@@ -1,7 +1,6 @@
 package result
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -184,24 +183,6 @@ type DrillCondition struct {
 	Clause     string `json:"clause"`
 	Name       string `json:"name"`
 	Violations int64  `json:"violations"`
-}
-
-// Failed lists the conditions that did not hold ("3.3.2.2 (D_NEXT_O_ID - 1 = ...): 3 rows"),
-// or why they were not checked.
-func (d *DrillTPCC) Failed() []string {
-	if d.ChecksError != "" {
-		return []string{"consistency conditions not checked: " + d.ChecksError}
-	}
-	if len(d.Checks) == 0 {
-		return []string{"consistency conditions not checked"}
-	}
-	var out []string
-	for _, c := range d.Checks {
-		if c.Violations != 0 {
-			out = append(out, fmt.Sprintf("consistency condition %s (%s) broken by %d rows", c.Clause, c.Name, c.Violations))
-		}
-	}
-	return out
 }
 
 // DrillFaultPlanned is the drill's planned failover (DrillCycle.Fault: the primary shut

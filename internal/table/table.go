@@ -3,8 +3,9 @@
 // report's layout with named column groups; and Write, the steps of a result as a table
 // shaped like the articles' (basic-ag-read-only-routing-2016,
 // ag-read-only-routing-s2d-2022): one row per point of the sweep, one column group per
-// compared variant, repeats folded into their median. It reads only result values; it must
-// not import the runner or workloads.
+// compared variant, repeats folded into their median. It is the grid under internal/render
+// (which owns what the tables say) and the report's terminal text: the one place for a
+// terminal table. It reads only result values; it must not import the runner or workloads.
 //
 // Imports from agbench: only internal/result, internal/stats.
 package table
