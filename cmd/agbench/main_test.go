@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/workload"
 )
 
@@ -53,20 +52,6 @@ func wantNothing(t *testing.T, glob string) {
 	if m, _ := filepath.Glob(glob); len(m) != 0 {
 		t.Fatalf("a refused command left %v", m)
 	}
-}
-
-// readOneResult reads the one result under dir (a --results folder).
-func readOneResult(t *testing.T, dir string) *result.Result {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "*", result.FileName))
-	if len(files) != 1 {
-		t.Fatalf("result files %v", files)
-	}
-	res, err := result.Read(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
 }
 
 func TestRootHelpAndBadInput(t *testing.T) {

@@ -1,4 +1,4 @@
-package main
+package catalogue
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/workload/pgops"
@@ -53,7 +54,7 @@ func init() {
 		res := env.Results(t)
 		var wait func()
 		if fault != nil {
-			wait = afterLoadStarts(t, h, 0, at, fault)
+			wait = e2etest.AfterLoadStarts(t, h, 0, at, fault)
 		}
 		code, out := env.Run(t, "stress", "--primary", h.URL(0, clustertest.HandmadeApp), "-q", query,
 			"--threads", "1", "--duration", window, "--sample=false", "--results", res)
@@ -75,7 +76,7 @@ func init() {
 		Verdict: "stalled",
 		Name:    "stress whose primary is stopped (SIGSTOP) 4 s after its worker connects, in a 12 s window, for 4 s (as an ordinary login, hand-made primary)",
 		Invalid: func(t *testing.T, env *catEnv) (string, string) {
-			code, out, res := stress(t, env, freeze(own(t), 0, 4*time.Second), "SELECT 1", "12s", 4*time.Second)
+			code, out, res := stress(t, env, e2etest.Freeze(own(t), 0, 4*time.Second), "SELECT 1", "12s", 4*time.Second)
 			if code != 0 {
 				t.Errorf("a run that stalled and went on: exit %d, want 0\n%s", code, out)
 			}
@@ -97,7 +98,7 @@ func init() {
 				t.Fatal(err)
 			}
 			var victim int64
-			wait := afterLoadStarts(t, h, 0, 4*time.Second, func(ctx context.Context) error {
+			wait := e2etest.AfterLoadStarts(t, h, 0, 4*time.Second, func(ctx context.Context) error {
 				return holdWorkerLock(ctx, locker, since, 4, 5*time.Second, &victim)
 			})
 			code, out := env.Run(t, "stress", "--primary", h.URL(0, clustertest.HandmadeApp), "-q", vuLockQuery,
@@ -137,7 +138,7 @@ func init() {
 			if code != 1 || !strings.Contains(out, "to its end") {
 				t.Errorf("a run whose commits waited to the window's end: exit %d, want 1 naming it\n%s", code, out)
 			}
-			if st := readOneResult(t, res).Steps[0]; st.InFlight != 1 || st.InFlightOldestSeconds < 2 {
+			if st := e2etest.ReadOneResult(t, res).Steps[0]; st.InFlight != 1 || st.InFlightOldestSeconds < 2 {
 				t.Errorf("in flight %d, the oldest for %.1f s: want the waiting commit", st.InFlight, st.InFlightOldestSeconds)
 			}
 			return out, res
@@ -183,7 +184,7 @@ func holdWorkerLock(ctx context.Context, locker *pgx.Conn, since time.Time, n in
 // named node, and the analysis' vu-stalled verdict naming it; the step-wide stall quiet.
 func vuStallFigures(t *testing.T, res string, victim int64) {
 	t.Helper()
-	r := readOneResult(t, res)
+	r := e2etest.ReadOneResult(t, res)
 	st := r.Steps[0]
 	vus := map[int]bool{}
 	for _, q := range st.VUQuiet {

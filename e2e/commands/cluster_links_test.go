@@ -1,9 +1,7 @@
-package main
+package commands
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 )
@@ -19,30 +18,27 @@ import (
 // round trip; the standby streams through the primary's link; stop, start and destroy
 // handle the links process.
 func TestClusterLinksAddLatencyForClientsAndReplication(t *testing.T) {
+	t.Parallel()
 	clustertest.Require(t)
-	if code, _, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "cluster", "create", "--link-latency", "soon"); code != 2 || !strings.Contains(errs, "--link-latency") {
+	if code, _, errs := e2etest.Run(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "cluster", "create", "--link-latency", "soon"); code != 2 || !strings.Contains(errs, "--link-latency") {
 		t.Fatalf("bad --link-latency: %d %s", code, errs)
 	}
-	if code, _, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "cluster", "create", "--link-bandwidth", "10"); code != 2 || !strings.Contains(errs, "--link-bandwidth") {
+	if code, _, errs := e2etest.Run(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "cluster", "create", "--link-bandwidth", "10"); code != 2 || !strings.Contains(errs, "--link-bandwidth") {
 		t.Fatalf("bad --link-bandwidth: %d %s", code, errs)
 	}
-	bin := filepath.Join(t.TempDir(), "agbench")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	home := clustertest.Home(t)
-	env := map[string]string{"AGBENCH_HOME": home, "AGBENCH_SELF": bin}
+	env := map[string]string{"AGBENCH_HOME": home}
 	base, err := clustertest.FreePorts(30)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const latency = 5 * time.Millisecond
-	code, out, errs := runCLI(t, env, "cluster", "create", "--name", "lk", "--standbys", "1", "--base-port", strconv.Itoa(base),
+	code, out, errs := e2etest.Run(t, env, "cluster", "create", "--name", "lk", "--standbys", "1", "--base-port", strconv.Itoa(base),
 		"--set", "fsync=off", "--link-latency", latency.String(), "--link-bandwidth", "2M")
 	if code != 0 {
 		t.Fatalf("create: %d %s %s", code, out, errs)
 	}
-	t.Cleanup(func() { runCLI(t, env, "cluster", "destroy", "--name", "lk") })
+	t.Cleanup(func() { e2etest.Run(t, env, "cluster", "destroy", "--name", "lk") })
 	topo, err := cluster.Load(home, "lk")
 	if err != nil || topo.Links == nil || topo.Links.PID == 0 || topo.Primary().LinkPort == 0 || topo.Links.Bandwidth != 2<<20 {
 		t.Fatalf("topology's links: %+v %v", topo.Links, err)
@@ -90,17 +86,17 @@ func TestClusterLinksAddLatencyForClientsAndReplication(t *testing.T) {
 		!strings.Contains(conninfo, "port="+strconv.Itoa(topo.Primary().LinkPort)) {
 		t.Fatalf("standby's primary_conninfo %q (%v) does not go through the primary's link %d", conninfo, err, topo.Primary().LinkPort)
 	}
-	if _, out, _ := runCLI(t, env, "cluster", "status", "--name", "lk"); !strings.Contains(out, "links with 5ms latency per round trip and 2 MiB/s each way per connection") {
+	if _, out, _ := e2etest.Run(t, env, "cluster", "status", "--name", "lk"); !strings.Contains(out, "links with 5ms latency per round trip and 2 MiB/s each way per connection") {
 		t.Fatalf("status does not show the links:\n%s", out)
 	}
 	pid := topo.Links.PID
-	if code, out, errs := runCLI(t, env, "cluster", "stop", "--name", "lk"); code != 0 {
+	if code, out, errs := e2etest.Run(t, env, "cluster", "stop", "--name", "lk"); code != 0 {
 		t.Fatalf("stop: %s %s", out, errs)
 	}
 	if cluster.Alive(pid) {
 		t.Fatal("links still served after cluster stop")
 	}
-	if code, out, errs := runCLI(t, env, "cluster", "start", "--name", "lk"); code != 0 {
+	if code, out, errs := e2etest.Run(t, env, "cluster", "start", "--name", "lk"); code != 0 {
 		t.Fatalf("start: %s %s", out, errs)
 	}
 	topo, _ = cluster.Load(home, "lk")
@@ -108,7 +104,7 @@ func TestClusterLinksAddLatencyForClientsAndReplication(t *testing.T) {
 		t.Fatal("cluster start did not bring the links back")
 	}
 	pid = topo.Links.PID
-	if code, out, errs := runCLI(t, env, "cluster", "destroy", "--name", "lk"); code != 0 {
+	if code, out, errs := e2etest.Run(t, env, "cluster", "destroy", "--name", "lk"); code != 0 {
 		t.Fatalf("destroy: %s %s", out, errs)
 	}
 	if cluster.Alive(pid) {

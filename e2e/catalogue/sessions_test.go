@@ -1,9 +1,10 @@
-package main
+package catalogue
 
 import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agbench/agbench/internal/cluster/clustertest"
@@ -56,12 +57,16 @@ func init() {
 	})
 }
 
-// handmadeOnce returns what makes, on its first call in a test, a hand-made primary of a
-// catalogue case's own (made as its superuser runs setup) and returns it on every later call
-// in that test.
+// handmadeOnce returns what makes, on its first call in a test, a hand-made primary of that
+// test's own (made as its superuser runs setup) and returns it on every later call in that
+// test: each case that uses it, run beside the others, has its own.
 func handmadeOnce(setup string) func(t *testing.T) *clustertest.Handmade {
-	var h *clustertest.Handmade
+	var mu sync.Mutex
+	made := map[*testing.T]*clustertest.Handmade{}
 	return func(t *testing.T) *clustertest.Handmade {
+		mu.Lock()
+		h := made[t]
+		mu.Unlock()
 		if h == nil {
 			h = clustertest.NewHandmade(t, 0)
 			ctx := context.Background()
@@ -70,7 +75,14 @@ func handmadeOnce(setup string) func(t *testing.T) *clustertest.Handmade {
 			if _, err := c.Exec(ctx, setup); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { h = nil })
+			mu.Lock()
+			made[t] = h
+			mu.Unlock()
+			t.Cleanup(func() {
+				mu.Lock()
+				delete(made, t)
+				mu.Unlock()
+			})
 		}
 		return h
 	}

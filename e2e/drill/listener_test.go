@@ -1,12 +1,11 @@
-package main
+package drill
 
 import (
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
 )
@@ -17,13 +16,10 @@ import (
 // probe opens new sessions when the load's own live through the failover), marked in the
 // cycle's events and shown in the table.
 func TestDrillThroughListener(t *testing.T) {
+	t.Parallel()
 	clustertest.Require(t)
-	bin := filepath.Join(t.TempDir(), "agbench") // the background listener is this package's binary
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	home := clustertest.Home(t)
-	env := map[string]string{"AGBENCH_HOME": home, "AGBENCH_SELF": bin}
+	env := map[string]string{"AGBENCH_HOME": home}
 	base, err := clustertest.FreePorts(3)
 	if err != nil {
 		t.Fatal(err)
@@ -32,18 +28,18 @@ func TestDrillThroughListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, out, errs := runCLI(t, env, "cluster", "create", "--name", "dl", "--standbys", "2", "--commit", "sync", "--base-port", strconv.Itoa(base),
+	if code, out, errs := e2etest.Run(t, env, "cluster", "create", "--name", "dl", "--standbys", "2", "--commit", "sync", "--base-port", strconv.Itoa(base),
 		"--set", "fsync=off", "--listener=127.0.0.1:"+strconv.Itoa(lp)); code != 0 {
 		t.Fatalf("create: %d %s %s", code, out, errs)
 	}
-	t.Cleanup(func() { runCLI(t, env, "cluster", "destroy", "--name", "dl") })
+	t.Cleanup(func() { e2etest.Run(t, env, "cluster", "destroy", "--name", "dl") })
 	results := t.TempDir()
-	code, out, errs := runCLI(t, env, "drill", "--cluster", "dl", "--fault", "kill-primary", "--cycles", "1", "--between", "500ms",
+	code, out, errs := e2etest.Run(t, env, "drill", "--cluster", "dl", "--fault", "kill-primary", "--cycles", "1", "--between", "500ms",
 		"--vus", "2", "--read-vus", "2", "--results", results)
 	if code != 0 {
 		t.Fatalf("drill: exit %d\n%s\n%s", code, out, errs)
 	}
-	r := readOneResult(t, results)
+	r := e2etest.ReadOneResult(t, results)
 	dc, err := r.Steps[0].DrillCycle()
 	if err != nil || dc == nil || !dc.Checked || dc.Lost != 0 {
 		t.Fatalf("cycle %+v (%v)", dc, err)

@@ -1,4 +1,4 @@
-package main
+package catalogue
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/target"
 )
@@ -63,7 +64,7 @@ func (f *fallbackCluster) make(t *testing.T) {
 		return
 	}
 	f.h = clustertest.NewHandmade(t, 1)
-	f.lcs = handmadeListener(t, f.h, "('standby1','primary')")
+	f.lcs = e2etest.HandmadeListener(t, f.h, "('standby1','primary')")
 	t.Cleanup(func() { f.h = nil })
 }
 

@@ -1,4 +1,4 @@
-package main
+package catalogue
 
 import (
 	"encoding/json"
@@ -13,10 +13,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
@@ -42,6 +42,9 @@ type catalogueCase struct {
 	// the facts measured independently during the control run, when firing was right
 	// there (a host that was busy for real). The row then says so.
 	ControlFiredOK func() (ok bool, why string)
+	// Serial is set for a case that measures the machine's own load (other processes' CPU
+	// or IO) or makes that load: it runs alone, before the cases that run in parallel.
+	Serial bool
 }
 
 var catalogue []catalogueCase
@@ -49,24 +52,18 @@ var catalogue []catalogueCase
 // addCase registers a case of the catalogue.
 func addCase(c catalogueCase) { catalogue = append(catalogue, c) }
 
-// catEnv is what the catalogue's runs share: an agbench home and, made on first use and
-// destroyed when the catalogue ends, one local cluster of a primary and a standby.
+// catEnv is what the catalogue's runs share: the package's agbench home and, made on first
+// use and destroyed when the package's tests end, one local cluster of a primary and a
+// standby, which no case changes the shape of.
 type catEnv struct {
 	Home string
 	Env  map[string]string
-
-	once sync.Once
-	topo *cluster.Topology
-	t    *testing.T // the catalogue's own test, which owns the cluster
 }
 
 // Cluster returns the catalogue's shared cluster (a primary and one async standby).
-func (e *catEnv) Cluster() *cluster.Topology {
-	e.once.Do(func() { e.topo = clustertest.NewIn(e.t, e.Home, clustertest.Options{Standbys: 1, Name: "cat"}) })
-	if e.topo == nil {
-		e.t.Fatal("the catalogue's cluster could not be made")
-	}
-	return e.topo
+func (e *catEnv) Cluster(t *testing.T) *cluster.Topology {
+	t.Helper()
+	return e2etest.Shared(t, e2etest.Shape{Name: "cat", Standbys: 1}).Topo
 }
 
 // Results returns a fresh results folder for one run.
@@ -76,7 +73,7 @@ func (e *catEnv) Results(t *testing.T) string { return filepath.Join(t.TempDir()
 // the test, other exit codes are part of what the case judges.
 func (e *catEnv) Run(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	code, out, errs := runCLI(t, e.Env, args...)
+	code, out, errs := e2etest.Run(t, e.Env, args...)
 	if code == 2 {
 		t.Fatalf("agbench %s: exit 2\nstdout %s\nstderr %s", strings.Join(args, " "), out, errs)
 	}
@@ -135,53 +132,62 @@ func TestVerdictCatalogue(t *testing.T) {
 	if len(catalogue) == 0 {
 		t.Fatal("the catalogue has no cases")
 	}
-	home := clustertest.Home(t)
-	env := &catEnv{Home: home, Env: map[string]string{"AGBENCH_HOME": home}, t: t}
-	var rows []string
-	for _, c := range catalogue {
-		c := c
-		row := func(inv, ctl string) {
-			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s |", c.Verdict, c.Name, inv, ctl))
+	home := e2etest.Home(t)
+	env := &catEnv{Home: home, Env: map[string]string{"AGBENCH_HOME": home}}
+	rows := make([]string, len(catalogue))
+	// The group returns once every case has ended: the serial cases run in its body, the
+	// others after it, side by side.
+	t.Run("case", func(t *testing.T) {
+		for i, c := range catalogue {
+			t.Run(c.Verdict, func(t *testing.T) {
+				if !c.Serial {
+					t.Parallel()
+				}
+				inv, ctl := "not run", "not run"
+				defer func() {
+					if t.Skipped() && ctl == "not run" {
+						ctl = "skipped (the reason is in the test log)"
+					}
+					rows[i] = fmt.Sprintf("| %s | %s | %s | %s |", c.Verdict, c.Name, inv, ctl)
+				}()
+				tryCase(t, env, c, &inv, &ctl)
+			})
 		}
-		t.Run(c.Verdict, func(t *testing.T) {
-			inv, ctl := "not run", "not run"
-			defer func() {
-				if t.Skipped() && ctl == "not run" {
-					ctl = "skipped (the reason is in the test log)"
-				}
-				row(inv, ctl)
-			}()
-			out, res := c.Invalid(t, env)
-			inR, inT := firedVerdicts(t, out, res)
-			inv = fmt.Sprintf("%v", slices.Contains(inR, c.Verdict) && slices.Contains(inT, c.Verdict))
-			if !slices.Contains(inR, c.Verdict) {
-				t.Errorf("invalid run (%s): %s did not fire in result.json (fired %v)\n%s", c.Name, c.Verdict, inR, out)
-			}
-			if !slices.Contains(inT, c.Verdict) {
-				t.Errorf("invalid run (%s): %s not printed on the terminal (printed %v)\n%s", c.Name, c.Verdict, inT, out)
-			}
-			out, res = c.Control(t, env)
-			cR, cT := firedVerdicts(t, out, res)
-			fired := slices.Contains(cR, c.Verdict) || slices.Contains(cT, c.Verdict)
-			ctl = fmt.Sprintf("%v", fired)
-			if fired && c.ControlFiredOK != nil {
-				if ok, why := c.ControlFiredOK(); ok {
-					ctl += " (right: " + why + ")"
-					fired = false
-				} else {
-					t.Logf("control: %s", why)
-				}
-			}
-			if fired {
-				t.Errorf("control run: %s fired (result %v, terminal %v)\n%s", c.Verdict, cR, cT, out)
-			}
-		})
-	}
+	})
 	if path := os.Getenv("AGBENCH_CATALOGUE_TABLE"); path != "" {
 		table := "| verdict | invalid run | fired on the invalid run | fired on the control |\n|---|---|---|---|\n" + strings.Join(rows, "\n") + "\n"
 		if err := os.WriteFile(path, []byte(table), 0o644); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// tryCase makes the case's invalid run, then its control, and judges both; it sets the
+// table's cells of each (whether the verdict fired) as far as it gets.
+func tryCase(t *testing.T, env *catEnv, c catalogueCase, inv, ctl *string) {
+	out, res := c.Invalid(t, env)
+	inR, inT := firedVerdicts(t, out, res)
+	*inv = fmt.Sprintf("%v", slices.Contains(inR, c.Verdict) && slices.Contains(inT, c.Verdict))
+	if !slices.Contains(inR, c.Verdict) {
+		t.Errorf("invalid run (%s): %s did not fire in result.json (fired %v)\n%s", c.Name, c.Verdict, inR, out)
+	}
+	if !slices.Contains(inT, c.Verdict) {
+		t.Errorf("invalid run (%s): %s not printed on the terminal (printed %v)\n%s", c.Name, c.Verdict, inT, out)
+	}
+	out, res = c.Control(t, env)
+	cR, cT := firedVerdicts(t, out, res)
+	fired := slices.Contains(cR, c.Verdict) || slices.Contains(cT, c.Verdict)
+	*ctl = fmt.Sprintf("%v", fired)
+	if fired && c.ControlFiredOK != nil {
+		if ok, why := c.ControlFiredOK(); ok {
+			*ctl += " (right: " + why + ")"
+			fired = false
+		} else {
+			t.Logf("control: %s", why)
+		}
+	}
+	if fired {
+		t.Errorf("control run: %s fired (result %v, terminal %v)\n%s", c.Verdict, cR, cT, out)
 	}
 }
 
@@ -195,7 +201,7 @@ var notInCatalogue = map[string]string{
 // catalogue, or a reason in notInCatalogue: a new verdict cannot go untried.
 func TestCatalogueCoversEveryVerdict(t *testing.T) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, filepath.Join(testSourceDir(t), "..", "..", "internal", "analyze"),
+	pkgs, err := parser.ParseDir(fset, filepath.Join("..", "..", "internal", "analyze"),
 		func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
 	if err != nil {
 		t.Fatal(err)

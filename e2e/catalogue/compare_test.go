@@ -1,4 +1,4 @@
-package main
+package catalogue
 
 import (
 	"strconv"
@@ -38,7 +38,7 @@ const slowerEverySecond = "SELECT pg_sleep(0.01 * extract(epoch from clock_times
 // the given number of threads.
 func compareRun(t *testing.T, env *catEnv, query string, threads int, args ...string) (string, string) {
 	res := env.Results(t)
-	_, out := env.Run(t, append([]string{"stress", "--cluster", env.Cluster().Name, "--query", query,
+	_, out := env.Run(t, append([]string{"stress", "--cluster", env.Cluster(t).Name, "--query", query,
 		"--compare", "routing=off,on", "--threads", strconv.Itoa(threads), "--results", res}, args...)...)
 	return out, res
 }
@@ -90,7 +90,7 @@ func init() {
 		Name:    "stress whose query always fails (SELECT 1/0)",
 		Invalid: func(t *testing.T, env *catEnv) (string, string) {
 			res := env.Results(t)
-			_, out := env.Run(t, "stress", "--cluster", env.Cluster().Name, "--query", "SELECT 1/0",
+			_, out := env.Run(t, "stress", "--cluster", env.Cluster(t).Name, "--query", "SELECT 1/0",
 				"--threads", "1", "--duration", "2s", "--results", res)
 			if strings.Contains(out, "· saturation") || strings.Contains(out, "characteristic latency") {
 				t.Errorf("a knee drawn from nothing:\n%s", out)
@@ -99,7 +99,7 @@ func init() {
 		},
 		Control: func(t *testing.T, env *catEnv) (string, string) {
 			res := env.Results(t)
-			_, out := env.Run(t, "stress", "--cluster", env.Cluster().Name, "--query", "SELECT 1",
+			_, out := env.Run(t, "stress", "--cluster", env.Cluster(t).Name, "--query", "SELECT 1",
 				"--threads", "1", "--duration", "2s", "--results", res)
 			return out, res
 		},
@@ -109,7 +109,7 @@ func init() {
 		Name:    "stress whose query sleeps 10 ms longer every second since its first, 6 s window",
 		Invalid: func(t *testing.T, env *catEnv) (string, string) {
 			res := env.Results(t)
-			_, out := env.Run(t, "stress", "--cluster", env.Cluster().Name, "--query", slowerEverySecond,
+			_, out := env.Run(t, "stress", "--cluster", env.Cluster(t).Name, "--query", slowerEverySecond,
 				"--threads", "1", "--duration", "6s", "--results", res)
 			return out, res
 		},
@@ -125,7 +125,7 @@ func init() {
 			// in the middle they are made up in the next second, a variation of d·sqrt(2/(n-1)),
 			// 0.63·d over 6 (0.47 s reaches 30%), 0.47·d over 10 (0.64 s). So the control's
 			// window is 10 s.
-			_, out := env.Run(t, "stress", "--cluster", env.Cluster().Name, "--query", "SELECT 1",
+			_, out := env.Run(t, "stress", "--cluster", env.Cluster(t).Name, "--query", "SELECT 1",
 				"--threads", "4", "--rate", "100", "--duration", "10s", "--results", res)
 			return out, res
 		},

@@ -1,10 +1,11 @@
-package main
+package faults
 
 import (
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/workload/tpcc"
@@ -14,15 +15,16 @@ import (
 // agbench's own transactions, left out of server TPM, so the TPM cross-check holds on a
 // valid run (before, the probe added some 3,000 commits a minute to the server's count).
 func TestTPCCStaleProbeLeftOutOfServerTPM(t *testing.T) {
+	t.Parallel()
 	clustertest.Require(t)
 	home := clustertest.Home(t)
 	clustertest.NewIn(t, home, clustertest.Options{Standbys: 1})
 	env := map[string]string{"AGBENCH_HOME": home}
 	dir := filepath.Join(t.TempDir(), "results")
-	if code, out, errs := runCLI(t, env, "tpcc", "build", "--cluster", "t", "--warehouses", "1"); code != 0 {
+	if code, out, errs := e2etest.Run(t, env, "tpcc", "build", "--cluster", "t", "--warehouses", "1"); code != 0 {
 		t.Fatalf("build: exit %d\n%s\n%s", code, out, errs)
 	}
-	code, out, errs := runCLI(t, env, "tpcc", "run", "--cluster", "t", "--read-intent", "--vus", "1",
+	code, out, errs := e2etest.Run(t, env, "tpcc", "run", "--cluster", "t", "--read-intent", "--vus", "1",
 		"--rampup", "0s", "--duration", "10s", "--stale-probe", "--results", dir)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)

@@ -1,10 +1,11 @@
-package main
+package faults
 
 import (
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
 )
@@ -15,18 +16,19 @@ import (
 // the line under the table count them. In functions mode they are not measured, and the
 // step says why.
 func TestTPCCOwnWriteReads(t *testing.T) {
+	t.Parallel()
 	clustertest.Require(t)
 	home := clustertest.Home(t)
 	topo := clustertest.NewIn(t, home, clustertest.Options{Standbys: 1})
 	env := map[string]string{"AGBENCH_HOME": home}
 	res := filepath.Join(t.TempDir(), "results")
-	if code, out, errs := runCLI(t, env, "tpcc", "build", "--cluster", "t", "--warehouses", "1"); code != 0 {
+	if code, out, errs := e2etest.Run(t, env, "tpcc", "build", "--cluster", "t", "--warehouses", "1"); code != 0 {
 		t.Fatalf("build: exit %d\n%s\n%s", code, out, errs)
 	}
 	stby := slowReplay(t, topo, "300ms")
 	run := func(args ...string) (*result.Result, string) {
 		dir := filepath.Join(res, args[1])
-		code, out, errs := runCLI(t, env, append([]string{"tpcc", "run", "--cluster", "t", "--read-intent", "--vus", "2",
+		code, out, errs := e2etest.Run(t, env, append([]string{"tpcc", "run", "--cluster", "t", "--read-intent", "--vus", "2",
 			"--rampup", "0s", "--duration", "3s", "--stale-probe", "--results", dir}, args...)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, errs)

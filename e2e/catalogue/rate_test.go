@@ -1,4 +1,4 @@
-package main
+package catalogue
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 func init() {
 	stress := func(extra ...string) func(t *testing.T, env *catEnv) (string, string) {
 		return func(t *testing.T, env *catEnv) (string, string) {
-			return catRun(t, env, append([]string{"stress", "--cluster", env.Cluster().Name}, extra...)...)
+			return catRun(t, env, append([]string{"stress", "--cluster", env.Cluster(t).Name}, extra...)...)
 		}
 	}
 	// A query of at least 5 ms on four threads does at most 800/s: 2000/s cannot be kept on

@@ -1,4 +1,4 @@
-package main
+package faults
 
 import (
 	"context"
@@ -10,8 +10,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
 )
 
 // A sync-commit cluster whose one synchronous standby is stopped 2 s into a stress of
@@ -22,12 +24,13 @@ import (
 // sampler's session to it lost), and never that the synchronous standby saturated. No
 // operation completed after, so the run is incomplete (exit 1).
 func TestSyncStandbyStoppedIsNoSaturation(t *testing.T) {
+	t.Parallel()
 	_, env, topo := syncCluster(t)
 	watch := insertTarget(t, topo)
 	standby := topo.Standbys()[0].Name
-	wait := afterLoadStartsOn(t, watch, 2*time.Second, func(ctx context.Context) error { return topo.StopNode(ctx, standby) })
+	wait := e2etest.AfterLoadStartsOn(t, watch, 2*time.Second, func(ctx context.Context) error { return topo.StopNode(ctx, standby) })
 	results := t.TempDir()
-	code, out, errs := runCLI(t, env, "stress", "--cluster", "t", "-q", "INSERT INTO written VALUES (1)",
+	code, out, errs := e2etest.Run(t, env, "stress", "--cluster", "t", "-q", "INSERT INTO written VALUES (1)",
 		"--threads", "2", "--duration", "8s", "--results", results)
 	wait()
 	if code != 1 || !strings.Contains(out, "the load was not running when it closed") {
@@ -37,7 +40,7 @@ func TestSyncStandbyStoppedIsNoSaturation(t *testing.T) {
 	if !strings.Contains(out, want) || strings.Contains(out, "synchronous standby saturated") {
 		t.Errorf("the output does not say the synchronous standby was down (%q), or calls it saturated:\n%s", want, out)
 	}
-	res := readOneResult(t, results)
+	res := e2etest.ReadOneResult(t, results)
 	var run analyze.Run
 	if err := json.Unmarshal(res.Analysis, &run); err != nil {
 		t.Fatal(err)
@@ -50,7 +53,7 @@ func TestSyncStandbyStoppedIsNoSaturation(t *testing.T) {
 	t.Logf("throughput %v at %v; VUs without a completed operation %+v", res.Steps[0].Throughput["*"].V, res.Steps[0].Throughput["*"].T, res.Steps[0].VUQuiet)
 	// The report says it too, in its findings and its summary's short line.
 	html := t.TempDir() + "/r.html"
-	code, out, errs = runCLI(t, nil, "report", results, "-o", html)
+	code, out, errs = e2etest.Run(t, nil, "report", results, "-o", html)
 	if b, _ := os.ReadFile(html); code != 0 || !strings.Contains(out, want) || !strings.Contains(string(b), "not saturated: commits waited for a synchronous standby that was down or not answering") {
 		t.Errorf("report: exit %d; the text or the HTML does not say the standby was down\n%s\n%s", code, out, errs)
 	}
@@ -74,10 +77,11 @@ func TestSyncStandbyStoppedIsNoSaturation(t *testing.T) {
 // "What saturated" says it stopped answering, never that it saturated; the load goes on
 // after, so the run exits 0.
 func TestSyncStandbyFrozenIsNoSaturation(t *testing.T) {
+	t.Parallel()
 	_, env, topo := syncCluster(t)
 	watch := insertTarget(t, topo)
 	standby := topo.Standbys()[0].Name
-	wait := afterLoadStartsOn(t, watch, 3*time.Second, func(ctx context.Context) error {
+	wait := e2etest.AfterLoadStartsOn(t, watch, 3*time.Second, func(ctx context.Context) error {
 		f, err := topo.FreezeNode(ctx, standby)
 		if err != nil {
 			return err
@@ -86,7 +90,7 @@ func TestSyncStandbyFrozenIsNoSaturation(t *testing.T) {
 		return f.Thaw()
 	})
 	results := t.TempDir()
-	code, out, errs := runCLI(t, env, "stress", "--cluster", "t", "-q", "INSERT INTO written VALUES (1)",
+	code, out, errs := e2etest.Run(t, env, "stress", "--cluster", "t", "-q", "INSERT INTO written VALUES (1)",
 		"--threads", "2", "--duration", "14s", "--results", results)
 	wait()
 	if code != 0 {
@@ -101,10 +105,20 @@ func TestSyncStandbyFrozenIsNoSaturation(t *testing.T) {
 			t.Log(line)
 		}
 	}
-	res := readOneResult(t, results)
+	res := e2etest.ReadOneResult(t, results)
 	if x, err := res.Steps[0].Sample(); err == nil && x != nil {
 		t.Logf("absences %+v", x.Nodes[topo.Primary().Name].Absences)
 	}
+}
+
+// syncCluster makes the cluster "t" (a primary and one sync standby) of the test's own, in
+// a home of its own, and returns the environment that runs agbench on it and the cluster.
+func syncCluster(t *testing.T) (home string, env map[string]string, topo *cluster.Topology) {
+	t.Helper()
+	clustertest.Require(t)
+	home = clustertest.Home(t)
+	topo = clustertest.NewIn(t, home, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
+	return home, map[string]string{"AGBENCH_HOME": home}, topo
 }
 
 // insertTarget makes a table to insert into on topo's primary, and returns a superuser's

@@ -1,4 +1,4 @@
-package main
+package catalogue
 
 import (
 	"testing"
@@ -19,7 +19,7 @@ func init() {
 		Verdict: "shared-host",
 		Name:    "stress --compare routing=off,on on a primary and a standby sharing the machine without budgets",
 		Invalid: func(t *testing.T, env *catEnv) (string, string) {
-			return routingStress(t, env, env.Cluster().Name)
+			return routingStress(t, env, env.Cluster(t).Name)
 		},
 		Control: func(t *testing.T, env *catEnv) (string, string) {
 			if _, err := cgroup.Detect(); err != nil {

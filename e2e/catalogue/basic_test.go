@@ -1,4 +1,4 @@
-package main
+package catalogue
 
 import "testing"
 
@@ -9,13 +9,13 @@ func init() {
 		Name:    "stress whose query fails on one parameter in 20 (division by zero)",
 		Invalid: func(t *testing.T, env *catEnv) (string, string) {
 			res := env.Results(t)
-			_, out := env.Run(t, "stress", "--cluster", env.Cluster().Name, "--query", "SELECT 1/($1 % 20)",
+			_, out := env.Run(t, "stress", "--cluster", env.Cluster(t).Name, "--query", "SELECT 1/($1 % 20)",
 				"--param-range", "1:100", "--threads", "1", "--rate", "500", "--duration", "2s", "--results", res)
 			return out, res
 		},
 		Control: func(t *testing.T, env *catEnv) (string, string) {
 			res := env.Results(t)
-			_, out := env.Run(t, "stress", "--cluster", env.Cluster().Name, "--query", "SELECT 1/(1 + $1 % 2)",
+			_, out := env.Run(t, "stress", "--cluster", env.Cluster(t).Name, "--query", "SELECT 1/(1 + $1 % 2)",
 				"--param-range", "1:100", "--threads", "1", "--rate", "500", "--duration", "2s", "--results", res)
 			return out, res
 		},

@@ -1,8 +1,6 @@
-package main
+package faults
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,16 +9,39 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
 )
+
+// The tests of a cluster built without agbench that do not change it share one: a primary
+// and a standby, made by hand (initdb, pg_basebackup -R, SCRAM, an ordinary login). Each
+// names its own result folders and agbench home; only one builds tpcc tables.
+func TestHandmade(t *testing.T) {
+	clustertest.Require(t)
+	h := clustertest.NewHandmade(t, 1)
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, *clustertest.Handmade)
+	}{
+		{"TargetsAreCheckedBeforeLoad", targetsAreCheckedBeforeLoad},
+		{"ConnectionStringsTakeNames", connectionStringsTakeNames},
+		{"RunsOfOneSecondKeepTheirResults", runsOfOneSecondKeepTheirResults},
+		{"TPCCSessionsTakeTheTargetsNames", tpccSessionsTakeTheTargetsNames},
+		{"ListenerRefusesARefusedLogin", listenerRefusesARefusedLogin},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.test(t, h)
+		})
+	}
+}
 
 // Against a cluster built without agbench (initdb, pg_basebackup -R, SCRAM, an ordinary
 // login), every server is checked before any load: a --primary that is a standby, a
 // --standby that is a primary, a database that does not exist and a refused login are bad
 // input (exit 2) that name the flag and the server, and nothing is written.
-func TestTargetsAreCheckedBeforeLoad(t *testing.T) {
-	h := clustertest.NewHandmade(t, 1)
+func targetsAreCheckedBeforeLoad(t *testing.T, h *clustertest.Handmade) {
 	home := t.TempDir()
 	env := map[string]string{"AGBENCH_HOME": home}
 	primary, standby := h.ConnString(0, clustertest.HandmadeApp), h.ConnString(1, clustertest.HandmadeApp)
@@ -44,7 +65,7 @@ func TestTargetsAreCheckedBeforeLoad(t *testing.T) {
 			if c.args[1] != "build" {
 				args = append(args, "--results", results)
 			}
-			code, out, errs := runCLI(t, env, args...)
+			code, out, errs := e2etest.Run(t, env, args...)
 			if code != 2 || !strings.Contains(errs, c.want) {
 				t.Fatalf("exit %d, want 2 and %q in stderr:\n%s\n%s", code, c.want, errs, out)
 			}
@@ -57,7 +78,7 @@ func TestTargetsAreCheckedBeforeLoad(t *testing.T) {
 		})
 	}
 	// "primary is a standby" names what the server is.
-	_, _, errs := runCLI(t, env, "stress", "--primary", standby, "-q", "SELECT 1")
+	_, _, errs := e2etest.Run(t, env, "stress", "--primary", standby, "-q", "SELECT 1")
 	if !strings.Contains(errs, "is a standby (pg_is_in_recovery() is true)") {
 		t.Errorf("stderr %q", errs)
 	}
@@ -65,10 +86,9 @@ func TestTargetsAreCheckedBeforeLoad(t *testing.T) {
 
 // NAME=URL names the servers of connection strings in the result, as the listener names
 // them; read intent lands on the standby; an ordinary login runs the load.
-func TestConnectionStringsTakeNames(t *testing.T) {
-	h := clustertest.NewHandmade(t, 1)
+func connectionStringsTakeNames(t *testing.T, h *clustertest.Handmade) {
 	results := t.TempDir()
-	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress",
+	code, out, errs := e2etest.Run(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress",
 		"--primary", "east="+h.URL(0, clustertest.HandmadeApp), "--standby", "west="+h.URL(1, clustertest.HandmadeApp),
 		"--intent", "ro", "-q", "SELECT 1", "--threads", "2", "--iterations", "20", "--results", results)
 	if code != 0 {
@@ -102,15 +122,14 @@ func TestConnectionStringsTakeNames(t *testing.T) {
 	}
 }
 
-// Two runs started in the same second keep two results, each in its own folder.
-func TestRunsOfOneSecondKeepTheirResults(t *testing.T) {
-	h := clustertest.NewHandmade(t, 0)
+// Three runs started in the same second keep three results, each in its own folder.
+func runsOfOneSecondKeepTheirResults(t *testing.T, h *clustertest.Handmade) {
 	results := t.TempDir()
 	env := map[string]string{"AGBENCH_HOME": t.TempDir()}
 	codes := make(chan int, 3)
 	for i := 0; i < 3; i++ {
 		go func() {
-			code, _, _ := runCLI(t, env, "stress", "--primary", h.ConnString(0, clustertest.HandmadeApp), "-q", "SELECT 1",
+			code, _, _ := e2etest.Run(t, env, "stress", "--primary", h.ConnString(0, clustertest.HandmadeApp), "-q", "SELECT 1",
 				"--iterations", "20", "--sample=false", "--results", results)
 			codes <- code
 		}()
@@ -129,14 +148,13 @@ func TestRunsOfOneSecondKeepTheirResults(t *testing.T) {
 // tpcc run names its sessions, the VUs' and the read-intent ones, as the target names the
 // nodes (NAME=URL), as stress does: the report's sessions table can then set each beside its
 // topology role (it named them 127.0.0.1/32:PORT, with no topology role, before).
-func TestTPCCSessionsTakeTheTargetsNames(t *testing.T) {
-	h := clustertest.NewHandmade(t, 1)
+func tpccSessionsTakeTheTargetsNames(t *testing.T, h *clustertest.Handmade) {
 	env := map[string]string{"AGBENCH_HOME": t.TempDir()}
-	if code, out, errs := runCLI(t, env, "tpcc", "build", "--primary", h.URL(0, clustertest.HandmadeApp), "--warehouses", "1"); code != 0 {
+	if code, out, errs := e2etest.Run(t, env, "tpcc", "build", "--primary", h.URL(0, clustertest.HandmadeApp), "--warehouses", "1"); code != 0 {
 		t.Fatalf("build: exit %d\n%s\n%s", code, out, errs)
 	}
 	results := t.TempDir()
-	code, out, errs := runCLI(t, env, "tpcc", "run", "--primary", "east="+h.URL(0, clustertest.HandmadeApp),
+	code, out, errs := e2etest.Run(t, env, "tpcc", "run", "--primary", "east="+h.URL(0, clustertest.HandmadeApp),
 		"--standby", "west="+h.URL(1, clustertest.HandmadeApp), "--read-intent", "--vus", "1", "--duration", "1s", "--rampup", "0s",
 		"--sample=false", "--results", results)
 	if code != 0 {
@@ -160,15 +178,12 @@ func TestTPCCSessionsTakeTheTargetsNames(t *testing.T) {
 // The listener in front of a hand-made cluster: a connection string whose login or database
 // a server refuses is bad input naming the flag and the server (it ran with the node "down: server
 // refused TLS connection" before); a node down now is not, since it may come up later.
-func TestListenerRefusesARefusedLogin(t *testing.T) {
-	h := clustertest.NewHandmade(t, 1)
+func listenerRefusesARefusedLogin(t *testing.T, h *clustertest.Handmade) {
 	wrongPW := strings.Replace(h.URL(0, clustertest.HandmadeApp), clustertest.HandmadeAppPW, "wrong", 1)
 	noDB := strings.Replace(h.URL(1, clustertest.HandmadeApp), "/"+clustertest.HandmadeDatabase+"?", "/nodb?", 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a listener that starts runs until cancelled
-	defer cancel()
-	var outb, errb bytes.Buffer
-	code := run(ctx, &app{stdout: &outb, stderr: &errb, getenv: os.Getenv}, []string{"listener", "--primary", "p=" + wrongPW, "--standby", "s=" + noDB, "--listen", "127.0.0.1:0"})
-	out, errs := outb.String(), errb.String()
+	p := e2etest.Start(t, nil, "listener", "--primary", "p="+wrongPW, "--standby", "s="+noDB, "--listen", "127.0.0.1:0")
+	code := p.Wait(t, 30*time.Second) // a listener that starts runs until stopped
+	out, errs := p.Stdout.String(), p.Stderr.String()
 	if code != 2 || !strings.Contains(errs, "--primary") || !strings.Contains(errs, "refused the login") ||
 		!strings.Contains(errs, "--standby") || !strings.Contains(errs, "database does not exist") || strings.Contains(errs, "wrong") {
 		t.Fatalf("exit %d, want 2 naming both\n%s\n%s", code, out, errs)

@@ -1,4 +1,4 @@
-package main
+package catalogue
 
 import (
 	"bytes"
@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/agbench/agbench/internal/analyze"
+	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -19,8 +21,8 @@ import (
 // and a load generator short of the CPU it may use (loadgen-saturated). steal cannot be
 // induced from inside a VM, so it has no case here.
 func init() {
-	stressSelect1 := func(env *catEnv, res string, threads int) []string {
-		return []string{"stress", "--cluster", env.Cluster().Name, "--query", "SELECT 1", "--threads", strconv.Itoa(threads),
+	stressSelect1 := func(t *testing.T, env *catEnv, res string, threads int) []string {
+		return []string{"stress", "--cluster", env.Cluster(t).Name, "--query", "SELECT 1", "--threads", strconv.Itoa(threads),
 			"--iterations", "0", "--duration", "3s", "--results", res}
 	}
 	// The control may find the host busy for real: CI runs other packages' tests on the
@@ -29,25 +31,29 @@ func init() {
 	// reached the verdict's threshold. Measured around the whole run (its start-up and
 	// analysis too, a second or two beside a 3 s window), the figure was another window's
 	// than the verdict's: beside a whole test suite whose CPU comes and goes by the second,
-	// the window could hold 0.6 cores of other work and the run as a whole 0.45.
+	// the window could hold 0.6 cores of other work and the run as a whole 0.45. The case
+	// runs serially: the catalogue's other cases, side by side, would be other work in its
+	// control's window, and its burners would be in theirs.
 	var controlForeign float64
 	controlMeasured := false
 	addCase(catalogueCase{
 		Verdict: analyze.VBusyHost,
 		Name:    "stress SELECT 1 while two CPU burners run",
+		Serial:  true,
 		Invalid: func(t *testing.T, env *catEnv) (string, string) {
 			stop := startBurners(t, 2)
 			defer stop()
 			res := env.Results(t)
-			_, out := env.Run(t, stressSelect1(env, res, 1)...)
+			_, out := env.Run(t, stressSelect1(t, env, res, 1)...)
 			return out, res
 		},
 		Control: func(t *testing.T, env *catEnv) (string, string) {
 			res := env.Results(t)
-			stop := watch(func() (cpuReading, bool) { return ourAndMachineCPU(env) })
-			_, out := env.Run(t, stressSelect1(env, res, 1)...)
+			topo := env.Cluster(t)
+			stop := watch(func() (cpuReading, bool) { return ourAndMachineCPU(topo) })
+			_, out := env.Run(t, stressSelect1(t, env, res, 1)...)
 			readings := stop()
-			w := readOneResult(t, res).Steps[0].Window
+			w := e2etest.ReadOneResult(t, res).Steps[0].Window
 			controlForeign, controlMeasured = foreignCPUOver(readings, w.Start, w.End)
 			t.Logf("other processes used %.2f cores in the control's window (measured %v)", controlForeign, controlMeasured)
 			return out, res
@@ -60,20 +66,20 @@ func init() {
 			return controlForeign >= limit, fmt.Sprintf("other processes used %.2f cores in the control's window, measured from /proc (threshold %.2f)", controlForeign, limit)
 		},
 	})
+	// Serially too: its 64 threads on one CPU would be other work in the windows of the
+	// cases beside it, and a case beside its control would take the CPU its load generator
+	// may use.
 	addCase(catalogueCase{
 		Verdict: analyze.VLoadGenSaturated,
 		Name:    "stress SELECT 1 on 64 threads under taskset -c 0",
+		Serial:  true,
 		Invalid: func(t *testing.T, env *catEnv) (string, string) {
 			ts, err := exec.LookPath("taskset")
 			if err != nil {
 				t.Skip("no taskset")
 			}
-			bin := filepath.Join(t.TempDir(), "agbench")
-			if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-				t.Fatalf("go build: %v\n%s", err, out)
-			}
 			res := env.Results(t)
-			cmd := exec.Command(ts, append([]string{"-c", "0", bin}, stressSelect1(env, res, 64)...)...)
+			cmd := exec.Command(ts, append([]string{"-c", "0", e2etest.Bin(t)}, stressSelect1(t, env, res, 64)...)...)
 			cmd.Env = append(os.Environ(), "AGBENCH_HOME="+env.Home)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
@@ -86,7 +92,7 @@ func init() {
 		},
 		Control: func(t *testing.T, env *catEnv) (string, string) {
 			res := env.Results(t)
-			_, out := env.Run(t, stressSelect1(env, res, 2)...)
+			_, out := env.Run(t, stressSelect1(t, env, res, 2)...)
 			return out, res
 		},
 	})
@@ -115,8 +121,9 @@ func startBurners(t *testing.T, n int) func() {
 }
 
 // cpuReading is the machine's busy CPU time (user, nice, system) and the CPU time of this
-// test process and the catalogue cluster's servers (each postmaster and its children,
-// living and reaped), in seconds, at wall time wall (seconds since boot).
+// test process, the agbench it runs (its children, living and reaped) and the catalogue
+// cluster's servers (each postmaster and its children, living and reaped), in seconds, at
+// wall time wall (seconds since boot).
 type cpuReading struct{ busy, ours, wall float64 }
 
 // foreignCPUOver is the CPU, in cores, that processes other than this test's and the
@@ -131,7 +138,7 @@ func foreignCPUOver(rs []reading[cpuReading], from, to time.Time) (float64, bool
 }
 
 // ourAndMachineCPU reads /proc; false when some part could not be read.
-func ourAndMachineCPU(env *catEnv) (cpuReading, bool) {
+func ourAndMachineCPU(topo *cluster.Topology) (cpuReading, bool) {
 	const hz = 100.0 // USER_HZ
 	var r cpuReading
 	stat, err := os.ReadFile("/proc/stat")
@@ -152,7 +159,7 @@ func ourAndMachineCPU(env *catEnv) (cpuReading, bool) {
 	}
 	r.wall, _ = strconv.ParseFloat(strings.Fields(string(up))[0], 64)
 	pms := map[int]bool{}
-	for _, n := range env.Cluster().Nodes {
+	for _, n := range topo.Nodes {
 		pid, err := os.ReadFile(filepath.Join(n.DataDir, "postmaster.pid"))
 		if err != nil {
 			return r, false
@@ -180,7 +187,7 @@ func ourAndMachineCPU(env *catEnv) (cpuReading, bool) {
 			continue
 		}
 		ppid, _ := strconv.Atoi(g[1])
-		if pid != self && !pms[pid] && !pms[ppid] {
+		if pid != self && ppid != self && !pms[pid] && !pms[ppid] {
 			continue
 		}
 		for _, v := range g[11:15] { // utime stime cutime cstime

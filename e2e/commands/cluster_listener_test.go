@@ -1,9 +1,7 @@
-package main
+package commands
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,22 +10,19 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 )
 
 func TestClusterCreateWithListener(t *testing.T) {
+	t.Parallel()
 	clustertest.Require(t)
-	if code, _, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "cluster", "create", "--listener=nonsense"); code != 2 || !strings.Contains(errs, "--listener") {
+	if code, _, errs := e2etest.Run(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "cluster", "create", "--listener=nonsense"); code != 2 || !strings.Contains(errs, "--listener") {
 		t.Fatalf("bad --listener: %d %s", code, errs)
 	}
-	// The background listener is this package's binary, built for the test.
-	bin := filepath.Join(t.TempDir(), "agbench")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	home := clustertest.Home(t)
-	env := map[string]string{"AGBENCH_HOME": home, "AGBENCH_SELF": bin}
+	env := map[string]string{"AGBENCH_HOME": home}
 	base, err := clustertest.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
@@ -37,12 +32,12 @@ func TestClusterCreateWithListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	laddr := "127.0.0.1:" + strconv.Itoa(lp)
-	code, out, errs := runCLI(t, env, "cluster", "create", "--name", "cl", "--standbys", "1", "--base-port", strconv.Itoa(base),
+	code, out, errs := e2etest.Run(t, env, "cluster", "create", "--name", "cl", "--standbys", "1", "--base-port", strconv.Itoa(base),
 		"--set", "fsync=off", "--listener="+laddr)
 	if code != 0 {
 		t.Fatalf("create: %d %s %s", code, out, errs)
 	}
-	t.Cleanup(func() { runCLI(t, env, "cluster", "destroy", "--name", "cl") })
+	t.Cleanup(func() { e2etest.Run(t, env, "cluster", "destroy", "--name", "cl") })
 	topo, err := cluster.Load(home, "cl")
 	if err != nil || topo.Listener == nil || topo.Listener.PID == 0 {
 		t.Fatalf("topology's listener: %+v %v", topo.Listener, err)
@@ -70,19 +65,19 @@ func TestClusterCreateWithListener(t *testing.T) {
 		t.Fatalf("main port: %q %v", v, err)
 	}
 	running := regexp.MustCompile(`listener: ` + regexp.QuoteMeta(laddr) + `.*running \(pid \d+\)`)
-	if _, out, _ := runCLI(t, env, "cluster", "status", "--name", "cl"); !running.MatchString(out) {
+	if _, out, _ := e2etest.Run(t, env, "cluster", "status", "--name", "cl"); !running.MatchString(out) {
 		t.Fatalf("status does not show the listener running:\n%s", out)
 	}
-	if code, out, errs := runCLI(t, env, "cluster", "stop", "--name", "cl"); code != 0 {
+	if code, out, errs := e2etest.Run(t, env, "cluster", "stop", "--name", "cl"); code != 0 {
 		t.Fatalf("stop: %s %s", out, errs)
 	}
 	if cluster.Alive(pid) {
 		t.Fatal("listener still running after cluster stop")
 	}
-	if _, out, _ := runCLI(t, env, "cluster", "status", "--name", "cl"); !strings.Contains(out, "not running") {
+	if _, out, _ := e2etest.Run(t, env, "cluster", "status", "--name", "cl"); !strings.Contains(out, "not running") {
 		t.Fatalf("status after stop:\n%s", out)
 	}
-	if code, out, errs := runCLI(t, env, "cluster", "start", "--name", "cl"); code != 0 {
+	if code, out, errs := e2etest.Run(t, env, "cluster", "start", "--name", "cl"); code != 0 {
 		t.Fatalf("start: %s %s", out, errs)
 	}
 	if v, err := inRecovery(lp + 1); v != "t" {
@@ -90,7 +85,7 @@ func TestClusterCreateWithListener(t *testing.T) {
 	}
 	topo, _ = cluster.Load(home, "cl")
 	pid = topo.Listener.PID
-	if code, out, errs := runCLI(t, env, "cluster", "destroy", "--name", "cl"); code != 0 {
+	if code, out, errs := e2etest.Run(t, env, "cluster", "destroy", "--name", "cl"); code != 0 {
 		t.Fatalf("destroy: %s %s", out, errs)
 	}
 	deadline := time.Now().Add(20 * time.Second)

@@ -1,160 +1,21 @@
-package main
+package faults
 
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
-	"github.com/agbench/agbench/internal/listener"
-	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/result"
-	"github.com/agbench/agbench/internal/workload/pgops"
-	"github.com/agbench/agbench/internal/workload/tpcc"
 )
-
-// handmadeListener starts an agbench listener in front of a hand-made cluster (node 0
-// primary, the others standbys), probing as the ordinary login, and returns a connection
-// string to it for that login.
-func handmadeListener(t *testing.T, h *clustertest.Handmade, routingList string) string {
-	t.Helper()
-	cfg := listener.Config{Listen: "127.0.0.1:0", Routing: true, RoutingList: routingList, ProbeInterval: 200 * time.Millisecond}
-	for i, port := range h.Ports {
-		name := "primary"
-		if i > 0 {
-			name = fmt.Sprintf("standby%d", i)
-		}
-		cfg.Backends = append(cfg.Backends, listener.Backend{Name: name, Addr: fmt.Sprintf("127.0.0.1:%d", port),
-			ProbeConnString: h.ConnString(i, clustertest.HandmadeApp)})
-	}
-	l, err := listener.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	// Every node of h is running: wait until the listener has found each up in its role, so
-	// that a load-balanced set spreads the run's first sessions over all its standbys (a
-	// probe slowed by a busy machine would otherwise send them all to the one probed first).
-	for deadline := time.Now().Add(2 * time.Minute); ; {
-		up := 0
-		for _, n := range l.Status() {
-			if n.Up && n.Role != "unknown" { // a test may have made a stale primary on purpose
-				up++
-			}
-		}
-		if up == len(h.Ports) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the listener did not find every node up within 2m: %+v", l.Status())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return fmt.Sprintf("host=127.0.0.1 port=%s user=%s password=%s dbname=%s sslmode=disable",
-		port, clustertest.HandmadeApp, clustertest.HandmadeAppPW, clustertest.HandmadeDatabase)
-}
-
-// afterLoadStarts runs fault d after the run's first worker session (application_name
-// agbench-worker, begun after this call) is seen on node i of h, rather than d after the
-// command started: a run's window begins as its workers connect, so a start slowed by a
-// busy machine cannot move the fault out of the window (or before it). Every test that
-// faults a node mid-run times its fault so.
-func afterLoadStarts(t *testing.T, h *clustertest.Handmade, i int, d time.Duration, fault func(ctx context.Context) error) func() {
-	t.Helper()
-	return afterLoadStartsOn(t, h.Admin(context.Background(), t, i), d, fault)
-}
-
-// afterLoadStartsOn is afterLoadStarts watching the server of watch, a session allowed to
-// see the run's worker sessions (it closes it).
-func afterLoadStartsOn(t *testing.T, watch *pgx.Conn, d time.Duration, fault func(ctx context.Context) error) func() {
-	t.Helper()
-	// Only a session born from now on is this run's: a worker of an earlier run on the same
-	// server (a case before this one) may still be listed while its backend exits.
-	var since time.Time
-	if err := watch.QueryRow(context.Background(), `SELECT clock_timestamp()`).Scan(&since); err != nil {
-		t.Fatal(err)
-	}
-	return afterOn(t, watch, "a worker session of the run", d, fault, func(ctx context.Context) (bool, error) {
-		var n int
-		err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND backend_start > $2`, pgops.WorkerAppName, since).Scan(&n)
-		return n > 0, err
-	})
-}
-
-// afterNewOrdersOn is afterLoadStartsOn for tpcc run, whose sessions are all named alike
-// (those that check the database before the load too): the load has started once a
-// district's next order number moved.
-func afterNewOrdersOn(t *testing.T, watch *pgx.Conn, d time.Duration, fault func(ctx context.Context) error) func() {
-	t.Helper()
-	const next = `SELECT sum(d_next_o_id)::int8 FROM ` + tpcc.Schema + `.district`
-	var from int64
-	if err := watch.QueryRow(context.Background(), next).Scan(&from); err != nil {
-		t.Fatal(err)
-	}
-	return afterOn(t, watch, "a New-Order of the run", d, fault, func(ctx context.Context) (bool, error) {
-		var n int64
-		err := watch.QueryRow(ctx, next).Scan(&n)
-		return n > from, err
-	})
-}
-
-// afterOn runs fault, in its own goroutine, d after started (polled on watch's server, for
-// up to 2 minutes) first says yes; it closes watch before the fault, which may stop its
-// server. The returned function waits for the fault and reports its error.
-func afterOn(t *testing.T, watch *pgx.Conn, what string, d time.Duration, fault func(ctx context.Context) error, started func(ctx context.Context) (bool, error)) func() {
-	t.Helper()
-	ctx := context.Background()
-	done := make(chan error, 1)
-	go func() {
-		deadline := time.Now().Add(2 * time.Minute)
-		for {
-			ok, err := started(ctx)
-			if err != nil {
-				watch.Close(ctx)
-				done <- err
-				return
-			}
-			if ok {
-				break
-			}
-			if time.Now().After(deadline) {
-				watch.Close(ctx)
-				done <- fmt.Errorf("no %s within 2m", what)
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		watch.Close(ctx)
-		time.Sleep(d)
-		done <- fault(ctx)
-	}()
-	return func() {
-		t.Helper()
-		if err := <-done; err != nil {
-			t.Fatalf("fault: %v", err)
-		}
-	}
-}
-
-// failover stops the primary (fast) and promotes standby 1, as a DBA does after a failure.
-func failover(h *clustertest.Handmade) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
-		if err := h.Stop(ctx, 0); err != nil {
-			return err
-		}
-		return h.Promote(ctx, 1)
-	}
-}
 
 // faultFigures checks what a step through a fault must show: the errors by SQLSTATE with
 // their times inside the window, the lost sessions made again, and operations per second
@@ -197,17 +58,18 @@ func throughIterations(threads int) string { return strconv.Itoa(throughOps / th
 // made again on the new one; the step records its errors by SQLSTATE with their times, the
 // reconnects and the throughput on both sides of the fault; the run completes (exit 0).
 func TestStressThroughAFailover(t *testing.T) {
+	t.Parallel()
 	h := clustertest.NewHandmade(t, 1)
-	lcs := handmadeListener(t, h, "")
+	lcs := e2etest.HandmadeListener(t, h, "")
 	results := t.TempDir()
-	wait := afterLoadStarts(t, h, 0, 2500*time.Millisecond, failover(h))
-	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs,
+	wait := e2etest.AfterLoadStarts(t, h, 0, 2500*time.Millisecond, e2etest.Failover(h))
+	code, out, errs := e2etest.Run(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs,
 		"-q", "SELECT 1", "--threads", "2", "--rate", throughRate, "--iterations", throughIterations(2), "--max-errors", "0", "--sample=false", "--results", results)
 	wait()
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	res := readOneResult(t, results)
+	res := e2etest.ReadOneResult(t, results)
 	if !res.Complete || len(res.Steps) != 1 {
 		t.Fatalf("complete %v (%s), steps %d", res.Complete, res.IncompleteReason, len(res.Steps))
 	}
@@ -227,7 +89,7 @@ func TestStressThroughAFailover(t *testing.T) {
 func reportShowsFaults(t *testing.T, results, sqlstate string) {
 	t.Helper()
 	html := filepath.Join(t.TempDir(), "r.html")
-	code, out, errs := runCLI(t, nil, "report", results, "-o", html)
+	code, out, errs := e2etest.Run(t, nil, "report", results, "-o", html)
 	if code != 0 {
 		t.Fatalf("report: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -246,7 +108,7 @@ func reportShowsFaults(t *testing.T, results, sqlstate string) {
 	}
 	// agbench compare names the faults beside the figures that include them.
 	runs, _ := filepath.Glob(filepath.Join(results, "*"))
-	code, out, errs = runCLI(t, nil, "compare", runs[0], runs[0])
+	code, out, errs = e2etest.Run(t, nil, "compare", runs[0], runs[0])
 	if code != 0 || !strings.Contains(out, "faults") || !strings.Contains(out, " errors ("+sqlstate) || !strings.Contains(out, "B: ") {
 		t.Errorf("compare: exit %d, the faults not named:\n%s\n%s", code, out, errs)
 	}
@@ -255,27 +117,28 @@ func reportShowsFaults(t *testing.T, results, sqlstate string) {
 // A failover during tpcc run through a listener: NOPM is measured (never 0 for a run that
 // did New-Orders), the errors and reconnects are in the result and on the terminal.
 func TestTPCCThroughAFailover(t *testing.T) {
+	t.Parallel()
 	h := clustertest.NewHandmade(t, 1)
 	env := map[string]string{"AGBENCH_HOME": t.TempDir()}
-	code, out, errs := runCLI(t, env, "tpcc", "build", "--primary", h.ConnString(0, clustertest.HandmadeApp), "--warehouses", "1")
+	code, out, errs := e2etest.Run(t, env, "tpcc", "build", "--primary", h.ConnString(0, clustertest.HandmadeApp), "--warehouses", "1")
 	if code != 0 {
 		t.Fatalf("build: exit %d\n%s\n%s", code, out, errs)
 	}
 	if !strings.Contains(out, "lacks pg_checkpoint") || !strings.Contains(out, "checkpoint – (none") { // an ordinary login may not checkpoint: said, not failed, and not timed as 0.0s
 		t.Errorf("build output does not say the checkpoint was skipped:\n%s", out)
 	}
-	lcs := handmadeListener(t, h, "")
+	lcs := e2etest.HandmadeListener(t, h, "")
 	results := t.TempDir()
 	// 2 s after its first New-Order leaves 7 s of the 9 s window for the failover and the
 	// operations after it.
-	wait := afterNewOrdersOn(t, h.Admin(context.Background(), t, 0), 2*time.Second, failover(h))
-	code, out, errs = runCLI(t, env, "tpcc", "run", "--listener", lcs, "--vus", "2", "--rampup", "0s", "--duration", "9s",
+	wait := e2etest.AfterNewOrdersOn(t, h.Admin(context.Background(), t, 0), 2*time.Second, e2etest.Failover(h))
+	code, out, errs = e2etest.Run(t, env, "tpcc", "run", "--listener", lcs, "--vus", "2", "--rampup", "0s", "--duration", "9s",
 		"--max-errors", "0", "--sample=false", "--results", results)
 	wait()
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
 	}
-	res := readOneResult(t, results)
+	res := e2etest.ReadOneResult(t, results)
 	st := &res.Steps[0]
 	faultFigures(t, st)
 	if nopm, ok := st.Counters["nopm"]; !ok || nopm <= 0 {
@@ -289,17 +152,18 @@ func TestTPCCThroughAFailover(t *testing.T) {
 // A standby stopped during a read-intent stress through a listener with a load-balanced
 // set: the sessions on it move to the other standby; none lands on the primary.
 func TestStressStandbyStoppedMidRun(t *testing.T) {
+	t.Parallel()
 	h := clustertest.NewHandmade(t, 2)
-	lcs := handmadeListener(t, h, "(('standby1','standby2'),'primary')")
+	lcs := e2etest.HandmadeListener(t, h, "(('standby1','standby2'),'primary')")
 	results := t.TempDir()
-	wait := afterLoadStarts(t, h, 1, 2500*time.Millisecond, func(ctx context.Context) error { return h.Stop(ctx, 1) })
-	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs, "--intent", "read-only",
+	wait := e2etest.AfterLoadStarts(t, h, 1, 2500*time.Millisecond, func(ctx context.Context) error { return h.Stop(ctx, 1) })
+	code, out, errs := e2etest.Run(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs, "--intent", "read-only",
 		"-q", "SELECT 1", "--threads", "4", "--rate", throughRate, "--iterations", throughIterations(4), "--max-errors", "0", "--sample=false", "--results", results)
 	wait()
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	res := readOneResult(t, results)
+	res := e2etest.ReadOneResult(t, results)
 	st := &res.Steps[0]
 	faultFigures(t, st)
 	for _, s := range st.Sessions {
@@ -315,17 +179,18 @@ func TestStressStandbyStoppedMidRun(t *testing.T) {
 // every standby, then the primary: here the new primary), and the step records the
 // errors and the reconnects rather than going on silently on what became a primary.
 func TestStressReadIntentThroughAPromotion(t *testing.T) {
+	t.Parallel()
 	h := clustertest.NewHandmade(t, 1)
-	lcs := handmadeListener(t, h, "")
+	lcs := e2etest.HandmadeListener(t, h, "")
 	results := t.TempDir()
-	wait := afterLoadStarts(t, h, 1, 2500*time.Millisecond, failover(h))
-	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs, "--intent", "read-only",
+	wait := e2etest.AfterLoadStarts(t, h, 1, 2500*time.Millisecond, e2etest.Failover(h))
+	code, out, errs := e2etest.Run(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs, "--intent", "read-only",
 		"-q", "SELECT 1", "--threads", "2", "--rate", throughRate, "--iterations", throughIterations(2), "--max-errors", "0", "--sample=false", "--results", results)
 	wait()
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	st := &readOneResult(t, results).Steps[0]
+	st := &e2etest.ReadOneResult(t, results).Steps[0]
 	faultFigures(t, st)
 	for _, s := range st.Sessions { // where each VU's last session landed
 		if s.InRecovery || !strings.HasSuffix(s.Node, strconv.Itoa(h.Ports[1])) {
@@ -340,13 +205,14 @@ func TestStressReadIntentThroughAPromotion(t *testing.T) {
 // A fresh listener facing two writable nodes of a hand-made cluster (the standby promoted,
 // the old primary started again as it was) sends writes to the newer timeline only.
 func TestFreshListenerWritesToTheNewerPrimary(t *testing.T) {
+	t.Parallel()
 	h := clustertest.NewHandmade(t, 1)
 	ctx := context.Background()
-	if err := failover(h)(ctx); err != nil {
+	if err := e2etest.Failover(h)(ctx); err != nil {
 		t.Fatal(err)
 	}
 	h.Start(ctx, t, 0) // no standby.signal: the old primary is writable again
-	lcs := handmadeListener(t, h, "")
+	lcs := e2etest.HandmadeListener(t, h, "")
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		c, err := pgx.Connect(ctx, lcs)
@@ -369,37 +235,6 @@ func TestFreshListenerWritesToTheNewerPrimary(t *testing.T) {
 	}
 }
 
-// freeze stops node i's postmaster and every process it started (SIGSTOP) for d, then lets
-// them go on (SIGCONT): a server that hangs without failing anything.
-func freeze(h *clustertest.Handmade, i int, d time.Duration) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
-		b, err := os.ReadFile(filepath.Join(h.DataDir(i), "postmaster.pid"))
-		if err != nil {
-			return err
-		}
-		pm, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
-		if err != nil {
-			return err
-		}
-		pids := []int{pm}
-		children, err := proc.Children(proc.Root, pm)
-		if err != nil {
-			return err
-		}
-		for _, c := range children {
-			pids = append(pids, c.PID)
-		}
-		for _, p := range pids {
-			_ = syscall.Kill(p, syscall.SIGSTOP)
-		}
-		time.Sleep(d)
-		for _, p := range pids {
-			_ = syscall.Kill(p, syscall.SIGCONT)
-		}
-		return nil
-	}
-}
-
 // Mid-run, one standby is promoted beside a primary that goes on (a second writable node) and
 // the other is stopped. The step says which node changed role and when (sessions that landed
 // on it ran on a primary after; it said nothing, the sessions table still called it a
@@ -410,12 +245,13 @@ func freeze(h *clustertest.Handmade, i int, d time.Duration) func(ctx context.Co
 // window lasts until after that however long a promotion takes on a busy machine (a 6 s
 // window left 4 s for both).
 func TestStressStandbysPromotedAndLostMidRun(t *testing.T) {
+	t.Parallel()
 	h := clustertest.NewHandmade(t, 2)
 	results := t.TempDir()
 	ctx := context.Background()
 	locker := h.Admin(ctx, t, 0)
 	defer locker.Close(ctx)
-	wait := afterLoadStarts(t, h, 0, 2*time.Second, func(ctx context.Context) error {
+	wait := e2etest.AfterLoadStarts(t, h, 0, 2*time.Second, func(ctx context.Context) error {
 		if _, err := locker.Exec(ctx, `SELECT pg_advisory_lock(7)`); err != nil {
 			return err
 		}
@@ -429,14 +265,14 @@ func TestStressStandbysPromotedAndLostMidRun(t *testing.T) {
 		_, err := locker.Exec(ctx, `SELECT pg_advisory_unlock(7)`)
 		return err
 	})
-	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--primary", h.ConnString(0, clustertest.HandmadeApp),
+	code, out, errs := e2etest.Run(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--primary", h.ConnString(0, clustertest.HandmadeApp),
 		"--standby", h.ConnString(1, clustertest.HandmadeApp), "--standby", h.ConnString(2, clustertest.HandmadeApp),
 		"-q", "SELECT pg_advisory_xact_lock_shared(7)", "--threads", "1", "--rate", "200", "--iterations", "1200", "--results", results)
 	wait()
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	warnings := strings.Join(readOneResult(t, results).Steps[0].Warnings, "\n")
+	warnings := strings.Join(e2etest.ReadOneResult(t, results).Steps[0].Warnings, "\n")
 	for _, want := range []string{"standby1 was promoted during the window", "node standby2: lost at"} {
 		if !strings.Contains(out, want) || !strings.Contains(warnings, want) {
 			t.Errorf("%q not in the output and the result's warnings:\n%s\n%q", want, out, warnings)
@@ -449,18 +285,19 @@ func TestStressStandbysPromotedAndLostMidRun(t *testing.T) {
 // complete nothing while the others go on, so the step never stalls; vu-stalled names the
 // VU and the node its session was on, and the run exits 0.
 func TestStressStandbyFrozenMidRun(t *testing.T) {
+	t.Parallel()
 	h := clustertest.NewHandmade(t, 2)
-	lcs := handmadeListener(t, h, "(('standby1','standby2'),'primary')")
+	lcs := e2etest.HandmadeListener(t, h, "(('standby1','standby2'),'primary')")
 	results := t.TempDir()
-	wait := afterLoadStarts(t, h, 1, 3*time.Second, freeze(h, 1, 5*time.Second))
-	code, out, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs, "--intent", "read-only",
+	wait := e2etest.AfterLoadStarts(t, h, 1, 3*time.Second, e2etest.Freeze(h, 1, 5*time.Second))
+	code, out, errs := e2etest.Run(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs, "--intent", "read-only",
 		"-q", "SELECT 1", "--threads", "4", "--duration", "12s", "--sample=false", "--results", results)
 	wait()
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	frozen := fmt.Sprintf("127.0.0.1:%d", h.Ports[1]) // the listener's sessions are named by address
-	st := readOneResult(t, results).Steps[0]
+	st := e2etest.ReadOneResult(t, results).Steps[0]
 	stuck := 0
 	for _, q := range st.VUQuiet {
 		if q.To-q.From < 3 {
