@@ -1,8 +1,10 @@
-// Package proc owns the reading and parsing of the kernel's files: /proc (the machine's
-// CPU times in /proc/stat; a process's line in /proc/<pid>/stat, its children by it, and
-// its command line), /sys and the control groups' files. Each file is parsed here once,
-// for every package that needs its figures (the samplers, the cluster's postmasters and
-// Patroni, seeding's sender and receiver); they keep their own logic (deltas, series,
+// Package proc owns the reading and parsing of the kernel's files: /proc (stat, meminfo,
+// diskstats, net/dev, pressure, cpuinfo, the kernel's release; a process's stat line, its
+// children by it, its command line, io and its threads' schedstat), /sys (a block device's
+// inflight) and the control groups' files (cpu.stat, memory.stat, io.stat, blkio's
+// counters, CPU quotas). Each file is parsed here once, for every package that needs its
+// figures (the samplers, the cluster's postmasters and control groups, seeding, the
+// readahead experiment, the recorded host); they keep their own logic (deltas, series,
 // verdicts).
 //
 // Files are read through an FS, whose root is "/" on the machine and a folder of copies of

@@ -5,8 +5,8 @@
 // WAL written, replication lag) and, for a server on this host, its processes' CPU from
 // /proc (servercpu.go).
 //
-// Parsers are pure functions of the bytes they are given; samplers turn two readings into
-// rates over the interval between them. Samplers never slow the workload: cheap reads, one
+// The kernel's files are read and parsed by internal/proc (through OSConfig.Kernel, a copy
+// of them in tests); samplers turn two readings into rates over the interval between them. Samplers never slow the workload: cheap reads, one
 // connection per node, and they only ever read.
 //
 // It must not import the runner, workloads, the analysis or the report.
