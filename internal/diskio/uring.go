@@ -5,14 +5,14 @@ package diskio
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agbench/agbench/internal/proc"
 )
 
 // The io_uring ABI as laid out in the kernel's include/uapi/linux/io_uring.h. No Go
@@ -134,11 +134,8 @@ func (e *UringError) Unwrap() error { return e.Err }
 // uringDisabled reads /proc/sys/kernel/io_uring_disabled: 0 allowed, 1 allowed for a
 // group, 2 disabled.
 func uringDisabled() bool {
-	b, err := os.ReadFile("/proc/sys/kernel/io_uring_disabled")
-	if err != nil {
-		return false
-	}
-	return strings.TrimSpace(string(b)) == "2"
+	v, err := proc.Host.SysctlInt("kernel.io_uring_disabled")
+	return err == nil && v == 2 // unread (kernels before 6.6 have no such setting): allowed
 }
 
 func uringSetup(entries uint32, p *uringParams) (int, error) {

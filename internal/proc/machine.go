@@ -2,6 +2,7 @@ package proc
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/prometheus/procfs"
@@ -19,6 +20,23 @@ func (f FS) OSRelease() (string, error) {
 		return "", err
 	}
 	return strings.Join(v, " "), nil
+}
+
+// SysctlInt reads a kernel setting of one integer under /proc/sys ("kernel.io_uring_disabled"),
+// through procfs's SysctlInts.
+func (f FS) SysctlInt(name string) (int, error) {
+	pfs, err := procfs.NewFS(f.Proc())
+	if err != nil {
+		return 0, err
+	}
+	v, err := pfs.SysctlInts(name)
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 1 {
+		return 0, fmt.Errorf("%s: %d values, want one", f.Proc("sys", strings.ReplaceAll(name, ".", "/")), len(v))
+	}
+	return v[0], nil
 }
 
 // CPUModel reads the first CPU's model name from /proc/cpuinfo, through procfs's CPUInfo
