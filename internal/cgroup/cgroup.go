@@ -14,7 +14,6 @@
 package cgroup
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -73,48 +72,26 @@ type Mount struct {
 
 // ParseMountinfo reads /proc/self/mountinfo's format and returns its cgroup and cgroup2 mounts.
 func ParseMountinfo(r io.Reader) ([]Mount, error) {
-	var out []Mount
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
-			continue
-		}
-		pre, post, ok := strings.Cut(line, " - ")
-		if !ok {
-			return nil, fmt.Errorf("mountinfo: no separator in %q", line)
-		}
-		f := strings.Fields(pre)
-		g := strings.Fields(post)
-		if len(f) < 5 || len(g) < 3 {
-			return nil, fmt.Errorf("mountinfo: short line %q", line)
-		}
-		if g[0] != "cgroup" && g[0] != "cgroup2" {
-			continue
-		}
-		out = append(out, Mount{Point: unescapeMount(f[4]), FSType: g[0], Options: strings.Split(g[2], ",")})
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
 	}
-	return out, sc.Err()
+	all, err := proc.ParseMountinfo(data)
+	if err != nil {
+		return nil, err
+	}
+	return cgroupMounts(all), nil
 }
 
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space, …).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
+// cgroupMounts keeps the cgroup and cgroup2 mounts of a mount table.
+func cgroupMounts(all []proc.Mount) []Mount {
+	var out []Mount
+	for _, m := range all {
+		if m.FSType == "cgroup" || m.FSType == "cgroup2" {
+			out = append(out, Mount{Point: m.Point, FSType: m.FSType, Options: m.SuperOptions})
 		}
-		b.WriteByte(s[i])
 	}
-	return b.String()
+	return out
 }
 
 // Detect finds the control-group layout that can model hosts: v2 when a cgroup2 mount offers
@@ -140,16 +117,11 @@ func RequireRoot() error {
 // CPUs and memory, so that a budget can be checked (System.Check) before root is asked for.
 // Making groups still needs root.
 func Inspect() (*System, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	all, err := proc.Host.Mountinfo()
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	mounts, err := ParseMountinfo(f)
-	if err != nil {
-		return nil, err
-	}
-	s, err := layout(mounts, readControllers)
+	s, err := layout(cgroupMounts(all), readControllers)
 	if err != nil {
 		return nil, err
 	}

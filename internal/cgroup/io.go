@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -116,29 +115,20 @@ func ParseDevice(s string) (*Device, error) {
 // mountSourceOf returns the source and type of the mount that holds path, from
 // /proc/self/mountinfo: the longest mount point that is path or a parent of it.
 func mountSourceOf(path string) (source, fstype string, err error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := proc.Host.Mountinfo()
 	if err != nil {
 		return "", "", err
 	}
-	defer f.Close()
 	best := -1
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		fs, gs := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(fs) < 5 || len(gs) < 2 {
-			continue
-		}
-		mp := unescapeMount(fs[4])
-		if (path == mp || strings.HasPrefix(path, strings.TrimSuffix(mp, "/")+"/")) && len(mp) > best {
-			best, source, fstype = len(mp), unescapeMount(gs[1]), gs[0]
+	for _, m := range mounts {
+		if (path == m.Point || strings.HasPrefix(path, strings.TrimSuffix(m.Point, "/")+"/")) && len(m.Point) > best {
+			best, source, fstype = len(m.Point), m.Source, m.FSType
 		}
 	}
 	if best < 0 {
 		return "", "", fmt.Errorf("no mount holds %s", path)
 	}
-	return source, fstype, sc.Err()
+	return source, fstype, nil
 }
 
 // AutoCPUShares is what ParseCPUShares returns for "auto": the caller gives a weight in

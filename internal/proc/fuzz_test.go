@@ -165,3 +165,20 @@ func FuzzParseCPUMax(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseMountinfo: no panic, and every mount it returns has a file system type.
+func FuzzParseMountinfo(f *testing.F) {
+	f.Add(mustRead(f, fixture.Proc("self", "mountinfo")))
+	f.Add([]byte(`36 35 98:0 /mnt1 /a\040b rw,noatime master:1 - ext3 /dev/my\040disk rw` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ms, err := ParseMountinfo(data)
+		if err != nil {
+			return
+		}
+		for _, m := range ms {
+			if m.FSType == "" || len(m.SuperOptions) == 0 {
+				t.Fatalf("%q: %+v", data, m)
+			}
+		}
+	})
+}
