@@ -24,14 +24,15 @@ func slotExists(t *testing.T, topo *cluster.Topology, slot string) bool {
 }
 
 func TestPlanStandbyRefusesTakenOrBadNames(t *testing.T) {
-	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
-	for _, name := range []string{"standby1", "primary", "Bad-Name", "with-dash"} {
+	t.Parallel()
+	topo := clustertest.Shared(t, clustertest.Options{Standbys: 2}) // planning makes nothing
+	for _, name := range []string{"standby1", "standby2", "primary", "Bad-Name", "with-dash"} {
 		if _, err := topo.PlanStandby(name); !agerr.IsBadInput(err) {
 			t.Errorf("PlanStandby(%q) = %v, want bad input", name, err)
 		}
 	}
 	n, err := topo.PlanStandby("")
-	if err != nil || n.Name != "standby2" || n.Slot != "standby2" || n.Port <= topo.Node("standby1").Port {
+	if err != nil || n.Name != "standby3" || n.Slot != "standby3" || n.Port <= topo.Node("standby2").Port {
 		t.Fatalf("PlanStandby(\"\") = %+v, %v", n, err)
 	}
 	if _, err := os.Stat(n.DataDir); !os.IsNotExist(err) {
@@ -73,6 +74,7 @@ func addStandby(t *testing.T, ctx context.Context, topo *cluster.Topology, name 
 }
 
 func TestAddStandbyStepsThenRemove(t *testing.T) {
+	t.Parallel() // owns its cluster: it adds and removes a standby
 	topo := clustertest.New(t, clustertest.Options{Standbys: 0})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -102,6 +104,7 @@ func TestAddStandbyStepsThenRemove(t *testing.T) {
 }
 
 func TestRemoveHalfMadeStandby(t *testing.T) {
+	t.Parallel() // owns its cluster: it adds and removes a standby
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
 	ctx := context.Background()
 	n, err := topo.PlanStandby("")

@@ -20,6 +20,7 @@ import (
 // read ("standby1 did not replay past 0/CBED7F8 within 1m0s" before a Patroni drill). Replay
 // is paused here, so that no record can come after the position.
 func TestCaughtUpAtTheSamePosition(t *testing.T) {
+	t.Parallel() // owns its cluster: it pauses the standby's replay
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
 	ctx := context.Background()
 	exec1(t, connect(t, topo, topo.Primary()), `CREATE TABLE t (id int); INSERT INTO t VALUES (1)`)

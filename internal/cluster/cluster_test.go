@@ -29,6 +29,17 @@ func connect(t *testing.T, topo *cluster.Topology, n *cluster.Node) *pgx.Conn {
 	return c
 }
 
+// connectTo opens a session to database db on node n as the cluster's superuser.
+func connectTo(t *testing.T, topo *cluster.Topology, n *cluster.Node, db string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), topo.ConnString(n, db))
+	if err != nil {
+		t.Fatalf("connect %s: %v", n.Name, err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
 func exec1(t *testing.T, c *pgx.Conn, sql string, args ...any) {
 	t.Helper()
 	if _, err := c.Exec(context.Background(), sql, args...); err != nil {
@@ -53,15 +64,17 @@ func eventually(t *testing.T, d time.Duration, f func() error) {
 }
 
 func TestRowWrittenOnPrimaryReadableOnEveryStandby(t *testing.T) {
-	topo := clustertest.New(t, clustertest.Options{Standbys: 2})
+	t.Parallel()
+	topo := clustertest.Shared(t, clustertest.Options{Standbys: 2})
+	db := clustertest.OwnDatabase(t, topo)
 	ctx := context.Background()
-	p := connect(t, topo, topo.Primary())
+	p := connectTo(t, topo, topo.Primary(), db)
 	exec1(t, p, `CREATE TABLE t (id int primary key, note text); INSERT INTO t VALUES (1, 'hello')`)
 	if len(topo.Standbys()) != 2 {
 		t.Fatalf("standbys: %v", topo.NodeNames())
 	}
 	for _, s := range topo.Standbys() {
-		c := connect(t, topo, s)
+		c := connectTo(t, topo, s, db)
 		var note, name string
 		var inRecovery bool
 		eventually(t, 30*time.Second, func() error {
@@ -87,6 +100,7 @@ func TestRowWrittenOnPrimaryReadableOnEveryStandby(t *testing.T) {
 }
 
 func TestSyncCommitWaitsForAStandby(t *testing.T) {
+	t.Parallel() // owns its cluster: it stops its standbys
 	topo := clustertest.New(t, clustertest.Options{Standbys: 2, Commit: cluster.CommitSync})
 	ctx := context.Background()
 	p := connect(t, topo, topo.Primary())
@@ -124,6 +138,7 @@ func TestSyncCommitWaitsForAStandby(t *testing.T) {
 }
 
 func TestStatusShowsLagGrowWhenReplayPausedAndShrinkWhenResumed(t *testing.T) {
+	t.Parallel() // owns its cluster: it pauses the standby's replay
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
 	ctx := context.Background()
 	p := connect(t, topo, topo.Primary())
@@ -171,6 +186,7 @@ func TestStatusShowsLagGrowWhenReplayPausedAndShrinkWhenResumed(t *testing.T) {
 }
 
 func TestFailoverUnderCommittedWritesLosesNone(t *testing.T) {
+	t.Parallel() // owns its cluster: it fails over
 	topo := clustertest.New(t, clustertest.Options{Standbys: 2, Commit: cluster.CommitSync})
 	ctx := context.Background()
 	p := connect(t, topo, topo.Primary())
@@ -262,6 +278,7 @@ func TestFailoverUnderCommittedWritesLosesNone(t *testing.T) {
 }
 
 func TestFailoverWithPrimaryDownPromotesMostAdvanced(t *testing.T) {
+	t.Parallel() // owns its cluster: it fails over
 	topo := clustertest.New(t, clustertest.Options{Standbys: 2})
 	ctx := context.Background()
 	p := connect(t, topo, topo.Primary())
@@ -288,6 +305,7 @@ func TestFailoverWithPrimaryDownPromotesMostAdvanced(t *testing.T) {
 }
 
 func TestDestroyLeavesNoProcessAndNoFiles(t *testing.T) {
+	t.Parallel() // owns its cluster: it destroys it
 	clustertest.Require(t)
 	home := clustertest.Home(t)
 	topo := clustertest.NewIn(t, home, clustertest.Options{Standbys: 1})
@@ -318,6 +336,7 @@ func TestDestroyLeavesNoProcessAndNoFiles(t *testing.T) {
 }
 
 func TestCreateInterruptedLeavesNothing(t *testing.T) {
+	t.Parallel() // owns its cluster: it interrupts its creation
 	clustertest.Require(t)
 	home := clustertest.Home(t)
 	for _, after := range []time.Duration{300 * time.Millisecond, 800 * time.Millisecond, 1500 * time.Millisecond, 2500 * time.Millisecond, 4 * time.Second} {
@@ -346,6 +365,7 @@ func TestCreateInterruptedLeavesNothing(t *testing.T) {
 }
 
 func TestCreateRefusesPortInUseAndMakesNothing(t *testing.T) {
+	t.Parallel() // owns its cluster: it creates a second on its ports
 	clustertest.Require(t)
 	home := clustertest.Home(t)
 	topo := clustertest.NewIn(t, home, clustertest.Options{Name: "first"})

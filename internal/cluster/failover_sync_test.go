@@ -33,6 +33,7 @@ func (o *onLine) Write(b []byte) (int, error) {
 // acknowledged such commits at once, held by one node only, and then blocked all commits
 // until the old primary rejoined: "writes back" after 0.1 s, "writes blocked" 1-3 s.
 func TestPromotedStandbyAcknowledgesNoCommitWithoutSynchronousStandby(t *testing.T) {
+	t.Parallel() // owns its cluster: it fails over
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
 	ctx := context.Background()
 	exec1(t, connect(t, topo, topo.Primary()), `CREATE TABLE t (id int)`)

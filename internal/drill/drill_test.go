@@ -66,6 +66,7 @@ func cycles(t *testing.T, res *result.Result) []*result.DrillCycle {
 // heals: every acknowledged commit is on the new primary, one node accepts writes, and the
 // old primary streams again.
 func TestSyncCommitLosesNothing(t *testing.T) {
+	t.Parallel() // owns its cluster: it fails over
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
 	for _, fault := range Faults {
 		if inPlace(fault) {
@@ -132,6 +133,7 @@ func waitAcked(ctx context.Context, c *Cycle, n int64) error {
 // standby is stopped while the primary goes on acknowledging commits, the primary is killed,
 // and the standby — a stale copy — is started and promoted. The drill must list the loss.
 func TestAsyncLossDetected(t *testing.T) {
+	t.Parallel() // owns its cluster: it fails over
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
 	standby := topo.Standbys()[0].Name
 	hooks := &Hooks{
@@ -166,6 +168,7 @@ func TestAsyncLossDetected(t *testing.T) {
 // TestInterruptHeals cancels the drill right after the kill: the failover and the rejoin run
 // to their end, the checks run, and the cluster is left whole.
 func TestInterruptHeals(t *testing.T) {
+	t.Parallel() // owns its cluster: it injects a fault
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -189,6 +192,7 @@ func TestInterruptHeals(t *testing.T) {
 // TestCheckRefusesAForeignProcess: a node whose postmaster.pid names a process that is not
 // this cluster's postgres on that folder (here the test itself) gets no fault.
 func TestCheckRefusesAForeignProcess(t *testing.T) {
+	t.Parallel() // owns its cluster: it stops a standby
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
 	s := topo.Standbys()[0]
 	if err := topo.StopNode(context.Background(), s.Name); err != nil {

@@ -17,6 +17,7 @@ import (
 // standbys goes on acknowledging the writes of the clients that still reach it; once it is
 // fenced and a standby promoted, those commits are lost, and the drill says so honestly.
 func TestAsyncPartitionLosesIsolatedWrites(t *testing.T) {
+	t.Parallel() // owns its cluster: it partitions the primary
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
 	hooks := &Hooks{BeforeFailover: func(ctx context.Context, c *Cycle) error { return waitAcked(ctx, c, 30) }}
 	run, res, err := drill(t, context.Background(), topo, Options{Fault: FaultPartitionPrimary, Cycles: 1, Hooks: hooks})
@@ -62,6 +63,7 @@ func assertDirect(t *testing.T, topo *cluster.Topology) {
 // writes. The checks must fail with both writable nodes named, and the writes the old
 // primary acknowledged after the promotion counted.
 func TestSplitBrainDetected(t *testing.T) {
+	t.Parallel() // owns its cluster: it makes a second primary
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
 	// The writers try the nodes in the topology's order; with the old primary second, the
 	// ones whose session the test ends find the promoted standby first.
@@ -138,6 +140,7 @@ func nowAfterWritable(ctx context.Context, t *testing.T, topo *cluster.Topology,
 // stops the fault: a frozen primary is resumed, a cut link healed and replication routed
 // directly again; the primary stays primary and the cluster is whole.
 func TestInterruptBeforeFailoverUndoesTheFault(t *testing.T) {
+	t.Parallel() // owns its cluster: it injects faults
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
 	for _, fault := range []string{FaultFreezePrimary, FaultPartitionPrimary} {
 		t.Run(fault, func(t *testing.T) {
@@ -170,6 +173,7 @@ func TestInterruptBeforeFailoverUndoesTheFault(t *testing.T) {
 // had frozen the primary) gets no fault, and the cluster is not whole; both say how to
 // resume it.
 func TestCheckRefusesAFrozenNode(t *testing.T) {
+	t.Parallel() // owns its cluster: it freezes a node
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
 	pid, err := topo.OwnPostmaster(topo.Primary().Name)
 	if err != nil {

@@ -16,8 +16,10 @@ import (
 // the end of the cycle, no acknowledged commit lost, one writable node (the same primary),
 // and the time without an acknowledged write measured with the cycle's timeline and events.
 func TestKillStandby(t *testing.T) {
+	t.Parallel()
 	for _, standbys := range []int{1, 2} {
 		t.Run(map[int]string{1: "one sync standby", 2: "ANY 1 of two"}[standbys], func(t *testing.T) {
+			t.Parallel() // each owns its cluster: it kills a standby
 			topo := clustertest.New(t, clustertest.Options{Standbys: standbys, Commit: cluster.CommitSync})
 			primary := topo.Primary().Name
 			run, res, err := drill(t, context.Background(), topo, Options{Fault: FaultKillStandby, Cycles: standbys})

@@ -73,6 +73,7 @@ func observeOwnFailover(t *testing.T, h *clustertest.Handmade, e *Endpoints) (*r
 // runs; the drill sees the fault and the promotion, finds every acknowledged commit on the
 // new primary, and reports the old primary down (its return is not the drill's to check).
 func TestObserveHandmade(t *testing.T) {
+	t.Parallel() // owns its cluster: it fails over
 	h := clustertest.NewHandmade(t, 1)
 	e, err := NewEndpoints(h.URL(0, clustertest.HandmadeAdmin), []string{"new=" + h.URL(1, clustertest.HandmadeAdmin)}, "", nil)
 	if err != nil {
@@ -187,14 +188,16 @@ func FuzzNewEndpoints(f *testing.F) {
 // made every sample say commits waited. The sample is refused instead, saying why, and the
 // new primary's synchronous standbys are absent; a login that may see them reads them.
 func TestReadSyncStateHiddenFromAnUnprivilegedLogin(t *testing.T) {
-	h := clustertest.NewHandmade(t, 1)
+	t.Parallel()
+	topo := clustertest.Shared(t, clustertest.Options{Standbys: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, c := range []struct {
 		user   string
+		conn   string
 		hidden bool
-	}{{clustertest.HandmadeApp, true}, {clustertest.HandmadeAdmin, false}} {
-		conn, err := pgx.Connect(ctx, h.URL(0, c.user))
+	}{{clustertest.OrdinaryUser, clustertest.OrdinaryConnString(topo, topo.Primary()), true}, {topo.Superuser, topo.ConnString(topo.Primary(), ""), false}} {
+		conn, err := pgx.Connect(ctx, c.conn)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,6 +216,7 @@ func TestReadSyncStateHiddenFromAnUnprivilegedLogin(t *testing.T) {
 // and the server each one landed on says its own port, not the listener's; the writes back
 // on the new primary are found by that port.
 func TestObserveHandmadeThroughAListener(t *testing.T) {
+	t.Parallel() // owns its cluster: it fails over
 	h := clustertest.NewHandmade(t, 1)
 	l, err := listener.Start(context.Background(), listener.Config{Listen: "127.0.0.1:0", ProbeInterval: 100 * time.Millisecond,
 		Backends: []listener.Backend{

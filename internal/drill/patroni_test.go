@@ -26,6 +26,7 @@ import (
 //   - Only Patroni killed: the standby is promoted while the old postmaster still accepts
 //     writes; the drill reports the split brain and fails.
 func TestPatroniFailsOverByItself(t *testing.T) {
+	t.Parallel() // owns its cluster: it kills Patroni members
 	clustertest.RequirePatroni(t)
 	topo := clustertest.NewIn(t, clustertest.Home(t), clustertest.Options{Standbys: 1, Commit: cluster.CommitSync, HA: cluster.HAPatroni})
 	if topo.Patroni == nil || !topo.Patroni.SynchronousMode {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
@@ -16,6 +17,7 @@ import (
 // the terminals' back (before a planned failover) is LOST and named, and the consistency
 // conditions it breaks fail the cycle, named.
 func TestTPCCLostOrderDetected(t *testing.T) {
+	t.Parallel() // owns its cluster: it fails over
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
 	ctx := context.Background()
 	cfg, err := tpcc.ConnConfig(topo.ConnString(topo.Primary(), topo.Database), "test")
@@ -27,14 +29,18 @@ func TestTPCCLostOrderDetected(t *testing.T) {
 	}
 	var deleted order
 	o := Options{Fault: FaultPlanned, Cycles: 1, Workload: WorkloadTPCC, Hooks: &Hooks{BeforeFault: func(ctx context.Context, c *Cycle) error {
-		c.tally.mu.Lock()
-		for _, o := range c.tally.orders {
-			deleted = o
-			break
-		}
-		c.tally.mu.Unlock()
-		if deleted.o == 0 {
-			return errors.New("no New-Order acknowledged before the fault")
+		// The load runs on while this hook waits: on a busy machine the first New-Order can
+		// be acknowledged after the load's first period.
+		for deadline := time.Now().Add(2 * time.Minute); deleted.o == 0; time.Sleep(10 * time.Millisecond) {
+			c.tally.mu.Lock()
+			for _, o := range c.tally.orders {
+				deleted = o
+				break
+			}
+			c.tally.mu.Unlock()
+			if deleted.o == 0 && time.Now().After(deadline) {
+				return errors.New("no New-Order acknowledged in 2 minutes of load before the fault")
+			}
 		}
 		conn, err := topo.Connect(ctx, topo.Primary())
 		if err != nil {

@@ -29,6 +29,7 @@ func requireWALFull(t *testing.T, topo *cluster.Topology) {
 // the standby streams again, and at the end its WAL is back in its data folder and the file
 // system is gone.
 func TestWALFull(t *testing.T) {
+	t.Parallel() // owns its cluster: it fills its WAL disk
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
 	requireWALFull(t, topo)
 	p := topo.Primary()
@@ -71,6 +72,7 @@ func TestWALFull(t *testing.T) {
 // is freed, the primary takes writes again, the checks run, the WAL goes back into the data
 // folder and the cluster is left whole.
 func TestWALFullInterrupted(t *testing.T) {
+	t.Parallel() // owns its cluster: it fills its WAL disk
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
 	requireWALFull(t, topo)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -114,6 +116,7 @@ func TestWALFullInterrupted(t *testing.T) {
 // not make) gets no wal-full fault: bad input before any cycle, naming it; a size out of
 // bounds is bad input too.
 func TestWALFullRefused(t *testing.T) {
+	t.Parallel() // owns its cluster: it moves the primary's pg_wal
 	o := Options{Fault: FaultWALFull, Cycles: 1, Writers: 1, Between: time.Second, CommitWait: time.Second, WALFSSize: 1 << 20}
 	if err := o.Validate(); !agerr.IsBadInput(err) || !strings.Contains(err.Error(), "--wal-fs-size 1.0 MiB") {
 		t.Fatalf("Validate: %v", err)
@@ -163,6 +166,7 @@ func walSettings(t *testing.T, topo *cluster.Topology) string {
 // tpcc build): they are not copied onto the small file system, and the fault takes effect
 // (copied, they left no room for it: refused, or the server went on writing into them).
 func TestWALFullAfterMuchWAL(t *testing.T) {
+	t.Parallel() // owns its cluster: it fills its WAL disk
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
 	requireWALFull(t, topo)
 	ctx := context.Background()

@@ -83,6 +83,7 @@ func checkServes(t *testing.T, topo *cluster.Topology, name string, rows int) {
 }
 
 func TestSeedBothWaysWithAndWithoutCompression(t *testing.T) {
+	t.Parallel() // owns its cluster: it adds standbys
 	topo := clustertest.New(t, clustertest.Options{Standbys: 0})
 	const rows = 50000
 	smallData(t, topo, rows)
@@ -154,6 +155,7 @@ func TestSeedBothWaysWithAndWithoutCompression(t *testing.T) {
 }
 
 func TestSeedInterruptedCleansUp(t *testing.T) {
+	t.Parallel() // owns its cluster: it interrupts a seeding
 	topo := clustertest.New(t, clustertest.Options{Standbys: 0})
 	smallData(t, topo, 200000) // ~ 40 MB: minutes at 32 kB/s
 	ctx, cancel := context.WithCancel(context.Background())
@@ -193,6 +195,7 @@ func TestSeedInterruptedCleansUp(t *testing.T) {
 }
 
 func TestSeedBadInputMakesNothing(t *testing.T) {
+	t.Parallel() // owns its cluster: it stops the primary
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1})
 	ctx := context.Background()
 	cases := []Options{
@@ -241,6 +244,7 @@ func smallFS(t *testing.T) (string, bool) {
 }
 
 func TestSeedSyncJoinsSynchronousStandbys(t *testing.T) {
+	t.Parallel() // owns its cluster: it adds a standby
 	topo := clustertest.New(t, clustertest.Options{Standbys: 1, Commit: cluster.CommitSync})
 	smallData(t, topo, 1000)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
