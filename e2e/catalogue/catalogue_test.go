@@ -52,19 +52,17 @@ var catalogue []catalogueCase
 // addCase registers a case of the catalogue.
 func addCase(c catalogueCase) { catalogue = append(catalogue, c) }
 
-// catEnv is what the catalogue's runs share: the package's agbench home and, made on first
-// use and destroyed when the package's tests end, one local cluster of a primary and a
-// standby, which no case changes the shape of.
+// catEnv is what the catalogue's runs share: the package's shared cluster of a primary and a
+// standby, which no case changes the shape of, and the agbench home it lives in (where the
+// cases that need a cluster of their own make it).
 type catEnv struct {
 	Home string
 	Env  map[string]string
+	topo *cluster.Topology
 }
 
-// Cluster returns the catalogue's shared cluster (a primary and one async standby).
-func (e *catEnv) Cluster(t *testing.T) *cluster.Topology {
-	t.Helper()
-	return e2etest.Shared(t, e2etest.Shape{Name: "cat", Standbys: 1}).Topo
-}
+// Cluster returns the catalogue's shared cluster.
+func (e *catEnv) Cluster(t *testing.T) *cluster.Topology { return e.topo }
 
 // Results returns a fresh results folder for one run.
 func (e *catEnv) Results(t *testing.T) string { return filepath.Join(t.TempDir(), "results") }
@@ -132,8 +130,8 @@ func TestVerdictCatalogue(t *testing.T) {
 	if len(catalogue) == 0 {
 		t.Fatal("the catalogue has no cases")
 	}
-	home := e2etest.Home(t)
-	env := &catEnv{Home: home, Env: map[string]string{"AGBENCH_HOME": home}}
+	topo, envm := e2etest.Shared(t, clustertest.Options{Standbys: 1})
+	env := &catEnv{Home: envm["AGBENCH_HOME"], Env: envm, topo: topo}
 	rows := make([]string, len(catalogue))
 	// The group returns once every case has ended: the serial cases run in its body, the
 	// others after it, side by side.

@@ -15,8 +15,7 @@ import (
 // where the routing list says.
 func TestListenerCommand(t *testing.T) {
 	t.Parallel()
-	shared := sharedCluster(t)
-	topo, env := shared.Topo, shared.Env
+	topo, env := sharedCluster(t)
 	inRecovery := func(addr, extra string) string {
 		t.Helper()
 		host, port, _ := strings.Cut(addr, ":")

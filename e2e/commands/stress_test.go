@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agbench/agbench/e2e/e2etest"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/listener"
 	"github.com/agbench/agbench/internal/target"
 )
@@ -17,9 +18,8 @@ import (
 // where sessions landed, and the result files.
 func TestStressAndScanOnCluster(t *testing.T) {
 	t.Parallel()
-	shared := sharedCluster(t)
-	topo, env := shared.Topo, shared.Env
-	db := shared.Database(t, "stress_scan")
+	topo, env := sharedCluster(t)
+	db := clustertest.OwnDatabase(t, topo)
 	res := filepath.Join(t.TempDir(), "results")
 
 	code, out, errs := e2etest.Run(t, env, "stress", "--cluster", topo.Name, "-d", db, "--init", "2000", "--query", "SELECT count(*) FROM customer WHERE c_id <= $1",

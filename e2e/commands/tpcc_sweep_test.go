@@ -8,6 +8,7 @@ import (
 
 	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/agbench/agbench/internal/analyze"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -17,9 +18,9 @@ import (
 // a one-warehouse database fits in memory.
 func TestTPCCSweepIsAnalysed(t *testing.T) {
 	t.Parallel()
-	shared := sharedCluster(t)
-	topo, env, home := shared.Topo, shared.Env, shared.Home()
-	db := shared.Database(t, "tpcc_sweep")
+	topo, env := sharedCluster(t)
+	home := env["AGBENCH_HOME"]
+	db := clustertest.OwnDatabase(t, topo)
 	if code, out, errs := e2etest.Run(t, env, "tpcc", "build", "--cluster", topo.Name, "-d", db, "--warehouses", "1"); code != 0 {
 		t.Fatalf("build: exit %d\n%s\n%s", code, out, errs)
 	}

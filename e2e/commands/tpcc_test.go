@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agbench/agbench/e2e/e2etest"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
@@ -16,9 +17,8 @@ import (
 // its own).
 func TestTPCCCommands(t *testing.T) {
 	t.Parallel()
-	shared := sharedCluster(t)
-	env := shared.Env
-	target := []string{"--cluster", shared.Name(), "-d", shared.Database(t, "tpcc_commands")}
+	topo, env := sharedCluster(t)
+	target := []string{"--cluster", topo.Name, "-d", clustertest.OwnDatabase(t, topo)}
 	cli := func(args ...string) (int, string, string) {
 		return e2etest.Run(t, env, append(args, target...)...)
 	}

@@ -1,7 +1,7 @@
 // Package e2etest runs the agbench binary as a user would, for the end-to-end test packages
 // under e2e/: Main builds it once per test package, Run and Start execute it with arguments
-// and environment and give back its output and exit status, and Shared makes a package's
-// shared cluster once and destroys it when the package's tests end. The end-to-end tests
+// and environment and give back its output and exit status, and Shared gives a package's
+// shared cluster (clustertest.Shared) with the environment that runs agbench on it. The end-to-end tests
 // judge the command line's behaviour and the result files alone: this package never calls
 // package main, whose internals may change shape under them. It must be imported by tests
 // only.
@@ -28,10 +28,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
 )
 
-// The package's temporary folder (the binary, the shared clusters' home), made by Main.
+// The package's temporary folder, for the binary, made by Main.
 var (
 	tmp      string
 	build    sync.Once
@@ -43,9 +44,9 @@ var (
 // says: they mostly wait, on servers and on their measured windows, rather than use a CPU.
 const Parallel = 4
 
-// Main runs a test package's tests (m.Run) and then destroys the clusters Shared made,
-// whether the tests passed or not, and removes the binary. A test package's TestMain calls
-// it.
+// Main runs a test package's tests and then destroys the shared clusters they made, whether
+// they passed or not (clustertest.Run), and removes the binary. A test package's TestMain
+// calls it.
 func Main(m *testing.M) {
 	flag.Parse()
 	given := false
@@ -55,23 +56,11 @@ func Main(m *testing.M) {
 	}
 	var err error
 	tmp, err = os.MkdirTemp("", "agbench-e2e-")
-	if err == nil {
-		err = os.Chmod(tmp, 0o755) // the servers' OS user reaches the shared clusters' home
-	}
-	if err == nil {
-		err = os.Mkdir(filepath.Join(tmp, "home"), 0o755)
-	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2etest:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	if err := destroyShared(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2etest: destroy the shared clusters:", err)
-		if code == 0 {
-			code = 1
-		}
-	}
+	code := clustertest.Run(m)
 	os.RemoveAll(tmp)
 	os.Exit(code)
 }

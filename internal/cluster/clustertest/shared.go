@@ -37,7 +37,11 @@ type sharedCluster struct {
 
 // Main runs a package's tests (call it from TestMain) and then destroys the shared clusters
 // they made. A cluster it cannot destroy fails the run.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain with work of its own after the tests: it returns the exit
+// status instead of exiting.
+func Run(m *testing.M) int {
 	shared.mu.Lock()
 	shared.main = true
 	shared.mu.Unlock()
@@ -55,7 +59,7 @@ func Main(m *testing.M) {
 			os.RemoveAll(sc.home)
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // Shared returns the test process's cluster of shape o (standbys, commit mode, settings),
