@@ -16,7 +16,7 @@ import (
 	"github.com/agbench/agbench/internal/units"
 )
 
-func init() { register(newDiskCmd) }
+func init() { registerKind("disk", newDiskCmd) }
 
 // diskFlags are `agbench disk`'s own flags (the DiskSpd syntax after -- is the other way in).
 type diskFlags struct {
@@ -37,8 +37,7 @@ var workloadFlags = []string{"size", "block-size", "qd", "threads", "align", "wr
 func newDiskCmd(a *app) *cobra.Command {
 	var f diskFlags
 	c := &cobra.Command{
-		Use:   "disk [FILE] [flags] | disk [flags] -- DISKSPD-ARGS... FILE",
-		Short: "Storage load test (DiskSpd/fio-like) that walks up the load curve to the knee",
+		Use: "disk [FILE] [flags] | disk [flags] -- DISKSPD-ARGS... FILE",
 		Long: `disk measures a file's storage the way the storage article does: a single-thread
 baseline, then threads or queue depth raised step by step (--sweep) until latency climbs
 and throughput stops: the characteristic latency, the knee and saturation are marked.
@@ -260,7 +259,7 @@ func planDiskSpd(c *cobra.Command, f *diskFlags, args []string, dash int) (*disk
 	return p, p.expand()
 }
 
-// expand makes the steps and validates every one before anything is written.
+// expand makes the steps (experiment.Disk.Validate checks them).
 func (p *diskPlan) expand() error {
 	p.steps = []diskio.Workload{p.base}
 	if p.sweep != nil {
@@ -269,26 +268,7 @@ func (p *diskPlan) expand() error {
 			p.steps = append(p.steps, p.sweep.Apply(p.base, v))
 		}
 	}
-	var errs []error
-	seen := map[string]bool{}
-	for _, w := range p.steps {
-		if err := w.Validate(); err != nil && !seen[err.Error()] {
-			seen[err.Error()] = true
-			errs = append(errs, err)
-		}
-		if w.Verify && w.Alignment()%512 != 0 {
-			errs = append(errs, agerr.BadInputf("--verify: the alignment %d must be a multiple of 512", w.Alignment()))
-		}
-		for _, b := range w.BlockSizes {
-			if w.Verify && b%w.Alignment() != 0 {
-				errs = append(errs, agerr.BadInputf("--verify: block size %s is not a multiple of the alignment %s", units.FormatBytesExact(b), units.FormatBytesExact(w.Alignment())))
-			}
-		}
-	}
-	if p.size > 0 && p.size < p.base.MaxBlock() {
-		errs = append(errs, agerr.BadInputf("--block-size %s is larger than --size %s", units.FormatBytesExact(p.base.MaxBlock()), units.FormatBytesExact(p.size)))
-	}
-	return agerr.Join(errs...)
+	return nil
 }
 
 func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
@@ -297,10 +277,6 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := diskio.ResolveEngine(p.base.Engine); err != nil || validating(ctx) {
-		return err
-	}
-	logf := func(format string, v ...any) { fmt.Fprintf(a.stderr, format+"\n", v...) }
 	size := int64(0)
 	if p.size > 0 {
 		size = p.size + diskio.HeaderSize
@@ -309,51 +285,77 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 	for _, w := range p.steps {
 		maxBlock = max(maxBlock, w.MaxBlock())
 	}
-	var fillBar *progressbar.ProgressBar
-	lastPct := int64(-1)
-	stop := func() {}
-	d := &experiment.Disk{Version: version, Args: diskArgv(c, args), Results: f.resultsDir, Path: p.path, Keep: f.keep,
+	show := &diskShow{a: a, path: p.path, lastPct: -1, stop: func() {}}
+	d := &experiment.Disk{Path: p.path, Keep: f.keep, Size: p.size,
 		Steps: p.steps, Sweep: p.sweep, DiskSpd: p.diskspd, Verify: f.verify, Alignment: p.base.Alignment(),
-		Prepare: diskio.PrepareOptions{Size: size, MinRegion: maxBlock, Force: f.force,
-			Progress: func(done, total int64) {
-				if a.interactive {
-					if fillBar == nil {
-						fillBar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(a.stderr), progressbar.OptionShowBytes(true),
-							progressbar.OptionSetDescription("creating "+p.path), progressbar.OptionSetPredictTime(true),
-							progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-					}
-					_ = fillBar.Set64(done)
-					if done == total {
-						_ = fillBar.Finish()
-					}
-					return
-				}
-				if pct := done * 100 / total; pct/10 != lastPct/10 {
-					lastPct = pct
-					logf("creating %s: %d%%", p.path, pct)
-				}
-			}}}
-	out, runErr := d.Run(ctx, experiment.DiskHooks{Log: logf,
-		Step: func(i, n int, w diskio.Workload) {
-			desc := fmt.Sprintf("step %d/%d: %s, %s + %s warm-up", i+1, n, w.Describe(), w.Duration, w.Warmup)
-			if a.interactive {
-				stop = stepBar(a, desc, w.Warmup+w.Duration)
-			} else {
-				logf("%s", desc)
-			}
-		},
-		StepEnd: func() { stop(); stop = func() {} }})
-	if out == nil {
+		Prepare: diskio.PrepareOptions{Size: size, MinRegion: maxBlock, Force: f.force, Progress: show.fill}}
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	if _, err := diskio.ResolveEngine(p.base.Engine); err != nil || validating(ctx) {
+		return err
+	}
+	out, runErr := experiment.Run(ctx, d, experiment.Setup{Version: version, Args: diskArgv(c, args), Results: f.resultsDir, Events: show.event})
+	if out == nil || d.Report == nil {
 		return runErr
 	}
-	if len(out.Report.Steps) > 0 || out.Report.Verify != nil {
-		out.Report.WriteText(a.stdout)
+	if len(d.Report.Steps) > 0 || d.Report.Verify != nil {
+		d.Report.WriteText(a.stdout)
 	}
 	render.Analysis(a.stdout, out.Analysis)
 	if out.Path != "" {
 		fmt.Fprintf(a.stdout, "\nresults: %s\n", out.Path)
 	}
 	return runErr
+}
+
+// diskShow shows a disk run's progress: the test file's creation and each step, as a bar
+// on a terminal and as lines otherwise.
+type diskShow struct {
+	a       *app
+	path    string
+	fillBar *progressbar.ProgressBar
+	lastPct int64
+	stop    func()
+}
+
+func (s *diskShow) logf(format string, v ...any) { fmt.Fprintf(s.a.stderr, format+"\n", v...) }
+
+func (s *diskShow) fill(done, total int64) {
+	if s.a.interactive {
+		if s.fillBar == nil {
+			s.fillBar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(s.a.stderr), progressbar.OptionShowBytes(true),
+				progressbar.OptionSetDescription("creating "+s.path), progressbar.OptionSetPredictTime(true),
+				progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		}
+		_ = s.fillBar.Set64(done)
+		if done == total {
+			_ = s.fillBar.Finish()
+		}
+		return
+	}
+	if pct := done * 100 / total; pct/10 != s.lastPct/10 {
+		s.lastPct = pct
+		s.logf("creating %s: %d%%", s.path, pct)
+	}
+}
+
+func (s *diskShow) event(e experiment.Event) {
+	switch e := e.(type) {
+	case experiment.Log:
+		s.logf("%s", e.Line)
+	case experiment.DiskStep:
+		w := e.Workload
+		desc := fmt.Sprintf("step %d/%d: %s, %s + %s warm-up", e.I+1, e.N, w.Describe(), w.Duration, w.Warmup)
+		if s.a.interactive {
+			s.stop = stepBar(s.a, desc, w.Warmup+w.Duration)
+		} else {
+			s.logf("%s", desc)
+		}
+	case experiment.DiskStepEnded:
+		s.stop()
+		s.stop = func() {}
+	}
 }
 
 // stepBar shows a step's time on a terminal until the returned function is called.

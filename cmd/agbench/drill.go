@@ -15,7 +15,7 @@ import (
 	"github.com/agbench/agbench/internal/units"
 )
 
-func init() { register(newDrillCmd) }
+func init() { registerKind("drill", newDrillCmd) }
 
 // drillFlags are the flags of `agbench drill` as given.
 type drillFlags struct {
@@ -30,8 +30,7 @@ type drillFlags struct {
 func newDrillCmd(a *app) *cobra.Command {
 	f := &drillFlags{}
 	c := &cobra.Command{
-		Use:   "drill",
-		Short: "Failover drill: acknowledged commits lost and time without writes, per failover",
+		Use: "drill",
 		Long: `Measure what a failover costs on a local cluster that agbench made. Each cycle:
 a ledger workload runs (--vus writers commit rows with unique ids and remember
 every commit the server acknowledged; --read-vus readers read with read intent)
@@ -157,7 +156,9 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 		return nil
 	}
 	if ends != nil {
-		return runObserve(cmd, a, f, ends)
+		// a cluster given by connection strings: no cluster of agbench's is loaded or
+		// locked, and nothing but SQL (and Patroni's REST API) reaches the servers
+		return runDrillExperiment(cmd, a, f, &experiment.Drill{Endpoints: ends, Options: f.o})
 	}
 	topo, unlock, err := loadClusterLocked(a, f.cluster)
 	if err != nil {
@@ -172,30 +173,22 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 	if err := drill.CheckWorkload(cmd.Context(), topo, f.o); err != nil {
 		return err
 	}
-	d := &experiment.Drill{Version: version, Args: cmdArgs(cmd), Results: f.results, Topo: topo, Options: f.o,
-		Config: map[string]any{"fault": f.o.Fault, "workload": f.o.Workload, "cycles": f.o.Cycles, "vus": f.o.Writers, "read_vus": f.o.Readers,
-			"between": f.o.Between.String(), "commit_wait": f.o.CommitWait.String(), "detect_timeout": f.o.DetectTimeout.String(), "keep": f.o.Keep, "commit": topo.Commit}}
-	if f.o.Fault == drill.FaultWALFull {
-		d.Config["wal_fs_size"] = f.o.WALFSSize
-	}
-	if topo.Patroni != nil {
-		d.Config["ha"] = cluster.HAPatroni
-		d.Config["kill"] = f.o.Kill
-	}
-	return runDrillExperiment(cmd, a, d)
+	return runDrillExperiment(cmd, a, f, &experiment.Drill{Topo: topo, Options: f.o})
 }
 
 // runDrillExperiment runs the drill with a progress line per event on stderr, then prints
 // the table, the verdict and where the result is.
-func runDrillExperiment(cmd *cobra.Command, a *app, d *experiment.Drill) error {
+func runDrillExperiment(cmd *cobra.Command, a *app, f *drillFlags, d *experiment.Drill) error {
 	start := time.Now()
-	out, runErr := d.Run(cmd.Context(), func(format string, args ...any) {
-		fmt.Fprintf(a.stderr, "%7.1fs  %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
-	})
+	out, runErr := experiment.Run(cmd.Context(), d, setup(cmd, f.results, func(e experiment.Event) {
+		if e, ok := e.(experiment.DrillEvent); ok {
+			fmt.Fprintf(a.stderr, "%7.1fs  %s\n", time.Since(start).Seconds(), fmt.Sprintf(e.Format, e.Args...))
+		}
+	}))
 	if out == nil {
 		return runErr
 	}
-	render.Drill(a.stdout, out.Result, out.Run)
+	render.Drill(a.stdout, out.Result, d.Summary)
 	if out.Path != "" {
 		fmt.Fprintf(a.stdout, "\nresult: %s\n", out.Path)
 	}

@@ -125,13 +125,18 @@ func (f *loadFlags) check(a *app, cmd *cobra.Command, command, unit string) (*ex
 		}
 	}
 	return &experiment.Load{
-		Command: command, Version: version, Args: cmdArgs(cmd),
-		Target: tgt, Database: f.spec.Database, Intent: intent, Sweep: sweep,
-		Step:    runner.StepSpec{Iterations: f.iterations, Duration: f.duration, Rampup: f.rampup, Rate: f.rate, MaxErrors: f.maxErrors},
-		Results: f.results, Sample: f.analysis.sampling(), Analyse: true,
-		Analysis:   analyze.Options{LoadName: "threads", Unit: unit, SLOs: slos},
-		StaleProbe: probe,
+		Command: command, Target: tgt, Database: f.spec.Database, Intent: intent, Sweep: sweep,
+		Step:   runner.StepSpec{Iterations: f.iterations, Duration: f.duration, Rampup: f.rampup, Rate: f.rate, MaxErrors: f.maxErrors},
+		Sample: f.analysis.sampling(), Analyse: true,
+		AnalysisOptions: analyze.Options{LoadName: "threads", Unit: unit, SLOs: slos},
+		StaleProbe:      probe,
 	}, nil
+}
+
+// setup is how a command's run is recorded: this agbench's version, the command line as
+// cobra parsed it (cmdArgs) and the folder of result folders; events get its progress.
+func setup(cmd *cobra.Command, results string, events func(experiment.Event)) experiment.Setup {
+	return experiment.Setup{Version: version, Args: cmdArgs(cmd), Results: results, Events: events}
 }
 
 // cmdArgs is the command line as cobra parsed it, in a form that runs again when pasted:
@@ -172,6 +177,16 @@ const progressEvery = 10 * time.Second
 
 func newProgress(a *app, of int, unit string) *progress {
 	return &progress{w: a.stderr, interactive: a.interactive, of: of, unit: unit}
+}
+
+// event shows a load's event: a tick or a step's end.
+func (p *progress) event(e experiment.Event) {
+	switch e := e.(type) {
+	case runner.Progress:
+		p.show(e)
+	case experiment.StepEnded:
+		p.done(e.Step)
+	}
 }
 
 func (p *progress) show(pr runner.Progress) {

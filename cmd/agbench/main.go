@@ -17,8 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
-	"github.com/agbench/agbench/internal/workload"
-	_ "github.com/agbench/agbench/internal/workload/all" // every workload registers itself
+	"github.com/agbench/agbench/internal/experiment"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -39,12 +38,14 @@ var commands []func(*app) *cobra.Command
 
 func register(c func(*app) *cobra.Command) { commands = append(commands, c) }
 
-// workloadCommands holds the command of each workload by the workload's name. The root
-// command adds one for every workload in internal/workload's registry, with the registry's
-// description as its one-line help; a test keeps the two sets equal.
-var workloadCommands = map[string]func(*app) *cobra.Command{}
+// kindCommands make the command of each kind of experiment in internal/experiment's
+// registry, by the kind's name; the root command adds one for every registered kind (under
+// its group for a name of two words, "tpcc run"), with the registry's description as its
+// one-line help. A kind without a maker is a start-up panic, a maker without a kind a test
+// failure.
+var kindCommands = map[string]func(*app) *cobra.Command{}
 
-func registerWorkload(name string, c func(*app) *cobra.Command) { workloadCommands[name] = c }
+func registerKind(name string, c func(*app) *cobra.Command) { kindCommands[name] = c }
 
 // noConnStrings is the annotation of a command that cannot act on a cluster given by
 // connection strings: its value says why and what it takes instead, the message given for
@@ -102,12 +103,8 @@ Exit status: 0 done, 1 the work failed, 2 bad input (nothing was made or changed
 	for _, c := range commands {
 		root.AddCommand(c(a))
 	}
-	for _, m := range workload.Registered() {
-		if build, ok := workloadCommands[m.Name]; ok {
-			c := build(a)
-			c.Short = m.Description
-			root.AddCommand(c)
-		}
+	for _, m := range experiment.Registered() {
+		addKind(root, a, m)
 	}
 	// Unknown subcommands are bad input too.
 	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
@@ -123,6 +120,24 @@ Exit status: 0 done, 1 the work failed, 2 bad input (nothing was made or changed
 		}
 	}
 	return root
+}
+
+// addKind adds the command of a registered kind of experiment to root, or to the group its
+// first word names.
+func addKind(root *cobra.Command, a *app, m experiment.Meta) {
+	build, ok := kindCommands[m.Name]
+	if !ok {
+		panic("agbench: no command for the experiment kind " + m.Name)
+	}
+	c := build(a)
+	c.Short = m.Description
+	parent := root
+	if words := strings.Fields(m.Name); len(words) > 1 {
+		if p, _, err := root.Find(words[:1]); err == nil && p != root {
+			parent = p
+		}
+	}
+	parent.AddCommand(c)
 }
 
 // groupOnly marks a command that only groups others (running it shows its help).

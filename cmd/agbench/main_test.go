@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agbench/agbench/internal/workload"
+	"github.com/agbench/agbench/internal/experiment"
 )
 
 // runCLI runs agbench in-process with the given environment and returns exit code and output.
@@ -81,28 +81,30 @@ func TestNoConnectionStringsSaysWhy(t *testing.T) {
 	}
 }
 
-// Every registered workload has its command, with the registry's description, and every
-// workload command belongs to a registered workload.
-func TestWorkloadCommandsComeFromTheRegistry(t *testing.T) {
+// Every registered kind of experiment has its command, with the registry's description,
+// and every kind's command belongs to a registered kind.
+func TestKindCommandsComeFromTheRegistry(t *testing.T) {
 	root := newRoot(&app{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
 	registered := map[string]bool{}
-	for _, m := range workload.Registered() {
+	for _, m := range experiment.Registered() {
 		registered[m.Name] = true
-		c, _, err := root.Find([]string{m.Name})
-		if err != nil || c == root || c.Name() != m.Name {
-			t.Errorf("workload %q has no command (%v)", m.Name, err)
+		c, _, err := root.Find(strings.Fields(m.Name))
+		if err != nil || c == root || c.CommandPath() != "agbench "+m.Name {
+			t.Errorf("kind %q has no command (%v)", m.Name, err)
 			continue
 		}
 		if c.Short != m.Description {
 			t.Errorf("%s: help %q, registry says %q", m.Name, c.Short, m.Description)
 		}
 	}
-	for name := range workloadCommands {
+	for name := range kindCommands {
 		if !registered[name] {
-			t.Errorf("command %q is not a registered workload", name)
+			t.Errorf("command %q is not a registered kind", name)
 		}
 	}
-	if len(registered) < 4 {
-		t.Errorf("registered workloads %v: want stress, scan, tpcc, readahead at least", registered)
+	for _, want := range []string{"stress", "scan", "tpcc run", "disk", "seed", "readahead", "drill"} {
+		if !registered[want] {
+			t.Errorf("kind %q not registered", want)
+		}
 	}
 }

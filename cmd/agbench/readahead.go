@@ -14,7 +14,7 @@ import (
 	"github.com/agbench/agbench/internal/workload/readahead"
 )
 
-func init() { registerWorkload(readahead.Name, newReadaheadCmd) }
+func init() { registerKind(readahead.Name, newReadaheadCmd) }
 
 type readaheadFlags struct {
 	cluster, pgBin, results, out string
@@ -99,8 +99,7 @@ func runReadahead(ctx context.Context, a *app, f *readaheadFlags, args []string)
 	if err := f.validate(); err != nil || validating(ctx) {
 		return err
 	}
-	r := &experiment.Readahead{Version: version, Args: args, Results: f.results, PGBin: f.pgBin, Config: f.cfg,
-		Private: func() { fmt.Fprintln(a.stderr, "making a private throwaway server") }}
+	r := &experiment.Readahead{PGBin: f.pgBin, Config: f.cfg}
 	r.Config.Progress = a.stderr
 	if f.cluster != "" {
 		topo, err := cluster.Load(home(a), f.cluster)
@@ -109,11 +108,15 @@ func runReadahead(ctx context.Context, a *app, f *readaheadFlags, args []string)
 		}
 		r.Topo = topo
 	}
-	out, err := r.Run(ctx)
+	out, err := experiment.Run(ctx, r, experiment.Setup{Version: version, Args: args, Results: f.results, Events: func(e experiment.Event) {
+		if _, ok := e.(experiment.PrivateServer); ok {
+			fmt.Fprintln(a.stderr, "making a private throwaway server")
+		}
+	}})
 	if out == nil {
 		return err
 	}
-	render.Readahead(a.stdout, out.Conditions, out.Rows, out.Warnings)
+	render.Readahead(a.stdout, r.Conditions, r.Rows, out.Result.Warnings)
 	if out.Path != "" {
 		fmt.Fprintf(a.stdout, "\nresult: %s\n", filepath.Dir(out.Path))
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/agbench/agbench/internal/workload/scan"
 )
 
-func init() { registerWorkload(scan.Name, newScanCmd) }
+func init() { registerKind(scan.Name, newScanCmd) }
 
 type scanFlags struct {
 	load     loadFlags
@@ -77,5 +77,6 @@ func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 	defer w.Close()
 	l.Config = map[string]any{"table": f.table, "rows": f.rows, "cold": f.cold, "threads": f.load.threads,
 		"iterations": f.load.iterations, "intent": string(l.Intent), "compare": f.load.compare, "repeat": f.load.repeat, "stale_probe": l.StaleProbe}
-	return runLoad(ctx, a, l, w, render.ScanColumns)
+	l.Workload = w
+	return runLoad(ctx, a, cmd, l, f.load.results, render.ScanColumns)
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/agbench/agbench/internal/units"
 )
 
-func init() { register(newSeedCmd) }
+func init() { registerKind("seed", newSeedCmd) }
 
 // seedFlags are the flags of `agbench seed` as given, before validation.
 type seedFlags struct {
@@ -38,7 +38,6 @@ func newSeedCmd(a *app) *cobra.Command {
 		Use: "seed",
 		Annotations: map[string]string{noConnStrings: "seed makes a standby's data folder and starts its server on this machine, " +
 			"and joins it to the topology of an agbench cluster (--cluster NAME); for a cluster made by hand, add a standby with pg_basebackup -R"},
-		Short: "Add a standby by direct seeding or by backup and restore, timed phase by phase",
 		Long: `Add a standby to a local cluster the way an availability group adds a replica
 (reference/ag-direct-seeding-2016), and time it:
 
@@ -167,48 +166,34 @@ func runSeed(cmd *cobra.Command, a *app, f *seedFlags) error {
 			return nil
 		}
 	}
-	all := variants
-	if len(all) == 0 {
-		all = []seed.Variant{{Method: o.Method, Compress: o.Compress}}
-	}
-	s := &experiment.Seed{Version: version, Args: cmdArgs(cmd), Results: f.results, Topo: topo, Options: o,
-		Variants: variants, Repeat: f.repeat,
-		Config: map[string]any{"method": o.Method, "compress": o.Compress.String(), "max_rate": o.MaxRate,
-			"lag_threshold": o.LagThreshold, "variants": labels(all), "repeat": f.repeat, "init_size": initSize}}
+	s := &experiment.Seed{Topo: topo, Options: o, Variants: variants, Repeat: f.repeat, InitSize: initSize}
 	var show *seedProgress
-	out, runErr := s.Run(ctx, experiment.SeedHooks{
-		Begin: func(run seed.Run, compare bool) func(seed.Progress) {
-			if compare {
-				fmt.Fprintf(a.stderr, "seeding %s\n", run)
+	out, runErr := experiment.Run(ctx, s, setup(cmd, f.results, func(e experiment.Event) {
+		switch e := e.(type) {
+		case experiment.SeedBegin:
+			if e.Compare {
+				fmt.Fprintf(a.stderr, "seeding %s\n", e.Run)
 			}
 			show = newSeedProgress(a)
-			return show.update
-		},
-		End: func(rep *seed.Report, err error, compare bool) {
+		case seed.Progress:
+			show.update(e)
+		case experiment.SeedEnded:
 			show.done()
-			if err == nil && !compare {
-				render.Seeding(a.stdout, &rep.Seeding)
+			if e.Err == nil && !e.Compare {
+				render.Seeding(a.stdout, &e.Report.Seeding)
 			}
-		},
-	})
+		}
+	}))
 	if out == nil || len(out.Result.Steps) == 0 && runErr != nil {
 		return runErr
 	}
 	if s.Compare() {
-		render.SeedCompare(a.stdout, out.Result, seed.Labels(all))
+		render.SeedCompare(a.stdout, out.Result, seed.Labels(s.All()))
 	}
 	if out.Path != "" {
 		fmt.Fprintf(a.stdout, "\nresult: %s\n", out.Path)
 	}
 	return runErr
-}
-
-func labels(vs []seed.Variant) []string {
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = v.Label()
-	}
-	return out
 }
 
 func seedInit(ctx context.Context, a *app, topo *cluster.Topology, size int64) error {

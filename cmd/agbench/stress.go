@@ -11,11 +11,10 @@ import (
 	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/table"
-	"github.com/agbench/agbench/internal/workload"
 	"github.com/agbench/agbench/internal/workload/stress"
 )
 
-func init() { registerWorkload(stress.Name, newStressCmd) }
+func init() { registerKind(stress.Name, newStressCmd) }
 
 type stressFlags struct {
 	load       loadFlags
@@ -139,14 +138,15 @@ func runStress(cmd *cobra.Command, a *app, f *stressFlags) error {
 		"duration": f.load.duration.String(), "rampup": f.load.rampup.String(), "rate": f.load.rate, "intent": string(l.Intent),
 		"compare": f.load.compare, "repeat": f.load.repeat, "param_file": f.paramFile, "param_range": f.paramRange,
 		"stale_probe": l.StaleProbe}
-	return runLoad(ctx, a, l, w, render.StressColumns)
+	l.Workload = w
+	return runLoad(ctx, a, cmd, l, f.load.results, render.StressColumns)
 }
 
 // runLoad runs a load experiment with progress and prints the table, the analysis and the
 // footer.
-func runLoad(ctx context.Context, a *app, l *experiment.Load, w workload.Workload, cols []table.Column) error {
+func runLoad(ctx context.Context, a *app, cmd *cobra.Command, l *experiment.Load, results string, cols []table.Column) error {
 	prog := newProgress(a, len(l.Plan()), "ops")
-	out, runErr := l.Run(ctx, w, experiment.Hooks{Progress: prog.show, StepDone: prog.done})
+	out, runErr := experiment.Run(ctx, l, setup(cmd, results, prog.event))
 	prog.clear()
 	if out == nil {
 		return runErr

@@ -19,11 +19,12 @@ import (
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
 
-func init() { registerWorkload("tpcc", newTPCCCmd) }
+func init() { register(newTPCCCmd) }
 
 func newTPCCCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
-		Use: "tpcc",
+		Use:   "tpcc",
+		Short: "TPC-C-derived OLTP workload (HammerDB's TPROC-C): build, run, check, drop",
 		Long: `A TPC-C-derived OLTP workload, faithful to the TPC-C specification: nine tables in
 schema tpcc, data made by the specification's rules (NURand with run-time constants,
 a-strings, last-name syllables, 10% ORIGINAL), the five transactions as server-side
@@ -34,15 +35,9 @@ Targets: --cluster NAME (a local cluster made by agbench cluster create) or --pr
 (any PostgreSQL server; credentials from the URL, PG* variables or ~/.pgpass); run also
 takes --standby and --listener for its read-intent sessions.`,
 	}
-	c.AddCommand(tpccBuildCmd(a), tpccCheckCmd(a), tpccDropCmd(a))
-	if tpccRunCmd != nil {
-		c.AddCommand(tpccRunCmd(a))
-	}
+	c.AddCommand(tpccBuildCmd(a), tpccCheckCmd(a), tpccDropCmd(a)) // run: from the experiment registry
 	return c
 }
-
-// tpccRunCmd is set by tpcc_run.go.
-var tpccRunCmd func(*app) *cobra.Command
 
 // tpccTarget is where a tpcc command connects: a local cluster or connection strings.
 type tpccTarget struct {

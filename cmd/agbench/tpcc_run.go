@@ -17,7 +17,7 @@ import (
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
 
-func init() { tpccRunCmd = newTPCCRunCmd }
+func init() { registerKind("tpcc run", newTPCCRunCmd) }
 
 // tpccRunOptions are the flags of tpcc run.
 type tpccRunOptions struct {
@@ -43,8 +43,7 @@ type tpccRunOptions struct {
 func newTPCCRunCmd(a *app) *cobra.Command {
 	var o tpccRunOptions
 	c := &cobra.Command{
-		Use:   "run",
-		Short: "Run the TPC-C mix with a sweep of virtual users; NOPM, TPM and latency per transaction",
+		Use: "run",
 		Long: `Run the five transactions from a shuffled deck of the 45/43/4/4/4 mix (clause 5.2.4.2)
 with --vus virtual users per step (a list sweeps), each with a home warehouse and district
 spread evenly (or any warehouse with --all-warehouses). Each step ramps up for --rampup,
@@ -161,7 +160,8 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 	fmt.Fprintf(a.stderr, "tpcc run: %d warehouses, %s mode, %d step(s) of %v ramp-up + %v\n",
 		meta.Warehouses, mode, len(l.Plan()), o.rampup, o.duration)
 	prog := newProgress(a, len(l.Plan()), "tx")
-	out, runErr := l.Run(ctx, w, experiment.Hooks{Progress: prog.show, StepDone: prog.done, Samplers: tr.Samplers()})
+	l.Workload, l.Samplers = w, tr.Samplers()
+	out, runErr := experiment.Run(ctx, l, setup(cmd, o.results, prog.event))
 	prog.clear()
 	if out == nil {
 		return runErr
@@ -185,10 +185,9 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 
 // experiment is the run as an experiment: the VU sweep on the target, sampled and analysed.
 func (o *tpccRunOptions) experiment(cmd *cobra.Command, tgt *target.Target, sw runner.Sweep) *experiment.Load {
-	slos, _ := o.analysis.slos()                                                       // checked by plan
-	return &experiment.Load{Command: "tpcc run", Version: version, Args: cmdArgs(cmd), // this command's flags, also when run in-process by `agbench run`
-		Target: tgt, Database: o.target.spec.Database, Intent: target.ReadWrite, Sweep: sw,
-		Step:    runner.StepSpec{Duration: o.duration, Rampup: o.rampup, Rate: o.rate, MaxErrors: o.maxErrors},
-		Results: o.results, Sample: o.analysis.sampling(), Analyse: true,
-		Analysis: analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}}
+	slos, _ := o.analysis.slos() // checked by plan
+	return &experiment.Load{Command: "tpcc run", Target: tgt, Database: o.target.spec.Database, Intent: target.ReadWrite, Sweep: sw,
+		Step:   runner.StepSpec{Duration: o.duration, Rampup: o.rampup, Rate: o.rate, MaxErrors: o.maxErrors},
+		Sample: o.analysis.sampling(), Analyse: true,
+		AnalysisOptions: analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}}
 }

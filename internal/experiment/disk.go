@@ -8,7 +8,9 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/diskio"
+	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/sample"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // Disk is a storage experiment: the disk tester's steps (a single step, or a sweep of queue
@@ -20,11 +22,6 @@ import (
 // engine itself with its own warm-up, queue depth and rate; it has no virtual users running
 // operations and no database session, which is what the runner drives.
 type Disk struct {
-	// Version is agbench's version and Args the command line, as the result records them.
-	Version string
-	Args    []string
-	// Results is the folder of result folders.
-	Results string
 	// Path is the test file; Prepare says how to make or reuse it; Keep leaves it afterwards.
 	Path    string
 	Prepare diskio.PrepareOptions
@@ -38,38 +35,64 @@ type Disk struct {
 	// Alignment bytes.
 	Verify    bool
 	Alignment int64
+	// Size is the test file's data size asked for (0: the default or the file's own).
+	Size int64
+
+	// Report is the tester's report once Run has made the file (for the terminal).
+	Report   *diskio.Report
+	unfilled bool
 }
 
-// DiskHooks let the command show progress; any may be nil.
-type DiskHooks struct {
-	// Step is called before step i of n runs.
-	Step func(i, n int, w diskio.Workload)
-	// StepEnd is called when it has run.
-	StepEnd func()
-	// Log says what the experiment is doing between steps (verification, removal).
-	Log func(format string, v ...any)
+// DiskStep is sent before step I of N runs; DiskStepEnded when it has run.
+type DiskStep struct {
+	I, N     int
+	Workload diskio.Workload
 }
 
-// DiskOutcome is what a disk run produced: the tester's report, for the terminal, and where
-// the result was written.
-type DiskOutcome struct {
-	Report *diskio.Report
-	Path   string
-	// Analysis is the run's analysis (nil without one), printed after the report as every
-	// command prints it.
-	Analysis *analyze.Run
+// DiskStepEnded is sent when a disk step has run.
+type DiskStepEnded struct{}
+
+// Kind is "disk".
+func (d *Disk) Kind() string { return "disk" }
+
+// Validate checks every step and the verification's alignment before anything is written.
+func (d *Disk) Validate() error {
+	var errs []error
+	if d.Path == "" || len(d.Steps) == 0 {
+		errs = append(errs, agerr.BadInputf("disk: no test file or no step"))
+	}
+	seen := map[string]bool{}
+	for _, w := range d.Steps {
+		if err := w.Validate(); err != nil && !seen[err.Error()] {
+			seen[err.Error()] = true
+			errs = append(errs, err)
+		}
+		if w.Verify && w.Alignment()%512 != 0 {
+			errs = append(errs, agerr.BadInputf("--verify: the alignment %d must be a multiple of 512", w.Alignment()))
+		}
+		for _, b := range w.BlockSizes {
+			if w.Verify && b%w.Alignment() != 0 {
+				errs = append(errs, agerr.BadInputf("--verify: block size %s is not a multiple of the alignment %s", units.FormatBytesExact(b), units.FormatBytesExact(w.Alignment())))
+			}
+		}
+	}
+	if len(d.Steps) > 0 && d.Size > 0 && d.Size < d.Steps[0].MaxBlock() {
+		errs = append(errs, agerr.BadInputf("--block-size %s is larger than --size %s", units.FormatBytesExact(d.Steps[0].MaxBlock()), units.FormatBytesExact(d.Size)))
+	}
+	return agerr.Join(errs...)
 }
+
+// Sections is the disk tester's section, of the run and of its steps.
+func (d *Disk) Sections() []string { return []string{result.ExtraDisk} }
 
 // Run makes (or checks) the test file, runs the steps, verifies, records the result and
-// removes the file unless Keep. The outcome is nil when nothing could be run.
-func (d *Disk) Run(ctx context.Context, h DiskHooks) (out *DiskOutcome, err error) {
-	logf := h.Log
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
+// removes the file unless Keep; Report is the tester's report afterwards (nil when
+// nothing could be run).
+func (d *Disk) Run(ctx context.Context, r *Running) error {
+	logf := func(format string, v ...any) { r.Emit(Log{Line: fmt.Sprintf(format, v...)}) }
 	tf, err := diskio.PrepareFile(ctx, d.Path, d.Prepare)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() {
 		if !d.Keep {
@@ -78,9 +101,9 @@ func (d *Disk) Run(ctx context.Context, h DiskHooks) (out *DiskOutcome, err erro
 			}
 		}
 	}()
-	rec, err := NewRecorder(d.Results, "disk", d.Version, d.Args)
+	rec, err := r.Recorder()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rep := &diskio.Report{Start: rec.Result.Meta.Started, File: tf, Sweep: d.Sweep, DiskSpd: d.DiskSpd}
 	if d.DiskSpd != nil {
@@ -94,7 +117,8 @@ func (d *Disk) Run(ctx context.Context, h DiskHooks) (out *DiskOutcome, err erro
 		rep.Notes = append(rep.Notes, "no device view: "+derr.Error())
 	}
 	rep.Device = dev
-	runErr := d.steps(ctx, tf, rep, h, logf)
+	d.Report = rep
+	runErr := d.steps(ctx, tf, rep, r, logf)
 	switch {
 	case runErr != nil:
 	case ctx.Err() != nil:
@@ -102,27 +126,27 @@ func (d *Disk) Run(ctx context.Context, h DiskHooks) (out *DiskOutcome, err erro
 	case rep.Verify != nil && rep.Verify.BadCount > 0:
 		runErr = fmt.Errorf("verify: %d block(s) differ from what was written", rep.Verify.BadCount)
 	}
-	out = &DiskOutcome{Report: rep}
 	if err := rep.FillResult(rec.Result); err != nil {
-		rec.End(agerr.Join(runErr, fmt.Errorf("results: %w", err)))
-		out.Path, err = rec.Finish()
-		return out, err
+		d.unfilled = true
+		return agerr.Join(runErr, fmt.Errorf("results: %w", err))
 	}
-	rec.End(runErr)
-	if an := rec.Analyse(DiskAnalysis); an != nil {
-		out.Analysis = an
-		DiskAnalysed(rep, an)
-		if err := rep.SetExtra(rec.Result); err != nil {
-			rec.Warn("results: " + err.Error())
-		}
+	return runErr
+}
+
+// Analysis is a disk run's analysis; a result the report could not fill is not analysed.
+func (d *Disk) Analysis() (analyze.Options, bool) { return DiskAnalysis, !d.unfilled }
+
+// Analysed gives the report the analysis's findings and writes them into its section.
+func (d *Disk) Analysed(rec *Recorder, an *analyze.Run) {
+	DiskAnalysed(d.Report, an)
+	if err := d.Report.SetExtra(rec.Result); err != nil {
+		rec.Warn("results: " + err.Error())
 	}
-	out.Path, err = rec.Finish()
-	return out, err
 }
 
 // steps writes the verification pattern, runs the steps until one is cut short, and reads
 // the pattern back.
-func (d *Disk) steps(ctx context.Context, tf *diskio.TestFile, rep *diskio.Report, h DiskHooks, logf func(string, ...any)) error {
+func (d *Disk) steps(ctx context.Context, tf *diskio.TestFile, rep *diskio.Report, r *Running, logf func(string, ...any)) error {
 	gen := uint64(time.Now().UnixNano())
 	if d.Verify {
 		logf("verify: writing a checksummed pattern over %s", tf.Path)
@@ -134,13 +158,9 @@ func (d *Disk) steps(ctx context.Context, tf *diskio.TestFile, rep *diskio.Repor
 		if ctx.Err() != nil {
 			break
 		}
-		if h.Step != nil {
-			h.Step(i, len(d.Steps), w)
-		}
+		r.Emit(DiskStep{I: i, N: len(d.Steps), Workload: w})
 		s, err := diskio.RunStep(ctx, tf, w, diskio.StepOptions{Gen: gen})
-		if h.StepEnd != nil {
-			h.StepEnd()
-		}
+		r.Emit(DiskStepEnded{})
 		if err != nil {
 			return err
 		}

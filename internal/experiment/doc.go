@@ -1,16 +1,23 @@
-// Package experiment owns an experiment as a value and the one recorder of a result's life.
+// Package experiment owns the one contract of every kind of experiment and the one
+// recorder of a result's life.
 //
-// An experiment is what a measuring command asked for: a target, a sweep of steps, variants
-// (--compare), repeats, sampling beside the load and the analysis at the end. The Recorder
-// owns a result from start to end: a results folder that no other run shares, the metadata
-// filled once, every step written atomically as it ends, the analysis, the incomplete mark
-// on cancel or failure, and every write error (none is ever dropped).
+// Every kind — load (stress, scan, tpcc run: Load), Disk, Seed, Readahead, Drill —
+// implements Experiment: Validate checks the spec without connecting, Run runs it with
+// the run's Recorder and an event stream for progress, Sections names the result sections
+// it writes; Analyser and Analysed are optional capabilities. Run (the function) is the
+// one life of a result: it validates, lets the kind take its recorder when what it needs
+// is made (bad input found while preparing leaves no folder), marks the result complete
+// or incomplete, analyses it and writes it a last time. The registry (Register,
+// Registered) lists the kinds, from which the command layer makes its commands.
 //
-// Load runs a workload through the runner's step engine (stress, scan, tpcc run): it starts
-// the in-process listeners of a routing comparison, opens the sessions of the virtual users,
-// starts the samplers and records where sessions landed; the analysis (internal/analyze)
-// judges it, as it judges everything else of the result. Disk, Readahead and Seed run through
-// the same Recorder but keep their own step loop, for the reason each one's doc comment gives.
+// The Recorder owns a result from start to end: a results folder that no other run shares,
+// the metadata filled once, every step written atomically as it ends, the analysis, the
+// incomplete mark on cancel or failure, and every write error (none is ever dropped).
+//
+// Load runs a workload through the runner's step engine: it starts the in-process
+// listeners of a routing comparison, opens the sessions of the virtual users, starts the
+// samplers and records where sessions landed. Disk, Readahead, Seed and Drill keep their
+// own loop, for the reason each one's doc comment gives.
 //
 // The command layer parses flags, validates them, shows progress and prints; this package
 // never prints to a terminal and never reads flags or the environment.
@@ -19,5 +26,6 @@
 //
 // Imports from agbench: only internal/agerr, internal/analyze, internal/cluster,
 // internal/diskio, internal/drill, internal/listener, internal/measure, internal/result,
-// internal/runner, internal/sample, internal/seed, internal/target, internal/workload/....
+// internal/runner, internal/sample, internal/seed, internal/target, internal/units,
+// internal/workload/....
 package experiment

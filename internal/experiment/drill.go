@@ -2,7 +2,9 @@ package experiment
 
 import (
 	"context"
+	"strings"
 
+	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/drill"
 	"github.com/agbench/agbench/internal/result"
@@ -14,48 +16,87 @@ import (
 // It keeps its own loop rather than the runner's: a cycle is load, a fault, a failover and
 // checks of what the cluster kept, not virtual users in a measured window of a sweep.
 type Drill struct {
-	Version string
-	Args    []string
-	Results string
-	Topo    *cluster.Topology
+	Topo *cluster.Topology
 	// Endpoints are the servers of an observe drill on a cluster agbench did not make
 	// (nil: Topo's nodes).
 	Endpoints *drill.Endpoints
 	Options   drill.Options
-	Config    map[string]any
+
+	// Summary is the drill's sum once it has run (nil when it did not get that far).
+	Summary *result.DrillRun
 }
 
-// DrillOutcome is what a drill produced.
-type DrillOutcome struct {
-	Result *result.Result
-	Run    *result.DrillRun
-	Path   string
+// DrillEvent is one line of a drill's progress (drill.Progress's).
+type DrillEvent struct {
+	Format string
+	Args   []any
 }
 
-// Run runs the drill and writes its result; progress gets one line per event (or nil).
-func (d *Drill) Run(ctx context.Context, progress drill.Progress) (*DrillOutcome, error) {
-	rec, err := NewRecorder(d.Results, "drill", d.Version, d.Args)
+// Kind is "drill".
+func (d *Drill) Kind() string { return "drill" }
+
+// Validate checks the drill's options and that it has a cluster or endpoints to act on.
+func (d *Drill) Validate() error {
+	if d.Topo == nil && d.Endpoints == nil {
+		return agerr.BadInputf("drill: no cluster and no endpoints")
+	}
+	return d.Options.Validate()
+}
+
+// Sections is the drill's section, of the run and of every cycle.
+func (d *Drill) Sections() []string { return []string{result.ExtraDrill} }
+
+// Run runs the drill, each cycle recorded as a step as it ends.
+func (d *Drill) Run(ctx context.Context, r *Running) error {
+	rec, err := r.Recorder()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res := rec.Result
-	res.Meta.Config = d.Config
+	res.Meta.Config = d.config()
 	if d.Topo != nil {
 		rec.describeCluster(ctx, d.Topo)
 	}
-	var run *result.DrillRun
+	progress := func(format string, args ...any) { r.Emit(DrillEvent{Format: format, Args: args}) }
 	var runErr error
 	if d.Options.Fault == drill.FaultObserve {
 		e := d.Endpoints
 		if e == nil {
 			e = drill.EndpointsOf(d.Topo)
 		}
-		run, runErr = drill.RunObserve(ctx, e, d.Options, res, rec, progress)
+		d.Summary, runErr = drill.RunObserve(ctx, e, d.Options, res, rec, progress)
 	} else {
-		run, runErr = drill.Run(ctx, d.Topo, d.Options, res, rec, progress)
+		d.Summary, runErr = drill.Run(ctx, d.Topo, d.Options, res, rec, progress)
 	}
-	rec.End(runErr)
-	out := &DrillOutcome{Result: res, Run: run}
-	out.Path, err = rec.Finish()
-	return out, err
+	return runErr
+}
+
+// config is the drill's configuration as the result records it: on an agbench cluster its
+// commit mode (and Patroni's, with what kill-primary kills), on endpoints the nodes and
+// how the failover comes (Patroni's switchover, or a wait for one by other means).
+func (d *Drill) config() map[string]any {
+	o := d.Options
+	if e := d.Endpoints; e != nil {
+		var names []string
+		for _, n := range e.Nodes {
+			names = append(names, n.Name)
+		}
+		cfg := map[string]any{"fault": o.Fault, "cycles": o.Cycles, "vus": o.Writers, "read_vus": o.Readers,
+			"between": o.Between.String(), "commit_wait": o.CommitWait.String(), "keep": o.Keep,
+			"nodes": strings.Join(names, ","), "listener": e.Listener != "", "patroni": len(e.Patroni) > 0}
+		if len(e.Patroni) == 0 {
+			cfg["observe_wait"] = o.ObserveWait.String()
+		}
+		return cfg
+	}
+	cfg := map[string]any{"fault": o.Fault, "workload": o.Workload, "cycles": o.Cycles, "vus": o.Writers, "read_vus": o.Readers,
+		"between": o.Between.String(), "commit_wait": o.CommitWait.String(), "detect_timeout": o.DetectTimeout.String(), "keep": o.Keep, "commit": d.Topo.Commit}
+	if o.Fault == drill.FaultWALFull {
+		cfg["wal_fs_size"] = o.WALFSSize
+	}
+	if d.Topo.Patroni != nil {
+		cfg["ha"] = cluster.HAPatroni
+		cfg["kill"] = o.Kill
+	}
+	return cfg
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/target"
+	"github.com/agbench/agbench/internal/workload"
 	"github.com/agbench/agbench/internal/workload/stress"
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
@@ -30,11 +31,21 @@ func stressLoad(t *testing.T, topo *cluster.Topology, step runner.StepSpec) (*Lo
 	if _, err := c.Exec(context.Background(), "CREATE TABLE ops (at timestamptz)"); err != nil {
 		t.Fatal(err)
 	}
-	l := &Load{Command: "stress", Version: "test", Args: []string{"stress"},
+	l := &Load{Command: "stress",
 		Target: &target.Target{Topo: topo, Primary: topo.ConnString(topo.Primary(), "")}, Intent: target.ReadWrite,
 		Sweep: runner.Sweep{Axes: []runner.Axis{{Name: "threads", Values: []string{"2"}}}, Seed: 1},
-		Step:  step, Results: t.TempDir()}
+		Step:  step}
 	return l, stress.New(stress.Config{Queries: []string{"INSERT INTO ops VALUES (now())"}, Connect: l.Connector()})
+}
+
+// runLoad runs the load of w through the contract, its ticks shown to progress.
+func runLoad(t *testing.T, ctx context.Context, l *Load, w workload.Workload, progress func(runner.Progress)) (*Outcome, error) {
+	l.Workload = w
+	return Run(ctx, l, Setup{Version: "test", Args: strings.Fields(l.Command), Results: t.TempDir(), Events: func(e Event) {
+		if p, ok := e.(runner.Progress); ok {
+			progress(p)
+		}
+	}})
 }
 
 // A step that outlasts a restart of the primary however long the restart takes: VUs × 150
@@ -80,7 +91,7 @@ func TestStressSurvivesARestart(t *testing.T) {
 	l, w := stressLoad(t, topo, restartStep)
 	defer w.Close()
 	restart, back := restartOnceMeasuring(t, ctx, topo)
-	out, err := l.Run(ctx, w, Hooks{Progress: restart})
+	out, err := runLoad(t, ctx, l, w, restart)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -164,7 +175,7 @@ func TestStressServerDownIsIncomplete(t *testing.T) {
 			}
 		})
 	}
-	out, err := l.Run(ctx, w, Hooks{Progress: stop})
+	out, err := runLoad(t, ctx, l, w, stop)
 	if !errors.Is(err, runner.ErrNoSuccess) || agerr.ExitCode(err) != agerr.ExitFailure {
 		t.Fatalf("run: %v, want no successful operation (exit 1)", err)
 	}
@@ -207,12 +218,11 @@ func TestTPCCSurvivesARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer smp.Close()
-	l := &Load{Command: "tpcc run", Version: "test", Args: []string{"tpcc", "run"},
-		Target: &target.Target{Topo: topo, Primary: cs}, Intent: target.ReadWrite,
+	l := &Load{Command: "tpcc run", Target: &target.Target{Topo: topo, Primary: cs}, Intent: target.ReadWrite,
 		Sweep: runner.Sweep{Axes: []runner.Axis{{Name: "vus", Values: []string{"2"}}}, Seed: 1},
-		Step:  restartStep, Results: t.TempDir()}
+		Step:  restartStep, Samplers: []runner.Sampler{smp}}
 	restart, back := restartOnceMeasuring(t, ctx, topo)
-	out, err := l.Run(ctx, w, Hooks{Samplers: []runner.Sampler{smp}, Progress: restart})
+	out, err := runLoad(t, ctx, l, w, restart)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}

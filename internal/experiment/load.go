@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
@@ -19,15 +20,14 @@ import (
 	"github.com/agbench/agbench/internal/workload/pgops"
 )
 
-// Load is an experiment that drives a workload through the runner's step engine: a target,
-// a sweep whose first axis is the load (threads, VUs), an optional routing comparison,
-// repeats, sampling beside every step and the analysis at the end. Fill it, Start it, make
-// the workload with Connector / ConnString, Run it, and Close it.
+// Load is an experiment that drives a workload through the runner's step engine (stress,
+// scan, tpcc run): a target, a sweep whose first axis is the load (threads, VUs), an
+// optional routing comparison, repeats, sampling beside every step and the analysis at the
+// end. Fill it, Start it, make the workload with Connector / ConnString, set Workload, run
+// it with experiment.Run, and Close it.
 type Load struct {
-	// Command names the command in the result ("stress", "scan", "tpcc run"); Version is
-	// agbench's version and Args the command line, as the result records them.
-	Command, Version string
-	Args             []string
+	// Command names the command in the result ("stress", "scan", "tpcc run").
+	Command string
 	// Target is where the sessions go; Database overrides a cluster's database for the
 	// samplers ("" keeps it).
 	Target   *target.Target
@@ -38,41 +38,54 @@ type Load struct {
 	Sweep runner.Sweep
 	// Step is the shape of every step (VUs are taken from the sweep).
 	Step runner.StepSpec
-	// Results is the folder of result folders.
-	Results string
 	// Sample starts the OS and database samplers beside every measured window; Restarts
 	// says the servers restart between steps, so no database sampler can follow them.
 	Sample, Restarts bool
 	// Analyse attaches the analysis (knee, Little's law, validity) at the end.
-	Analyse  bool
-	Analysis analyze.Options
+	Analyse         bool
+	AnalysisOptions analyze.Options
 	// Config is the command's effective configuration for the result.
 	Config map[string]any
 	// StaleProbe, when set (result.StaleEventual, result.StaleCausal or result.StaleBoth:
 	// the two side by side), runs the read-after-write probe beside every measured window
 	// (result.StaleStep).
 	StaleProbe string
+	// Workload is what every VU runs; Samplers are its own samplers, run beside the
+	// experiment's.
+	Workload workload.Workload
+	Samplers []runner.Sampler
 
 	routes *Routes
 	// notes are run-level warnings known only once steps have run (ColdCache's).
 	notes []string
 }
 
-// Hooks let the command show progress; both may be nil.
-type Hooks struct {
-	Progress func(runner.Progress)
-	StepDone func(result.Step)
-	// Samplers are the workload's own samplers, run beside the experiment's.
-	Samplers []runner.Sampler
+// Kind is the command that runs the load.
+func (l *Load) Kind() string { return l.Command }
+
+// Validate checks what a load needs before it connects: a target, a workload, a load axis
+// and a step that ends.
+func (l *Load) Validate() error {
+	var errs []error
+	if l.Target == nil || l.Workload == nil {
+		errs = append(errs, agerr.BadInputf("%s: no target or no workload", l.Command))
+	}
+	if len(l.Sweep.Axes) == 0 || len(l.Plan()) == 0 {
+		errs = append(errs, agerr.BadInputf("%s: no step to run", l.Command))
+	}
+	if l.Step.Iterations <= 0 && l.Step.Duration <= 0 {
+		errs = append(errs, agerr.BadInputf("%s: a step needs iterations or a duration", l.Command))
+	}
+	return agerr.Join(errs...)
 }
 
-// Outcome is what a run produced: the result (also when cut short), where it was written
-// ("" when nothing was kept) and the analysis (nil without one).
-type Outcome struct {
-	Result   *result.Result
-	Path     string
-	Analysis *analyze.Run
+// Sections are the steps' sections: the samplers' and the stale-read probes'.
+func (l *Load) Sections() []string {
+	return []string{result.ExtraSample, result.ExtraStale, result.ExtraStaleCausal, result.ExtraStaleOwn}
 }
+
+// Analysis is the load's analysis, when it has one.
+func (l *Load) Analysis() (analyze.Options, bool) { return l.AnalysisOptions, l.Analyse }
 
 // Routing says whether the experiment compares routing off and on.
 func (l *Load) Routing() bool { return l.Sweep.Compare != nil && l.Sweep.Compare.Name == RoutingKey }
@@ -186,33 +199,18 @@ func (l *Load) spec(pt runner.Point) runner.StepSpec {
 	return s
 }
 
-// Run runs the experiment: it records the result (written after every step and at the end),
-// samples beside every step and analyses the run (which judges where read intent landed:
-// analyze's read-intent-on-primary). It returns
-// the outcome, also when cut short, and the run's error joined with any write error. A step
-// that did not complete (no successful operation, too many errors) makes the run
-// incomplete and its error non-nil (the runner stops the run there).
-func (l *Load) Run(ctx context.Context, w workload.Workload, h Hooks) (*Outcome, error) {
-	rec, err := NewRecorder(l.Results, l.Command, l.Version, l.Args)
+// Run runs the experiment (the Experiment contract): it fills the result's metadata,
+// samples beside every step and records each step as it ends; the analysis then judges
+// where read intent landed (analyze's read-intent-on-primary). A step that did not
+// complete (no successful operation, too many errors) makes the run incomplete and its
+// error non-nil (the runner stops the run there).
+func (l *Load) Run(ctx context.Context, r *Running) error {
+	rec, err := r.Recorder()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	res := rec.Result
-	res.Meta.Config = l.Config
-	res.Meta.Seed = l.Sweep.Seed
-	res.Meta.Topology = l.Target.Summary()
-	if l.routes != nil {
-		res.Meta.Topology.Listener = l.routes.Addr
-	}
-	if cs := l.Target.ConnString(target.ReadWrite, 0); cs != "" {
-		if c, err := target.Connect(ctx, cs, "agbench"); err == nil {
-			if res.Meta.Server, err = target.ServerInfo(ctx, c); err != nil {
-				rec.Warn("server version and settings not read: " + err.Error())
-			}
-			c.Close(context.WithoutCancel(ctx))
-		}
-	}
-	samplers := append([]runner.Sampler(nil), h.Samplers...)
+	l.describe(ctx, rec)
+	samplers := append([]runner.Sampler(nil), l.Samplers...)
 	modes := []string{l.StaleProbe}
 	switch l.StaleProbe {
 	case "":
@@ -237,12 +235,11 @@ func (l *Load) Run(ctx context.Context, w workload.Workload, h Hooks) (*Outcome,
 		rec.Warn(s.Warnings...)
 	}
 	steps, runErr := runner.Run(ctx, runner.Config{
-		Workload: w, Plan: l.Plan(), Spec: l.spec, Seed: l.Sweep.Seed, Progress: h.Progress, Samplers: samplers,
+		Workload: l.Workload, Plan: l.Plan(), Spec: l.spec, Seed: l.Sweep.Seed, Samplers: samplers,
+		Progress: func(p runner.Progress) { r.Emit(p) },
 		StepDone: func(steps []result.Step) {
 			rec.Steps(steps)
-			if h.StepDone != nil {
-				h.StepDone(steps[len(steps)-1])
-			}
+			r.Emit(StepEnded{Step: steps[len(steps)-1]})
 		},
 	})
 	rec.Result.Steps = steps
@@ -250,13 +247,26 @@ func (l *Load) Run(ctx context.Context, w workload.Workload, h Hooks) (*Outcome,
 		runErr = FailedSteps(steps)
 	}
 	rec.Warn(l.notes...)
-	rec.End(runErr)
-	out := &Outcome{Result: res}
-	if l.Analyse {
-		out.Analysis = rec.Analyse(l.Analysis)
+	return runErr
+}
+
+// describe fills the result's configuration, seed, topology and server.
+func (l *Load) describe(ctx context.Context, rec *Recorder) {
+	res := rec.Result
+	res.Meta.Config = l.Config
+	res.Meta.Seed = l.Sweep.Seed
+	res.Meta.Topology = l.Target.Summary()
+	if l.routes != nil {
+		res.Meta.Topology.Listener = l.routes.Addr
 	}
-	out.Path, err = rec.Finish()
-	return out, err
+	if cs := l.Target.ConnString(target.ReadWrite, 0); cs != "" {
+		if c, err := target.Connect(ctx, cs, "agbench"); err == nil {
+			if res.Meta.Server, err = target.ServerInfo(ctx, c); err != nil {
+				rec.Warn("server version and settings not read: " + err.Error())
+			}
+			c.Close(context.WithoutCancel(ctx))
+		}
+	}
 }
 
 // FailedSteps returns an error naming the steps that did not complete (no successful

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/workload/readahead"
@@ -28,49 +29,57 @@ const privateServerTries = 5
 // BUFFERS) and the device, so there is no load of virtual users and no measured window of
 // many operations; internal/workload/readahead schedules and measures the runs.
 type Readahead struct {
-	// Version is agbench's version and Args the command line, as the result records them.
-	Version string
-	Args    []string
-	// Results is the folder of result folders.
-	Results string
 	// Topo is the cluster to run on (its primary is restarted between runs); nil makes a
 	// private server of the binaries in PGBin ("" for the installed PostgreSQL).
 	Topo  *cluster.Topology
 	PGBin string
 	// Config is the experiment's configuration; Config.Progress gets its progress lines.
 	Config readahead.Config
-	// Private is called when a private server is being made.
-	Private func()
-}
 
-// ReadaheadOutcome is what a read-ahead run produced: the conditions on this machine, the
-// summary table, the warnings, and where the result was written.
-type ReadaheadOutcome struct {
+	// Conditions and Rows are what the run found on this machine and its summary table,
+	// once it has set up (for the terminal).
 	Conditions readahead.Conditions
 	Rows       []readahead.Row
-	Warnings   []string
-	Path       string
 }
+
+// PrivateServer is sent when a private server is being made.
+type PrivateServer struct{}
+
+// Kind is "readahead".
+func (r *Readahead) Kind() string { return "readahead" }
+
+// Validate checks the configuration, and that a cluster and binaries are not both given.
+func (r *Readahead) Validate() error {
+	var errs []error
+	if err := r.Config.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if r.Topo != nil && r.PGBin != "" {
+		errs = append(errs, agerr.BadInputf("--cluster and --pg-bin: give one (an existing cluster, or binaries for a private server)"))
+	}
+	return agerr.Join(errs...)
+}
+
+// Sections is the read-ahead section of the run.
+func (r *Readahead) Sections() []string { return []string{readahead.ExtraKey} }
 
 // Run sets the experiment up, runs every measurement (the result is written after each),
 // and undoes the set-up.
-func (r *Readahead) Run(ctx context.Context) (out *ReadaheadOutcome, err error) {
+func (r *Readahead) Run(ctx context.Context, run *Running) (err error) {
 	topo := r.Topo
 	var top *result.Topology
 	if topo != nil {
 		unlock, err := topo.Lock()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		defer unlock()
 		top = &result.Topology{Cluster: topo.Name, Commit: topo.Commit}
 	} else {
-		if r.Private != nil {
-			r.Private()
-		}
+		run.Emit(PrivateServer{})
 		var destroy func() error
 		if topo, destroy, err = privateServer(ctx, r.PGBin); err != nil {
-			return nil, err
+			return err
 		}
 		defer func() { err = errors.Join(err, destroy()) }()
 		top = &result.Topology{}
@@ -79,12 +88,12 @@ func (r *Readahead) Run(ctx context.Context) (out *ReadaheadOutcome, err error) 
 	top.Nodes = []result.Node{{Name: p.Name, Role: p.Role, Addr: fmt.Sprintf("%s:%d", p.Host, p.Port)}}
 	e, err := readahead.Setup(ctx, topoServer{topo}, r.Config)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() { err = errors.Join(err, e.Close()) }()
-	rec, err := NewRecorder(r.Results, "readahead", r.Version, r.Args)
+	rec, err := run.Recorder()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cond, cfg := e.Conditions(), e.Config()
 	res := rec.Result
@@ -114,10 +123,8 @@ func (r *Readahead) Run(ctx context.Context) (out *ReadaheadOutcome, err error) 
 		_ = rec.Save()
 	})
 	record()
-	rec.End(errors.Join(runErr, stepErr))
-	out = &ReadaheadOutcome{Conditions: cond, Rows: readahead.Summarize(queries, ms), Warnings: res.Warnings}
-	out.Path, err = rec.Finish()
-	return out, err
+	r.Conditions, r.Rows = cond, readahead.Summarize(queries, ms)
+	return errors.Join(runErr, stepErr)
 }
 
 // fillReadahead puts the measurements so far into the result: a step each, the summary

@@ -6,7 +6,6 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
-	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/seed"
 )
 
@@ -18,83 +17,98 @@ import (
 // database into a new standby, measured by internal/seed's meter (phases, walsender CPU,
 // bytes on the wire), not virtual users repeating operations in a measured window.
 type Seed struct {
-	// Version is agbench's version and Args the command line, as the result records them.
-	Version string
-	Args    []string
-	// Results is the folder of result folders.
-	Results string
-	Topo    *cluster.Topology
+	Topo *cluster.Topology
 	// Options are the seeding's options; each run sets Method and Compress from its variant.
 	Options seed.Options
 	// Variants are compared (one run of the options' own method and compression when
 	// empty); Repeat runs every variant this many times, round after round.
 	Variants []seed.Variant
 	Repeat   int
-	// Config is the command's effective configuration for the result.
-	Config map[string]any
+	// InitSize is the size the database was grown to first (0: it was not), for the
+	// result's configuration.
+	InitSize int64
 }
 
-// SeedHooks let the command show progress; any may be nil.
-type SeedHooks struct {
-	// Begin is called before a run and returns the run's progress callback (or nil).
-	Begin func(run seed.Run, compare bool) func(seed.Progress)
-	// End is called after a run, with its report and error.
-	End func(rep *seed.Report, err error, compare bool)
+// SeedBegin is sent before a seeding of the plan; the seeding's own progress follows as
+// seed.Progress events, and SeedEnded after it.
+type SeedBegin struct {
+	Run     seed.Run
+	Compare bool
 }
 
-// SeedOutcome is what a seeding run produced.
-type SeedOutcome struct {
-	Result *result.Result
-	Path   string
+// SeedEnded is sent after a seeding, with its report and error.
+type SeedEnded struct {
+	Report  *seed.Report
+	Err     error
+	Compare bool
+}
+
+// Kind is "seed".
+func (s *Seed) Kind() string { return "seed" }
+
+// Validate checks the method, the repeats and that a cluster is given.
+func (s *Seed) Validate() error {
+	var errs []error
+	if s.Topo == nil {
+		errs = append(errs, agerr.BadInputf("seed: no cluster"))
+	}
+	if m := s.Options.Method; m != seed.MethodDirect && m != seed.MethodBackupRestore {
+		errs = append(errs, agerr.BadInputf("--method %q: want direct or backup-restore", m))
+	}
+	if s.Repeat < 0 {
+		errs = append(errs, agerr.BadInputf("--repeat %d: want 1 to 20", s.Repeat))
+	}
+	return agerr.Join(errs...)
+}
+
+// Sections: a seeding's figures are its steps' counters; it writes no section.
+func (s *Seed) Sections() []string { return nil }
+
+// All are the variants seeded: the compared ones, or the options' own method and
+// compression.
+func (s *Seed) All() []seed.Variant {
+	if len(s.Variants) == 0 {
+		return []seed.Variant{{Method: s.Options.Method, Compress: s.Options.Compress}}
+	}
+	return s.Variants
 }
 
 // Compare says whether variants are compared.
 func (s *Seed) Compare() bool { return len(s.Variants) > 0 }
 
-// Run seeds every run of the plan and records each as a step of the result.
-func (s *Seed) Run(ctx context.Context, h SeedHooks) (*SeedOutcome, error) {
-	variants := s.Variants
-	if len(variants) == 0 {
-		variants = []seed.Variant{{Method: s.Options.Method, Compress: s.Options.Compress}}
-	}
-	rec, err := NewRecorder(s.Results, "seed", s.Version, s.Args)
+// Run seeds every run of the plan and records each as a step of the result. Bad input
+// found by the first seeding (before anything was made) leaves no folder.
+func (s *Seed) Run(ctx context.Context, r *Running) error {
+	variants := s.All()
+	rec, err := r.Recorder()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	res := rec.Result
-	res.Meta.Config = s.Config
+	labels := make([]string, len(variants))
+	for i, v := range variants {
+		labels[i] = v.Label()
+	}
+	o := s.Options
+	rec.Result.Meta.Config = map[string]any{"method": o.Method, "compress": o.Compress.String(), "max_rate": o.MaxRate,
+		"lag_threshold": o.LagThreshold, "variants": labels, "repeat": s.Repeat, "init_size": s.InitSize}
 	rec.describeCluster(ctx, s.Topo)
 	compare := s.Compare()
-	var runErr error
 	for i, run := range seed.Plan(variants, max(s.Repeat, 1)) {
 		o := s.Options
 		o.Method, o.Compress = run.Variant.Method, run.Variant.Compress
-		if h.Begin != nil {
-			o.Progress = h.Begin(run, compare)
-		}
+		r.Emit(SeedBegin{Run: run, Compare: compare})
+		o.Progress = func(p seed.Progress) { r.Emit(p) }
 		rep, err := seed.Seed(ctx, s.Topo, o)
-		if h.End != nil {
-			h.End(rep, err, compare)
-		}
+		r.Emit(SeedEnded{Report: rep, Err: err, Compare: compare})
 		if err != nil {
-			if agerr.IsBadInput(err) && i == 0 {
-				rec.End(err)
-				_, _ = rec.Finish() // nothing was made: no folder is left
-				return nil, err
-			}
-			runErr = err
-			break
+			return err // bad input of the first run: nothing was measured, no folder is left
 		}
 		rec.AddStep(rep.Step(i, run.Point, run.Repeat, run.Variant.Label(), nil)) // variants in Variant; no swept knob
 		if compare {
 			if err := seed.Drop(context.WithoutCancel(ctx), s.Topo, rep.Standby); err != nil {
-				runErr = fmt.Errorf("drop %s between runs: %w", rep.Standby, err)
-				break
+				return fmt.Errorf("drop %s between runs: %w", rep.Standby, err)
 			}
 		}
 	}
-	rec.End(runErr)
-	out := &SeedOutcome{Result: res}
-	out.Path, err = rec.Finish()
-	return out, err
+	return nil
 }

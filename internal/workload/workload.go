@@ -120,15 +120,3 @@ type StepHooks interface {
 	BeforeStep(ctx context.Context, params map[string]string) error
 	AfterStep(ctx context.Context, params map[string]string, window time.Duration) (map[string]float64, error)
 }
-
-// Meta describes a workload in the registry.
-type Meta struct {
-	// Name is the workload's name and its command's ("stress", "tpcc").
-	Name string
-	// Description is the command's one-line help.
-	Description string
-	// New returns a workload configured with its defaults; commands set its options. It is
-	// nil for a workload measured outside the runner's step engine (readahead: one query per
-	// cold cache, timed from EXPLAIN, with no virtual users).
-	New func() Workload
-}

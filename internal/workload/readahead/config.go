@@ -5,18 +5,10 @@ import (
 	"slices"
 
 	"github.com/agbench/agbench/internal/agerr"
-	"github.com/agbench/agbench/internal/workload"
 )
 
 // Name is the workload's name in the registry and its command's.
 const Name = "readahead"
-
-// readahead has no workload.Workload: each measurement is one query on a cold cache, not
-// virtual users in a measured window, so it runs its own loop (Experiment.RunAll).
-func init() {
-	workload.Register(workload.Meta{Name: Name,
-		Description: "Cold-cache prefetch experiment: the read-ahead article's queries with prefetch off and on"})
-}
 
 // Defaults of the experiment: the article's bounds, and a table big enough that a cold
 // scan takes seconds on a disk.

@@ -14,5 +14,5 @@
 // report, and it never prints (progress goes to a writer it is given).
 //
 // Imports from agbench: only internal/agerr, internal/measure, internal/proc, internal/result,
-// internal/sample, internal/stats, internal/workload.
+// internal/sample, internal/stats.
 package readahead

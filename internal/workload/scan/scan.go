@@ -26,10 +26,6 @@ const (
 	OpName = "read"
 )
 
-func init() {
-	workload.Register(workload.Meta{Name: Name, Description: "Time reading N rows of a table to the client (the articles' OLAP read), warm or cold", New: func() workload.Workload { return New(Config{}) }})
-}
-
 // Config configures the workload.
 type Config struct {
 	// Table is the table to read (schema-qualified or not); Rows how many rows (0: all).

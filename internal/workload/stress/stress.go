@@ -28,10 +28,6 @@ import (
 // Name is the workload's name in the registry.
 const Name = "stress"
 
-func init() {
-	workload.Register(workload.Meta{Name: Name, Description: "SQLQueryStress: threads × iterations of a query, with routing off and on", New: func() workload.Workload { return New(Config{}) }})
-}
-
 // OpName is the name of the stress operation in results.
 const OpName = "query"
 

@@ -11,11 +11,6 @@ import (
 	"github.com/agbench/agbench/internal/workload"
 )
 
-func init() {
-	workload.Register(workload.Meta{Name: "tpcc", Description: "TPC-C-derived OLTP workload (HammerDB's TPROC-C): build, run, check, drop",
-		New: func() workload.Workload { return &Workload{Mode: ModeFunctions} }})
-}
-
 // ParamRouting is the step parameter that --compare routing=off,on varies: "on" sends the
 // read-intent sessions to standbys, "off" to the primary (an AG without read-only routing).
 const ParamRouting = "routing"
