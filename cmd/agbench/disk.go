@@ -28,6 +28,8 @@ type diskFlags struct {
 	rate                               float64
 	preset, sweep, engine, resultsDir  string
 	seed                               uint64
+
+	d *experiment.Disk // the experiment check made
 }
 
 // workloadFlags change the IO shape; they may not be mixed with DiskSpd's syntax.
@@ -49,8 +51,9 @@ afterwards unless --keep; a file agbench did not create is refused unless --forc
 DiskSpd's syntax is accepted after --, e.g.
   agbench disk -- -d60 -b128K -o1 -t1 -Sh -L -w0 -c1G testfile.dat
 Presets: ` + presetHelp(),
-		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error { return runDisk(c, a, &f, args) },
+		Args:    cobra.ArbitraryArgs,
+		PreRunE: func(c *cobra.Command, args []string) error { return f.check(c, args) },
+		RunE:    func(c *cobra.Command, args []string) error { return runDisk(c, a, &f, args) },
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.size, "size", "", "test file data size (e.g. 1G); default 1G for a new file, else the file's")
@@ -75,7 +78,7 @@ Presets: ` + presetHelp(),
 	fl.StringVar(&f.engine, "engine", diskio.EngineAuto, "IO engine: auto (io_uring where the kernel allows), io_uring, sync")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the offsets and the data")
 	fl.StringVar(&f.resultsDir, "results", "results", "folder for results/<time>-disk/result.json")
-	return validates(c)
+	return c
 }
 
 func presetHelp() string {
@@ -271,8 +274,9 @@ func (p *diskPlan) expand() error {
 	return nil
 }
 
-func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
-	ctx := c.Context()
+// check validates the command line and makes the experiment, without touching the file
+// (cobra's PreRunE, and a plan's check).
+func (f *diskFlags) check(c *cobra.Command, args []string) error {
 	p, err := planDisk(c, f, args)
 	if err != nil {
 		return err
@@ -285,17 +289,21 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 	for _, w := range p.steps {
 		maxBlock = max(maxBlock, w.MaxBlock())
 	}
-	show := &diskShow{a: a, path: p.path, lastPct: -1, stop: func() {}}
-	d := &experiment.Disk{Path: p.path, Keep: f.keep, Size: p.size,
+	f.d = &experiment.Disk{Path: p.path, Keep: f.keep, Size: p.size,
 		Steps: p.steps, Sweep: p.sweep, DiskSpd: p.diskspd, Verify: f.verify, Alignment: p.base.Alignment(),
-		Prepare: diskio.PrepareOptions{Size: size, MinRegion: maxBlock, Force: f.force, Progress: show.fill}}
-	if err := d.Validate(); err != nil {
+		Prepare: diskio.PrepareOptions{Size: size, MinRegion: maxBlock, Force: f.force}}
+	if err := f.d.Validate(); err != nil {
 		return err
 	}
-	if _, err := diskio.ResolveEngine(p.base.Engine); err != nil || validating(ctx) {
-		return err
-	}
-	out, runErr := experiment.Run(ctx, d, experiment.Setup{Version: version, Args: diskArgv(c, args), Results: f.resultsDir, Events: show.event})
+	_, err = diskio.ResolveEngine(p.base.Engine)
+	return err
+}
+
+func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
+	d := f.d
+	show := &diskShow{a: a, path: d.Path, lastPct: -1, stop: func() {}}
+	d.Prepare.Progress = show.fill
+	out, runErr := experiment.Run(c.Context(), d, experiment.Setup{Version: version, Args: diskArgv(c, args), Results: f.resultsDir, Events: show.event})
 	if out == nil || d.Report == nil {
 		return runErr
 	}

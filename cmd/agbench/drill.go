@@ -25,6 +25,7 @@ type drillFlags struct {
 	primary, listener, patroni string
 	standbys                   []string
 	o                          drill.Options
+	ends                       *drill.Endpoints // what check made of them
 }
 
 func newDrillCmd(a *app) *cobra.Command {
@@ -91,7 +92,8 @@ primary not back, the old primary acknowledging writes after the promotion).`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runDrill(cmd, a, f) },
+		PreRunE: func(*cobra.Command, []string) error { return f.check() },
+		RunE:    func(cmd *cobra.Command, args []string) error { return runDrill(cmd, a, f) },
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.cluster, "cluster", "lab", "cluster made by agbench cluster create")
@@ -112,10 +114,13 @@ primary not back, the old primary acknowledging writes after the promotion).`,
 	fl.StringVar(&f.listener, "listener", "", "with --fault observe: the writers connect here (a connection string)")
 	fl.StringVar(&f.patroni, "patroni", "", "with --fault observe: Patroni REST API URLs, comma-separated, in the order of --primary and --standby; the drill asks Patroni for a switchover each cycle")
 	fl.DurationVar(&f.o.ObserveWait, "observe-wait", drill.DefaultObserveWait, "with --fault observe and no --patroni: how long each cycle waits for your failover")
-	return validates(c)
+	return c
 }
 
-func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
+// check validates the command line without reading a cluster or connecting (cobra's
+// PreRunE, and a plan's check), and keeps the endpoints of a cluster given by
+// connection strings.
+func (f *drillFlags) check() error {
 	var errs []error
 	urls := f.primary != "" || len(f.standbys) > 0 || f.listener != ""
 	if urls && f.o.Fault != drill.FaultObserve {
@@ -149,13 +154,12 @@ func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
 	if err := cluster.CheckName(f.cluster); err != nil {
 		errs = append(errs, err)
 	}
-	if err := agerr.Join(errs...); err != nil {
-		return err
-	}
-	if validating(cmd.Context()) {
-		return nil
-	}
-	if ends != nil {
+	f.ends = ends
+	return agerr.Join(errs...)
+}
+
+func runDrill(cmd *cobra.Command, a *app, f *drillFlags) error {
+	if ends := f.ends; ends != nil {
 		// a cluster given by connection strings: no cluster of agbench's is loaded or
 		// locked, and nothing but SQL (and Patroni's REST API) reaches the servers
 		return runDrillExperiment(cmd, a, f, &experiment.Drill{Endpoints: ends, Options: f.o})

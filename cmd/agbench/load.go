@@ -35,6 +35,11 @@ type loadFlags struct {
 	maxErrors  int64
 	analysis   analysisFlags
 	staleProbe string
+
+	// what check parsed, for load
+	parsedIntent target.Intent
+	sweep        runner.Sweep
+	slos         []analyze.SLO
 }
 
 func (f *loadFlags) add(c *cobra.Command, defThreads string, defIterations int64) {
@@ -59,9 +64,9 @@ func (f *loadFlags) add(c *cobra.Command, defThreads string, defIterations int64
 	staleProbeFlag(fs, &f.staleProbe)
 }
 
-// check validates the shared flags, every problem at once, resolves the target and returns
-// the experiment; command names it in the result, unit names its throughput ("it/s").
-func (f *loadFlags) check(a *app, cmd *cobra.Command, command, unit string) (*experiment.Load, error) {
+// check validates the shared flags, every problem at once, without reading a cluster or
+// connecting (a plan's cluster may not exist yet), and keeps what it parsed for load.
+func (f *loadFlags) check(cmd *cobra.Command) error {
 	var errs []error
 	intent, err := target.ParseIntent(f.intent)
 	errs = append(errs, err)
@@ -106,13 +111,17 @@ func (f *loadFlags) check(a *app, cmd *cobra.Command, command, unit string) (*ex
 	}
 	slos, err := f.analysis.slos()
 	errs = append(errs, err)
-	if validating(cmd.Context()) { // agbench run checks a plan: the cluster may not exist yet
-		_, err := staleProbeMode(f.staleProbe, intent == target.ReadOnly, nil, sweep.Compare != nil)
-		return nil, agerr.Join(append(errs, err, target.CheckSpec(f.spec))...)
-	}
+	_, err = staleProbeMode(f.staleProbe, intent == target.ReadOnly, nil, sweep.Compare != nil)
+	f.parsedIntent, f.sweep, f.slos = intent, sweep, slos
+	return agerr.Join(append(errs, err, target.CheckSpec(f.spec))...)
+}
+
+// load resolves the target of the checked flags and returns the experiment; command names
+// it in the result, unit names its throughput ("it/s").
+func (f *loadFlags) load(a *app, command, unit string) (*experiment.Load, error) {
+	intent, sweep, slos := f.parsedIntent, f.sweep, f.slos
 	tgt, err := target.Resolve(home(a), f.spec)
-	errs = append(errs, err)
-	if err := agerr.Join(errs...); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	probe, err := staleProbeMode(f.staleProbe, intent == target.ReadOnly, tgt, sweep.Compare != nil)

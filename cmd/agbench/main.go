@@ -64,7 +64,12 @@ func main() {
 func run(ctx context.Context, a *app, args []string) int {
 	root := newRoot(a)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	return exitStatus(ctx, a, root.ExecuteContext(ctx))
+}
+
+// exitStatus reports a command's error on stderr (as interrupted when the context was
+// cancelled and the input was not bad) and returns its exit status.
+func exitStatus(ctx context.Context, a *app, err error) int {
 	if err != nil {
 		if ctx.Err() != nil && !agerr.IsBadInput(err) {
 			err = fmt.Errorf("interrupted: %w", err)

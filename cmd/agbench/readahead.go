@@ -46,7 +46,8 @@ agbench_readahead is made and dropped), or a private throwaway server made from 
 DIR (default: the installed PostgreSQL) in a temporary folder and destroyed after. As
 root, the tables go on a loop device agbench makes (sparse file, ext4), whose read-ahead
 it sets and which --throttle-iops limits (cgroup v1 blkio); it is always removed after.`,
-		Args: noArgs,
+		Args:    noArgs,
+		PreRunE: func(*cobra.Command, []string) error { return f.validate() },
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runReadahead(cmd.Context(), a, &f, cmdArgs(cmd))
 		},
@@ -68,7 +69,7 @@ it sets and which --throttle-iops limits (cgroup v1 blkio); it is always removed
 	fl.IntVar(&f.cfg.ThrottleIOPS, "throttle-iops", 0, "limit the private device to N reads per second (storage under pressure)")
 	fl.BoolVar(&f.cfg.DropCaches, "drop-caches", false, "also drop the whole OS page cache before each cold run (global!)")
 	fl.Int64Var(&f.cfg.Seed, "seed", 1, "seed of the tables' random column")
-	return validates(c)
+	return c
 }
 
 func (f *readaheadFlags) validate() error {
@@ -96,9 +97,6 @@ func (f *readaheadFlags) validate() error {
 
 // args is the command's own command line (cmdArgs), also when run in-process by `agbench run`.
 func runReadahead(ctx context.Context, a *app, f *readaheadFlags, args []string) error {
-	if err := f.validate(); err != nil || validating(ctx) {
-		return err
-	}
 	r := &experiment.Readahead{PGBin: f.pgBin, Config: f.cfg}
 	r.Config.Progress = a.stderr
 	if f.cluster != "" {

@@ -69,25 +69,6 @@ Each experiment gets --cluster (or --primary/--standby/--listener of a connect: 
 	return c
 }
 
-// validateKey marks a context in which a command checks its command line and stops before
-// it connects to anything or makes anything: how `agbench run` checks a plan's experiments.
-type validateKey struct{}
-
-// validating says whether the command runs only to check its command line.
-func validating(ctx context.Context) bool { return ctx != nil && ctx.Value(validateKey{}) != nil }
-
-// canValidate marks the commands that stop after their checks when validating; a plan's
-// experiment of another command is checked by its flags only.
-const canValidate = "agbench.validates"
-
-func validates(c *cobra.Command) *cobra.Command {
-	if c.Annotations == nil {
-		c.Annotations = map[string]string{}
-	}
-	c.Annotations[canValidate] = "true"
-	return c
-}
-
 // readPlan reads, parses and checks a plan file against agbench's own commands: its shape,
 // every flag, and then each experiment's whole command line as the command itself checks it
 // against the plan's target, so that a plan runs whole or is refused whole.
@@ -109,25 +90,23 @@ func readPlan(ctx context.Context, a *app, file string) (*plan.Plan, error) {
 	return p, nil
 }
 
-// validateExperiments runs each experiment's command line in the validating mode (the
-// command checks it and stops before connecting or making anything) and reports every
-// experiment that would be refused, with its line in the plan.
+// validateExperiments checks each experiment's command line as its command checks it
+// before it reads a cluster or connects (its arguments, then its PreRunE), and reports
+// every experiment that would be refused, with its line in the plan.
 func validateExperiments(ctx context.Context, a *app, p *plan.Plan) error {
 	cat := catalog{a: a}
 	var errs []error
 	for i, e := range p.Experiments {
 		cmd := cat.find(e.Command)
-		if cmd == nil || cmd.Annotations[canValidate] == "" || !cat.hasFlags(e) {
+		if cmd == nil || cmd.PreRunE == nil || !cat.hasFlags(e) {
 			continue // p.Check reports an unknown command or flag
 		}
 		study := filepath.Join(p.Results, p.Name)
 		args := p.Args(i, study, filepath.Join(study, fmt.Sprintf("%02d-%s", i+1, e.Label())), func(flag string) bool { return cat.HasFlag(e.Command, flag) })
-		var stderr strings.Builder
-		quiet := &app{stdout: io.Discard, stderr: &stderr, getenv: a.getenv}
-		if code := run(context.WithValue(ctx, validateKey{}, true), quiet, args); code != 0 {
+		cmd.SetContext(ctx)
+		if err := checkCommand(cmd, args[len(e.Command):]); err != nil {
 			// Each problem the command reported is one line: each gets the experiment's place.
-			msg := strings.TrimPrefix(strings.TrimSpace(stderr.String()), "agbench: ")
-			for _, line := range strings.Split(msg, "\n") {
+			for _, line := range strings.Split(err.Error(), "\n") {
 				if line = strings.TrimSpace(line); line != "" {
 					errs = append(errs, agerr.BadInput(&plan.Error{File: p.File, Pos: e.Pos,
 						Msg: fmt.Sprintf("experiments[%d] (%s): %s", i+1, e.Label(), line)}))
@@ -136,6 +115,41 @@ func validateExperiments(ctx context.Context, a *app, p *plan.Plan) error {
 		}
 	}
 	return agerr.Join(errs...)
+}
+
+// checkCommand sets a command's flags from args and runs its checks, in cobra's order: the
+// flags, the arguments, then PreRunE (which reads no cluster and connects to nothing).
+func checkCommand(cmd *cobra.Command, args []string) error {
+	if err := cmd.ParseFlags(args); err != nil {
+		return cmd.FlagErrorFunc()(cmd, err)
+	}
+	rest := cmd.Flags().Args()
+	if err := cmd.ValidateArgs(rest); err != nil {
+		return err
+	}
+	if cmd.PreRunE != nil {
+		return cmd.PreRunE(cmd, rest)
+	}
+	return nil
+}
+
+// runCommand runs one command line of a study (an experiment, or the creation and removal
+// of its cluster) on a fresh command of its own: the command's checks, then its run, with
+// no second pass through the root command. It reports an error as the root command does
+// and returns the exit status.
+func runCommand(ctx context.Context, a *app, args []string) int {
+	root := newRoot(a)
+	cmd, rest, err := root.Find(args)
+	if err == nil && (cmd == root || cmd.RunE == nil) {
+		err = agerr.BadInputf("%q: not a command that runs", strings.Join(args, " "))
+	}
+	if err == nil {
+		cmd.SetContext(ctx)
+		if err = checkCommand(cmd, rest); err == nil {
+			err = cmd.RunE(cmd, cmd.Flags().Args())
+		}
+	}
+	return exitStatus(ctx, a, err)
 }
 
 // catalog answers a plan's questions from a fresh command tree (flags are parsed on
@@ -199,7 +213,7 @@ func runStudy(ctx context.Context, a *app, p *plan.Plan) (err error) {
 	if cl := p.Target.Cluster; cl != nil && !cl.Reuse {
 		args := cl.CreateArgs()
 		say("%s", shownCommand(args))
-		if code := run(ctx, a, args); code != 0 {
+		if code := runCommand(ctx, a, args); code != 0 {
 			return fmt.Errorf("creating cluster %s failed (exit %d); nothing else ran", cl.Name, code)
 		}
 		fmt.Fprintln(&log, shownCommand(args))
@@ -207,7 +221,7 @@ func runStudy(ctx context.Context, a *app, p *plan.Plan) (err error) {
 			defer func() {
 				// Destroy also after Ctrl-C: the study's context is done by then.
 				say("agbench cluster destroy --name %s", cl.Name)
-				if code := run(context.WithoutCancel(ctx), a, []string{"cluster", "destroy", "--name", cl.Name}); code != 0 && err == nil {
+				if code := runCommand(context.WithoutCancel(ctx), a, []string{"cluster", "destroy", "--name", cl.Name}); code != 0 && err == nil {
 					err = fmt.Errorf("destroying cluster %s failed (exit %d)", cl.Name, code)
 				}
 			}()
@@ -224,7 +238,7 @@ func runStudy(ctx context.Context, a *app, p *plan.Plan) (err error) {
 		say("[%d/%d] %s: %s", i+1, len(p.Experiments), e.Label(), shownCommand(args))
 		fmt.Fprintln(&log, shownCommand(args))
 		t0 := time.Now()
-		code := run(ctx, a, args)
+		code := runCommand(ctx, a, args)
 		took := time.Since(t0).Round(100 * time.Millisecond)
 		if code != 0 {
 			say("[%d/%d] %s failed (exit %d) after %s", i+1, len(p.Experiments), e.Label(), code, took)

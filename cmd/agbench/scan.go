@@ -31,6 +31,7 @@ cannot be dropped the run says it was warm. --compare routing=off,on reads with 
 intent from the primary, then routed to the standbys.`,
 		Example: `  agbench scan --cluster lab --table customer --rows 1000000 --compare routing=off,on`,
 		Args:    noArgs,
+		PreRunE: func(cmd *cobra.Command, _ []string) error { return f.check(cmd) },
 		RunE:    func(cmd *cobra.Command, _ []string) error { return runScan(cmd, a, f) },
 	}
 	f.load.add(c, "1", 1)
@@ -39,13 +40,12 @@ intent from the primary, then routed to the standbys.`,
 	fs.Int64Var(&f.rows, "rows", 1000000, "rows to read (0: all)")
 	fs.BoolVar(&f.cold, "cold", false, "restart the servers and drop the OS cache before each step")
 	fs.Int64Var(&f.initRows, "init", 0, "make --table with this many rows first, if it does not exist")
-	return validates(c)
+	return c
 }
 
-func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
-	var errs []error
-	l, err := f.load.check(a, cmd, "scan", "reads/s")
-	errs = append(errs, err)
+// check validates the flags without connecting (cobra's PreRunE, and a plan's check).
+func (f *scanFlags) check(cmd *cobra.Command) error {
+	errs := []error{f.load.check(cmd)}
 	if f.table == "" {
 		errs = append(errs, agerr.BadInputf("--table: empty"))
 	}
@@ -55,7 +55,12 @@ func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 	if f.cold && f.load.spec.Cluster == "" {
 		errs = append(errs, agerr.BadInputf("--cold restarts the servers: it needs --cluster"))
 	}
-	if err := agerr.Join(errs...); err != nil || validating(cmd.Context()) {
+	return agerr.Join(errs...)
+}
+
+func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
+	l, err := f.load.load(a, "scan", "reads/s")
+	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()

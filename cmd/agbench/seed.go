@@ -30,6 +30,8 @@ type seedFlags struct {
 	retries, repeat                                                             int
 	catchUp                                                                     time.Duration
 	compare                                                                     []string
+
+	s *experiment.Seed // the seeding check made
 }
 
 func newSeedCmd(a *app) *cobra.Command {
@@ -70,10 +72,8 @@ and records why in the history (agbench seed history).`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			f.compare = append(f.compare, args...)
-			return runSeed(cmd, a, f)
-		},
+		PreRunE: func(_ *cobra.Command, args []string) error { return f.check(args) },
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runSeed(cmd, a, f) },
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.cluster, "cluster", "lab", "cluster made by agbench cluster create")
@@ -95,7 +95,7 @@ and records why in the history (agbench seed history).`,
 	fl.BoolVar(&f.noWire, "no-wire-meter", false, "connect pg_basebackup to the primary directly, not through agbench's counting relay (bytes on the wire unknown)")
 	fl.StringVar(&f.results, "results", "results", "folder for results/<time>-seed/result.json")
 	c.AddCommand(seedHistoryCmd(a), seedDropCmd(a))
-	return validates(c)
+	return c
 }
 
 // seedOptions validates the flags into options and compare variants, reporting every problem.
@@ -145,14 +145,20 @@ func seedOptions(f *seedFlags) (seed.Options, []seed.Variant, int64, error) {
 	return o, variants, size, agerr.Join(errs...)
 }
 
-func runSeed(cmd *cobra.Command, a *app, f *seedFlags) error {
+// check validates the command line (compare keys may follow --compare as arguments)
+// without reading the cluster (cobra's PreRunE, and a plan's check) and makes the seeding.
+func (f *seedFlags) check(args []string) error {
+	f.compare = append(f.compare, args...)
 	o, variants, initSize, err := seedOptions(f)
 	if err != nil {
 		return err
 	}
-	if validating(cmd.Context()) { // agbench run checks a plan: the cluster may not exist yet
-		return cluster.CheckName(f.cluster)
-	}
+	f.s = &experiment.Seed{Options: o, Variants: variants, Repeat: f.repeat, InitSize: initSize}
+	return cluster.CheckName(f.cluster)
+}
+
+func runSeed(cmd *cobra.Command, a *app, f *seedFlags) error {
+	s, initSize := f.s, f.s.InitSize
 	topo, err := loadCluster(a, f.cluster)
 	if err != nil {
 		return err
@@ -166,7 +172,7 @@ func runSeed(cmd *cobra.Command, a *app, f *seedFlags) error {
 			return nil
 		}
 	}
-	s := &experiment.Seed{Topo: topo, Options: o, Variants: variants, Repeat: f.repeat, InitSize: initSize}
+	s.Topo = topo
 	var show *seedProgress
 	out, runErr := experiment.Run(ctx, s, setup(cmd, f.results, func(e experiment.Event) {
 		switch e := e.(type) {

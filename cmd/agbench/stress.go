@@ -24,6 +24,7 @@ type stressFlags struct {
 	paramRange string
 	initRows   int64
 	initTable  string
+	cfg        stress.Config
 }
 
 func newStressCmd(a *app) *cobra.Command {
@@ -43,8 +44,9 @@ Parameters $1, $2 ... come from --param-file (CSV rows, one drawn per iteration)
 when it does not exist, for demos until 'agbench tpcc build'.`,
 		Example: `  agbench stress --cluster lab --init 100000 --query "SELECT count(*) FROM customer" \
       --threads 1,2,4,8 --iterations 100 --compare routing=off,on`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runStress(cmd, a, f) },
+		Args:    noArgs,
+		PreRunE: func(cmd *cobra.Command, _ []string) error { return f.check(cmd) },
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runStress(cmd, a, f) },
 	}
 	f.load.add(c, "1", 1000)
 	fs := c.Flags()
@@ -54,14 +56,14 @@ when it does not exist, for demos until 'agbench tpcc build'.`,
 	fs.StringVar(&f.paramRange, "param-range", "", "one integer parameter $1 drawn from LO:HI")
 	fs.Int64Var(&f.initRows, "init", 0, "make --init-table with this many rows first, if it does not exist")
 	fs.StringVar(&f.initTable, "init-table", "customer", "table made by --init")
-	return validates(c)
+	return c
 }
 
-func (f *stressFlags) check(a *app, cmd *cobra.Command) (*experiment.Load, stress.Config, error) {
+// check validates the flags without connecting (cobra's PreRunE, and a plan's check) and
+// keeps the workload's configuration.
+func (f *stressFlags) check(cmd *cobra.Command) error {
 	var cfg stress.Config
-	var errs []error
-	p, err := f.load.check(a, cmd, "stress", "it/s")
-	errs = append(errs, err)
+	errs := []error{f.load.check(cmd)}
 	switch {
 	case f.query != "" && f.queryFile != "":
 		errs = append(errs, agerr.BadInputf("--query and --query-file: give one"))
@@ -104,17 +106,16 @@ func (f *stressFlags) check(a *app, cmd *cobra.Command) (*experiment.Load, stres
 	if f.initRows < 0 {
 		errs = append(errs, agerr.BadInputf("--init %d: must be 0 or more rows", f.initRows))
 	}
-	if err := agerr.Join(errs...); err != nil {
-		return nil, cfg, err
-	}
-	return p, cfg, nil
+	f.cfg = cfg
+	return agerr.Join(errs...)
 }
 
 func runStress(cmd *cobra.Command, a *app, f *stressFlags) error {
-	l, cfg, err := f.check(a, cmd)
-	if err != nil || validating(cmd.Context()) {
+	l, err := f.load.load(a, "stress", "it/s")
+	if err != nil {
 		return err
 	}
+	cfg := f.cfg
 	ctx := cmd.Context()
 	if err := l.Start(ctx); err != nil {
 		return err

@@ -124,14 +124,15 @@ the secondary indexes (customer by last name, orders by customer), install the s
 functions (not with --mode client), ANALYZE and CHECKPOINT. The data is deterministic from --seed. A build cut short
 (Ctrl-C) leaves a schema marked half-built: build again (it is dropped first) or drop it.`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		PreRunE: func(*cobra.Command, []string) error { // checks without reading a cluster or connecting
 			o.Seed = uint64(seed)
+			_, merr := tpcc.ParseMode(mode)
+			return agerr.Join(target.CheckSpec(t.spec), o.Validate(), seedErr(seed), merr)
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, _ := tpcc.ParseMode(mode)
 			r, err := t.resolve(a)
-			m, merr := tpcc.ParseMode(mode)
-			if validating(cmd.Context()) {
-				return agerr.Join(target.CheckSpec(t.spec), o.Validate(), seedErr(seed), merr)
-			}
-			if err = agerr.Join(err, o.Validate(), seedErr(seed), merr); err != nil {
+			if err != nil {
 				return err
 			}
 			if err := r.tgt.Check(cmd.Context()); err != nil {
@@ -164,7 +165,7 @@ functions (not with --mode client), ANALYZE and CHECKPOINT. The data is determin
 	c.Flags().IntVar(&o.Loaders, "build-vus", runtime.NumCPU(), "parallel loaders (connections)")
 	c.Flags().Int64Var(&seed, "seed", 1, "seed of all generated data")
 	c.Flags().StringVar(&mode, "mode", string(tpcc.ModeFunctions), "functions (install the server-side functions) or client (tables only)")
-	return validates(c)
+	return c
 }
 
 func seedErr(seed int64) error {

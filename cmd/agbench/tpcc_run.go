@@ -38,6 +38,10 @@ type tpccRunOptions struct {
 	maxErrors     int64
 	repeat        int
 	analysis      analysisFlags
+
+	// what validate parsed
+	sweep  runner.Sweep
+	parsed tpcc.Mode
 }
 
 func newTPCCRunCmd(a *app) *cobra.Command {
@@ -59,8 +63,9 @@ VU: to the standbys in turn (or to --listener, declaring read intent);
 (off: read intent lands on the primary; on: routed to the standbys) and runs both at every
 step, interleaved (the articles' "AG" vs "AG with ROR"). --keying adds the specification's keying and think times (excluded from
 latency). Every run writes results/<time>-tpcc-run/result.json, also when cut short.`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runTPCC(cmd.Context(), a, &o, cmd) },
+		Args:    noArgs,
+		PreRunE: func(*cobra.Command, []string) error { return o.validate() },
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runTPCC(cmd.Context(), a, &o, cmd) },
 	}
 	f := c.Flags()
 	o.target.flags(f, true)
@@ -80,7 +85,7 @@ latency). Every run writes results/<time>-tpcc-run/result.json, also when cut sh
 	f.Int64Var(&o.maxErrors, "max-errors", 1000, "stop a step after this many failed transactions (0: no limit)")
 	o.analysis.register(f)
 	staleProbeFlag(f, &o.staleProbe)
-	return validates(c)
+	return c
 }
 
 // plan validates the options and returns the sweep, reporting every problem at once.
@@ -125,14 +130,19 @@ func (o *tpccRunOptions) plan() (runner.Sweep, tpcc.Mode, error) {
 	return sw, mode, agerr.Join(errs...)
 }
 
-func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command) error {
+// validate checks the options without connecting or reading a cluster (cobra's PreRunE,
+// and a plan's check) and keeps the sweep and the mode.
+func (o *tpccRunOptions) validate() error {
 	sw, mode, err := o.plan()
-	if validating(ctx) { // agbench run checks a plan: the cluster may not exist yet
-		_, perr := staleProbeMode(o.staleProbe, o.readIntent, nil, sw.Compare != nil)
-		return agerr.Join(err, perr, target.CheckSpec(o.target.spec))
-	}
-	r, terr := o.target.resolve(a)
-	if err = agerr.Join(err, terr); err != nil {
+	o.sweep, o.parsed = sw, mode
+	_, perr := staleProbeMode(o.staleProbe, o.readIntent, nil, sw.Compare != nil)
+	return agerr.Join(err, perr, target.CheckSpec(o.target.spec))
+}
+
+func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command) error {
+	sw, mode := o.sweep, o.parsed
+	r, err := o.target.resolve(a)
+	if err != nil {
 		return err
 	}
 	tgt := r.tgt
