@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
@@ -95,7 +96,12 @@ primary not back, the old primary acknowledging writes after the promotion).`,
 		PreRunE: func(*cobra.Command, []string) error { return f.check() },
 		RunE:    func(cmd *cobra.Command, args []string) error { return runDrill(cmd, a, f) },
 	}
-	fl := c.Flags()
+	f.register(c.Flags())
+	return c
+}
+
+// register adds the drill's flags.
+func (f *drillFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.cluster, "cluster", "lab", "cluster made by agbench cluster create")
 	fl.StringVar(&f.o.Fault, "fault", "", "the fault: "+strings.Join(drill.Faults, ", ")+", or observe (a failover by other means)")
 	fl.IntVar(&f.o.Cycles, "cycles", 20, "failovers to run")
@@ -114,7 +120,6 @@ primary not back, the old primary acknowledging writes after the promotion).`,
 	fl.StringVar(&f.listener, "listener", "", "with --fault observe: the writers connect here (a connection string)")
 	fl.StringVar(&f.patroni, "patroni", "", "with --fault observe: Patroni REST API URLs, comma-separated, in the order of --primary and --standby; the drill asks Patroni for a switchover each cycle")
 	fl.DurationVar(&f.o.ObserveWait, "observe-wait", drill.DefaultObserveWait, "with --fault observe and no --patroni: how long each cycle waits for your failover")
-	return c
 }
 
 // check validates the command line without reading a cluster or connecting (cobra's

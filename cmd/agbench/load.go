@@ -111,7 +111,7 @@ func (f *loadFlags) check(cmd *cobra.Command) error {
 	}
 	slos, err := f.analysis.slos()
 	errs = append(errs, err)
-	_, err = staleProbeMode(f.staleProbe, intent == target.ReadOnly, nil, sweep.Compare != nil)
+	_, err = experiment.StaleProbeMode(f.staleProbe, intent == target.ReadOnly, nil, sweep.Compare != nil)
 	f.parsedIntent, f.sweep, f.slos = intent, sweep, slos
 	return agerr.Join(append(errs, err, target.CheckSpec(f.spec))...)
 }
@@ -124,7 +124,7 @@ func (f *loadFlags) load(a *app, command, unit string) (*experiment.Load, error)
 	if err != nil {
 		return nil, err
 	}
-	probe, err := staleProbeMode(f.staleProbe, intent == target.ReadOnly, tgt, sweep.Compare != nil)
+	probe, err := experiment.StaleProbeMode(f.staleProbe, intent == target.ReadOnly, tgt, sweep.Compare != nil)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/workload/scan"
 )
@@ -80,8 +81,7 @@ func runScan(cmd *cobra.Command, a *app, f *scanFlags) error {
 	}
 	w := scan.New(cfg)
 	defer w.Close()
-	l.Config = map[string]any{"table": f.table, "rows": f.rows, "cold": f.cold, "threads": f.load.threads,
-		"iterations": f.load.iterations, "intent": string(l.Intent), "compare": f.load.compare, "repeat": f.load.repeat, "stale_probe": l.StaleProbe}
+	l.Config = experiment.ScanConfig(l, experiment.Given{Load: f.load.threads, Compare: f.load.compare}, f.table, f.rows, f.cold)
 	l.Workload = w
 	return runLoad(ctx, a, cmd, l, f.load.results, render.ScanColumns)
 }

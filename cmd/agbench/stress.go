@@ -135,10 +135,8 @@ func runStress(cmd *cobra.Command, a *app, f *stressFlags) error {
 	cfg.CounterConns = l.NodeConns
 	w := stress.New(cfg)
 	defer w.Close()
-	l.Config = map[string]any{"queries": cfg.Queries, "threads": f.load.threads, "iterations": f.load.iterations,
-		"duration": f.load.duration.String(), "rampup": f.load.rampup.String(), "rate": f.load.rate, "intent": string(l.Intent),
-		"compare": f.load.compare, "repeat": f.load.repeat, "param_file": f.paramFile, "param_range": f.paramRange,
-		"stale_probe": l.StaleProbe}
+	l.Config = experiment.StressConfig(l, experiment.Given{Load: f.load.threads, Compare: f.load.compare,
+		ParamFile: f.paramFile, ParamRange: f.paramRange}, cfg.Queries)
 	l.Workload = w
 	return runLoad(ctx, a, cmd, l, f.load.results, render.StressColumns)
 }

@@ -135,7 +135,7 @@ func (o *tpccRunOptions) plan() (runner.Sweep, tpcc.Mode, error) {
 func (o *tpccRunOptions) validate() error {
 	sw, mode, err := o.plan()
 	o.sweep, o.parsed = sw, mode
-	_, perr := staleProbeMode(o.staleProbe, o.readIntent, nil, sw.Compare != nil)
+	_, perr := experiment.StaleProbeMode(o.staleProbe, o.readIntent, nil, sw.Compare != nil)
 	return agerr.Join(err, perr, target.CheckSpec(o.target.spec))
 }
 
@@ -155,12 +155,12 @@ func runTPCC(ctx context.Context, a *app, o *tpccRunOptions, cmd *cobra.Command)
 		}
 	}
 	l := o.experiment(cmd, tgt, sw)
-	if l.StaleProbe, err = staleProbeMode(o.staleProbe, o.readIntent, tgt, sw.Compare != nil); err != nil {
+	if l.StaleProbe, err = experiment.StaleProbeMode(o.staleProbe, o.readIntent, tgt, sw.Compare != nil); err != nil {
 		return err
 	}
 	w := &tpcc.Workload{Primary: r.primary, Mode: mode, ReadIntent: o.readIntent,
 		AllWarehouses: o.allWarehouses, Keying: o.keying, Seed: uint64(o.seed), OwnWrites: o.readIntent && l.StaleProbe != ""}
-	tr, err := experiment.StartTPCC(ctx, l, w, experiment.TPCCNames{VUs: o.vus, Compare: o.compare})
+	tr, err := experiment.StartTPCC(ctx, l, w, experiment.Given{Load: o.vus, Compare: o.compare})
 	defer l.Close()
 	if err != nil {
 		return err

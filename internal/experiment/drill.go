@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"strings"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
@@ -69,34 +68,4 @@ func (d *Drill) Run(ctx context.Context, r *Running) error {
 		d.Summary, runErr = drill.Run(ctx, d.Topo, d.Options, res, rec, progress)
 	}
 	return runErr
-}
-
-// config is the drill's configuration as the result records it: on an agbench cluster its
-// commit mode (and Patroni's, with what kill-primary kills), on endpoints the nodes and
-// how the failover comes (Patroni's switchover, or a wait for one by other means).
-func (d *Drill) config() map[string]any {
-	o := d.Options
-	if e := d.Endpoints; e != nil {
-		var names []string
-		for _, n := range e.Nodes {
-			names = append(names, n.Name)
-		}
-		cfg := map[string]any{"fault": o.Fault, "cycles": o.Cycles, "vus": o.Writers, "read_vus": o.Readers,
-			"between": o.Between.String(), "commit_wait": o.CommitWait.String(), "keep": o.Keep,
-			"nodes": strings.Join(names, ","), "listener": e.Listener != "", "patroni": len(e.Patroni) > 0}
-		if len(e.Patroni) == 0 {
-			cfg["observe_wait"] = o.ObserveWait.String()
-		}
-		return cfg
-	}
-	cfg := map[string]any{"fault": o.Fault, "workload": o.Workload, "cycles": o.Cycles, "vus": o.Writers, "read_vus": o.Readers,
-		"between": o.Between.String(), "commit_wait": o.CommitWait.String(), "detect_timeout": o.DetectTimeout.String(), "keep": o.Keep, "commit": d.Topo.Commit}
-	if o.Fault == drill.FaultWALFull {
-		cfg["wal_fs_size"] = o.WALFSSize
-	}
-	if d.Topo.Patroni != nil {
-		cfg["ha"] = cluster.HAPatroni
-		cfg["kill"] = o.Kill
-	}
-	return cfg
 }

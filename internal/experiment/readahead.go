@@ -100,15 +100,7 @@ func (r *Readahead) Run(ctx context.Context, run *Running) (err error) {
 	res.Meta.Topology = top
 	res.Meta.Seed = cfg.Seed
 	res.Meta.Server = &result.Server{Version: cond.ServerVersion, VersionNum: cond.VersionNum}
-	cluster := ""
-	if r.Topo != nil {
-		cluster = r.Topo.Name
-	}
-	res.Meta.Config = map[string]any{
-		"rows": cfg.Rows, "range_ids": cfg.RangeIDs, "join_ids": cfg.JoinIDs, "repeat": cfg.Repeat, "queries": cfg.Queries,
-		"device": cfg.Device, "read_ahead_kb": cfg.ReadAheadKB, "io_concurrency": cfg.IOConcurrency,
-		"throttle_iops": cfg.ThrottleIOPS, "drop_caches": cfg.DropCaches, "cluster": cluster, "pg_bin": topo.PG.BinDir,
-	}
+	res.Meta.Config = r.config(cfg, topo.PG.BinDir)
 	queries := readahead.Queries(cfg.RangeIDs, cfg.JoinIDs)
 	var ms []readahead.Measurement
 	var stepErr error

@@ -84,13 +84,7 @@ func (s *Seed) Run(ctx context.Context, r *Running) error {
 	if err != nil {
 		return err
 	}
-	labels := make([]string, len(variants))
-	for i, v := range variants {
-		labels[i] = v.Label()
-	}
-	o := s.Options
-	rec.Result.Meta.Config = map[string]any{"method": o.Method, "compress": o.Compress.String(), "max_rate": o.MaxRate,
-		"lag_threshold": o.LagThreshold, "variants": labels, "repeat": s.Repeat, "init_size": s.InitSize}
+	rec.Result.Meta.Config = s.config()
 	rec.describeCluster(ctx, s.Topo)
 	compare := s.Compare()
 	for i, run := range seed.Plan(variants, max(s.Repeat, 1)) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/measure"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/sample"
@@ -285,4 +287,30 @@ func (p *staleProbe) fail(ctx context.Context, err error) {
 		p.acc.errorSample = err.Error()
 	}
 	p.mu.Unlock()
+}
+
+// StaleProbeMode checks --stale-probe against the run: the probe needs read intent, and
+// its causal mode a listener that reads agbench.min_lsn (--listener, or --compare
+// routing's own listeners).
+func StaleProbeMode(v string, readIntent bool, tgt *target.Target, routing bool) (string, error) {
+	switch strings.ToLower(v) {
+	case "", "off":
+		return "", nil
+	case "on", result.StaleEventual, result.StaleCausal, result.StaleBoth:
+	default:
+		return "", agerr.BadInputf("--stale-probe %q: want eventual, causal or both", v)
+	}
+	mode := strings.ToLower(v)
+	if mode == "on" {
+		mode = result.StaleEventual
+	}
+	switch {
+	case !readIntent && !routing:
+		return "", agerr.BadInputf("--stale-probe: the probe reads with read intent; give it to the load too (--intent read-only, tpcc --read-intent, or --compare routing=off,on)")
+	case tgt != nil && len(tgt.Standbys) == 0 && tgt.Listener == "" && !routing:
+		return "", agerr.BadInputf("--stale-probe: no standby to read from (--cluster with standbys, --standby or --listener)")
+	case mode != result.StaleEventual && tgt != nil && tgt.Listener == "" && !routing:
+		return "", agerr.BadInputf("--stale-probe %s: needs a listener to route by LSN (--listener, or --compare routing=off,on)", mode)
+	}
+	return mode, nil
 }

@@ -20,17 +20,13 @@ type TPCCRun struct {
 	Sampler *tpcc.Sampler
 }
 
-// TPCCNames are how the command line gave what the run's configuration records as given:
-// the VU list and the comparison.
-type TPCCNames struct{ VUs, Compare string }
-
 // StartTPCC starts what a tpcc run needs before its first step: the load's own listeners
 // (Start), the schema's metadata, the read-intent sessions' route (through an in-process
 // listener per routing variant, else to the listener with read intent or the standbys in
 // turn), the standbys caught up with the build when reads go there, a session to the
 // primary with room for the largest step, the result's configuration and the sampler.
 // Close the returned run, then the load.
-func StartTPCC(ctx context.Context, l *Load, w *tpcc.Workload, names TPCCNames) (*TPCCRun, error) {
+func StartTPCC(ctx context.Context, l *Load, w *tpcc.Workload, names Given) (*TPCCRun, error) {
 	if err := l.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -46,15 +42,11 @@ func StartTPCC(ctx context.Context, l *Load, w *tpcc.Workload, names TPCCNames) 
 			return nil, fmt.Errorf("wait for the standbys to replay the build: %w", err)
 		}
 	}
-	conn, err := connectWithRoom(ctx, l, w, names.VUs)
+	conn, err := connectWithRoom(ctx, l, w, names.Load)
 	if err != nil {
 		return nil, err
 	}
-	s := l.Step
-	l.Config = map[string]any{"warehouses": meta.Warehouses, "build_seed": meta.Seed, "mode": string(w.Mode),
-		"vus": names.VUs, "rampup_seconds": s.Rampup.Seconds(), "duration_seconds": s.Duration.Seconds(), "rate": s.Rate,
-		"all_warehouses": w.AllWarehouses, "keying": w.Keying, "read_intent": w.ReadIntent, "compare": names.Compare, "stale_probe": l.StaleProbe,
-		"run_constants": w.Constants(), "load_constants": meta.C}
+	l.Config = tpccConfig(l, w, meta, names)
 	w.LagWatched = l.Sample && len(PGNodes(l.Target, l.Database)) > 0
 	w.Land = l.Land
 	smp, err := w.NewSampler(ctx)
