@@ -5,6 +5,7 @@ import (
 
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/drill"
+	"github.com/agbench/agbench/internal/seed"
 	"github.com/agbench/agbench/internal/workload/readahead"
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
@@ -46,14 +47,9 @@ func tpccConfig(l *Load, w *tpcc.Workload, meta *tpcc.Meta, g Given) map[string]
 
 // config is a seeding's configuration: the variants by their labels.
 func (s *Seed) config() map[string]any {
-	variants := s.All()
-	labels := make([]string, len(variants))
-	for i, v := range variants {
-		labels[i] = v.Label()
-	}
 	o := s.Options
 	return map[string]any{"method": o.Method, "compress": o.Compress.String(), "max_rate": o.MaxRate,
-		"lag_threshold": o.LagThreshold, "variants": labels, "repeat": s.Repeat, "init_size": s.InitSize}
+		"lag_threshold": o.LagThreshold, "variants": seed.Labels(s.All()), "repeat": s.Repeat, "init_size": s.InitSize}
 }
 
 // config is a read-ahead run's configuration as set up (defaults filled in), on the

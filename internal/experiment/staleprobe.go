@@ -178,14 +178,7 @@ func (p *staleProbe) once(ctx context.Context, readCS string) {
 			return
 		}
 	}
-	wctx, cancel := context.WithTimeout(ctx, staleProbeLimit)
-	_, err := p.writer.Exec(wctx, "INSERT INTO "+StaleProbeTable+" VALUES ($1)", id)
-	committed := time.Now()
-	var lsn string
-	if err == nil && p.mode == result.StaleCausal {
-		err = p.writer.QueryRow(wctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsn)
-	}
-	cancel()
+	committed, lsn, err := p.write(ctx, id)
 	if err != nil {
 		p.fail(ctx, fmt.Errorf("write: %w", err))
 		return
@@ -204,27 +197,13 @@ func (p *staleProbe) once(ctx context.Context, readCS string) {
 		if sent.Sub(committed) > staleGiveUp {
 			break
 		}
-		rctx, cancel := context.WithTimeout(ctx, staleProbeLimit)
-		var n int
-		err := rc.QueryRow(rctx, "SELECT count(*)::int FROM "+StaleProbeTable+" WHERE id = $1", id).Scan(&n)
-		cancel()
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "42P01" {
-			err = nil // the table itself is not replayed yet: the write is not visible
+		n, err := p.count(ctx, rc, id)
+		if err == nil && node == "" {
+			node, err = p.landed(ctx, rc, tracer)
 		}
 		if err != nil {
 			p.fail(ctx, fmt.Errorf("read: %w", err))
 			return
-		}
-		if node == "" {
-			var onPrimary bool
-			if node, onPrimary, err = p.nodeName(ctx, rc); err != nil {
-				p.fail(ctx, fmt.Errorf("read: %w", err))
-				return
-			}
-			if onPrimary {
-				tracer.Own(p.ownKey)
-			}
 		}
 		if n == 1 {
 			seen = true
@@ -243,6 +222,49 @@ func (p *staleProbe) once(ctx context.Context, readCS string) {
 	if ctx.Err() != nil {
 		return
 	}
+	p.record(node, stale, seen, visible, sessionTime)
+}
+
+// count reads how many rows of id the read session sees (0: the write is not visible yet).
+func (p *staleProbe) count(ctx context.Context, rc *pgx.Conn, id int64) (int, error) {
+	rctx, cancel := context.WithTimeout(ctx, staleProbeLimit)
+	defer cancel()
+	var n int
+	err := rc.QueryRow(rctx, "SELECT count(*)::int FROM "+StaleProbeTable+" WHERE id = $1", id).Scan(&n)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P01" {
+		err = nil // the table itself is not replayed yet: the write is not visible
+	}
+	return n, err
+}
+
+// landed names the node the read session landed on; on the primary, its transactions are
+// agbench's own.
+func (p *staleProbe) landed(ctx context.Context, rc *pgx.Conn, tracer *sample.OwnXactTracer) (string, error) {
+	node, onPrimary, err := p.nodeName(ctx, rc)
+	if err == nil && onPrimary {
+		tracer.Own(p.ownKey)
+	}
+	return node, err
+}
+
+// write commits the probe's row id and says when; a causal probe also reads the WAL
+// position its read must wait for.
+func (p *staleProbe) write(ctx context.Context, id int64) (committed time.Time, lsn string, err error) {
+	wctx, cancel := context.WithTimeout(ctx, staleProbeLimit)
+	defer cancel()
+	_, err = p.writer.Exec(wctx, "INSERT INTO "+StaleProbeTable+" VALUES ($1)", id)
+	committed = time.Now()
+	if err == nil && p.mode == result.StaleCausal {
+		err = p.writer.QueryRow(wctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsn)
+	}
+	return committed, lsn, err
+}
+
+// record adds one probe's reads on node to the step's figures: stale when a read missed
+// the write, the time until it was visible when it was seen at last, and the time the read
+// session took to open.
+func (p *staleProbe) record(node string, stale, seen bool, visible, sessionTime time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := p.acc.nodes[node]
