@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/seed"
-	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/units"
 )
 
@@ -347,32 +345,13 @@ completed, failed, interrupted, removed), failure reason and attempts.`,
 				fmt.Fprintf(a.stdout, "no seeding on cluster %s yet\n", topo.Name)
 				return nil
 			}
-			printHistory(a.stdout, recs)
+			render.SeedHistory(a.stdout, recs)
 			return nil
 		},
 	}
 	c.Flags().StringVar(&name, "cluster", "lab", "cluster name")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the records as JSON")
 	return c
-}
-
-func printHistory(w io.Writer, recs []seed.Record) {
-	tw := table.NewWriter(w, table.Left)
-	fmt.Fprintln(tw, "id\tstandby\tmethod\tcompress\tstart (UTC)\tend\tseconds\tsize\twire\tMB/s\tstate\tattempts\tfailure reason")
-	for _, r := range recs {
-		end := "-"
-		if !r.End.IsZero() {
-			end = r.End.Format("15:04:05")
-		}
-		reason := r.Reason
-		if len(reason) > 60 {
-			reason = reason[:57] + "..."
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%.1f\t%s\t%d\t%s\n", r.ID, r.Standby, r.Method, r.Compression,
-			r.Start.Format("2006-01-02 15:04:05"), end, r.Seconds, units.FormatBytesShort(r.SizeBytes), units.FormatBytesShort(r.WireBytes), r.MBps,
-			r.State, r.Attempts, strings.ReplaceAll(reason, "\n", " "))
-	}
-	tw.Flush()
 }
 
 func seedDropCmd(a *app) *cobra.Command {

@@ -149,3 +149,23 @@ func SeedCompare(w io.Writer, res *result.Result, variants []string) {
 		}
 	}
 }
+
+// SeedHistory prints the cluster's seedings, one row each, as `seed history` shows them.
+func SeedHistory(w io.Writer, recs []result.SeedRecord) {
+	tw := table.NewWriter(w, table.Left)
+	fmt.Fprintln(tw, "id\tstandby\tmethod\tcompress\tstart (UTC)\tend\tseconds\tsize\twire\tMB/s\tstate\tattempts\tfailure reason")
+	for _, r := range recs {
+		end := "-"
+		if !r.End.IsZero() {
+			end = r.End.Format("15:04:05")
+		}
+		reason := r.Reason
+		if len(reason) > 60 {
+			reason = reason[:57] + "..."
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%.1f\t%s\t%d\t%s\n", r.ID, r.Standby, r.Method, r.Compression,
+			r.Start.Format("2006-01-02 15:04:05"), end, r.Seconds, units.FormatBytesShort(r.SizeBytes), units.FormatBytesShort(r.WireBytes), r.MBps,
+			r.State, r.Attempts, strings.ReplaceAll(reason, "\n", " "))
+	}
+	tw.Flush()
+}

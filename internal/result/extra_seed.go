@@ -85,3 +85,25 @@ type SeedPhase struct {
 func (s *Step) Seeding() (*Seeding, error) {
 	return extraOf[Seeding](s.ExtraOf, ExtraSeed)
 }
+
+// SeedRecord is one seeding in the history: like a row of sys.dm_hadr_automatic_seeding.
+type SeedRecord struct {
+	ID          int       `json:"id"`
+	Standby     string    `json:"standby"`
+	Method      string    `json:"method"`
+	Compression string    `json:"compression"`
+	MaxRate     int64     `json:"max_rate,omitempty"`
+	Start       time.Time `json:"start"`
+	End         time.Time `json:"end,omitzero"`
+	// Removed is when a completed standby was dropped again (a --compare run, seed drop).
+	Removed  time.Time `json:"removed,omitzero"`
+	State    string    `json:"state"`
+	Reason   string    `json:"failure_reason,omitempty"`
+	Attempts int       `json:"attempts"`
+	// SizeBytes is the data streamed (uncompressed); WireBytes what pg_basebackup received.
+	SizeBytes int64   `json:"size_bytes,omitempty"`
+	WireBytes int64   `json:"wire_bytes,omitempty"`
+	Seconds   float64 `json:"seconds,omitempty"`
+	// MBps is SizeBytes per second of the transfer (or backup) phase, in 10^6 bytes.
+	MBps float64 `json:"mb_per_s,omitempty"`
+}

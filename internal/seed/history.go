@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/agbench/agbench/internal/atomicfile"
+	"github.com/agbench/agbench/internal/result"
 )
 
 // HistoryFile is the seeding history's file name in the cluster's folder.
@@ -26,27 +26,9 @@ const (
 	StateRemoved     = "removed"     // completed, then dropped (a --compare run)
 )
 
-// Record is one seeding in the history: like a row of sys.dm_hadr_automatic_seeding.
-type Record struct {
-	ID          int       `json:"id"`
-	Standby     string    `json:"standby"`
-	Method      string    `json:"method"`
-	Compression string    `json:"compression"`
-	MaxRate     int64     `json:"max_rate,omitempty"`
-	Start       time.Time `json:"start"`
-	End         time.Time `json:"end,omitzero"`
-	// Removed is when a completed standby was dropped again (a --compare run, seed drop).
-	Removed  time.Time `json:"removed,omitzero"`
-	State    string    `json:"state"`
-	Reason   string    `json:"failure_reason,omitempty"`
-	Attempts int       `json:"attempts"`
-	// SizeBytes is the data streamed (uncompressed); WireBytes what pg_basebackup received.
-	SizeBytes int64   `json:"size_bytes,omitempty"`
-	WireBytes int64   `json:"wire_bytes,omitempty"`
-	Seconds   float64 `json:"seconds,omitempty"`
-	// MBps is SizeBytes per second of the transfer (or backup) phase, in 10^6 bytes.
-	MBps float64 `json:"mb_per_s,omitempty"`
-}
+// Record is one seeding in the history: like a row of sys.dm_hadr_automatic_seeding. Its
+// layout lives in result so that the history table prints without the seeding engine.
+type Record = result.SeedRecord
 
 type historyDoc struct {
 	Schema   int      `json:"schema"`
