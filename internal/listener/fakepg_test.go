@@ -32,6 +32,9 @@ type fakePG struct {
 	denyTimeline atomic.Bool
 	refuse       atomic.Pointer[pgproto3.ErrorResponse]
 	refused      atomic.Int64
+	// refuseProbe makes the probe's logins fail as on a server starting up, so that a test
+	// decides which node a listener's first probe round sees.
+	refuseProbe atomic.Bool
 	// beforeAnswer, when set, runs (once) on a session's StartupMessage before the answer.
 	beforeAnswer atomic.Pointer[func()]
 	pid          uint32 // every fake hands out the same PIDs: cancel keys differ by secret only
@@ -150,8 +153,17 @@ func (f *fakePG) serve(c net.Conn) {
 			(*h)()
 		}
 	}
-	if e := f.refuse.Load(); e != nil && params["user"] != "probe" {
-		f.refused.Add(1)
+	e := f.refuse.Load()
+	if params["user"] == "probe" {
+		e = nil
+		if f.refuseProbe.Load() {
+			e = &pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "57P03", Message: "the database system is starting up"}
+		}
+	}
+	if e != nil {
+		if params["user"] != "probe" {
+			f.refused.Add(1)
+		}
 		be.Send(e)
 		_ = be.Flush()
 		return

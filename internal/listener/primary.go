@@ -28,7 +28,7 @@ type writable struct {
 // A node may not be the primary when its timeline is older than floor, nor, unless its
 // timeline is newer than floor, when it was found older than a primary before and has
 // not been seen in recovery since: a stale primary stays stale when the newest primary
-// goes down. Among the rest, in order:
+// goes down. Among the rest, in order (see rank):
 //  1. the node on the newest timeline, when every candidate's timeline was read: a
 //     promotion always starts a new timeline, higher than any its node knew of, so the
 //     old primary, restarted writable, is left on the older one;
@@ -36,6 +36,11 @@ type writable struct {
 //     or equal as with two standbys promoted apart);
 //  3. the node that was the primary before (this listener's last primary);
 //  4. none: the listener cannot tell which is newest and sends writes to neither.
+//
+// The rule stated is the one that picks the winner among all the writable nodes when it
+// does: a loser's exclusion, learnt from an earlier round (floor, olderThan), must not
+// change the reason from one round to the next, nor with which node this listener
+// happened to see first.
 func newestPrimary(cands []writable, floor uint32, lastPrimary string) (winner int, rule string) {
 	var pool []int
 	var older []string
@@ -53,9 +58,27 @@ func newestPrimary(cands []writable, floor uint32, lastPrimary string) (winner i
 		return -1, ""
 	case len(cands) == 1:
 		return pool[0], ""
-	case len(pool) == 1:
-		return pool[0], "the others are older than the last primary: " + strings.Join(older, "; ")
 	}
+	all := make([]int, len(cands))
+	for i := range cands {
+		all[i] = i
+	}
+	if len(pool) == len(cands) {
+		return rank(cands, all, lastPrimary)
+	}
+	winner, rule = pool[0], "the others are older than the last primary: "+strings.Join(older, "; ")
+	if len(pool) > 1 {
+		winner, rule = rank(cands, pool, lastPrimary)
+	}
+	if w, r := rank(cands, all, lastPrimary); winner >= 0 && w == winner {
+		rule = r
+	}
+	return winner, rule
+}
+
+// rank picks the newest of the candidates pool names (two or more) by the rules
+// newestPrimary lists, and says which rule decided.
+func rank(cands []writable, pool []int, lastPrimary string) (winner int, rule string) {
 	tl, allRead := timelines(cands, pool)
 	if allRead {
 		top := uint32(0)

@@ -54,6 +54,10 @@ func TestFreshListenerFacesTwoWritableNodes(t *testing.T) {
 	if n, rec := e.where(e.l.Addr().String(), ""); n != "standby1" || rec {
 		t.Fatalf("writes from a fresh listener went to %s (in recovery %v), want standby1", n, rec)
 	}
+	// A round or more on, the old primary is also older than the last primary: the reason
+	// stated must not change with it.
+	seen := e.status("primary").ProbedAt
+	waitFor(t, "two more probes of primary", func() bool { return e.status("primary").ProbedAt.After(seen.Add(e.l.cfg.ProbeInterval)) })
 	newest, stale := e.status("standby1"), e.status("primary")
 	if newest.Role != "primary" || newest.Timeline == nil || *newest.Timeline != 2 || newest.TimelineError != "" {
 		t.Errorf("standby1: %+v", newest)

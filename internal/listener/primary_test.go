@@ -35,6 +35,11 @@ func TestNewestPrimary(t *testing.T) {
 		{"found older before, timelines unreadable", []writable{{name: "primary", olderThan: "standby1"}}, 0, "standby1", "", "primary was found older than standby1"},
 		{"found older before, since promoted again", []writable{{name: "primary", timeline: 3, olderThan: "standby1"}}, 2, "standby1", "primary", ""},
 		{"equal to the last primary's timeline but found older", []writable{{name: "a", timeline: 2, olderThan: "b"}, {name: "c", timeline: 2}}, 2, "b", "c", "the others are older than the last primary: a was found older than b"},
+		// A round later the loser is excluded (floor, olderThan), and a listener that saw
+		// the newer node alone first has its timeline as floor: the reason stays the same.
+		{"newer timeline, a round later", []writable{{name: "primary", timeline: 1, olderThan: "standby1"}, {name: "standby1", timeline: 2}}, 2, "standby1", "standby1", "newest timeline (primary 1, standby1 2)"},
+		{"newer timeline, seen alone first", []writable{{name: "primary", timeline: 1}, {name: "standby1", timeline: 2}}, 2, "standby1", "standby1", "newest timeline (primary 1, standby1 2)"},
+		{"promoted last, a round later", []writable{{name: "primary", timeline: 1, olderThan: "standby1"}, {name: "standby1", timeline: 1, promotedAt: t0}}, 1, "standby1", "standby1", "left recovery most recently, as this listener saw (timelines primary 1, standby1 1)"},
 		{"promoted at the same instant", []writable{{name: "a", promotedAt: t0}, {name: "b", promotedAt: t0}}, 0, "", "", "cannot tell"},
 	}
 	for _, c := range cases {
@@ -51,11 +56,21 @@ func TestNewestPrimary(t *testing.T) {
 
 // A freshly started listener facing two writable nodes (the old primary restarted
 // without standby.signal, listed first, and the promoted standby) sends writes to the one
-// on the newer timeline, counts the conflict once, and shows one primary; when the
-// newest primary goes down it is shown down, and the stale one does not take its place.
+// on the newer timeline, counts the conflict once, and shows one primary, for the same
+// reason whichever node its first probe round saw (both, or either alone: the other's
+// probe login refused) and however many rounds later it is asked; when the newest primary
+// goes down it is shown down, and the stale one does not take its place.
 func TestFakeFreshListenerPrefersNewerTimeline(t *testing.T) {
+	for _, first := range []string{"both", "primary", "standby1"} {
+		t.Run("first seen "+first, func(t *testing.T) { freshListenerPrefersNewerTimeline(t, first) })
+	}
+}
+
+func freshListenerPrefersNewerTimeline(t *testing.T, first string) {
 	old, promoted := startFakePG(t, "primary", false), startFakePG(t, "standby1", false)
 	promoted.timeline.Store(2)
+	old.refuseProbe.Store(first == "standby1")
+	promoted.refuseProbe.Store(first == "primary")
 	var mu sync.Mutex
 	var events []Event
 	l := startFake(t, Config{Routing: true, Metrics: "127.0.0.1:0", OnEvent: func(e Event) {
@@ -63,13 +78,25 @@ func TestFakeFreshListenerPrefersNewerTimeline(t *testing.T) {
 		events = append(events, e)
 		mu.Unlock()
 	}}, old, promoted)
+	if st := l.Status(); st[0].Up != (first != "standby1") || st[1].Up != (first != "primary") {
+		t.Fatalf("the first probe round saw %+v, want %s", st, first)
+	}
+	old.refuseProbe.Store(false)
+	promoted.refuseProbe.Store(false)
+	waitFor(t, "both nodes probed", func() bool { st := l.Status(); return st[0].Up && st[1].Up })
 	if got := queryOne(t, connect(t, l.Addr().String(), ""), "SELECT node"); got != "standby1" {
 		t.Fatalf("writes went to %s, want standby1 (timeline 2)", got)
 	}
-	st := l.Status()
-	if st[1].Role != "primary" || st[0].Role != "stale-primary" || st[1].Timeline == nil || *st[1].Timeline != 2 ||
-		!strings.Contains(st[0].Conflict, "standby1 is the primary: newest timeline (primary 1, standby1 2)") {
-		t.Fatalf("status %+v", st)
+	// Two rounds on, the old primary is excluded as older than the last primary: the
+	// reason stated must not change with it.
+	seen := l.Status()
+	waitFor(t, "more probe rounds", func() bool { return l.Status()[0].ProbedAt.After(seen[0].ProbedAt.Add(100 * time.Millisecond)) })
+	for _, st := range [][]NodeStatus{seen, l.Status()} {
+		if st[1].Role != "primary" || st[0].Role != "stale-primary" || st[1].Timeline == nil || *st[1].Timeline != 2 ||
+			!strings.Contains(st[0].Conflict, "standby1 is the primary: newest timeline (primary 1, standby1 2)") ||
+			!strings.Contains(st[1].Conflict, "the newest of 2 writable nodes: newest timeline (primary 1, standby1 2)") {
+			t.Fatalf("status %+v", st)
+		}
 	}
 	var status struct {
 		Primary string
@@ -78,7 +105,6 @@ func TestFakeFreshListenerPrefersNewerTimeline(t *testing.T) {
 	if err := json.Unmarshal([]byte(httpGet(t, "http://"+l.MetricsAddr().String()+"/status")), &status); err != nil || status.Primary != "standby1" {
 		t.Fatalf("/status primary %q, %v", status.Primary, err)
 	}
-	waitFor(t, "more probe rounds", func() bool { return l.Status()[0].ProbedAt.After(st[0].ProbedAt.Add(100 * time.Millisecond)) })
 	if c := l.Counts().Conflicts; c["primary"] != 1 || len(c) != 1 {
 		t.Fatalf("conflicts %v, want one for primary", c)
 	}
@@ -108,7 +134,7 @@ func TestFakeFreshListenerPrefersNewerTimeline(t *testing.T) {
 
 	promoted.stop()
 	waitFor(t, "standby1 down", func() bool { return !l.Status()[1].Up })
-	st = l.Status()
+	st := l.Status()
 	if st[1].Role != "down" || st[0].Role != "stale-primary" || !strings.Contains(st[0].Conflict, "primary is on timeline 1, the last primary was on 2") {
 		t.Fatalf("with the newest primary down: %+v", st)
 	}
