@@ -15,6 +15,7 @@ import (
 	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/links"
+	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/routing"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/units"
@@ -273,7 +274,9 @@ func printStatus(w io.Writer, st *cluster.Status) {
 		}
 	}
 	if st.Listener != nil {
-		fmt.Fprintln(w, listenerLine(st.Listener))
+		li := st.Listener
+		fmt.Fprintln(w, render.ListenerLine(render.Listener{Listen: li.Listen, ReadOnlyListen: li.ReadOnlyListen, Metrics: li.Metrics,
+			PID: li.PID, Running: li.Running(), LogFile: li.LogFile}))
 	}
 	printHosts(w, st)
 	if st.Links != nil {

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
@@ -40,26 +38,4 @@ func selfBinary(a *app) (string, error) {
 func clusterSelf(a *app) (cluster.Self, error) {
 	bin, err := selfBinary(a)
 	return cluster.Self{Binary: bin, Home: home(a)}, err
-}
-
-// listenerLine is the listener's line in `cluster status`.
-func listenerLine(li *cluster.ListenerInfo) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "listener: %s", li.Listen)
-	if li.ReadOnlyListen != "" {
-		fmt.Fprintf(&b, ", read-only port %s", li.ReadOnlyListen)
-	}
-	if li.Metrics != "" {
-		fmt.Fprintf(&b, ", metrics http://%s/metrics", li.Metrics)
-	}
-	switch {
-	case li.Running():
-		fmt.Fprintf(&b, " · running (pid %d)", li.PID)
-	default:
-		b.WriteString(" · not running")
-	}
-	if li.LogFile != "" {
-		fmt.Fprintf(&b, " · log %s", li.LogFile)
-	}
-	return b.String()
 }
