@@ -26,6 +26,7 @@ type diskFlags struct {
 	dsync, verify, force, keep         bool
 	duration, warmup                   time.Duration
 	rate                               float64
+	ios                                int64
 	preset, sweep, engine, resultsDir  string
 	seed                               uint64
 
@@ -34,7 +35,7 @@ type diskFlags struct {
 
 // workloadFlags change the IO shape; they may not be mixed with DiskSpd's syntax.
 var workloadFlags = []string{"size", "block-size", "qd", "threads", "align", "write", "random", "sequential",
-	"shared-sequential", "direct", "dsync", "duration", "warmup", "rate", "preset", "engine", "seed"}
+	"shared-sequential", "direct", "dsync", "duration", "warmup", "ios", "rate", "preset", "engine", "seed"}
 
 func newDiskCmd(a *app) *cobra.Command {
 	var f diskFlags
@@ -69,6 +70,7 @@ Presets: ` + presetHelp(),
 	fl.BoolVar(&f.dsync, "dsync", false, "make every write durable before it completes (O_DSYNC)")
 	fl.DurationVar(&f.duration, "duration", 60*time.Second, "measured time per step")
 	fl.DurationVar(&f.warmup, "warmup", 5*time.Second, "warm-up per step, not measured")
+	fl.Int64Var(&f.ios, "ios", 0, "end each step's window once this many IOs completed in it, --duration then the upper bound (0: by --duration)")
 	fl.Float64Var(&f.rate, "rate", 0, "total IOPS to issue (0: as fast as the queue allows)")
 	fl.StringVar(&f.preset, "preset", "", "database IO shape: "+strings.Join(diskio.PresetNames(), ", "))
 	fl.StringVar(&f.sweep, "sweep", "", "walk the curve: qd=1,2,4,8,16,32,64 or threads=1,10,20,40")
@@ -147,6 +149,7 @@ func planDisk(c *cobra.Command, f *diskFlags, args []string) (*diskPlan, error) 
 	}
 	errs = append(errs, f.applyShape(ch, &w)...)
 	w.Duration, w.Warmup, w.Rate, w.Engine, w.Seed, w.Verify = f.duration, f.warmup, f.rate, f.engine, f.seed, f.verify
+	w.IOs = f.ios
 	p.base = w
 
 	if f.sweep != "" {

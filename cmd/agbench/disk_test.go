@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agbench/agbench/internal/diskio"
 	"github.com/agbench/agbench/internal/result"
@@ -28,6 +29,9 @@ func TestDiskBadInputWritesNothing(t *testing.T) {
 		{[]string{f, "--qd", "1,2", "--threads", "1,2"}, "one knob"},
 		{[]string{f, "--preset", "nosuch"}, "--preset"},
 		{[]string{f, "--engine", "aio"}, "--engine"},
+		{[]string{f, "--ios", "-1"}, "--ios"},
+		{[]string{f, "--ios", "many"}, "--ios"},
+		{[]string{"--ios", "100", "--", "-b4K", f}, "--ios"},
 		{[]string{foreign}, "not created by agbench"},
 		{[]string{"/dev/null"}, "device"},
 		{[]string{dir}, "folder"},
@@ -73,8 +77,9 @@ func TestDiskSweepWritesResultAndMarks(t *testing.T) {
 	dir := t.TempDir()
 	res := filepath.Join(dir, "results")
 	f := filepath.Join(dir, "t.dat")
+	// Each step ends after 2000 IOs, whatever else loads the disk and CPUs; --duration only bounds it.
 	code, out, errs := runCLI(t, nil, "disk", f, "--size", "8M", "-b", "4K", "--random", "--sweep", "qd=1,2,4",
-		"--duration", "400ms", "--warmup", "100ms", "--results", res)
+		"--ios", "2000", "--duration", "2m", "--warmup", "100ms", "--results", res)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -90,12 +95,17 @@ func TestDiskSweepWritesResultAndMarks(t *testing.T) {
 	if !r.Complete || len(r.Steps) != 3 || r.Meta.Command != "disk" {
 		t.Fatalf("result: complete %v, %d steps", r.Complete, len(r.Steps))
 	}
+	if wl, _ := r.Meta.Config["workload"].(map[string]any); wl["ios"] != float64(2000) {
+		t.Errorf("config workload %v: no ios 2000", r.Meta.Config["workload"])
+	}
 	for i, s := range r.Steps {
 		op := s.Ops["read"]
-		if op == nil || op.Count == 0 || op.Latency.Count != op.Count || s.VUs != []int{1, 2, 4}[i] || s.Counters["iops"] <= 0 {
+		if op == nil || op.Count < 2000 || op.Latency.Count != op.Count || s.VUs != []int{1, 2, 4}[i] || s.Counters["iops"] <= 0 || !s.Complete {
 			t.Fatalf("step %d: %+v", i, s)
 		}
-		if _, ok := s.Series["os.cpu.busy"]; !ok {
+		// The OS sampler leaves out a window shorter than a sliver (50 ms): a fast disk can
+		// end 2000 IOs sooner.
+		if _, ok := s.Series["os.cpu.busy"]; !ok && s.Window.End.Sub(s.Window.Start) > 100*time.Millisecond {
 			t.Errorf("step %d: no OS series (%d series)", i, len(s.Series))
 		}
 		if _, ok := s.Ops["write"]; ok {

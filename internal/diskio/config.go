@@ -48,8 +48,11 @@ type Workload struct {
 	Rate     float64       `json:"rate,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 	Warmup   time.Duration `json:"warmup_ns"`
-	Engine   string        `json:"engine"`
-	Seed     uint64        `json:"seed"`
+	// IOs ends the window once this many IOs (all threads together) completed in it, the
+	// Duration then an upper bound (fio's number_ios); 0 ends it by Duration alone.
+	IOs    int64  `json:"ios,omitempty"`
+	Engine string `json:"engine"`
+	Seed   uint64 `json:"seed"`
 	// Verify checks a checksum in every block read and stamps every block written.
 	Verify bool `json:"verify,omitempty"`
 }
@@ -125,6 +128,9 @@ func (w *Workload) Describe() string {
 	if w.Rate > 0 {
 		s += fmt.Sprintf(", rate %.0f IOPS", w.Rate)
 	}
+	if w.IOs > 0 {
+		s += fmt.Sprintf(", until %d IOs", w.IOs)
+	}
 	return s
 }
 
@@ -162,6 +168,9 @@ func (w *Workload) Validate() error {
 	}
 	if w.Duration <= 0 {
 		bad("--duration %s: must be positive", w.Duration)
+	}
+	if w.IOs < 0 {
+		bad("--ios %d: must be 0 (end by --duration) or a positive number of IOs", w.IOs)
 	}
 	if w.Warmup < 0 {
 		bad("--warmup %s: must not be negative", w.Warmup)

@@ -136,8 +136,10 @@ func TestBytesMatchKernelCounters(t *testing.T) {
 	}
 	for _, eng := range []string{EngineUring, EngineSync} {
 		for _, wp := range []int{0, 100} {
+			// Bound by a count of IOs, not a time: beside another suite's IO on a shared disk
+			// a 700 ms window once measured none. The duration only bounds it.
 			w := Workload{BlockSizes: []int64{4096}, Threads: 2, QD: 4, WritePct: wp, Random: true, Direct: true,
-				Duration: 700 * time.Millisecond, Warmup: 100 * time.Millisecond, Engine: eng, Seed: 3}
+				Duration: 2 * time.Minute, Warmup: 100 * time.Millisecond, IOs: 200, Engine: eng, Seed: 3}
 			r0, w0 := selfIO(t)
 			res, err := RunStep(context.Background(), tf, w, StepOptions{})
 			if err != nil {
@@ -156,7 +158,7 @@ func TestBytesMatchKernelCounters(t *testing.T) {
 			if got < moved || got > moved+(1<<20) {
 				t.Errorf("%s write%%=%d: tester moved %d bytes, kernel accounted %d", res.Engine, wp, moved, got)
 			}
-			if res.Total.IOs == 0 || res.Total.IOs > res.AllIOs || res.Engine != eng {
+			if res.Total.IOs < w.IOs || res.CutShort || !res.Complete || res.Total.IOs > res.AllIOs || res.Engine != eng {
 				t.Errorf("%s: %d IOs in window of %d", res.Engine, res.Total.IOs, res.AllIOs)
 			}
 			// The device's counters are read at the window's edges, the tester's IOs are
@@ -172,6 +174,36 @@ func TestBytesMatchKernelCounters(t *testing.T) {
 				t.Errorf("thread lines add to %d, total %d", th, res.Total.IOs)
 			}
 		}
+	}
+}
+
+// A window bound by a count of IOs that its duration ends first is kept, marked cut short
+// (and its result step incomplete), not taken for a measurement of that many IOs.
+func TestIOCountCutShortByDuration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("does real IO")
+	}
+	tf := newTestFile(t, 4<<20)
+	w := Workload{BlockSizes: []int64{4096}, Threads: 1, QD: 1, Random: true, Direct: true,
+		Duration: 50 * time.Millisecond, IOs: 1 << 40, Engine: EngineSync, Seed: 5}
+	res, err := RunStep(context.Background(), tf, w, StepOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.CutShort || !res.Complete || res.Total.IOs >= w.IOs || res.Seconds <= 0 {
+		t.Fatalf("cut short %v, complete %v, %d IOs in %.3f s", res.CutShort, res.Complete, res.Total.IOs, res.Seconds)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "cut short: --duration 50ms") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+	st, err := res.resultStep(0, nil)
+	if err != nil || st.Complete || st.IncompleteReason != "cut short" {
+		t.Errorf("result step complete %v, reason %q, %v", st.Complete, st.IncompleteReason, err)
+	}
+	var out strings.Builder
+	res.writeDetail(&out, false)
+	if !strings.Contains(out.String(), "(CUT SHORT: ") {
+		t.Errorf("detail lacks the cut-short mark:\n%s", out.String())
 	}
 }
 

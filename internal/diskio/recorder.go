@@ -24,9 +24,23 @@ func (c clock) now() int64 { return int64(time.Since(c.epoch)) }
 // window is the measured part of a step: IOs submitted at or after start and completed
 // by end count; warm-up before start and the drain after end do not. The step sets both
 // edges at the instants it reads the kernel's counters, so the two views cover one window.
+//
+// A step bound by a count of IOs (Workload.IOs) also counts the IOs measured so far across
+// all workers; reached is closed when that count reaches target, for the step to end the
+// window then.
 type window struct {
-	start atomic.Int64
-	end   atomic.Int64
+	start   atomic.Int64
+	end     atomic.Int64
+	target  int64
+	counted atomic.Int64
+	reached chan struct{}
+}
+
+// countOne notes one IO measured in the window; the one that makes the target closes reached.
+func (w *window) countOne() {
+	if w.target > 0 && w.counted.Add(1) == w.target {
+		close(w.reached)
+	}
 }
 
 // recorder is one worker's tally. Only its worker writes to it; the step merges them
@@ -72,6 +86,7 @@ func (r *recorder) record(write bool, size int64, submit, done int64) {
 	if s := int((done - start) / int64(time.Second)); s >= 0 && s < len(r.perSec) {
 		r.perSec[s]++
 	}
+	r.win.countOne()
 }
 
 func (r *recorder) noteBad(offs []int64) {

@@ -52,7 +52,11 @@ func (r *Report) WriteText(w io.Writer) {
 		if r.Sweep != nil {
 			fmt.Fprintf(w, "sweep    %s = %s\n", r.Sweep.Key, joinInts(r.Sweep.Values))
 		}
-		fmt.Fprintf(w, "engine   %s; %s measured after %s warm-up per step\n", s.Engine, s.Workload.Duration, s.Workload.Warmup)
+		span := s.Workload.Duration.String()
+		if s.Workload.IOs > 0 {
+			span = fmt.Sprintf("%d IOs (at most %s)", s.Workload.IOs, s.Workload.Duration)
+		}
+		fmt.Fprintf(w, "engine   %s; %s measured after %s warm-up per step\n", s.Engine, span, s.Workload.Warmup)
 	}
 	if len(r.Steps) == 1 {
 		r.Steps[0].writeDetail(w, r.Analysed)
@@ -175,7 +179,11 @@ func (r *Report) writeMarks(w io.Writer, m *Marks) {
 // table, then the device's view, IO pressure, CPU and warnings (those the analysis also
 // gives left to it when analysed).
 func (s *StepResult) writeDetail(w io.Writer, analysed bool) {
-	fmt.Fprintf(w, "\n%.2f s measured%s\n\n", s.Seconds, map[bool]string{true: "", false: " (INCOMPLETE)"}[s.Complete])
+	mark := map[bool]string{true: "", false: " (INCOMPLETE)"}[s.Complete]
+	if s.CutShort {
+		mark = fmt.Sprintf(" (CUT SHORT: %d of %d IOs)", s.Total.IOs, s.Workload.IOs)
+	}
+	fmt.Fprintf(w, "\n%.2f s measured%s\n\n", s.Seconds, mark)
 	tw := table.NewWriter(w, table.Right)
 	fmt.Fprintln(tw, "thread\tbytes\tIOs\tMB/s\tIOPS\treads\twrites\tmean ms\t")
 	for _, t := range s.Threads {

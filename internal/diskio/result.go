@@ -78,9 +78,12 @@ type StepResult struct {
 	Start    time.Time `json:"start"`
 	Seconds  float64   `json:"seconds"`
 	Complete bool      `json:"complete"`
-	Read     OpStats   `json:"read"`
-	Write    OpStats   `json:"write"`
-	Total    OpStats   `json:"total"`
+	// CutShort is set when the duration ended a window bound by a count of IOs (Workload.IOs)
+	// before that many completed.
+	CutShort bool    `json:"cut_short,omitempty"`
+	Read     OpStats `json:"read"`
+	Write    OpStats `json:"write"`
+	Total    OpStats `json:"total"`
 	// IOPSStddev is the standard deviation of IOPS over whole 1 s intervals.
 	IOPSStddev float64       `json:"iops_stddev"`
 	PerSecond  []int64       `json:"iops_per_second"`
@@ -248,6 +251,10 @@ func (r *StepResult) check() {
 	var warn []string
 	if !r.Complete {
 		warn = append(warn, "interrupted: the window was cut short; figures cover what was measured")
+	}
+	if r.CutShort {
+		warn = append(warn, fmt.Sprintf("cut short: --duration %s ended the window after %d of the --ios %d IOs; figures cover what was measured",
+			r.Workload.Duration, r.Total.IOs, r.Workload.IOs))
 	}
 	if !r.Workload.Direct {
 		warn = append(warn, warnBuffered+" this measures the page cache, not the device")

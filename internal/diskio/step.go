@@ -60,6 +60,8 @@ func ResolveEngine(want string) (string, error) {
 // RunStep runs one workload against the test file: warm-up, then the measured window,
 // while the device's counters, IO pressure and CPU are read at the window's edges.
 // Cancelling ctx ends the window early; what was measured is kept and marked incomplete.
+// With a count of IOs (w.IOs) the window ends once that many completed in it, or at
+// w.Duration, then marked cut short.
 func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*StepResult, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
@@ -93,6 +95,9 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 	win := &window{}
 	win.start.Store(math.MaxInt64)
 	win.end.Store(plannedEnd)
+	if w.IOs > 0 {
+		win.target, win.reached = w.IOs, make(chan struct{})
+	}
 	seconds := int(w.Duration/time.Second) + 1
 
 	// io_uring keeps a thread's QD in flight on one ring; the sync engine needs one
@@ -181,6 +186,8 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 		select {
 		case <-tm.C:
 			return true
+		case <-win.reached: // nil, never ready, without a count of IOs
+			return true
 		case <-ctx.Done():
 			return false
 		}
@@ -223,6 +230,7 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 		return nil, fmt.Errorf("IO failed: %w", errors.Join(errs...))
 	}
 	res := buildResult(w, engine, recs, measured, complete)
+	res.CutShort = complete && w.IOs > 0 && res.Total.IOs < w.IOs
 	res.Start = clk.epoch.Add(time.Duration(win.start.Load())).UTC()
 	var notes []string
 	res.Device, res.Pressure, res.CPU, notes = osw.views(res.Total.IOs)

@@ -84,6 +84,8 @@ func (s *StepResult) resultStep(i int, sw *Sweep) (result.Step, error) {
 	}
 	if !s.Complete {
 		st.IncompleteReason = "interrupted"
+	} else if s.CutShort {
+		st.Complete, st.IncompleteReason = false, "cut short"
 	}
 	for name, o := range map[string]*OpStats{"read": &s.Read, "write": &s.Write} {
 		if o.IOs == 0 && ((name == "read" && w.WritePct == 100) || (name == "write" && w.WritePct == 0)) {
