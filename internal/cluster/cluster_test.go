@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -393,6 +395,44 @@ func TestLockIsExclusive(t *testing.T) {
 	unlock2, err := topo.Lock()
 	if err != nil {
 		t.Fatalf("after unlock: %v", err)
+	}
+	unlock2()
+}
+
+// A child forked while the lock is held keeps a copy of its descriptor until it execs; the
+// unlock must release the cluster all the same, or the process's next Lock finds it busy
+// (seen as "cluster is busy" in tests beside others that start processes). The copy is
+// made here as the fork makes it, by duplicating the descriptor.
+func TestUnlockReleasesWhileAForkHoldsTheLockFile(t *testing.T) {
+	dir := t.TempDir()
+	topo := &cluster.Topology{Name: "x", Dir: dir}
+	unlock, err := topo.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lockFile := filepath.Join(dir, ".lock")
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := -1
+	for _, e := range fds {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == lockFile {
+			fd, _ := strconv.Atoi(e.Name())
+			if copied, err = syscall.Dup(fd); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if copied < 0 {
+		t.Fatalf("no descriptor of %s open while locked", lockFile)
+	}
+	defer syscall.Close(copied)
+	unlock()
+	unlock2, err := topo.Lock()
+	if err != nil {
+		t.Fatalf("after unlock, with a copy of the descriptor still open: %v", err)
 	}
 	unlock2()
 }
