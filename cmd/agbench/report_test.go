@@ -16,23 +16,52 @@ import (
 )
 
 // sleepLoad is a workload whose operation waits: a server of fixed capacity shared by all
-// VUs (a token per op), so throughput rises with VUs up to the capacity, then flattens.
-type sleepLoad struct{ server chan struct{} }
+// VUs (n slots, each serving one op per serviceTime), so throughput rises with VUs up to the
+// capacity, then flattens. The server keeps its own clock: an op starts when its VU's last op
+// ended or its slot came free, whichever is later, and ends serviceTime after that, however
+// late the goroutines wake. On a busy machine a wake-up can lag by tens of milliseconds, so
+// an op timed by a sleep from when it ran would cost serviceTime plus that lag, and a side's
+// throughput would be the machine's load at the moment, not the server's capacity.
+type sleepLoad struct{ slots chan *slot }
 
-type sleepWorker struct{ l *sleepLoad }
+// slot is one of the server's places; free is when its last op ends on the server's clock.
+type slot struct{ free time.Time }
+
+const serviceTime = 2 * time.Millisecond
+
+func newSleepLoad(capacity int) *sleepLoad {
+	l := &sleepLoad{slots: make(chan *slot, capacity)}
+	for range capacity {
+		l.slots <- &slot{}
+	}
+	return l
+}
+
+// sleepWorker is one VU; done is when its last op ended on the server's clock.
+type sleepWorker struct {
+	l    *sleepLoad
+	done time.Time
+}
 
 func (l *sleepLoad) NewWorker(context.Context, workload.VU) (workload.Worker, error) {
-	return &sleepWorker{l}, nil
+	return &sleepWorker{l: l, done: time.Now()}, nil
 }
 
 func (w *sleepWorker) Do(ctx context.Context, op *workload.Op) error {
+	var s *slot
 	select {
-	case w.l.server <- struct{}{}:
+	case s = <-w.l.slots:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	time.Sleep(2 * time.Millisecond)
-	<-w.l.server
+	end := w.done
+	if s.free.After(end) {
+		end = s.free
+	}
+	end = end.Add(serviceTime)
+	s.free, w.done = end, end
+	time.Sleep(time.Until(end))
+	w.l.slots <- s
 	op.Name, op.Bytes = "query", 8192
 	return nil
 }
@@ -50,7 +79,7 @@ func measuredRun(t *testing.T, dir string, threads []string, servers map[string]
 	sweep := runner.Sweep{Axes: []runner.Axis{{Name: "threads", Values: threads}}, Compare: &runner.Axis{Name: "routing", Values: values}, Repeat: repeat, Seed: 1}
 	loads := map[string]*sleepLoad{}
 	for k, n := range servers {
-		loads[k] = &sleepLoad{server: make(chan struct{}, n)}
+		loads[k] = newSleepLoad(n)
 	}
 	res := result.New("stress", "test", []string{"stress", "--threads", strings.Join(threads, ","), "--compare", "routing=off,on"})
 	var steps []result.Step
