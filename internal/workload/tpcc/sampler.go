@@ -284,13 +284,7 @@ func (s *Sampler) serverCounters(ctx context.Context, step *result.Step, min flo
 	if s.before == nil {
 		return // Start said why
 	}
-	// The samplers' transactions up to now are in the end reading's counts (the reading's
-	// own is not: it is still running), and are left out of the server's TPM.
-	own := int64(-1)
-	if s.ensureConn(ctx) == nil {
-		own = result.OwnXacts(s.ownKey()) - s.ownBefore
-	}
-	after, err := s.read(ctx)
+	after, own, err := s.readFlushed(ctx, s.w.win.primaryXacts.Load())
 	if err != nil {
 		step.Warnings = append(step.Warnings, fmt.Sprintf("%s: read at the window's end: %v", absentServer, err))
 		return
@@ -308,6 +302,48 @@ func (s *Sampler) serverCounters(ctx context.Context, step *result.Step, min flo
 	step.Counters[CounterSamplerXacts] = float64(own)
 	step.Counters[CounterServerTPM] = float64(after.Xacts-s.before.Xacts-own) / min
 }
+
+// readFlushed reads the server's counters at the window's end and agbench's own
+// transactions since its start (-1 when they could not be counted). The VUs have stopped,
+// but their backends' last commits may not be in pg_stat_database yet: an idle backend that
+// flushed less than PGSTAT_MIN_INTERVAL ago holds its counts until PGSTAT_IDLE_INTERVAL
+// (10 s) later (pgstat_report_stat in src/backend/utils/activity/pgstat.c, PostgreSQL 15+),
+// so a count read at once could miss a second or more of the workload's transactions. The
+// reading is therefore taken again, every pgstatPoll, until the server's count of the
+// workload's transactions reaches the client's (client, those sent to the primary) or the
+// longest a backend holds its counts has passed; past that, what is still missing is a
+// true disagreement, and the cross-check says so. Extra transactions are never waited for.
+func (s *Sampler) readFlushed(ctx context.Context, client int64) (Counters, int64, error) {
+	deadline := time.Now().Add(pgstatHoldMax)
+	for {
+		// The samplers' transactions up to now are in the reading's counts (the reading's
+		// own is not: it is still running), and are left out of the server's TPM.
+		own := int64(-1)
+		if s.ensureConn(ctx) == nil {
+			own = result.OwnXacts(s.ownKey()) - s.ownBefore
+		}
+		after, err := s.read(ctx)
+		if err != nil || own < 0 || s.reopened || after.Xacts-s.before.Xacts-own >= client || !time.Now().Before(deadline) {
+			return after, own, err
+		}
+		select {
+		case <-ctx.Done():
+			return after, own, nil
+		case <-time.After(pgstatPoll):
+		}
+	}
+}
+
+// pgstatHoldMax is the longest an idle backend holds its transaction counts before it
+// flushes them (PGSTAT_IDLE_INTERVAL after a flush deferred by PGSTAT_MIN_INTERVAL), and
+// pgstatPoll how often the end reading is taken again while the server's count is short:
+// just over PGSTAT_MIN_INTERVAL, so that the counters' session flushes each of its own
+// readings before the next (readings closer together would be held, counted as agbench's
+// own but not yet by the server, and keep the count short of the client's).
+const (
+	pgstatHoldMax = 10*time.Second + time.Duration(pgstatFlushSec*float64(time.Second))
+	pgstatPoll    = time.Duration(pgstatFlushSec*float64(time.Second)) + 50*time.Millisecond
+)
 
 // TPMTolerance is how far apart the client's and the server's TPM may be over a window of
 // this many seconds: tpmTolerance, plus the share of the window one statistics flush
