@@ -137,11 +137,14 @@ func TestAddedStandbyGetsItsOwnHostAndTwoClustersSpreadTheirPrimaries(t *testing
 	}
 	// The groups a placement weighed, but for these clusters' own: other tests' (of this
 	// machine's other packages, or other checkouts) come and go while this one runs, and
-	// move its nodes (a list read when the test began was no guide to them).
+	// move its nodes (a list read when the test began was no guide to them). Own groups are
+	// known by their clusters' folders too: another checkout's run of this very test has
+	// clusters of the same names, whose groups are others here.
+	own := []string{cluster.GroupPrefix(topo.Dir, topo.Name)}
 	others := func(g *cgroup.Group) []string {
 		var out []string
 		for _, name := range g.Beside {
-			if !strings.HasPrefix(name, "agbench-hadd-") && !strings.HasPrefix(name, "agbench-hadd2-") {
+			if !slices.ContainsFunc(own, func(p string) bool { return strings.HasPrefix(name, p) }) {
 				out = append(out, name)
 			}
 		}
@@ -156,6 +159,7 @@ func TestAddedStandbyGetsItsOwnHostAndTwoClustersSpreadTheirPrimaries(t *testing
 	// A second cluster: its primary away from the first's (when no one else's groups were
 	// there to weigh), and the status says whom it shares CPUs with.
 	second := clustertest.New(t, clustertest.Options{Name: "hadd2", Host: b, Settings: map[string]string{"shared_buffers": "32MB"}})
+	own = append(own, cluster.GroupPrefix(second.Dir, second.Name))
 	if sp := second.Primary().Group; len(others(sp)) == 0 && len(others(p.Group)) == 0 && sp.CPUList == p.Group.CPUList {
 		t.Errorf("both clusters' primaries pinned to CPU %s (beside %v)", p.Group.CPUList, sp.Beside)
 	}
