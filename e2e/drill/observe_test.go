@@ -2,6 +2,8 @@ package drill
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +67,52 @@ func TestDrillObserveCommand(t *testing.T) {
 	}
 	if run, err := r.DrillRun(); err != nil || run == nil || run.CyclesDone != 1 || run.Lost != 0 {
 		t.Fatalf("drill run %+v (%v)", run, err)
+	}
+}
+
+// observe's targets are checked like every other command's, before anything is made: a
+// login the server refuses is bad input naming the server and the login, and a standby
+// given as --primary is refused naming the node and that it is in recovery. Neither leaves
+// a result folder or a ledger table.
+func TestDrillObserveChecksItsTargets(t *testing.T) {
+	t.Parallel()
+	h := clustertest.NewHandmade(t, 1)
+	wrongPW := strings.Replace(h.URL(0, clustertest.HandmadeApp), clustertest.HandmadeAppPW, "not-the-password", 1)
+	for _, c := range []struct {
+		name          string
+		primary, stby string
+		want          []string
+	}{
+		{"wrong password", "old=" + wrongPW, "new=" + h.URL(1, clustertest.HandmadeApp),
+			[]string{"--primary old", fmt.Sprintf("127.0.0.1:%d", h.Ports[0]), "login app", "refused the login"}},
+		{"standby as primary", "new=" + h.URL(1, clustertest.HandmadeApp), "old=" + h.URL(0, clustertest.HandmadeApp),
+			[]string{"--primary new", "in recovery", "pg_is_in_recovery()"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			results := t.TempDir()
+			code, out, errs := e2etest.Run(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "drill", "--fault", "observe",
+				"--primary", c.primary, "--standby", c.stby, "--cycles", "1", "--between", "300ms", "--observe-wait", "5s", "--results", results)
+			t.Logf("exit %d\n%s%s", code, out, errs)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2 (bad input)", code)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr lacks %q", w)
+				}
+			}
+			if strings.Contains(errs, "not-the-password") {
+				t.Errorf("the password is in the message")
+			}
+			e2etest.WantNothing(t, filepath.Join(results, "*"))
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			c := h.Admin(ctx, t, 0)
+			defer c.Close(ctx)
+			var made bool
+			if err := c.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, drill.LedgerTable).Scan(&made); err != nil || made {
+				t.Fatalf("ledger table made: %v (%v)", made, err)
+			}
+		})
 	}
 }

@@ -25,6 +25,6 @@
 // It never prints and never reads flags or the environment.
 //
 // Imports from agbench: only internal/agerr, internal/cluster, internal/links, internal/measure,
-// internal/result, internal/routing, internal/runner, internal/stats, internal/units,
-// internal/workload/tpcc.
+// internal/result, internal/routing, internal/runner, internal/stats, internal/target,
+// internal/units, internal/workload/tpcc.
 package drill

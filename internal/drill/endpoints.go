@@ -1,6 +1,7 @@
 package drill
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/target"
 )
 
 // Endpoints are the servers of a cluster agbench did not make, as connection strings: the
@@ -29,7 +31,7 @@ type Endpoints struct {
 // Endpoint is one server: a name (given, or its host:port) and its connection string.
 type Endpoint struct {
 	Name, Conn string
-	addr       string
+	addr, user string
 }
 
 // NewEndpoints checks the connection strings (flag names the flags for messages) and returns
@@ -57,7 +59,7 @@ func NewEndpoints(primary string, standbys []string, listenerURL string, patroni
 		} else if cfg.User != user || cfg.Database != db {
 			errs = append(errs, agerr.BadInputf("%s: user %s, database %s; the first node has user %s, database %s (one cluster, one login)", flag, cfg.User, cfg.Database, user, db))
 		}
-		e.Nodes = append(e.Nodes, Endpoint{Name: name, Conn: conn, addr: addr})
+		e.Nodes = append(e.Nodes, Endpoint{Name: name, Conn: conn, addr: addr, user: cfg.User})
 	}
 	if primary == "" {
 		errs = append(errs, agerr.BadInputf("--primary: required with --standby (the node that is primary now)"))
@@ -88,6 +90,44 @@ func NewEndpoints(primary string, standbys []string, listenerURL string, patroni
 		seen[n.Name] = true
 	}
 	return e, agerr.Join(errs...)
+}
+
+// Check connects to every node before anything is made, as every command checks its
+// targets: a login or database a server refuses is bad input naming the node, its server and
+// the login; the node given as --primary must accept writes and each --standby be in
+// recovery (pg_is_in_recovery()), else bad input naming the node. A node that cannot be
+// reached now is no error here: the drill's start says how many nodes accept writes.
+func (e *Endpoints) Check(ctx context.Context) error {
+	var errs []error
+	for i := range e.Nodes {
+		errs = append(errs, e.Nodes[i].checkRole(ctx, i > 0))
+	}
+	return agerr.Join(errs...)
+}
+
+// checkRole connects to n and compares pg_is_in_recovery() with its flag.
+func (n *Endpoint) checkRole(ctx context.Context, wantStandby bool) error {
+	flag := "--primary"
+	if wantStandby {
+		flag = "--standby"
+	}
+	label := fmt.Sprintf("%s %s (server %s, login %s)", flag, n.Name, n.addr, n.user)
+	c, err := target.Connect(ctx, n.Conn, "agbench-drill")
+	if err != nil {
+		return target.CheckLogin(ctx, label, n.Conn)
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	var rec bool
+	if err := c.QueryRow(ctx, `SELECT pg_is_in_recovery()`).Scan(&rec); err != nil {
+		return fmt.Errorf("%s: %w", label, err)
+	}
+	switch {
+	case rec && !wantStandby:
+		return agerr.BadInputf("%s: in recovery (pg_is_in_recovery() is true): a standby, not the primary; give the node that accepts writes now as --primary", label)
+	case !rec && wantStandby:
+		return agerr.BadInputf("%s: accepts writes (pg_is_in_recovery() is false): a primary, not a standby; a drill starts from the one primary, given as --primary", label)
+	}
+	return nil
 }
 
 // splitName splits NAME=URL; anything else is a connection string without a name.

@@ -235,7 +235,7 @@ func (e *Endpoints) patroniWhole(ctx context.Context) cluster.PatroniWhole {
 }
 
 // waitWhole waits until Patroni's view is whole (w) and the servers agree: exactly one node
-// accepts writes and every other streams from it (pg_stat_wal_receiver), at most
+// accepts writes and every other streams from it (Endpoints.whole), at most
 // cluster.PatroniWholeTimeout.
 func (e *Endpoints) waitWhole(ctx context.Context, w cluster.PatroniWhole) error {
 	deadline := time.Now().Add(cluster.PatroniWholeTimeout)
@@ -404,7 +404,7 @@ func (e *Endpoints) checkObserved(ctx context.Context, ta *tally, dc *result.Dri
 	if len(dc.Writable) != 1 {
 		dc.Problems = append(dc.Problems, fmt.Sprintf("%d nodes accept writes (%s); want exactly one", len(dc.Writable), strings.Join(dc.Writable, ", ")))
 	}
-	dc.OldPrimary = e.state(ctx, old)
+	dc.OldPrimary, _ = e.state(ctx, old, next)
 	c, err := pgx.Connect(ctx, next.Conn)
 	if err != nil {
 		dc.Problems = append(dc.Problems, "ledger not read on "+next.Name+": "+err.Error())
@@ -429,51 +429,110 @@ func (e *Endpoints) checkObserved(ctx context.Context, ta *tally, dc *result.Dri
 	dc.Checked = true
 }
 
-// state says in a word where a node is: streaming, in recovery (not streaming), primary, or
-// down with the reason.
-func (e *Endpoints) state(ctx context.Context, n *Endpoint) string {
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+// streamWait bounds how long a standby whose WAL receiver's status is hidden from the login
+// is given to receive the WAL the primary had written when it was asked.
+const streamWait = 10 * time.Second
+
+// statusHidden names what would show pg_stat_wal_receiver's status to a login that sees it
+// NULL.
+const statusHidden = "pg_stat_wal_receiver's status is hidden from this login: pg_read_all_stats or pg_monitor shows it"
+
+// state says in a word where node n is: streaming (from primary), in recovery (not
+// streaming), primary, or down with the reason; byPosition is true when "streaming" was judged
+// from WAL positions because the login may not read the WAL receiver's status.
+func (e *Endpoints) state(ctx context.Context, n, primary *Endpoint) (s string, byPosition bool) {
+	cctx, cancel := context.WithTimeout(ctx, streamWait+5*time.Second)
 	defer cancel()
 	c, err := pgx.Connect(cctx, n.Conn)
 	if err != nil {
-		return "down"
+		return "down", false
 	}
 	defer c.Close(ctx)
 	var rec bool
+	var pid *int32
 	var status *string
-	if err := c.QueryRow(cctx, `SELECT pg_is_in_recovery(), (SELECT status FROM pg_stat_wal_receiver LIMIT 1)`).Scan(&rec, &status); err != nil {
-		return "unknown: " + err.Error()
+	// Without pg_read_all_stats the row shows only the WAL receiver's pid: that one runs.
+	if err := c.QueryRow(cctx, `SELECT pg_is_in_recovery(), (SELECT pid FROM pg_stat_wal_receiver LIMIT 1),
+	(SELECT status FROM pg_stat_wal_receiver LIMIT 1)`).Scan(&rec, &pid, &status); err != nil {
+		return "unknown: " + err.Error(), false
 	}
 	switch {
 	case !rec:
-		return "accepts writes"
+		return "accepts writes", false
 	case status != nil && *status == "streaming":
-		return "streaming"
+		return "streaming", false
+	case status != nil || pid == nil:
+		return "in recovery, not streaming", false
 	}
-	return "in recovery, not streaming"
+	return receivesFrom(cctx, c, primary), true
 }
 
-// whole says whether exactly one node accepts writes and every other streams.
+// receivesFrom judges a standby (c) whose WAL receiver runs but whose status is hidden from
+// the login, from what any login may read: it streams when its pg_last_wal_receive_lsn()
+// reaches, within streamWait, the primary's pg_current_wal_lsn() read first.
+func receivesFrom(ctx context.Context, c *pgx.Conn, primary *Endpoint) string {
+	if primary == nil {
+		return "in recovery, streaming not judged (no primary to compare its WAL with; " + statusHidden + ")"
+	}
+	p, err := pgx.Connect(ctx, primary.Conn)
+	if err != nil {
+		return "in recovery, streaming not judged (primary " + primary.Name + " not reached; " + statusHidden + ")"
+	}
+	var at string
+	err = p.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&at)
+	p.Close(context.WithoutCancel(ctx))
+	if err != nil {
+		return "in recovery, streaming not judged (" + err.Error() + "; " + statusHidden + ")"
+	}
+	deadline := time.Now().Add(streamWait)
+	for {
+		var got *string
+		var ok *bool
+		err := c.QueryRow(ctx, `SELECT pg_last_wal_receive_lsn()::text, pg_last_wal_receive_lsn() >= $1::pg_lsn`, at).Scan(&got, &ok)
+		switch {
+		case err != nil:
+			return "in recovery, streaming not judged (" + err.Error() + "; " + statusHidden + ")"
+		case ok != nil && *ok:
+			return "streaming"
+		case time.Now().After(deadline) || ctx.Err() != nil:
+			recv := "nothing"
+			if got != nil {
+				recv = "up to " + *got
+			}
+			return fmt.Sprintf("in recovery, not streaming (received %s, not %s's %s within %v; %s)", recv, primary.Name, at, streamWait, statusHidden)
+		}
+		sleep(ctx, 50*time.Millisecond)
+	}
+}
+
+// whole says whether exactly one node accepts writes and every other streams from it.
 func (e *Endpoints) whole(ctx context.Context) string {
 	w := e.writableNames(ctx)
 	if len(w) != 1 {
 		return fmt.Sprintf("not whole: %d nodes accept writes (%s)", len(w), strings.Join(w, ", "))
 	}
 	var bad, ok []string
+	judged := false
 	for _, n := range e.Nodes {
 		if n.Name == w[0] {
 			continue
 		}
-		if s := e.state(ctx, &n); s != "streaming" {
+		s, byPosition := e.state(ctx, &n, e.node(w[0]))
+		if s != "streaming" {
 			bad = append(bad, n.Name+": "+s)
 		} else {
 			ok = append(ok, n.Name)
+			judged = judged || byPosition
 		}
 	}
 	if len(bad) > 0 {
 		return fmt.Sprintf("not whole: primary %s; %s", w[0], strings.Join(bad, "; "))
 	}
-	return fmt.Sprintf("whole: primary %s, streaming standbys %s", w[0], strings.Join(ok, ", "))
+	s := fmt.Sprintf("whole: primary %s, streaming standbys %s", w[0], strings.Join(ok, ", "))
+	if judged {
+		s += " (streaming judged by pg_last_wal_receive_lsn() reaching the primary's pg_current_wal_lsn(): " + statusHidden + ")"
+	}
+	return s
 }
 
 // commitMode is sync when the primary's synchronous_standby_names names a standby, else

@@ -244,3 +244,55 @@ func TestObserveHandmadeThroughAListener(t *testing.T) {
 	}
 	t.Log(run.Verdict)
 }
+
+// An ordinary login (no pg_read_all_stats or pg_monitor) reads pg_stat_wal_receiver's
+// status as NULL: a streaming standby is judged from the WAL positions any login may read,
+// and the state says which privilege would give the status; a standby without a WAL
+// receiver is not streaming for either login.
+func TestWholeAsAnOrdinaryLogin(t *testing.T) {
+	t.Parallel() // owns its cluster: it stops a standby's WAL receiver
+	h := clustertest.NewHandmade(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ends := map[string]*Endpoints{}
+	for _, user := range []string{clustertest.HandmadeApp, clustertest.HandmadeAdmin} {
+		e, err := NewEndpoints("p="+h.URL(0, user), []string{"s=" + h.URL(1, user)}, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends[user] = e
+		s := e.whole(ctx)
+		t.Logf("%s: %s", user, s)
+		if !strings.HasPrefix(s, "whole: primary p, streaming standbys s") {
+			t.Fatalf("%s: %q, want whole", user, s)
+		}
+		if hidden := strings.Contains(s, "pg_read_all_stats"); hidden != (user == clustertest.HandmadeApp) {
+			t.Fatalf("%s: %q: the privilege named %v", user, s, hidden)
+		}
+	}
+	c := h.Admin(ctx, t, 1)
+	defer c.Close(ctx)
+	for _, q := range []string{"ALTER SYSTEM SET primary_conninfo = ''", "SELECT pg_reload_conf()"} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for {
+		var n int
+		if err := c.QueryRow(ctx, `SELECT count(*) FROM pg_stat_wal_receiver`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the WAL receiver did not stop")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for user, e := range ends {
+		if s := e.whole(ctx); !strings.HasPrefix(s, "not whole: primary p; s: in recovery, not streaming") {
+			t.Fatalf("%s: %q, want s not streaming", user, s)
+		}
+	}
+}

@@ -47,6 +47,12 @@ func (d *Drill) Sections() []string { return []string{result.ExtraDrill} }
 
 // Run runs the drill, each cycle recorded as a step as it ends.
 func (d *Drill) Run(ctx context.Context, r *Running) error {
+	if d.Endpoints != nil {
+		// a cluster given by connection strings: its targets checked before the folder
+		if err := d.Endpoints.Check(ctx); err != nil {
+			return err
+		}
+	}
 	rec, err := r.Recorder()
 	if err != nil {
 		return err
