@@ -144,27 +144,41 @@ func (s *Buffer) String() string {
 type Proc struct {
 	Stdout, Stderr *Buffer
 	cmd            *exec.Cmd
-	done           chan error
+	exited         chan struct{} // closed when the command has ended, err its Wait's error
+	err            error
 	args           []string
 }
 
 // Start starts agbench in the background; Stop (Ctrl-C) or Wait ends it, and a test that
-// ends first kills it.
+// ends first interrupts it as Ctrl-C does (end).
 func Start(t testing.TB, env map[string]string, args ...string) *Proc {
 	t.Helper()
-	p := &Proc{Stdout: &Buffer{}, Stderr: &Buffer{}, done: make(chan error, 1), args: args}
+	p := &Proc{Stdout: &Buffer{}, Stderr: &Buffer{}, exited: make(chan struct{}), args: args}
 	p.cmd = Command(t, env, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.Stdout, p.Stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { p.done <- p.cmd.Wait() }()
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-		}
-	})
+	go func() { p.err = p.cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() { p.end() })
 	return p
+}
+
+// end ends a command the test left running as a user does, by Ctrl-C, so that agbench stops
+// what it started (listeners, load, a cluster of a study); only one that ignores it for a
+// minute is killed.
+func (p *Proc) end() {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-p.exited:
+	case <-time.After(time.Minute):
+		_ = p.cmd.Process.Kill()
+	}
 }
 
 // Signal sends sig to the running command.
@@ -179,10 +193,10 @@ func (p *Proc) Signal(t testing.TB, sig os.Signal) {
 func (p *Proc) Wait(t testing.TB, limit time.Duration) int {
 	t.Helper()
 	select {
-	case err := <-p.done:
-		return exitCode(t, err, p.args, p.Stderr)
+	case <-p.exited:
+		return exitCode(t, p.err, p.args, p.Stderr)
 	case <-time.After(limit):
-		_ = p.cmd.Process.Kill()
+		p.end()
 		t.Fatalf("agbench %s did not end within %v\nstdout %s\nstderr %s", strings.Join(p.args, " "), limit, p.Stdout, p.Stderr)
 		return -1
 	}

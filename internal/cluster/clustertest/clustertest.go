@@ -99,7 +99,9 @@ func NewIn(t testing.TB, home string, o Options) *cluster.Topology {
 		t.Fatalf("create test cluster: %v", err)
 	}
 	dir := topo.Dir
+	stopped := whileRunning(func() { _ = destroy(dir) })
 	t.Cleanup(func() {
+		defer stopped()
 		if err := destroy(dir); err != nil {
 			t.Errorf("destroy test cluster: %v", err)
 		}

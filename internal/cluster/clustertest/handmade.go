@@ -62,10 +62,15 @@ func NewHandmade(t testing.TB, standbys int) *Handmade {
 	for i := 0; i <= standbys; i++ {
 		h.Ports = append(h.Ports, base+i)
 	}
-	t.Cleanup(func() {
+	stopAll := func() {
 		for i := range h.Ports {
 			_ = h.Stop(context.Background(), i)
 		}
+	}
+	stopped := whileRunning(stopAll)
+	t.Cleanup(func() {
+		defer stopped()
+		stopAll()
 	})
 	h.initPrimary(ctx, t)
 	for i := 1; i <= standbys; i++ {

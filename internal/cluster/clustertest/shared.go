@@ -45,7 +45,9 @@ func Run(m *testing.M) int {
 	shared.mu.Lock()
 	shared.main = true
 	shared.mu.Unlock()
+	cancel := watchdog()
 	code := m.Run()
+	cancel()
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	for _, sc := range shared.clusters {
@@ -111,6 +113,8 @@ func (sc *sharedCluster) make(o Options) {
 	if sc.topo, sc.err = create(home, o, quiet); sc.err != nil {
 		return
 	}
+	dir := sc.topo.Dir
+	whileRunning(func() { _ = destroy(dir) }) // Run destroys it after the tests
 	sc.err = addOrdinaryLogin(sc.topo)
 }
 
