@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/render"
@@ -16,9 +15,10 @@ import (
 
 func init() { registerKind(readahead.Name, newReadaheadCmd) }
 
+// readaheadFlags are the flags of `agbench readahead`, and the experiment check made.
 type readaheadFlags struct {
-	cluster, pgBin, results, out string
-	cfg                          readahead.Config
+	experiment.ReadaheadSettings
+	r *experiment.Readahead
 }
 
 func newReadaheadCmd(a *app) *cobra.Command {
@@ -47,66 +47,43 @@ DIR (default: the installed PostgreSQL) in a temporary folder and destroyed afte
 root, the tables go on a loop device agbench makes (sparse file, ext4), whose read-ahead
 it sets and which --throttle-iops limits (cgroup v1 blkio); it is always removed after.`,
 		Args:    noArgs,
-		PreRunE: func(*cobra.Command, []string) error { return f.validate() },
+		PreRunE: func(*cobra.Command, []string) (err error) { f.r, err = f.Spec(); return err },
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runReadahead(cmd.Context(), a, &f, cmdArgs(cmd))
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.cluster, "cluster", "", "run on this agbench cluster's primary")
-	fl.StringVar(&f.pgBin, "pg-bin", "", "run on a private throwaway server of these binaries (default: installed PostgreSQL)")
-	fl.StringVar(&f.results, "results", "results", "folder for results/<time>-readahead/result.json")
-	fl.StringVar(&f.out, "out", "", "old spelling of --results")
+	fl.StringVar(&f.Cluster, "cluster", "", "run on this agbench cluster's primary")
+	fl.StringVar(&f.PGBin, "pg-bin", "", "run on a private throwaway server of these binaries (default: installed PostgreSQL)")
+	fl.StringVar(&f.Results, "results", "results", "folder for results/<time>-readahead/result.json")
+	fl.StringVar(&f.Out, "out", "", "old spelling of --results")
 	_ = fl.MarkHidden("out")
-	fl.Int64Var(&f.cfg.Rows, "rows", readahead.DefaultRows, "rows of each table")
-	fl.Int64Var(&f.cfg.RangeIDs, "range-ids", 0, fmt.Sprintf("range scan bound: id < N (default %d, or --rows when fewer)", readahead.DefaultRangeIDs))
-	fl.Int64Var(&f.cfg.JoinIDs, "join-ids", 0, fmt.Sprintf("join bound: id < N (default %d)", readahead.DefaultJoinIDs))
-	fl.IntVar(&f.cfg.Repeat, "repeat", readahead.DefaultRepeat, "runs of each query and side (medians are reported)")
-	fl.StringSliceVar(&f.cfg.Queries, "queries", readahead.QueryNames, "queries to run")
-	fl.StringVar(&f.cfg.Device, "device", readahead.DeviceAuto, "auto (a private loop device when root) or none")
-	fl.IntVar(&f.cfg.ReadAheadKB, "read-ahead-kb", readahead.DefaultReadAheadKB, "the device's read_ahead_kb with prefetch on")
-	fl.IntVar(&f.cfg.IOConcurrency, "io-concurrency", readahead.DefaultIOConcurrency, "effective_io_concurrency with prefetch on")
-	fl.IntVar(&f.cfg.ThrottleIOPS, "throttle-iops", 0, "limit the private device to N reads per second (storage under pressure)")
-	fl.BoolVar(&f.cfg.DropCaches, "drop-caches", false, "also drop the whole OS page cache before each cold run (global!)")
-	fl.Int64Var(&f.cfg.Seed, "seed", 1, "seed of the tables' random column")
+	fl.Int64Var(&f.Config.Rows, "rows", readahead.DefaultRows, "rows of each table")
+	fl.Int64Var(&f.Config.RangeIDs, "range-ids", 0, fmt.Sprintf("range scan bound: id < N (default %d, or --rows when fewer)", readahead.DefaultRangeIDs))
+	fl.Int64Var(&f.Config.JoinIDs, "join-ids", 0, fmt.Sprintf("join bound: id < N (default %d)", readahead.DefaultJoinIDs))
+	fl.IntVar(&f.Config.Repeat, "repeat", readahead.DefaultRepeat, "runs of each query and side (medians are reported)")
+	fl.StringSliceVar(&f.Config.Queries, "queries", readahead.QueryNames, "queries to run")
+	fl.StringVar(&f.Config.Device, "device", readahead.DeviceAuto, "auto (a private loop device when root) or none")
+	fl.IntVar(&f.Config.ReadAheadKB, "read-ahead-kb", readahead.DefaultReadAheadKB, "the device's read_ahead_kb with prefetch on")
+	fl.IntVar(&f.Config.IOConcurrency, "io-concurrency", readahead.DefaultIOConcurrency, "effective_io_concurrency with prefetch on")
+	fl.IntVar(&f.Config.ThrottleIOPS, "throttle-iops", 0, "limit the private device to N reads per second (storage under pressure)")
+	fl.BoolVar(&f.Config.DropCaches, "drop-caches", false, "also drop the whole OS page cache before each cold run (global!)")
+	fl.Int64Var(&f.Config.Seed, "seed", 1, "seed of the tables' random column")
 	return c
-}
-
-func (f *readaheadFlags) validate() error {
-	if f.cfg.RangeIDs == 0 {
-		f.cfg.RangeIDs = min(readahead.DefaultRangeIDs, max(f.cfg.Rows, 1))
-	}
-	if f.cfg.JoinIDs == 0 {
-		f.cfg.JoinIDs = min(readahead.DefaultJoinIDs, max(f.cfg.Rows, 1))
-	}
-	errs := []error{f.cfg.Validate()}
-	if f.cluster != "" && f.pgBin != "" {
-		errs = append(errs, agerr.BadInputf("--cluster and --pg-bin: give one (an existing cluster, or binaries for a private server)"))
-	}
-	if f.cluster != "" {
-		errs = append(errs, cluster.CheckName(f.cluster))
-	}
-	if f.out != "" {
-		f.results = f.out
-	}
-	if f.results == "" {
-		errs = append(errs, agerr.BadInputf("--results: want a folder"))
-	}
-	return agerr.Join(errs...)
 }
 
 // args is the command's own command line (cmdArgs), also when run in-process by `agbench run`.
 func runReadahead(ctx context.Context, a *app, f *readaheadFlags, args []string) error {
-	r := &experiment.Readahead{PGBin: f.pgBin, Config: f.cfg}
+	r := f.r
 	r.Config.Progress = a.stderr
-	if f.cluster != "" {
-		topo, err := cluster.Load(home(a), f.cluster)
+	if f.Cluster != "" {
+		topo, err := cluster.Load(home(a), f.Cluster)
 		if err != nil {
 			return err
 		}
 		r.Topo = topo
 	}
-	out, err := experiment.Run(ctx, r, experiment.Setup{Version: version, Args: args, Results: f.results, Events: func(e experiment.Event) {
+	out, err := experiment.Run(ctx, r, experiment.Setup{Version: version, Args: args, Results: f.Results, Events: func(e experiment.Event) {
 		if _, ok := e.(experiment.PrivateServer); ok {
 			fmt.Fprintln(a.stderr, "making a private throwaway server")
 		}

@@ -55,9 +55,13 @@ func (r *Readahead) Validate() error {
 		errs = append(errs, err)
 	}
 	if r.Topo != nil && r.PGBin != "" {
-		errs = append(errs, agerr.BadInputf("--cluster and --pg-bin: give one (an existing cluster, or binaries for a private server)"))
+		errs = append(errs, errClusterAndPGBin())
 	}
 	return agerr.Join(errs...)
+}
+
+func errClusterAndPGBin() error {
+	return agerr.BadInputf("--cluster and --pg-bin: give one (an existing cluster, or binaries for a private server)")
 }
 
 // Sections is the read-ahead section of the run.

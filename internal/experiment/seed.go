@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
@@ -24,9 +25,20 @@ type Seed struct {
 	// empty); Repeat runs every variant this many times, round after round.
 	Variants []seed.Variant
 	Repeat   int
-	// InitSize is the size the database was grown to first (0: it was not), for the
-	// result's configuration.
+	// InitSize grows the database to about this size before seeding (0: as it is);
+	// InitOnly stops after that, recording nothing.
 	InitSize int64
+	InitOnly bool
+}
+
+// SeedInit is sent while the database grows to InitSize: its size so far and the target.
+type SeedInit struct{ Done, Target int64 }
+
+// SeedInitDone is sent when the database has grown: its name, size and how long it took.
+type SeedInitDone struct {
+	Database string
+	Size     int64
+	Took     time.Duration
 }
 
 // SeedBegin is sent before a seeding of the plan; the seeding's own progress follows as
@@ -79,6 +91,11 @@ func (s *Seed) Compare() bool { return len(s.Variants) > 0 }
 // Run seeds every run of the plan and records each as a step of the result. Bad input
 // found by the first seeding (before anything was made) leaves no folder.
 func (s *Seed) Run(ctx context.Context, r *Running) error {
+	if s.InitSize > 0 {
+		if err := s.init(ctx, r); err != nil || s.InitOnly {
+			return err
+		}
+	}
 	variants := s.All()
 	rec, err := r.Recorder()
 	if err != nil {
@@ -104,5 +121,16 @@ func (s *Seed) Run(ctx context.Context, r *Running) error {
 			}
 		}
 	}
+	return nil
+}
+
+// init grows the database to InitSize before the result is begun.
+func (s *Seed) init(ctx context.Context, r *Running) error {
+	start := time.Now()
+	got, err := seed.InitData(ctx, s.Topo, s.InitSize, func(done, target int64) { r.Emit(SeedInit{Done: done, Target: target}) })
+	if err != nil {
+		return fmt.Errorf("--init-size: %w", err)
+	}
+	r.Emit(SeedInitDone{Database: s.Topo.Database, Size: got, Took: time.Since(start)})
 	return nil
 }
