@@ -1,145 +1,44 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/agbench/agbench/internal/agerr"
-	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/experiment"
+	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
-	"github.com/agbench/agbench/internal/target"
+	"github.com/agbench/agbench/internal/table"
+	"github.com/agbench/agbench/internal/workload/scan"
+	"github.com/agbench/agbench/internal/workload/stress"
 )
 
-// loadFlags are the flags every load command (stress, scan) shares: target, sweep, shape
-// of a step, results, sampling and analysis.
-type loadFlags struct {
-	spec       target.Spec
-	intent     string
-	threads    string
-	iterations int64
-	duration   time.Duration
-	rampup     time.Duration
-	rate       float64
-	compare    string
-	repeat     int
-	seed       int64
-	results    string
-	maxErrors  int64
-	analysis   analysisFlags
-	staleProbe string
-
-	// what check parsed, for load
-	parsedIntent target.Intent
-	sweep        runner.Sweep
-	slos         []analyze.SLO
+func init() {
+	views[stress.Name] = loadView(render.StressColumns)
+	views[scan.Name] = loadView(render.ScanColumns)
 }
 
-func (f *loadFlags) add(c *cobra.Command, defThreads string, defIterations int64) {
-	fs := c.Flags()
-	fs.StringVar(&f.spec.Cluster, "cluster", "", "target: an agbench cluster by name")
-	fs.StringVar(&f.spec.Primary, "primary", "", "target: the primary's connection string")
-	fs.StringArrayVar(&f.spec.Standbys, "standby", nil, "target: a standby's connection string (repeatable)")
-	fs.StringVar(&f.spec.Listener, "listener", "", "target: a listener's connection string (sessions go through it)")
-	fs.StringVarP(&f.spec.Database, "database", "d", "", "database (default: the cluster's)")
-	fs.StringVar(&f.intent, "intent", string(target.ReadWrite), "sessions' intent: read-only (readonly, ro) or read-write (rw)")
-	fs.StringVar(&f.threads, "threads", defThreads, "threads (virtual users), a list runs one step per value: 1,2,4,8")
-	fs.Int64Var(&f.iterations, "iterations", defIterations, "iterations per thread (0: run for --duration)")
-	fs.DurationVar(&f.duration, "duration", 0, "run each step for this long instead of --iterations")
-	fs.DurationVar(&f.rampup, "rampup", 0, "warm-up before each step's measured window (not counted)")
-	fs.Float64Var(&f.rate, "rate", 0, "fixed rate in operations per second for the step (open model; 0: as fast as possible)")
-	fs.StringVar(&f.compare, "compare", "", "compare variants at every step, interleaved: routing=off,on")
-	fs.IntVar(&f.repeat, "repeat", 1, "run every step × variant this many times (variants shuffled per repeat); tables show medians")
-	fs.Int64Var(&f.seed, "seed", 1, "seed of all randomness")
-	fs.StringVar(&f.results, "results", "results", "folder for results/<time>-<command>/result.json")
-	fs.Int64Var(&f.maxErrors, "max-errors", 1000, "stop a step after this many failed operations (0: no limit)")
-	f.analysis.register(fs)
-	staleProbeFlag(fs, &f.staleProbe)
+// loadProgress shows a load kind's ticks and steps, its operations named unit.
+func loadProgress(unit string) func(a *app, e experiment.Experiment) (func(experiment.Event), func()) {
+	return func(a *app, e experiment.Experiment) (func(experiment.Event), func()) {
+		p := newProgress(a, e.(interface{ Steps() int }).Steps(), unit)
+		return p.event, p.clear
+	}
 }
 
-// check validates the shared flags, every problem at once, without reading a cluster or
-// connecting (a plan's cluster may not exist yet), and keeps what it parsed for load.
-func (f *loadFlags) check(cmd *cobra.Command) error {
-	var errs []error
-	intent, err := target.ParseIntent(f.intent)
-	errs = append(errs, err)
-	threads, err := runner.ParseInts("--threads", f.threads, 1)
-	errs = append(errs, err)
-	ts := make([]string, len(threads))
-	for i, t := range threads {
-		ts[i] = strconv.Itoa(t)
-	}
-	sweep := runner.Sweep{Axes: []runner.Axis{{Name: "threads", Values: ts}}, Repeat: f.repeat, Seed: f.seed}
-	if f.compare != "" {
-		ax, err := experiment.ParseRoutingCompare(f.compare)
-		errs = append(errs, err)
-		sweep.Compare = ax
-	}
-	// --duration alone runs for a time: --iterations then defaults to 0.
-	if f.duration > 0 && !cmd.Flags().Changed("iterations") {
-		f.iterations = 0
-	}
-	switch {
-	case f.iterations < 0:
-		errs = append(errs, agerr.BadInputf("--iterations %d: must be 0 or more", f.iterations))
-	case f.iterations == 0 && f.duration <= 0:
-		errs = append(errs, agerr.BadInputf("--iterations 0 needs --duration"))
-	case f.iterations > 0 && f.duration > 0:
-		errs = append(errs, agerr.BadInputf("--iterations and --duration: give one"))
-	}
-	if f.rampup < 0 || f.duration < 0 {
-		errs = append(errs, agerr.BadInputf("--rampup and --duration must not be negative"))
-	}
-	if f.rate < 0 {
-		errs = append(errs, agerr.BadInputf("--rate %v: must be 0 or more", f.rate))
-	}
-	if f.repeat < 1 {
-		errs = append(errs, agerr.BadInputf("--repeat %d: at least 1", f.repeat))
-	}
-	if f.maxErrors < 0 {
-		errs = append(errs, agerr.BadInputf("--max-errors %d: must be 0 or more", f.maxErrors))
-	}
-	if f.results == "" {
-		errs = append(errs, agerr.BadInputf("--results: empty folder name"))
-	}
-	slos, err := f.analysis.slos()
-	errs = append(errs, err)
-	_, err = experiment.StaleProbeMode(f.staleProbe, intent == target.ReadOnly, nil, sweep.Compare != nil)
-	f.parsedIntent, f.sweep, f.slos = intent, sweep, slos
-	return agerr.Join(append(errs, err, target.CheckSpec(f.spec))...)
-}
-
-// load resolves the target of the checked flags and returns the experiment; command names
-// it in the result, unit names its throughput ("it/s").
-func (f *loadFlags) load(a *app, command, unit string) (*experiment.Load, error) {
-	intent, sweep, slos := f.parsedIntent, f.sweep, f.slos
-	tgt, err := target.Resolve(home(a), f.spec)
-	if err != nil {
-		return nil, err
-	}
-	probe, err := experiment.StaleProbeMode(f.staleProbe, intent == target.ReadOnly, tgt, sweep.Compare != nil)
-	if err != nil {
-		return nil, err
-	}
-	if sweep.Compare != nil {
-		if err := experiment.CheckRoutingTarget(tgt); err != nil {
-			return nil, err
-		}
-	}
-	return &experiment.Load{
-		Command: command, Target: tgt, Database: f.spec.Database, Intent: intent, Sweep: sweep,
-		Step:   runner.StepSpec{Iterations: f.iterations, Duration: f.duration, Rampup: f.rampup, Rate: f.rate, MaxErrors: f.maxErrors},
-		Sample: f.analysis.sampling(), Analyse: true,
-		AnalysisOptions: analyze.Options{LoadName: "threads", Unit: unit, SLOs: slos},
-		StaleProbe:      probe,
-	}, nil
+// loadView is the view of stress and scan: the table of cols, the analysis and the footer.
+func loadView(cols []table.Column) view {
+	return view{progress: loadProgress("ops"),
+		render: func(_ context.Context, a *app, e experiment.Experiment, out *experiment.Outcome, runErr error) error {
+			render.Load(a.stdout, out.Result, out.Analysis, out.Path, cols, e.(interface{ Ran() *experiment.Load }).Ran().StaleProbe)
+			return runErr
+		}}
 }
 
 // setup is how a command's run is recorded: this agbench's version, the command line as
@@ -188,9 +87,12 @@ func newProgress(a *app, of int, unit string) *progress {
 	return &progress{w: a.stderr, interactive: a.interactive, of: of, unit: unit}
 }
 
-// event shows a load's event: a tick or a step's end.
+// event shows a load's event: a tick, a step's end or a line about the run.
 func (p *progress) event(e experiment.Event) {
 	switch e := e.(type) {
+	case experiment.Log:
+		p.clear()
+		fmt.Fprintln(p.w, e.Line)
 	case runner.Progress:
 		p.show(e)
 	case experiment.StepEnded:

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agbench/agbench/internal/experiment"
 )
 
 func TestStressBadInput(t *testing.T) {
@@ -45,12 +47,13 @@ func TestStressBadInput(t *testing.T) {
 func TestRecordedCommandLinePastes(t *testing.T) {
 	a := &app{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
 	given := []string{"--sample=false", "--threads", "1,2", "-q", "SELECT 1", "--primary", "host=x", "--standby", "host=a", "--standby", "host=b"}
-	first := newStressCmd(a)
+	m, _ := experiment.Lookup("stress")
+	first := kindCommand(a, m)
 	if err := first.ParseFlags(given); err != nil {
 		t.Fatal(err)
 	}
 	recorded := cmdArgs(first)
-	again := newStressCmd(a)
+	again := kindCommand(a, m)
 	if err := again.ParseFlags(recorded); err != nil { // a command without a parent records no name
 		t.Fatalf("recorded %q does not parse: %v", recorded, err)
 	}

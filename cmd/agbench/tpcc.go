@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/target"
 	"github.com/agbench/agbench/internal/workload/tpcc"
@@ -44,15 +45,7 @@ type tpccTarget struct {
 	spec target.Spec
 }
 
-func (t *tpccTarget) flags(f *pflag.FlagSet, run bool) {
-	f.StringVar(&t.spec.Cluster, "cluster", "", "target: an agbench cluster by name")
-	f.StringVar(&t.spec.Primary, "primary", "", "target: the primary's connection string (URL or key=value)")
-	f.StringVarP(&t.spec.Database, "database", "d", "", "database (default: the cluster's)")
-	if run {
-		f.StringArrayVar(&t.spec.Standbys, "standby", nil, "target: a standby's connection string for read-intent sessions (repeatable)")
-		f.StringVar(&t.spec.Listener, "listener", "", "target: a listener's connection string (read-intent sessions declare their intent to it)")
-	}
-}
+func (t *tpccTarget) flags(f *pflag.FlagSet) { experiment.TPCCTargetFlags(f, &t.spec, false) }
 
 // resolved is a target with the primary's connection configuration.
 type resolved struct {
@@ -65,11 +58,7 @@ func (t *tpccTarget) resolve(a *app) (*resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs, flag := tgt.Primary, "--primary"
-	if cs == "" { // only --listener: read-write sessions through it reach the primary
-		cs, flag = tgt.Listener, "--listener"
-	}
-	cfg, err := tpcc.ConnConfig(cs, flag)
+	cfg, err := experiment.TPCCPrimary(tgt)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +149,7 @@ functions (not with --mode client), ANALYZE and CHECKPOINT. The data is determin
 			return nil
 		},
 	}
-	t.flags(c.Flags(), false)
+	t.flags(c.Flags())
 	c.Flags().IntVar(&o.Warehouses, "warehouses", 1, "number of warehouses (about 100 MB each)")
 	c.Flags().IntVar(&o.Loaders, "build-vus", runtime.NumCPU(), "parallel loaders (connections)")
 	c.Flags().Int64Var(&seed, "seed", 1, "seed of all generated data")
@@ -250,13 +239,18 @@ func tpccCheckCmd(a *app) *cobra.Command {
 			return runCheck(cmd.Context(), a.stdout, conn)
 		},
 	}
-	t.flags(c.Flags(), false)
+	t.flags(c.Flags())
 	return c
 }
 
 // runCheck runs the consistency conditions, prints them, and fails when one does not hold.
 func runCheck(ctx context.Context, w io.Writer, conn *pgx.Conn) error {
 	res, err := tpcc.Check(ctx, conn)
+	return printCheck(w, res, err)
+}
+
+// printCheck prints the consistency conditions' outcome, and fails when one does not hold.
+func printCheck(w io.Writer, res []tpcc.CheckResult, err error) error {
 	if err != nil {
 		return err
 	}
@@ -304,7 +298,7 @@ func tpccDropCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-	t.flags(c.Flags(), false)
+	t.flags(c.Flags())
 	c.Flags().BoolVar(&force, "force", false, "also drop a schema tpcc that agbench did not make")
 	return c
 }

@@ -14,15 +14,15 @@ import (
 // run was asked for, with the spellings of the command line where the result keeps them
 // as given. The keys are part of the result's format.
 
-// Given is how the command line gave what a load's configuration records as given: the
+// given is how the command line gave what a load's configuration records as given: the
 // load axis's list ("1,2,4"), the comparison ("routing=off,on") and stress's parameters.
-type Given struct {
+type given struct {
 	Load, Compare         string
 	ParamFile, ParamRange string
 }
 
-// StressConfig is a stress run's configuration.
-func StressConfig(l *Load, g Given, queries []string) map[string]any {
+// stressConfig is a stress run's configuration.
+func stressConfig(l *Load, g given, queries []string) map[string]any {
 	s := l.Step
 	return map[string]any{"queries": queries, "threads": g.Load, "iterations": s.Iterations,
 		"duration": s.Duration.String(), "rampup": s.Rampup.String(), "rate": s.Rate, "intent": string(l.Intent),
@@ -30,14 +30,14 @@ func StressConfig(l *Load, g Given, queries []string) map[string]any {
 		"stale_probe": l.StaleProbe}
 }
 
-// ScanConfig is a scan run's configuration.
-func ScanConfig(l *Load, g Given, table string, rows int64, cold bool) map[string]any {
+// scanConfig is a scan run's configuration.
+func scanConfig(l *Load, g given, table string, rows int64, cold bool) map[string]any {
 	return map[string]any{"table": table, "rows": rows, "cold": cold, "threads": g.Load,
 		"iterations": l.Step.Iterations, "intent": string(l.Intent), "compare": g.Compare, "repeat": l.Sweep.Repeat, "stale_probe": l.StaleProbe}
 }
 
 // tpccConfig is a tpcc run's configuration, with the built schema's facts.
-func tpccConfig(l *Load, w *tpcc.Workload, meta *tpcc.Meta, g Given) map[string]any {
+func tpccConfig(l *Load, w *tpcc.Workload, meta *tpcc.Meta, g given) map[string]any {
 	s := l.Step
 	return map[string]any{"warehouses": meta.Warehouses, "build_seed": meta.Seed, "mode": string(w.Mode),
 		"vus": g.Load, "rampup_seconds": s.Rampup.Seconds(), "duration_seconds": s.Duration.Seconds(), "rate": s.Rate,

@@ -64,6 +64,9 @@ func (r *Running) Recorder() (*Recorder, error) {
 	return rec, nil
 }
 
+// Home is agbench's home, where a target's --cluster is found (cluster.Home).
+func (r *Running) Home() string { return r.setup.Home }
+
 // Event is one piece of a run's progress: a runner.Progress tick, StepEnded, DiskStep,
 // DiskStepEnded, Log, SeedBegin, seed.Progress or SeedEnded. The command layer shows them;
 // an event never changes what is recorded.
@@ -83,11 +86,12 @@ type StepEnded struct{ Step result.Step }
 type Log struct{ Line string }
 
 // Setup is how a run is recorded: agbench's version, the command line and the folder of
-// result folders.
+// result folders; Home is agbench's home, where a spec's cluster is found.
 type Setup struct {
 	Version string
 	Args    []string
 	Results string
+	Home    string
 	// Events gets the run's progress (nil: none).
 	Events func(Event)
 }

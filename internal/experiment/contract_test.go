@@ -8,18 +8,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/diskio"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/target"
 )
 
-// Every kind is registered once, under its command's words, and New makes a spec of it.
+// Every kind is registered once, under its command's words, and its flags' builder (or
+// New) makes a spec of it.
 func TestRegistryHasEveryKind(t *testing.T) {
 	var names []string
 	for _, m := range Registered() {
 		names = append(names, m.Name)
-		if e := m.New(); e == nil || e.Kind() != m.Name && m.Name != "tpcc run" && !strings.HasPrefix(m.Name, e.Kind()) {
+		var e Experiment
+		if m.Flags != nil {
+			e, _ = m.Flags(pflag.NewFlagSet(m.Name, pflag.ContinueOnError))(nil)
+		} else {
+			e = m.New()
+		}
+		if e == nil || e.Kind() != m.Name && m.Name != "tpcc run" && !strings.HasPrefix(m.Name, e.Kind()) {
 			t.Errorf("%s: New made %#v", m.Name, e)
 		}
 	}

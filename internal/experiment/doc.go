@@ -8,7 +8,9 @@
 // one life of a result: it validates, lets the kind take its recorder when what it needs
 // is made (bad input found while preparing leaves no folder), marks the result complete
 // or incomplete, analyses it and writes it a last time. The registry (Register,
-// Registered) lists the kinds, from which the command layer makes its commands.
+// Registered) lists the kinds, from which the command layer makes its commands: a kind
+// declares its flags and help (Meta.Flags) and builds its spec from them, so that a command
+// and a study's experiment make the same spec from the same flags.
 //
 // The Recorder owns a result from start to end: a results folder that no other run shares,
 // the metadata filled once, every step written atomically as it ends, the analysis, the
@@ -19,8 +21,9 @@
 // samplers and records where sessions landed. Disk, Readahead, Seed and Drill keep their
 // own loop, for the reason each one's doc comment gives.
 //
-// The command layer parses flags, validates them, shows progress and prints; this package
-// never prints to a terminal and never reads flags or the environment.
+// The command layer parses the flags, shows progress and prints; this package declares its
+// kinds' flags on the flag set it is given, never prints to a terminal and never reads the
+// command line or the environment (agbench's home comes in the Setup).
 //
 // It must not import the command layer or the report (the report reads only result files).
 //

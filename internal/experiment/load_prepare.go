@@ -34,6 +34,18 @@ func (l *Load) InitTable(ctx context.Context, name string, rows int64) (created 
 	return created, took, l.Target.WaitReplayed(ctx, replayWait)
 }
 
+// initTable makes the demo table of --init rows (none for 0) and says so when it made it.
+func (l *Load) initTable(ctx context.Context, r *Running, name string, rows int64) error {
+	if rows <= 0 {
+		return nil
+	}
+	created, took, err := l.InitTable(ctx, name, rows)
+	if created && took > 0 {
+		r.Emit(Log{Line: fmt.Sprintf("made table %s with %d rows in %.1fs", name, rows, took.Seconds())})
+	}
+	return err
+}
+
 // CheckQueries prepares every query on a session of the first step (stress.CheckQueries),
 // so that a query the server rejects is bad input before anything runs.
 func (l *Load) CheckQueries(ctx context.Context, queries []string, width int) error {

@@ -5,21 +5,33 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/spf13/pflag"
+
 	"github.com/agbench/agbench/internal/workload/readahead"
-	"github.com/agbench/agbench/internal/workload/scan"
-	"github.com/agbench/agbench/internal/workload/stress"
 )
 
 // Meta describes a kind of experiment in the registry, from which the command layer makes
-// its commands.
+// its commands and a study turns its experiments into specs.
 type Meta struct {
 	// Name is the kind's name and its command's words ("stress", "tpcc run").
 	Name string
-	// Description is the command's one-line help.
-	Description string
-	// New returns an empty spec of the kind, for the command layer to fill.
+	// Description is the command's one-line help; Long and Example its full help.
+	Description, Long, Example string
+	// Use is the command's usage line when it takes arguments ("disk [FILE]"); "" names the
+	// command by its last word, and it takes none.
+	Use string
+	// Flags registers the kind's flags on fs, with their defaults and help, and returns the
+	// builder that makes a spec from them once they are parsed: the command and a study's
+	// experiment go through the same flags and the same builder.
+	Flags func(fs *pflag.FlagSet) Builder
+	// New returns an empty spec of a kind whose command is still made by hand (no Flags).
 	New func() Experiment
 }
+
+// Builder makes a spec of its kind from the flags Meta.Flags registered, once they are
+// parsed, and the command's positional arguments. Checks that need no server are the
+// spec's Validate; Builder fails only where no spec can be made.
+type Builder func(args []string) (Experiment, error)
 
 var (
 	registryMu sync.Mutex
@@ -31,8 +43,8 @@ var (
 func Register(m Meta) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	if m.Name == "" || m.New == nil {
-		panic("experiment.Register: a name and New are required")
+	if m.Name == "" || m.New == nil && m.Flags == nil {
+		panic("experiment.Register: a name and Flags (or New) are required")
 	}
 	if _, dup := registry[m.Name]; dup {
 		panic(fmt.Sprintf("experiment.Register: %q registered twice", m.Name))
@@ -61,10 +73,6 @@ func Registered() []Meta {
 }
 
 func init() {
-	load := func(kind string) func() Experiment { return func() Experiment { return &Load{Command: kind} } }
-	Register(Meta{Name: stress.Name, Description: "SQLQueryStress: threads × iterations of a query, with routing off and on", New: load(stress.Name)})
-	Register(Meta{Name: scan.Name, Description: "Time reading N rows of a table to the client (the articles' OLAP read), warm or cold", New: load(scan.Name)})
-	Register(Meta{Name: "tpcc run", Description: "Run the TPC-C mix with a sweep of virtual users; NOPM, TPM and latency per transaction", New: load("tpcc run")})
 	Register(Meta{Name: "disk", Description: "Storage load test (DiskSpd/fio-like) that walks up the load curve to the knee", New: func() Experiment { return &Disk{} }})
 	Register(Meta{Name: "seed", Description: "Add a standby by direct seeding or by backup and restore, timed phase by phase", New: func() Experiment { return &Seed{} }})
 	Register(Meta{Name: readahead.Name, Description: "Cold-cache prefetch experiment: the read-ahead article's queries with prefetch off and on", New: func() Experiment { return &Readahead{} }})

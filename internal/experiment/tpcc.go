@@ -11,22 +11,22 @@ import (
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
 
-// TPCCRun is what a tpcc run holds beside its Load while its steps run: the schema's
+// tpccSession is what a tpcc run holds beside its Load while its steps run: the schema's
 // metadata, a session to the primary (the consistency checks after the run) and the tpcc
 // sampler (NOPM and TPM cross-checked on the server, replay lag).
-type TPCCRun struct {
+type tpccSession struct {
 	Meta    *tpcc.Meta
 	Conn    *pgx.Conn
 	Sampler *tpcc.Sampler
 }
 
-// StartTPCC starts what a tpcc run needs before its first step: the load's own listeners
+// startTPCC starts what a tpcc run needs before its first step: the load's own listeners
 // (Start), the schema's metadata, the read-intent sessions' route (through an in-process
 // listener per routing variant, else to the listener with read intent or the standbys in
 // turn), the standbys caught up with the build when reads go there, a session to the
 // primary with room for the largest step, the result's configuration and the sampler.
 // Close the returned run, then the load.
-func StartTPCC(ctx context.Context, l *Load, w *tpcc.Workload, names Given) (*TPCCRun, error) {
+func startTPCC(ctx context.Context, l *Load, w *tpcc.Workload, names given) (*tpccSession, error) {
 	if err := l.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -54,14 +54,14 @@ func StartTPCC(ctx context.Context, l *Load, w *tpcc.Workload, names Given) (*TP
 		conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	return &TPCCRun{Meta: meta, Conn: conn, Sampler: smp}, nil
+	return &tpccSession{Meta: meta, Conn: conn, Sampler: smp}, nil
 }
 
-// Samplers are the run's own samplers, for Hooks.Samplers.
-func (r *TPCCRun) Samplers() []runner.Sampler { return []runner.Sampler{r.Sampler} }
+// Samplers are the run's own samplers, for Load.Samplers.
+func (r *tpccSession) Samplers() []runner.Sampler { return []runner.Sampler{r.Sampler} }
 
 // Close closes the sampler and the session.
-func (r *TPCCRun) Close(ctx context.Context) {
+func (r *tpccSession) Close(ctx context.Context) {
 	r.Sampler.Close()
 	r.Conn.Close(context.WithoutCancel(ctx))
 }

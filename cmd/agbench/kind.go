@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/agbench/agbench/internal/experiment"
+)
+
+// view is how the command layer shows a kind's run: its progress while it runs (an event
+// sink and what clears it at the end) and its result once it has ended.
+type view struct {
+	progress func(a *app, e experiment.Experiment) (events func(experiment.Event), clear func())
+	// render prints the outcome of a run that kept a result and returns the command's error.
+	render func(ctx context.Context, a *app, e experiment.Experiment, out *experiment.Outcome, runErr error) error
+}
+
+// views are the kinds' views by name; a kind whose command is generated has one.
+var views = map[string]view{}
+
+// kindCommand is the command of a kind that declares its flags (Meta.Flags): the kind's
+// flags and help, its spec built and checked before the run (PreRunE, also what a study
+// checks), then run with its view.
+func kindCommand(a *app, m experiment.Meta) *cobra.Command {
+	words := strings.Fields(m.Name)
+	c := &cobra.Command{Use: words[len(words)-1], Short: m.Description, Long: m.Long, Example: m.Example, Args: noArgs}
+	if m.Use != "" {
+		c.Use, c.Args = m.Use, cobra.ArbitraryArgs
+	}
+	build := m.Flags(c.Flags())
+	var spec experiment.Experiment
+	c.PreRunE = func(_ *cobra.Command, args []string) (err error) {
+		if spec, err = build(args); err != nil {
+			return err
+		}
+		return spec.Validate()
+	}
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		return runKind(cmd.Context(), a, spec, kindSetup(a, cmdArgs(cmd), cmd.Flags()))
+	}
+	return c
+}
+
+// kindSetup is how a kind's run is recorded: this agbench's version, its command line,
+// the folder of its --results and agbench's home.
+func kindSetup(a *app, args []string, fs *pflag.FlagSet) experiment.Setup {
+	s := experiment.Setup{Version: version, Args: args, Home: home(a)}
+	if f := fs.Lookup("results"); f != nil {
+		s.Results = f.Value.String()
+	}
+	return s
+}
+
+// runKind runs a spec with its kind's progress and renders its outcome.
+func runKind(ctx context.Context, a *app, e experiment.Experiment, s experiment.Setup) error {
+	v, ok := views[e.Kind()]
+	if !ok {
+		panic("agbench: no view of the experiment kind " + e.Kind())
+	}
+	var clear func()
+	s.Events, clear = v.progress(a, e)
+	out, runErr := experiment.Run(ctx, e, s)
+	clear()
+	if out == nil {
+		return runErr
+	}
+	return v.render(ctx, a, e, out, runErr)
+}
