@@ -104,9 +104,9 @@ writes only there; reads are held, from the page cache's misses too.`,
 // clusterCreateFlags are cluster create's flags: the options, and the flags that are not
 // plain values of them.
 type clusterCreateFlags struct {
-	o                                                 cluster.CreateOptions
-	listener, hostMemory, linkLatency, linkBandwidth  string
-	cpuShares, readBPS, writeBPS, readIOPS, writeIOPS string
+	o                                    cluster.CreateOptions
+	host                                 cgroup.BudgetText
+	listener, linkLatency, linkBandwidth string
 }
 
 func (c *clusterCreateFlags) register(f *pflag.FlagSet) {
@@ -122,12 +122,12 @@ func (c *clusterCreateFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.linkLatency, "link-latency", "", "put a link with this latency per round trip (e.g. 0.5ms) between clients and every node and on the replication connections")
 	f.StringVar(&c.linkBandwidth, "link-bandwidth", "", "hold each direction of each connection through the links to this many bytes per second (e.g. 10M; puts links in front of the nodes)")
 	f.Float64Var(&o.Host.CPUs, "host-cpus", 0, "model each node as a host with this many CPU cores (a control group's quota; needs root)")
-	f.StringVar(&c.cpuShares, "host-cpu-shares", "auto", "CPU weight of each node's group: auto (in proportion to --host-cpus), kernel (the default weight) or cpu.shares units")
-	f.StringVar(&c.hostMemory, "host-memory", "", "model each node as a host with this much memory, page cache included (e.g. 1G; needs root)")
-	f.StringVar(&c.readBPS, "host-read-bps", "", "limit each node's reads on its data's disk to this many bytes per second (e.g. 20M; needs root)")
-	f.StringVar(&c.writeBPS, "host-write-bps", "", "limit each node's writes on its data's disk to this many bytes per second (cgroup v1: direct writes only)")
-	f.StringVar(&c.readIOPS, "host-read-iops", "", "limit each node's read operations per second on its data's disk")
-	f.StringVar(&c.writeIOPS, "host-write-iops", "", "limit each node's write operations per second on its data's disk (cgroup v1: direct writes only)")
+	f.StringVar(&c.host.CPUShares, "host-cpu-shares", "auto", "CPU weight of each node's group: auto (in proportion to --host-cpus), kernel (the default weight) or cpu.shares units")
+	f.StringVar(&c.host.Memory, "host-memory", "", "model each node as a host with this much memory, page cache included (e.g. 1G; needs root)")
+	f.StringVar(&c.host.ReadBPS, "host-read-bps", "", "limit each node's reads on its data's disk to this many bytes per second (e.g. 20M; needs root)")
+	f.StringVar(&c.host.WriteBPS, "host-write-bps", "", "limit each node's writes on its data's disk to this many bytes per second (cgroup v1: direct writes only)")
+	f.StringVar(&c.host.ReadIOPS, "host-read-iops", "", "limit each node's read operations per second on its data's disk")
+	f.StringVar(&c.host.WriteIOPS, "host-write-iops", "", "limit each node's write operations per second on its data's disk (cgroup v1: direct writes only)")
 	f.StringVar(&c.listener, "listener", "", "also start `agbench listener` at this address (read-only port +1, metrics +2); --listener alone: 127.0.0.1:6432")
 	f.StringVar(&o.HA, "ha", "", "patroni: Patroni (with a one-member etcd) runs the nodes and fails over by itself")
 	f.IntVar(&o.PatroniTTL, "patroni-ttl", cluster.DefaultPatroniTTL, "with --ha patroni: the leader key's ttl, seconds")
@@ -141,7 +141,8 @@ func (c *clusterCreateFlags) options(cmd *cobra.Command, a *app) (cluster.Create
 	o := c.o
 	o.Home = home(a)
 	o.Progress = a.stderr
-	if err := parseHostFlags(cmd, &o.Host, c.hostMemory, c.cpuShares, c.readBPS, c.writeBPS, c.readIOPS, c.writeIOPS); err != nil {
+	c.host.CPUSharesGiven = cmd.Flags().Changed("host-cpu-shares")
+	if err := c.host.Read(&o.Host); err != nil {
 		return o, err
 	}
 	var err error
@@ -156,16 +157,12 @@ func (c *clusterCreateFlags) options(cmd *cobra.Command, a *app) (cluster.Create
 		}
 	}
 	if o.RoutingList != "" {
-		l, err := routing.Parse(o.RoutingList)
-		if err != nil {
-			return o, agerr.BadInputf("--routing-list: %v", err)
-		}
-		if err := l.Check(cluster.CreatedNodeNames(o.Standbys)); err != nil {
+		if _, err := routing.ParseFor(o.RoutingList, cluster.CreatedNodeNames(o.Standbys)); err != nil {
 			return o, agerr.BadInputf("--routing-list: %v", err)
 		}
 	}
 	if c.listener != "" {
-		if o.Listener, err = clusterListenerInfo(c.listener); err != nil {
+		if o.Listener, err = cluster.ListenerAt(c.listener); err != nil {
 			return o, err
 		}
 		o.Listener.RoutingList = o.RoutingList
@@ -176,37 +173,6 @@ func (c *clusterCreateFlags) options(cmd *cobra.Command, a *app) (cluster.Create
 		}
 	}
 	return o, nil
-}
-
-// parseHostFlags reads the modelled-host flags that are not plain numbers into b, every
-// bad one named at once. The CPU weight applies only with a CPU budget.
-func parseHostFlags(cmd *cobra.Command, b *cgroup.Budget, memory, shares, readBPS, writeBPS, readIOPS, writeIOPS string) error {
-	var errs []error
-	if memory != "" {
-		n, err := units.ParseBytes(memory)
-		if err != nil || n <= 0 {
-			errs = append(errs, agerr.BadInputf("--host-memory %q: want a size such as 512M or 1G", memory))
-		}
-		b.Memory = n
-	}
-	if b.CPUs > 0 || cmd.Flags().Changed("host-cpu-shares") {
-		n, err := cgroup.ParseCPUShares("--host-cpu-shares", shares)
-		errs = append(errs, err)
-		b.CPUShares = n
-	}
-	for _, f := range []struct {
-		flag, v string
-		to      *int64
-		parse   func(string, string) (int64, error)
-	}{{"--host-read-bps", readBPS, &b.ReadBPS, cgroup.ParseBPS}, {"--host-write-bps", writeBPS, &b.WriteBPS, cgroup.ParseBPS},
-		{"--host-read-iops", readIOPS, &b.ReadIOPS, cgroup.ParseIOPS}, {"--host-write-iops", writeIOPS, &b.WriteIOPS, cgroup.ParseIOPS}} {
-		if f.v != "" {
-			n, err := f.parse(f.flag, f.v)
-			errs = append(errs, err)
-			*f.to = n
-		}
-	}
-	return agerr.Join(errs...)
 }
 
 // loadCluster loads a cluster to read it (cluster.Open).

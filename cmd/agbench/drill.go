@@ -12,6 +12,7 @@ import (
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/drill"
 	"github.com/agbench/agbench/internal/experiment"
+	"github.com/agbench/agbench/internal/listener"
 	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/units"
 )
@@ -136,7 +137,7 @@ func (f *drillFlags) check() error {
 		var patroni []string
 		if f.patroni != "" {
 			var err error
-			if patroni, err = parsePatroniURLs(f.patroni); err != nil {
+			if patroni, err = listener.ParsePatroniURLs(f.patroni); err != nil {
 				errs = append(errs, err)
 			}
 		}

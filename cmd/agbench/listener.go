@@ -4,16 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/listener"
 	"github.com/agbench/agbench/internal/routing"
 	"github.com/agbench/agbench/internal/table"
@@ -22,20 +19,8 @@ import (
 
 func init() { register(newListenerCmd) }
 
-type listenerFlags struct {
-	cluster, listen, roListen, metrics, routing string
-	primary                                     string
-	standbys, lists                             []string
-	maxLag, probe, startup, causalWait          time.Duration
-	consistency                                 string
-	tlsCert, tlsKey                             string
-	tlsRequire                                  bool
-	forward                                     string
-	patroni                                     string
-}
-
 func newListenerCmd(a *app) *cobra.Command {
-	var f listenerFlags
+	var f listener.Options
 	c := &cobra.Command{
 		Use:   "listener",
 		Short: "A PostgreSQL listener that routes read-intent sessions to standbys by a routing list",
@@ -73,50 +58,50 @@ for any cluster; a node is named by NAME=URL or else by the URL's host:port.`,
   agbench listener --primary p=postgres://app@db1:5432/app --standby s=postgres://app@db2:5432/app --metrics 127.0.0.1:9187`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := f.config(a, cmd)
+			cfg, err := listenerConfig(a, cmd, f)
 			if err != nil {
 				return err
 			}
-			if err := f.checkLogins(cmd.Context()); err != nil {
+			if err := checkLogins(cmd.Context(), f); err != nil {
 				return err
 			}
 			return runListener(cmd.Context(), a, cfg)
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.cluster, "cluster", "", "local agbench cluster to front")
-	fl.StringVar(&f.primary, "primary", "", "primary's connection string for any existing cluster ([NAME=]URL)")
-	fl.StringArrayVar(&f.standbys, "standby", nil, "a standby's connection string, [NAME=]URL (repeatable)")
-	fl.StringVar(&f.listen, "listen", listener.DefaultListen, "address of the listener")
-	fl.StringVar(&f.roListen, "read-only-listen", "", "address on which every session has read intent")
-	fl.StringArrayVar(&f.lists, "routing-list", nil, "routing list, e.g. \"(('standby1','standby2'),'primary')\"; NODE=LIST for one primary's list (repeatable)")
-	fl.DurationVar(&f.maxLag, "max-lag", 0, "skip standbys whose replay lags more (0: no limit)")
-	fl.StringVar(&f.consistency, "consistency", "eventual", "what read-intent sessions must see: eventual (any listed standby), session (a standby that has replayed all the primary had flushed when the session started); a session may say agbench.consistency or agbench.min_lsn itself")
-	fl.DurationVar(&f.causalWait, "causal-wait", listener.DefaultCausalWait, "how long a session that must see a WAL position waits, in all, for standbys to replay it before they are skipped")
-	fl.StringVar(&f.routing, "routing", "on", "on: route read intent by the routing list; off: send it to the primary")
-	fl.StringVar(&f.metrics, "metrics", "", "HTTP address for /metrics, /status and /route")
-	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate: terminate TLS for clients that ask")
-	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
-	fl.BoolVar(&f.tlsRequire, "tls-require", false, "refuse sessions without TLS")
-	fl.DurationVar(&f.probe, "probe-interval", listener.DefaultProbeInterval, "how often each backend is probed")
-	fl.StringVar(&f.patroni, "patroni", "", "Patroni REST API URLs, comma-separated, one per node in the order of --primary and --standby: roles come from Patroni (GET /patroni), not from the servers (a --cluster under Patroni has them already)")
-	fl.StringVar(&f.forward, "forward", "auto", "how sessions' bytes move after startup: kernel (a BPF sockhash; needs root or CAP_BPF+CAP_NET_ADMIN), user (the listener copies them), auto (kernel when it can)")
-	fl.DurationVar(&f.startup, "startup-timeout", listener.DefaultStartupTimeout, "how long a client may take over its startup phase")
+	fl.StringVar(&f.Cluster, "cluster", "", "local agbench cluster to front")
+	fl.StringVar(&f.Primary, "primary", "", "primary's connection string for any existing cluster ([NAME=]URL)")
+	fl.StringArrayVar(&f.Standbys, "standby", nil, "a standby's connection string, [NAME=]URL (repeatable)")
+	fl.StringVar(&f.Listen, "listen", listener.DefaultListen, "address of the listener")
+	fl.StringVar(&f.ReadOnlyListen, "read-only-listen", "", "address on which every session has read intent")
+	fl.StringArrayVar(&f.RoutingLists, "routing-list", nil, "routing list, e.g. \"(('standby1','standby2'),'primary')\"; NODE=LIST for one primary's list (repeatable)")
+	fl.DurationVar(&f.MaxLag, "max-lag", 0, "skip standbys whose replay lags more (0: no limit)")
+	fl.StringVar(&f.Consistency, "consistency", "eventual", "what read-intent sessions must see: eventual (any listed standby), session (a standby that has replayed all the primary had flushed when the session started); a session may say agbench.consistency or agbench.min_lsn itself")
+	fl.DurationVar(&f.CausalWait, "causal-wait", listener.DefaultCausalWait, "how long a session that must see a WAL position waits, in all, for standbys to replay it before they are skipped")
+	fl.StringVar(&f.Routing, "routing", "on", "on: route read intent by the routing list; off: send it to the primary")
+	fl.StringVar(&f.Metrics, "metrics", "", "HTTP address for /metrics, /status and /route")
+	fl.StringVar(&f.TLSCert, "tls-cert", "", "PEM certificate: terminate TLS for clients that ask")
+	fl.StringVar(&f.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
+	fl.BoolVar(&f.TLSRequire, "tls-require", false, "refuse sessions without TLS")
+	fl.DurationVar(&f.ProbeInterval, "probe-interval", listener.DefaultProbeInterval, "how often each backend is probed")
+	fl.StringVar(&f.Patroni, "patroni", "", "Patroni REST API URLs, comma-separated, one per node in the order of --primary and --standby: roles come from Patroni (GET /patroni), not from the servers (a --cluster under Patroni has them already)")
+	fl.StringVar(&f.Forward, "forward", "auto", "how sessions' bytes move after startup: kernel (a BPF sockhash; needs root or CAP_BPF+CAP_NET_ADMIN), user (the listener copies them), auto (kernel when it can)")
+	fl.DurationVar(&f.StartupTimeout, "startup-timeout", listener.DefaultStartupTimeout, "how long a client may take over its startup phase")
 	return c
 }
 
 // checkLogins refuses, as bad input, connection strings whose login or database a server
 // refused (before, the listener ran with that node "down: server refused TLS connection");
 // a server down now is no error, since the listener follows nodes that come up later.
-func (f *listenerFlags) checkLogins(ctx context.Context) error {
-	if f.primary == "" {
+func checkLogins(ctx context.Context, o listener.Options) error {
+	if o.Primary == "" {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, loginCheckTimeout)
 	defer cancel()
-	_, cs := target.SplitName(f.primary)
+	_, cs := target.SplitName(o.Primary)
 	errs := []error{target.CheckLogin(ctx, "--primary", cs)}
-	for _, s := range f.standbys {
+	for _, s := range o.Standbys {
 		_, cs := target.SplitName(s)
 		errs = append(errs, target.CheckLogin(ctx, "--standby", cs))
 	}
@@ -126,148 +111,17 @@ func (f *listenerFlags) checkLogins(ctx context.Context) error {
 // loginCheckTimeout bounds the listener's check of its backends' logins at start.
 const loginCheckTimeout = 10 * time.Second
 
-// config turns the flags into a listener configuration, reporting every problem at once.
-func (f *listenerFlags) config(a *app, cmd *cobra.Command) (listener.Config, error) {
-	var cfg listener.Config
-	var errs []error
-	switch {
-	case f.cluster != "" && (f.primary != "" || len(f.standbys) > 0):
-		errs = append(errs, agerr.BadInputf("--cluster and --primary/--standby: give one or the other"))
-	case f.cluster != "":
-		topo, err := loadCluster(a, f.cluster)
-		if err != nil {
-			return cfg, err
-		}
-		cfg = listener.ConfigFromTopology(topo)
-	case f.primary != "":
-		b, err := backendFromURL("--primary", f.primary)
-		errs = append(errs, err)
-		cfg.Backends = append(cfg.Backends, b)
-		for _, s := range f.standbys {
-			b, err := backendFromURL("--standby", s)
-			errs = append(errs, err)
-			cfg.Backends = append(cfg.Backends, b)
-		}
-	default:
-		errs = append(errs, agerr.BadInputf("give --cluster NAME, or --primary URL (and --standby URL ...)"))
-	}
-	errs = append(errs, f.applyPatroni(&cfg)...)
-	changed := cmd.Flags().Changed
-	if cfg.Listen == "" || changed("listen") {
-		cfg.Listen = f.listen
-	}
-	if changed("read-only-listen") {
-		cfg.ReadOnlyListen = f.roListen
-	}
-	if changed("metrics") {
-		cfg.Metrics = f.metrics
-	}
-	if changed("routing-list") {
-		cfg.RoutingList = ""
-	}
-	errs = append(errs, f.applyRoutingLists(&cfg)...)
-	switch f.routing {
-	case "on":
-		cfg.Routing = true
-	case "off":
-		cfg.Routing = false
-	default:
-		errs = append(errs, agerr.BadInputf("--routing %q: want on or off", f.routing))
-	}
-	cfg.MaxLag, cfg.ProbeInterval, cfg.StartupTimeout, cfg.RequireTLS = f.maxLag, f.probe, f.startup, f.tlsRequire
-	if c, err := listener.ParseConsistency(f.consistency); err != nil {
-		errs = append(errs, agerr.BadInputf("--consistency: %v", err))
-	} else {
-		cfg.Consistency = c
-	}
-	if err := listener.CheckCausalWait(f.causalWait); err != nil {
-		errs = append(errs, err)
-	} else {
-		cfg.CausalWait = f.causalWait
-	}
-	if fw, err := listener.ParseForward(f.forward); err != nil {
-		errs = append(errs, err)
-	} else {
-		cfg.Forward = fw
-	}
-	if f.probe <= 0 {
-		errs = append(errs, agerr.BadInputf("--probe-interval %s: must be positive", f.probe))
-	}
-	if f.startup <= 0 {
-		errs = append(errs, agerr.BadInputf("--startup-timeout %s: must be positive", f.startup))
-	}
-	errs = append(errs, f.applyTLS(&cfg)...)
-	if len(cfg.Backends) > 0 {
-		errs = append(errs, cfg.Validate())
-	}
-	return cfg, agerr.Join(errs...)
-}
-
-// applyRoutingLists sets --routing-list: one list for any primary, or NODE=LIST per primary.
-func (f *listenerFlags) applyRoutingLists(cfg *listener.Config) []error {
-	var errs []error
-	for _, l := range f.lists {
-		if node, list, ok := perPrimaryList(l); ok {
-			if cfg.RoutingLists == nil {
-				cfg.RoutingLists = map[string]string{}
-			}
-			cfg.RoutingLists[node] = list
-			continue
-		}
-		if cfg.RoutingList != "" {
-			errs = append(errs, agerr.BadInputf("--routing-list %q: a second list for any primary; use NODE=LIST for one primary's list", l))
-		}
-		cfg.RoutingList = l
-	}
-	return errs
-}
-
-// applyTLS loads --tls-cert and --tls-key and checks --tls-require against them.
-func (f *listenerFlags) applyTLS(cfg *listener.Config) []error {
-	var errs []error
-	switch {
-	case (f.tlsCert == "") != (f.tlsKey == ""):
-		errs = append(errs, agerr.BadInputf("--tls-cert and --tls-key go together"))
-	case f.tlsCert != "":
-		tc, err := listener.LoadTLS(f.tlsCert, f.tlsKey)
-		errs = append(errs, err)
-		cfg.TLS = tc
-	}
-	if f.tlsRequire && cfg.TLS == nil {
-		cfg.RequireTLS = false // reported above or below once, not twice
-		if f.tlsCert == "" && f.tlsKey == "" {
-			errs = append(errs, agerr.BadInputf("--tls-require needs --tls-cert and --tls-key"))
+// listenerConfig reads the flags into a configuration; a --cluster alone is loaded first.
+func listenerConfig(a *app, cmd *cobra.Command, o listener.Options) (listener.Config, error) {
+	var topo *cluster.Topology
+	if o.Cluster != "" && o.Primary == "" && len(o.Standbys) == 0 {
+		var err error
+		if topo, err = loadCluster(a, o.Cluster); err != nil {
+			return listener.Config{}, err
 		}
 	}
-	return errs
-}
-
-// perPrimaryList splits "NODE=LIST"; a plain list starts with ( or a quote.
-func perPrimaryList(s string) (node, list string, ok bool) {
-	n, l, found := strings.Cut(s, "=")
-	n = strings.TrimSpace(n)
-	if !found || !target.IsNodeName(n) {
-		return "", "", false
-	}
-	return n, l, true
-}
-
-// backendFromURL reads [NAME=]URL (or a keyword/value connection string, named by its
-// host:port) into a backend.
-func backendFromURL(flag, s string) (listener.Backend, error) {
-	name, conn := target.SplitName(s)
-	cfg, err := pgconn.ParseConfig(conn)
-	if err != nil {
-		return listener.Backend{}, agerr.BadInputf("%s: %v", flag, err)
-	}
-	if strings.HasPrefix(cfg.Host, "/") {
-		return listener.Backend{}, agerr.BadInputf("%s: host %s is a Unix socket; the listener forwards TCP only", flag, cfg.Host)
-	}
-	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
-	if name == "" {
-		name = addr
-	}
-	return listener.Backend{Name: name, Addr: addr, ProbeConnString: conn}, nil
+	o.Given = cmd.Flags().Changed
+	return o.Config(topo)
 }
 
 // runListener serves until the command's context ends (Ctrl-C), printing events as lines.

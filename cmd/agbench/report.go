@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,7 +43,7 @@ RESULT is a result.json, a run's folder, or a folder of run folders (a plan's re
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			runs, err := loadRuns(args)
+			runs, err := report.LoadRuns(args)
 			if err != nil {
 				return err
 			}
@@ -91,67 +89,6 @@ RESULT is a result.json, a run's folder, or a folder of run folders (a plan's re
 	c.Flags().StringVar(&csvDir, "csv", "", "also write every table as CSV into this folder")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "do not print the tables")
 	return c
-}
-
-// loadRuns reads every result named (files, run folders, or folders of run folders), and
-// reports every unreadable one at once.
-func loadRuns(args []string) ([]*report.Run, error) {
-	var runs []*report.Run
-	var errs []error
-	for _, arg := range args {
-		paths, err := resultPaths(arg)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, p := range paths {
-			r, err := result.Read(p)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			runs = append(runs, report.NewRun(filepath.Dir(p), r))
-		}
-	}
-	return runs, agerr.Join(errs...)
-}
-
-// resultPaths expands an argument into result files: a file is itself, a run's folder its
-// result.json, any other folder the result.json of each folder below it (sorted, so runs
-// named by time come in the order they ran).
-func resultPaths(arg string) ([]string, error) {
-	st, err := os.Stat(arg)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, agerr.BadInputf("%s: no such result file or folder", arg)
-		}
-		return nil, err
-	}
-	if !st.IsDir() {
-		return []string{arg}, nil
-	}
-	own := filepath.Join(arg, result.FileName)
-	if _, err := os.Stat(own); err == nil {
-		return []string{own}, nil
-	}
-	var found []string
-	err = filepath.WalkDir(arg, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && d.Name() == result.FileName {
-			found = append(found, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(found) == 0 {
-		return nil, agerr.BadInputf("%s: no %s in this folder or below it", arg, result.FileName)
-	}
-	sort.Strings(found)
-	return found, nil
 }
 
 func newCompareCmd(a *app) *cobra.Command {

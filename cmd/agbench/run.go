@@ -267,7 +267,7 @@ func shownCommand(args []string) string {
 
 // writeStudyReport renders every result of the study's folder into its report.
 func writeStudyReport(a *app, p *plan.Plan, dir string) error {
-	paths, err := resultPaths(dir)
+	paths, err := report.ResultPaths(dir)
 	if err != nil {
 		fmt.Fprintf(a.stdout, "no results to report in %s\n", dir)
 		return nil

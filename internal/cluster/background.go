@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/agbench/agbench/internal/agerr"
 )
 
 // A cluster's listener and its links are served by agbench itself, in the background:
@@ -35,6 +39,18 @@ const (
 	listenerStopGrace = 15 * time.Second
 	linksStopGrace    = 5 * time.Second
 )
+
+// ListenerAt is the listener that create --listener ADDR asks for: the main port at addr,
+// the read-only port the next one, and the metrics port the one after.
+func ListenerAt(addr string) (*ListenerInfo, error) {
+	host, port, err := net.SplitHostPort(addr)
+	p, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || p < 1 || p > 65533 {
+		return nil, agerr.BadInputf("--listener %q: want host:port with a port below 65534 (the next two ports take read-only sessions and metrics)", addr)
+	}
+	at := func(d int) string { return net.JoinHostPort(host, strconv.Itoa(p+d)) }
+	return &ListenerInfo{Listen: at(0), ReadOnlyListen: at(1), Metrics: at(2)}, nil
+}
 
 func (s Self) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(s.Binary, args...)

@@ -265,6 +265,24 @@ func (t *Topology) build(ctx context.Context, hosts *cgroup.System, self Self, w
 	if t.Patroni != nil {
 		return t.buildPatroni(ctx, password, w)
 	}
+	if err := t.initPrimary(ctx, password, w); err != nil {
+		return err
+	}
+	if t.Links != nil {
+		progress(w, "links: %s", t.Links)
+		if err := t.StartLinks(ctx, self); err != nil {
+			return fmt.Errorf("start the links: %w", err)
+		}
+	}
+	if err := t.cloneStandbys(ctx, w); err != nil {
+		return err
+	}
+	return t.Save()
+}
+
+// initPrimary makes the primary with initdb (the superuser's password from a file that
+// lives only as long as initdb runs), configures and starts it, and saves the topology.
+func (t *Topology) initPrimary(ctx context.Context, password string, w io.Writer) error {
 	pwfile := filepath.Join(t.Dir, ".initdb-pw")
 	if err := os.WriteFile(pwfile, []byte(password+"\n"), 0o600); err != nil {
 		return err
@@ -289,15 +307,13 @@ func (t *Topology) build(ctx context.Context, hosts *cgroup.System, self Self, w
 	if err := t.startNode(ctx, p); err != nil {
 		return err
 	}
-	if err := t.Save(); err != nil {
-		return err
-	}
-	if t.Links != nil {
-		progress(w, "links: %s", t.Links)
-		if err := t.StartLinks(ctx, self); err != nil {
-			return fmt.Errorf("start the links: %w", err)
-		}
-	}
+	return t.Save()
+}
+
+// cloneStandbys makes each standby with pg_basebackup from the primary through its own
+// slot, starts it, and waits until every one streams.
+func (t *Topology) cloneStandbys(ctx context.Context, w io.Writer) error {
+	p := t.Primary()
 	for _, s := range t.Standbys() {
 		if err := t.createSlot(ctx, p, s.Slot); err != nil {
 			return err
@@ -319,7 +335,7 @@ func (t *Topology) build(ctx context.Context, hosts *cgroup.System, self Self, w
 			return err
 		}
 	}
-	return t.Save()
+	return nil
 }
 
 func newPassword() (string, error) {

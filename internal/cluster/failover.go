@@ -107,19 +107,8 @@ func (t *Topology) Failover(ctx context.Context, o FailoverOptions) (*FailoverRe
 	if t.Patroni != nil {
 		return t.patroniFailover(ctx, o)
 	}
-	if len(t.Standbys()) == 0 {
-		return nil, agerr.BadInputf("cluster %s has no standby to fail over to", t.Name)
-	}
-	if o.To != "" {
-		n := t.Node(o.To)
-		switch {
-		case n == nil:
-			return nil, agerr.BadInputf("--to %s: no such node in cluster %s (nodes: %v)", o.To, t.Name, t.NodeNames())
-		case n.Role != RoleStandby:
-			return nil, agerr.BadInputf("--to %s: it is the primary already", o.To)
-		case !t.nodeRunning(n):
-			return nil, agerr.BadInputf("--to %s: it is not running (agbench cluster start)", o.To)
-		}
+	if err := t.checkFailoverTo(o.To); err != nil {
+		return nil, err
 	}
 	// Once begun, a failover runs to its end even when interrupted (every wait has its own
 	// bound): stopping half-way would leave no primary, or two.
@@ -144,61 +133,18 @@ func (t *Topology) Failover(ctx context.Context, o FailoverOptions) (*FailoverRe
 		return nil, err
 	}
 	r.To = target.Name
-
-	if err := t.armSync(ctx, target); err != nil {
-		err = fmt.Errorf("give %s the primary's synchronous settings: %w", target.Name, err)
-		if r.Planned {
-			return nil, t.restartAfter(ctx, old, err)
-		}
-		return nil, err
-	}
-	if _, err := t.install().Run(ctx, t.user(), "pg_ctl", "promote", "-w", "-t", fmt.Sprint(int(promoteTimeout.Seconds())), "-D", target.DataDir); err != nil {
-		err = fmt.Errorf("promote %s: %w", target.Name, err)
-		if r.Planned {
-			return nil, t.restartAfter(ctx, old, err)
-		}
-		return nil, err
-	}
-	// Roles change in the topology at once, so an interruption from here on leaves a file
-	// that names the node that really is primary.
-	old.Role, old.Slot = RoleStandby, old.Name
-	target.Role, target.Slot = RolePrimary, ""
-	if err := t.Save(); err != nil {
-		return nil, err
-	}
-	if err := t.waitWritable(ctx, target); err != nil {
+	if err := t.promote(ctx, old, target, r); err != nil {
 		return nil, err
 	}
 	r.PromotedAt = time.Now()
 	r.WriteOutage = r.PromotedAt.Sub(start)
 	clock.done("promote " + target.Name + " (accepts writes)")
 
-	if err := t.writeConf(target); err != nil {
-		return nil, err
-	}
-	if err := t.reload(ctx, target); err != nil {
-		return nil, err
-	}
-	for _, s := range t.Standbys() {
-		if err := t.createSlot(ctx, target, s.Slot); err != nil {
-			return nil, err
-		}
-	}
-	if err := t.execOn(ctx, target, "CHECKPOINT"); err != nil { // pg_rewind reads the new timeline from the control file
+	if err := t.settleNewPrimary(ctx, target); err != nil {
 		return nil, err
 	}
 	clock.done("slots and checkpoint on " + target.Name)
-
-	for _, s := range t.Standbys() {
-		if s == old {
-			continue
-		}
-		if err := t.repoint(ctx, s); err != nil {
-			r.Problems[s.Name] = err.Error()
-			continue
-		}
-		r.Repointed = append(r.Repointed, s.Name)
-	}
+	t.repointOthers(ctx, old, r)
 	clock.done("re-point other standbys")
 
 	if !r.Planned {
@@ -216,6 +162,87 @@ func (t *Topology) Failover(ctx context.Context, o FailoverOptions) (*FailoverRe
 		r.Problems = nil
 	}
 	return r, t.Save()
+}
+
+// checkFailoverTo refuses, before anything changes, a failover with no standby or to a
+// node (--to) that cannot take over.
+func (t *Topology) checkFailoverTo(to string) error {
+	if len(t.Standbys()) == 0 {
+		return agerr.BadInputf("cluster %s has no standby to fail over to", t.Name)
+	}
+	if to == "" {
+		return nil
+	}
+	n := t.Node(to)
+	switch {
+	case n == nil:
+		return agerr.BadInputf("--to %s: no such node in cluster %s (nodes: %v)", to, t.Name, t.NodeNames())
+	case n.Role != RoleStandby:
+		return agerr.BadInputf("--to %s: it is the primary already", to)
+	case !t.nodeRunning(n):
+		return agerr.BadInputf("--to %s: it is not running (agbench cluster start)", to)
+	}
+	return nil
+}
+
+// promote makes target the primary, with the old primary's synchronous settings, and
+// waits until it takes writes. A planned failover that fails before the promotion starts
+// the old primary again.
+func (t *Topology) promote(ctx context.Context, old, target *Node, r *FailoverReport) error {
+	if err := t.armSync(ctx, target); err != nil {
+		err = fmt.Errorf("give %s the primary's synchronous settings: %w", target.Name, err)
+		if r.Planned {
+			return t.restartAfter(ctx, old, err)
+		}
+		return err
+	}
+	if _, err := t.install().Run(ctx, t.user(), "pg_ctl", "promote", "-w", "-t", fmt.Sprint(int(promoteTimeout.Seconds())), "-D", target.DataDir); err != nil {
+		err = fmt.Errorf("promote %s: %w", target.Name, err)
+		if r.Planned {
+			return t.restartAfter(ctx, old, err)
+		}
+		return err
+	}
+	// Roles change in the topology at once, so an interruption from here on leaves a file
+	// that names the node that really is primary.
+	old.Role, old.Slot = RoleStandby, old.Name
+	target.Role, target.Slot = RolePrimary, ""
+	if err := t.Save(); err != nil {
+		return err
+	}
+	return t.waitWritable(ctx, target)
+}
+
+// settleNewPrimary gives the new primary a primary's configuration and a slot for every
+// standby, and checkpoints it, since pg_rewind reads the new timeline from its control file.
+func (t *Topology) settleNewPrimary(ctx context.Context, target *Node) error {
+	if err := t.writeConf(target); err != nil {
+		return err
+	}
+	if err := t.reload(ctx, target); err != nil {
+		return err
+	}
+	for _, s := range t.Standbys() {
+		if err := t.createSlot(ctx, target, s.Slot); err != nil {
+			return err
+		}
+	}
+	return t.execOn(ctx, target, "CHECKPOINT")
+}
+
+// repointOthers points every standby but the old primary at the new primary; one that
+// fails is a problem of the report, not the end of the failover.
+func (t *Topology) repointOthers(ctx context.Context, old *Node, r *FailoverReport) {
+	for _, s := range t.Standbys() {
+		if s == old {
+			continue
+		}
+		if err := t.repoint(ctx, s); err != nil {
+			r.Problems[s.Name] = err.Error()
+			continue
+		}
+		r.Repointed = append(r.Repointed, s.Name)
+	}
 }
 
 // syncArmWait bounds the wait for a standby to read the synchronous settings it is given

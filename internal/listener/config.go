@@ -205,10 +205,7 @@ func (c Config) policy() (routing.Policy, error) {
 		}
 	}
 	addList := func(key, flag, s string) {
-		l, err := routing.Parse(s)
-		if err == nil {
-			err = l.Check(names)
-		}
+		l, err := routing.ParseFor(s, names)
 		if err != nil {
 			errs = append(errs, agerr.BadInputf("%s: %w", flag, err))
 			return

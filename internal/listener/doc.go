@@ -99,8 +99,9 @@
 // sessions are forwarded.
 //
 // The package never logs: Config.OnEvent receives role changes, nodes going down and
-// back, primary conflicts, startup retries, refusals and ended sessions. It imports routing and cluster (for the topology
-// type only); it must not import the runner, workloads, measure or report.
+// back, primary conflicts, startup retries, refusals and ended sessions. It imports routing, cluster (for the topology
+// type only) and target (to read a node's [NAME=]URL in Options); it must not import the
+// runner, workloads, measure or report.
 //
-// Imports from agbench: only internal/agerr, internal/cluster, internal/routing.
+// Imports from agbench: only internal/agerr, internal/cluster, internal/routing, internal/target.
 package listener

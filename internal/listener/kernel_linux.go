@@ -385,34 +385,16 @@ func (s *kernelSession) shutdown() {
 // (a session being taken out of the maps) are copied here. It closes the descriptors and
 // returns the session's byte counts as the backend socket saw them.
 func (s *kernelSession) watch() (toBackend, toClient int64, ok bool) {
-	fds := [2]int{s.cfd, s.bfd}
-	moved := [2]*atomic.Int64{s.up, s.down}
-	var clientDone, backendDone bool
-	passed := make(chan struct{}) // closed when the backend's end has been passed on
-	var buf []byte
-	var spins int
+	w := &watching{s: s, fds: [2]int{s.cfd, s.bfd}, moved: [2]*atomic.Int64{s.up, s.down}, passed: make(chan struct{})}
 	why := "shutdown"
 	pfd := make([]unix.PollFd, 0, 2)
 loop:
 	for !s.isStopped() {
-		// After the client's end of stream its socket is still watched for errors and
-		// hang-ups (always reported; the listener never shuts down its sending side before
-		// the end, so a hang-up means a reset): a client that half-closed and then went away
-		// ends the session at once, as a copy loop's failed write would, rather than after
-		// kernelDrainStall. After the backend's end, its hang-up is the normal course.
-		pfd = pfd[:0]
-		if !clientDone {
-			pfd = append(pfd, unix.PollFd{Fd: int32(fds[0]), Events: unix.POLLIN | unix.POLLRDHUP})
-		} else {
-			pfd = append(pfd, unix.PollFd{Fd: int32(fds[0])})
-		}
-		if !backendDone {
-			pfd = append(pfd, unix.PollFd{Fd: int32(fds[1]), Events: unix.POLLIN | unix.POLLRDHUP})
-		}
+		pfd = w.pollSet(pfd[:0])
 		timeout := -1
-		if backendDone {
+		if w.backendDone {
 			select {
-			case <-passed:
+			case <-w.passed:
 				why = "the backend's end passed on"
 				break loop
 			default:
@@ -430,65 +412,13 @@ loop:
 			if p.Revents == 0 {
 				continue
 			}
-			from := 0
-			if int(p.Fd) == fds[1] {
-				from = 1
-			}
-			if p.Events == 0 { // the ended client, reset: nothing more can reach it
-				why = fmt.Sprintf("the client's socket after its end: events %#x", p.Revents)
+			if end, ended := w.ready(p); ended {
+				why = end
 				break loop
-			}
-			if buf == nil {
-				buf = make([]byte, copyBuf)
-			}
-			n, err := unix.Read(fds[from], buf)
-			switch {
-			case err == unix.EAGAIN:
-				// Readable by poll but nothing to read: the parser still holds the data.
-				// Give it a moment rather than spin.
-				spins++
-				time.Sleep(time.Duration(min(spins, 100)) * 10 * time.Microsecond)
-			case err == unix.EINTR:
-			case err != nil:
-				why = fmt.Sprintf("read %s: %v", [2]string{"client", "backend"}[from], err)
-				if from == 1 {
-					// The backend's connection was reset (a backend that ended with a
-					// FATAL error while the client's next query sat unread in its socket
-					// is closed with a reset). What the kernel took from it before the
-					// reset may still be on its way to the client: a copy loop reads it
-					// before the error and writes it on, so let it go out first. EPIPE is
-					// a reset after the backend's end of stream (TCP state CLOSE_WAIT),
-					// which took a sequence number; ECONNRESET, a reset before it.
-					s.drained(false, err == unix.EPIPE, kernelDrainStall)
-				}
-				break loop
-			case n > 0:
-				spins = 0
-				if err := writeAllFD(fds[1-from], buf[:n]); err != nil {
-					why = fmt.Sprintf("write %s: %v", [2]string{"backend", "client"}[from], err)
-					break loop
-				}
-				moved[from].Add(int64(n))
-			case from == 0: // the client's end
-				clientDone = true
-				go func() {
-					s.drained(true, true, kernelDrainStall)
-					s.mu.Lock()
-					if s.bfd >= 0 {
-						unix.Shutdown(s.bfd, unix.SHUT_WR)
-					}
-					s.mu.Unlock()
-				}()
-			default: // the backend's end
-				backendDone = true
-				go func() {
-					s.drained(false, true, kernelDrainStall)
-					close(passed)
-				}()
 			}
 		}
 	}
-	toBackend, toClient, ok = s.bytes(backendDone)
+	toBackend, toClient, ok = s.bytes(w.backendDone)
 	s.mu.Lock()
 	s.why = why
 	s.stopped = true
@@ -497,6 +427,96 @@ loop:
 	s.cfd, s.bfd = -1, -1
 	s.mu.Unlock()
 	return toBackend, toClient, ok
+}
+
+// watching is watch's state: the two descriptors (client, backend), the byte counters of
+// each direction, which sides have ended, and the buffer for bytes passed up.
+type watching struct {
+	s                       *kernelSession
+	fds                     [2]int
+	moved                   [2]*atomic.Int64
+	clientDone, backendDone bool
+	passed                  chan struct{} // closed when the backend's end has been passed on
+	buf                     []byte
+	spins                   int
+}
+
+// pollSet lists what to wait for. After the client's end of stream its socket is still
+// watched for errors and hang-ups (always reported; the listener never shuts down its
+// sending side before the end, so a hang-up means a reset): a client that half-closed and
+// then went away ends the session at once, as a copy loop's failed write would, rather
+// than after kernelDrainStall. After the backend's end, its hang-up is the normal course.
+func (w *watching) pollSet(pfd []unix.PollFd) []unix.PollFd {
+	if !w.clientDone {
+		pfd = append(pfd, unix.PollFd{Fd: int32(w.fds[0]), Events: unix.POLLIN | unix.POLLRDHUP})
+	} else {
+		pfd = append(pfd, unix.PollFd{Fd: int32(w.fds[0])})
+	}
+	if !w.backendDone {
+		pfd = append(pfd, unix.PollFd{Fd: int32(w.fds[1]), Events: unix.POLLIN | unix.POLLRDHUP})
+	}
+	return pfd
+}
+
+// ready handles one descriptor that poll reported, and says why the session ends when it
+// does.
+func (w *watching) ready(p unix.PollFd) (why string, ended bool) {
+	s := w.s
+	from := 0
+	if int(p.Fd) == w.fds[1] {
+		from = 1
+	}
+	if p.Events == 0 { // the ended client, reset: nothing more can reach it
+		return fmt.Sprintf("the client's socket after its end: events %#x", p.Revents), true
+	}
+	if w.buf == nil {
+		w.buf = make([]byte, copyBuf)
+	}
+	n, err := unix.Read(w.fds[from], w.buf)
+	switch {
+	case err == unix.EAGAIN:
+		// Readable by poll but nothing to read: the parser still holds the data.
+		// Give it a moment rather than spin.
+		w.spins++
+		time.Sleep(time.Duration(min(w.spins, 100)) * 10 * time.Microsecond)
+	case err == unix.EINTR:
+	case err != nil:
+		if from == 1 {
+			// The backend's connection was reset (a backend that ended with a
+			// FATAL error while the client's next query sat unread in its socket
+			// is closed with a reset). What the kernel took from it before the
+			// reset may still be on its way to the client: a copy loop reads it
+			// before the error and writes it on, so let it go out first. EPIPE is
+			// a reset after the backend's end of stream (TCP state CLOSE_WAIT),
+			// which took a sequence number; ECONNRESET, a reset before it.
+			s.drained(false, err == unix.EPIPE, kernelDrainStall)
+		}
+		return fmt.Sprintf("read %s: %v", [2]string{"client", "backend"}[from], err), true
+	case n > 0:
+		w.spins = 0
+		if err := writeAllFD(w.fds[1-from], w.buf[:n]); err != nil {
+			return fmt.Sprintf("write %s: %v", [2]string{"backend", "client"}[from], err), true
+		}
+		w.moved[from].Add(int64(n))
+	case from == 0: // the client's end
+		w.clientDone = true
+		go func() {
+			s.drained(true, true, kernelDrainStall)
+			s.mu.Lock()
+			if s.bfd >= 0 {
+				unix.Shutdown(s.bfd, unix.SHUT_WR)
+			}
+			s.mu.Unlock()
+		}()
+	default: // the backend's end
+		w.backendDone = true
+		passed := w.passed
+		go func() {
+			s.drained(false, true, kernelDrainStall)
+			close(passed)
+		}()
+	}
+	return "", false
 }
 
 // writeAllFD writes b to a non-blocking descriptor, waiting for room as needed.

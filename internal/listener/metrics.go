@@ -201,53 +201,66 @@ func (l *Listener) Counts() Counts {
 // writeProm writes the metrics in Prometheus' text exposition format.
 func (l *Listener) writeProm(w io.Writer) {
 	m := l.metrics
-	m.mu.Lock()
 	var b strings.Builder
-	family(&b, "agbench_listener_sessions_total", "counter", "Sessions routed, by declared intent and target node.")
+	m.mu.Lock()
+	m.writeSessions(&b)
+	m.writeCausal(&b)
+	m.mu.Unlock()
+	l.writeBackends(&b)
+	_, _ = io.WriteString(w, b.String())
+}
+
+// writeSessions writes the counters of sessions, bytes, cancels and retries; m.mu is held.
+func (m *metrics) writeSessions(b *strings.Builder) {
+	family(b, "agbench_listener_sessions_total", "counter", "Sessions routed, by declared intent and target node.")
 	for _, k := range sortedKeys2(m.sessions) {
-		fmt.Fprintf(&b, "agbench_listener_sessions_total{intent=%q,node=%q} %d\n", k[0], k[1], m.sessions[k])
+		fmt.Fprintf(b, "agbench_listener_sessions_total{intent=%q,node=%q} %d\n", k[0], k[1], m.sessions[k])
 	}
-	family(&b, "agbench_listener_sessions_active", "gauge", "Sessions open now, by target node.")
+	family(b, "agbench_listener_sessions_active", "gauge", "Sessions open now, by target node.")
 	for _, k := range sortedKeys(m.active) {
-		fmt.Fprintf(&b, "agbench_listener_sessions_active{node=%q} %d\n", k, m.active[k])
+		fmt.Fprintf(b, "agbench_listener_sessions_active{node=%q} %d\n", k, m.active[k])
 	}
-	family(&b, "agbench_listener_session_failures_total", "counter", "Sessions refused or failed before forwarding, by reason (no_target is a routing refusal) and intent.")
+	family(b, "agbench_listener_session_failures_total", "counter", "Sessions refused or failed before forwarding, by reason (no_target is a routing refusal) and intent.")
 	for _, k := range sortedKeys2(m.failures) {
-		fmt.Fprintf(&b, "agbench_listener_session_failures_total{reason=%q,intent=%q} %d\n", k[0], k[1], m.failures[k])
+		fmt.Fprintf(b, "agbench_listener_session_failures_total{reason=%q,intent=%q} %d\n", k[0], k[1], m.failures[k])
 	}
-	family(&b, "agbench_listener_bytes_total", "counter", "Bytes forwarded, by node and direction, counted when each session ends.")
+	family(b, "agbench_listener_bytes_total", "counter", "Bytes forwarded, by node and direction, counted when each session ends.")
 	for _, k := range sortedKeys2(m.bytes) {
-		fmt.Fprintf(&b, "agbench_listener_bytes_total{node=%q,direction=%q} %d\n", k[0], k[1], m.bytes[k])
+		fmt.Fprintf(b, "agbench_listener_bytes_total{node=%q,direction=%q} %d\n", k[0], k[1], m.bytes[k])
 	}
-	family(&b, "agbench_listener_cancel_requests_total", "counter", "Cancel requests, by result.")
+	family(b, "agbench_listener_cancel_requests_total", "counter", "Cancel requests, by result.")
 	for _, k := range sortedKeys(m.cancels) {
-		fmt.Fprintf(&b, "agbench_listener_cancel_requests_total{result=%q} %d\n", k, m.cancels[k])
+		fmt.Fprintf(b, "agbench_listener_cancel_requests_total{result=%q} %d\n", k, m.cancels[k])
 	}
-	family(&b, "agbench_listener_demotion_ended_sessions_total", "counter", "Sessions ended because their node stopped being the primary.")
+	family(b, "agbench_listener_demotion_ended_sessions_total", "counter", "Sessions ended because their node stopped being the primary.")
 	for _, k := range sortedKeys(m.ended) {
-		fmt.Fprintf(&b, "agbench_listener_demotion_ended_sessions_total{node=%q} %d\n", k, m.ended[k])
+		fmt.Fprintf(b, "agbench_listener_demotion_ended_sessions_total{node=%q} %d\n", k, m.ended[k])
 	}
-	family(&b, "agbench_listener_promotion_ended_sessions_total", "counter", "Read-intent sessions ended because the standby they were routed to stopped being a standby (promoted), so that their clients are routed again.")
+	family(b, "agbench_listener_promotion_ended_sessions_total", "counter", "Read-intent sessions ended because the standby they were routed to stopped being a standby (promoted), so that their clients are routed again.")
 	for _, k := range sortedKeys(m.promoEnd) {
-		fmt.Fprintf(&b, "agbench_listener_promotion_ended_sessions_total{node=%q} %d\n", k, m.promoEnd[k])
+		fmt.Fprintf(b, "agbench_listener_promotion_ended_sessions_total{node=%q} %d\n", k, m.promoEnd[k])
 	}
-	family(&b, "agbench_listener_forwarded_sessions_total", "counter", "Sessions past their startup phase, by how their bytes were forwarded (kernel: a BPF sockhash; user: the listener's copy loops).")
+	family(b, "agbench_listener_forwarded_sessions_total", "counter", "Sessions past their startup phase, by how their bytes were forwarded (kernel: a BPF sockhash; user: the listener's copy loops).")
 	for _, k := range sortedKeys(m.forward) {
-		fmt.Fprintf(&b, "agbench_listener_forwarded_sessions_total{mode=%q} %d\n", k, m.forward[k])
+		fmt.Fprintf(b, "agbench_listener_forwarded_sessions_total{mode=%q} %d\n", k, m.forward[k])
 	}
-	family(&b, "agbench_listener_startup_retries_total", "counter", "New sessions moved on to the next candidate because the node refused them at startup, before any byte reached the client, by reason: connect_failed (no connection, or no answer), cannot_connect_now (57P03: starting up, shutting down), too_many_connections (53300).")
+	family(b, "agbench_listener_startup_retries_total", "counter", "New sessions moved on to the next candidate because the node refused them at startup, before any byte reached the client, by reason: connect_failed (no connection, or no answer), cannot_connect_now (57P03: starting up, shutting down), too_many_connections (53300).")
 	for _, k := range sortedKeys2(m.retries) {
-		fmt.Fprintf(&b, "agbench_listener_startup_retries_total{node=%q,reason=%q} %d\n", k[0], k[1], m.retries[k])
+		fmt.Fprintf(b, "agbench_listener_startup_retries_total{node=%q,reason=%q} %d\n", k[0], k[1], m.retries[k])
 	}
-	family(&b, "agbench_listener_causal_sessions_total", "counter", "Read-intent sessions routed with a WAL position to see (agbench.min_lsn or session consistency), by node and how: immediate (it had replayed it), waited.")
+}
+
+// writeCausal writes the counters and waits of causal routing; m.mu is held.
+func (m *metrics) writeCausal(b *strings.Builder) {
+	family(b, "agbench_listener_causal_sessions_total", "counter", "Read-intent sessions routed with a WAL position to see (agbench.min_lsn or session consistency), by node and how: immediate (it had replayed it), waited.")
 	for _, k := range sortedKeys2(m.causal) {
-		fmt.Fprintf(&b, "agbench_listener_causal_sessions_total{node=%q,how=%q} %d\n", k[0], k[1], m.causal[k])
+		fmt.Fprintf(b, "agbench_listener_causal_sessions_total{node=%q,how=%q} %d\n", k[0], k[1], m.causal[k])
 	}
-	family(&b, "agbench_listener_causal_waits_total", "counter", "Waits for a standby to replay a session's WAL position, by node and result (caught_up, timed_out, error).")
+	family(b, "agbench_listener_causal_waits_total", "counter", "Waits for a standby to replay a session's WAL position, by node and result (caught_up, timed_out, error).")
 	for _, k := range sortedKeys2(m.causalWaits) {
-		fmt.Fprintf(&b, "agbench_listener_causal_waits_total{node=%q,result=%q} %d\n", k[0], k[1], m.causalWaits[k])
+		fmt.Fprintf(b, "agbench_listener_causal_waits_total{node=%q,result=%q} %d\n", k[0], k[1], m.causalWaits[k])
 	}
-	family(&b, "agbench_listener_causal_wait_seconds", "histogram", "How long sessions waited for a standby to replay their WAL position, by node.")
+	family(b, "agbench_listener_causal_wait_seconds", "histogram", "How long sessions waited for a standby to replay their WAL position, by node.")
 	for _, k := range sortedKeys(m.causalWaitSec) {
 		var n uint64
 		for r := range m.causalWaits {
@@ -256,52 +269,54 @@ func (l *Listener) writeProm(w io.Writer) {
 			}
 		}
 		for i, le := range causalWaitBuckets {
-			fmt.Fprintf(&b, "agbench_listener_causal_wait_seconds_bucket{node=%q,le=\"%g\"} %d\n", k, le, m.causalWaitLe[k][i])
+			fmt.Fprintf(b, "agbench_listener_causal_wait_seconds_bucket{node=%q,le=\"%g\"} %d\n", k, le, m.causalWaitLe[k][i])
 		}
-		fmt.Fprintf(&b, "agbench_listener_causal_wait_seconds_bucket{node=%q,le=\"+Inf\"} %d\n", k, n)
-		fmt.Fprintf(&b, "agbench_listener_causal_wait_seconds_sum{node=%q} %g\n", k, m.causalWaitSec[k])
-		fmt.Fprintf(&b, "agbench_listener_causal_wait_seconds_count{node=%q} %d\n", k, n)
+		fmt.Fprintf(b, "agbench_listener_causal_wait_seconds_bucket{node=%q,le=\"+Inf\"} %d\n", k, n)
+		fmt.Fprintf(b, "agbench_listener_causal_wait_seconds_sum{node=%q} %g\n", k, m.causalWaitSec[k])
+		fmt.Fprintf(b, "agbench_listener_causal_wait_seconds_count{node=%q} %d\n", k, n)
 	}
-	family(&b, "agbench_listener_causal_fallbacks_total", "counter", "Times a standby behind a session's WAL position was skipped for the routing list's next candidate.")
+	family(b, "agbench_listener_causal_fallbacks_total", "counter", "Times a standby behind a session's WAL position was skipped for the routing list's next candidate.")
 	for _, k := range sortedKeys(m.fallbacks) {
-		fmt.Fprintf(&b, "agbench_listener_causal_fallbacks_total{node=%q} %d\n", k, m.fallbacks[k])
+		fmt.Fprintf(b, "agbench_listener_causal_fallbacks_total{node=%q} %d\n", k, m.fallbacks[k])
 	}
-	m.mu.Unlock()
+}
+
+// writeBackends writes the conflicts and each backend's health, as the prober knows them.
+func (l *Listener) writeBackends(b *strings.Builder) {
 	conflicts := l.health.conflictCounts()
-	family(&b, "agbench_listener_primary_conflicts_total", "counter", "Times the node was found writable while another node was taken for the newest primary (or none could be told newest), by the node not taken.")
+	family(b, "agbench_listener_primary_conflicts_total", "counter", "Times the node was found writable while another node was taken for the newest primary (or none could be told newest), by the node not taken.")
 	for _, k := range sortedKeys(conflicts) {
-		fmt.Fprintf(&b, "agbench_listener_primary_conflicts_total{node=%q} %d\n", k, conflicts[k])
+		fmt.Fprintf(b, "agbench_listener_primary_conflicts_total{node=%q} %d\n", k, conflicts[k])
 	}
 	st := l.health.status()
-	family(&b, "agbench_listener_backend_up", "gauge", "1 when the last health probes of the node succeeded.")
+	family(b, "agbench_listener_backend_up", "gauge", "1 when the last health probes of the node succeeded.")
 	for _, n := range st {
-		fmt.Fprintf(&b, "agbench_listener_backend_up{node=%q} %d\n", n.Name, b2i(n.Up))
+		fmt.Fprintf(b, "agbench_listener_backend_up{node=%q} %d\n", n.Name, b2i(n.Up))
 	}
-	family(&b, "agbench_listener_backend_primary", "gauge", "1 for the node the listener takes for the primary.")
+	family(b, "agbench_listener_backend_primary", "gauge", "1 for the node the listener takes for the primary.")
 	for _, n := range st {
-		fmt.Fprintf(&b, "agbench_listener_backend_primary{node=%q} %d\n", n.Name, b2i(n.Role == routing.RolePrimary.String()))
+		fmt.Fprintf(b, "agbench_listener_backend_primary{node=%q} %d\n", n.Name, b2i(n.Role == routing.RolePrimary.String()))
 	}
-	family(&b, "agbench_listener_backend_stale_primary", "gauge", "1 for a writable node that is not taken for the primary: it takes no session.")
+	family(b, "agbench_listener_backend_stale_primary", "gauge", "1 for a writable node that is not taken for the primary: it takes no session.")
 	for _, n := range st {
-		fmt.Fprintf(&b, "agbench_listener_backend_stale_primary{node=%q} %d\n", n.Name, b2i(n.Role == routing.RoleStalePrimary.String()))
+		fmt.Fprintf(b, "agbench_listener_backend_stale_primary{node=%q} %d\n", n.Name, b2i(n.Role == routing.RoleStalePrimary.String()))
 	}
-	family(&b, "agbench_listener_backend_refusing", "gauge", "1 for a node out of routing until its next good probe because it refused a session at startup.")
+	family(b, "agbench_listener_backend_refusing", "gauge", "1 for a node out of routing until its next good probe because it refused a session at startup.")
 	for _, n := range st {
-		fmt.Fprintf(&b, "agbench_listener_backend_refusing{node=%q} %d\n", n.Name, b2i(n.Refusing != ""))
+		fmt.Fprintf(b, "agbench_listener_backend_refusing{node=%q} %d\n", n.Name, b2i(n.Refusing != ""))
 	}
-	family(&b, "agbench_listener_backend_timeline", "gauge", "The timeline a writable node writes on (absent for standbys and when the probe login may not read it).")
+	family(b, "agbench_listener_backend_timeline", "gauge", "The timeline a writable node writes on (absent for standbys and when the probe login may not read it).")
 	for _, n := range st {
 		if n.Timeline != nil {
-			fmt.Fprintf(&b, "agbench_listener_backend_timeline{node=%q} %d\n", n.Name, *n.Timeline)
+			fmt.Fprintf(b, "agbench_listener_backend_timeline{node=%q} %d\n", n.Name, *n.Timeline)
 		}
 	}
-	family(&b, "agbench_listener_backend_lag_seconds", "gauge", "How long the standby's replay has been behind the primary (absent where not measured: the primary, nodes down, a standby before the primary's WAL positions are known; /status says why).")
+	family(b, "agbench_listener_backend_lag_seconds", "gauge", "How long the standby's replay has been behind the primary (absent where not measured: the primary, nodes down, a standby before the primary's WAL positions are known; /status says why).")
 	for _, n := range st {
 		if n.LagSeconds != nil {
-			fmt.Fprintf(&b, "agbench_listener_backend_lag_seconds{node=%q} %g\n", n.Name, *n.LagSeconds)
+			fmt.Fprintf(b, "agbench_listener_backend_lag_seconds{node=%q} %g\n", n.Name, *n.LagSeconds)
 		}
 	}
-	_, _ = io.WriteString(w, b.String())
 }
 
 func family(b *strings.Builder, name, typ, help string) {

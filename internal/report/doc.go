@@ -9,6 +9,6 @@
 // (steps, variants, counters, series, analysis), never on a list of workload names. It must
 // not import the runner, workloads, samplers, the cluster or the command layer.
 //
-// Imports from agbench: only internal/analyze, internal/atomicfile, internal/render, internal/result,
+// Imports from agbench: only internal/agerr, internal/analyze, internal/atomicfile, internal/render, internal/result,
 // internal/stats, internal/table, internal/units.
 package report

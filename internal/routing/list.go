@@ -277,3 +277,12 @@ func (l List) Check(known []string) error {
 	}
 	return nil
 }
+
+// ParseFor parses a list and checks it against the nodes it may name.
+func ParseFor(s string, known []string) (List, error) {
+	l, err := Parse(s)
+	if err == nil {
+		err = l.Check(known)
+	}
+	return l, err
+}

@@ -100,6 +100,21 @@ func TestCheckUnknownNode(t *testing.T) {
 	}
 }
 
+func TestParseFor(t *testing.T) {
+	known := []string{"primary", "standby1"}
+	var se *SyntaxError
+	var ue *UnknownNodeError
+	if _, err := ParseFor("(('standby1'", known); !errors.As(err, &se) {
+		t.Errorf("a bad list: %v; want a syntax error", err)
+	}
+	if _, err := ParseFor("('standby2','primary')", known); !errors.As(err, &ue) || ue.Name != "standby2" {
+		t.Errorf("an unknown node: %v", err)
+	}
+	if l, err := ParseFor("('standby1','primary')", known); err != nil || l.String() != "('standby1','primary')" {
+		t.Errorf("a good list: %v %v", l, err)
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"(('standby1','standby2'),'primary')", "'a'", "(N'x''y')", "((", "('a',('b'))", "('ñ')"} {
 		f.Add(s)
