@@ -60,12 +60,20 @@ func postmasterCmdline(args []string, binary, dataDir string) error {
 	if filepath.Clean(args[0]) != filepath.Clean(binary) {
 		return fmt.Errorf("runs %q, not this cluster's %s", args[0], binary)
 	}
-	for i, a := range args {
-		if a == "-D" && i+1 < len(args) && filepath.Clean(args[i+1]) == filepath.Clean(dataDir) {
-			return nil
-		}
+	if dataDirArg(args, dataDir) {
+		return nil
 	}
 	return fmt.Errorf("is not the postmaster of %s (%s)", dataDir, strings.Join(args, " "))
+}
+
+// dataDirArg reports whether a command line gives "-D dataDir".
+func dataDirArg(args []string, dataDir string) bool {
+	for i, a := range args {
+		if a == "-D" && i+1 < len(args) && filepath.Clean(args[i+1]) == filepath.Clean(dataDir) {
+			return true
+		}
+	}
+	return false
 }
 
 func under(path, dir string) bool {

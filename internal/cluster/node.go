@@ -166,7 +166,10 @@ func (t *Topology) nodeRunning(n *Node) bool {
 	return postmasterPID(n.DataDir) > 0
 }
 
-// postmasterPID returns the pid of a live postmaster of dataDir, or 0.
+// postmasterPID returns the pid of a live postmaster of dataDir, or 0. The pid is taken from
+// postmaster.pid only when that process runs on dataDir: a lock file left by a postmaster
+// that died can name a pid the system has since given to another process, which nothing
+// here may stop.
 func postmasterPID(dataDir string) int {
 	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
 	if err != nil {
@@ -178,6 +181,9 @@ func postmasterPID(dataDir string) int {
 		return 0
 	}
 	if !Alive(pid) {
+		return 0
+	}
+	if args, err := proc.Cmdline(proc.Root, pid); err != nil || !dataDirArg(args, dataDir) {
 		return 0
 	}
 	return pid
