@@ -152,107 +152,145 @@ func (k *worker) runUring() error {
 	}
 	defer r.close()
 	defer func() { k.enters, k.maxBatch = r.enters, r.maxBatch }()
-	bufs := make([][]byte, k.qd)
-	for i := range bufs {
-		bufs[i] = k.slot(i)
-	}
-	fixedBufs := r.registerBuffers(bufs) == nil
-	fixedFile := r.registerFile(k.fd) == nil
-	fd := int32(k.fd)
-	if fixedFile {
-		fd = 0
-	}
-	rdOp, wrOp := uint8(uringOpRead), uint8(uringOpWrite)
-	if fixedBufs {
-		rdOp, wrOp = uringOpReadFixed, uringOpWriteFixed
-	}
-	slots := make([]inflight, k.qd)
-	free := make([]int, k.qd)
-	for i := range free {
-		free[i] = k.qd - 1 - i
-	}
-	n := 0
-	var done int64
-	stopping := false
-	reap := func(ud uint64, res int32) {
-		s := &slots[ud]
-		free = append(free, int(ud))
-		n--
-		switch {
-		case res < 0:
-			if k.rec.err == nil {
-				k.rec.err = fmt.Errorf("%s at offset %d: %w", opName(s.req.write), s.req.off, unix.Errno(-res))
-			}
-			stopping = true
-			return
-		case int64(res) != s.req.size:
-			if k.rec.err == nil {
-				k.rec.err = fmt.Errorf("short %s at offset %d: %d of %d bytes", opName(s.req.write), s.req.off, res, s.req.size)
-			}
-			stopping = true
-			return
-		}
-		k.checked(bufs[ud][:s.req.size], s.req)
-		k.rec.record(s.req.write, s.req.size, s.submit, done)
-	}
-	var seq int64
+	u := newUringRun(k, r)
 	for {
 		now := k.clk.now()
-		live := !stopping && now < k.win.end.Load()
-		for live && len(free) > 0 {
-			if r.pending > 0 {
-				// Another slot is free: send the IO queued before on its own, now.
-				if err := r.submit(); err != nil {
-					if k.rec.err == nil {
-						k.rec.err = err
-					}
-					return nil
-				}
-				now = k.clk.now()
-			}
-			submit := now
-			if k.period > 0 {
-				due := k.due(seq)
-				if due > now {
-					break
-				}
-				if now-due > k.period {
-					k.rec.late++
-				}
-				submit = due
-			}
-			seq++
-			i := free[len(free)-1]
-			free = free[:len(free)-1]
-			req := k.pick.next()
-			b := bufs[i][:req.size]
-			k.prepare(b, req)
-			op := rdOp
-			if req.write {
-				op = wrOp
-			}
-			r.queue(op, fixedFile, fd, b, int(req.size), req.off, uint16(i), 0, uint64(i))
-			slots[i] = inflight{req, submit}
-			n++
+		live := !u.stopping && now < k.win.end.Load()
+		now, ok := u.fill(live, now)
+		if !ok {
+			return nil
 		}
-		if n == 0 {
+		if u.n == 0 {
 			if !live {
 				return nil
 			}
-			k.sleepUntil(k.due(seq))
+			k.sleepUntil(k.due(u.seq))
 			continue
 		}
 		var timeout int64
-		if live && k.period > 0 && len(free) > 0 {
-			timeout = max(k.due(seq)-now, 1000)
+		if live && k.period > 0 && len(u.free) > 0 {
+			timeout = max(k.due(u.seq)-now, 1000)
 		}
 		if err := r.enter(1, timeout); err != nil {
-			if k.rec.err == nil {
-				k.rec.err = err
-			}
+			k.fail(err)
 			return nil
 		}
-		done = k.clk.now()
-		r.reap(reap)
+		u.done = k.clk.now()
+		r.reap(u.reap)
 	}
+}
+
+// fail keeps the worker's first error.
+func (k *worker) fail(err error) {
+	if k.rec.err == nil {
+		k.rec.err = err
+	}
+}
+
+// uringRun is one worker's ring and its slots: which are free, what each one in flight
+// carries, and how many IOs were issued.
+type uringRun struct {
+	k          *worker
+	r          *ring
+	bufs       [][]byte
+	fixedFile  bool
+	fd         int32
+	rdOp, wrOp uint8
+	slots      []inflight
+	free       []int
+	// n is the IOs in flight, seq the IOs issued; done is when the last enter returned.
+	n        int
+	seq      int64
+	done     int64
+	stopping bool
+}
+
+// newUringRun registers the worker's buffers and file with the ring where the kernel
+// allows it, and frees every slot.
+func newUringRun(k *worker, r *ring) *uringRun {
+	u := &uringRun{k: k, r: r, bufs: make([][]byte, k.qd), fd: int32(k.fd), rdOp: uringOpRead, wrOp: uringOpWrite}
+	for i := range u.bufs {
+		u.bufs[i] = k.slot(i)
+	}
+	fixedBufs := r.registerBuffers(u.bufs) == nil
+	u.fixedFile = r.registerFile(k.fd) == nil
+	if u.fixedFile {
+		u.fd = 0
+	}
+	if fixedBufs {
+		u.rdOp, u.wrOp = uringOpReadFixed, uringOpWriteFixed
+	}
+	u.slots = make([]inflight, k.qd)
+	u.free = make([]int, k.qd)
+	for i := range u.free {
+		u.free[i] = k.qd - 1 - i
+	}
+	return u
+}
+
+// fill queues an IO into every free slot while the window is live (at a fixed rate, only
+// the IOs due by now), first sending the IO queued before on its own enter. It returns the
+// clock's reading after the last enter, and false when an enter failed.
+func (u *uringRun) fill(live bool, now int64) (int64, bool) {
+	k := u.k
+	for live && len(u.free) > 0 {
+		if u.r.pending > 0 {
+			// Another slot is free: send the IO queued before on its own, now.
+			if err := u.r.submit(); err != nil {
+				k.fail(err)
+				return now, false
+			}
+			now = k.clk.now()
+		}
+		submit := now
+		if k.period > 0 {
+			due := k.due(u.seq)
+			if due > now {
+				break
+			}
+			if now-due > k.period {
+				k.rec.late++
+			}
+			submit = due
+		}
+		u.seq++
+		u.queue(submit)
+	}
+	return now, true
+}
+
+// queue puts the next IO into a free slot, timed from submit.
+func (u *uringRun) queue(submit int64) {
+	i := u.free[len(u.free)-1]
+	u.free = u.free[:len(u.free)-1]
+	req := u.k.pick.next()
+	b := u.bufs[i][:req.size]
+	u.k.prepare(b, req)
+	op := u.rdOp
+	if req.write {
+		op = u.wrOp
+	}
+	u.r.queue(op, u.fixedFile, u.fd, b, int(req.size), req.off, uint16(i), 0, uint64(i))
+	u.slots[i] = inflight{req, submit}
+	u.n++
+}
+
+// reap takes one completion: it frees the slot, and records the IO or stops the worker on
+// an error or a short transfer.
+func (u *uringRun) reap(ud uint64, res int32) {
+	k, s := u.k, &u.slots[ud]
+	u.free = append(u.free, int(ud))
+	u.n--
+	switch {
+	case res < 0:
+		k.fail(fmt.Errorf("%s at offset %d: %w", opName(s.req.write), s.req.off, unix.Errno(-res)))
+		u.stopping = true
+		return
+	case int64(res) != s.req.size:
+		k.fail(fmt.Errorf("short %s at offset %d: %d of %d bytes", opName(s.req.write), s.req.off, res, s.req.size))
+		u.stopping = true
+		return
+	}
+	k.checked(u.bufs[ud][:s.req.size], s.req)
+	k.rec.record(s.req.write, s.req.size, s.submit, u.done)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,31 +32,73 @@ func (s *seeding) appName() string { return "agbench_seed_" + s.node.Name }
 // through the new standby's slot, times the checkpoint and then the phase named transfer,
 // and polls the server's progress meanwhile.
 func (s *seeding) baseBackup(ctx context.Context, dir, format, transfer string) error {
-	t, p := s.topo, s.topo.Primary()
+	if err := s.makeParent(dir); err != nil {
+		return err
+	}
+	p := s.topo.Primary()
+	host, port := p.Host, p.Port
+	if !s.o.NoWireMeter {
+		var stop func()
+		var err error
+		if host, port, stop, err = s.meterWire(); err != nil {
+			return err
+		}
+		defer stop()
+	}
+	cmd, stderr := s.baseBackupCmd(ctx, dir, format, host, port)
+	if err := s.runBackup(ctx, cmd, transfer); err != nil {
+		return err
+	}
+	if err := cmd.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("pg_basebackup stopped: %w", ctx.Err())
+		}
+		return fmt.Errorf("pg_basebackup: %v: %s", err, lastLines(stderr.String(), 5))
+	}
+	// The server's last progress reading may be up to a poll interval old; the manifest
+	// has the exact bytes of the files.
+	if n, err := manifestBytesOf(filepath.Join(dir, "backup_manifest")); err == nil {
+		s.streamed.Store(n)
+	} else {
+		s.rep.Warnings = append(s.rep.Warnings, "streamed bytes from the last progress reading: "+err.Error())
+	}
+	return nil
+}
+
+// makeParent makes the folder dir goes into, owned by the server's OS user (the folder
+// only, not what is in it).
+func (s *seeding) makeParent(dir string) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return err
 	}
-	if u := t.OSUser; u.Switch { // the folder only, not what is in it
-		if err := os.Chown(filepath.Dir(dir), u.UID, u.GID); err != nil {
-			return err
-		}
+	if u := s.topo.OSUser; u.Switch {
+		return os.Chown(filepath.Dir(dir), u.UID, u.GID)
 	}
-	host, port := p.Host, p.Port
-	if !s.o.NoWireMeter {
-		w, err := newWireMeter(net.JoinHostPort(p.Host, strconv.Itoa(p.Port)))
-		if err != nil {
-			return err
-		}
-		defer w.Close()
-		host, port = "127.0.0.1", w.Port()
-		s.m.setWire(func() int64 { base, _, _ := w.Bytes(); return base })
-		defer func() {
-			w.Close()
-			base, wal, _ := w.Bytes()
-			s.rep.WireBytes, s.rep.WALWireBytes = base, wal
-			s.m.setWire(nil)
-		}()
+	return nil
+}
+
+// meterWire starts the counting relay to the primary and returns where pg_basebackup is to
+// connect, and the function that stops the relay and reports the bytes it counted.
+func (s *seeding) meterWire() (string, int, func(), error) {
+	p := s.topo.Primary()
+	w, err := newWireMeter(net.JoinHostPort(p.Host, strconv.Itoa(p.Port)))
+	if err != nil {
+		return "", 0, nil, err
 	}
+	s.m.setWire(func() int64 { base, _, _ := w.Bytes(); return base })
+	return "127.0.0.1", w.Port(), func() {
+		w.Close()
+		base, wal, _ := w.Bytes()
+		s.rep.WireBytes, s.rep.WALWireBytes = base, wal
+		s.m.setWire(nil)
+		w.Close()
+	}, nil
+}
+
+// baseBackupCmd is the pg_basebackup command into dir over host:port, and the buffer of
+// its stderr.
+func (s *seeding) baseBackupCmd(ctx context.Context, dir, format, host string, port int) (*exec.Cmd, *bytes.Buffer) {
+	t := s.topo
 	conn := fmt.Sprintf("host=%s port=%d user=%s application_name=%s sslmode=disable", host, port, t.Superuser, s.appName())
 	args := []string{"-d", conn, "-D", dir, "-F", format, "-X", "stream", "-S", s.node.Slot,
 		"-c", "fast", "--progress", "--no-password"}
@@ -75,7 +118,13 @@ func (s *seeding) baseBackup(ctx context.Context, dir, format, transfer string) 
 	// Stop the whole process group (pg_basebackup forks a WAL streamer) politely first.
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = stopGrace
+	return cmd, &stderr
+}
 
+// runBackup starts pg_basebackup, meters it through the checkpoint and the transfer while
+// the server's progress is polled, and returns once it has exited, not yet reaped (the
+// caller's cmd.Wait), so that the meter read the exited process's totals.
+func (s *seeding) runBackup(ctx context.Context, cmd *exec.Cmd, transfer string) error {
 	s.m.enter(PhaseCheckpoint)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("pg_basebackup: %w", err)
@@ -87,7 +136,6 @@ func (s *seeding) baseBackup(ctx context.Context, dir, format, transfer string) 
 		defer close(polled)
 		s.pollBackup(pollCtx, transfer)
 	}()
-	// Wait for the exit without reaping, so that the meter reads the exited process's totals.
 	var info unix.Siginfo
 	for {
 		err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
@@ -102,20 +150,6 @@ func (s *seeding) baseBackup(ctx context.Context, dir, format, transfer string) 
 	}
 	s.m.finishReceiver()
 	s.m.watchSender(0)
-	err := cmd.Wait()
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("pg_basebackup stopped: %w", ctx.Err())
-		}
-		return fmt.Errorf("pg_basebackup: %v: %s", err, lastLines(stderr.String(), 5))
-	}
-	// The server's last progress reading may be up to a poll interval old; the manifest
-	// has the exact bytes of the files.
-	if n, err := manifestBytesOf(filepath.Join(dir, "backup_manifest")); err == nil {
-		s.streamed.Store(n)
-	} else {
-		s.rep.Warnings = append(s.rep.Warnings, "streamed bytes from the last progress reading: "+err.Error())
-	}
 	return nil
 }
 
