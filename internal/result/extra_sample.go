@@ -56,10 +56,12 @@ const (
 	// LagFromStatReplication: the primary's pg_stat_replication (write/flush/replay lag and
 	// replay_lsn), which needs pg_read_all_stats (or pg_monitor, which includes it).
 	LagFromStatReplication = "pg_stat_replication"
-	// LagFromReplayLSN: bytes behind = the primary's pg_current_wal_lsn() − the standby's
-	// own pg_last_wal_replay_lsn(); seconds = the time since the standby's
-	// pg_last_xact_replay_timestamp() while it is behind. Any login may call both.
-	LagFromReplayLSN = "replay_lsn"
+	// LagFromPositions: bytes behind = the primary's pg_current_wal_lsn() − the standby's
+	// own pg_last_wal_replay_lsn(); seconds = since the primary was last at the standby's
+	// replay position, from the primary's position read ten times a second (0 at the
+	// primary's position: time the primary wrote nothing is no lag). Any login may call
+	// both.
+	LagFromPositions = "wal_positions"
 )
 
 // StandbyLag is how one standby's lag was measured from its primary, or why it was not.

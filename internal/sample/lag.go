@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/agbench/agbench/internal/result"
 )
@@ -29,24 +30,24 @@ func (p *PG) lag(st *result.Step, extra result.SampleStep) {
 		sn := extra.Nodes[n.info.Name]
 		for _, name := range slices.Sorted(maps.Keys(n.prev.standbys)) {
 			l := result.StandbyLag{Standby: name, Method: result.LagFromStatReplication}
-			if _, ok := n.lagLast[name]; !ok {
-				l.Absent = fmt.Sprintf("replay lag of %s not measured: pg_stat_replication on %s showed it NULL at every read of the window (it does before the walsender's first lag sample, and once the standby has replayed all WAL with none since)", name, n.info.Name)
+			if len(n.lagReads[name]) == 0 {
+				l.Absent = fmt.Sprintf("replay lag of %s not measured: pg_stat_replication on %s showed it NULL while the standby was behind at every read of the window (it does before the walsender's first lag sample)", name, n.info.Name)
 			}
 			sn.Lag = append(sn.Lag, l)
 		}
 		if n.prev.hiddenStandbys > 0 || !n.info.ReadAllStats {
-			sn.Lag = append(sn.Lag, p.lagFromReplayLSN(st, n, primaries, standbys)...)
+			sn.Lag = append(sn.Lag, p.lagFromPositions(st, n, primaries, standbys)...)
 		}
 		extra.Nodes[n.info.Name] = sn
 	}
 }
 
-// lagFromReplayLSN measures, for a primary whose login lacks pg_read_all_stats, each
-// sampled standby's lag from positions any login may read: bytes behind = the primary's
-// pg_current_wal_lsn() − the standby's pg_last_wal_replay_lsn(), and, while it is behind,
-// seconds since the commit time of the last transaction it replayed. With several
-// primaries it cannot tell whose standby is whose, and says so.
-func (p *PG) lagFromReplayLSN(st *result.Step, n *pgNode, primaries, standbys []*pgNode) []result.StandbyLag {
+// lagFromPositions measures, for a primary whose login lacks pg_read_all_stats, each
+// sampled standby's lag from positions any login may read (positions.go): at each of the
+// standby's readings, bytes behind = the primary's pg_current_wal_lsn() − the standby's
+// pg_last_wal_replay_lsn(), and seconds = since the primary was last at the standby's
+// position. With several primaries it cannot tell whose standby is whose, and says so.
+func (p *PG) lagFromPositions(st *result.Step, n *pgNode, primaries, standbys []*pgNode) []result.StandbyLag {
 	why := fmt.Sprintf("the login %s lacks pg_read_all_stats (pg_monitor includes it), so pg_stat_replication's lag columns are NULL for it", n.info.Login)
 	absent := func(reason string) []result.StandbyLag {
 		msg := fmt.Sprintf("replication lag not measured on %s: %s; %s", n.info.Name, why, reason)
@@ -61,40 +62,59 @@ func (p *PG) lagFromReplayLSN(st *result.Step, n *pgNode, primaries, standbys []
 	case len(primaries) > 1:
 		return absent("with several primaries sampled, their standbys cannot be told apart")
 	}
+	hist := primaryHistory(n.positions)
+	end := st.Window.End
+	if end.IsZero() {
+		end = n.prev.at
+	}
 	var out []result.StandbyLag
-	f, l := n.first, n.prev
-	secs := l.at.Sub(f.at).Seconds()
 	for _, s := range standbys {
-		pre := result.PGStandbyFigure(s.info.Name, "")
-		behind := sub64(l.lsn, s.prev.lsn)
-		st.Counters[result.PGName(n.info.Name, pre+"behind_mb")] = float64(behind) / 1e6
-		lagEnd, okEnd := replayLag(behind, s.prev.sinceReplay)
-		lag := result.StandbyLag{Standby: s.info.Name, Method: result.LagFromReplayLSN}
-		if okEnd {
-			st.Counters[result.PGName(n.info.Name, pre+result.PGReplayLagSeconds)] = lagEnd
-		} else {
-			lag.Absent = fmt.Sprintf("replay lag in seconds of %s not measured: it is %d bytes behind and has replayed no transaction since it started", s.info.Name, behind)
-		}
-		if secs > 0 && !s.first.at.IsZero() {
-			st.Counters[result.PGName(n.info.Name, pre+"replay_mb_per_s")] = float64(sub64(s.prev.lsn, s.first.lsn)) / 1e6 / secs
-			if lagStart, ok := replayLag(sub64(f.lsn, s.first.lsn), s.first.sinceReplay); ok && okEnd {
-				st.Counters[result.PGName(n.info.Name, pre+result.PGReplayLagGrowth)] = (lagEnd - lagStart) / secs
-			}
-		}
-		out = append(out, lag)
+		out = append(out, p.standbyLag(st, n.info.Name, hist, s, end))
 	}
 	return out
 }
 
-// replayLag is a standby's replay lag in seconds from what it reports itself: 0 when it has
-// replayed all the primary's WAL, else the time since the last transaction it replayed
-// was committed; unknown when it is behind and has replayed none since it started.
-func replayLag(behind int64, sinceReplay *float64) (float64, bool) {
-	switch {
-	case behind <= 0:
-		return 0, true
-	case sinceReplay == nil:
-		return 0, false
+// standbyLag puts one standby's lag from positions in the step: its lag and bytes behind
+// as series from its readings of the statistics' interval, the window's figures
+// (windowLag) from all its readings of the window, and its replay rate.
+func (p *PG) standbyLag(st *result.Step, primary string, hist []posRead, s *pgNode, end time.Time) result.StandbyLag {
+	pre := result.PGStandbyFigure(s.info.Name, "")
+	name := func(fig string) string { return result.PGName(primary, pre+fig) }
+	series := map[string]*result.TimeSeries{}
+	var reads []lagRead
+	for _, r := range s.positions {
+		if r.at.Before(s.start) || !r.inRecovery {
+			continue
+		}
+		v, ok := lagAt(hist, r.at, r.lsn)
+		if !ok {
+			continue
+		}
+		behind, _ := behindAt(hist, r.at, r.lsn)
+		reads = append(reads, lagRead{at: r.at, lag: v, behind: behind})
+		if r.stat {
+			result.AddPoint(series, pre+result.PGReplayLagSeconds, "s", s.start, r.at, v)
+			result.AddPoint(series, pre+"behind_mb", "MB", s.start, r.at, float64(behind)/1e6)
+		}
 	}
-	return max(*sinceReplay, 0), true
+	for k, ts := range series {
+		st.Series[result.PGName(primary, k)] = *ts
+	}
+	last, growth, grew, ok := windowLag(reads, end)
+	if !ok {
+		why := "no position of it was read in the window"
+		if len(hist) > 0 {
+			why = fmt.Sprintf("it was behind the first position of %s the sampler read, %.1f s before the window's end, so it was more than that behind", primary, end.Sub(hist[0].at).Seconds())
+		}
+		return result.StandbyLag{Standby: s.info.Name, Absent: fmt.Sprintf("replay lag of %s not measured: %s", s.info.Name, why)}
+	}
+	st.Counters[name(result.PGReplayLagSeconds)] = last.lag
+	st.Counters[name("behind_mb")] = float64(last.behind) / 1e6
+	if grew {
+		st.Counters[name(result.PGReplayLagGrowth)] = growth
+	}
+	if secs := s.prev.at.Sub(s.first.at).Seconds(); secs > 0 {
+		st.Counters[name("replay_mb_per_s")] = float64(sub64(s.prev.lsn, s.first.lsn)) / 1e6 / secs
+	}
+	return result.StandbyLag{Standby: s.info.Name, Method: result.LagFromPositions}
 }

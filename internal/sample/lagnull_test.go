@@ -2,6 +2,7 @@ package sample
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -12,57 +13,90 @@ import (
 	"github.com/agbench/agbench/internal/result"
 )
 
-// A standby caught up with no WAL since: pg_stat_replication shows its lag times NULL, and
-// the database sampler records its bytes behind (0) but no lag in seconds, neither as a
-// counter nor as a series: absent, not 0 s (it read NULL as 0 before), and its sample
-// section says why.
-func TestForgottenLagIsAbsent(t *testing.T) {
+// A read-only run on a standby caught up, with no WAL since: pg_stat_replication shows its
+// lag times NULL (they are forgotten once the standby has replayed all WAL), and the
+// replay timestamp is old. Caught up is a lag measured, of 0 s: the superuser's sampler
+// (pg_stat_replication, 0 bytes behind) and the ordinary login's (positions, watching both
+// nodes) each record replay_lag_s 0 with its source, and the analysis judges the standby
+// (it said "whether a standby fell behind was not judged" for the superuser's).
+func TestCaughtUpLagIsZero(t *testing.T) {
 	t.Parallel() // owns its cluster: it changes the standby's settings and needs it idle
 	h := clustertest.NewHandmade(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var st *result.Step
+	samplers := []struct {
+		login  string
+		nodes  []int
+		method string
+	}{
+		{clustertest.HandmadeAdmin, []int{0}, result.LagFromStatReplication},
+		{clustertest.HandmadeApp, []int{0, 1}, result.LagFromPositions},
+	}
+	steps := make([]*result.Step, len(samplers))
 	h.WhileLagForgotten(ctx, t, func() {
-		p, err := NewPG(ctx, []PGNode{{Name: "node0", ConnString: h.ConnString(0, clustertest.HandmadeAdmin)}}, PGOptions{})
-		if err != nil {
-			t.Fatal(err)
+		var ps []*PG
+		for _, s := range samplers {
+			var nodes []PGNode
+			for _, i := range s.nodes {
+				nodes = append(nodes, PGNode{Name: fmt.Sprintf("node%d", i), ConnString: h.ConnString(i, s.login)})
+			}
+			p, err := NewPG(ctx, nodes, PGOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close(context.Background())
+			ps = append(ps, p)
 		}
-		defer p.Close(context.Background())
-		st = &result.Step{Window: result.Window{Start: time.Now()}}
-		if err := p.Start(ctx, st); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(1500 * time.Millisecond) // a few readings; the window's length does not matter
-		st.Window.End = time.Now()
-		if err := p.Stop(ctx, st); err != nil {
-			t.Fatal(err)
-		}
-	})
-	behind := 0
-	for k, v := range st.Counters {
-		if _, _, fig, ok := result.ParsePGStandby(k); ok {
-			switch {
-			case fig == "behind_mb":
-				behind++
-				if v != 0 {
-					t.Errorf("%s = %v, want 0 (caught up)", k, v)
-				}
-			case strings.HasSuffix(fig, "_lag_s") || fig == result.PGReplayLagGrowth:
-				t.Errorf("counter %s = %v from lag times that were NULL", k, v)
+		for i, p := range ps {
+			steps[i] = &result.Step{VUs: 1, Window: result.Window{Start: time.Now()}, Ops: map[string]*result.Op{"q": {Count: 100}}, Complete: true}
+			if err := p.Start(ctx, steps[i]); err != nil {
+				t.Fatal(err)
 			}
 		}
-	}
-	if behind != 1 {
-		t.Errorf("%d standbys' bytes behind recorded, want 1: %v", behind, st.Counters)
-	}
-	for k := range st.Series {
-		if strings.HasSuffix(k, "_lag_s") && strings.Contains(k, ".standby.") {
-			t.Errorf("series %s from lag times that were NULL", k)
+		time.Sleep(1500 * time.Millisecond) // a few readings; the window's length does not matter
+		for i, p := range ps {
+			steps[i].Window.End = time.Now()
+			if err := p.Stop(ctx, steps[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	for i, s := range samplers {
+		st := steps[i]
+		for k := range st.Series {
+			if strings.HasSuffix(k, "_lag_s") && strings.Contains(k, ".standby.") && !strings.HasSuffix(k, result.PGReplayLagSeconds) {
+				t.Errorf("%s: series %s from lag times that were NULL", s.login, k)
+			}
+		}
+		x, err := st.Sample()
+		if err != nil || x == nil || len(x.Nodes["node0"].Lag) != 1 {
+			t.Fatalf("%s: sample section %+v %v", s.login, x, err)
+		}
+		l := x.Nodes["node0"].Lag[0]
+		var lag, behind *float64
+		for k, v := range st.Counters {
+			if _, _, fig, ok := result.ParsePGStandby(k); ok && fig == result.PGReplayLagSeconds {
+				lag = &v
+			} else if ok && fig == "behind_mb" {
+				behind = &v
+			}
+		}
+		t.Logf("%s: lag %+v, %v s, %v MB behind", s.login, l, deref(lag), deref(behind))
+		if l.Method != s.method || l.Absent != "" || lag == nil || *lag != 0 || behind == nil || *behind != 0 {
+			t.Errorf("%s: lag %+v, %v s, %v MB behind; want 0 s measured by %s", s.login, l, deref(lag), deref(behind), s.method)
+		}
+		e := evidenceOfStep(t, st)
+		if e.LagAbsent != "" || e.Standby == "" || e.ReplayLagSec != 0 {
+			t.Errorf("%s: evidence standby %q lag %v absent %q", s.login, e.Standby, e.ReplayLagSec, e.LagAbsent)
 		}
 	}
-	if x, err := st.Sample(); err != nil || len(x.Nodes["node0"].Lag) != 1 || !strings.Contains(x.Nodes["node0"].Lag[0].Absent, "NULL at every read") {
-		t.Errorf("the step does not say why the lag is absent: %+v %v", x, err)
+}
+
+func deref(v *float64) any {
+	if v == nil {
+		return "absent"
 	}
+	return *v
 }
 
 // pg_stat_replication forgets a standby's lag (NULL) once the standby has replayed all WAL
@@ -79,17 +113,26 @@ func TestLagForgottenBeforeTheLastRead(t *testing.T) {
 		lag     float64
 		growth  float64
 		absent  bool
+		// caughtUp: at which reads the standby was at the primary's position ("end": the
+		// last, "all")
+		caughtUp string
 	}{
 		{name: "measured, forgotten at the end", lags: []*float64{ptr(0.2), ptr(0.4), ptr(0.6), nil}, standby: "s1", lag: 0.6, growth: 0.2},
 		{name: "measured once, mid-window", lags: []*float64{nil, ptr(0.3), nil}, standby: "s1", lag: 0.3},
 		{name: "measured at every read", lags: []*float64{ptr(0.2), ptr(0.1), ptr(0.5)}, standby: "s1", lag: 0.5, growth: 0.15},
 		{name: "never measured", lags: []*float64{nil, nil, nil}, absent: true},
+		{name: "caught up at the end", lags: []*float64{ptr(0.2), ptr(0.4), nil}, caughtUp: "end", standby: "s1", lag: 0, growth: -0.1},
+		{name: "caught up throughout", lags: []*float64{nil, nil}, caughtUp: "all", standby: "s1", lag: 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			reads := make([]pgCounters, len(c.lags))
 			for i, lag := range c.lags {
-				reads[i] = pgCounters{at: t0.Add(time.Duration(i) * time.Second), lsn: int64(i) * 1e6, io: &ioCounters{},
-					standbys: map[string]standbyState{"s1": {replayLag: lag, replayLSN: int64(i) * 1e6}}}
+				behind := int64(1e5) // behind: a NULL lag is not measured
+				if c.caughtUp == "all" || c.caughtUp == "end" && i == len(c.lags)-1 {
+					behind = 0
+				}
+				reads[i] = pgCounters{at: t0.Add(time.Duration(i) * time.Second), lsn: int64(i)*1e6 + behind, io: &ioCounters{},
+					standbys: map[string]standbyState{"s1": {replayLag: lag, replayLSN: int64(i) * 1e6, behind: behind}}}
 			}
 			e, st := evidenceOfReads(t, reads)
 			if _, ok := st.Counters[result.PGStandbyName("db", "s1", result.PGReplayLagSeconds)]; ok == c.absent {
@@ -121,6 +164,12 @@ func evidenceOfReads(t *testing.T, reads []pgCounters) (analyze.Evidence, *resul
 	if err := p.Stop(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
+	return evidenceOfStep(t, st), st
+}
+
+// evidenceOfStep is the analysis's evidence of a step, read back from a result file.
+func evidenceOfStep(t *testing.T, st *result.Step) analyze.Evidence {
+	t.Helper()
 	r := &result.Result{Schema: result.SchemaVersion, Meta: result.Meta{Command: "stress"}, Steps: []result.Step{*st}, Complete: true}
 	dir := t.TempDir()
 	if _, err := result.Write(dir, r); err != nil {
@@ -134,5 +183,6 @@ func evidenceOfReads(t *testing.T, reads []pgCounters) (analyze.Evidence, *resul
 	if err != nil {
 		t.Fatal(err)
 	}
-	return run.Variants[0].Input.Evidence[0], &back.Steps[0]
+	*st = back.Steps[0]
+	return run.Variants[0].Input.Evidence[0]
 }

@@ -223,7 +223,7 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 		for k, s := range n.series {
 			st.Series[result.PGName(n.info.Name, k)] = *s
 		}
-		for k, v := range n.windowCounters() {
+		for k, v := range n.windowCounters(end) {
 			st.Counters[result.PGName(n.info.Name, k)] = v
 		}
 		info := n.info
@@ -263,9 +263,11 @@ type pgNode struct {
 	events      map[[3]string]int
 	waitSamples int
 	classTotal  map[string]int
-	// lagFirst and lagLast are each standby's first and last replay lag that a reading of
-	// the window measured (not NULL).
-	lagFirst, lagLast map[string]lagRead
+	// lagReads are each standby's replay lags that readings of the window measured in
+	// pg_stat_replication (lagOf), in the order read.
+	lagReads map[string][]lagRead
+	// positions are the node's WAL positions over time, across windows (positions.go).
+	positions []posRead
 	// roleChanges are the node's changes of role seen in the window (roles.go).
 	roleChanges []roleChange
 	// presence follows the standbys of its pg_stat_replication (presence.go).
@@ -326,7 +328,7 @@ func (n *pgNode) reset(start time.Time) {
 	n.series = map[string]*result.TimeSeries{}
 	n.bucket, n.bucketN = map[string]int{}, 0
 	n.events, n.classTotal, n.waitSamples = map[[3]string]int{}, map[string]int{}, 0
-	n.lagFirst, n.lagLast = map[string]lagRead{}, map[string]lagRead{}
+	n.lagReads = map[string][]lagRead{}
 	n.roleChanges = nil
 	n.presence = newPresence(start)
 }
@@ -336,28 +338,62 @@ func (n *pgNode) begin(c pgCounters) {
 	n.first, n.prev = c, c
 	n.presence.note(c)
 	n.noteLag(c)
+	n.notePosition(c.position(), true)
 }
 
-// lagRead is a standby's replay lag, in seconds, as one reading measured it.
+// lagRead is a standby's replay lag, in seconds, as one reading measured it, and (from
+// positions) the bytes it was behind then.
 type lagRead struct {
-	at  time.Time
-	lag float64
+	at     time.Time
+	lag    float64
+	behind int64
 }
 
-// noteLag keeps the replay lags a reading measured. pg_stat_replication shows NULL once a
-// standby has replayed all WAL in two replies running, so the last reading of a window,
-// taken after the load has ended, may not measure a standby that earlier ones did.
+// noteLag keeps the replay lags a reading measured (lagOf). pg_stat_replication shows NULL
+// before the walsender's first lag sample, so a reading may measure no lag of a standby
+// that others of the window did.
 func (n *pgNode) noteLag(c pgCounters) {
 	for name, s := range c.standbys {
-		if s.replayLag == nil {
-			continue
+		if lag, ok := s.lagOf(); ok {
+			n.lagReads[name] = append(n.lagReads[name], lagRead{at: c.at, lag: lag})
 		}
-		r := lagRead{at: c.at, lag: *s.replayLag}
-		if _, ok := n.lagFirst[name]; !ok {
-			n.lagFirst[name] = r
-		}
-		n.lagLast[name] = r
 	}
+}
+
+// lagOf is a standby's replay lag in pg_stat_replication: replay_lag, or 0 when it showed
+// NULL with the standby at the primary's WAL position (it does so once a standby has replayed
+// all WAL in two replies running: caught up is a lag measured, of 0); not measured when
+// replay_lag is NULL while the standby is behind (before the walsender's first lag sample).
+func (s standbyState) lagOf() (float64, bool) {
+	switch {
+	case s.replayLag != nil:
+		return *s.replayLag, true
+	case s.behind <= 0:
+		return 0, true
+	}
+	return 0, false
+}
+
+// windowLag is a standby's lag over the window from its reads: the read at the last
+// moment before the window's end (the load stops at the end, and a standby then catches
+// up; the last read there is taken when none before it measured), and the lag gained per
+// second from the first read to it (grew false: no two reads apart in time).
+func windowLag(reads []lagRead, end time.Time) (last lagRead, growth float64, grew, ok bool) {
+	if len(reads) == 0 {
+		return lagRead{}, 0, false, false
+	}
+	last = reads[len(reads)-1]
+	for i := len(reads) - 1; i >= 0; i-- {
+		if !reads[i].at.After(end) {
+			last = reads[i]
+			break
+		}
+	}
+	first := reads[0]
+	if last.at.After(first.at) {
+		return last, (last.lag - first.lag) / last.at.Sub(first.at).Seconds(), true, true
+	}
+	return last, 0, false, true
 }
 
 // queryTimeout bounds each sampling query; a server too slow to answer it is reported.
@@ -394,27 +430,37 @@ WHERE backend_type IN ('client backend', 'parallel worker') AND pid <> pg_backen
   AND state IN ('active', 'idle in transaction', 'idle in transaction (aborted)')
 GROUP BY 1, 2, 3`
 
+// sampleWaits reads the sessions' wait events and, in the same round trip, the node's WAL
+// position (positions.go).
 func (n *pgNode) sampleWaits(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	rows, err := n.conn.Query(ctx, waitsQuery)
-	if err != nil {
+	b := &pgx.Batch{}
+	var pos posRead
+	var lsn *int64
+	b.Queue(positionQuery).QueryRow(func(r pgx.Row) error { return r.Scan(&pos.inRecovery, &lsn) })
+	b.Queue(waitsQuery).Query(func(rows pgx.Rows) error {
+		var typ, event, state string
+		var count int
+		_, err := pgx.ForEachRow(rows, []any{&typ, &event, &state, &count}, func() error {
+			class := ClassifyWait(typ, event, state)
+			n.bucket[class] += count
+			n.classTotal[class] += count
+			if state != "active" {
+				event = state // idle in transaction: the client holds a transaction open
+			}
+			n.events[[3]string{typ, event, class}] += count
+			return nil
+		})
+		return err
+	})
+	before := time.Now()
+	if err := n.conn.SendBatch(ctx, b).Close(); err != nil {
 		return err
 	}
-	var typ, event, state string
-	var count int
-	_, err = pgx.ForEachRow(rows, []any{&typ, &event, &state, &count}, func() error {
-		class := ClassifyWait(typ, event, state)
-		n.bucket[class] += count
-		n.classTotal[class] += count
-		if state != "active" {
-			event = state // idle in transaction: the client holds a transaction open
-		}
-		n.events[[3]string{typ, event, class}] += count
-		return nil
-	})
-	if err != nil {
-		return err
+	if lsn != nil {
+		pos.at, pos.lsn = midpoint(before, time.Now()), *lsn
+		n.notePosition(pos, false)
 	}
 	n.bucketN++
 	n.waitSamples++
@@ -431,6 +477,7 @@ func (n *pgNode) record(c pgCounters) {
 	n.prev = c
 	n.presence.note(c)
 	n.noteLag(c)
+	n.notePosition(c.position(), true)
 	if !p.at.IsZero() && p.inRecovery != c.inRecovery {
 		n.roleChanges = append(n.roleChanges, roleChange{before: p.at, after: c.at, promoted: p.inRecovery})
 	}
@@ -449,10 +496,13 @@ func (n *pgNode) record(c pgCounters) {
 	}
 	for name, s := range c.standbys {
 		pre := result.PGStandbyFigure(name, "")
-		for fig, lag := range map[string]*float64{"write_lag_s": s.writeLag, "flush_lag_s": s.flushLag, result.PGReplayLagSeconds: s.replayLag} {
+		for fig, lag := range map[string]*float64{"write_lag_s": s.writeLag, "flush_lag_s": s.flushLag} {
 			if lag != nil {
 				n.add(pre+fig, "s", c.at, *lag)
 			}
+		}
+		if lag, ok := s.lagOf(); ok {
+			n.add(pre+result.PGReplayLagSeconds, "s", c.at, lag)
 		}
 		n.add(pre+"behind_mb", "MB", c.at, float64(s.behind)/1e6)
 		if ps, ok := p.standbys[name]; ok {
@@ -462,9 +512,9 @@ func (n *pgNode) record(c pgCounters) {
 }
 
 // windowCounters are the node's figures over the whole window: rates from the first and
-// last readings, mean sessions per wait class, and each standby's replay lag at the last
-// reading that measured it and its growth since the first that did.
-func (n *pgNode) windowCounters() map[string]float64 {
+// last readings, mean sessions per wait class, and each standby's replay lag and its growth
+// (windowLag).
+func (n *pgNode) windowCounters(end time.Time) map[string]float64 {
 	out := map[string]float64{
 		result.PGSharedBuffersBytes: float64(n.info.SharedBuffersBytes),
 		result.PGDatabaseBytes:      float64(n.info.DatabaseBytes),
@@ -485,10 +535,10 @@ func (n *pgNode) windowCounters() map[string]float64 {
 	out["checkpoints"] = float64(sub64(l.checkpoints, f.checkpoints))
 	for name, s := range l.standbys {
 		pre := result.PGStandbyFigure(name, "")
-		if last, ok := n.lagLast[name]; ok {
+		if last, growth, grew, ok := windowLag(n.lagReads[name], end); ok {
 			out[pre+result.PGReplayLagSeconds] = last.lag
-			if first := n.lagFirst[name]; last.at.After(first.at) {
-				out[pre+result.PGReplayLagGrowth] = (last.lag - first.lag) / last.at.Sub(first.at).Seconds()
+			if grew {
+				out[pre+result.PGReplayLagGrowth] = growth
 			}
 		}
 		out[pre+"behind_mb"] = float64(s.behind) / 1e6

@@ -2,7 +2,6 @@ package sample
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -224,15 +223,5 @@ func TestPGSamplerBadConnString(t *testing.T) {
 
 func waitFor(t *testing.T, ctx context.Context, c *pgx.Conn, countQuery string) {
 	t.Helper()
-	for i := 0; i < 200; i++ {
-		var n int
-		if err := c.QueryRow(ctx, countQuery).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Fatal(fmt.Sprintf("timed out waiting for %s", countQuery))
+	waitUntil(t, ctx, c, "SELECT ("+countQuery+") > 0")
 }

@@ -24,10 +24,17 @@ type pgCounters struct {
 	// rows whose positions and lags are NULL to it (it lacks pg_read_all_stats).
 	standbys       map[string]standbyState
 	hiddenStandbys int
-	// sinceReplay is, on a standby, the seconds since the commit time of the last
-	// transaction it replayed (pg_last_xact_replay_timestamp); nil when none was replayed
-	// since it started, and on a primary.
-	sinceReplay *float64
+	// posAt is the middle of the reading's round trip, when lsn was read (zero: at).
+	posAt time.Time
+}
+
+// position is the reading's WAL position, for the node's history (positions.go).
+func (c pgCounters) position() posRead {
+	at := c.posAt
+	if at.IsZero() {
+		at = c.at
+	}
+	return posRead{at: at, lsn: c.lsn, inRecovery: c.inRecovery}
 }
 
 // ioCounters are pg_stat_io's sums over backend types, objects and contexts.
@@ -57,8 +64,7 @@ const statsQuery = `SELECT coalesce(sum(xact_commit), 0)::bigint, coalesce(sum(x
   coalesce(sum(temp_bytes), 0)::bigint, coalesce(sum(deadlocks), 0)::bigint,
   coalesce(sum(blk_read_time), 0)::float8, coalesce(sum(blk_write_time), 0)::float8,
   pg_is_in_recovery(),
-  coalesce(pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END, '0/0'), 0)::bigint,
-  CASE WHEN pg_is_in_recovery() THEN extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())::float8 END
+  coalesce(pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END, '0/0'), 0)::bigint
 FROM pg_stat_database`
 
 // Checkpoint counters moved from pg_stat_bgwriter to pg_stat_checkpointer in 17.
@@ -96,7 +102,7 @@ func (n *pgNode) readCounters(ctx context.Context) (pgCounters, error) {
 	b := &pgx.Batch{}
 	b.Queue(statsQuery).QueryRow(func(r pgx.Row) error {
 		return r.Scan(&c.commits, &c.rollbacks, &c.blksRead, &c.blksHit, &c.tempBytes, &c.deadlocks,
-			&c.blkReadMs, &c.blkWriteMs, &c.inRecovery, &c.lsn, &c.sinceReplay)
+			&c.blkReadMs, &c.blkWriteMs, &c.inRecovery, &c.lsn)
 	})
 	ckpt := checkpointsQuery16
 	if n.info.VersionNum >= 170000 {
@@ -134,8 +140,10 @@ func (n *pgNode) readCounters(ctx context.Context) (pgCounters, error) {
 	})
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
+	before := time.Now()
 	err := n.conn.SendBatch(ctx, b).Close()
 	c.at = time.Now()
+	c.posAt = midpoint(before, c.at)
 	return c, err
 }
 
