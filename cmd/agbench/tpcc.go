@@ -15,6 +15,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/experiment"
+	"github.com/agbench/agbench/internal/privilege"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/target"
 	"github.com/agbench/agbench/internal/workload/tpcc"
@@ -74,8 +75,9 @@ func (r *resolved) connect(ctx context.Context) (*pgx.Conn, error) {
 }
 
 // resolveChecked resolves the target and checks it (the primary is a primary, the database
-// exists, the login is accepted) before anything is made or changed.
-func (t *tpccTarget) resolveChecked(ctx context.Context, a *app) (*resolved, error) {
+// exists, the login is accepted and holds what the command needs) before anything is made
+// or changed.
+func (t *tpccTarget) resolveChecked(ctx context.Context, a *app, needs privilege.Needs) (*resolved, error) {
 	r, err := t.resolve(a)
 	if err != nil {
 		return nil, err
@@ -83,12 +85,15 @@ func (t *tpccTarget) resolveChecked(ctx context.Context, a *app) (*resolved, err
 	if err := r.tgt.Check(ctx); err != nil {
 		return nil, err
 	}
+	if err := privilege.Check(ctx, r.tgt, needs); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
 // open resolves and checks the target and connects to its primary.
-func (t *tpccTarget) open(ctx context.Context, a *app) (*resolved, *pgx.Conn, error) {
-	r, err := t.resolveChecked(ctx, a)
+func (t *tpccTarget) open(ctx context.Context, a *app, needs privilege.Needs) (*resolved, *pgx.Conn, error) {
+	r, err := t.resolveChecked(ctx, a, needs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -120,11 +125,8 @@ functions (not with --mode client), ANALYZE and CHECKPOINT. The data is determin
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, _ := tpcc.ParseMode(mode)
-			r, err := t.resolve(a)
+			r, err := t.resolveChecked(cmd.Context(), a, experiment.TPCCBuildNeeds())
 			if err != nil {
-				return err
-			}
-			if err := r.tgt.Check(cmd.Context()); err != nil {
 				return err
 			}
 			o.NoFunctions = m == tpcc.ModeClient
@@ -231,7 +233,7 @@ func tpccCheckCmd(a *app) *cobra.Command {
 		Short: "Run the specification's consistency conditions (clause 3.3.2); exit 1 when one fails",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, conn, err := t.open(cmd.Context(), a)
+			_, conn, err := t.open(cmd.Context(), a, experiment.TPCCCheckNeeds())
 			if err != nil {
 				return err
 			}
@@ -281,7 +283,7 @@ func tpccDropCmd(a *app) *cobra.Command {
 		Short: "Drop schema tpcc and everything in it (also a half-built one)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, conn, err := t.open(cmd.Context(), a)
+			r, conn, err := t.open(cmd.Context(), a, experiment.TPCCDropNeeds())
 			if err != nil {
 				return err
 			}

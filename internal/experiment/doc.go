@@ -28,7 +28,7 @@
 // It must not import the command layer or the report (the report reads only result files).
 //
 // Imports from agbench: only internal/agerr, internal/analyze, internal/cluster,
-// internal/diskio, internal/drill, internal/listener, internal/measure, internal/result,
+// internal/diskio, internal/drill, internal/listener, internal/measure, internal/privilege, internal/result,
 // internal/runner, internal/sample, internal/seed, internal/target, internal/units,
 // internal/workload/....
 package experiment

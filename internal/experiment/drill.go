@@ -6,6 +6,7 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/drill"
+	"github.com/agbench/agbench/internal/privilege"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -45,11 +46,18 @@ func (d *Drill) Validate() error {
 // Sections is the drill's section, of the run and of every cycle.
 func (d *Drill) Sections() []string { return []string{result.ExtraDrill} }
 
-// Run runs the drill, each cycle recorded as a step as it ends.
+// Run runs the drill, each cycle recorded as a step as it ends. An observe drill on a
+// cluster agbench did not make first checks that its login may make the ledger.
 func (d *Drill) Run(ctx context.Context, r *Running) error {
-	if d.Endpoints != nil {
+	if e := d.Endpoints; e != nil {
 		// a cluster given by connection strings: its targets checked before the folder
-		if err := d.Endpoints.Check(ctx); err != nil {
+		if err := e.Check(ctx); err != nil {
+			return err
+		}
+		if len(e.Nodes) == 0 {
+			return agerr.BadInputf("drill: no endpoints")
+		}
+		if err := privilege.CheckServer(ctx, "--primary", e.Nodes[0].Conn, "drill --fault observe", drillNeeds()); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agbench/agbench/internal/privilege"
 	"github.com/agbench/agbench/internal/target"
 	"github.com/agbench/agbench/internal/workload/pgops"
 	"github.com/agbench/agbench/internal/workload/stress"
@@ -18,8 +19,12 @@ const replayWait = 5 * time.Minute
 
 // InitTable makes the demo table of rows rows on the primary when it does not exist, and
 // waits until the standbys have replayed it. It says whether it made the table, and how
-// long that took.
+// long that took. A login that may not make it is refused first (bad input naming the grant).
 func (l *Load) InitTable(ctx context.Context, name string, rows int64) (created bool, took time.Duration, err error) {
+	need := privilege.Needs{Command: l.Command + " --init", Primary: []privilege.Need{privilege.CreateTableIfMissing(name)}}
+	if err := privilege.Check(ctx, l.Target, need); err != nil {
+		return false, 0, err
+	}
 	c, err := target.Connect(ctx, l.Target.Primary, "agbench")
 	if err != nil {
 		return false, 0, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agbench/agbench/internal/privilege"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/workload/tpcc"
 )
@@ -21,13 +22,16 @@ type tpccSession struct {
 }
 
 // startTPCC starts what a tpcc run needs before its first step: the load's own listeners
-// (Start), the schema's metadata, the read-intent sessions' route (through an in-process
-// listener per routing variant, else to the listener with read intent or the standbys in
-// turn), the standbys caught up with the build when reads go there, a session to the
+// (Start), the logins' privileges checked (TPCCRunNeeds), the schema's metadata, the
+// read-intent sessions' route (through an in-process listener per routing variant, else to
+// the listener with read intent or the standbys in turn), the standbys caught up with the build when reads go there, a session to the
 // primary with room for the largest step, the result's configuration and the sampler.
 // Close the returned run, then the load.
 func startTPCC(ctx context.Context, l *Load, w *tpcc.Workload, names given) (*tpccSession, error) {
 	if err := l.Start(ctx); err != nil {
+		return nil, err
+	}
+	if err := privilege.Check(ctx, l.Target, TPCCRunNeeds(w.Mode == tpcc.ModeFunctions, w.ReadIntent)); err != nil {
 		return nil, err
 	}
 	meta, err := w.Prepare(ctx)

@@ -27,10 +27,10 @@ const (
 func (t *Target) Check(ctx context.Context) error {
 	var errs []error
 	if t.Primary != "" {
-		errs = append(errs, checkRole(ctx, t.primaryFlag(), t.Primary, false))
+		errs = append(errs, checkRole(ctx, t.FlagOfPrimary(), t.Primary, false))
 	}
 	for i, cs := range t.Standbys {
-		errs = append(errs, checkRole(ctx, t.standbyFlag(i), cs, true))
+		errs = append(errs, checkRole(ctx, t.FlagOfStandby(i), cs, true))
 	}
 	if t.Listener != "" {
 		errs = append(errs, checkReach(ctx, "--listener", t.Listener))
@@ -38,14 +38,17 @@ func (t *Target) Check(ctx context.Context) error {
 	return agerr.Join(errs...)
 }
 
-func (t *Target) primaryFlag() string {
+// FlagOfPrimary names the primary as the command line gave it, for messages: --primary,
+// or the cluster and node of --cluster.
+func (t *Target) FlagOfPrimary() string {
 	if t.Topo != nil {
 		return fmt.Sprintf("--cluster %s: node %s", t.Topo.Name, t.NameOfPrimary())
 	}
 	return "--primary"
 }
 
-func (t *Target) standbyFlag(i int) string {
+// FlagOfStandby names the i-th standby as FlagOfPrimary names the primary.
+func (t *Target) FlagOfStandby(i int) string {
 	if t.Topo != nil {
 		return fmt.Sprintf("--cluster %s: node %s", t.Topo.Name, t.NameOfStandby(i))
 	}
