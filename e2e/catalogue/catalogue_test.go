@@ -1,7 +1,6 @@
 package catalogue
 
 import (
-	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/agbench/agbench/e2e/e2etest"
-	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
@@ -94,7 +92,7 @@ func firedVerdicts(t *testing.T, stdout, results string) (inResult, onTerminal [
 		if err != nil {
 			t.Fatal(err)
 		}
-		inResult = append(inResult, resultVerdicts(t, r)...)
+		inResult = append(inResult, e2etest.FiredVerdicts(t, r)...)
 	}
 	for _, m := range terminalVerdictRE.FindAllStringSubmatch(stdout, -1) {
 		onTerminal = append(onTerminal, m[1])
@@ -102,27 +100,6 @@ func firedVerdicts(t *testing.T, stdout, results string) (inResult, onTerminal [
 	sort.Strings(inResult)
 	sort.Strings(onTerminal)
 	return slices.Compact(inResult), slices.Compact(onTerminal)
-}
-
-// resultVerdicts are the codes of the verdicts that fired in a result's stored analysis.
-func resultVerdicts(t *testing.T, r *result.Result) []string {
-	t.Helper()
-	var out []string
-	if len(r.Analysis) > 0 {
-		var run analyze.Run
-		if err := json.Unmarshal(r.Analysis, &run); err != nil {
-			t.Fatalf("result analysis: %v", err)
-		}
-		for _, v := range run.Variants {
-			for _, x := range analyze.Fired(v.Result.Verdicts) {
-				out = append(out, x.Code)
-			}
-		}
-		for _, x := range analyze.Fired(run.Comparisons) {
-			out = append(out, x.Code)
-		}
-	}
-	return out
 }
 
 func TestVerdictCatalogue(t *testing.T) {

@@ -6,11 +6,12 @@
 // package main, whose internals may change shape under them. It must be imported by tests
 // only.
 //
-// Imports from agbench: only internal/cluster, internal/cluster/clustertest, internal/listener, internal/proc, internal/result, internal/workload/pgops, internal/workload/tpcc.
+// Imports from agbench: only internal/analyze, internal/cluster, internal/cluster/clustertest, internal/listener, internal/proc, internal/result, internal/workload/pgops, internal/workload/tpcc.
 package e2etest
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/result"
 )
@@ -248,4 +250,26 @@ func PrintedResult(t testing.TB, out string) *result.Result {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// FiredVerdicts are the codes of the verdicts that fired in a result's stored analysis:
+// each variant's validity verdicts and the comparison's.
+func FiredVerdicts(t testing.TB, r *result.Result) []string {
+	t.Helper()
+	var out []string
+	if len(r.Analysis) > 0 {
+		var run analyze.Run
+		if err := json.Unmarshal(r.Analysis, &run); err != nil {
+			t.Fatalf("result analysis: %v", err)
+		}
+		for _, v := range run.Variants {
+			for _, x := range analyze.Fired(v.Result.Verdicts) {
+				out = append(out, x.Code)
+			}
+		}
+		for _, x := range analyze.Fired(run.Comparisons) {
+			out = append(out, x.Code)
+		}
+	}
+	return out
 }

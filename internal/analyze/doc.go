@@ -6,9 +6,10 @@
 // Everything here is a pure function of numbers taken from a result: no clock, no files,
 // no network. Thresholds are named constants next to the rule that uses them.
 //
-// Of agbench it imports only internal/result (the schema it reads) and the leaf helpers
-// stats and units; it must not import the runner, the samplers, workloads, the cluster or
+// Of agbench it imports only internal/result (the schema it reads), internal/routing (the
+// routing list a routed run's read intent is judged against: pure logic) and the leaf
+// helpers stats and units; it must not import the runner, the samplers, workloads, the cluster or
 // the report.
 //
-// Imports from agbench: only internal/result, internal/stats, internal/units.
+// Imports from agbench: only internal/result, internal/routing, internal/stats, internal/units.
 package analyze

@@ -479,7 +479,12 @@ func factsOf(r *result.Result, steps []result.Step, over Facts) (Facts, error) {
 			}
 		}
 	}
-	f.ReadIntentSessions, f.ReadIntentOnStandby, f.ReadIntentUnit, f.ReadIntentPrimaries = readIntentOf(r, steps)
+	ri := readIntentOf(r, steps)
+	f.ReadIntentSessions, f.ReadIntentOnStandby, f.ReadIntentUnit, f.ReadIntentPrimaries = ri.all, ri.onStandby, ri.unit, ri.primaries
+	f.ReadIntentAsked = ri.asked
+	if ri.list != nil && ri.all > ri.onStandby+ri.asked {
+		f.ReadIntentList = ri.list.text // named only where the verdict judges against it
+	}
 	f.Cores = r.Meta.Host.Cores
 	if f.PageCacheBytes == 0 && f.DatasetBytes > 0 {
 		f.PageCacheBytes = int64(r.Meta.Host.MemoryBytes)
@@ -513,6 +518,7 @@ func mergeFacts(f *Facts, o Facts) {
 	if o.ReadIntentSessions > 0 {
 		f.ReadIntentSessions, f.ReadIntentOnStandby = o.ReadIntentSessions, o.ReadIntentOnStandby
 		f.ReadIntentUnit, f.ReadIntentPrimaries = o.ReadIntentUnit, o.ReadIntentPrimaries
+		f.ReadIntentAsked, f.ReadIntentList = o.ReadIntentAsked, o.ReadIntentList
 	}
 }
 

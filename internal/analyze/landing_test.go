@@ -69,3 +69,40 @@ func TestReadIntentRoutingVariants(t *testing.T) {
 		t.Errorf("routing=on with 3 of 4 sessions on the primary: %v", vs)
 	}
 }
+
+// A routing=on variant is judged against the routing list its listener routed by: a
+// primary in the list's first entry ((('standby1','primary')) spreads read intent over
+// both on purpose) takes read intent by design; a primary listed after a standby, or the
+// default list's fallback, took it only because the standbys before it could not.
+func TestReadIntentJudgedAgainstTheRoutingList(t *testing.T) {
+	sweep := mmcSweep([]int{4}, 4, 1000, 0)
+	nodes := []result.Node{{Name: "primary", Role: "primary"}, {Name: "standby1", Role: "standby"}}
+	run := func(list string, tpcc bool) []Verdict {
+		var steps []result.Step
+		for _, st := range resultOf(t, sweep, "routing=on", func(Step) map[string]float64 { return nil }) {
+			st.Params = map[string]string{"routing": "on"}
+			st.Sessions = []result.Sessions{{Node: "primary", Count: 2}, {Node: "standby1", InRecovery: true, Count: 2}}
+			st.Counters = map[string]float64{result.ReadTxOnPrimary: 50, result.ReadTxOnStandby: 50}
+			steps = append(steps, st)
+		}
+		cfg := map[string]any{"intent": "read-write"}
+		if tpcc {
+			cfg = map[string]any{"read_intent": true}
+		}
+		r := &result.Result{Meta: result.Meta{Config: cfg, Topology: &result.Topology{Nodes: nodes, RoutingList: list}}, Steps: steps}
+		return Fired(mustFromResult(t, r, Options{}).Variants[0].Result.Verdicts)
+	}
+	for _, tpcc := range []bool{false, true} {
+		if vs := run("(('standby1','primary'))", tpcc); len(vs) != 0 {
+			t.Errorf("tpcc %v: the list's first entry holds the primary, yet: %v", tpcc, vs)
+		}
+		vs := run("('standby1','primary')", tpcc)
+		if len(vs) != 1 || vs[0].Code != VReadIntent || !strings.Contains(vs[0].Message, "routing list ('standby1','primary') does not ask for the primary first") {
+			t.Errorf("tpcc %v: the primary only as the fallback: %v", tpcc, vs)
+		}
+		vs = run("", tpcc)
+		if len(vs) != 1 || !strings.Contains(vs[0].Message, "the default routing list (every standby, then the primary)") {
+			t.Errorf("tpcc %v: the default list: %v", tpcc, vs)
+		}
+	}
+}

@@ -104,6 +104,12 @@ type Facts struct {
 	// names the nodes, not standbys, where read intent landed (landing.go).
 	ReadIntentUnit      string   `json:"read_intent_unit,omitempty"`
 	ReadIntentPrimaries []string `json:"read_intent_primaries,omitempty"`
+	// ReadIntentAsked counts the read intent that landed on the primary where the routing
+	// list of a routing=on variant asks for it (the primary in the list's first entry, as
+	// (('standby1','primary')) spreads read intent over both): no fault of the run's.
+	// ReadIntentList names the list a routed variant's landings were judged against.
+	ReadIntentAsked int64  `json:"read_intent_asked,omitempty"`
+	ReadIntentList  string `json:"read_intent_list,omitempty"`
 }
 
 // Check returns every validity verdict that fires on the run, in a fixed order.

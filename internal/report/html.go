@@ -86,28 +86,15 @@ func HTML(exps []*Experiment, generated time.Time) ([]byte, error) {
 		id := fmt.Sprintf("exp%d-%s", i+1, e.slug())
 		ev := e.view(id)
 		p.Experiments = append(p.Experiments, ev)
-		warn := 0
-		for _, g := range ev.Groups {
-			warn += len(g.Texts)
-		}
-		sv := summaryView{ID: id, Title: ev.Title, Headline: e.Headline(), Findings: ev.Findings, Groups: ev.Groups, Warnings: warn}
-		if e.Sweep {
-			_, label, get := e.metric()
-			var lines []line
-			for i, v := range e.Variants {
-				xs, ys := make([]float64, len(e.Points)), make([]float64, len(e.Points))
-				for pi, c := range v.Cells {
-					xs[pi], ys[pi] = float64(pi), math.NaN()
-					if c != nil {
-						ys[pi] = orNaN(get(c))
-					}
-				}
-				lines = append(lines, line{Name: v.Name, Colour: colour(i), X: xs, Y: ys})
+		// One card per study: a card's headline compares variants of one target only.
+		if studies := e.Studies(); len(studies) > 1 {
+			for _, s := range studies {
+				fs, gs := GroupWarnings(s.Findings())
+				p.Summary = append(p.Summary, s.card(id, fs, gs))
 			}
-			sv.Spark, sv.Legend = sparkline(lines, len(e.Points)), e.legend()
-			sv.Metric = label + " vs " + e.LoadName + " " + e.Points[0] + "–" + e.Points[len(e.Points)-1]
+		} else {
+			p.Summary = append(p.Summary, e.card(id, ev.Findings, ev.Groups))
 		}
-		p.Summary = append(p.Summary, sv)
 		if len(cmds) == 0 || cmds[len(cmds)-1] != e.Command {
 			cmds = append(cmds, e.Command)
 		}
@@ -129,6 +116,35 @@ func HTML(exps []*Experiment, generated time.Time) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// card is the summary's card of an experiment (or of one study of it), linking to the
+// experiment's section id: its headline, findings and warnings, and for a sweep a
+// sparkline of its metric.
+func (e *Experiment) card(id string, findings []Finding, groups []WarningGroup) summaryView {
+	warn := 0
+	for _, g := range groups {
+		warn += len(g.Texts)
+	}
+	sv := summaryView{ID: id, Title: e.name(), Headline: e.Headline(), Findings: findings, Groups: groups, Warnings: warn}
+	if !e.Sweep {
+		return sv
+	}
+	_, label, get := e.metric()
+	var lines []line
+	for i, v := range e.Variants {
+		xs, ys := make([]float64, len(e.Points)), make([]float64, len(e.Points))
+		for pi, c := range v.Cells {
+			xs[pi], ys[pi] = float64(pi), math.NaN()
+			if c != nil {
+				ys[pi] = orNaN(get(c))
+			}
+		}
+		lines = append(lines, line{Name: v.Name, Colour: colour(i), X: xs, Y: ys})
+	}
+	sv.Spark, sv.Legend = sparkline(lines, len(e.Points)), e.legend()
+	sv.Metric = label + " vs " + e.LoadName + " " + e.Points[0] + "–" + e.Points[len(e.Points)-1]
+	return sv
 }
 
 // metric is what an experiment's throughput chart shows: a headline counter when the result
@@ -188,76 +204,111 @@ func peak(v *Variant, get func(*Figures) (float64, bool)) (pk float64, at int) {
 // (analyze.Differ): "+X%" only where the rule says they differ, and otherwise "no
 // difference measured" or "too little data to compare", said as such. It rests only on
 // measured figures: a gap with an absent side is not computed, and a variant that measured
-// nothing says so.
+// nothing says so. An experiment of several studies (targets) has each study's sentence,
+// named: variants are compared within a study, never across clusters.
 func (e *Experiment) Headline() string {
+	if studies := e.Studies(); len(studies) > 1 {
+		parts := make([]string, len(studies))
+		for i, s := range studies {
+			parts[i] = s.Title + ": " + s.Headline()
+		}
+		return strings.Join(parts, " | ")
+	}
 	if e.isDrill() {
 		return e.drillHeadline()
 	}
-	_, label, get := e.metric()
 	if len(e.Variants) == 0 {
 		return "no steps measured"
 	}
-	var parts []string
 	// A sweep's headline is the comparison; one load compared ends the peaks with it.
 	oneLoad := !e.Sweep && len(e.Variants) == 2 && len(e.Points) == 1
 	var compared string
 	if len(e.Variants) >= 2 && (e.Sweep || oneLoad) {
-		a, b := e.Variants[0], e.Variants[len(e.Variants)-1]
-		type gap struct {
-			d    analyze.Difference
-			rel  float64 // the winner's median over the other's (Different only)
-			text string
-		}
-		var gaps []gap
-		for i := range e.Points {
-			if a.Cells[i] == nil || b.Cells[i] == nil {
-				continue
-			}
-			va, oka := get(a.Cells[i])
-			_, okb := get(b.Cells[i])
-			if !oka || !okb || va <= 0 {
-				continue
-			}
-			g := gap{d: differ(a.Name, a.Cells[i], b.Name, b.Cells[i], get)}
-			at := e.Points[i]
-			if e.Sweep {
-				at += " " + e.LoadName
-			}
-			switch {
-			case g.d.Outcome == analyze.Different && g.d.Ratio > 0:
-				// Differ's own ratio of medians, so the figure agrees with the winner it names.
-				g.rel = g.d.Ratio
-				g.text = fmt.Sprintf("%s ahead, %.2f× %s at %s (medians of %s)", g.d.Winner, g.d.Ratio, label, at, g.d.Spread)
-			case g.d.Outcome == analyze.Different:
-				g.rel = math.Inf(1)
-				g.text = fmt.Sprintf("%s ahead in %s at %s; the other side's median 0", g.d.Winner, label, at)
-			default:
-				g.text = fmt.Sprintf("%s (%s) at %s", g.d.Outcome, label, at)
-			}
-			gaps = append(gaps, g)
-		}
-		if len(gaps) > 0 {
-			last := gaps[len(gaps)-1]
-			h := fmt.Sprintf("%s vs %s: %s", b.Name, a.Name, last.text)
-			largest := -1
-			for i, g := range gaps {
-				if g.d.Outcome == analyze.Different && (largest < 0 || g.rel > gaps[largest].rel) {
-					largest = i
-				}
-			}
-			if largest >= 0 && largest != len(gaps)-1 {
-				h += "; largest gap " + gaps[largest].text
-			}
-			if largest < 0 && len(gaps) > 1 {
-				h += fmt.Sprintf(" (no difference claimed at any of %d loads)", len(gaps))
-			}
-			if !oneLoad {
-				return h
-			}
-			compared = h
+		compared = e.comparison()
+		if compared != "" && !oneLoad {
+			return compared
 		}
 	}
-	var absent []string
+	parts := e.peaks()
+	if compared != "" {
+		parts = append(parts, compared)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// gap is how two variants compare at one point: Differ's outcome, the winner's median over
+// the other's (Different only; +Inf when the other's median is 0), and the sentence.
+type gap struct {
+	d    analyze.Difference
+	rel  float64
+	text string
+}
+
+// comparison is the headline's sentence comparing the last variant with the first: at the
+// last point both measured, and the largest difference where it is elsewhere; "" when no
+// point was measured by both.
+func (e *Experiment) comparison() string {
+	a, b := e.Variants[0], e.Variants[len(e.Variants)-1]
+	gaps := e.gaps(a, b)
+	if len(gaps) == 0 {
+		return ""
+	}
+	last := gaps[len(gaps)-1]
+	h := fmt.Sprintf("%s vs %s: %s", b.Name, a.Name, last.text)
+	largest := -1
+	for i, g := range gaps {
+		if g.d.Outcome == analyze.Different && (largest < 0 || g.rel > gaps[largest].rel) {
+			largest = i
+		}
+	}
+	if largest >= 0 && largest != len(gaps)-1 {
+		h += "; largest gap " + gaps[largest].text
+	}
+	if largest < 0 && len(gaps) > 1 {
+		h += fmt.Sprintf(" (no difference claimed at any of %d loads)", len(gaps))
+	}
+	return h
+}
+
+// gaps compares a and b at every point where both measured the metric.
+func (e *Experiment) gaps(a, b *Variant) []gap {
+	_, label, get := e.metric()
+	var gaps []gap
+	for i := range e.Points {
+		if a.Cells[i] == nil || b.Cells[i] == nil {
+			continue
+		}
+		va, oka := get(a.Cells[i])
+		_, okb := get(b.Cells[i])
+		if !oka || !okb || va <= 0 {
+			continue
+		}
+		g := gap{d: differ(a.Name, a.Cells[i], b.Name, b.Cells[i], get)}
+		at := e.Points[i]
+		if e.Sweep {
+			at += " " + e.LoadName
+		}
+		switch {
+		case g.d.Outcome == analyze.Different && g.d.Ratio > 0:
+			// Differ's own ratio of medians, so the figure agrees with the winner it names.
+			g.rel = g.d.Ratio
+			g.text = fmt.Sprintf("%s ahead, %.2f× %s at %s (medians of %s)", g.d.Winner, g.d.Ratio, label, at, g.d.Spread)
+		case g.d.Outcome == analyze.Different:
+			g.rel = math.Inf(1)
+			g.text = fmt.Sprintf("%s ahead in %s at %s; the other side's median 0", g.d.Winner, label, at)
+		default:
+			g.text = fmt.Sprintf("%s (%s) at %s", g.d.Outcome, label, at)
+		}
+		gaps = append(gaps, g)
+	}
+	return gaps
+}
+
+// peaks are the headline's parts naming each variant's peak, and the variants that measured
+// the metric nowhere.
+func (e *Experiment) peaks() []string {
+	_, label, get := e.metric()
+	var parts, absent []string
 	for _, v := range e.Variants {
 		pk, at := peak(v, get)
 		if at < 0 {
@@ -277,10 +328,7 @@ func (e *Experiment) Headline() string {
 		}
 		parts = append(parts, why)
 	}
-	if compared != "" {
-		parts = append(parts, compared)
-	}
-	return strings.Join(parts, "; ")
+	return parts
 }
 
 func (e *Experiment) view(id string) expView {

@@ -233,9 +233,7 @@ func distinctLabels(runs []*Run) {
 		if seen[r.Label] < 2 {
 			continue
 		}
-		dir := filepath.Dir(runDir(r.Path)) // <study>/NN-name
-		if studyFolder.MatchString(filepath.Base(dir)) {
-			study := studyTime.ReplaceAllString(filepath.Base(filepath.Dir(dir)), "")
+		if study, ok := studyOf(r); ok {
 			r.Label = study + " " + r.Label
 		}
 	}

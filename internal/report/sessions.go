@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -159,7 +160,12 @@ func (e *Experiment) landedRows() []*landedRow {
 			}
 			if onPrimary := c.Counters[result.ReadTxOnPrimary]; onPrimary > 0 && routed(v.Variant) {
 				for _, r := range order {
-					if r.role == rolePrimary && r.seen[v] != nil && r.seen[v][pi] {
+					if r.role != rolePrimary || r.seen[v] == nil || !r.seen[v][pi] {
+						continue
+					}
+					if analyze.RoutedListAsks(v.Run.Result.Meta.Topology, r.node) {
+						r.flags = append(r.flags, fmt.Sprintf("%s: %s read-intent tx on the primary at %s, as its routing list asks", v.Name, fmtNum(onPrimary), c.Label))
+					} else {
 						r.flags = append(r.flags, fmt.Sprintf("! %s: %s read-intent tx on the primary at %s", v.Name, fmtNum(onPrimary), c.Label))
 					}
 				}

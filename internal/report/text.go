@@ -66,9 +66,17 @@ func WriteTables(w io.Writer, exps []*Experiment) error {
 				}
 			}
 		}
-		fmt.Fprintln(w, "  "+e.Headline())
-		if err := WriteSummary(w, e); err != nil {
-			return err
+		// Each study's headline and findings apart: variants are compared within a study.
+		studies := e.Studies()
+		for _, s := range studies {
+			h := s.Headline()
+			if len(studies) > 1 {
+				h = s.Title + ": " + h
+			}
+			fmt.Fprintln(w, "  "+h)
+			if err := WriteSummary(w, s); err != nil {
+				return err
+			}
 		}
 	}
 	fmt.Fprintln(w)
