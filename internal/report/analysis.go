@@ -156,16 +156,7 @@ type Finding struct {
 // Findings gathers what the top of the report says about an experiment: what saturated,
 // where the knee is, and every validity verdict and warning (each once).
 func (e *Experiment) Findings() []Finding {
-	var out []Finding
-	seen := map[string]bool{}
-	add := func(kind, text string) {
-		text = strings.TrimSpace(text)
-		if text == "" || seen[kind+text] {
-			return
-		}
-		seen[kind+text] = true
-		out = append(out, Finding{Kind: kind, Text: text, Short: text})
-	}
+	f := &findings{seen: map[string]bool{}}
 	for _, r := range e.Runs {
 		prefix := ""
 		if len(e.Runs) > 1 {
@@ -176,65 +167,93 @@ func (e *Experiment) Findings() []Finding {
 			if reason == "" {
 				reason = "cut short"
 			}
-			add("incomplete", prefix+"run incomplete: "+reason)
+			f.add("incomplete", prefix+"run incomplete: "+reason)
 		}
-		for _, a := range r.Analysis {
-			p := prefix
-			if a.Variant != "" {
-				p += a.Variant + ": "
-			}
-			add("saturated", p+a.Saturated.Sentence)
-			if res := a.Saturated.Resource; res != "" && a.Saturated.Sentence != "" && out[len(out)-1].Kind == "saturated" {
-				short := p + "saturated: " + res
-				if res == analyze.ResSyncAway { // commits waited for a standby that was not there
-					short = p + "not saturated: commits waited for " + res
-				}
-				if a.Saturated.From > 0 {
-					short += " from " + fmtNum(a.Saturated.From) + " " + a.LoadName
-				}
-				out[len(out)-1].Short = short
-			}
-			if kp := a.Knee.Knee; kp != nil {
-				add("knee", p+e.kneeText(r, a, kp))
-			} else if a.Knee.RisingAtEnd {
-				add("knee", p+"no knee reached: throughput still rises at the highest load")
-			}
-		}
+		e.analysisFindings(f, r, prefix)
 		for _, d := range mergeDifferences(r.Differences) {
-			add("difference", prefix+d)
+			f.add("difference", prefix+d)
 		}
-		for _, a := range r.Analysis {
-			for _, v := range a.Verdicts {
-				add("warning", prefix+v.Code+": "+v.Message)
+		runWarnings(f, r, prefix)
+	}
+	sort.SliceStable(f.out, func(i, j int) bool { return kindRank(f.out[i].Kind) < kindRank(f.out[j].Kind) })
+	return f.out
+}
+
+// findings collects an experiment's findings, each text of a kind once.
+type findings struct {
+	out  []Finding
+	seen map[string]bool
+}
+
+// add appends a finding; it reports whether it was new.
+func (f *findings) add(kind, text string) bool {
+	text = strings.TrimSpace(text)
+	if text == "" || f.seen[kind+text] {
+		return false
+	}
+	f.seen[kind+text] = true
+	f.out = append(f.out, Finding{Kind: kind, Text: text, Short: text})
+	return true
+}
+
+// analysisFindings adds what each of a run's analyses says saturated (with its few words
+// for the summary) and where its knee is.
+func (e *Experiment) analysisFindings(f *findings, r *Run, prefix string) {
+	for _, a := range r.Analysis {
+		p := prefix
+		if a.Variant != "" {
+			p += a.Variant + ": "
+		}
+		if res := a.Saturated.Resource; f.add("saturated", p+a.Saturated.Sentence) && res != "" {
+			short := p + "saturated: " + res
+			if res == analyze.ResSyncAway { // commits waited for a standby that was not there
+				short = p + "not saturated: commits waited for " + res
 			}
-		}
-		for _, v := range r.Comparisons {
-			add("warning", prefix+v.Code+": "+v.Message)
-		}
-		if d, err := r.Result.DrillRun(); err == nil && d != nil {
-			for _, f := range d.Failed {
-				add("warning", prefix+"drill check failed: "+f)
+			if a.Saturated.From > 0 {
+				short += " from " + fmtNum(a.Saturated.From) + " " + a.LoadName
 			}
+			f.out[len(f.out)-1].Short = short
 		}
-		analysed := len(r.Analysis) > 0
-		for _, w := range r.Result.Warnings {
+		if kp := a.Knee.Knee; kp != nil {
+			f.add("knee", p+e.kneeText(r, a, kp))
+		} else if a.Knee.RisingAtEnd {
+			f.add("knee", p+"no knee reached: throughput still rises at the highest load")
+		}
+	}
+}
+
+// runWarnings adds a run's validity verdicts (of its variants, its comparison and its
+// steps), its drill's failed checks and the warnings it recorded while running.
+func runWarnings(f *findings, r *Run, prefix string) {
+	for _, a := range r.Analysis {
+		for _, v := range a.Verdicts {
+			f.add("warning", prefix+v.Code+": "+v.Message)
+		}
+	}
+	for _, v := range r.Comparisons {
+		f.add("warning", prefix+v.Code+": "+v.Message)
+	}
+	if d, err := r.Result.DrillRun(); err == nil && d != nil {
+		for _, failed := range d.Failed {
+			f.add("warning", prefix+"drill check failed: "+failed)
+		}
+	}
+	analysed := len(r.Analysis) > 0
+	for _, w := range r.Result.Warnings {
+		if !(analysed && testerSteal(w)) {
+			f.add("warning", prefix+w)
+		}
+	}
+	for i, st := range r.Result.Steps {
+		for _, v := range r.stepVerdicts[i] {
+			f.add("warning", prefix+v.Code+": "+v.Message)
+		}
+		for _, w := range st.Warnings {
 			if !(analysed && testerSteal(w)) {
-				add("warning", prefix+w)
-			}
-		}
-		for i, st := range r.Result.Steps {
-			for _, v := range r.stepVerdicts[i] {
-				add("warning", prefix+v.Code+": "+v.Message)
-			}
-			for _, w := range st.Warnings {
-				if !(analysed && testerSteal(w)) {
-					add("warning", prefix+stepName(&st)+": "+w)
-				}
+				f.add("warning", prefix+stepName(&st)+": "+w)
 			}
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return kindRank(out[i].Kind) < kindRank(out[j].Kind) })
-	return out
 }
 
 // testerSteal reports whether w is the steal warning agbench disk wrote (run-level ones

@@ -439,98 +439,134 @@ func orderCounters(set map[string]bool) []string {
 
 // newFigures merges the repeats of one variant at one point.
 func newFigures(steps []*result.Step) (*Figures, error) {
-	c := &Figures{Steps: steps, Load: float64(steps[0].VUs), Ops: map[string]*result.Op{}, Counters: map[string]float64{}, Waits: map[string]float64{}}
-	var all []result.Hist
-	perOp := map[string][]result.Hist{}
-	var bytes int64
-	var awaits, queues []float64
-	waitSum := map[string]float64{}
-	// A counter is the mean of the repeats that measured it: one a repeat lacks is absent
-	// there, not 0.
-	counted := map[string]int{}
+	m := &figureMerge{
+		c: &Figures{Steps: steps, Load: float64(steps[0].VUs), Ops: map[string]*result.Op{}, Counters: map[string]float64{}, Waits: map[string]float64{}},
+		n: float64(len(steps)), perOp: map[string][]result.Hist{}, waitSum: map[string]float64{}, counted: map[string]int{},
+	}
 	for _, st := range steps {
-		sd, err := st.Seeding()
-		if err != nil {
+		if err := m.add(st); err != nil {
 			return nil, err
 		}
-		if sd != nil {
-			c.Seedings = append(c.Seedings, sd)
+	}
+	return m.finish()
+}
+
+// figureMerge gathers the repeats of one cell as newFigures reads them, step by step.
+type figureMerge struct {
+	c *Figures
+	n float64 // the number of repeats
+	// all and perOp are the latency histograms to merge, of every operation and by name.
+	all   []result.Hist
+	perOp map[string][]result.Hist
+	// bytes the client received and secs the windows' seconds, over every repeat.
+	bytes int64
+	secs  float64
+	// awaits and queues are the device figures seen; waitSum the wait classes' means.
+	awaits, queues []float64
+	waitSum        map[string]float64
+	// counted is how many repeats measured each counter: one a repeat lacks is absent
+	// there, not 0, so a counter is the mean of the repeats that measured it.
+	counted map[string]int
+}
+
+// add takes one repeat's seeding, window, throughput, operations, counters and sampled
+// figures.
+func (m *figureMerge) add(st *result.Step) error {
+	c := m.c
+	sd, err := st.Seeding()
+	if err != nil {
+		return err
+	}
+	if sd != nil {
+		c.Seedings = append(c.Seedings, sd)
+	}
+	sec := st.Window.Seconds()
+	m.secs += sec
+	c.Seconds += sec / m.n
+	tp := st.OpsPerSecond()
+	c.Repeats = append(c.Repeats, tp)
+	c.Throughput += tp / m.n
+	m.addOps(st)
+	for k, v := range st.Counters {
+		c.Counters[k] += v
+		m.counted[k]++
+	}
+	m.addSampled(st)
+	return nil
+}
+
+// addOps adds a repeat's operations, by name and in all.
+func (m *figureMerge) addOps(st *result.Step) {
+	c := m.c
+	for name, op := range st.Ops {
+		if op == nil {
+			continue
 		}
-		sec := st.Window.Seconds()
-		c.Seconds += sec / float64(len(steps))
-		tp := st.OpsPerSecond()
-		c.Repeats = append(c.Repeats, tp)
-		c.Throughput += tp / float64(len(steps))
-		for name, op := range st.Ops {
-			if op == nil {
-				continue
-			}
-			agg := c.Ops[name]
-			if agg == nil {
-				agg = &result.Op{}
-				c.Ops[name] = agg
-			}
-			agg.Count += op.Count
-			agg.Errors += op.Errors
-			agg.Retries += op.Retries
-			agg.Rows += op.Rows
-			agg.Bytes += op.Bytes
-			c.Count += op.Count
-			c.Errors += op.Errors
-			bytes += op.Bytes
-			perOp[name] = append(perOp[name], op.Latency)
-			all = append(all, op.Latency)
+		agg := c.Ops[name]
+		if agg == nil {
+			agg = &result.Op{}
+			c.Ops[name] = agg
 		}
-		for k, v := range st.Counters {
-			c.Counters[k] += v
-			counted[k]++
-		}
-		// Samplers store each series' window mean as a counter of the same name; a series
-		// without one is averaged here.
-		figures := map[string]float64{}
-		for k, ts := range st.Series {
-			figures[k] = stats.Mean(ts.V)
-		}
-		for k, v := range st.Counters {
-			figures[k] = v
-		}
-		for k, v := range figures {
-			switch {
-			case waitClass(k) != "":
-				waitSum[waitClass(k)] += v / float64(len(steps))
-			case isAwait(k):
-				awaits = append(awaits, v)
-			case isQueue(k):
-				queues = append(queues, v)
-			}
+		agg.Count += op.Count
+		agg.Errors += op.Errors
+		agg.Retries += op.Retries
+		agg.Rows += op.Rows
+		agg.Bytes += op.Bytes
+		c.Count += op.Count
+		c.Errors += op.Errors
+		m.bytes += op.Bytes
+		m.perOp[name] = append(m.perOp[name], op.Latency)
+		m.all = append(m.all, op.Latency)
+	}
+}
+
+// addSampled adds a repeat's wait classes and device figures. Samplers store each series'
+// window mean as a counter of the same name; a series without one is averaged here.
+func (m *figureMerge) addSampled(st *result.Step) {
+	figures := map[string]float64{}
+	for k, ts := range st.Series {
+		figures[k] = stats.Mean(ts.V)
+	}
+	for k, v := range st.Counters {
+		figures[k] = v
+	}
+	for k, v := range figures {
+		switch {
+		case waitClass(k) != "":
+			m.waitSum[waitClass(k)] += v / m.n
+		case isAwait(k):
+			m.awaits = append(m.awaits, v)
+		case isQueue(k):
+			m.queues = append(m.queues, v)
 		}
 	}
-	for k, n := range counted {
+}
+
+// finish turns the sums into the cell's means and merges its histograms.
+func (m *figureMerge) finish() (*Figures, error) {
+	c := m.c
+	for k, n := range m.counted {
 		c.Counters[k] /= float64(n)
 	}
-	for k, v := range waitSum {
+	for k, v := range m.waitSum {
 		c.Waits[k] = v
 	}
-	if len(awaits)+len(queues) > 0 {
+	if len(m.awaits)+len(m.queues) > 0 {
 		c.HasDevice = true
-		c.DeviceAwaitMs, c.DeviceQueue = maxOf(awaits), maxOf(queues)
-	}
-	var secs float64
-	for _, st := range steps {
-		secs += st.Window.Seconds()
+		c.DeviceAwaitMs, c.DeviceQueue = maxOf(m.awaits), maxOf(m.queues)
 	}
 	if v, ok := c.Counters[result.MBps]; ok {
 		c.MBps = v
 	} else if v, ok := c.Counters[result.ServerMBps]; ok {
 		c.MBps = v
-	} else if secs > 0 {
-		c.MBps = float64(bytes) / secs / 1e6
+	} else if m.secs > 0 {
+		c.MBps = float64(m.bytes) / m.secs / 1e6
 	}
 	var err error
-	if c.Latency, err = result.MergeHists(all...); err != nil {
+	if c.Latency, err = result.MergeHists(m.all...); err != nil {
 		return nil, err
 	}
-	for name, hs := range perOp {
+	for name, hs := range m.perOp {
 		if c.Ops[name].Latency, err = result.MergeHists(hs...); err != nil {
 			return nil, err
 		}
