@@ -97,7 +97,7 @@ func runDisk(c *cobra.Command, a *app, f *diskFlags, args []string) error {
 		return runErr
 	}
 	if len(d.Report.Steps) > 0 || d.Report.Verify != nil {
-		d.Report.WriteText(a.stdout)
+		render.Disk(a.stdout, d.Report)
 	}
 	render.Analysis(a.stdout, out.Analysis)
 	if out.Path != "" {

@@ -75,10 +75,10 @@ import (
 	"time"
 
 	"github.com/agbench/agbench/internal/analyze"
-	"github.com/agbench/agbench/internal/diskio"
 	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/result/diskrun"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/seed"
 	"github.com/agbench/agbench/internal/workload/readahead"
@@ -154,21 +154,12 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 		fmt.Fprintf(&b, "result: %s\n", filepath.Join(resultDir("--results", "results"), result.FileName))
 
 	case "disk":
-		// runDisk: the report rebuilt from Extra["disk"] (run) and each step's Extra["disk"]
-		// (its StepResult), given the analysis's findings (Little's law, marks) as runDisk
-		// gives them, then the analysis.
-		var ex diskio.RunExtra
-		if err := json.Unmarshal(res.Extra["disk"], &ex); err != nil {
-			t.Fatalf("Extra[disk]: %v", err)
-		}
-		rep := &diskio.Report{Start: res.Meta.Started, File: ex.File, Device: ex.Device, Sweep: ex.Sweep,
-			Verify: ex.Verify, Notes: ex.Notes, DiskSpd: ex.DiskSpd}
-		for i, st := range res.Steps {
-			s := &diskio.StepResult{}
-			if err := json.Unmarshal(st.Extra["disk"], s); err != nil {
-				t.Fatalf("step %d Extra[disk]: %v", i, err)
-			}
-			rep.Steps = append(rep.Steps, s)
+		// runDisk: the report made again from the run's and the steps' disk sections, given
+		// the analysis's findings (Little's law, marks) as runDisk gives them, then the
+		// analysis.
+		rep, err := diskrun.FromResult(res)
+		if err != nil {
+			t.Fatal(err)
 		}
 		var run *analyze.Run
 		if len(rep.Steps) > 0 {
@@ -176,7 +167,7 @@ func renderCommandOutput(t *testing.T, res *result.Result) string {
 			experiment.DiskAnalysed(rep, run)
 		}
 		if len(rep.Steps) > 0 || rep.Verify != nil {
-			rep.WriteText(&b)
+			render.Disk(&b, rep)
 		}
 		render.Analysis(&b, run)
 		fmt.Fprintf(&b, "\nresults: %s\n", filepath.Join(resultDir("--results", "results"), result.FileName))

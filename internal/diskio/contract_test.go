@@ -24,7 +24,7 @@ func TestDiskRunReachesTheAnalysis(t *testing.T) {
 			CPU:    CPUView{MachineUserPct: 10, MachineSysPct: 20, MachineStealPct: 1, Cores: 2},
 			Device: &DeviceView{Name: "nvme0n1", ReadIOPS: 4000, ReadMBps: 524, ReadAwaitMs: 0.9, AvgQueue: 3.8, UtilPct: 97}}}}
 	res := result.New("disk", "test", nil)
-	if err := rep.FillResult(res); err != nil {
+	if err := FillResult(rep, res); err != nil {
 		t.Fatal(err)
 	}
 	res.Finish(nil)

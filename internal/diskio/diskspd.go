@@ -1,7 +1,6 @@
 package diskio
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -9,17 +8,6 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/units"
 )
-
-// DiskSpdCommand is what a DiskSpd command line asks for.
-type DiskSpdCommand struct {
-	Workload Workload
-	// Path is the target file.
-	Path string
-	// CreateSize is -c's size of data (0 when not given).
-	CreateSize int64
-	// Notes says which accepted switches change nothing here (e.g. -L: latency is always kept).
-	Notes []string
-}
 
 // DiskSpd's own defaults (DiskSpd's documentation, "Command line parameters").
 const (
@@ -226,24 +214,4 @@ func diskspdCache(w *Workload, val string, bad func(string, ...any)) {
 			bad("-S%s: unknown cache letter %q (b, h, r, u, w)", val, string(ch))
 		}
 	}
-}
-
-// String writes the command back in DiskSpd's syntax.
-func (c *DiskSpdCommand) String() string {
-	w := c.Workload
-	s := fmt.Sprintf("-d%d -W%d -b%s -o%d -t%d -w%d", int(w.Duration.Seconds()), int(w.Warmup.Seconds()), units.FormatBytesExact(w.MaxBlock()), w.QD, w.Threads, w.WritePct)
-	if w.Random {
-		s += " -r"
-	} else if w.SharedSequential {
-		s += " -si"
-	}
-	switch {
-	case w.Direct && w.Dsync:
-		s += " -Sh"
-	case w.Direct:
-		s += " -Su"
-	case w.Dsync:
-		s += " -Sw"
-	}
-	return s + " " + c.Path
 }

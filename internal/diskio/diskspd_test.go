@@ -20,7 +20,7 @@ func TestParseDiskSpdArticleCommand(t *testing.T) {
 		!w.Direct || !w.Dsync || w.WritePct != 0 || w.Random || c.CreateSize != 1<<30 || c.Path != `C:\testfile.dat` || w.Warmup != 5*time.Second {
 		t.Fatalf("parsed %+v", c)
 	}
-	if err := w.Validate(); err != nil {
+	if err := CheckWorkload(&w); err != nil {
 		t.Fatal(err)
 	}
 }

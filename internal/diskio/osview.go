@@ -43,42 +43,6 @@ func (w *osWindow) close() {
 	}
 }
 
-// DeviceView is the block device's own account of a step (iostat -x's columns).
-type DeviceView struct {
-	Name        string  `json:"name"`
-	ReadIOPS    float64 `json:"read_iops"`
-	WriteIOPS   float64 `json:"write_iops"`
-	ReadMBps    float64 `json:"read_mbps"`
-	WriteMBps   float64 `json:"write_mbps"`
-	ReadAwaitMs float64 `json:"read_await_ms"`
-	WriteAwait  float64 `json:"write_await_ms"`
-	AvgQueue    float64 `json:"avg_queue"`
-	UtilPct     float64 `json:"util_pct"`
-	// Bytes is what the device read and wrote over the window.
-	Bytes float64 `json:"bytes"`
-}
-
-// PressureView is the share of the window in which some (or all) tasks stalled on IO.
-type PressureView struct {
-	SomePct float64 `json:"some_pct"`
-	FullPct float64 `json:"full_pct"`
-}
-
-// CPUView is CPU use over the measured window: the tester's (in % of one CPU and per IO)
-// and the machine's (in % of all CPUs).
-type CPUView struct {
-	TesterUserS     float64 `json:"tester_user_s"`
-	TesterSysS      float64 `json:"tester_sys_s"`
-	TesterPct       float64 `json:"tester_pct_of_one_cpu"`
-	TesterUsPerIO   float64 `json:"tester_us_per_io"`
-	MachineUserPct  float64 `json:"machine_user_pct"`
-	MachineSysPct   float64 `json:"machine_sys_pct"`
-	MachineIOWait   float64 `json:"machine_iowait_pct"`
-	MachineStealPct float64 `json:"machine_steal_pct"`
-	MachineIdlePct  float64 `json:"machine_idle_pct"`
-	Cores           int     `json:"cores"`
-}
-
 func tvSec(t unix.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
 
 // views turns the window's two readings into the step's device, pressure and CPU views;

@@ -16,13 +16,13 @@ type layout struct {
 
 func newLayout(t *TestFile, w *Workload) layout {
 	a := w.Alignment()
-	start := t.alignedStart(a)
+	start := alignedStart(t, a)
 	return layout{start: start, span: max((t.Size-start)/a*a, 0), align: a}
 }
 
 // alignedStart is the first offset past the header that is a multiple of a: a 128K IO at
 // 4K+n*128K would straddle two of the device's 128K units and be split in two.
-func (t *TestFile) alignedStart(a int64) int64 {
+func alignedStart(t *TestFile, a int64) int64 {
 	return (t.DataStart + a - 1) / a * a
 }
 

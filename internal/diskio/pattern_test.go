@@ -85,7 +85,7 @@ func TestRecorderCountsOnlyTheWindow(t *testing.T) {
 		t.Fatalf("perSec %v", r.perSec)
 	}
 	res := buildResult(Workload{Threads: 1, QD: 1}, EngineSync, []*recorder{r}, 2*time.Second, true)
-	if res.Total.IOs != 2 || res.Total.Bytes != 12288 || res.Read.IOPS != 0.5 || res.Total.hist.TotalCount() != 2 {
+	if res.Total.IOs != 2 || res.Total.Bytes != 12288 || res.Read.IOPS != 0.5 || res.Total.Hist.TotalCount() != 2 {
 		t.Fatalf("%+v", res.Total)
 	}
 	if got := res.Write.At(50); got < 999e3 || got > 1001e3 { // 1 s within HDR's 3 digits
@@ -126,7 +126,7 @@ func TestUringLayouts(t *testing.T) {
 
 func TestWorkloadValidate(t *testing.T) {
 	w := Workload{BlockSizes: []int64{1000, 128 << 20}, Threads: 0, QD: 0, WritePct: 101, Duration: 0, Warmup: -1, Engine: "aio", Direct: true, Rate: -1}
-	err := w.Validate()
+	err := CheckWorkload(&w)
 	if err == nil {
 		t.Fatal("accepted")
 	}
@@ -136,14 +136,14 @@ func TestWorkloadValidate(t *testing.T) {
 		}
 	}
 	huge := Workload{BlockSizes: []int64{64 << 20}, Threads: 64, QD: 64, Duration: 1, Engine: EngineAuto}
-	if err := huge.Validate(); err == nil || !strings.Contains(err.Error(), "IO buffers") {
+	if err := CheckWorkload(&huge); err == nil || !strings.Contains(err.Error(), "IO buffers") {
 		t.Errorf("64 x 64 x 64M of buffers: %v", err)
 	}
 	for _, n := range PresetNames() {
 		w := DefaultWorkload()
 		p, _ := LookupPreset(n)
 		p.Apply(&w)
-		if err := w.Validate(); err != nil {
+		if err := CheckWorkload(&w); err != nil {
 			t.Errorf("preset %s: %v", n, err)
 		}
 	}

@@ -63,7 +63,7 @@ func ResolveEngine(want string) (string, error) {
 // With a count of IOs (w.IOs) the window ends once that many completed in it, or at
 // w.Duration, then marked cut short.
 func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*StepResult, error) {
-	if err := w.Validate(); err != nil {
+	if err := CheckWorkload(&w); err != nil {
 		return nil, err
 	}
 	l := newLayout(t, &w)
@@ -102,10 +102,10 @@ func RunStep(ctx context.Context, t *TestFile, w Workload, o StepOptions) (*Step
 	res.Start = st.clk.epoch.Add(time.Duration(st.win.start.Load())).UTC()
 	var notes []string
 	res.Device, res.Pressure, res.CPU, notes = m.osw.views(res.Total.IOs)
-	res.check()
+	checkStep(res)
 	res.Warnings = append(res.Warnings, notes...)
 	if m.seriesErr == nil {
-		res.series, res.osCounters = m.rs.Series, m.rs.Counters
+		res.OSSeries, res.OSCounters = m.rs.Series, m.rs.Counters
 	}
 	return res, nil
 }

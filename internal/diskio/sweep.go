@@ -7,13 +7,6 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 )
 
-// Sweep walks one knob of the workload up the load curve.
-type Sweep struct {
-	// Key is "qd" or "threads".
-	Key    string `json:"key"`
-	Values []int  `json:"values"`
-}
-
 // ParseSweep reads "qd=1,2,4,8" or "threads=1,10,20,40".
 func ParseSweep(s string) (*Sweep, error) {
 	k, v, ok := strings.Cut(s, "=")
@@ -40,15 +33,4 @@ func ParseIntList(s, flag string, lo, hi int) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
-}
-
-// Apply returns w with the sweep's knob set to v.
-func (s *Sweep) Apply(w Workload, v int) Workload {
-	switch s.Key {
-	case "qd":
-		w.QD = v
-	case "threads":
-		w.Threads = v
-	}
-	return w
 }

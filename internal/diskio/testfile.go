@@ -27,21 +27,6 @@ var headerMagic = []byte("agbench disk test file v1\n")
 
 const fillChunk = 4 << 20
 
-// TestFile is the file a step reads and writes.
-type TestFile struct {
-	Path string `json:"path"`
-	// Size is the whole file; IO goes to [DataStart, Size).
-	Size      int64 `json:"size"`
-	DataStart int64 `json:"data_start"`
-	// Created is true when this run made the file (and so removes it unless kept).
-	Created bool `json:"created"`
-	// Foreign is true for a file agbench did not create, used only with --force.
-	Foreign bool `json:"foreign,omitempty"`
-}
-
-// RegionLen is the number of bytes IO may touch.
-func (t *TestFile) RegionLen() int64 { return t.Size - t.DataStart }
-
 // PrepareOptions says how to find or make a test file.
 type PrepareOptions struct {
 	// Size wanted; 0 reuses an existing agbench file's size, or DefaultFileSize.

@@ -23,23 +23,10 @@ func microsHist(h *hdr.Histogram) *hdr.Histogram {
 	return out
 }
 
-// RunExtra is the run-level part of a disk run that the common schema has no field for;
-// it is stored under Result.Extra["disk"]. The part read outside this package (the device)
-// is result.DiskRun, embedded.
-type RunExtra struct {
-	File           *TestFile       `json:"file"`
-	result.DiskRun                 // device
-	Sweep          *Sweep          `json:"sweep,omitempty"`
-	Marks          *Marks          `json:"marks,omitempty"`
-	Verify         *VerifyReport   `json:"verify,omitempty"`
-	DiskSpd        *DiskSpdCommand `json:"diskspd,omitempty"`
-	Notes          []string        `json:"notes,omitempty"`
-}
-
 // FillResult writes the run into the common result schema: one step per step of the run
 // (ops "read" and "write" with their HDR histograms in microseconds, counters, per-second
 // IOPS, the tester's CPU), everything else under Extra["disk"] (result.ExtraDisk).
-func (r *Report) FillResult(res *result.Result) error {
+func FillResult(r *Report, res *result.Result) error {
 	if len(r.Steps) > 0 {
 		w := r.Steps[0].Workload
 		res.Meta.Config = map[string]any{"file": r.File.Path, "file_bytes": r.File.Size, "workload": w, "description": w.Describe()}
@@ -49,20 +36,19 @@ func (r *Report) FillResult(res *result.Result) error {
 		res.Meta.Seed = int64(w.Seed)
 	}
 	for i, s := range r.Steps {
-		st, err := s.resultStep(i, r.Sweep)
+		st, err := resultStep(s, i)
 		if err != nil {
 			return err
 		}
 		res.Steps = append(res.Steps, st)
 		res.Warnings = append(res.Warnings, stepWarnings(s)...)
 	}
-	return r.SetExtra(res)
+	return SetExtra(r, res)
 }
 
 // SetExtra (re)writes the run-level Extra["disk"], e.g. once the marks are known.
-func (r *Report) SetExtra(res *result.Result) error {
-	return res.SetExtra(result.ExtraDisk, RunExtra{File: r.File, DiskRun: result.DiskRun{Device: r.Device}, Sweep: r.Sweep,
-		Marks: r.Marks, Verify: r.Verify, DiskSpd: r.DiskSpd, Notes: r.Notes})
+func SetExtra(r *Report, res *result.Result) error {
+	return res.SetExtra(result.ExtraDisk, r.Extra())
 }
 
 func stepWarnings(s *StepResult) []string {
@@ -73,7 +59,7 @@ func stepWarnings(s *StepResult) []string {
 	return out
 }
 
-func (s *StepResult) resultStep(i int, sw *Sweep) (result.Step, error) {
+func resultStep(s *StepResult, i int) (result.Step, error) {
 	w := s.Workload
 	st := result.Step{Index: i, Point: i, VUs: w.Outstanding(), Rate: w.Rate, RampupSeconds: w.Warmup.Seconds(),
 		Window:   result.Window{Start: s.Start, End: s.Start.Add(time.Duration(s.Seconds * float64(time.Second)))},
@@ -91,7 +77,7 @@ func (s *StepResult) resultStep(i int, sw *Sweep) (result.Step, error) {
 		if o.IOs == 0 && ((name == "read" && w.WritePct == 100) || (name == "write" && w.WritePct == 0)) {
 			continue
 		}
-		h, err := result.NewHist(microsHist(o.hist))
+		h, err := result.NewHist(microsHist(o.Hist))
 		if err != nil {
 			return st, err
 		}
@@ -120,13 +106,13 @@ func (s *StepResult) resultStep(i int, sw *Sweep) (result.Step, error) {
 	}
 	c[result.MachineCPUUser], c[result.MachineCPUSystem], c[result.MachineCPUIOWait], c[result.MachineCPUSteal] =
 		s.CPU.MachineUserPct/100, s.CPU.MachineSysPct/100, s.CPU.MachineIOWait/100, s.CPU.MachineStealPct/100
-	for k, v := range s.osCounters {
+	for k, v := range s.OSCounters {
 		if _, mine := c[k]; !mine {
 			c[k] = v
 		}
 	}
 	st.Counters = c
-	st.Series = s.series
+	st.Series = s.OSSeries
 	st.Client = result.ClientCPU{UserSeconds: s.CPU.TesterUserS, SystemSeconds: s.CPU.TesterSysS, PerOpMicros: s.CPU.TesterUsPerIO}
 	// The tester's share is of the CPU it may use (affinity, control-group quota), as the
 	// runner's is, not of the machine's count.

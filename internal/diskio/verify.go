@@ -50,19 +50,6 @@ func checkBuffer(b []byte, off, unit int64, bad []int64) []int64 {
 	return bad
 }
 
-// VerifyReport is what a checksum pass found.
-type VerifyReport struct {
-	Unit int64 `json:"unit"`
-	// Checked is how many units were read back.
-	Checked int64 `json:"checked"`
-	// Bad holds the file offsets of the units that differ (at most MaxBadReported).
-	Bad      []int64 `json:"bad,omitempty"`
-	BadCount int64   `json:"bad_count"`
-}
-
-// MaxBadReported caps the offsets kept in a VerifyReport.
-const MaxBadReported = 1000
-
 func verifyChunk(unit int64) int64 { return max(unit, (fillChunk/unit)*unit) }
 
 func verifyUnitOK(unit int64) error {
@@ -88,7 +75,7 @@ func WritePattern(ctx context.Context, t *TestFile, unit int64, gen uint64) erro
 		return err
 	}
 	defer freeBuffer(buf)
-	start := t.alignedStart(unit)
+	start := alignedStart(t, unit)
 	end := start + (t.Size-start)/unit*unit
 	for off := start; off < end; off += chunk {
 		if err := ctx.Err(); err != nil {
@@ -120,7 +107,7 @@ func CheckPattern(ctx context.Context, t *TestFile, unit int64) (*VerifyReport, 
 	}
 	defer freeBuffer(buf)
 	rep := &VerifyReport{Unit: unit}
-	start := t.alignedStart(unit)
+	start := alignedStart(t, unit)
 	end := start + (t.Size-start)/unit*unit
 	var bad []int64
 	for off := start; off < end; off += chunk {

@@ -63,7 +63,7 @@ func (d *Disk) Validate() error {
 	}
 	seen := map[string]bool{}
 	for _, w := range d.Steps {
-		if err := w.Validate(); err != nil && !seen[err.Error()] {
+		if err := diskio.CheckWorkload(&w); err != nil && !seen[err.Error()] {
 			seen[err.Error()] = true
 			errs = append(errs, err)
 		}
@@ -126,7 +126,7 @@ func (d *Disk) Run(ctx context.Context, r *Running) error {
 	case rep.Verify != nil && rep.Verify.BadCount > 0:
 		runErr = fmt.Errorf("verify: %d block(s) differ from what was written", rep.Verify.BadCount)
 	}
-	if err := rep.FillResult(rec.Result); err != nil {
+	if err := diskio.FillResult(rep, rec.Result); err != nil {
 		d.unfilled = true
 		return agerr.Join(runErr, fmt.Errorf("results: %w", err))
 	}
@@ -139,7 +139,7 @@ func (d *Disk) Analysis() (analyze.Options, bool) { return DiskAnalysis, !d.unfi
 // Analysed gives the report the analysis's findings and writes them into its section.
 func (d *Disk) Analysed(rec *Recorder, an *analyze.Run) {
 	DiskAnalysed(d.Report, an)
-	if err := d.Report.SetExtra(rec.Result); err != nil {
+	if err := diskio.SetExtra(d.Report, rec.Result); err != nil {
 		rec.Warn("results: " + err.Error())
 	}
 }

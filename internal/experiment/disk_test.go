@@ -7,6 +7,7 @@ import (
 
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/diskio"
+	"github.com/agbench/agbench/internal/render"
 )
 
 // A disk step the analysis could not judge for Little's law (0 IOPS) shows "-" in the
@@ -19,7 +20,7 @@ func TestDiskLittleNotJudgedIsAbsent(t *testing.T) {
 		t.Fatalf("not judged step marked known: %+v", rep.Steps[0].Little)
 	}
 	var b bytes.Buffer
-	rep.WriteText(&b)
+	render.Disk(&b, rep)
 	if out := b.String(); strings.Contains(out, "ratio 0.00") || strings.Contains(out, "0.00 in flight") || !strings.Contains(out, "not judged") {
 		t.Errorf("unjudged Little's law shown as a number:\n%s", out)
 	}

@@ -35,13 +35,17 @@ var designRules = []designRule{
 		}},
 	{"internal/report", "the report reads only result files",
 		func(d string, in bool) bool {
-			return in && !slices.Contains([]string{"internal/result", "internal/analyze", "internal/atomicfile", "internal/agerr",
+			return in && !slices.Contains([]string{"internal/result", "internal/result/diskrun", "internal/analyze", "internal/atomicfile", "internal/agerr",
 				"internal/render", "internal/table", "internal/stats", "internal/units", "internal/proc", "internal/routing"}, d) // proc: through result's host; routing: analyze's reading of a routing list
 		}},
 	{"internal/render", "the renderer reads results and the analysis's findings, never an engine (runner, workloads, cluster, listener, diskio, seed, drill, sample), nor the report that reads it",
 		func(d string, in bool) bool {
-			return in && !slices.Contains([]string{"internal/result", "internal/analyze", "internal/atomicfile", "internal/agerr",
+			return in && !slices.Contains([]string{"internal/result", "internal/result/diskrun", "internal/analyze", "internal/atomicfile", "internal/agerr",
 				"internal/table", "internal/stats", "internal/units", "internal/proc", "internal/routing"}, d) // proc: through result's host; routing: analyze's reading of a routing list
+		}},
+	{"internal/result/diskrun", "a result's disk sections are the schema only: they import the result and its units, never the tester that writes them",
+		func(d string, in bool) bool {
+			return in && !slices.Contains([]string{"internal/result", "internal/agerr", "internal/atomicfile", "internal/proc", "internal/units"}, d)
 		}},
 	{"internal/routing", "routing is pure logic, no network",
 		func(d string, in bool) bool { return in || Under(d, "net") || Under(d, "github.com/jackc/pgx/v5") }},

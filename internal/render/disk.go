@@ -1,33 +1,18 @@
-package diskio
+package render
 
 import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
+	"github.com/agbench/agbench/internal/result/diskrun"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/units"
 )
 
-// Report is one `agbench disk` run as the text tables show it; FillResult writes it into
-// the common result schema.
-type Report struct {
-	Start   time.Time
-	File    *TestFile
-	Device  string
-	Sweep   *Sweep
-	Steps   []*StepResult
-	Marks   *Marks
-	Verify  *VerifyReport
-	Notes   []string
-	DiskSpd *DiskSpdCommand
-	// Analysed is set when internal/analyze judged the run (its verdicts are printed after
-	// the report): warnings it also gives (SharedWarning) are then left to it.
-	Analysed bool
-}
-
-func ms(us float64) string {
+// diskMs is a latency in microseconds as the disk tables show it, in milliseconds with
+// the digits that matter ("-" when not reported).
+func diskMs(us float64) string {
 	switch {
 	case us != us: // NaN
 		return "-"
@@ -40,8 +25,10 @@ func ms(us float64) string {
 	}
 }
 
-// WriteText writes the run as tables shaped like the storage article's and DiskSpd's.
-func (r *Report) WriteText(w io.Writer) {
+// Disk prints a storage test as tables shaped like the storage article's and DiskSpd's:
+// the file, the workload, one step's detail or a sweep's table with its marks, the
+// verification and the notes.
+func Disk(w io.Writer, r *diskrun.Report) {
 	fmt.Fprintf(w, "file     %s (%s of data%s)\n", r.File.Path, units.FormatBytes(r.File.RegionLen()), map[bool]string{true: ", created by this run", false: ""}[r.File.Created])
 	if r.Device != "" {
 		fmt.Fprintf(w, "device   %s\n", r.Device)
@@ -59,16 +46,16 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "engine   %s; %s measured after %s warm-up per step\n", s.Engine, span, s.Workload.Warmup)
 	}
 	if len(r.Steps) == 1 {
-		r.Steps[0].writeDetail(w, r.Analysed)
+		diskDetail(w, r.Steps[0], r.Analysed)
 	} else if len(r.Steps) > 1 {
-		r.writeSweep(w)
+		diskSweep(w, r)
 	}
 	if r.Verify != nil {
 		v := r.Verify
 		if v.BadCount == 0 {
 			fmt.Fprintf(w, "\nverify   %d blocks of %s read back: all match their checksums\n", v.Checked, units.FormatBytesExact(v.Unit))
 		} else {
-			fmt.Fprintf(w, "\nverify   %d of %d blocks of %s DIFFER; first at offsets %s\n", v.BadCount, v.Checked, units.FormatBytesExact(v.Unit), offsets(v.Bad, 10))
+			fmt.Fprintf(w, "\nverify   %d of %d blocks of %s DIFFER; first at offsets %s\n", v.BadCount, v.Checked, units.FormatBytesExact(v.Unit), diskOffsets(v.Bad, 10))
 		}
 	}
 	for _, n := range r.Notes {
@@ -76,7 +63,7 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 }
 
-func offsets(o []int64, n int) string {
+func diskOffsets(o []int64, n int) string {
 	var s []string
 	for i, x := range o {
 		if i == n {
@@ -88,23 +75,23 @@ func offsets(o []int64, n int) string {
 	return strings.Join(s, ", ")
 }
 
-func (r *Report) writeSweep(w io.Writer) {
+func diskSweep(w io.Writer, r *diskrun.Report) {
 	fmt.Fprintln(w)
 	tw := table.NewWriter(w, table.Right)
 	fmt.Fprintln(tw, "threads\tQD\tIOPS\tMB/s\tmean ms\tp50\tp99\tp99.9\tIOPS sd\tL=X*W\t|\tdev IOPS\tdev MB/s\tawait ms\tqueue\tutil%\tio psi%\t|\tcpu%\tus/IO\tmark\t")
 	for i, s := range r.Steps {
 		mark := ""
 		if m := r.Marks; m != nil {
-			var ms []string
+			var names []string
 			for _, x := range []struct {
 				row  int
 				name string
 			}{{m.Characteristic, "characteristic"}, {m.Efficient, "efficient"}, {m.Knee, "KNEE"}, {m.Saturation, "saturation"}} {
 				if x.row == i {
-					ms = append(ms, x.name)
+					names = append(names, x.name)
 				}
 			}
-			mark = strings.Join(ms, ",")
+			mark = strings.Join(names, ",")
 		}
 		l := "-"
 		if s.Little.Known {
@@ -126,16 +113,16 @@ func (r *Report) writeSweep(w io.Writer) {
 			psi = fmt.Sprintf("%.1f", s.Pressure.SomePct)
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%.0f\t%s\t|\t%s\t%s\t|\t%.0f\t%.1f\t%s\t\n",
-			s.Workload.Threads, s.Workload.QD, s.Total.IOPS, s.Total.MBps, ms(s.Total.MeanUs), ms(s.Total.At(50)),
-			ms(s.Total.At(99)), ms(s.Total.At(99.9)), s.IOPSStddev, l, dev, psi, s.CPU.TesterPct, s.CPU.TesterUsPerIO, mark)
+			s.Workload.Threads, s.Workload.QD, s.Total.IOPS, s.Total.MBps, diskMs(s.Total.MeanUs), diskMs(s.Total.At(50)),
+			diskMs(s.Total.At(99)), diskMs(s.Total.At(99.9)), s.IOPSStddev, l, dev, psi, s.CPU.TesterPct, s.CPU.TesterUsPerIO, mark)
 	}
 	tw.Flush()
 	if m := r.Marks; m != nil {
-		r.writeMarks(w, m)
+		diskMarks(w, r, m)
 	}
 	for _, s := range r.Steps {
 		for _, wn := range s.Warnings {
-			if r.Analysed && SharedWarning(wn) {
+			if r.Analysed && diskrun.SharedWarning(wn) {
 				continue
 			}
 			fmt.Fprintf(w, "warning [threads %d, QD %d]: %s\n", s.Workload.Threads, s.Workload.QD, wn)
@@ -143,8 +130,8 @@ func (r *Report) writeSweep(w io.Writer) {
 	}
 }
 
-func (r *Report) writeMarks(w io.Writer, m *Marks) {
-	row := func(i int) *StepResult {
+func diskMarks(w io.Writer, r *diskrun.Report, m *diskrun.Marks) {
+	row := func(i int) *diskrun.StepResult {
 		if i < 0 || i >= len(r.Steps) {
 			return nil
 		}
@@ -154,10 +141,10 @@ func (r *Report) writeMarks(w io.Writer, m *Marks) {
 	if c == nil {
 		return
 	}
-	fmt.Fprintf(w, "\ncharacteristic latency %s ms at %d outstanding (%.0f IOPS)\n", ms(c.Total.MeanUs), c.Workload.Outstanding(), c.Total.IOPS)
-	line := func(name string, s *StepResult) {
+	fmt.Fprintf(w, "\ncharacteristic latency %s ms at %d outstanding (%.0f IOPS)\n", diskMs(c.Total.MeanUs), c.Workload.Outstanding(), c.Total.IOPS)
+	line := func(name string, s *diskrun.StepResult) {
 		fmt.Fprintf(w, "%-22s %d outstanding: %.0f IOPS, %.1f MB/s at %s ms mean, %s ms p99 (%.1fx characteristic)\n", name,
-			s.Workload.Outstanding(), s.Total.IOPS, s.Total.MBps, ms(s.Total.MeanUs), ms(s.Total.At(99)), s.Total.MeanUs/c.Total.MeanUs)
+			s.Workload.Outstanding(), s.Total.IOPS, s.Total.MBps, diskMs(s.Total.MeanUs), diskMs(s.Total.At(99)), s.Total.MeanUs/c.Total.MeanUs)
 	}
 	if s := row(m.Efficient); s != nil {
 		line("most efficient", s)
@@ -178,7 +165,7 @@ func (r *Report) writeMarks(w io.Writer, m *Marks) {
 // writeDetail writes one step as DiskSpd does: totals, per-thread lines, the latency
 // table, then the device's view, IO pressure, CPU and warnings (those the analysis also
 // gives left to it when analysed).
-func (s *StepResult) writeDetail(w io.Writer, analysed bool) {
+func diskDetail(w io.Writer, s *diskrun.StepResult, analysed bool) {
 	mark := map[bool]string{true: "", false: " (INCOMPLETE)"}[s.Complete]
 	if s.CutShort {
 		mark = fmt.Sprintf(" (CUT SHORT: %d of %d IOs)", s.Total.IOs, s.Workload.IOs)
@@ -187,9 +174,9 @@ func (s *StepResult) writeDetail(w io.Writer, analysed bool) {
 	tw := table.NewWriter(w, table.Right)
 	fmt.Fprintln(tw, "thread\tbytes\tIOs\tMB/s\tIOPS\treads\twrites\tmean ms\t")
 	for _, t := range s.Threads {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%.2f\t%.0f\t%d\t%d\t%s\t\n", t.Thread, t.Bytes, t.IOs, t.MBps, t.IOPS, t.Reads, t.Writes, ms(t.MeanUs))
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%.2f\t%.0f\t%d\t%d\t%s\t\n", t.Thread, t.Bytes, t.IOs, t.MBps, t.IOPS, t.Reads, t.Writes, diskMs(t.MeanUs))
 	}
-	fmt.Fprintf(tw, "total\t%d\t%d\t%.2f\t%.0f\t%d\t%d\t%s\t\n", s.Total.Bytes, s.Total.IOs, s.Total.MBps, s.Total.IOPS, s.Read.IOs, s.Write.IOs, ms(s.Total.MeanUs))
+	fmt.Fprintf(tw, "total\t%d\t%d\t%.2f\t%.0f\t%d\t%d\t%s\t\n", s.Total.Bytes, s.Total.IOs, s.Total.MBps, s.Total.IOPS, s.Read.IOs, s.Write.IOs, diskMs(s.Total.MeanUs))
 	tw.Flush()
 	fmt.Fprintf(w, "IOPS standard deviation over 1 s intervals: %.0f\n", s.IOPSStddev)
 	switch lc := s.Little; {
@@ -205,7 +192,7 @@ func (s *StepResult) writeDetail(w io.Writer, analysed bool) {
 
 	tw = table.NewWriter(w, table.Right)
 	fmt.Fprintln(tw, "%-ile\tread (ms)\twrite (ms)\ttotal (ms)\t")
-	for _, p := range Percentiles {
+	for _, p := range diskrun.Percentiles {
 		name := fmt.Sprintf("%g", p)
 		switch p {
 		case 0:
@@ -213,9 +200,9 @@ func (s *StepResult) writeDetail(w io.Writer, analysed bool) {
 		case 100:
 			name = "max"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", name, ms(s.Read.At(p)), ms(s.Write.At(p)), ms(s.Total.At(p)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", name, diskMs(s.Read.At(p)), diskMs(s.Write.At(p)), diskMs(s.Total.At(p)))
 	}
-	fmt.Fprintf(tw, "mean\t%s\t%s\t%s\t\n", msOr(s.Read), msOr(s.Write), msOr(s.Total))
+	fmt.Fprintf(tw, "mean\t%s\t%s\t%s\t\n", diskMsOr(s.Read), diskMsOr(s.Write), diskMsOr(s.Total))
 	tw.Flush()
 
 	if d := s.Device; d != nil {
@@ -230,18 +217,18 @@ func (s *StepResult) writeDetail(w io.Writer, analysed bool) {
 	fmt.Fprintf(w, "CPU tester: %.1f%% of one CPU (user %.2f s, sys %.2f s), %.2f us per IO; machine: user %.1f%% sys %.1f%% iowait %.1f%% steal %.1f%% idle %.1f%%\n",
 		c.TesterPct, c.TesterUserS, c.TesterSysS, c.TesterUsPerIO, c.MachineUserPct, c.MachineSysPct, c.MachineIOWait, c.MachineStealPct, c.MachineIdlePct)
 	for _, wn := range s.Warnings {
-		if analysed && SharedWarning(wn) {
+		if analysed && diskrun.SharedWarning(wn) {
 			continue
 		}
 		fmt.Fprintf(w, "warning: %s\n", wn)
 	}
 }
 
-func msOr(o OpStats) string {
+func diskMsOr(o diskrun.OpStats) string {
 	if o.IOs == 0 {
 		return "-"
 	}
-	return ms(o.MeanUs)
+	return diskMs(o.MeanUs)
 }
 
 func joinInts(v []int) string {
