@@ -10,12 +10,13 @@ import (
 )
 
 // Load prints a load run (stress, scan) after it ends: its table over the threads, with a
-// fixed rate's columns and the stale-read probe's (stale: the probe's mode, "" for none)
-// where it has them, the stale-read lines, the analysis (nil: none) and the footer.
+// fixed rate's columns, the stale-read probe's (stale: the probe's mode, "" for none) and
+// the standbys' lag (with where it came from) where it has them, the stale-read lines, the analysis (nil: none) and the footer.
 func Load(w io.Writer, r *result.Result, an *analyze.Run, path string, cols []table.Column, stale string) {
 	fmt.Fprintln(w)
 	if len(r.Steps) > 0 {
-		_ = table.Write(w, r, "threads", table.WithRate(r, WithStale(cols, stale))) // as the footer: a terminal's error is not the run's
+		_ = table.Write(w, r, "threads", table.WithLag(r, table.WithRate(r, WithStale(cols, stale)))) // as the footer: a terminal's error is not the run's
+		LagNotes(w, r)
 		fmt.Fprintln(w)
 		Stale(w, r)
 	}
@@ -128,4 +129,12 @@ func WithStale(cols []table.Column, mode string) []table.Column {
 		}
 	}
 	return out
+}
+
+// LagNotes prints where the table's standby lag figures came from and why any is absent
+// (table.LagNotes), one line each; nothing for a result without lag columns.
+func LagNotes(w io.Writer, r *result.Result) {
+	for _, n := range table.LagNotes(r) {
+		fmt.Fprintln(w, n)
+	}
 }

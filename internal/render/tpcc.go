@@ -52,10 +52,12 @@ func TPCC(w io.Writer, s TPCCSetup, steps []result.Step) {
 		byKey[k] = append(byKey[k], st)
 	}
 	tw := table.NewWriter(w, table.Right)
-	cols, rate := "NOPM\tTPM\tNEWORD p95\tp99\t", table.HasRate(&result.Result{Steps: steps})
+	all := &result.Result{Steps: steps}
+	cols, rate, lag := "NOPM\tTPM\tNEWORD p95\tp99\t", table.HasRate(all), table.LagColumns(all)
 	if rate {
 		cols += rateHeads()
 	}
+	cols += stepsHeads(lag)
 	if compare {
 		group := "\t"
 		for _, v := range variants {
@@ -79,6 +81,7 @@ func TPCC(w io.Writer, s TPCCSetup, steps []result.Step) {
 			if rate {
 				line += rateCells(sts)
 			}
+			line += stepsCells(sts, lag)
 			srvNOPM, srvTPM = append(srvNOPM, nopm), append(srvTPM, tpm)
 		}
 		fmt.Fprintln(tw, line+strings.Join(srvNOPM, " / ")+"\t"+strings.Join(srvTPM, " / ")+"\t")
@@ -89,6 +92,7 @@ func TPCC(w io.Writer, s TPCCSetup, steps []result.Step) {
 	if s.Repeat > 1 {
 		fmt.Fprintf(w, "(medians of %d repeats)\n", s.Repeat)
 	}
+	LagNotes(w, all)
 
 	for i := range steps {
 		tpccStep(w, &steps[i])
@@ -129,17 +133,23 @@ func tpccCells(sts []*result.Step) (cells, srvNOPM, srvTPM string) {
 
 // rateHeads and rateCells are a fixed-rate run's columns of the articles' table
 // (table.RateColumns): the rate asked, the transactions started per second, late starts.
-func rateHeads() string {
+func rateHeads() string { return stepsHeads(table.RateColumns()) }
+
+func rateCells(sts []*result.Step) string { return stepsCells(sts, table.RateColumns()) }
+
+// stepsHeads and stepsCells are columns of the articles' table (tab-ended) and their cells
+// for one row and variant.
+func stepsHeads(cols []table.Column) string {
 	h := ""
-	for _, c := range table.RateColumns() {
+	for _, c := range cols {
 		h += c.Header + "\t"
 	}
 	return h
 }
 
-func rateCells(sts []*result.Step) string {
+func stepsCells(sts []*result.Step, cols []table.Column) string {
 	out := ""
-	for _, c := range table.RateColumns() {
+	for _, c := range cols {
 		out += table.StepsCell(sts, c) + "\t"
 	}
 	return out

@@ -435,6 +435,9 @@ func (e *Experiment) charts() []chartView {
 	if e.Sweep && (e.HasWaits() || e.HasDevice()) {
 		out = append(out, e.layerCharts()...)
 	}
+	if c, ok := e.lagChart(); ok {
+		out = append(out, c)
+	}
 	out = append(out, e.seriesCharts("lag", "replication lag over time")...)
 	out = append(out, e.seriesCharts(result.HostPrefix, "modelled hosts over time (each node's control group: CPU, memory, IO against its budget)")...)
 	if c, ok := e.throughputOverTime(); ok {

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"github.com/agbench/agbench/internal/stats"
 	"github.com/agbench/agbench/internal/table"
 )
 
@@ -34,20 +33,4 @@ func rateHeaders() []string {
 
 // rateCells are one point's rate columns: medians of the repeats that ran at a rate,
 // absent for closed-loop steps.
-func rateCells(f *Figures) []Cell {
-	var out []Cell
-	for _, col := range table.RateColumns() {
-		var vals []float64
-		for _, st := range f.Steps {
-			if v, ok := col.Value(st); ok {
-				vals = append(vals, v)
-			}
-		}
-		if len(vals) == 0 {
-			out = append(out, blank())
-			continue
-		}
-		out = append(out, num(stats.Median(vals)))
-	}
-	return out
-}
+func rateCells(f *Figures) []Cell { return stepCells(f, table.RateColumns()) }

@@ -171,6 +171,10 @@ func (e *Experiment) MainTable() Table {
 	if rate {
 		cols = append(cols, rateHeaders()...)
 	}
+	lag := e.lagColumns()
+	for _, c := range lag {
+		cols = append(cols, c.Header)
+	}
 	t := Table{Name: e.slug() + "-main", Title: e.name() + ": throughput and latency per " + e.pointHeader(), Columns: []string{e.pointHeader()}}
 	grouped := len(e.Variants) > 1 || (len(e.Variants) == 1 && e.Variants[0].Variant != "")
 	for _, v := range e.Variants {
@@ -207,6 +211,7 @@ func (e *Experiment) MainTable() Table {
 			if rate {
 				row = append(row, rateCells(c)...)
 			}
+			row = append(row, stepCells(c, lag)...)
 		}
 		t.add(row...)
 	}

@@ -59,6 +59,9 @@ func WriteTables(w io.Writer, exps []*Experiment) error {
 		if err := WriteText(w, main); err != nil {
 			return err
 		}
+		for _, n := range e.LagNotes() {
+			fmt.Fprintln(w, "  "+n)
+		}
 		for _, t := range []Table{e.SessionsTable(), e.FaultsTable()} {
 			if len(t.Rows) > 0 {
 				if err := WriteText(w, t); err != nil {
