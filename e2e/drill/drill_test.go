@@ -38,7 +38,7 @@ func TestDrillCommand(t *testing.T) {
 	}
 	r := e2etest.ReadOneResult(t, results)
 	run, err := r.DrillRun()
-	if err != nil || run == nil || run.CyclesDone != 1 || run.Lost != 0 || run.Acked == 0 || !r.Complete {
+	if err != nil || run == nil || run.CyclesDone != 1 || run.Lost == nil || *run.Lost != 0 || *run.Acked == 0 || !r.Complete {
 		t.Fatalf("drill run %+v (%v), complete %v", run, err, r.Complete)
 	}
 	if dc, err := r.Steps[0].DrillCycle(); err != nil || dc == nil || !dc.Checked {

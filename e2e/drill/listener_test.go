@@ -41,7 +41,7 @@ func TestDrillThroughListener(t *testing.T) {
 	}
 	r := e2etest.ReadOneResult(t, results)
 	dc, err := r.Steps[0].DrillCycle()
-	if err != nil || dc == nil || !dc.Checked || dc.Lost != 0 {
+	if err != nil || dc == nil || !dc.Checked || dc.Lost == nil || *dc.Lost != 0 {
 		t.Fatalf("cycle %+v (%v)", dc, err)
 	}
 	if dc.RerouteWriteSeconds == nil || *dc.RerouteWriteSeconds <= 0 {

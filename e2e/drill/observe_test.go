@@ -2,7 +2,9 @@ package drill
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,7 +67,7 @@ func TestDrillObserveCommand(t *testing.T) {
 	if strings.Contains(strings.Join(r.Meta.Args, " "), clustertest.HandmadeAdminPW) {
 		t.Fatalf("the password is in result.json's args: %v", r.Meta.Args)
 	}
-	if run, err := r.DrillRun(); err != nil || run == nil || run.CyclesDone != 1 || run.Lost != 0 {
+	if run, err := r.DrillRun(); err != nil || run == nil || run.CyclesDone != 1 || run.Lost == nil || *run.Lost != 0 {
 		t.Fatalf("drill run %+v (%v)", run, err)
 	}
 }
@@ -114,5 +116,53 @@ func TestDrillObserveChecksItsTargets(t *testing.T) {
 				t.Fatalf("ledger table made: %v (%v)", made, err)
 			}
 		})
+	}
+}
+
+// A cycle that was not checked (no failover within --observe-wait) measured no loss: the
+// run's sums and the cycle's lost commits are absent from result.json, never 0, and the
+// report's cards say "–" with the reason.
+func TestDrillObserveUncheckedIsAbsent(t *testing.T) {
+	t.Parallel()
+	h := clustertest.NewHandmade(t, 1)
+	results := t.TempDir()
+	code, out, errs := e2etest.Run(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "drill", "--fault", "observe",
+		"--primary", "old="+h.URL(0, clustertest.HandmadeApp), "--standby", "new="+h.URL(1, clustertest.HandmadeApp),
+		"--cycles", "1", "--between", "300ms", "--vus", "2", "--read-vus", "1", "--observe-wait", "1s", "--results", results)
+	t.Logf("exit %d\n%s%s", code, out, errs)
+	if code != 1 || !strings.Contains(out, "not judged: no cycle of observe was checked") {
+		t.Fatalf("exit %d, want 1 and not judged", code)
+	}
+	r := e2etest.ReadOneResult(t, results)
+	var run, cycle map[string]json.RawMessage
+	if err := json.Unmarshal(r.Extra["drill"], &run); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(r.Steps[0].Extra["drill"], &cycle); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"acked", "lost", "in_doubt", "in_doubt_present"} {
+		if v, ok := run[k]; ok {
+			t.Errorf("the run's %s is %s, want absent (no cycle checked)", k, v)
+		}
+	}
+	for _, k := range []string{"lost", "in_doubt_present"} {
+		if v, ok := cycle[k]; ok {
+			t.Errorf("the unchecked cycle's %s is %s, want absent", k, v)
+		}
+	}
+	html := filepath.Join(t.TempDir(), "r.html")
+	if code, _, errs := e2etest.Run(t, nil, "report", results, "-o", html, "-q"); code != 0 {
+		t.Fatalf("report: exit %d %s", code, errs)
+	}
+	page, _ := os.ReadFile(html)
+	for _, want := range []string{
+		`<div class="k-label">acknowledged commits lost</div><div class="k-value">–</div><div class="k-note">not measured: no cycle was checked; not checked: cycle 1 (no failover from old within 1s (--observe-wait))`,
+		`<div class="k-label">in doubt</div><div class="k-value">–</div>`,
+	} {
+		if !strings.Contains(string(page), want) {
+			i := strings.Index(string(page), `class="kpis"`)
+			t.Errorf("the report lacks %q; its cards:\n%s", want, string(page)[i:min(len(page), i+1500)])
+		}
 	}
 }

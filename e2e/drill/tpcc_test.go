@@ -39,7 +39,7 @@ func TestDrillTPCC(t *testing.T) {
 		}
 		r := e2etest.ReadOneResult(t, results)
 		run, err := r.DrillRun()
-		if err != nil || run == nil || run.Workload != "tpcc" || run.CyclesDone != 1 || run.Lost != 0 || run.Acked == 0 || run.ChecksFailed != 0 {
+		if err != nil || run == nil || run.Workload != "tpcc" || run.CyclesDone != 1 || run.Lost == nil || *run.Lost != 0 || *run.Acked == 0 || run.ChecksFailed != 0 {
 			t.Fatalf("%s: drill run %+v (%v)", fault, run, err)
 		}
 		dc, err := r.Steps[0].DrillCycle()

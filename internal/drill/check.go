@@ -59,9 +59,10 @@ func check(ctx context.Context, t *cluster.Topology, ta *tally, dc *result.Drill
 func (ta *tally) countLost(dc *result.DrillCycle, present map[int64]bool) {
 	ta.mu.Lock()
 	defer ta.mu.Unlock()
+	var lost, found int64
 	for _, id := range ta.acked {
 		if !present[id] {
-			dc.Lost++
+			lost++
 			if len(dc.LostIDs) < result.MaxLostIDs {
 				dc.LostIDs = append(dc.LostIDs, id)
 			}
@@ -69,9 +70,10 @@ func (ta *tally) countLost(dc *result.DrillCycle, present map[int64]bool) {
 	}
 	for _, id := range ta.doubt {
 		if present[id] {
-			dc.InDoubtPresent++
+			found++
 		}
 	}
+	dc.Lost, dc.InDoubtPresent = &lost, &found
 }
 
 // oldAcks counts the writes that the old primary (port) acknowledged after the fault, and

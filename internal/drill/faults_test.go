@@ -26,9 +26,9 @@ func TestAsyncPartitionLosesIsolatedWrites(t *testing.T) {
 	}
 	t.Log(run.Verdict)
 	dc := cycles(t, res)[0]
-	if !dc.Checked || dc.OldAcked < 30 || dc.Lost < 30 || dc.OldAckedAfterPromotion != 0 {
+	if !dc.Checked || dc.OldAcked < 30 || lostOf(dc) < 30 || dc.OldAckedAfterPromotion != 0 {
 		t.Fatalf("old primary acknowledged %d after the cut (%d after the promotion), %d lost; want at least the 30 acknowledged while cut off, lost, none after",
-			dc.OldAcked, dc.OldAckedAfterPromotion, dc.Lost)
+			dc.OldAcked, dc.OldAckedAfterPromotion, lostOf(dc))
 	}
 	if dc.WALBytesLacked == nil || *dc.WALBytesLacked == 0 {
 		t.Fatalf("WAL lacked %v (%s); want the WAL the isolated primary wrote", dc.WALBytesLacked, dc.WALBytesNote)

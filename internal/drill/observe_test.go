@@ -85,7 +85,7 @@ func TestObserveHandmade(t *testing.T) {
 	}
 	t.Log(run.Verdict)
 	dc := cycles(t, res)[0]
-	if !dc.Checked || dc.Lost != 0 || dc.Acked == 0 || dc.To != "new" || dc.FailoverSeconds == nil || dc.WriteBackSeconds == nil {
+	if !dc.Checked || lostOf(dc) != 0 || dc.Acked == 0 || dc.To != "new" || dc.FailoverSeconds == nil || dc.WriteBackSeconds == nil {
 		t.Fatalf("cycle %+v", dc)
 	}
 	if dc.OldPrimary != "down" || len(dc.Writable) != 1 || dc.Writable[0] != "new" {
@@ -146,7 +146,7 @@ func observeThroughURLs(t *testing.T, topo *cluster.Topology) {
 	if len(waited) != 1 || whole < 0 || fault < whole || !strings.Contains(dc.Events[whole].Detail, "sync_standby") || dc.Events[fault].At.Before(dc.Events[whole].At) {
 		t.Fatalf("the fault did not wait for a whole view: progress %q, events %+v", waited, dc.Events)
 	}
-	if !dc.Checked || dc.Lost != 0 || dc.Acked == 0 || dc.To == from || !strings.HasPrefix(dc.HAOutcome, "switchover") {
+	if !dc.Checked || lostOf(dc) != 0 || dc.Acked == 0 || dc.To == from || !strings.HasPrefix(dc.HAOutcome, "switchover") {
 		t.Fatalf("cycle %+v", dc)
 	}
 	t.Log(run.Verdict, "; ", dc.HAOutcome)
@@ -236,7 +236,7 @@ func TestObserveHandmadeThroughAListener(t *testing.T) {
 		t.Fatalf("drill: %v (%+v)", err, run)
 	}
 	dc := cycles(t, res)[0]
-	if !dc.Checked || dc.Lost != 0 || dc.Acked == 0 || dc.To != "new" || dc.WriteBackSeconds == nil {
+	if !dc.Checked || lostOf(dc) != 0 || dc.Acked == 0 || dc.To != "new" || dc.WriteBackSeconds == nil {
 		t.Fatalf("through the listener: cycle %+v", dc)
 	}
 	if want := "its writes go through --listener"; !strings.Contains(dc.RerouteNote, want) {

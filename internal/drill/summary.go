@@ -11,102 +11,125 @@ import (
 )
 
 // Summarize sums the drill's cycles (the steps' drill sections) into run: the commits
-// acknowledged and lost over the cycles checked, the times back, the failed checks and the
-// verdict line.
+// acknowledged and lost over the cycles checked (absent when none was), the times back, the
+// failed checks and the verdict line.
 func Summarize(run *result.DrillRun, steps []result.Step) {
-	run.CyclesDone, run.Acked, run.Lost, run.InDoubt, run.InDoubtPresent = 0, 0, 0, 0, 0
+	run.CyclesDone, run.Acked, run.Lost, run.InDoubt, run.InDoubtPresent = 0, nil, nil, nil, nil
 	run.Failed = nil
 	run.ChecksFailed, run.SyncWaitCycles, run.NoSyncCycles, run.NoSyncOpenCycles, run.NoSyncMax = 0, 0, 0, 0, nil
 	run.NoSyncMaxOpen, run.NoSyncMeasuredCycles = false, 0
-	var wb, rb, wblk, det []float64
-	open := 0 // cycles still without a synchronous standby at the load's end
+	var sum summing
 	for i := range steps {
 		dc, err := steps[i].DrillCycle()
 		if err != nil || dc == nil {
 			run.Failed = append(run.Failed, fmt.Sprintf("step %d: no drill figures (%v)", i, err))
 			continue
 		}
-		if !dc.Checked {
+		lost, present, checked := dc.LostChecked()
+		if !checked {
 			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: not checked: %s", dc.Cycle, strings.Join(dc.Problems, "; ")))
 			continue
 		}
 		run.CyclesDone++
-		run.Acked += dc.Acked
-		run.Lost += dc.Lost
-		run.InDoubt += dc.InDoubt
-		run.InDoubtPresent += dc.InDoubtPresent
-		if dc.Lost > 0 {
-			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: %d acknowledged %s lost", dc.Cycle, dc.Lost, commits(run)))
+		sum.totals.Acked += dc.Acked
+		sum.totals.Lost += lost
+		sum.totals.InDoubt += dc.InDoubt
+		sum.totals.InDoubtPresent += present
+		if lost > 0 {
+			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: %d acknowledged %s lost", dc.Cycle, lost, commits(run)))
 		}
-		if dc.TPCC != nil {
-			if f := tpccFailed(dc.TPCC); len(f) > 0 {
-				run.ChecksFailed++
-				run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: %s", dc.Cycle, strings.Join(f, "; ")))
-			}
-		}
-		if len(dc.Writable) != 1 {
-			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: %d nodes accept writes", dc.Cycle, len(dc.Writable)))
-		}
-		if dc.OldAckedAfterPromotion > 0 {
-			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: split brain: %s acknowledged %d writes after %s was promoted", dc.Cycle, dc.From, dc.OldAckedAfterPromotion, dc.To))
-		}
-		if len(dc.SplitBrain) > 1 {
-			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: split brain: %s accepted writes at once", dc.Cycle, strings.Join(dc.SplitBrain, " and ")))
-		}
-		if dc.DetectSeconds != nil {
-			det = append(det, *dc.DetectSeconds)
-		}
-		if !inPlace(dc.Fault) && !oldPrimaryBack(dc) {
-			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: old primary %s %s", dc.Cycle, dc.From, dc.OldPrimary))
-		}
-		for _, s := range dc.NotStreaming {
-			if inPlace(dc.Fault) || s != dc.From { // an old primary's failure is said above
-				run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: standby %s not streaming", dc.Cycle, s))
-			}
-		}
-		if dc.SyncWait != "" {
-			run.SyncWaitCycles++
-		}
-		if g := dc.SyncGap; g != nil && g.NoSyncSeconds != nil {
-			run.NoSyncMeasuredCycles++
-			if *g.NoSyncSeconds > 0 {
-				run.NoSyncCycles++
-				if g.NoSyncOpen() {
-					open++
-				}
-			}
-			switch v := *g.NoSyncSeconds; {
-			case run.NoSyncMax == nil || v > *run.NoSyncMax:
-				run.NoSyncMax, run.NoSyncMaxOpen = &v, g.NoSyncOpen()
-			case v == *run.NoSyncMax && g.NoSyncOpen(): // as long, and still running: the longest is at least this
-				run.NoSyncMaxOpen = true
-			}
-		}
-		if dc.FaultMissed != "" {
-			run.Failed = append(run.Failed, fmt.Sprintf("cycle %d: the fault did not take effect: %s", dc.Cycle, dc.FaultMissed))
-		}
-		if dc.WritesBlockedSeconds != nil {
-			wblk = append(wblk, *dc.WritesBlockedSeconds)
-		}
-		if dc.WriteBackSeconds != nil {
-			wb = append(wb, *dc.WriteBackSeconds)
-		}
-		if dc.ReadBackSeconds != nil {
-			rb = append(rb, *dc.ReadBackSeconds)
+		run.Failed = append(run.Failed, cycleFailures(run, dc)...)
+		sum.add(run, dc)
+	}
+	if run.CyclesDone > 0 {
+		t := sum.totals
+		run.Acked, run.Lost, run.InDoubt, run.InDoubtPresent = &t.Acked, &t.Lost, &t.InDoubt, &t.InDoubtPresent
+		if t.Acked == 0 {
+			// No acknowledged commit, nothing that could be lost: the durability check did
+			// not happen, which fails the run rather than passing it.
+			run.Failed = append(run.Failed, fmt.Sprintf("no %s was acknowledged in %d checked cycle%s: durability not judged",
+				strings.TrimSuffix(commits(run), "s"), run.CyclesDone, plural(run.CyclesDone)))
 		}
 	}
-	if run.CyclesDone > 0 && run.Acked == 0 {
-		// No acknowledged commit, nothing that could be lost: the durability check did
-		// not happen, which fails the run rather than passing it.
-		run.Failed = append(run.Failed, fmt.Sprintf("no %s was acknowledged in %d checked cycle%s: durability not judged",
-			strings.TrimSuffix(commits(run), "s"), run.CyclesDone, plural(run.CyclesDone)))
-	}
-	run.WriteBackP50, run.WriteBackMax = p50max(wb)
-	run.ReadBackP50, run.ReadBackMax = p50max(rb)
-	run.WritesBlockedP50, run.WritesBlockedMax = p50max(wblk)
-	run.DetectP50, run.DetectMax = p50max(det)
-	run.NoSyncOpenCycles = open
+	run.WriteBackP50, run.WriteBackMax = p50max(sum.wb)
+	run.ReadBackP50, run.ReadBackMax = p50max(sum.rb)
+	run.WritesBlockedP50, run.WritesBlockedMax = p50max(sum.wblk)
+	run.DetectP50, run.DetectMax = p50max(sum.det)
 	run.Verdict = Verdict(run)
+}
+
+// summing is what Summarize gathers over the checked cycles beside the run's counts.
+type summing struct {
+	totals            result.DrillTotals
+	wb, rb, wblk, det []float64
+}
+
+// add takes a checked cycle's times and its span without a synchronous standby.
+func (s *summing) add(run *result.DrillRun, dc *result.DrillCycle) {
+	for _, v := range []struct {
+		x  *float64
+		to *[]float64
+	}{{dc.DetectSeconds, &s.det}, {dc.WritesBlockedSeconds, &s.wblk}, {dc.WriteBackSeconds, &s.wb}, {dc.ReadBackSeconds, &s.rb}} {
+		if v.x != nil {
+			*v.to = append(*v.to, *v.x)
+		}
+	}
+	if dc.SyncWait != "" {
+		run.SyncWaitCycles++
+	}
+	g := dc.SyncGap
+	if g == nil || g.NoSyncSeconds == nil {
+		return
+	}
+	run.NoSyncMeasuredCycles++
+	if *g.NoSyncSeconds > 0 {
+		run.NoSyncCycles++
+		if g.NoSyncOpen() { // still without a synchronous standby at the load's end
+			run.NoSyncOpenCycles++
+		}
+	}
+	switch v := *g.NoSyncSeconds; {
+	case run.NoSyncMax == nil || v > *run.NoSyncMax:
+		run.NoSyncMax, run.NoSyncMaxOpen = &v, g.NoSyncOpen()
+	case v == *run.NoSyncMax && g.NoSyncOpen(): // as long, and still running: the longest is at least this
+		run.NoSyncMaxOpen = true
+	}
+}
+
+// cycleFailures are a checked cycle's failed checks beside a loss: consistency, writable
+// nodes, a split brain, the old primary and the standbys, a fault that did not take effect.
+func cycleFailures(run *result.DrillRun, dc *result.DrillCycle) []string {
+	var out []string
+	add := func(format string, a ...any) {
+		out = append(out, fmt.Sprintf("cycle %d: "+format, append([]any{dc.Cycle}, a...)...))
+	}
+	if dc.TPCC != nil {
+		if f := tpccFailed(dc.TPCC); len(f) > 0 {
+			run.ChecksFailed++
+			add("%s", strings.Join(f, "; "))
+		}
+	}
+	if len(dc.Writable) != 1 {
+		add("%d nodes accept writes", len(dc.Writable))
+	}
+	if dc.OldAckedAfterPromotion > 0 {
+		add("split brain: %s acknowledged %d writes after %s was promoted", dc.From, dc.OldAckedAfterPromotion, dc.To)
+	}
+	if len(dc.SplitBrain) > 1 {
+		add("split brain: %s accepted writes at once", strings.Join(dc.SplitBrain, " and "))
+	}
+	if !inPlace(dc.Fault) && !oldPrimaryBack(dc) {
+		add("old primary %s %s", dc.From, dc.OldPrimary)
+	}
+	for _, s := range dc.NotStreaming {
+		if inPlace(dc.Fault) || s != dc.From { // an old primary's failure is said above
+			add("standby %s not streaming", s)
+		}
+	}
+	if dc.FaultMissed != "" {
+		add("the fault did not take effect: %s", dc.FaultMissed)
+	}
+	return out
 }
 
 func p50max(xs []float64) (*float64, *float64) {
@@ -131,12 +154,13 @@ func Verdict(run *result.DrillRun) string {
 	if run.Workload == WorkloadTPCC {
 		fault += ", " + WorkloadTPCC
 	}
-	if run.Acked == 0 {
+	t, _ := run.Totals()
+	if t.Acked == 0 {
 		return fmt.Sprintf("%s commit: not judged: no %s was acknowledged in %d %s%s (%s)", run.Commit, strings.TrimSuffix(commits(run), "s"),
 			run.CyclesDone, what, plural(run.CyclesDone), fault)
 	}
 	s := fmt.Sprintf("%s commit: %s of %s acknowledged %s lost in %d %s%s (%s)", run.Commit,
-		units.GroupInt(run.Lost), units.GroupInt(run.Acked), commits(run), run.CyclesDone, what, plural(run.CyclesDone), fault)
+		units.GroupInt(t.Lost), units.GroupInt(t.Acked), commits(run), run.CyclesDone, what, plural(run.CyclesDone), fault)
 	if run.Workload == WorkloadTPCC {
 		if run.ChecksFailed == 0 {
 			s += "; consistency checks passed"
@@ -185,8 +209,8 @@ func Verdict(run *result.DrillRun) string {
 	if run.ReadBackP50 != nil {
 		s += fmt.Sprintf("; reads p50 %.1f s, max %.1f s", *run.ReadBackP50, *run.ReadBackMax)
 	}
-	if run.InDoubt > 0 {
-		s += fmt.Sprintf("; %s in doubt (%s of them committed)", units.GroupInt(run.InDoubt), units.GroupInt(run.InDoubtPresent))
+	if t.InDoubt > 0 {
+		s += fmt.Sprintf("; %s in doubt (%s of them committed)", units.GroupInt(t.InDoubt), units.GroupInt(t.InDoubtPresent))
 	}
 	return s
 }

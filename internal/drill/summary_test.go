@@ -18,17 +18,19 @@ func cycleStep(t *testing.T, dc result.DrillCycle) result.Step {
 
 func f(v float64) *float64 { return &v }
 
+func n(v int64) *int64 { return &v }
+
 // The sum counts only checked cycles, a loss fails the run, and a time nobody measured is
 // absent from the verdict rather than 0.
 func TestSummarize(t *testing.T) {
 	ok := result.DrillCycle{Cycle: 1, Checked: true, Acked: 1000, Writable: []string{"s1"}, OldPrimary: "streaming",
 		WriteBackSeconds: f(1.0), ReadBackSeconds: f(0.1)}
-	lost := result.DrillCycle{Cycle: 2, Checked: true, Acked: 500, Lost: 3, InDoubt: 8, InDoubtPresent: 2,
+	lost := result.DrillCycle{Cycle: 2, Checked: true, Acked: 500, Lost: n(3), InDoubt: 8, InDoubtPresent: n(2),
 		Writable: []string{"p"}, OldPrimary: "streaming", WriteBackSeconds: f(3.0)}
 	unchecked := result.DrillCycle{Cycle: 3, Acked: 77, Problems: []string{"kill p: refused"}}
 	run := &result.DrillRun{Fault: FaultKillPrimary, Commit: "async", Cycles: 3}
 	Summarize(run, []result.Step{cycleStep(t, ok), cycleStep(t, lost), cycleStep(t, unchecked)})
-	if run.CyclesDone != 2 || run.Acked != 1500 || run.Lost != 3 || run.InDoubt != 8 || run.InDoubtPresent != 2 {
+	if tot, ok := run.Totals(); !ok || run.CyclesDone != 2 || tot != (result.DrillTotals{Acked: 1500, Lost: 3, InDoubt: 8, InDoubtPresent: 2}) {
 		t.Fatalf("sum %+v", run)
 	}
 	if *run.WriteBackP50 != 2.0 || *run.WriteBackMax != 3.0 || *run.ReadBackMax != 0.1 || len(run.Failed) != 2 {

@@ -23,8 +23,8 @@ func Drill(w io.Writer, r *result.Result, run *result.DrillRun) {
 			continue
 		}
 		lost, committed := table.Absent, table.Absent
-		if dc.Checked {
-			lost, committed = fmt.Sprint(dc.Lost), fmt.Sprint(dc.InDoubtPresent)
+		if l, p, ok := dc.LostChecked(); ok {
+			lost, committed = fmt.Sprint(l), fmt.Sprint(p)
 		}
 		tw.Row(fmt.Sprint(dc.Cycle), dc.Fault, dc.From, orAbsent(dc.To), fmt.Sprint(dc.Acked), lost, fmt.Sprint(dc.InDoubt), committed,
 			seconds(dc.FailoverSeconds), seconds(dc.DetectSeconds), seconds(dc.FenceSeconds), oldAcked(dc), writesBack(dc), seconds(dc.WritesBlockedSeconds), orAbsent(NoSyncCell(dc.SyncGap)), seconds(dc.ReadBackSeconds),

@@ -78,7 +78,8 @@ func TestDrillSyncGapLines(t *testing.T) {
 	dc.SyncGap = &result.DrillSyncGap{Node: "standby1", Samples: 20, NoSyncSeconds: f(4.2), NoSyncFrom: f(1.1),
 		NoSyncTo: f(5.3), NoSyncAcked: 12, Open: true, Cause: "Patroni synchronous_mode without strict"}
 	dc.SyncWait = "standby1 had no synchronous standby until primary rejoined as one"
-	dc.LostIDs, dc.Lost, dc.Problems = []int64{7, 9}, 2, []string{"a problem the drill saw"}
+	lost := int64(2)
+	dc.LostIDs, dc.Lost, dc.Problems = []int64{7, 9}, &lost, []string{"a problem the drill saw"}
 	if err := r.Steps[0].SetExtra(result.ExtraDrill, dc); err != nil {
 		t.Fatal(err)
 	}

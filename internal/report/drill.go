@@ -83,8 +83,15 @@ func (e *Experiment) drillKPIs() []kpi {
 		if len(e.Runs) > 1 {
 			prefix = r.Label + " · "
 		}
-		out = append(out, kpi{Label: prefix + "acknowledged commits lost", Value: units.GroupInt(run.Lost),
-			Note: fmt.Sprintf("of %s in %d checked cycles (%s, %s commit)", units.GroupInt(run.Acked), run.CyclesDone, run.Fault, run.Commit)})
+		tot, checked := run.Totals()
+		unchecked := notChecked(r)
+		lost := kpi{Label: prefix + "acknowledged commits lost", Value: table.Absent,
+			Note: fmt.Sprintf("not measured: no cycle was checked%s (%s, %s commit)", unchecked, run.Fault, run.Commit)}
+		if checked {
+			lost.Value = units.GroupInt(tot.Lost)
+			lost.Note = fmt.Sprintf("of %s in %d checked cycles%s (%s, %s commit)", units.GroupInt(tot.Acked), run.CyclesDone, unchecked, run.Fault, run.Commit)
+		}
+		out = append(out, lost)
 		if run.WriteBackP50 != nil || run.WritesBlockedP50 == nil {
 			v, n := secs(run.WriteBackP50, run.WriteBackMax)
 			out = append(out, kpi{Label: prefix + "writes back after", Value: v, Note: n})
@@ -98,10 +105,39 @@ func (e *Experiment) drillKPIs() []kpi {
 		}
 		v, n := secs(run.ReadBackP50, run.ReadBackMax)
 		out = append(out, kpi{Label: prefix + "reads back after", Value: v, Note: n})
-		out = append(out, kpi{Label: prefix + "in doubt", Value: units.GroupInt(run.InDoubt),
-			Note: fmt.Sprintf("sent, never acknowledged; %s of them committed", units.GroupInt(run.InDoubtPresent))})
+		doubt := kpi{Label: prefix + "in doubt", Value: table.Absent, Note: "not measured: no cycle was checked" + unchecked}
+		if checked {
+			doubt.Value = units.GroupInt(tot.InDoubt)
+			doubt.Note = fmt.Sprintf("sent, never acknowledged; %s of them committed", units.GroupInt(tot.InDoubtPresent))
+			if unchecked != "" {
+				doubt.Note += fmt.Sprintf("; in %d checked cycles%s", run.CyclesDone, unchecked)
+			}
+		}
+		out = append(out, doubt)
 	}
 	return out
+}
+
+// notChecked names the run's cycles that were not checked and why ("; not checked: cycle 1
+// (no failover from p within 10m0s)"): their losses are not in the run's sums. Empty when
+// every cycle was checked.
+func notChecked(r *Run) string {
+	var parts []string
+	for i := range r.Result.Steps {
+		dc, err := r.Result.Steps[i].DrillCycle()
+		if err != nil || dc == nil || dc.Checked {
+			continue
+		}
+		why := "no reason recorded"
+		if len(dc.Problems) > 0 {
+			why = dc.Problems[0]
+		}
+		parts = append(parts, fmt.Sprintf("cycle %d (%s)", dc.Cycle, why))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; not checked: " + strings.Join(parts, ", ")
 }
 
 // noSyncKPI is the longest time a new primary acknowledged commits with no synchronous
@@ -137,8 +173,8 @@ func (e *Experiment) DrillTable() Table {
 			name = c.run.Label + " " + name
 		}
 		lost, committed := txt(table.Absent), txt(table.Absent)
-		if dc.Checked {
-			lost, committed = intc(dc.Lost), intc(dc.InDoubtPresent)
+		if l, p, ok := dc.LostChecked(); ok {
+			lost, committed = intc(l), intc(p)
 		}
 		wal := txt(table.Absent)
 		if dc.WALBytesLacked != nil {
@@ -275,8 +311,8 @@ func (e *Experiment) drillCharts() []chartView {
 // cycleSummary is a cycle's figures in a few words for its chart's title.
 func cycleSummary(dc *result.DrillCycle) string {
 	var parts []string
-	if dc.Checked {
-		parts = append(parts, fmt.Sprintf("%s of %s acknowledged lost", units.GroupInt(dc.Lost), units.GroupInt(dc.Acked)))
+	if l, _, ok := dc.LostChecked(); ok {
+		parts = append(parts, fmt.Sprintf("%s of %s acknowledged lost", units.GroupInt(l), units.GroupInt(dc.Acked)))
 	} else {
 		parts = append(parts, "not checked")
 	}

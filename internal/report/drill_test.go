@@ -37,9 +37,9 @@ func drillResult(t *testing.T) *result.Result {
 		tl.Lag = append(tl.Lag, result.DrillLag{At: at(float64(i) * 0.2), Standby: "standby1", LagBytes: int64(100 + 50*i)})
 	}
 	f := func(v float64) *float64 { return &v }
-	wal := int64(184)
+	wal, present := int64(184), int64(3)
 	c1 := result.DrillCycle{Cycle: 1, Fault: "kill-primary", From: "primary", To: "standby1", FaultAt: at(2), FailoverSeconds: f(0.9),
-		WriteBackSeconds: f(1.2), ReadBackSeconds: f(0.1), WritesBlockedSeconds: f(1.2), Acked: 6000, InDoubt: 8, InDoubtPresent: 3,
+		WriteBackSeconds: f(1.2), ReadBackSeconds: f(0.1), WritesBlockedSeconds: f(1.2), Acked: 6000, InDoubt: 8, InDoubtPresent: &present,
 		WALBytesLacked: &wal, Writable: []string{"standby1"}, Streaming: []string{"primary"}, OldPrimary: "streaming", Checked: true,
 		RerouteWriteSeconds: f(1.1), RerouteNote: "",
 		Events: []result.DrillEvent{{At: at(2), Event: result.EventFault}, {At: at(2.05), Event: result.EventDetected},
@@ -55,7 +55,8 @@ func drillResult(t *testing.T) *result.Result {
 		}
 		r.Steps = append(r.Steps, st)
 	}
-	run := result.DrillRun{Fault: "kill-primary", Commit: "sync", Cycles: 2, CyclesDone: 1, Acked: 6000, WriteBackP50: f(1.2), WriteBackMax: f(1.2),
+	acked, lost, doubt := int64(6000), int64(0), int64(8)
+	run := result.DrillRun{Fault: "kill-primary", Commit: "sync", Cycles: 2, CyclesDone: 1, Acked: &acked, Lost: &lost, InDoubt: &doubt, InDoubtPresent: &present, WriteBackP50: f(1.2), WriteBackMax: f(1.2),
 		Verdict: "sync commit: 0 of 6,000 acknowledged commits lost in 1 failover (kill-primary); writes back after p50 1.2 s, max 1.2 s",
 		Failed:  []string{"cycle 2: not checked: kill standby1: refused"}, Left: "whole: primary standby1, streaming standbys primary"}
 	if err := r.SetExtra(result.ExtraDrill, run); err != nil {

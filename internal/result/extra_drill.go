@@ -17,12 +17,14 @@ type DrillRun struct {
 	Cycles   int    `json:"cycles"`
 	// CyclesDone counts cycles whose checks ran.
 	CyclesDone int `json:"cycles_done"`
-	// Acked and Lost sum the acknowledged commits and the lost ones over the cycles checked.
-	Acked int64 `json:"acked"`
-	Lost  int64 `json:"lost"`
-	// InDoubt are commits sent without an acknowledgment; InDoubtPresent those of them found.
-	InDoubt        int64 `json:"in_doubt"`
-	InDoubtPresent int64 `json:"in_doubt_present"`
+	// Acked and Lost sum the acknowledged commits and the lost ones over the cycles checked;
+	// InDoubt the commits sent without an acknowledgment, InDoubtPresent those of them
+	// found. All four are absent when no cycle was checked (Totals); a result from before
+	// they could be absent says 0 then, with CyclesDone 0.
+	Acked          *int64 `json:"acked,omitempty"`
+	Lost           *int64 `json:"lost,omitempty"`
+	InDoubt        *int64 `json:"in_doubt,omitempty"`
+	InDoubtPresent *int64 `json:"in_doubt_present,omitempty"`
 	// WriteBack and ReadBack are the cycles' times from the fault to the first acknowledged
 	// write and to the first successful read, in seconds; absent when no cycle had one.
 	WriteBackP50 *float64 `json:"write_back_p50_seconds,omitempty"`
@@ -65,6 +67,36 @@ type DrillRun struct {
 	Patroni *DrillPatroni `json:"patroni,omitempty"`
 }
 
+// DrillTotals are a drill's sums over its checked cycles.
+type DrillTotals struct {
+	Acked, Lost, InDoubt, InDoubtPresent int64
+}
+
+// Totals returns the sums over the checked cycles; false when no cycle was checked (the
+// sums are then absent, also in a result from before they could be, which says 0).
+func (r *DrillRun) Totals() (DrillTotals, bool) {
+	if r.CyclesDone == 0 || r.Acked == nil {
+		return DrillTotals{}, false
+	}
+	return DrillTotals{Acked: *r.Acked, Lost: deref(r.Lost), InDoubt: deref(r.InDoubt), InDoubtPresent: deref(r.InDoubtPresent)}, true
+}
+
+// LostChecked returns the cycle's lost commits and the in-doubt ones found; false when the
+// cycle was not checked (a result from before they could be absent says 0 then).
+func (c *DrillCycle) LostChecked() (lost, present int64, ok bool) {
+	if !c.Checked {
+		return 0, 0, false
+	}
+	return deref(c.Lost), deref(c.InDoubtPresent), true
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
 // DrillCycle is one cycle of a drill: the fault, the failover and the checks.
 type DrillCycle struct {
 	Cycle   int       `json:"cycle"`
@@ -92,15 +124,17 @@ type DrillCycle struct {
 	// after it (on any node). Absent when there was none in the cycle.
 	WriteBackSeconds *float64 `json:"write_back_seconds,omitempty"`
 	ReadBackSeconds  *float64 `json:"read_back_seconds,omitempty"`
-	// Acked is the commits the server acknowledged in the cycle; Lost those missing from the
-	// new primary (LostIDs lists up to MaxLostIDs of them).
+	// Acked is the commits the server acknowledged in the cycle (counted by the load, checked
+	// or not); Lost those missing from the new primary (LostIDs lists up to MaxLostIDs of
+	// them), absent when the cycle was not checked.
 	Acked   int64   `json:"acked"`
-	Lost    int64   `json:"lost"`
+	Lost    *int64  `json:"lost,omitempty"`
 	LostIDs []int64 `json:"lost_ids,omitempty"`
-	// InDoubt are commits sent whose acknowledgment never came; InDoubtPresent the ones found
-	// on the new primary. Neither is a loss.
-	InDoubt        int64 `json:"in_doubt"`
-	InDoubtPresent int64 `json:"in_doubt_present"`
+	// InDoubt are commits sent whose acknowledgment never came (counted by the load);
+	// InDoubtPresent the ones found on the new primary, absent when the cycle was not
+	// checked. Neither is a loss.
+	InDoubt        int64  `json:"in_doubt"`
+	InDoubtPresent *int64 `json:"in_doubt_present,omitempty"`
 	// WALBytesLacked is the WAL the new primary lacked of the old one; absent with
 	// WALBytesNote saying why.
 	WALBytesLacked *int64 `json:"wal_bytes_lacked,omitempty"`
