@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -92,7 +91,7 @@ writes only there; reads are held, from the page cache's misses too.`,
 			}
 			fmt.Fprintf(a.stdout, "cluster %s created in %.1fs: PostgreSQL %s, %d standby(s), %s commit\n\n",
 				topo.Name, time.Since(start).Seconds(), topo.PG.Version, len(topo.Standbys()), topo.Commit)
-			printStatus(a.stdout, topo.Status(cmd.Context()))
+			render.ClusterStatus(a.stdout, topo.Status(cmd.Context()))
 			fmt.Fprintf(a.stdout, "\nconnect: eval \"$(agbench cluster env --name %s)\" && psql\n", topo.Name)
 			return nil
 		},
@@ -207,162 +206,13 @@ time (from pg_stat_replication), sync state, and whether it is readable. --json 
 				enc.SetIndent("", "  ")
 				return enc.Encode(st)
 			}
-			printStatus(a.stdout, st)
+			render.ClusterStatus(a.stdout, st)
 			return nil
 		},
 	}
 	c.Flags().StringVar(&name, "name", "lab", "cluster name")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
-}
-
-func printStatus(w io.Writer, st *cluster.Status) {
-	fmt.Fprintf(w, "cluster %s · PostgreSQL %s · %s commit\n", st.Name, st.Version, st.Commit)
-	tw := table.NewWriter(w, table.Left)
-	fmt.Fprintln(tw, "NODE\tROLE\tPORT\tSTATE\tREADABLE\tCURRENT/RECEIVED\tREPLAYED\tWRITE LAG\tFLUSH LAG\tREPLAY LAG\tSYNC")
-	for _, n := range st.Nodes {
-		lsn := n.CurrentLSN
-		if n.Role == cluster.RoleStandby {
-			lsn = n.ReceivedLSN
-		}
-		state := n.State
-		if n.ReplayPaused {
-			state += " (replay paused)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Role, n.Port, state, yesNo(n.Readable),
-			dash(lsn), dash(n.ReplayedLSN), lag(n.WriteLagBytes, n.WriteLagSec), lag(n.FlushLagBytes, n.FlushLagSec),
-			lag(n.ReplayLagBytes, n.ReplayLagSec), dash(n.SyncState))
-	}
-	tw.Flush()
-	for _, n := range st.Nodes {
-		if n.Error != "" {
-			fmt.Fprintf(w, "%s: %s\n", n.Name, n.Error)
-		}
-	}
-	if st.Listener != nil {
-		li := st.Listener
-		fmt.Fprintln(w, render.ListenerLine(render.Listener{Listen: li.Listen, ReadOnlyListen: li.ReadOnlyListen, Metrics: li.Metrics,
-			PID: li.PID, Running: li.Running(), LogFile: li.LogFile}))
-	}
-	printHosts(w, st)
-	if st.Links != nil {
-		fmt.Fprintln(w, "links:", st.Links)
-	}
-	printPatroni(w, st)
-}
-
-// printHosts shows each node's modelled host: budget and use over status's sampling interval.
-func printHosts(w io.Writer, st *cluster.Status) {
-	if st.Hosts == nil {
-		fmt.Fprintln(w, "hosts: the nodes share this machine's CPUs, memory and page cache (no budgets)")
-		return
-	}
-	fmt.Fprintf(w, "\nhosts: %s\n", st.Hosts)
-	tw := table.NewWriter(w, table.Left)
-	fmt.Fprintln(tw, "NODE\tGROUP\tCPUS\tCPU BUDGET\tCPU USE\tTHROTTLED\tMEMORY BUDGET\tMEMORY USE\tPAGE CACHE\tPROCESSES")
-	for _, n := range st.Nodes {
-		h := n.Budget
-		if h == nil {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", n.Name)
-			continue
-		}
-		cpuBudget, memBudget := "none", "none"
-		if h.CPUs > 0 {
-			cpuBudget = fmt.Sprintf("%g cores", h.CPUs)
-		}
-		if h.Memory > 0 {
-			memBudget = units.FormatBytes(h.Memory)
-		}
-		if h.Error != "" {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t- (%s)\t-\t%s\t-\t-\t-\n", n.Name, h.Group, h.CPUSet, cpuBudget, h.Error, memBudget)
-			continue
-		}
-		use := fmt.Sprintf("%.2f cores", h.Cores)
-		if h.CPUs > 0 {
-			use += fmt.Sprintf(" (%.0f%%)", 100*h.Cores/h.CPUs)
-		}
-		thr := "-"
-		if h.ThrottledShare != nil {
-			thr = fmt.Sprintf("%.0f%% of periods", 100**h.ThrottledShare)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", n.Name, h.Group, h.CPUSet, cpuBudget, use, thr, memBudget,
-			units.FormatBytes(h.Used), units.FormatBytes(h.Cache), h.Processes)
-	}
-	tw.Flush()
-	printHostIO(w, st)
-	for _, n := range st.Nodes {
-		if h := n.Budget; h != nil && len(h.Neighbours) > 0 {
-			fmt.Fprintf(w, "%s shares CPU(s) %s with other clusters' nodes: %s\n", n.Name, h.CPUSet, strings.Join(h.Neighbours, ", "))
-		}
-	}
-}
-
-// printHostIO shows each node's IO budget on its disk and its IO over status's interval.
-func printHostIO(w io.Writer, st *cluster.Status) {
-	if !st.Hosts.HasIO() || st.Hosts.Lifted {
-		return
-	}
-	fmt.Fprintf(w, "\nIO budget per node on %s (%s); use over %v\n", st.Hosts.IODevice.Name, st.Hosts.IODevice, cluster.HostUseInterval)
-	tw := table.NewWriter(w, table.Left)
-	fmt.Fprintln(tw, "NODE\tREAD BUDGET\tREAD USE\tWRITE BUDGET\tWRITE USE")
-	for _, n := range st.Nodes {
-		h := n.Budget
-		if h == nil || h.IO == nil {
-			continue
-		}
-		use := func(bps, iops float64, bbud, ibud int64) string {
-			if h.IOUse == nil {
-				return "-"
-			}
-			s := fmt.Sprintf("%s/s, %.0f IOPS", units.FormatBytes(int64(bps)), iops)
-			var of []string
-			if bbud > 0 {
-				of = append(of, fmt.Sprintf("%.0f%% of bytes", 100*bps/float64(bbud)))
-			}
-			if ibud > 0 {
-				of = append(of, fmt.Sprintf("%.0f%% of IOPS", 100*iops/float64(ibud)))
-			}
-			if len(of) > 0 {
-				s += " (" + strings.Join(of, ", ") + ")"
-			}
-			return s
-		}
-		var u cluster.IORates
-		if h.IOUse != nil {
-			u = *h.IOUse
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n.Name, dash(cluster.IOLimit(h.IO.ReadBPS, h.IO.ReadIOPS)), use(u.ReadBPS, u.ReadIOPS, h.IO.ReadBPS, h.IO.ReadIOPS),
-			dash(cluster.IOLimit(h.IO.WriteBPS, h.IO.WriteIOPS)), use(u.WriteBPS, u.WriteIOPS, h.IO.WriteBPS, h.IO.WriteIOPS))
-	}
-	tw.Flush()
-	if st.Hosts.Kind == "cgroup v1" {
-		fmt.Fprintln(w, "note:", cgroup.V1WriteNote)
-	}
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func lag(bytes *int64, sec *float64) string {
-	if bytes == nil {
-		return "-"
-	}
-	s := units.FormatBytes(*bytes)
-	if sec != nil {
-		s += fmt.Sprintf(" / %.3fs", *sec)
-	}
-	return s
 }
 
 func clusterSimpleCmd(a *app, verb string) *cobra.Command {
@@ -509,7 +359,7 @@ unplanned failover the WAL the new primary lacked of the old one is printed.`,
 				fmt.Fprintf(a.stdout, "problem on %s: %s\n", node, p)
 			}
 			fmt.Fprintln(a.stdout)
-			printStatus(a.stdout, topo.Status(cmd.Context()))
+			render.ClusterStatus(a.stdout, topo.Status(cmd.Context()))
 			if len(r.Problems) > 0 {
 				return fmt.Errorf("failover done, but %d node(s) did not rejoin", len(r.Problems))
 			}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -12,8 +11,7 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/listener"
-	"github.com/agbench/agbench/internal/routing"
-	"github.com/agbench/agbench/internal/table"
+	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/target"
 )
 
@@ -137,61 +135,10 @@ func runListener(ctx context.Context, a *app, cfg listener.Config) error {
 		return err
 	}
 	mu.Lock()
-	printListener(a.stdout, l, cfg)
+	render.ListenerBanner(a.stdout, l.State())
 	mu.Unlock()
 	<-ctx.Done()
 	l.Close()
 	fmt.Fprintln(a.stdout, "agbench listener: stopped")
 	return nil
-}
-
-func printListener(w io.Writer, l *listener.Listener, cfg listener.Config) {
-	fmt.Fprintf(w, "agbench listener on %s", l.Addr())
-	if a := l.ReadOnlyAddr(); a != nil {
-		fmt.Fprintf(w, ", read-only port %s", a)
-	}
-	if a := l.MetricsAddr(); a != nil {
-		fmt.Fprintf(w, ", metrics http://%s/metrics", a)
-	}
-	fmt.Fprintln(w)
-	switch {
-	case !cfg.Routing:
-		fmt.Fprintln(w, "routing: off (read intent goes to the primary)")
-	case cfg.RoutingList == "":
-		fmt.Fprintln(w, "routing list: every standby (load-balanced), then the primary")
-	default:
-		fmt.Fprintf(w, "routing list: %s\n", cfg.RoutingList)
-	}
-	for n, list := range cfg.RoutingLists {
-		fmt.Fprintf(w, "routing list while %s is primary: %s\n", n, list)
-	}
-	if cfg.Consistency == listener.Session || cfg.CausalWait != listener.DefaultCausalWait {
-		fmt.Fprintf(w, "consistency: %s (causal wait %s)\n", cfg.Consistency, cfg.CausalWait)
-	}
-	if cfg.MaxLag > 0 {
-		fmt.Fprintf(w, "max lag: %s\n", cfg.MaxLag)
-	}
-	fmt.Fprintf(w, "forwarding after startup: %s\n", l.Forwarding())
-	tw := table.NewWriter(w, table.Left)
-	fmt.Fprintln(tw, "NODE\tADDRESS\tROLE\tUP\tLAG")
-	for _, n := range l.Status() {
-		up := "yes"
-		if !n.Up {
-			up = "no: " + n.Error
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n.Name, n.Addr, n.Role, up, lagCell(n))
-	}
-	tw.Flush()
-}
-
-// lagCell is a node's LAG: "–" where the lag was not measured, with why for a standby
-// that answers probes (for the others the role and UP columns say it).
-func lagCell(n listener.NodeStatus) string {
-	switch {
-	case n.LagSeconds != nil:
-		return fmt.Sprintf("%.1fs", *n.LagSeconds)
-	case n.Up && n.Role == routing.RoleStandby.String() && n.LagUnknown != "":
-		return table.Absent + " (" + n.LagUnknown + ")"
-	}
-	return table.Absent
 }

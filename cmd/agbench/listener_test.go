@@ -3,8 +3,6 @@ package main
 import (
 	"strings"
 	"testing"
-
-	"github.com/agbench/agbench/internal/listener"
 )
 
 func TestListenerBadInputExits2(t *testing.T) {
@@ -37,24 +35,6 @@ func TestListenerBadInputExits2(t *testing.T) {
 			if !strings.Contains(errs, w) {
 				t.Errorf("%v: stderr %q lacks %q", c.args, errs, w)
 			}
-		}
-	}
-}
-
-func TestListenerLagCell(t *testing.T) {
-	lag := func(v float64) *float64 { return &v }
-	for _, c := range []struct {
-		n    listener.NodeStatus
-		want string
-	}{
-		{listener.NodeStatus{Up: true, Role: "standby", LagSeconds: lag(0)}, "0.0s"},
-		{listener.NodeStatus{Up: true, Role: "standby", LagSeconds: lag(2.345)}, "2.3s"},
-		{listener.NodeStatus{Up: true, Role: "standby", LagUnknown: "no primary's WAL position seen yet"}, "– (no primary's WAL position seen yet)"},
-		{listener.NodeStatus{Up: true, Role: "primary", LagUnknown: "not a standby (primary)"}, "–"},
-		{listener.NodeStatus{Up: false, Role: "down", LagUnknown: "down"}, "–"},
-	} {
-		if got := lagCell(c.n); got != c.want {
-			t.Errorf("lagCell(%+v) = %q, want %q", c.n, got, c.want)
 		}
 	}
 }

@@ -10,7 +10,9 @@
 //
 // The kernel's CPU list format is read and written by internal/result, once.
 //
-// Imports from agbench: only internal/agerr, internal/proc, internal/result, internal/units.
+// A budget and a device are records of topologies and status, declared in internal/status.
+//
+// Imports from agbench: only internal/agerr, internal/proc, internal/result, internal/status, internal/units.
 package cgroup
 
 import (
@@ -31,6 +33,7 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/status"
 )
 
 // Period is the CPU quota's period in microseconds.
@@ -234,22 +237,8 @@ func (s *System) readRoot() error {
 	return nil
 }
 
-// Budget is one modelled host: a CPU quota in cores (0: none), a memory limit in bytes
-// (0: none), page cache included, and IO limits on the device that holds its data (0: none).
-type Budget struct {
-	CPUs   float64 `json:"cpus,omitempty"`
-	Memory int64   `json:"memory_bytes,omitempty"`
-	// CPUShares is the group's weight against everything else runnable on its CPUs, in v1's
-	// cpu.shares units (1024 is a plain process's; v2's cpu.weight is derived from it); 0
-	// leaves the kernel's default. A quota is only a maximum: the weight is what lets a
-	// host get its budget on a busy machine.
-	CPUShares int `json:"cpu_shares,omitempty"`
-	// ReadBPS and WriteBPS are bytes per second; ReadIOPS and WriteIOPS operations per second.
-	ReadBPS   int64 `json:"read_bps,omitempty"`
-	WriteBPS  int64 `json:"write_bps,omitempty"`
-	ReadIOPS  int64 `json:"read_iops,omitempty"`
-	WriteIOPS int64 `json:"write_iops,omitempty"`
-}
+// Budget is one modelled host's budget (status.Budget, as topologies and status record it).
+type Budget = status.Budget
 
 // Limits of cpu.shares (v1).
 const (

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/proc"
+	"github.com/agbench/agbench/internal/status"
 	"github.com/agbench/agbench/internal/units"
 )
 
@@ -28,19 +29,8 @@ const (
 	MinIOPS  = 10
 )
 
-// V1WriteNote says what a v1 IO limit does not hold, for status and docs.
-const V1WriteNote = "cgroup v1 does not throttle buffered writes (the kernel writes them back outside the group): write limits hold direct writes only"
-
-// Device is a block device by its numbers, as the kernel's IO controllers name it.
-type Device struct {
-	Major uint32 `json:"major"`
-	Minor uint32 `json:"minor"`
-	// Name is the kernel's name for it (vda, sda, dm-0, nvme0n1).
-	Name string `json:"name"`
-}
-
-// String is the device as the controllers' files write it: "major:minor".
-func (d *Device) String() string { return fmt.Sprintf("%d:%d", d.Major, d.Minor) }
+// Device is a block device by its numbers (status.Device).
+type Device = status.Device
 
 // DeviceOf finds the block device that holds path (or, when path does not exist yet, its
 // nearest existing parent): the whole disk when the file system is on a partition, since
@@ -163,11 +153,6 @@ func ParseCPUShares(flag, s string) (int, error) {
 		return 0, agerr.BadInputf("%s %q: want auto (in proportion to the CPU budget), kernel (the kernel's default weight) or a weight from %d to %d in cpu.shares units (1024 is a plain process's)", flag, s, MinCPUShares, MaxCPUShares)
 	}
 	return n, nil
-}
-
-// HasIO reports whether the budget limits IO.
-func (b Budget) HasIO() bool {
-	return b.ReadBPS > 0 || b.WriteBPS > 0 || b.ReadIOPS > 0 || b.WriteIOPS > 0
 }
 
 // ioFlags names the flags of the IO limits, as errors name them.

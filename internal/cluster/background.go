@@ -81,7 +81,7 @@ func (t *Topology) StopAll(ctx context.Context) error {
 // it accepts connections, and records its pid.
 func (t *Topology) StartListener(ctx context.Context, self Self) error {
 	li := t.Listener
-	if li == nil || li.Running() {
+	if li == nil || listenerRunning(li) {
 		return nil
 	}
 	li.LogFile = filepath.Join(t.Dir, "listener.log")
@@ -112,7 +112,7 @@ func (t *Topology) StopListener() error {
 }
 
 func (t *Topology) stopListenerProcess() error {
-	if t.Listener.Running() {
+	if t.ListenerAlive() {
 		if _, err := stopProcess(t.Listener.PID, syscall.SIGTERM, listenerStopGrace); err != nil {
 			return fmt.Errorf("stop listener: %w", err)
 		}

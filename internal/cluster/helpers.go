@@ -28,12 +28,13 @@ func agbenchRuns(pid int, words ...string) bool {
 	return false
 }
 
-// Running reports whether the recorded listener process runs (`agbench listener --cluster`).
-func (li *ListenerInfo) Running() bool {
+// listenerRunning reports whether the recorded listener process runs (`agbench listener
+// --cluster`).
+func listenerRunning(li *ListenerInfo) bool {
 	return li != nil && agbenchRuns(li.PID, "listener", "--cluster")
 }
 
-// Running reports whether the recorded links process runs (`agbench cluster links`).
-func (l *LinksInfo) Running() bool {
+// linksRunning reports whether the recorded links process runs (`agbench cluster links`).
+func linksRunning(l *LinksInfo) bool {
 	return l != nil && agbenchRuns(l.PID, "cluster", "links")
 }

@@ -17,17 +17,20 @@ func TestBackgroundProcessesKnownByTheirCommandLine(t *testing.T) {
 		return c.Process.Pid
 	}
 	listener, links, other := start("listener", "--cluster", "t"), start("cluster", "links", "--name", "t"), start("cluster", "status")
-	if !(&ListenerInfo{PID: listener}).Running() || (&ListenerInfo{PID: links}).Running() || (&ListenerInfo{PID: other}).Running() {
-		t.Error("ListenerInfo.Running: want only the listener's process")
+	if !listenerRunning(&ListenerInfo{PID: listener}) || listenerRunning(&ListenerInfo{PID: links}) || listenerRunning(&ListenerInfo{PID: other}) {
+		t.Error("listenerRunning: want only the listener's process")
 	}
-	if !(&LinksInfo{PID: links}).Running() || (&LinksInfo{PID: listener}).Running() || (&LinksInfo{PID: other}).Running() {
-		t.Error("LinksInfo.Running: want only the links' process")
+	if !linksRunning(&LinksInfo{PID: links}) || linksRunning(&LinksInfo{PID: listener}) || linksRunning(&LinksInfo{PID: other}) {
+		t.Error("linksRunning: want only the links' process")
 	}
-	if (*ListenerInfo)(nil).Running() || (&LinksInfo{}).Running() || (&ListenerInfo{PID: 1 << 30}).Running() {
+	if listenerRunning(nil) || linksRunning(&LinksInfo{}) || listenerRunning(&ListenerInfo{PID: 1 << 30}) {
 		t.Error("no record, no pid or a pid with no process runs")
 	}
-	topo := &Topology{Links: &LinksInfo{PID: other}}
-	if topo.LinksAlive() {
-		t.Error("LinksAlive of a pid that is not the links' process")
+	topo := &Topology{Links: &LinksInfo{PID: other}, Listener: &ListenerInfo{PID: other}}
+	if topo.LinksAlive() || topo.ListenerAlive() {
+		t.Error("LinksAlive or ListenerAlive of a pid that is not their process")
+	}
+	if topo.Listener.PID = listener; !topo.ListenerAlive() {
+		t.Error("ListenerAlive of the listener's process")
 	}
 }

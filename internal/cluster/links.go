@@ -1,37 +1,17 @@
 package cluster
 
 import (
-	"fmt"
 	"net"
 	"strconv"
-	"strings"
-	"time"
+
+	"github.com/agbench/agbench/internal/status"
 )
 
-// LinksInfo records the links in front of the nodes: every client and every standby's
-// replication connection reaches a node through its link (Node.LinkPort), a relay served by a
-// background `agbench cluster links` process (PID) that adds Latency to each round trip and
-// holds each direction of each connection to Bandwidth bytes per second (0: unlimited).
-// Absent: clients reach the nodes directly.
-type LinksInfo struct {
-	Latency   Duration `json:"latency"`
-	Bandwidth int64    `json:"bandwidth_bytes_per_s,omitempty"`
-	PID       int      `json:"pid,omitempty"`
-	LogFile   string   `json:"log_file,omitempty"`
-}
-
-// Duration is a time.Duration written as text in JSON ("500µs").
-type Duration time.Duration
-
-// MarshalText writes the duration as Go prints it.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
-
-// UnmarshalText reads a duration as Go prints it.
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	*d = Duration(v)
-	return err
-}
+// The links' record, and the duration it is written with (status.LinksInfo).
+type (
+	LinksInfo = status.LinksInfo
+	Duration  = status.Duration
+)
 
 // linkPortOffset is where the links' ports start, above the nodes' base port.
 const linkPortOffset = 20
@@ -67,20 +47,9 @@ func (n *Node) ClientPort() int {
 // ClientAddr is host:port of ClientPort.
 func (n *Node) ClientAddr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.ClientPort())) }
 
-// LinksAlive reports whether the recorded links process runs (LinksInfo.Running).
-func (t *Topology) LinksAlive() bool { return t.Links.Running() }
+// LinksAlive reports whether the recorded links process runs (`agbench cluster links`).
+func (t *Topology) LinksAlive() bool { return linksRunning(t.Links) }
 
-// String describes the links in one line.
-func (l *LinksInfo) String() string {
-	if l == nil {
-		return "clients and standbys reach the nodes directly (no added latency)"
-	}
-	var shape []string
-	if l.Latency > 0 {
-		shape = append(shape, fmt.Sprintf("%v latency per round trip", time.Duration(l.Latency)))
-	}
-	if l.Bandwidth > 0 {
-		shape = append(shape, formatRate(l.Bandwidth)+" each way per connection")
-	}
-	return fmt.Sprintf("links with %s between clients and nodes and on replication connections (Toxiproxy relays)", strings.Join(shape, " and "))
-}
+// ListenerAlive reports whether the recorded listener process runs (`agbench listener
+// --cluster`).
+func (t *Topology) ListenerAlive() bool { return listenerRunning(t.Listener) }

@@ -17,6 +17,7 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/proc"
+	"github.com/agbench/agbench/internal/status"
 )
 
 // A cluster under Patroni (`cluster create --ha patroni`): every node's PostgreSQL is run by a
@@ -53,37 +54,11 @@ const (
 	etcdStopGrace        = 5 * time.Second
 )
 
-// PatroniInfo records how Patroni runs the cluster: its scope (the cluster's name in etcd),
-// its timing in seconds, whether synchronous_mode is on, and the etcd it elects through.
-type PatroniInfo struct {
-	Scope           string   `json:"scope"`
-	Binary          string   `json:"binary"`
-	TTL             int      `json:"ttl"`
-	LoopWait        int      `json:"loop_wait"`
-	RetryTimeout    int      `json:"retry_timeout"`
-	SynchronousMode bool     `json:"synchronous_mode"`
-	Etcd            EtcdInfo `json:"etcd"`
-}
-
-// EtcdInfo is the one-member etcd that Patroni's nodes elect their leader through.
-type EtcdInfo struct {
-	Binary     string `json:"binary"`
-	ClientPort int    `json:"client_port"`
-	PeerPort   int    `json:"peer_port"`
-	DataDir    string `json:"data_dir"`
-	LogFile    string `json:"log_file"`
-	PID        int    `json:"pid,omitempty"`
-}
-
-// String describes Patroni's settings in one line.
-func (p *PatroniInfo) String() string {
-	sync := "off"
-	if p.SynchronousMode {
-		sync = "on"
-	}
-	return fmt.Sprintf("Patroni (etcd on 127.0.0.1:%d): ttl %ds, loop_wait %ds, retry_timeout %ds, synchronous_mode %s",
-		p.Etcd.ClientPort, p.TTL, p.LoopWait, p.RetryTimeout, sync)
-}
+// Patroni's and etcd's records (status.PatroniInfo).
+type (
+	PatroniInfo = status.PatroniInfo
+	EtcdInfo    = status.EtcdInfo
+)
 
 // RESTURL is the node's Patroni REST API ("" when the cluster is not under Patroni).
 func (n *Node) RESTURL() string {

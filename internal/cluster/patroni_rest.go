@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agbench/agbench/internal/status"
 )
 
 // Patroni's REST API, as agbench reads it: GET /cluster (the members as the DCS knows them),
@@ -22,46 +24,11 @@ const restTimeout = 3 * time.Second
 
 var restClient = &http.Client{Timeout: restTimeout}
 
-// PatroniMember is one member of GET /cluster: role leader, sync_standby or replica; state
-// running, streaming, starting, stopped, …; the timeline; the lag behind the leader in bytes
-// (Patroni says "unknown" when it has no position: LagUnknown).
-type PatroniMember struct {
-	Name     string          `json:"name"`
-	Role     string          `json:"role"`
-	State    string          `json:"state"`
-	APIURL   string          `json:"api_url"`
-	Host     string          `json:"host,omitempty"`
-	Port     int             `json:"port,omitempty"`
-	Timeline int             `json:"timeline,omitempty"`
-	RawLag   json.RawMessage `json:"lag,omitempty"`
-}
-
-// Lag is the member's lag in bytes, or nil when Patroni does not know it (or it is the leader).
-func (m *PatroniMember) Lag() *int64 {
-	var v int64
-	if len(m.RawLag) == 0 || json.Unmarshal(m.RawLag, &v) != nil {
-		return nil
-	}
-	return &v
-}
-
-// PatroniView is GET /cluster of one member's REST API (From).
-type PatroniView struct {
-	From    string          `json:"from"`
-	Members []PatroniMember `json:"members"`
-	Pause   bool            `json:"pause,omitempty"`
-	Error   string          `json:"error,omitempty"`
-}
-
-// Leader returns the member that holds the leader key, or nil.
-func (v *PatroniView) Leader() *PatroniMember {
-	for i := range v.Members {
-		if v.Members[i].Role == "leader" {
-			return &v.Members[i]
-		}
-	}
-	return nil
-}
+// GET /cluster as agbench reads it (status.PatroniView).
+type (
+	PatroniView   = status.PatroniView
+	PatroniMember = status.PatroniMember
+)
 
 // PatroniState is GET /patroni of one member: its PostgreSQL's state and role as Patroni
 // sees it (role "master" or "primary" on the leader, by Patroni's version; "replica").

@@ -3,58 +3,20 @@ package cluster
 import (
 	"context"
 	"time"
+
+	"github.com/agbench/agbench/internal/status"
 )
 
-// NodeStatus is one node's state as `cluster status` shows it. LSNs are PostgreSQL's text
-// form; lags are measured against the primary's current WAL position, in bytes, and, where
-// pg_stat_replication has them, in seconds.
-type NodeStatus struct {
-	Name       string `json:"name"`
-	Role       string `json:"role"`
-	Host       string `json:"host"`
-	Port       int    `json:"port"`
-	State      string `json:"state"` // running, streaming, stopped, unreachable, …
-	Readable   bool   `json:"readable"`
-	InRecovery bool   `json:"in_recovery"`
-	Error      string `json:"error,omitempty"`
+// NodeStatus is one node's state (status.Node).
+type NodeStatus = status.Node
 
-	CurrentLSN   string `json:"current_lsn,omitempty"`  // primary: pg_current_wal_lsn
-	ReceivedLSN  string `json:"received_lsn,omitempty"` // standby: pg_last_wal_receive_lsn
-	ReplayedLSN  string `json:"replayed_lsn,omitempty"` // standby: pg_last_wal_replay_lsn
-	ReplayPaused bool   `json:"replay_paused,omitempty"`
-
-	WriteLagBytes  *int64   `json:"write_lag_bytes,omitempty"`
-	FlushLagBytes  *int64   `json:"flush_lag_bytes,omitempty"`
-	ReplayLagBytes *int64   `json:"replay_lag_bytes,omitempty"`
-	WriteLagSec    *float64 `json:"write_lag_seconds,omitempty"`
-	FlushLagSec    *float64 `json:"flush_lag_seconds,omitempty"`
-	ReplayLagSec   *float64 `json:"replay_lag_seconds,omitempty"`
-	SyncState      string   `json:"sync_state,omitempty"` // sync, potential, quorum, async
-	// Host is the node's modelled host (its control group's budget and use), when it has one.
-	Budget *HostUse `json:"modelled_host,omitempty"`
-}
-
-// Status is the whole cluster's state.
-type Status struct {
-	Name     string        `json:"name"`
-	Commit   string        `json:"commit"`
-	Version  string        `json:"postgres_version"`
-	Dir      string        `json:"dir"`
-	Nodes    []NodeStatus  `json:"nodes"`
-	Listener *ListenerInfo `json:"listener,omitempty"`
-	Hosts    *HostModel    `json:"hosts,omitempty"`
-	Links    *LinksInfo    `json:"links,omitempty"`
-	// Patroni is Patroni's settings and its view of the members (GET /cluster), when it runs
-	// the cluster.
-	Patroni     *PatroniInfo `json:"patroni,omitempty"`
-	PatroniView *PatroniView `json:"patroni_view,omitempty"`
-	At          time.Time    `json:"at"`
-}
+// Status is the whole cluster's state (status.Cluster).
+type Status = status.Cluster
 
 // Status reads every node's state; a node that is down or unreachable is reported, not an error.
 func (t *Topology) Status(ctx context.Context) *Status {
 	st := &Status{Name: t.Name, Commit: t.Commit, Version: t.PG.Version, Dir: t.Dir, Listener: t.Listener, Hosts: t.Hosts, Links: t.Links,
-		Patroni: t.Patroni, At: time.Now().UTC()}
+		Patroni: t.Patroni, At: time.Now().UTC(), ListenerRunning: t.ListenerAlive()}
 	if t.Patroni != nil {
 		st.PatroniView = t.patroniStatus(ctx)
 	}

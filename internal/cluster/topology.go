@@ -11,8 +11,12 @@
 // It must not import workloads, the runner, the listener, the links or the report: the
 // listener and the links run as agbench processes of their own, never inside it.
 //
+// The records it writes into the topology and its status (the listener's, the links', the
+// modelled hosts', Patroni's, the status itself) are declared in internal/status, which the
+// renderer reads; here they go by aliases.
+//
 // Imports from agbench: only internal/agerr, internal/atomicfile, internal/cgroup, internal/pgbin,
-// internal/proc.
+// internal/proc, internal/status.
 package cluster
 
 import (
@@ -29,15 +33,16 @@ import (
 	"github.com/agbench/agbench/internal/atomicfile"
 	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/pgbin"
+	"github.com/agbench/agbench/internal/status"
 )
 
 // TopologySchema is the version of the topology file's layout.
 const TopologySchema = 1
 
-// Roles of a node.
+// Roles of a node (status's words for them).
 const (
-	RolePrimary = "primary"
-	RoleStandby = "standby"
+	RolePrimary = status.RolePrimary
+	RoleStandby = status.RoleStandby
 )
 
 // Commit modes.
@@ -103,15 +108,8 @@ type Node struct {
 	PatroniPID    int    `json:"patroni_pid,omitempty"`
 }
 
-// ListenerInfo records a listener started alongside the cluster.
-type ListenerInfo struct {
-	Listen         string `json:"listen"`
-	ReadOnlyListen string `json:"read_only_listen,omitempty"`
-	Metrics        string `json:"metrics,omitempty"`
-	RoutingList    string `json:"routing_list,omitempty"`
-	PID            int    `json:"pid,omitempty"`
-	LogFile        string `json:"log_file,omitempty"`
-}
+// ListenerInfo records a listener started alongside the cluster (status.ListenerInfo).
+type ListenerInfo = status.ListenerInfo
 
 // FailoverRecord is one failover in the topology's history.
 type FailoverRecord struct {

@@ -19,7 +19,7 @@ import (
 // has one running: writers without intent (the listener sends them to the primary), readers
 // with read intent (to a standby by the routing list). ok is false when the cluster has none.
 func viaListener(t *cluster.Topology) (write, read string, ok bool) {
-	if t.Listener == nil || t.Listener.Listen == "" || !t.Listener.Running() {
+	if t.Listener == nil || t.Listener.Listen == "" || !t.ListenerAlive() {
 		return "", "", false
 	}
 	host, port, err := net.SplitHostPort(t.Listener.Listen)

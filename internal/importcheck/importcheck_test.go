@@ -36,17 +36,21 @@ var designRules = []designRule{
 	{"internal/report", "the report reads only result files",
 		func(d string, in bool) bool {
 			return in && !slices.Contains([]string{"internal/result", "internal/result/diskrun", "internal/analyze", "internal/atomicfile", "internal/agerr",
-				"internal/render", "internal/table", "internal/stats", "internal/units", "internal/proc", "internal/routing"}, d) // proc: through result's host; routing: analyze's reading of a routing list
+				"internal/render", "internal/table", "internal/stats", "internal/units", "internal/proc", "internal/routing", // proc: through result's host; routing: analyze's reading of a routing list
+				"internal/status"}, d) // status: through render, which prints live state too
 		}},
-	{"internal/render", "the renderer reads results and the analysis's findings, never an engine (runner, workloads, cluster, listener, diskio, seed, drill, sample), nor the report that reads it",
+	{"internal/render", "the renderer reads results, the analysis's findings and the records of live state, never an engine (runner, workloads, cluster, listener, diskio, seed, drill, sample), nor the report that reads it",
 		func(d string, in bool) bool {
 			return in && !slices.Contains([]string{"internal/result", "internal/result/diskrun", "internal/analyze", "internal/atomicfile", "internal/agerr",
-				"internal/table", "internal/stats", "internal/units", "internal/proc", "internal/routing"}, d) // proc: through result's host; routing: analyze's reading of a routing list
+				"internal/table", "internal/stats", "internal/units", "internal/proc", "internal/routing", // proc: through result's host; routing: analyze's reading of a routing list
+				"internal/status"}, d)
 		}},
 	{"internal/result/diskrun", "a result's disk sections are the schema only: they import the result and its units, never the tester that writes them",
 		func(d string, in bool) bool {
 			return in && !slices.Contains([]string{"internal/result", "internal/agerr", "internal/atomicfile", "internal/proc", "internal/units"}, d)
 		}},
+	{"internal/status", "the records of live state are a leaf: types only, so that the renderer reaches no engine through them",
+		func(d string, in bool) bool { return in }},
 	{"internal/routing", "routing is pure logic, no network",
 		func(d string, in bool) bool { return in || Under(d, "net") || Under(d, "github.com/jackc/pgx/v5") }},
 	{"internal/result", "result imports nothing from agbench but agerr, atomicfile and proc (the kernel's files, for the machine a run records)",

@@ -103,5 +103,8 @@
 // type only) and target (to read a node's [NAME=]URL in Options); it must not import the
 // runner, workloads, measure or report.
 //
-// Imports from agbench: only internal/agerr, internal/cluster, internal/routing, internal/target.
+// What it knows of each backend and what it shows when it starts are records of
+// internal/status (NodeStatus, State), which the renderer prints.
+//
+// Imports from agbench: only internal/agerr, internal/cluster, internal/routing, internal/status, internal/target.
 package listener

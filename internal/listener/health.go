@@ -14,6 +14,7 @@ import (
 
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/routing"
+	"github.com/agbench/agbench/internal/status"
 )
 
 // probeSQL asks a node its role, how far its WAL goes (written on a primary, replayed on
@@ -39,40 +40,8 @@ const timelineRetryProbes = 30
 // maxLSNHistory bounds the primary's LSN history kept to compute standby lag.
 const maxLSNHistory = 8192
 
-// NodeStatus is what the listener last learned of one backend.
-type NodeStatus struct {
-	Name string `json:"name"`
-	Addr string `json:"addr"`
-	Up   bool   `json:"up"`
-	// Role is primary, standby, stale-primary (writable, but another writable node is
-	// the newest primary: it takes no session), down (the last probes failed; never
-	// primary), or unknown (not probed yet).
-	Role string `json:"role"`
-	// Timeline is the timeline a writable node writes on; absent on a standby, and when
-	// the probe could not read it (TimelineError says why).
-	Timeline      *uint32 `json:"timeline,omitempty"`
-	TimelineError string  `json:"timeline_error,omitempty"`
-	// Conflict is set while more than one node is writable: on the primary, the rule
-	// that made it the newest; on a stale primary, which node is taken instead and why.
-	Conflict string `json:"conflict,omitempty"`
-	// Refusing says why the node takes no new session until its next good probe: it
-	// refused one during startup (shutting down, too many connections, no connection).
-	Refusing string `json:"refusing,omitempty"`
-	// LSN is the WAL position written (primary) or replayed (standby).
-	LSN string `json:"lsn,omitempty"`
-	// LagSeconds is how long the standby's replay has been behind the primary: the time
-	// since the primary was first seen past the standby's replay position, exact to one
-	// probe interval. It is absent where it was not measured, and LagUnknown says why:
-	// not a standby (the primary has no lag), down, not probed yet, no primary's WAL
-	// position seen yet, or behind every position of the primary seen (then with a lower
-	// bound).
-	LagSeconds *float64 `json:"lag_seconds,omitempty"`
-	LagUnknown string   `json:"lag_unknown,omitempty"`
-	// ReplayPaused is true when pg_wal_replay_pause() is in effect.
-	ReplayPaused bool      `json:"replay_paused,omitempty"`
-	Error        string    `json:"error,omitempty"`
-	ProbedAt     time.Time `json:"probed_at"`
-}
+// NodeStatus is what the listener last learned of one backend (status.ListenerNode).
+type NodeStatus = status.ListenerNode
 
 type nodeState struct {
 	b          Backend

@@ -13,7 +13,16 @@ import (
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/routing"
+	"github.com/agbench/agbench/internal/status"
 )
+
+// The listener's /status names roles in the routing package's words, which render reads
+// as status's: the two must not drift apart.
+func TestRoleWordsAreStatusWords(t *testing.T) {
+	if routing.RolePrimary.String() != status.RolePrimary || routing.RoleStandby.String() != status.RoleStandby {
+		t.Fatalf("routing says %q and %q; status %q and %q", routing.RolePrimary, routing.RoleStandby, status.RolePrimary, status.RoleStandby)
+	}
+}
 
 func TestLSNText(t *testing.T) {
 	for _, s := range []string{"0/0", "16/B374D848", "FFFFFFFF/FFFFFFFF"} {

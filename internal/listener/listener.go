@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agbench/agbench/internal/routing"
+	"github.com/agbench/agbench/internal/status"
 )
 
 // Intent is what a session declared: ReadOnly or ReadWrite.
@@ -223,6 +224,21 @@ func (l *Listener) closeForwarder() {
 // Forwarding says how sessions are forwarded after their startup phase: "kernel", or
 // "user (...)" with the reason.
 func (l *Listener) Forwarding() string { return l.forwarding }
+
+// State is the listener's settings and what it knows of each backend now, as it shows them
+// when it starts.
+func (l *Listener) State() status.ListenerState {
+	st := status.ListenerState{Addr: l.Addr().String(), Routing: l.cfg.Routing, RoutingList: l.cfg.RoutingList, RoutingLists: l.cfg.RoutingLists,
+		Consistency: l.cfg.Consistency.String(), CausalWait: l.cfg.CausalWait, MaxLag: l.cfg.MaxLag, Forwarding: l.forwarding, Nodes: l.Status(),
+		ConsistencyShown: l.cfg.Consistency == Session || l.cfg.CausalWait != DefaultCausalWait}
+	if a := l.ReadOnlyAddr(); a != nil {
+		st.ReadOnlyAddr = a.String()
+	}
+	if a := l.MetricsAddr(); a != nil {
+		st.MetricsAddr = a.String()
+	}
+	return st
+}
 
 // Done is closed when the listener has closed.
 func (l *Listener) Done() <-chan struct{} { return l.done }

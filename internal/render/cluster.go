@@ -2,21 +2,53 @@ package render
 
 import (
 	"fmt"
+	"io"
 	"strings"
+
+	"github.com/agbench/agbench/internal/status"
+	"github.com/agbench/agbench/internal/table"
+	"github.com/agbench/agbench/internal/units"
 )
 
-// Listener is what `cluster status` shows of the cluster's listener: its addresses as the
-// topology records them, and whether its process runs (which the command checks, since
-// render reads no process table).
-type Listener struct {
-	Listen, ReadOnlyListen, Metrics string
-	PID                             int
-	Running                         bool
-	LogFile                         string
+// ClusterStatus is `cluster status`: a line on the cluster, a row per node (role, state, WAL
+// positions, lags, sync state), the nodes' errors, then the listener, the modelled hosts,
+// the links and Patroni's view, each when the cluster has it.
+func ClusterStatus(w io.Writer, st *status.Cluster) {
+	fmt.Fprintf(w, "cluster %s · PostgreSQL %s · %s commit\n", st.Name, st.Version, st.Commit)
+	tw := table.NewWriter(w, table.Left)
+	fmt.Fprintln(tw, "NODE\tROLE\tPORT\tSTATE\tREADABLE\tCURRENT/RECEIVED\tREPLAYED\tWRITE LAG\tFLUSH LAG\tREPLAY LAG\tSYNC")
+	for _, n := range st.Nodes {
+		lsn := n.CurrentLSN
+		if n.Role == status.RoleStandby {
+			lsn = n.ReceivedLSN
+		}
+		state := n.State
+		if n.ReplayPaused {
+			state += " (replay paused)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Role, n.Port, state, yesNo(n.Readable),
+			dash(lsn), dash(n.ReplayedLSN), lag(n.WriteLagBytes, n.WriteLagSec), lag(n.FlushLagBytes, n.FlushLagSec),
+			lag(n.ReplayLagBytes, n.ReplayLagSec), dash(n.SyncState))
+	}
+	tw.Flush()
+	for _, n := range st.Nodes {
+		if n.Error != "" {
+			fmt.Fprintf(w, "%s: %s\n", n.Name, n.Error)
+		}
+	}
+	if st.Listener != nil {
+		fmt.Fprintln(w, ListenerLine(st.Listener, st.ListenerRunning))
+	}
+	clusterHosts(w, st)
+	if st.Links != nil {
+		fmt.Fprintln(w, "links:", st.Links)
+	}
+	clusterPatroni(w, st)
 }
 
-// ListenerLine is the listener's line in `cluster status`.
-func ListenerLine(li Listener) string {
+// ListenerLine is the listener's line in `cluster status`: its addresses as the topology
+// records them, and whether its process runs.
+func ListenerLine(li *status.ListenerInfo, running bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "listener: %s", li.Listen)
 	if li.ReadOnlyListen != "" {
@@ -25,7 +57,7 @@ func ListenerLine(li Listener) string {
 	if li.Metrics != "" {
 		fmt.Fprintf(&b, ", metrics http://%s/metrics", li.Metrics)
 	}
-	if li.Running {
+	if running {
 		fmt.Fprintf(&b, " · running (pid %d)", li.PID)
 	} else {
 		b.WriteString(" · not running")
@@ -34,4 +66,66 @@ func ListenerLine(li Listener) string {
 		fmt.Fprintf(&b, " · log %s", li.LogFile)
 	}
 	return b.String()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func lag(bytes *int64, sec *float64) string {
+	if bytes == nil {
+		return "-"
+	}
+	s := units.FormatBytes(*bytes)
+	if sec != nil {
+		s += fmt.Sprintf(" / %.3fs", *sec)
+	}
+	return s
+}
+
+// clusterPatroni shows Patroni's settings and its view of the members (GET /cluster), under
+// the node table, when Patroni runs the cluster.
+func clusterPatroni(w io.Writer, st *status.Cluster) {
+	if st.Patroni == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nha: %s\n", st.Patroni)
+	v := st.PatroniView
+	if v == nil || v.Error != "" {
+		why := "not read"
+		if v != nil {
+			why = v.Error
+		}
+		fmt.Fprintf(w, "Patroni's view: – (%s)\n", why)
+		return
+	}
+	fmt.Fprintf(w, "Patroni's view (GET %s/cluster):\n", v.From)
+	tw := table.NewWriter(w, table.Left)
+	fmt.Fprintln(tw, "MEMBER\tROLE\tSTATE\tTIMELINE\tLAG\tREST API")
+	for _, m := range v.Members {
+		tl, lag := "-", "-"
+		if m.Timeline > 0 {
+			tl = fmt.Sprint(m.Timeline)
+		}
+		if l := m.Lag(); l != nil {
+			lag = units.FormatBytes(*l)
+		} else if len(m.RawLag) > 0 {
+			lag = string(m.RawLag)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Role, m.State, tl, lag, m.APIURL)
+	}
+	tw.Flush()
+	if v.Pause {
+		fmt.Fprintln(w, "Patroni is paused: it fails nothing over")
+	}
 }
