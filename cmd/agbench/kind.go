@@ -14,7 +14,8 @@ import (
 // sink and what clears it at the end) and its result once it has ended.
 type view struct {
 	progress func(a *app, e experiment.Experiment) (events func(experiment.Event), clear func())
-	// render prints the outcome of a run that kept a result and returns the command's error.
+	// render prints the outcome of a run (nil for a kind that records no result) that did
+	// not fail before it had one, and returns the command's error.
 	render func(ctx context.Context, a *app, e experiment.Experiment, out *experiment.Outcome, runErr error) error
 }
 
@@ -30,7 +31,7 @@ func kindCommand(a *app, m experiment.Meta) *cobra.Command {
 	if m.Use != "" {
 		c.Use, c.Args = m.Use, cobra.ArbitraryArgs
 	}
-	build := m.Flags(c.Flags())
+	build := m.Build(c.Flags())
 	var spec experiment.Experiment
 	c.PreRunE = func(_ *cobra.Command, args []string) (err error) {
 		if spec, err = build(args); err != nil {
@@ -64,7 +65,7 @@ func runKind(ctx context.Context, a *app, e experiment.Experiment, s experiment.
 	s.Events, clear = v.progress(a, e)
 	out, runErr := experiment.Run(ctx, e, s)
 	clear()
-	if out == nil {
+	if out == nil && runErr != nil {
 		return runErr
 	}
 	return v.render(ctx, a, e, out, runErr)

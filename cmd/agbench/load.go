@@ -47,12 +47,17 @@ func setup(cmd *cobra.Command, results string, events func(experiment.Event)) ex
 	return experiment.Setup{Version: version, Args: cmdArgs(cmd), Results: results, Events: events}
 }
 
-// cmdArgs is the command line as cobra parsed it, in a form that runs again when pasted:
-// a flag and its value as two words, a boolean flag as --name=value (a boolean flag takes
-// no separate value word).
+// cmdArgs is the command line as cobra parsed it (flagArgs).
 func cmdArgs(cmd *cobra.Command) []string {
-	args := strings.Fields(cmd.CommandPath())[1:]
-	cmd.Flags().Visit(func(f *pflag.Flag) {
+	return flagArgs(strings.Fields(cmd.CommandPath())[1:], cmd.Flags())
+}
+
+// flagArgs is a command line of a command's words and its parsed flags, in a form that
+// runs again when pasted: a flag and its value as two words, a boolean flag as
+// --name=value (a boolean flag takes no separate value word).
+func flagArgs(words []string, fs *pflag.FlagSet) []string {
+	args := append([]string(nil), words...)
+	fs.Visit(func(f *pflag.Flag) {
 		if f.Value.Type() == "bool" {
 			args = append(args, "--"+f.Name+"="+f.Value.String())
 			return

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/atomicfile"
@@ -54,7 +54,7 @@ Each experiment gets --cluster (or --primary/--standby/--listener of a connect: 
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := readPlan(cmd.Context(), a, args[0])
+			p, err := readPlan(a, args[0])
 			if err != nil {
 				return err
 			}
@@ -69,10 +69,10 @@ Each experiment gets --cluster (or --primary/--standby/--listener of a connect: 
 	return c
 }
 
-// readPlan reads, parses and checks a plan file against agbench's own commands: its shape,
-// every flag, and then each experiment's whole command line as the command itself checks it
-// against the plan's target, so that a plan runs whole or is refused whole.
-func readPlan(ctx context.Context, a *app, file string) (*plan.Plan, error) {
+// readPlan reads, parses and checks a plan file against agbench's kinds: its shape, every
+// flag, and then each experiment's spec as its command checks it against the plan's
+// target, so that a plan runs whole or is refused whole.
+func readPlan(a *app, file string) (*plan.Plan, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -84,118 +84,68 @@ func readPlan(ctx context.Context, a *app, file string) (*plan.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := agerr.Join(p.Check(catalog{a: a}), validateExperiments(ctx, a, p)); err != nil {
+	kinds := studyKinds(a)
+	study := experiment.NewStudy(p, filepath.Join(p.Results, p.Name), kinds)
+	if err := agerr.Join(p.Check(experiment.Catalog{Kinds: kinds}), study.Validate()); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// validateExperiments checks each experiment's command line as its command checks it
-// before it reads a cluster or connects (its arguments, then its PreRunE), and reports
-// every experiment that would be refused, with its line in the plan.
-func validateExperiments(ctx context.Context, a *app, p *plan.Plan) error {
-	cat := catalog{a: a}
-	var errs []error
-	for i, e := range p.Experiments {
-		cmd := cat.find(e.Command)
-		if cmd == nil || cmd.PreRunE == nil || !cat.hasFlags(e) {
-			continue // p.Check reports an unknown command or flag
+// studyKinds are the kinds a study runs: the registry's, and those whose command is still
+// made by hand (handMade).
+func studyKinds(a *app) experiment.Kinds {
+	return func(words []string) (*pflag.FlagSet, experiment.Builder, bool) {
+		if fs, build, ok := experiment.RegistryKinds(words); ok {
+			return fs, build, true
 		}
-		study := filepath.Join(p.Results, p.Name)
-		args := p.Args(i, study, filepath.Join(study, fmt.Sprintf("%02d-%s", i+1, e.Label())), func(flag string) bool { return cat.HasFlag(e.Command, flag) })
-		cmd.SetContext(ctx)
-		if err := checkCommand(cmd, args[len(e.Command):]); err != nil {
-			// Each problem the command reported is one line: each gets the experiment's place.
-			for _, line := range strings.Split(err.Error(), "\n") {
-				if line = strings.TrimSpace(line); line != "" {
-					errs = append(errs, agerr.BadInput(&plan.Error{File: p.File, Pos: e.Pos,
-						Msg: fmt.Sprintf("experiments[%d] (%s): %s", i+1, e.Label(), line)}))
-				}
-			}
+		if _, ok := kindCommands[strings.Join(words, " ")]; !ok {
+			return nil, nil, false
 		}
+		cmd, _, _ := newRoot(a).Find(words)
+		return cmd.Flags(), func(args []string) (experiment.Experiment, error) { return &handMade{cmd: cmd, args: args}, nil }, true
 	}
-	return agerr.Join(errs...)
 }
 
-// checkCommand sets a command's flags from args and runs its checks, in cobra's order: the
-// flags, the arguments, then PreRunE (which reads no cluster and connects to nothing).
-func checkCommand(cmd *cobra.Command, args []string) error {
-	if err := cmd.ParseFlags(args); err != nil {
-		return cmd.FlagErrorFunc()(cmd, err)
+// handMade is a study's experiment of a kind whose command is still made by hand: its
+// command, with its flags set, checks it (its arguments, then PreRunE) and runs it.
+type handMade struct {
+	cmd  *cobra.Command
+	args []string
+}
+
+func (h *handMade) Kind() string { return strings.TrimPrefix(h.cmd.CommandPath(), "agbench ") }
+
+func (h *handMade) Validate() error {
+	if h.cmd.Context() == nil {
+		h.cmd.SetContext(context.Background())
 	}
-	rest := cmd.Flags().Args()
-	if err := cmd.ValidateArgs(rest); err != nil {
+	if err := h.cmd.ValidateArgs(h.args); err != nil || h.cmd.PreRunE == nil {
 		return err
 	}
-	if cmd.PreRunE != nil {
-		return cmd.PreRunE(cmd, rest)
-	}
-	return nil
+	return h.cmd.PreRunE(h.cmd, h.args)
 }
 
-// runCommand runs one command line of a study (an experiment, or the creation and removal
-// of its cluster) on a fresh command of its own: the command's checks, then its run, with
-// no second pass through the root command. It reports an error as the root command does
-// and returns the exit status.
-func runCommand(ctx context.Context, a *app, args []string) int {
-	root := newRoot(a)
-	cmd, rest, err := root.Find(args)
-	if err == nil && (cmd == root || cmd.RunE == nil) {
-		err = agerr.BadInputf("%q: not a command that runs", strings.Join(args, " "))
-	}
-	if err == nil {
-		cmd.SetContext(ctx)
-		if err = checkCommand(cmd, rest); err == nil {
-			err = cmd.RunE(cmd, cmd.Flags().Args())
+func (h *handMade) Run(context.Context, *experiment.Running) error {
+	return fmt.Errorf("%s runs through its command", h.Kind())
+}
+
+func (h *handMade) Sections() []string { return nil }
+
+// runExperiment runs one experiment of a study with its progress and prints it, as its
+// command does.
+func runExperiment(ctx context.Context, a *app, r experiment.StudyRun) error {
+	switch e := r.Spec.(type) {
+	case nil:
+		return r.Err()
+	case *handMade:
+		e.cmd.SetContext(ctx)
+		if err := e.Validate(); err != nil {
+			return err
 		}
+		return e.cmd.RunE(e.cmd, e.args)
 	}
-	return exitStatus(ctx, a, err)
-}
-
-// catalog answers a plan's questions from a fresh command tree (flags are parsed on
-// throw-away copies, never on the commands that run).
-type catalog struct{ a *app }
-
-func (c catalog) find(words []string) *cobra.Command {
-	quiet := &app{stdout: io.Discard, stderr: io.Discard, getenv: c.a.getenv}
-	root := newRoot(quiet)
-	found, rest, err := root.Find(words)
-	if err != nil || len(rest) > 0 || found == root {
-		return nil
-	}
-	return found
-}
-
-func (c catalog) Command(words []string) bool {
-	cmd := c.find(words)
-	return cmd != nil && cmd.Runnable() && cmd.Annotations[groupOnly] == "" && cmd.CommandPath() != "agbench run"
-}
-
-// hasFlags says whether the experiment's command has every flag the experiment sets.
-func (c catalog) hasFlags(e plan.Experiment) bool {
-	for _, f := range e.Flags {
-		if !c.HasFlag(e.Command, f.Name) {
-			return false
-		}
-	}
-	return true
-}
-
-func (c catalog) HasFlag(words []string, flag string) bool {
-	cmd := c.find(words)
-	return cmd != nil && flag != "help" && cmd.Flags().Lookup(flag) != nil
-}
-
-func (c catalog) CheckFlag(words []string, flag, value string) error {
-	cmd := c.find(words)
-	if cmd == nil {
-		return fmt.Errorf("no such command")
-	}
-	f := cmd.Flags().Lookup(flag)
-	if f == nil {
-		return fmt.Errorf("no such flag")
-	}
-	return f.Value.Set(value)
+	return runKind(ctx, a, r.Spec, kindSetup(a, flagArgs(r.Words, r.Flags), r.Flags))
 }
 
 // runStudy creates the target, runs every experiment in order with its progress, then
@@ -213,7 +163,7 @@ func runStudy(ctx context.Context, a *app, p *plan.Plan) (err error) {
 	if cl := p.Target.Cluster; cl != nil && !cl.Reuse {
 		args := cl.CreateArgs()
 		say("%s", shownCommand(args))
-		if code := runCommand(ctx, a, args); code != 0 {
+		if code := run(ctx, a, args); code != 0 {
 			return fmt.Errorf("creating cluster %s failed (exit %d); nothing else ran", cl.Name, code)
 		}
 		fmt.Fprintln(&log, shownCommand(args))
@@ -221,31 +171,30 @@ func runStudy(ctx context.Context, a *app, p *plan.Plan) (err error) {
 			defer func() {
 				// Destroy also after Ctrl-C: the study's context is done by then.
 				say("agbench cluster destroy --name %s", cl.Name)
-				if code := runCommand(context.WithoutCancel(ctx), a, []string{"cluster", "destroy", "--name", cl.Name}); code != 0 && err == nil {
+				if code := run(context.WithoutCancel(ctx), a, []string{"cluster", "destroy", "--name", cl.Name}); code != 0 && err == nil {
 					err = fmt.Errorf("destroying cluster %s failed (exit %d)", cl.Name, code)
 				}
 			}()
 		}
 	}
-	cat := catalog{a: a}
+	study := experiment.NewStudy(p, dir, studyKinds(a))
 	var failed []string
-	for i, e := range p.Experiments {
+	for i, r := range study.Runs {
 		if ctx.Err() != nil {
 			break
 		}
-		out := filepath.Join(dir, fmt.Sprintf("%02d-%s", i+1, e.Label()))
-		args := p.Args(i, dir, out, func(flag string) bool { return cat.HasFlag(e.Command, flag) })
-		say("[%d/%d] %s: %s", i+1, len(p.Experiments), e.Label(), shownCommand(args))
-		fmt.Fprintln(&log, shownCommand(args))
+		n := len(study.Runs)
+		say("[%d/%d] %s: %s", i+1, n, r.Label, shownCommand(r.Args))
+		fmt.Fprintln(&log, shownCommand(r.Args))
 		t0 := time.Now()
-		code := runCommand(ctx, a, args)
+		code := exitStatus(ctx, a, runExperiment(ctx, a, r))
 		took := time.Since(t0).Round(100 * time.Millisecond)
 		if code != 0 {
-			say("[%d/%d] %s failed (exit %d) after %s", i+1, len(p.Experiments), e.Label(), code, took)
-			failed = append(failed, e.Label())
+			say("[%d/%d] %s failed (exit %d) after %s", i+1, n, r.Label, code, took)
+			failed = append(failed, r.Label)
 			break
 		}
-		say("[%d/%d] %s done in %s", i+1, len(p.Experiments), e.Label(), took)
+		say("[%d/%d] %s done in %s", i+1, n, r.Label, took)
 	}
 	reportErr := errors.Join(atomicfile.Write(filepath.Join(dir, "commands.txt"), []byte(log.String()), 0o644),
 		writeStudyReport(a, p, dir))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/privilege"
 	"github.com/agbench/agbench/internal/table"
@@ -37,7 +35,7 @@ Targets: --cluster NAME (a local cluster made by agbench cluster create) or --pr
 (any PostgreSQL server; credentials from the URL, PG* variables or ~/.pgpass); run also
 takes --standby and --listener for its read-intent sessions.`,
 	}
-	c.AddCommand(tpccBuildCmd(a), tpccCheckCmd(a), tpccDropCmd(a)) // run: from the experiment registry
+	c.AddCommand(tpccCheckCmd(a), tpccDropCmd(a)) // build, run: from the experiment registry
 	return c
 }
 
@@ -104,64 +102,27 @@ func (t *tpccTarget) open(ctx context.Context, a *app, needs privilege.Needs) (*
 	return r, conn, nil
 }
 
-func tpccBuildCmd(a *app) *cobra.Command {
-	var t tpccTarget
-	var o tpcc.BuildOptions
-	var seed int64
-	var mode string
-	c := &cobra.Command{
-		Use:   "build",
-		Short: "Create the schema and load W warehouses in parallel",
-		Long: `Create schema tpcc and load --warehouses warehouses with binary COPY by --build-vus
-loaders in parallel (each warehouse by exactly one loader), then make the primary keys and
-the secondary indexes (customer by last name, orders by customer), install the server-side
-functions (not with --mode client), ANALYZE and CHECKPOINT. The data is deterministic from --seed. A build cut short
-(Ctrl-C) leaves a schema marked half-built: build again (it is dropped first) or drop it.`,
-		Args: noArgs,
-		PreRunE: func(*cobra.Command, []string) error { // checks without reading a cluster or connecting
-			o.Seed = uint64(seed)
-			_, merr := tpcc.ParseMode(mode)
-			return agerr.Join(target.CheckSpec(t.spec), o.Validate(), seedErr(seed), merr)
-		},
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, _ := tpcc.ParseMode(mode)
-			r, err := t.resolveChecked(cmd.Context(), a, experiment.TPCCBuildNeeds())
-			if err != nil {
-				return err
-			}
-			o.NoFunctions = m == tpcc.ModeClient
-			o.Progress = &tpcc.Progress{}
-			stop := showBuildProgress(a, o.Progress)
-			rep, err := tpcc.Build(cmd.Context(), r.primary, o)
-			stop()
-			if err != nil {
-				return err
-			}
-			ckpt := fmt.Sprintf("%.1fs", rep.Checkpoint.Seconds())
-			if rep.CheckpointSkipped {
-				ckpt = table.Absent + " (none: see the note)"
-			}
-			fmt.Fprintf(a.stdout, "built %d warehouses in %.1fs: %d rows loaded in %.1fs (%.0f rows/s, %d loaders), "+
-				"indexes and analyze %.1fs, checkpoint %s, seed %d\n",
-				o.Warehouses, rep.Total.Seconds(), rep.Rows, rep.Load.Seconds(), float64(rep.Rows)/rep.Load.Seconds(),
-				o.Loaders, rep.Indexes.Seconds(), ckpt, o.Seed)
-			for _, n := range rep.Notes {
-				fmt.Fprintf(a.stdout, "note: %s\n", n)
-			}
-			return nil
-		},
-	}
-	t.flags(c.Flags())
-	c.Flags().IntVar(&o.Warehouses, "warehouses", 1, "number of warehouses (about 100 MB each)")
-	c.Flags().IntVar(&o.Loaders, "build-vus", runtime.NumCPU(), "parallel loaders (connections)")
-	c.Flags().Int64Var(&seed, "seed", 1, "seed of all generated data")
-	c.Flags().StringVar(&mode, "mode", string(tpcc.ModeFunctions), "functions (install the server-side functions) or client (tables only)")
-	return c
+func init() { views["tpcc build"] = view{progress: buildProgress, render: renderBuild} }
+
+// buildProgress shows a tpcc build's progress until the run has ended.
+func buildProgress(a *app, e experiment.Experiment) (func(experiment.Event), func()) {
+	return nil, showBuildProgress(a, e.(*experiment.TPCCBuild).Progress)
 }
 
-func seedErr(seed int64) error {
-	if seed < 0 {
-		return agerr.BadInputf("--seed %d: must be 0 or more", seed)
+// renderBuild says what the build made, and its notes.
+func renderBuild(_ context.Context, a *app, e experiment.Experiment, _ *experiment.Outcome, _ error) error {
+	s := e.(*experiment.TPCCBuild)
+	rep, o := s.Report, s.Options
+	ckpt := fmt.Sprintf("%.1fs", rep.Checkpoint.Seconds())
+	if rep.CheckpointSkipped {
+		ckpt = table.Absent + " (none: see the note)"
+	}
+	fmt.Fprintf(a.stdout, "built %d warehouses in %.1fs: %d rows loaded in %.1fs (%.0f rows/s, %d loaders), "+
+		"indexes and analyze %.1fs, checkpoint %s, seed %d\n",
+		o.Warehouses, rep.Total.Seconds(), rep.Rows, rep.Load.Seconds(), float64(rep.Rows)/rep.Load.Seconds(),
+		o.Loaders, rep.Indexes.Seconds(), ckpt, s.Seed)
+	for _, n := range rep.Notes {
+		fmt.Fprintf(a.stdout, "note: %s\n", n)
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ func TestRegistryHasEveryKind(t *testing.T) {
 			t.Errorf("%s: New made %#v", m.Name, e)
 		}
 	}
-	want := "disk drill readahead scan seed stress tpcc run"
+	want := "disk drill readahead scan seed stress tpcc build tpcc run"
 	if got := strings.Join(names, " "); got != want {
 		t.Fatalf("registered %q, want %q (sorted)", got, want)
 	}

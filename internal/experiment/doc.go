@@ -10,7 +10,9 @@
 // or incomplete, analyses it and writes it a last time. The registry (Register,
 // Registered) lists the kinds, from which the command layer makes its commands: a kind
 // declares its flags and help (Meta.Flags) and builds its spec from them, so that a command
-// and a study's experiment make the same spec from the same flags.
+// and a study's experiment make the same spec from the same flags. A Study is a plan's
+// experiments made into specs that way (NewStudy) and checked whole before any runs; the
+// registry is the plan's Catalog.
 //
 // The Recorder owns a result from start to end: a results folder that no other run shares,
 // the metadata filled once, every step written atomically as it ends, the analysis, the
@@ -28,7 +30,7 @@
 // It must not import the command layer or the report (the report reads only result files).
 //
 // Imports from agbench: only internal/agerr, internal/analyze, internal/cluster,
-// internal/diskio, internal/drill, internal/listener, internal/measure, internal/privilege, internal/result,
-// internal/runner, internal/sample, internal/seed, internal/target, internal/units,
-// internal/workload/....
+// internal/diskio, internal/drill, internal/listener, internal/measure, internal/plan,
+// internal/privilege, internal/result, internal/runner, internal/sample, internal/seed,
+// internal/target, internal/units, internal/workload/....
 package experiment

@@ -3,7 +3,6 @@ package plan
 import (
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -12,9 +11,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agbench/agbench/internal/agerr"
-	"github.com/agbench/agbench/internal/cgroup"
-	"github.com/agbench/agbench/internal/links"
-	"github.com/agbench/agbench/internal/units"
 )
 
 // Error is one problem of a plan file, at a line and column.
@@ -209,139 +205,6 @@ func (p *parser) target(n *yaml.Node, t *Target) {
 	}
 }
 
-func (p *parser) cluster(n *yaml.Node) *Cluster {
-	c := &Cluster{Name: "study", Standbys: 1, Commit: DefaultCommit, BasePort: DefaultBasePort}
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		return c
-	}
-	if !p.mapping(n, "target.cluster") {
-		return c
-	}
-	p.fields(n, "target.cluster", map[string]func(*yaml.Node){
-		"name": func(v *yaml.Node) {
-			if s, ok := p.str(v, "target.cluster.name"); ok {
-				if !nameRE.MatchString(s) {
-					p.errorf(v, "target.cluster.name %q: use letters, digits, '.', '_' and '-'", s)
-				}
-				c.Name = s
-			}
-		},
-		"standbys": func(v *yaml.Node) {
-			if x, ok := p.integer(v, "target.cluster.standbys"); ok {
-				if x < 0 || x > MaxStandbys {
-					p.errorf(v, "target.cluster.standbys %d: give 0 to %d", x, MaxStandbys)
-				}
-				c.Standbys = x
-			}
-		},
-		"commit": func(v *yaml.Node) {
-			if s, ok := p.str(v, "target.cluster.commit"); ok {
-				if s != "sync" && s != "async" {
-					p.errorf(v, "target.cluster.commit %q: give sync or async", s)
-				}
-				c.Commit = s
-			}
-		},
-		"base_port": func(v *yaml.Node) {
-			if x, ok := p.integer(v, "target.cluster.base_port"); ok {
-				if x < 1024 || x > 65535-MaxStandbys-3 {
-					p.errorf(v, "target.cluster.base_port %d: give a port from 1024 to %d", x, 65535-MaxStandbys-3)
-				}
-				c.BasePort = x
-			}
-		},
-		"listener": func(v *yaml.Node) {
-			if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
-				if b, _ := strconv.ParseBool(v.Value); b {
-					c.Listener = "127.0.0.1:6432"
-				}
-				return
-			}
-			if s, ok := p.str(v, "target.cluster.listener"); ok {
-				if _, port, found := strings.Cut(s, ":"); !found || port == "" {
-					p.errorf(v, "target.cluster.listener %q: give true or an address host:port", s)
-				}
-				c.Listener = s
-			}
-		},
-		"settings": func(v *yaml.Node) {
-			if !p.mapping(v, "target.cluster.settings") {
-				return
-			}
-			seen := map[string]bool{}
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				k, val := v.Content[i], v.Content[i+1]
-				if k.Kind != yaml.ScalarNode || k.Value == "" {
-					p.errorf(k, "target.cluster.settings: a key must be a setting's name")
-					continue
-				}
-				if seen[k.Value] {
-					p.errorf(k, "target.cluster.settings: %q given twice", k.Value)
-					continue
-				}
-				seen[k.Value] = true
-				if val.Kind != yaml.ScalarNode || val.Tag == "!!null" {
-					p.errorf(val, "target.cluster.settings.%s: give one value, not %s", k.Value, kindName(val))
-					continue
-				}
-				c.Settings = append(c.Settings, Setting{Key: k.Value, Value: val.Value})
-			}
-		},
-		"host_cpus": func(v *yaml.Node) {
-			if s, ok := p.str(v, "target.cluster.host_cpus"); ok {
-				if x, err := strconv.ParseFloat(s, 64); err != nil || !(x > 0) || math.IsInf(x, 0) {
-					p.errorf(v, "target.cluster.host_cpus %q: give each node's CPU budget in cores, e.g. 0.6", s)
-				}
-				c.HostCPUs = s
-			}
-		},
-		"host_memory": func(v *yaml.Node) {
-			if s, ok := p.str(v, "target.cluster.host_memory"); ok {
-				if n, err := units.ParseBytes(s); err != nil || n <= 0 { // as --host-memory reads it
-					p.errorf(v, "target.cluster.host_memory %q: give each node's memory budget, e.g. 512M or 1G", s)
-				}
-				c.HostMemory = s
-			}
-		},
-		"host_cpu_shares": func(v *yaml.Node) {
-			if s, ok := p.str(v, "target.cluster.host_cpu_shares"); ok {
-				if _, err := cgroup.ParseCPUShares("target.cluster.host_cpu_shares", s); err != nil { // as --host-cpu-shares reads it
-					p.errorf(v, "%v", err)
-				}
-				c.HostCPUShares = s
-			}
-		},
-		"host_read_bps":   p.hostIO(&c.HostReadBPS, "host_read_bps", cgroup.ParseBPS),
-		"host_write_bps":  p.hostIO(&c.HostWriteBPS, "host_write_bps", cgroup.ParseBPS),
-		"host_read_iops":  p.hostIO(&c.HostReadIOPS, "host_read_iops", cgroup.ParseIOPS),
-		"host_write_iops": p.hostIO(&c.HostWriteIOPS, "host_write_iops", cgroup.ParseIOPS),
-		"link_latency": func(v *yaml.Node) {
-			if s, ok := p.str(v, "target.cluster.link_latency"); ok {
-				if _, err := links.ParseLatency(s); err != nil { // as --link-latency reads it
-					p.errorf(v, "target.cluster.link_latency %q: give a duration from 1us to %v, e.g. 0.5ms", s, links.MaxLatency)
-				}
-				c.LinkLatency = s
-			}
-		},
-		"link_bandwidth": func(v *yaml.Node) {
-			if s, ok := p.str(v, "target.cluster.link_bandwidth"); ok {
-				if _, err := links.ParseBandwidth("target.cluster.link_bandwidth", s); err != nil { // as --link-bandwidth reads it
-					p.errorf(v, "%v", err)
-				}
-				c.LinkBandwidth = s
-			}
-		},
-		"routing_list": func(v *yaml.Node) {
-			if s, ok := p.str(v, "target.cluster.routing_list"); ok {
-				c.RoutingList = s
-			}
-		},
-		"keep":  func(v *yaml.Node) { c.Keep, _ = p.boolean(v, "target.cluster.keep") },
-		"reuse": func(v *yaml.Node) { c.Reuse, _ = p.boolean(v, "target.cluster.reuse") },
-	})
-	return c
-}
-
 func (p *parser) connect(n *yaml.Node) *Connect {
 	c := &Connect{}
 	if !p.mapping(n, "target.connect") {
@@ -487,19 +350,6 @@ func (p *parser) str(n *yaml.Node, what string) (string, bool) {
 		return "", false
 	}
 	return n.Value, true
-}
-
-// hostIO reads one IO limit of target.cluster with the parser its cluster create flag uses.
-func (p *parser) hostIO(to *string, field string, parse func(flag, s string) (int64, error)) func(*yaml.Node) {
-	return func(v *yaml.Node) {
-		what := "target.cluster." + field
-		if s, ok := p.str(v, what); ok {
-			if _, err := parse(what, s); err != nil {
-				p.errorf(v, "%v", err)
-			}
-			*to = s
-		}
-	}
 }
 
 func (p *parser) integer(n *yaml.Node, what string) (int, bool) {
