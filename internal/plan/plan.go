@@ -1,8 +1,8 @@
 // Package plan owns plan files: a study written as YAML (a target — a local cluster to
-// create with its settings, or connection strings — and experiments, each any agbench
-// command with its flags), parsed and checked whole before anything runs, every error with
-// the file, line and column it is about. It turns each experiment into the command line
-// that runs it.
+// create with its settings, or connection strings — and experiments, each a kind of
+// experiment with its command's flags), parsed and checked whole before anything runs,
+// every error with the file, line and column it is about. It turns each experiment into
+// the command line its kind's flags are parsed from (and a study shows).
 //
 // It knows commands only through the Catalog it is given; it must not import the command
 // layer, the cluster, workloads or the report. It reads a cluster's numbers with the
