@@ -182,7 +182,7 @@ func tpccStep(w io.Writer, st *result.Step) {
 			groupInt(n), groupInt(st.Counters[result.ReadTxOnPrimary])))
 	}
 	if b, ok := st.Counters[result.TPCCLagBytesMax]; ok {
-		secs := "– s (pg_stat_replication's replay_lag was NULL at every read: not measured)"
+		secs := "– s (pg_stat_replication's replay_lag was NULL with a standby behind at every read: not measured)"
 		if v, ok := st.Counters[result.TPCCLagSecondsMax]; ok {
 			secs = fmt.Sprintf("%.3fs", v)
 		}

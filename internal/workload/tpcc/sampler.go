@@ -78,8 +78,8 @@ type Sampler struct {
 	lag     result.TimeSeries
 	maxLagB float64
 	// maxLagS is the largest replay_lag read; lagSRead says one was read at all
-	// (pg_stat_replication shows NULL before its first measurement and once a caught-up
-	// standby has had no WAL for a while).
+	// (pg_stat_replication shows NULL before its first measurement, not a measurement, and
+	// once a caught-up standby has had no WAL for a while, a lag of 0).
 	maxLagS  float64
 	lagSRead bool
 	// lagHidden names the login when pg_stat_replication had standbys whose positions were
@@ -204,8 +204,11 @@ func (s *Sampler) followLag(ctx context.Context) {
 			s.mu.Lock()
 			s.lag.Add(now, *bytes)
 			s.maxLagB = math.Max(s.maxLagB, *bytes)
-			if secs != nil {
+			switch {
+			case secs != nil:
 				s.maxLagS = math.Max(s.maxLagS, *secs)
+				s.lagSRead = true
+			case *bytes <= 0: // every standby caught up: replay_lag NULL is a lag of 0 then
 				s.lagSRead = true
 			}
 			s.mu.Unlock()
