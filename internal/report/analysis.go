@@ -146,8 +146,13 @@ func (r *Run) variantNames() []string {
 
 // Finding is one line of the report's summary: a sentence and its severity.
 type Finding struct {
-	// Kind is "incomplete", "difference", "saturated", "knee" or "warning".
+	// Kind is "incomplete", "difference", "saturated", "knee", "warning", or "unjudged" for
+	// a rule that could not be applied (analyze.Verdict.NotJudged): said, and never counted
+	// as a warning, as the command marks it "?" rather than "!".
 	Kind string
+	// Key is what a warning is about (a verdict's code, or the words before a warning's
+	// first colon), without the run it came from: warnings group by it.
+	Key  string
 	Text string
 	// Short is the finding in a few words for the summary ("routing=on: locks from 2 VUs").
 	Short string
@@ -167,11 +172,11 @@ func (e *Experiment) Findings() []Finding {
 			if reason == "" {
 				reason = "cut short"
 			}
-			f.add("incomplete", prefix+"run incomplete: "+reason)
+			f.add("incomplete", prefix, "run incomplete: "+reason)
 		}
 		e.analysisFindings(f, r, prefix)
 		for _, d := range mergeDifferences(r.Differences) {
-			f.add("difference", prefix+d)
+			f.add("difference", prefix, d)
 		}
 		runWarnings(f, r, prefix)
 	}
@@ -185,15 +190,26 @@ type findings struct {
 	seen map[string]bool
 }
 
-// add appends a finding; it reports whether it was new.
-func (f *findings) add(kind, text string) bool {
-	text = strings.TrimSpace(text)
-	if text == "" || f.seen[kind+text] {
+// add appends a finding of one run (prefix names it in a report of several, else ""); it
+// reports whether it was new.
+func (f *findings) add(kind, prefix, body string) bool {
+	body = strings.TrimSpace(body)
+	text := prefix + body
+	if body == "" || f.seen[kind+text] {
 		return false
 	}
 	f.seen[kind+text] = true
-	f.out = append(f.out, Finding{Kind: kind, Text: text, Short: text})
+	f.out = append(f.out, Finding{Kind: kind, Text: text, Short: text, Key: warningKey(body)})
 	return true
+}
+
+// verdict appends a verdict of one run: a warning, or what could not be judged.
+func (f *findings) verdict(prefix string, v analyze.Verdict) {
+	kind := "warning"
+	if v.NotJudged {
+		kind = "unjudged"
+	}
+	f.add(kind, prefix, v.Code+": "+v.Message)
 }
 
 // analysisFindings adds what each of a run's analyses says saturated (with its few words
@@ -204,7 +220,7 @@ func (e *Experiment) analysisFindings(f *findings, r *Run, prefix string) {
 		if a.Variant != "" {
 			p += a.Variant + ": "
 		}
-		if res := a.Saturated.Resource; f.add("saturated", p+a.Saturated.Sentence) && res != "" {
+		if res := a.Saturated.Resource; f.add("saturated", p, a.Saturated.Sentence) && res != "" {
 			short := p + "saturated: " + res
 			if res == analyze.ResSyncAway { // commits waited for a standby that was not there
 				short = p + "not saturated: commits waited for " + res
@@ -215,9 +231,9 @@ func (e *Experiment) analysisFindings(f *findings, r *Run, prefix string) {
 			f.out[len(f.out)-1].Short = short
 		}
 		if kp := a.Knee.Knee; kp != nil {
-			f.add("knee", p+e.kneeText(r, a, kp))
+			f.add("knee", p, e.kneeText(r, a, kp))
 		} else if a.Knee.RisingAtEnd {
-			f.add("knee", p+"no knee reached: throughput still rises at the highest load")
+			f.add("knee", p, "no knee reached: throughput still rises at the highest load")
 		}
 	}
 }
@@ -227,30 +243,30 @@ func (e *Experiment) analysisFindings(f *findings, r *Run, prefix string) {
 func runWarnings(f *findings, r *Run, prefix string) {
 	for _, a := range r.Analysis {
 		for _, v := range a.Verdicts {
-			f.add("warning", prefix+v.Code+": "+v.Message)
+			f.verdict(prefix, v)
 		}
 	}
 	for _, v := range r.Comparisons {
-		f.add("warning", prefix+v.Code+": "+v.Message)
+		f.verdict(prefix, v)
 	}
 	if d, err := r.Result.DrillRun(); err == nil && d != nil {
 		for _, failed := range d.Failed {
-			f.add("warning", prefix+"drill check failed: "+failed)
+			f.add("warning", prefix, "drill check failed: "+failed)
 		}
 	}
 	analysed := len(r.Analysis) > 0
 	for _, w := range r.Result.Warnings {
 		if !(analysed && testerSteal(w)) {
-			f.add("warning", prefix+w)
+			f.add("warning", prefix, w)
 		}
 	}
 	for i, st := range r.Result.Steps {
 		for _, v := range r.stepVerdicts[i] {
-			f.add("warning", prefix+v.Code+": "+v.Message)
+			f.verdict(prefix, v)
 		}
 		for _, w := range st.Warnings {
 			if !(analysed && testerSteal(w)) {
-				f.add("warning", prefix+stepName(&st)+": "+w)
+				f.add("warning", prefix, stepName(&st)+": "+w)
 			}
 		}
 	}
@@ -266,7 +282,7 @@ func testerSteal(w string) bool {
 }
 
 func kindRank(k string) int {
-	return map[string]int{"incomplete": 0, "difference": 1, "saturated": 2, "knee": 3, "warning": 4}[k]
+	return map[string]int{"incomplete": 0, "difference": 1, "saturated": 2, "knee": 3, "warning": 4, "unjudged": 5}[k]
 }
 
 // stepName names a step in a warning: its variant and load.
@@ -311,10 +327,22 @@ type WarningGroup struct {
 	Texts []string
 }
 
+// stepPrefix is a step's name at the start of a warning, after the run's name when it has one.
 var stepPrefix = regexp.MustCompile(`^(?:[^:]*: )?(?:step \d+ \([^)]*\)|threads \d+, QD \d+): `)
 
+// warningKey is what a finding's text (without the run it came from) is about: a verdict's
+// code, or the words before the first colon after a step's name; "warning" when those are
+// too long to be a kind.
+func warningKey(body string) string {
+	key, _, ok := strings.Cut(stepPrefix.ReplaceAllString(body, ""), ": ")
+	if !ok || len(key) > 40 {
+		return "warning"
+	}
+	return key
+}
+
 // GroupWarnings splits findings into what the report says outright and the warnings,
-// grouped by kind in the order each kind first appears.
+// grouped by kind (Key, whichever run they came from) in the order each kind first appears.
 func GroupWarnings(fs []Finding) (main []Finding, groups []WarningGroup) {
 	index := map[string]int{}
 	for _, f := range fs {
@@ -322,10 +350,9 @@ func GroupWarnings(fs []Finding) (main []Finding, groups []WarningGroup) {
 			main = append(main, f)
 			continue
 		}
-		rest := stepPrefix.ReplaceAllString(f.Text, "")
-		key, _, ok := strings.Cut(rest, ": ")
-		if !ok || len(key) > 40 {
-			key = "warning"
+		key := f.Key
+		if key == "" {
+			key = warningKey(f.Text)
 		}
 		i, seen := index[key]
 		if !seen {

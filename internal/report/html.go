@@ -126,7 +126,9 @@ func (e *Experiment) card(id string, findings []Finding, groups []WarningGroup) 
 	for _, g := range groups {
 		warn += len(g.Texts)
 	}
-	sv := summaryView{ID: id, Title: e.name(), Headline: e.Headline(), Findings: findings, Groups: groups, Warnings: warn}
+	// A card says what was found; what could not be judged is in the experiment's section.
+	shown := slices.DeleteFunc(slices.Clone(findings), func(f Finding) bool { return f.Kind == "unjudged" })
+	sv := summaryView{ID: id, Title: e.name(), Headline: e.Headline(), Findings: shown, Groups: groups, Warnings: warn}
 	if !e.Sweep {
 		return sv
 	}

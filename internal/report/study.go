@@ -3,9 +3,11 @@ package report
 import (
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // A report of several studies (the same experiment on modelled hosts and on one shared
@@ -86,7 +88,7 @@ func targetText(m result.Meta) string {
 	case t == nil:
 		return "host " + m.Host.Hostname
 	case t.Cluster != "" && t.Hosts != "":
-		return "cluster " + t.Cluster + ", " + t.Hosts
+		return "cluster " + t.Cluster + ", " + modelledHosts(t)
 	case t.Cluster != "":
 		return "cluster " + t.Cluster + ", its nodes sharing one machine"
 	}
@@ -98,6 +100,25 @@ func targetText(m result.Meta) string {
 		return "host " + m.Host.Hostname
 	}
 	return "servers " + strings.Join(addrs, ", ")
+}
+
+// modelledHosts says in a few words what host each node of a modelled cluster was: its
+// budget of cores and memory, and its IO limits (Topology.Hosts has the whole sentence).
+func modelledHosts(t *result.Topology) string {
+	var parts []string
+	if t.HostCPUs > 0 {
+		parts = append(parts, strconv.FormatFloat(t.HostCPUs, 'g', -1, 64)+" cores")
+	}
+	if t.HostMemoryBytes > 0 {
+		parts = append(parts, units.FormatBytesShort(t.HostMemoryBytes)+" memory")
+	}
+	if io := t.HostIO; io != nil && (io.ReadBPS > 0 || io.WriteBPS > 0 || io.ReadIOPS > 0 || io.WriteIOPS > 0) {
+		parts = append(parts, "IO limits")
+	}
+	if len(parts) == 0 {
+		return "each node a modelled host"
+	}
+	return "each node a modelled host of " + strings.Join(parts, ", ")
 }
 
 // studyName is the study a run belongs to, or the run's label when it ran on its own.

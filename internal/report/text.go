@@ -29,8 +29,11 @@ func WriteSummary(w io.Writer, e *Experiment) error {
 	main, groups := GroupWarnings(e.Findings())
 	for _, f := range main {
 		mark := "  "
-		if f.Kind == "incomplete" {
+		switch f.Kind {
+		case "incomplete":
 			mark = "! "
+		case "unjudged":
+			mark = "? " // as the command marks a rule it could not apply
 		}
 		fmt.Fprintf(&b, "%s%s\n", mark, f.Text)
 	}
