@@ -102,11 +102,7 @@ func (p *PG) standbyLag(st *result.Step, primary string, hist []posRead, s *pgNo
 	}
 	last, growth, grew, ok := windowLag(reads, end)
 	if !ok {
-		why := "no position of it was read in the window"
-		if len(hist) > 0 {
-			why = fmt.Sprintf("it was behind the first position of %s the sampler read, %.1f s before the window's end, so it was more than that behind", primary, end.Sub(hist[0].at).Seconds())
-		}
-		return result.StandbyLag{Standby: s.info.Name, Absent: fmt.Sprintf("replay lag of %s not measured: %s", s.info.Name, why)}
+		return result.StandbyLag{Standby: s.info.Name, Absent: fmt.Sprintf("replay lag of %s not measured: %s", s.info.Name, lagBounds(primary, hist, s.prev))}
 	}
 	st.Counters[name(result.PGReplayLagSeconds)] = last.lag
 	st.Counters[name("behind_mb")] = float64(last.behind) / 1e6
@@ -117,4 +113,20 @@ func (p *PG) standbyLag(st *result.Step, primary string, hist []posRead, s *pgNo
 		st.Counters[name("replay_mb_per_s")] = float64(sub64(s.prev.lsn, s.first.lsn)) / 1e6 / secs
 	}
 	return result.StandbyLag{Standby: s.info.Name, Method: result.LagFromPositions}
+}
+
+// lagBounds says what is known of the lag of a standby that was behind every position of
+// its primary the sampler read, at its last reading l: more than the time since the
+// primary's first reading (the primary was past the standby's position already), and at
+// most the time since the commit of the last transaction it replayed
+// (pg_last_xact_replay_timestamp(): the primary was at or before its position then).
+func lagBounds(primary string, hist []posRead, l pgCounters) string {
+	if len(hist) == 0 {
+		return "no position of " + primary + " was read"
+	}
+	out := fmt.Sprintf("it was behind the first position of %s the sampler read, so more than %.1f s behind", primary, l.at.Sub(hist[0].at).Seconds())
+	if l.sinceReplay != nil {
+		out += fmt.Sprintf(", and at most %.1f s (the time since the commit of the last transaction it replayed)", *l.sinceReplay)
+	}
+	return out
 }

@@ -26,6 +26,11 @@ type pgCounters struct {
 	hiddenStandbys int
 	// posAt is the middle of the reading's round trip, when lsn was read (zero: at).
 	posAt time.Time
+	// sinceReplay is, on a standby, the seconds since the commit time of the last
+	// transaction it replayed (pg_last_xact_replay_timestamp()); nil when it replayed none
+	// since it started, and on a primary. The primary's idle time is in it: it bounds a
+	// lag, never measures one (lagBounds).
+	sinceReplay *float64
 }
 
 // position is the reading's WAL position, for the node's history (positions.go).
@@ -64,7 +69,8 @@ const statsQuery = `SELECT coalesce(sum(xact_commit), 0)::bigint, coalesce(sum(x
   coalesce(sum(temp_bytes), 0)::bigint, coalesce(sum(deadlocks), 0)::bigint,
   coalesce(sum(blk_read_time), 0)::float8, coalesce(sum(blk_write_time), 0)::float8,
   pg_is_in_recovery(),
-  coalesce(pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END, '0/0'), 0)::bigint
+  coalesce(pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END, '0/0'), 0)::bigint,
+  CASE WHEN pg_is_in_recovery() THEN extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())::float8 END
 FROM pg_stat_database`
 
 // Checkpoint counters moved from pg_stat_bgwriter to pg_stat_checkpointer in 17.
@@ -102,7 +108,7 @@ func (n *pgNode) readCounters(ctx context.Context) (pgCounters, error) {
 	b := &pgx.Batch{}
 	b.Queue(statsQuery).QueryRow(func(r pgx.Row) error {
 		return r.Scan(&c.commits, &c.rollbacks, &c.blksRead, &c.blksHit, &c.tempBytes, &c.deadlocks,
-			&c.blkReadMs, &c.blkWriteMs, &c.inRecovery, &c.lsn)
+			&c.blkReadMs, &c.blkWriteMs, &c.inRecovery, &c.lsn, &c.sinceReplay)
 	})
 	ckpt := checkpointsQuery16
 	if n.info.VersionNum >= 170000 {
