@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/experiment"
+	"github.com/agbench/agbench/internal/live"
 	"github.com/agbench/agbench/internal/privilege"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/target"
@@ -106,7 +105,7 @@ func init() { views["tpcc build"] = view{progress: buildProgress, render: render
 
 // buildProgress shows a tpcc build's progress until the run has ended.
 func buildProgress(a *app, e experiment.Experiment) (func(experiment.Event), func()) {
-	return nil, showBuildProgress(a, e.(*experiment.TPCCBuild).Progress)
+	return nil, live.ShowBuild(a.stderr, a.interactive, e.(*experiment.TPCCBuild).Progress)
 }
 
 // renderBuild says what the build made, and its notes.
@@ -125,66 +124,6 @@ func renderBuild(_ context.Context, a *app, e experiment.Experiment, _ *experime
 		fmt.Fprintf(a.stdout, "note: %s\n", n)
 	}
 	return nil
-}
-
-// showBuildProgress shows the build's progress until the returned function is called: a
-// bar with rows/s and time left on a terminal, a line every few seconds otherwise.
-func showBuildProgress(a *app, p *tpcc.Progress) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		var bar *progressbar.ProgressBar
-		tick := 5 * time.Second
-		if a.interactive {
-			tick = 200 * time.Millisecond
-		}
-		t := time.NewTicker(tick)
-		defer t.Stop()
-		start := time.Now()
-		lastPhase := ""
-		for {
-			select {
-			case <-done:
-				if bar != nil {
-					_ = bar.Finish()
-					fmt.Fprintln(a.stderr)
-				}
-				return
-			case <-t.C:
-			}
-			phase, rows, total := p.Snapshot()
-			if a.interactive && phase == tpcc.PhaseLoad {
-				if bar == nil {
-					bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(a.stderr),
-						progressbar.OptionSetDescription("load"), progressbar.OptionShowCount(),
-						progressbar.OptionSetItsString("rows"), progressbar.OptionShowIts(),
-						progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond))
-				}
-				_ = bar.Set64(min(rows, total))
-				continue
-			}
-			if phase != tpcc.PhaseLoad && phase != lastPhase && phase != "" {
-				if bar != nil {
-					_ = bar.Finish()
-					fmt.Fprintln(a.stderr)
-					bar = nil
-				}
-				fmt.Fprintf(a.stderr, "%s ...\n", phase)
-			} else if phase == tpcc.PhaseLoad && !a.interactive {
-				el := time.Since(start).Seconds()
-				rate := float64(rows) / el
-				left := "?"
-				if rate > 0 {
-					left = fmt.Sprintf("%.0fs", float64(total-rows)/rate)
-				}
-				fmt.Fprintf(a.stderr, "load: %d of ~%d rows (%.0f%%), %.0f rows/s, %s left\n", rows, total,
-					100*float64(rows)/float64(total), rate, left)
-			}
-			lastPhase = phase
-		}
-	}()
-	return func() { close(done); <-finished }
 }
 
 func tpccCheckCmd(a *app) *cobra.Command {
