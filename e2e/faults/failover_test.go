@@ -39,6 +39,23 @@ func faultFigures(t *testing.T, st *result.Step) {
 	}
 }
 
+// cutByFault checks a run through a fault that lost sessions: it exits 1, and its step and
+// the run are incomplete, cut by the fault, with every figure still in the result.
+func cutByFault(t *testing.T, code int, out, errs, results string) *result.Result {
+	t.Helper()
+	if code != 1 {
+		t.Errorf("exit %d after a step cut by a fault, want 1\n%s\n%s", code, out, errs)
+	}
+	res := e2etest.ReadOneResult(t, results)
+	if len(res.Steps) != 1 {
+		t.Fatalf("%d steps", len(res.Steps))
+	}
+	if st := res.Steps[0]; res.Complete || st.Complete || !strings.HasPrefix(st.IncompleteReason, result.FaultPrefix) {
+		t.Errorf("run complete %v (%s), step complete %v (%s): want the step incomplete, cut by a fault", res.Complete, res.IncompleteReason, st.Complete, st.IncompleteReason)
+	}
+	return res
+}
+
 // The stress runs through a fault are of a fixed number of operations at a fixed rate: the
 // step lasts at least throughOps/throughRate (8 s) however fast the machine, so a fault 2.5 s
 // after the load starts falls inside it, and it ends only once every operation is done, so
@@ -56,7 +73,9 @@ func throughIterations(threads int) string { return strconv.Itoa(throughOps / th
 
 // A failover during stress through a listener: the sessions lost on the old primary are
 // made again on the new one; the step records its errors by SQLSTATE with their times, the
-// reconnects and the throughput on both sides of the fault; the run completes (exit 0).
+// reconnects and the throughput on both sides of the fault, and every session made where it
+// landed, with the operations each node ran (only the last one was kept, and the old
+// primary's operations counted nowhere). A fault cut the step: it is incomplete (exit 1).
 func TestStressThroughAFailover(t *testing.T) {
 	t.Parallel()
 	h := clustertest.NewHandmade(t, 1)
@@ -66,20 +85,55 @@ func TestStressThroughAFailover(t *testing.T) {
 	code, out, errs := e2etest.Run(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs,
 		"-q", "SELECT 1", "--threads", "2", "--rate", throughRate, "--iterations", throughIterations(2), "--max-errors", "0", "--sample=false", "--results", results)
 	wait()
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	res := e2etest.ReadOneResult(t, results)
-	if !res.Complete || len(res.Steps) != 1 {
-		t.Fatalf("complete %v (%s), steps %d", res.Complete, res.IncompleteReason, len(res.Steps))
-	}
+	res := cutByFault(t, code, out, errs, results)
 	faultFigures(t, &res.Steps[0])
+	landedOnBoth(t, h, &res.Steps[0])
 	if !strings.Contains(out, "sessions lost") || !strings.Contains(out, "errors ") {
 		t.Errorf("the footer does not show the fault:\n%s", out)
 	}
 	if errs := res.Steps[0].Errors; len(errs) > 0 { // none is an error faultFigures reported
 		reportShowsFaults(t, results, errs[0].SQLState)
 	}
+}
+
+// landedOnBoth checks the sessions of a step through a failover from node 0 to node 1 of
+// h: each of its VUs' sessions on the old primary and the one made again on the new, each
+// node with the operations run there, adding up to the step's.
+func landedOnBoth(t *testing.T, h *clustertest.Handmade, st *result.Step) {
+	t.Helper()
+	var sessions int
+	var ops int64
+	on := map[int]int64{}
+	for _, s := range st.Sessions {
+		sessions += s.Count
+		if s.Ops == nil {
+			t.Errorf("sessions %+v: operations not placed for a worker of one session", s)
+			continue
+		}
+		ops += *s.Ops
+		for i, port := range h.Ports {
+			if strings.HasSuffix(s.Node, ":"+strconv.Itoa(port)) {
+				on[i] += *s.Ops
+			}
+		}
+	}
+	tot := st.Totals()
+	if sessions < 2*st.VUs || on[0] <= 0 || on[1] <= 0 || ops != tot.Count+tot.Errors {
+		t.Errorf("sessions %s: want %d VUs' sessions on the old primary and again on the new, with their %d operations", landings(st), st.VUs, tot.Count+tot.Errors)
+	}
+}
+
+// landings prints a step's sessions for a message.
+func landings(st *result.Step) string {
+	var parts []string
+	for _, s := range st.Sessions {
+		ops := "–"
+		if s.Ops != nil {
+			ops = strconv.FormatInt(*s.Ops, 10)
+		}
+		parts = append(parts, fmt.Sprintf("%s (standby %v): %d sessions, %s ops", s.Node, s.InRecovery, s.Count, ops))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // reportShowsFaults renders the results with agbench report and checks that the text and
@@ -109,13 +163,15 @@ func reportShowsFaults(t *testing.T, results, sqlstate string) {
 	// agbench compare names the faults beside the figures that include them.
 	runs, _ := filepath.Glob(filepath.Join(results, "*"))
 	code, out, errs = e2etest.Run(t, nil, "compare", runs[0], runs[0])
-	if code != 0 || !strings.Contains(out, "faults") || !strings.Contains(out, " errors ("+sqlstate) || !strings.Contains(out, "B: ") {
-		t.Errorf("compare: exit %d, the faults not named:\n%s\n%s", code, out, errs)
+	if code != 0 || !strings.Contains(out, "faults") || !strings.Contains(out, " errors ("+sqlstate) || !strings.Contains(out, "B: ") ||
+		!strings.Contains(out, "not compared: A left out, incomplete: "+result.FaultPrefix) {
+		t.Errorf("compare: exit %d, the faults not named or the step cut by one compared:\n%s\n%s", code, out, errs)
 	}
 }
 
 // A failover during tpcc run through a listener: NOPM is measured (never 0 for a run that
-// did New-Orders), the errors and reconnects are in the result and on the terminal.
+// did New-Orders), the errors and reconnects are in the result and on the terminal, and the
+// step cut by the failover is incomplete.
 func TestTPCCThroughAFailover(t *testing.T) {
 	t.Parallel()
 	h := clustertest.NewHandmade(t, 1)
@@ -135,10 +191,7 @@ func TestTPCCThroughAFailover(t *testing.T) {
 	code, out, errs = e2etest.Run(t, env, "tpcc", "run", "--listener", lcs, "--vus", "2", "--rampup", "0s", "--duration", "9s",
 		"--max-errors", "0", "--sample=false", "--results", results)
 	wait()
-	if code != 0 {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
-	}
-	res := e2etest.ReadOneResult(t, results)
+	res := cutByFault(t, code, out, errs, results)
 	st := &res.Steps[0]
 	faultFigures(t, st)
 	if nopm, ok := st.Counters["nopm"]; !ok || nopm <= 0 {
@@ -150,7 +203,8 @@ func TestTPCCThroughAFailover(t *testing.T) {
 }
 
 // A standby stopped during a read-intent stress through a listener with a load-balanced
-// set: the sessions on it move to the other standby; none lands on the primary.
+// set: the sessions on it move to the other standby; none lands on the primary; the step
+// is cut by the fault.
 func TestStressStandbyStoppedMidRun(t *testing.T) {
 	t.Parallel()
 	h := clustertest.NewHandmade(t, 2)
@@ -160,10 +214,7 @@ func TestStressStandbyStoppedMidRun(t *testing.T) {
 	code, out, errs := e2etest.Run(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs, "--intent", "read-only",
 		"-q", "SELECT 1", "--threads", "4", "--rate", throughRate, "--iterations", throughIterations(4), "--max-errors", "0", "--sample=false", "--results", results)
 	wait()
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	res := e2etest.ReadOneResult(t, results)
+	res := cutByFault(t, code, out, errs, results)
 	st := &res.Steps[0]
 	faultFigures(t, st)
 	for _, s := range st.Sessions {
@@ -187,15 +238,19 @@ func TestStressReadIntentThroughAPromotion(t *testing.T) {
 	code, out, errs := e2etest.Run(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress", "--listener", lcs, "--intent", "read-only",
 		"-q", "SELECT 1", "--threads", "2", "--rate", throughRate, "--iterations", throughIterations(2), "--max-errors", "0", "--sample=false", "--results", results)
 	wait()
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	st := &e2etest.ReadOneResult(t, results).Steps[0]
+	st := &cutByFault(t, code, out, errs, results).Steps[0]
 	faultFigures(t, st)
-	for _, s := range st.Sessions { // where each VU's last session landed
-		if s.InRecovery || !strings.HasSuffix(s.Node, strconv.Itoa(h.Ports[1])) {
-			t.Errorf("a session made again after the promotion is not on the new primary (port %d): %+v", h.Ports[1], s)
+	remade := 0
+	for _, s := range st.Sessions { // the sessions on the standby, and those made again on it promoted
+		if !strings.HasSuffix(s.Node, strconv.Itoa(h.Ports[1])) {
+			t.Errorf("a read-intent session landed off the standby (port %d): %+v", h.Ports[1], s)
 		}
+		if !s.InRecovery {
+			remade += s.Count
+		}
+	}
+	if remade < st.VUs {
+		t.Errorf("sessions %s: want the %d made again on the new primary", landings(st), st.VUs)
 	}
 	if !strings.Contains(out, "sessions lost") {
 		t.Errorf("the footer does not show the lost sessions:\n%s", out)

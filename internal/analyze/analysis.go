@@ -40,14 +40,18 @@ func Analyze(in Input) Analysis {
 		in.Unit = "ops/s"
 	}
 	a := Analysis{LoadName: in.LoadName, Unit: in.Unit}
-	measured := measuredSteps(in.Steps) // steps that measured nothing draw no knee
+	// Steps that measured nothing, or did not complete (a fault cut them), draw no knee.
+	measured := judgedSteps(in.Steps)
 	a.Knee = FindKnee(measured, in.SLOs)
 	if u, ok := FitUSL(measured); ok && u.Good {
 		a.USL = &u
 	}
 	a.Little = CheckLittle(measured)
-	a.Saturated = WhatSaturated(a.Knee, in.Evidence, in.LoadName)
+	a.Saturated = WhatSaturated(a.Knee, judgedEvidence(in.Evidence, measured), in.LoadName)
+	faults, cut := notJudgedForFaults(in.Steps, in.LoadName)
 	switch {
+	case len(measured) == 0 && cut:
+		a.Saturated = faults
 	case len(measured) == 0 && len(in.Steps) > 0:
 		a.Saturated = Saturation{Sentence: "Not judged: no step measured a successful operation."}
 	case unsampled(in.Evidence, in.Facts) != nil:
@@ -97,6 +101,9 @@ func (a Analysis) kneeLine() string {
 		for _, v := range a.Verdicts {
 			if v.Code == VNothingMeasured {
 				return "not drawn: no step measured a successful operation"
+			}
+			if v.Code == VIncomplete {
+				return "not drawn: no step that measured operations completed (" + VIncomplete + " below)"
 			}
 		}
 		return "no steps measured"

@@ -115,8 +115,9 @@ func stepsOf(r *result.Result, steps []result.Step, dev string) ([]Step, []Evide
 	var out []Step
 	var ev []Evidence
 	for _, p := range points {
-		reps := byPoint[p]
+		reps := completeOf(byPoint[p])
 		s := stepOf(reps, keying)
+		s.Incomplete = incompleteReason(reps)
 		if s.Load <= 0 {
 			continue
 		}

@@ -64,6 +64,10 @@ type Step struct {
 	// NothingMeasured is set when the step's operations completed none successfully
 	// (measuredNothing): it has no throughput or latency to draw a knee from.
 	NothingMeasured bool `json:"nothing_measured,omitempty"`
+	// Incomplete says why the step did not complete (result.Step.IncompleteReason: cut by a
+	// fault, aborted, failed), "" when it did. An incomplete step is judged for its fault
+	// (errors, sessions lost) and left out of every other judgement (incomplete.go).
+	Incomplete string `json:"incomplete,omitempty"`
 }
 
 // sortedSteps returns the steps ordered by load, dropping those with no load.

@@ -32,9 +32,8 @@ const (
 	// moved was served from the page cache.
 	CacheBypassShare = 0.50
 	// ErrorShareLimit is the share of failed operations in a step above which its figures
-	// describe a run with failures; below it the failures are a small share of the
-	// operations and the figures still describe the load asked.
-	ErrorShareLimit = 0.01
+	// describe a run with failures (result.ErrorShareLimit: the step is also incomplete).
+	ErrorShareLimit = result.ErrorShareLimit
 )
 
 // Verdict codes.
@@ -122,7 +121,10 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	if v := nothingMeasured(all, loadName); v != nil {
 		out = append(out, *v)
 	}
-	st := measuredSteps(all) // what follows judges figures: only steps that measured some
+	if v := incomplete(all, loadName); v != nil {
+		out = append(out, *v)
+	}
+	st := judgedSteps(all) // what follows judges figures: only complete steps that measured some
 	noSampler := unsampled(ev, f)
 	if noSampler != nil {
 		out = append(out, *noSampler)
@@ -158,7 +160,7 @@ func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
 	if v := inFlight(st, loadName); v != nil {
 		out = append(out, *v)
 	}
-	if v := loadGenSaturated(ev, f.Cores, loadName); v != nil {
+	if v := loadGenSaturated(judgedEvidence(ev, st), f.Cores, loadName); v != nil {
 		out = append(out, *v)
 	}
 	if v := rateNotKept(st, loadName); v != nil {

@@ -270,7 +270,8 @@ func (l *Load) describe(ctx context.Context, rec *Recorder) {
 }
 
 // FailedSteps returns an error naming the steps that did not complete (no successful
-// operation, too many errors, cut short) or whose load was not all running at their end
+// operation, too many errors, cut short, cut by a fault: result.Step.FaultReason, said as
+// the sessions still lost when they were) or whose load was not all running at their end
 // (sessions lost and not made again: result.Reconnects.StillLost; no operation completed in
 // its last seconds: analyze.Stall), or nil: a run with such a
 // step is incomplete and its command exits 1.
@@ -279,7 +280,7 @@ func FailedSteps(steps []result.Step) error {
 	for _, st := range steps {
 		stalled := stalledFrom(st)
 		switch r := st.Reconnects; {
-		case !st.Complete:
+		case !st.Complete && !(r.StillLost() && strings.HasPrefix(st.IncompleteReason, result.FaultPrefix)):
 			errs = append(errs, fmt.Errorf("step %d (%s): %s", st.Index+1, stepName(st), st.IncompleteReason))
 		case r.StillLost():
 			why := fmt.Sprintf("%d of %d sessions lost and not made again by the window's end (%.1f s without them)", r.Unrestored, st.VUs, r.UnrestoredSeconds)

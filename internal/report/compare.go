@@ -67,30 +67,38 @@ func Compare(e *Experiment, a, b *Variant) Comparison {
 	_, label, get := e.metric()
 	c := Comparison{AName: a.Name, BName: b.Name, Metric: label, LoadName: e.pointHeader()}
 	for pi := range e.Points {
-		fa, fb := a.Cells[pi], b.Cells[pi]
-		if fa == nil || fb == nil {
+		if a.Cells[pi] == nil || b.Cells[pi] == nil {
 			continue
 		}
-		d := Diff{Point: e.Points[pi], A: side(fa, get), B: side(fb, get)}
-		var faults []string
+		d := Diff{Point: e.Points[pi]}
+		var faults, leftOut []string
 		for _, f := range []struct {
 			name string
 			fig  *Figures
-		}{{"A", fa}, {"B", fb}} {
+		}{{"A", a.Cells[pi]}, {"B", b.Cells[pi]}} {
 			if n := faultNote(f.fig); n != "" {
 				faults = append(faults, f.name+": "+n)
 			}
+			if _, why := completeCell(f.fig); why != "" {
+				leftOut = append(leftOut, f.name+" "+why)
+			}
 		}
 		d.Faults = strings.Join(faults, "; ")
+		fa, _ := completeCell(a.Cells[pi])
+		fb, _ := completeCell(b.Cells[pi])
+		d.A, d.B = side(fa, get), side(fb, get)
 		var absent []string
-		if d.A.Measured == 0 {
+		if d.A.Measured == 0 && fa != nil {
 			absent = append(absent, a.Name)
 		}
-		if d.B.Measured == 0 {
+		if d.B.Measured == 0 && fb != nil {
 			absent = append(absent, b.Name)
 		}
-		if len(absent) > 0 {
-			d.Absent = notMeasured(label, absent)
+		if len(absent) > 0 || fa == nil || fb == nil {
+			d.Absent = strings.Join(leftOut, "; ")
+			if len(absent) > 0 {
+				d.Absent = strings.TrimPrefix(d.Absent+"; "+notMeasured(label, absent), "; ")
+			}
 			d.Verdict = "not compared: " + d.Absent
 			c.Diffs = append(c.Diffs, d)
 			continue
@@ -107,6 +115,9 @@ func Compare(e *Experiment, a, b *Variant) Comparison {
 		default:
 			d.Verdict = SpreadUnknown + ": " + d.Difference.Why
 			c.OneRunEach = true
+		}
+		if len(leftOut) > 0 {
+			d.Verdict += " (" + strings.Join(leftOut, "; ") + ")"
 		}
 		c.Diffs = append(c.Diffs, d)
 	}
@@ -125,10 +136,45 @@ func differ(aName string, fa *Figures, bName string, fb *Figures, get func(*Figu
 	return analyze.Differ(analyze.SideOf(aName, fa.Steps, metric), analyze.SideOf(bName, fb.Steps, metric))
 }
 
+// completeCell is a cell's figures of its complete steps, nil when none completed, and
+// why the others were left out ("" when none was): a step cut by a fault, aborted or failed
+// measured the fault as much as the load (result.Step.FaultReason), and is compared with
+// nothing.
+func completeCell(f *Figures) (*Figures, string) {
+	var keep []*result.Step
+	var why []string
+	for _, st := range f.Steps {
+		if st.Complete {
+			keep = append(keep, st)
+		} else {
+			why = append(why, st.IncompleteReason)
+		}
+	}
+	if len(why) == 0 {
+		return f, ""
+	}
+	reason := "left out, incomplete: " + why[0]
+	if len(f.Steps) > 1 {
+		reason = fmt.Sprintf("%d of %d repeats left out, incomplete (the first: %s)", len(why), len(f.Steps), why[0])
+	}
+	if len(keep) == 0 {
+		return nil, reason
+	}
+	c, err := newFigures(keep)
+	if err != nil {
+		return nil, reason
+	}
+	c.Label = f.Label
+	return c, reason
+}
+
 // side summarises a cell's repeats by the chosen metric. Per-repeat values of a counter are
 // read from each step; ops/s from the repeats' throughput. A repeat that did not measure
 // the metric is left out of the range; a side none of whose repeats did is absent.
 func side(f *Figures, get func(*Figures) (float64, bool)) Side {
+	if f == nil { // every repeat left out
+		return Side{}
+	}
 	s := Side{N: len(f.Steps), P99Ms: ms(f.Latency.P99), Lo: math.Inf(1), Hi: math.Inf(-1)}
 	for _, st := range f.Steps {
 		one, err := newFigures([]*result.Step{st})

@@ -310,13 +310,18 @@ type VUQuiet struct {
 	Reconnected bool `json:"reconnected,omitempty"`
 }
 
-// Sessions counts sessions that landed on one node.
+// Sessions counts sessions that landed on one node: every session the step's workers made,
+// those made again after a loss (a failover, a restart) included.
 type Sessions struct {
 	// Node is the node's name in the topology, or host:port when it is not in one.
 	Node string `json:"node"`
 	// InRecovery is true when the node was a standby (pg_is_in_recovery()) when the session began.
 	InRecovery bool `json:"in_recovery"`
 	Count      int  `json:"count"`
+	// Ops counts the window's operations (successes and failures) run on these sessions;
+	// absent when a worker of several sessions (tpcc's read-intent one) ran some of them,
+	// whose operations the runner cannot place, and in results of an older agbench.
+	Ops *int64 `json:"ops,omitempty"`
 }
 
 // ClientCPU is the load generator's own CPU time during a window.

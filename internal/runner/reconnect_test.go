@@ -118,7 +118,8 @@ func (w *flakyWorker) Reconnect(context.Context) error {
 // 57P01, not a flood of "conn closed"), reconnects counted, operations after it. The server
 // goes down at the 20th operation and comes back once each VU has failed two attempts, and
 // the step is of iterations, so however slow the machine the outage falls inside the step
-// and ends before it.
+// and ends before it. The step ran to its end without an error, but a fault cut it: it is
+// incomplete, and says why.
 func TestLostSessionIsMadeAgain(t *testing.T) {
 	const vus, upAfter = 2, 2
 	srv := &flakyServer{downAtOp: 20, vus: vus, upAfter: upAfter}
@@ -130,8 +131,8 @@ func TestLostSessionIsMadeAgain(t *testing.T) {
 		mu.Unlock()
 	}}
 	st, err := runOne(t, context.Background(), l, StepSpec{VUs: vus, Iterations: 200, MaxErrors: 10})
-	if err != nil || !st.Complete {
-		t.Fatalf("err %v complete %v", err, st.Complete)
+	if err != nil || st.Complete || !strings.HasPrefix(st.IncompleteReason, result.FaultPrefix+"2 session(s) lost, 2 made again") {
+		t.Fatalf("err %v complete %v (%q): want no error, and the step cut by a fault", err, st.Complete, st.IncompleteReason)
 	}
 	op := st.Ops[workload.DefaultOp]
 	if op.Errors != vus || op.Count != vus*200-vus {

@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"runtime"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -172,31 +171,6 @@ func closeWorkers(ws []workload.Worker) {
 	}
 }
 
-// landings counts the sessions of the workers by node.
-func landings(ws []workload.Worker) []result.Sessions {
-	counts := map[workload.Landing]int{}
-	for _, w := range ws {
-		if l, ok := w.(workload.Lander); ok {
-			for _, x := range l.Landings() {
-				counts[x]++
-			}
-		}
-	}
-	var out []result.Sessions
-	for l, n := range counts {
-		out = append(out, result.Sessions{Node: l.Node, InRecovery: l.InRecovery, Count: n})
-	}
-	// A node the sessions found in both roles (promoted in the step) is in two entries:
-	// the standby's first, so that the order does not follow the map's.
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Node != out[j].Node {
-			return out[i].Node < out[j].Node
-		}
-		return out[i].InRecovery && !out[j].InRecovery
-	})
-	return out
-}
-
 func appendNote(notes []string, note string) []string {
 	if note == "" {
 		return notes
@@ -256,11 +230,46 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 		return nil, fmt.Errorf("a step needs iterations or a duration")
 	}
 	hooks, _ := cfg.Workload.(workload.StepHooks)
+	workers, notes, err := setUp(ctx, cfg, p, spec, hooks)
+	if err != nil {
+		return nil, err
+	}
+	st := &result.Step{
+		Index: p.Index, Point: p.Point, Variant: p.VariantName, Repeat: p.Repeat, Params: copyParams(p.Params),
+		VUs: spec.VUs, Iterations: spec.Iterations, Rate: spec.Rate, RampupSeconds: spec.Rampup.Seconds(),
+		Warnings: notes,
+	}
+	ex := newExecution(cfg, p, spec, workers)
+	runErr := ex.run(ctx, st)
+	st.Sessions = sessions(ex.made)
+	// Sessions end before the hooks read the server, so that their statistics are flushed.
+	closeWorkers(workers)
+	if err := ex.collect(st); err != nil {
+		return st, err
+	}
+	if runErr == nil {
+		runErr = ex.ended(st)
+	}
+	ex.finish(ctx, st, hooks)
+	st.Complete = runErr == nil
+	switch {
+	case runErr != nil:
+		st.IncompleteReason = runErr.Error()
+	case st.FaultReason() != "":
+		// The step ran to its end, but a fault cut it: incomplete, and the run goes on.
+		st.Complete, st.IncompleteReason = false, st.FaultReason()
+	}
+	return st, runErr
+}
+
+// setUp runs the workload's before-step hook and makes the step's workers, each waiting
+// out a server that restarts or fails over between steps; it returns the notes of the waits.
+func setUp(ctx context.Context, cfg Config, p Point, spec StepSpec, hooks workload.StepHooks) ([]workload.Worker, []string, error) {
 	var notes []string
 	if hooks != nil {
 		note, err := waitServer(ctx, spec.ReconnectFor, func() error { return hooks.BeforeStep(ctx, copyParams(p.Params)) })
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		notes = appendNote(notes, note)
 	}
@@ -270,48 +279,51 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	notes = appendNote(notes, note)
+	return workers, appendNote(notes, note), nil
+}
 
-	st := &result.Step{
-		Index: p.Index, Point: p.Point, Variant: p.VariantName, Repeat: p.Repeat, Params: copyParams(p.Params),
-		VUs: spec.VUs, Iterations: spec.Iterations, Rate: spec.Rate, RampupSeconds: spec.Rampup.Seconds(),
-		Warnings: notes,
-	}
-	ex := newExecution(cfg, p, spec, workers)
-	runErr := ex.run(ctx, st)
-
-	st.Sessions = landings(workers)
-	// Sessions end before the hooks read the server, so that their statistics are flushed.
-	closeWorkers(workers)
+// collect fills the step's figures from the window: errors, reconnects, late starts,
+// operations and their throughput, the client's CPU per operation.
+func (ex *execution) collect(st *result.Step) error {
 	st.ErrorSamples = ex.tally.samples
 	st.Errors = ex.tally.classes.List()
-	if reconnects(workers) {
+	if reconnects(ex.workers) {
 		st.Reconnects = ex.tally.outages.result()
 	}
 	st.LateStarts = ex.tally.late.Load()
 	ops, err := ex.reg.Ops()
 	if err != nil {
-		return st, err
+		return err
 	}
 	st.Ops = ops
 	st.Throughput = ex.reg.Throughput()
 	st.ErrorThroughput = ex.reg.ErrorThroughput()
-	if runErr == nil && st.Totals().Count == 0 {
-		runErr = fmt.Errorf("%w (%d failed)", ErrNoSuccess, st.Totals().Errors)
-	}
-	if n := ex.tally.outages.gaveUp.Load(); runErr == nil && n > 0 {
-		runErr = fmt.Errorf("%w: %d VU(s) without a session for %v stopped", ErrSessionsLost, n, spec.reconnectFor())
-	}
 	if st.Client.UserSeconds+st.Client.SystemSeconds > 0 {
 		if n := st.Totals(); n.Count+n.Errors > 0 {
 			st.Client.PerOpMicros = (st.Client.UserSeconds + st.Client.SystemSeconds) * 1e6 / float64(n.Count+n.Errors)
 		}
 	}
-	// Samplers always stop (with a bounded context of their own when the run is being
-	// cancelled); hooks read the server after a window cut short, but not when the whole
-	// run is being cancelled.
+	return nil
+}
+
+// ended says why a step whose window ran to its end is a failure: no successful operation,
+// or VUs that gave up making their lost session again.
+func (ex *execution) ended(st *result.Step) error {
+	if st.Totals().Count == 0 {
+		return fmt.Errorf("%w (%d failed)", ErrNoSuccess, st.Totals().Errors)
+	}
+	if n := ex.tally.outages.gaveUp.Load(); n > 0 {
+		return fmt.Errorf("%w: %d VU(s) without a session for %v stopped", ErrSessionsLost, n, ex.spec.reconnectFor())
+	}
+	return nil
+}
+
+// finish stops the samplers (with a bounded context of their own when the run is being
+// cancelled) and runs the workload's after-step hook, which reads the server after a
+// window cut short, but not when the whole run is being cancelled.
+func (ex *execution) finish(ctx context.Context, st *result.Step, hooks workload.StepHooks) {
 	postCtx, cancelPost := context.WithTimeout(context.WithoutCancel(ctx), samplerStopTimeout)
 	defer cancelPost()
 	for _, s := range ex.startedSamplers {
@@ -319,25 +331,19 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("sampler: %v", err))
 		}
 	}
-	if ctx.Err() == nil {
-		if hooks != nil {
-			counters, err := hooks.AfterStep(postCtx, copyParams(p.Params), st.Window.End.Sub(st.Window.Start))
-			if err != nil {
-				st.Warnings = append(st.Warnings, fmt.Sprintf("after step: %v", err))
-			}
-			for k, v := range counters {
-				if st.Counters == nil {
-					st.Counters = map[string]float64{}
-				}
-				st.Counters[k] = v
-			}
+	if ctx.Err() != nil || hooks == nil {
+		return
+	}
+	counters, err := hooks.AfterStep(postCtx, copyParams(ex.p.Params), st.Window.End.Sub(st.Window.Start))
+	if err != nil {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("after step: %v", err))
+	}
+	for k, v := range counters {
+		if st.Counters == nil {
+			st.Counters = map[string]float64{}
 		}
+		st.Counters[k] = v
 	}
-	st.Complete = runErr == nil
-	if runErr != nil {
-		st.IncompleteReason = runErr.Error()
-	}
-	return st, runErr
 }
 
 // execution is one step while it runs.
@@ -354,6 +360,8 @@ type execution struct {
 	// before tally.measuring is set, read by a VU only once it has seen it set.
 	quiet       []quietWatch
 	windowStart time.Time
+	// made is, per VU, every session its worker made (landings.go), handed over as it ends.
+	made []madeSessions
 	// opened, for a step without ramp-up, is closed as the window opens: its VUs, started
 	// before, begin then, and run while the samplers start.
 	opened          chan struct{}
@@ -365,7 +373,7 @@ type execution struct {
 
 func newExecution(cfg Config, p Point, spec StepSpec, workers []workload.Worker) *execution {
 	return &execution{cfg: cfg, p: p, spec: spec, workers: workers, reg: measure.NewRegistry(time.Now()),
-		busySince: make([]atomic.Int64, len(workers)), quiet: make([]quietWatch, len(workers))}
+		busySince: make([]atomic.Int64, len(workers)), quiet: make([]quietWatch, len(workers)), made: make([]madeSessions, len(workers))}
 }
 
 // run drives the VUs through ramp-up and the measured window and fills the step's window
@@ -388,6 +396,48 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 			go ex.schedule(loadCtx, start, jobs)
 		}
 	}
+	allDone := ex.startVUs(loadCtx, stopLoad, jobs)
+	// A step of a duration lasts it from when its window opened.
+	var deadline <-chan time.Time
+	open := func() {
+		windowStart = ex.openWindow(ctx, st, time.Time{})
+		if ex.spec.Iterations == 0 {
+			deadline = time.After(ex.spec.Duration)
+		}
+	}
+	if ex.spec.Rampup <= 0 {
+		// The VUs are started and wait for the window, which opens once the samplers have
+		// started (seconds, connecting to every server, on a busy machine): the window holds
+		// no time without load, and the samplers' first readings none of its operations.
+		open()
+		if jobs != nil {
+			go ex.schedule(loadCtx, windowStart, jobs)
+		}
+	}
+	var rampTimer <-chan time.Time
+	if ex.spec.Rampup > 0 {
+		rampTimer = time.After(ex.spec.Rampup)
+	}
+	err := ex.wait(loadCtx, rampTimer, open, func() <-chan time.Time { return deadline }, allDone, func() time.Time { return windowStart })
+	end := time.Now()
+	if !ex.tally.measuring.Load() {
+		// Cut short (or finished) before the window opened: an empty window.
+		ex.openWindow(ctx, st, end)
+	}
+	ex.reg.Freeze(end)
+	ex.tally.measuring.Store(false)
+	ex.inFlight(st, end)
+	stopLoad(nil)
+	<-allDone
+	ex.closeWindow(st, end)
+	if err == nil {
+		err = ctx.Err()
+	}
+	return err
+}
+
+// startVUs starts one goroutine per VU; the channel returned is closed once every VU ended.
+func (ex *execution) startVUs(loadCtx context.Context, stopLoad context.CancelCauseFunc, jobs chan time.Time) <-chan struct{} {
 	var wg sync.WaitGroup
 	for i, w := range ex.workers {
 		wg.Add(1)
@@ -413,67 +463,50 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 	}
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
-	// A step of a duration lasts it from when its window opened.
-	var deadline <-chan time.Time
-	open := func() {
-		windowStart = ex.openWindow(ctx, st, time.Time{})
-		if ex.spec.Iterations == 0 {
-			deadline = time.After(ex.spec.Duration)
-		}
-	}
-	if ex.spec.Rampup <= 0 {
-		// The VUs are started and wait for the window, which opens once the samplers have
-		// started (seconds, connecting to every server, on a busy machine): the window holds
-		// no time without load, and the samplers' first readings none of its operations.
-		open()
-		if jobs != nil {
-			go ex.schedule(loadCtx, windowStart, jobs)
-		}
-	}
+	return allDone
+}
 
+// wait ticks (merging the handles, showing progress) until the step ends: its duration
+// from the window's opening (deadline, set by open once the ramp-up is over), every VU
+// done, or the load stopped (its cause is returned).
+func (ex *execution) wait(loadCtx context.Context, rampTimer <-chan time.Time, open func(), deadline func() <-chan time.Time,
+	allDone <-chan struct{}, windowStart func() time.Time) error {
 	tick := ex.cfg.Tick
 	if tick <= 0 {
 		tick = DefaultTick
 	}
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
-	var rampTimer <-chan time.Time
-	if ex.spec.Rampup > 0 {
-		rampTimer = time.After(ex.spec.Rampup)
-	}
-	var err error
-loop:
 	for {
 		select {
 		case <-rampTimer:
 			open()
 		case now := <-ticker.C:
 			tk := ex.reg.Tick(now)
-			ex.progress(tk, now.Sub(windowStart))
-		case <-deadline:
-			break loop
+			ex.progress(tk, now.Sub(windowStart()))
+		case <-deadline():
+			return nil
 		case <-allDone:
-			break loop
+			return nil
 		case <-loadCtx.Done():
-			err = context.Cause(loadCtx)
-			break loop
+			return context.Cause(loadCtx)
 		}
 	}
-	end := time.Now()
-	if !ex.tally.measuring.Load() {
-		// Cut short (or finished) before the window opened: an empty window.
-		ex.openWindow(ctx, st, end)
-	}
-	ex.reg.Freeze(end)
-	ex.tally.measuring.Store(false)
+}
+
+// inFlight notes the operations of the window still running when it closed at end.
+func (ex *execution) inFlight(st *result.Step, end time.Time) {
 	for i := range ex.busySince {
 		if since := ex.busySince[i].Load(); since > 0 {
 			st.InFlight++
 			st.InFlightOldestSeconds = max(st.InFlightOldestSeconds, end.Sub(time.Unix(0, since)).Seconds())
 		}
 	}
-	stopLoad(nil)
-	<-allDone
+}
+
+// closeWindow fills the step's window end, the VUs' quiet stretches and the client's CPU,
+// once the VUs have ended.
+func (ex *execution) closeWindow(st *result.Step, end time.Time) {
 	st.Window.End = end
 	st.VUQuietMinSeconds = QuietMin.Seconds()
 	st.VUQuiet = vuQuiet(ex.quiet, ex.workers, st.Window.Start, end)
@@ -490,10 +523,6 @@ loop:
 	if sec := st.Window.Seconds(); sec > 0 {
 		st.Client.Utilisation = (st.Client.UserSeconds + st.Client.SystemSeconds) / sec / capCores
 	}
-	if err == nil {
-		err = ctx.Err()
-	}
-	return err
 }
 
 // openWindow starts the samplers and then the measured window: counters reset, CPU noted,
@@ -591,25 +620,14 @@ func (ex *execution) schedule(ctx context.Context, start time.Time, jobs chan<- 
 func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int, w workload.Worker, h *measure.Handle,
 	delay time.Duration, jobs <-chan time.Time) {
 	busy := &ex.busySince[i]
-	// The VU's own copy, handed over as it returns: VUs writing their records side by side
+	// The VU's own copies, handed over as it returns: VUs writing their records side by side
 	// in one slice on every operation would share cache lines across cores.
 	quiet := &quietWatch{}
-	defer func() { ex.quiet[i] = *quiet }()
-	if ex.opened != nil {
-		select {
-		case <-ex.opened:
-		case <-ctx.Done():
-			return
-		}
-	}
-	if delay > 0 {
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return
-		}
+	made := &madeSessions{}
+	made.begin(w)
+	defer func() { ex.quiet[i], ex.made[i] = *quiet, *made }()
+	if !ex.waitStart(ctx, delay) {
+		return
 	}
 	var done int64
 	var op workload.Op
@@ -620,18 +638,10 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 			quiet.ended = true
 			return
 		}
-		begin := time.Now()
-		if jobs != nil {
-			at, ok := <-jobs
-			if !ok {
-				quiet.ended = true
-				return
-			}
-			now := time.Now()
-			if now.Sub(at) > LateThreshold && ex.tally.measuring.Load() {
-				ex.tally.late.Add(1)
-			}
-			begin = at
+		begin, ok := ex.next(jobs)
+		if !ok {
+			quiet.ended = true
+			return
 		}
 		op = workload.Op{}
 		measuring := ex.tally.measuring.Load()
@@ -652,11 +662,8 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 		// again all the same).
 		if measuring {
 			done++
-			name := op.Name
-			if name == "" {
-				name = workload.DefaultOp
-			}
-			h.Record(measure.Sample{Op: name, Latency: lat, Err: err != nil, Rows: op.Rows, Bytes: op.Bytes, Retries: op.Retries})
+			made.did()
+			h.Record(sample(&op, lat, err))
 			if windowStart.IsZero() {
 				windowStart = ex.windowStart
 				quiet.open(windowStart)
@@ -665,22 +672,68 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 				quiet.note(i, w, windowStart, now)
 			}
 			quiet.last, quiet.reconnected = now, false
-			if err != nil {
-				ex.tally.noteError(err, lost, time.Now())
-				if n := ex.tally.errors.Add(1); ex.spec.MaxErrors > 0 && n > ex.spec.MaxErrors {
-					stop(fmt.Errorf("%w (%d; first: %v)", ErrTooManyErrors, n, err))
-					quiet.ended = true
-					return
-				}
+			if err != nil && !ex.failed(stop, err, lost) {
+				quiet.ended = true
+				return
 			}
 		}
 		if lost {
 			if !ex.tally.outages.reconnect(ctx, rc, ex.spec.reconnectFor()) {
 				return
 			}
+			made.remade(w)
 			quiet.reconnected = true
 		}
 	}
+}
+
+// waitStart holds a VU until the window opens (a step without ramp-up) and for its share
+// of the ramp-up (delay); it reports false when the step ended first.
+func (ex *execution) waitStart(ctx context.Context, delay time.Duration) bool {
+	if ex.opened != nil {
+		select {
+		case <-ex.opened:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return delay <= 0 || sleep(ctx, delay)
+}
+
+// next is when the VU's next operation begins: now, or at a fixed rate the time it was
+// scheduled for (a late start counted); false when the schedule has ended.
+func (ex *execution) next(jobs <-chan time.Time) (time.Time, bool) {
+	if jobs == nil {
+		return time.Now(), true
+	}
+	at, ok := <-jobs
+	if !ok {
+		return at, false
+	}
+	if time.Since(at) > LateThreshold && ex.tally.measuring.Load() {
+		ex.tally.late.Add(1)
+	}
+	return at, true
+}
+
+// sample is an operation of the window as measure records it.
+func sample(op *workload.Op, lat time.Duration, err error) measure.Sample {
+	name := op.Name
+	if name == "" {
+		name = workload.DefaultOp
+	}
+	return measure.Sample{Op: name, Latency: lat, Err: err != nil, Rows: op.Rows, Bytes: op.Bytes, Retries: op.Retries}
+}
+
+// failed counts a failed operation of the window; over StepSpec.MaxErrors it stops the
+// step and reports false.
+func (ex *execution) failed(stop context.CancelCauseFunc, err error, lost bool) bool {
+	ex.tally.noteError(err, lost, time.Now())
+	if n := ex.tally.errors.Add(1); ex.spec.MaxErrors > 0 && n > ex.spec.MaxErrors {
+		stop(fmt.Errorf("%w (%d; first: %v)", ErrTooManyErrors, n, err))
+		return false
+	}
+	return true
 }
 
 // procs tracks the steps running in the process, which share GOMAXPROCS: the first one

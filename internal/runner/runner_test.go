@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -73,9 +74,8 @@ func TestIterationsCountExactly(t *testing.T) {
 	if l.made.Load() != 3 || l.closed.Load() != 3 || l.before.Load() != 1 || st.Counters["fake_counter"] != 42 {
 		t.Fatalf("made %d closed %d before %d counters %v", l.made.Load(), l.closed.Load(), l.before.Load(), st.Counters)
 	}
-	want := []result.Sessions{{Node: "node1", Count: 2}, {Node: "node2", InRecovery: true, Count: 1}}
-	if fmt.Sprint(st.Sessions) != fmt.Sprint(want) {
-		t.Fatalf("sessions %v, want %v", st.Sessions, want)
+	if got, want := landed(st.Sessions), "node1/false 2 100, node2/true 1 50"; got != want {
+		t.Fatalf("sessions %s, want %s", got, want)
 	}
 	if st.Window.End.Before(st.Window.Start) || st.Client.UserSeconds+st.Client.SystemSeconds < 0 {
 		t.Fatalf("window %v client %+v", st.Window, st.Client)
@@ -336,6 +336,19 @@ type lander []workload.Landing
 func (l lander) Do(context.Context, *workload.Op) error { return nil }
 func (l lander) Landings() []workload.Landing           { return l }
 
+// landed prints sessions as "node/role count ops" ("–" for ops not placed).
+func landed(ss []result.Sessions) string {
+	var parts []string
+	for _, s := range ss {
+		ops := "–"
+		if s.Ops != nil {
+			ops = fmt.Sprint(*s.Ops)
+		}
+		parts = append(parts, fmt.Sprintf("%s/%v %d %s", s.Node, s.InRecovery, s.Count, ops))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Sessions on a node found in both roles come in one order, the standby's first, whatever
 // order the map of counts gives them in.
 func TestLandingsInOneOrder(t *testing.T) {
@@ -343,10 +356,56 @@ func TestLandingsInOneOrder(t *testing.T) {
 		lander{{Node: "b", InRecovery: false}}, lander{{Node: "a"}}, lander{{Node: "b", InRecovery: true}},
 		lander{{Node: "b", InRecovery: true}},
 	}
-	want := "[{a false 1} {b true 2} {b false 1}]"
+	want := "a/false 1 0, b/true 2 0, b/false 1 0"
 	for range 50 {
-		if got := fmt.Sprint(landings(ws)); got != want {
+		ms := make([]madeSessions, len(ws))
+		for i, w := range ws {
+			ms[i].begin(w)
+		}
+		if got := landed(sessions(ms)); got != want {
 			t.Fatalf("sessions %s, want %s", got, want)
 		}
+	}
+}
+
+// movingWorker loses its session at its 10th operation and makes it again on another node,
+// as a session through a listener does across a failover.
+type movingWorker struct {
+	n    int
+	node string
+	lost bool
+}
+
+func (w *movingWorker) Do(context.Context, *workload.Op) error {
+	w.n++
+	if w.n == 10 {
+		w.lost = true
+		return errors.New("server closed the connection")
+	}
+	return nil
+}
+func (w *movingWorker) Landings() []workload.Landing    { return []workload.Landing{{Node: w.node}} }
+func (w *movingWorker) Lost() bool                      { return w.lost }
+func (w *movingWorker) Reconnect(context.Context) error { w.lost, w.node = false, "new"; return nil }
+func (l *movingLoad) NewWorker(context.Context, workload.VU) (workload.Worker, error) {
+	return &movingWorker{node: "old"}, nil
+}
+
+type movingLoad struct{}
+
+// Every session a step made is counted where it landed, those made again after a loss
+// included, with the operations each ran: 9 before the loss on the old node and the failed
+// one, 40 after on the new one, for each of two VUs (the old node's were once counted
+// nowhere, and only the last session kept).
+func TestSessionsMadeAgainAreCounted(t *testing.T) {
+	st, err := runOne(t, context.Background(), &movingLoad{}, StepSpec{VUs: 2, Iterations: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := landed(st.Sessions), "new/false 2 80, old/false 2 20"; got != want {
+		t.Fatalf("sessions %s, want %s", got, want)
+	}
+	if st.Complete || !strings.HasPrefix(st.IncompleteReason, result.FaultPrefix) {
+		t.Errorf("a step whose sessions were lost: complete %v (%q); want it cut by a fault", st.Complete, st.IncompleteReason)
 	}
 }

@@ -113,6 +113,14 @@ type Reconnector interface {
 	Reconnect(ctx context.Context) error
 }
 
+// Remaker is a Reconnector of several sessions that says which of them, by their place in
+// Landings, were made again since it was last asked, so that the runner records every
+// session made (result.Step.Sessions). Without it the runner takes a worker of one session
+// to have made that one again, and one of several those whose landing changed.
+type Remaker interface {
+	Remade() []int
+}
+
 // StepHooks is a Workload with work of its own around each measured step: restarting a
 // server for a cold read, reading the server's buffer counters before and after. Counters
 // returned by AfterStep go into the step's counters.

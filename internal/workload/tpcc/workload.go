@@ -164,6 +164,8 @@ type worker struct {
 	deck          *Deck
 	landings      []workload.Landing
 	readOnStandby bool
+	// remade are the sessions (by their place in landings) made again since Remade was asked.
+	remade []int
 }
 
 // Do deals the next transaction from the deck and runs it; with keying, the keying time
@@ -226,6 +228,7 @@ func (wk *worker) Reconnect(ctx context.Context) error {
 		}
 		wk.sess.Primary = c
 		wk.landings[0] = wk.wl.landing(ctx, c)
+		wk.remade = append(wk.remade, 0)
 	}
 	if wk.sess.Read != nil && wk.sess.Read.IsClosed() {
 		cfg, err := wk.wl.ReadConfig(wk.vu.Params, wk.vu.ID)
@@ -240,8 +243,17 @@ func (wk *worker) Reconnect(ctx context.Context) error {
 		l := wk.wl.landing(ctx, c)
 		wk.readOnStandby = l.InRecovery
 		wk.landings[1] = l
+		wk.remade = append(wk.remade, 1)
 	}
 	return nil
+}
+
+// Remade says which sessions (0 the primary's, 1 the read-intent one) were made again
+// since it was last asked (a Reconnect that failed half-way made some).
+func (wk *worker) Remade() []int {
+	r := wk.remade
+	wk.remade = nil
+	return r
 }
 
 var _ workload.Reconnector = (*worker)(nil)
