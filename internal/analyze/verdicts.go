@@ -113,90 +113,92 @@ type Facts struct {
 
 // Check returns every validity verdict that fires on the run, in a fixed order.
 func Check(steps []Step, ev []Evidence, f Facts, loadName string) []Verdict {
-	var out []Verdict
-	add := func(code, format string, a ...any) {
-		out = append(out, Verdict{Code: code, Message: fmt.Sprintf(format, a...)})
-	}
 	all := sortedSteps(steps)
-	if v := nothingMeasured(all, loadName); v != nil {
-		out = append(out, *v)
-	}
-	if v := incomplete(all, loadName); v != nil {
-		out = append(out, *v)
-	}
-	st := judgedSteps(all) // what follows judges figures: only complete steps that measured some
+	st := judgedSteps(all) // verdicts on figures judge only complete steps that measured some
 	noSampler := unsampled(ev, f)
-	if noSampler != nil {
-		out = append(out, *noSampler)
-	}
-	if f.DatasetBytes > 0 && f.HostMemoryBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes {
-		add(VFitsInMemory, "the dataset (%s) fits in a node's memory budget of %s (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
-			units.FormatBytes(f.DatasetBytes), units.FormatBytes(f.HostMemoryBytes), units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes))
-	} else if f.DatasetBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes {
-		add(VFitsInMemory, "the dataset (%s) fits in memory (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
-			units.FormatBytes(f.DatasetBytes), units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes))
-	}
-	if short := stepsWhere(st, func(s Step) bool { return s.WindowSec > 0 && s.WindowSec < MinWindowSec }); len(short) > 0 {
-		at := loadList(short) + " " + loadName
-		if len(short) == 1 {
-			at = count(short[0].Load, loadName)
-		}
-		add(VWindowShort, "measured window of %.0f s at %s is shorter than %d s: it may measure warm-up, not steady state",
-			short[0].WindowSec, at, MinWindowSec)
-	}
+	out := fired(nothingMeasured(all, loadName), incomplete(all, loadName), noSampler, fitsInMemory(f), windowShort(st, loadName))
 	out = append(out, steadiness(st, loadName)...)
-	if v := failedShare(all, loadName); v != nil {
-		out = append(out, *v)
-	}
-	if v := sessionsLost(all, loadName); v != nil {
-		out = append(out, *v)
-	}
-	if v := stalled(st, loadName); v != nil {
-		out = append(out, *v)
-	}
-	if v := vuStalled(st, loadName); v != nil {
-		out = append(out, *v)
-	}
-	if v := inFlight(st, loadName); v != nil {
-		out = append(out, *v)
-	}
-	if v := loadGenSaturated(judgedEvidence(ev, st), f.Cores, loadName); v != nil {
-		out = append(out, *v)
-	}
-	if v := rateNotKept(st, loadName); v != nil {
-		out = append(out, *v)
-	}
-	if v := readIntentVerdict(f); v != nil {
-		out = append(out, *v)
-	}
+	out = append(out, fired(failedShare(all, loadName), sessionsLost(all, loadName), stalled(st, loadName), vuStalled(st, loadName),
+		inFlight(st, loadName), loadGenSaturated(judgedEvidence(ev, st), f.Cores, loadName), rateNotKept(st, loadName),
+		readIntentVerdict(f))...)
 	if f.Storage {
 		out = append(out, pageCache(f, ev, loadName)...)
 	}
-	for _, l := range CheckLittle(st) {
-		if !l.Holds {
-			inFlight := ""
-			if l.InFlightMax > 0 {
-				inFlight = fmt.Sprintf(", %.2f at most with the operations still running at the window's end", l.Implied+l.InFlightMax)
-			}
-			add(VLittle, "Little's law fails at %s: throughput × (latency + think) = %.2f%s, not %s (ratio %.2f): time was spent outside the measured operations or counted twice",
-				count(l.Load, loadName), l.Implied, inFlight, fmtNum(l.Load), l.Ratio)
-			break
-		}
-	}
+	out = append(out, fired(littleFails(st, loadName))...)
 	if v := steal(ev, loadName); v.Code != "" {
 		out = append(out, v)
 	}
 	if v := busyHost(ev, f, loadName); v != nil && (noSampler == nil || !v.NotJudged) { // one line says what no sampler judged
 		out = append(out, *v)
 	}
-	for _, e := range ev {
-		if x := e.ExpectedDeviceMBps; x > 0 && e.Device.MBps() > x*(1+ForeignIOShare)+ForeignIOFloorMBps {
-			add(VForeignIO, "device %s moved %.1f MB/s at %s but the workload accounts for %.1f MB/s: other IO shared the device",
-				e.Device.Name, e.Device.MBps(), count(e.Load, loadName), x)
-			break
+	return append(out, fired(foreignIO(ev, loadName))...)
+}
+
+// fired returns the verdicts given, in order, leaving out the rules that gave none (nil).
+func fired(vs ...*Verdict) []Verdict {
+	var out []Verdict
+	for _, v := range vs {
+		if v != nil {
+			out = append(out, *v)
 		}
 	}
 	return out
+}
+
+// fitsInMemory is the verdict on a dataset that fits in a node's memory (its modelled
+// host's budget when it had one), or nil.
+func fitsInMemory(f Facts) *Verdict {
+	switch {
+	case f.DatasetBytes > 0 && f.HostMemoryBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes:
+		return &Verdict{Code: VFitsInMemory, Message: fmt.Sprintf("the dataset (%s) fits in a node's memory budget of %s (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
+			units.FormatBytes(f.DatasetBytes), units.FormatBytes(f.HostMemoryBytes), units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes))}
+	case f.DatasetBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes:
+		return &Verdict{Code: VFitsInMemory, Message: fmt.Sprintf("the dataset (%s) fits in memory (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
+			units.FormatBytes(f.DatasetBytes), units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes))}
+	}
+	return nil
+}
+
+// windowShort is the verdict on measured windows shorter than MinWindowSec, or nil.
+func windowShort(st []Step, loadName string) *Verdict {
+	short := stepsWhere(st, func(s Step) bool { return s.WindowSec > 0 && s.WindowSec < MinWindowSec })
+	if len(short) == 0 {
+		return nil
+	}
+	at := loadList(short) + " " + loadName
+	if len(short) == 1 {
+		at = count(short[0].Load, loadName)
+	}
+	return &Verdict{Code: VWindowShort, Message: fmt.Sprintf("measured window of %.0f s at %s is shorter than %d s: it may measure warm-up, not steady state",
+		short[0].WindowSec, at, MinWindowSec)}
+}
+
+// littleFails is the verdict on the first load where Little's law does not hold, or nil.
+func littleFails(st []Step, loadName string) *Verdict {
+	for _, l := range CheckLittle(st) {
+		if l.Holds {
+			continue
+		}
+		inFlight := ""
+		if l.InFlightMax > 0 {
+			inFlight = fmt.Sprintf(", %.2f at most with the operations still running at the window's end", l.Implied+l.InFlightMax)
+		}
+		return &Verdict{Code: VLittle, Message: fmt.Sprintf("Little's law fails at %s: throughput × (latency + think) = %.2f%s, not %s (ratio %.2f): time was spent outside the measured operations or counted twice",
+			count(l.Load, loadName), l.Implied, inFlight, fmtNum(l.Load), l.Ratio)}
+	}
+	return nil
+}
+
+// foreignIO is the verdict on the first load whose device moved more than the workload
+// accounts for, or nil.
+func foreignIO(ev []Evidence, loadName string) *Verdict {
+	for _, e := range ev {
+		if x := e.ExpectedDeviceMBps; x > 0 && e.Device.MBps() > x*(1+ForeignIOShare)+ForeignIOFloorMBps {
+			return &Verdict{Code: VForeignIO, Message: fmt.Sprintf("device %s moved %.1f MB/s at %s but the workload accounts for %.1f MB/s: other IO shared the device",
+				e.Device.Name, e.Device.MBps(), count(e.Load, loadName), x)}
+		}
+	}
+	return nil
 }
 
 // failedShare judges the steps' failed operations: the first step (by load) where more

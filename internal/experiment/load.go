@@ -55,9 +55,16 @@ type Load struct {
 	Workload workload.Workload
 	Samplers []runner.Sampler
 
+	// ReadSessions is set when sessions other than the VUs' own declare read intent (tpcc's
+	// second session, --read-intent) though Intent is read-write.
+	ReadSessions bool
+
 	routes *Routes
 	// notes are run-level warnings known only once steps have run (ColdCache's).
 	notes []string
+	// down names the standbys the run's sessions do not use that did not pass their check
+	// at its start: left out of its samplers and buffer counters.
+	down map[string]bool
 }
 
 // Kind is the command that runs the load.
@@ -94,7 +101,7 @@ func (l *Load) Routing() bool { return l.Sweep.Compare != nil && l.Sweep.Compare
 // login is accepted: bad input otherwise) and starts what the experiment needs before any
 // session: the in-process listeners of a routing comparison.
 func (l *Load) Start(ctx context.Context) error {
-	if err := l.Target.Check(ctx); err != nil {
+	if err := l.checkTarget(ctx); err != nil {
 		return err
 	}
 	if !l.Routing() {
@@ -168,11 +175,11 @@ func (l *Load) Land(ctx context.Context, c *pgx.Conn) (workload.Landing, error) 
 }
 
 // NodeConns opens a session to the primary and every standby (never through a listener),
-// for the servers' buffer counters.
+// for the servers' buffer counters; a standby the run does not use and found down is left out.
 func (l *Load) NodeConns(ctx context.Context) ([]*pgx.Conn, error) {
 	var conns []*pgx.Conn
-	for _, cs := range append([]string{l.Target.Primary}, l.Target.Standbys...) {
-		if cs == "" {
+	for i, cs := range append([]string{l.Target.Primary}, l.Target.Standbys...) {
+		if cs == "" || (i > 0 && l.down[l.Target.NameOfStandby(i-1)]) {
 			continue
 		}
 		c, err := target.Connect(ctx, cs, "agbench")
@@ -229,7 +236,7 @@ func (l *Load) Run(ctx context.Context, r *Running) error {
 		samplers = append(samplers, p)
 	}
 	if l.Sample {
-		s := StartSamplers(ctx, l.Target, l.Database, !l.Restarts)
+		s := StartSamplers(ctx, l.sampled(), l.Database, !l.Restarts)
 		defer s.Close()
 		samplers = append(samplers, s.List...)
 		rec.Warn(s.Warnings...)

@@ -204,7 +204,7 @@ func (s *TPCCRun) load(home string) (*Load, *tpcc.Workload, error) {
 		}
 	}
 	slos, _ := s.Analyse.SLOs()
-	l := &Load{Command: s.Kind(), Target: tgt, Database: s.Target.Database, Intent: target.ReadWrite, Sweep: sw,
+	l := &Load{Command: s.Kind(), Target: tgt, Database: s.Target.Database, Intent: target.ReadWrite, ReadSessions: s.readIntent(), Sweep: sw,
 		Step:   runner.StepSpec{Duration: s.Duration, Rampup: s.Rampup, Rate: s.Rate, MaxErrors: s.MaxErrors},
 		Sample: s.Analyse.Sampling(), Analyse: true,
 		AnalysisOptions: analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}}
