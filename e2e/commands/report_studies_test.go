@@ -21,8 +21,8 @@ import (
 // over the standby and the primary on purpose, and "hl-default", with the default list.
 // One report of both compares routing off and on within each study only: a card per study,
 // naming it and its cluster, and no headline that sets one cluster's variant against the
-// other's. The listed study's read intent on the primary is what its list asks for, so
-// read-intent-on-primary does not fire there.
+// other's. The listed study's read intent on the primary (stress's sessions, tpcc's read
+// transactions) is what its list asks for, so read-intent-on-primary does not fire there.
 func TestReportOfTwoStudiesComparesWithinEach(t *testing.T) {
 	t.Parallel()
 	clustertest.Require(t)
@@ -30,8 +30,11 @@ func TestReportOfTwoStudiesComparesWithinEach(t *testing.T) {
 	env := map[string]string{"AGBENCH_HOME": home}
 	dir := t.TempDir()
 	var folders []string
-	for _, s := range []struct{ name, list string }{{"hl-listed", `"(('standby1','primary'))"`}, {"hl-default", ""}} {
-		code, out, errs := e2etest.Run(t, env, "run", studyPlan(t, dir, s.name, s.list))
+	for _, s := range []struct {
+		name, list string
+		tpcc       bool
+	}{{"hl-listed", `"(('standby1','primary'))"`, true}, {"hl-default", "", false}} {
+		code, out, errs := e2etest.Run(t, env, "run", studyPlan(t, dir, s.name, s.list, s.tpcc))
 		if code != 0 {
 			t.Fatalf("%s: exit %d\n%s\n%s", s.name, code, out, errs)
 		}
@@ -42,12 +45,17 @@ func TestReportOfTwoStudiesComparesWithinEach(t *testing.T) {
 		folders = append(folders, m[1])
 	}
 
-	listed := studyResult(t, folders[0])
-	if !landedOnPrimary(listed, "routing=on") {
-		t.Fatalf("hl-listed: no routing=on session landed on the primary; the case is not made: %+v", listed.Steps)
+	stress, tpcc := studyResult(t, folders[0], "01-stress"), studyResult(t, folders[0], "03-tpcc")
+	if !landedOnPrimary(stress, "routing=on") {
+		t.Fatalf("hl-listed: no routing=on session landed on the primary; the case is not made: %+v", stress.Steps)
 	}
-	if codes := e2etest.FiredVerdicts(t, listed); slices.Contains(codes, analyze.VReadIntent) {
-		t.Errorf("hl-listed: %s fired although its routing list asks for the primary: %v", analyze.VReadIntent, codes)
+	if !readOnPrimary(tpcc, "routing=on") {
+		t.Fatalf("hl-listed: no routing=on read transaction ran on the primary; the case is not made")
+	}
+	for _, r := range []*result.Result{stress, tpcc} {
+		if codes := e2etest.FiredVerdicts(t, r); slices.Contains(codes, analyze.VReadIntent) {
+			t.Errorf("hl-listed %s: %s fired although its routing list asks for the primary: %v", r.Meta.Command, analyze.VReadIntent, codes)
+		}
 	}
 
 	page := filepath.Join(dir, "both.html")
@@ -71,14 +79,15 @@ func TestReportOfTwoStudiesComparesWithinEach(t *testing.T) {
 			t.Errorf("a headline compares across the two studies' clusters: %q", h)
 		}
 	}
-	if len(headlines) != 2 {
-		t.Errorf("%d cards, want one per study: %q", len(headlines), headlines)
+	if len(headlines) != 3 { // stress of each study, tpcc of the listed one
+		t.Errorf("%d cards, want one per study and experiment: %q", len(headlines), headlines)
 	}
 }
 
-// studyPlan writes a study of one stress routing comparison on a cluster of its own (named
-// the study's name without its dash), with routing list list ("" for the default).
-func studyPlan(t *testing.T, dir, name, list string) string {
+// studyPlan writes a study of a stress routing comparison (and with tpcc, a tpcc one) on a
+// cluster of its own (named the study's name without its dash), with routing list list (""
+// for the default).
+func studyPlan(t *testing.T, dir, name, list string, tpcc bool) string {
 	t.Helper()
 	base, err := clustertest.FreePorts(2)
 	if err != nil {
@@ -101,6 +110,11 @@ experiments:
     command: stress
     flags: {query: SELECT 1, threads: [1, 2], iterations: 0, duration: 2s, compare: "routing=off,on"}
 `
+	if tpcc {
+		text += `  - {name: tpcc-build, command: tpcc build, flags: {warehouses: 1}}
+  - {name: tpcc, command: tpcc run, flags: {vus: [2], duration: 2s, rampup: 0s, compare: "routing=off,on"}}
+`
+	}
 	p := filepath.Join(dir, name+".yaml")
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -108,10 +122,10 @@ experiments:
 	return p
 }
 
-// studyResult reads the one result a study of one experiment wrote under its folder.
-func studyResult(t *testing.T, folder string) *result.Result {
+// studyResult reads the result of a study's experiment (its folder's name, "01-stress").
+func studyResult(t *testing.T, folder, experiment string) *result.Result {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(folder, "*", "*", result.FileName))
+	files, _ := filepath.Glob(filepath.Join(folder, experiment, "*", result.FileName))
 	if len(files) != 1 {
 		t.Fatalf("%s: want one result, found %v", folder, files)
 	}
@@ -120,6 +134,16 @@ func studyResult(t *testing.T, folder string) *result.Result {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// readOnPrimary reports whether the variant ran a read-intent transaction on a primary.
+func readOnPrimary(r *result.Result, variant string) bool {
+	for _, st := range r.Steps {
+		if st.Variant == variant && st.Counters[result.ReadTxOnPrimary] > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // landedOnPrimary reports whether a session of the variant found itself on a primary.
