@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -116,19 +116,11 @@ func processIO() map[int]int64 {
 		if err != nil || pid == self {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "io"))
+		io, err := proc.Host.IO(pid)
 		if err != nil {
 			continue
 		}
-		var n int64
-		for _, line := range strings.Split(string(b), "\n") {
-			k, v, ok := strings.Cut(line, ": ")
-			if ok && (k == "read_bytes" || k == "write_bytes") {
-				x, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-				n += x
-			}
-		}
-		out[pid] = n
+		out[pid] = int64(io.ReadBytes + io.WriteBytes)
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -139,25 +140,15 @@ func foreignCPUOver(rs []reading[cpuReading], from, to time.Time) (float64, bool
 
 // ourAndMachineCPU reads /proc; false when some part could not be read.
 func ourAndMachineCPU(topo *cluster.Topology) (cpuReading, bool) {
-	const hz = 100.0 // USER_HZ
 	var r cpuReading
-	stat, err := os.ReadFile("/proc/stat")
+	stat, err := proc.Host.CPUStat()
 	if err != nil {
 		return r, false
 	}
-	f := strings.Fields(strings.SplitN(string(stat), "\n", 2)[0])
-	if len(f) < 4 || f[0] != "cpu" {
+	r.busy = proc.Seconds(stat.All.User + stat.All.Nice + stat.All.System)
+	if r.wall, err = proc.Host.Uptime(); err != nil {
 		return r, false
 	}
-	for _, v := range f[1:4] {
-		n, _ := strconv.ParseFloat(v, 64)
-		r.busy += n / hz
-	}
-	up, err := os.ReadFile("/proc/uptime")
-	if err != nil {
-		return r, false
-	}
-	r.wall, _ = strconv.ParseFloat(strings.Fields(string(up))[0], 64)
 	pms := map[int]bool{}
 	for _, n := range topo.Nodes {
 		pid, err := os.ReadFile(filepath.Join(n.DataDir, "postmaster.pid"))
@@ -177,23 +168,14 @@ func ourAndMachineCPU(topo *cluster.Topology) (cpuReading, bool) {
 		if err != nil {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		s, err := proc.ReadStat(proc.Root, pid)
 		if err != nil {
 			continue
 		}
-		rest := string(data[bytes.LastIndexByte(data, ')')+1:])
-		g := strings.Fields(rest)
-		if len(g) < 15 {
+		if pid != self && s.PPID != self && !pms[pid] && !pms[s.PPID] {
 			continue
 		}
-		ppid, _ := strconv.Atoi(g[1])
-		if pid != self && ppid != self && !pms[pid] && !pms[ppid] {
-			continue
-		}
-		for _, v := range g[11:15] { // utime stime cutime cstime
-			n, _ := strconv.ParseFloat(v, 64)
-			r.ours += n / hz
-		}
+		r.ours += proc.Seconds(s.Ticks())
 	}
 	return r, true
 }

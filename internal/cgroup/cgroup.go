@@ -135,11 +135,8 @@ func Inspect() (*System, error) {
 }
 
 func readControllers(mount string) []string {
-	b, err := os.ReadFile(filepath.Join(mount, "cgroup.controllers"))
-	if err != nil {
-		return nil
-	}
-	return strings.Fields(string(b))
+	c, _ := proc.Host.CgroupWords(mount, "cgroup.controllers")
+	return c
 }
 
 // layout chooses v2 or v1 from the mounts; controllers reads a cgroup2 mount's controllers.
@@ -209,11 +206,11 @@ func (s *System) readRoot() error {
 	if s.Version == 2 {
 		name = "cpuset.cpus.effective"
 	}
-	b, err := os.ReadFile(filepath.Join(root, name))
+	list, err := proc.Host.CgroupText(root, name)
 	if err != nil {
 		return fmt.Errorf("read the root group's CPUs: %w", err)
 	}
-	cpus, err := result.ParseCPUList(strings.TrimSpace(string(b)))
+	cpus, err := result.ParseCPUList(list)
 	if err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(root, name), err)
 	}
@@ -225,11 +222,9 @@ func (s *System) readRoot() error {
 	}
 	s.CPUs = cpus
 	if s.Version == 1 {
-		m, err := os.ReadFile(filepath.Join(root, "cpuset.mems"))
-		if err != nil {
+		if s.Mems, err = proc.Host.CgroupText(root, "cpuset.mems"); err != nil {
 			return err
 		}
-		s.Mems = strings.TrimSpace(string(m))
 	}
 	if m, err := proc.Host.Meminfo(); err == nil {
 		s.MemTotal = m.TotalBytes // unread, 0: no check against the machine's memory
@@ -305,11 +300,11 @@ func (s *System) Neighbours() []Neighbour {
 		if !e.IsDir() || !strings.HasPrefix(e.Name(), GroupPrefix) {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(root, e.Name(), "cpuset.cpus"))
+		list, err := proc.Host.CgroupText(filepath.Join(root, e.Name()), "cpuset.cpus")
 		if err != nil {
 			continue
 		}
-		cpus, err := result.ParseCPUList(strings.TrimSpace(string(b)))
+		cpus, err := result.ParseCPUList(list)
 		if err != nil || len(cpus) == 0 {
 			continue
 		}
@@ -608,21 +603,7 @@ func (g *Group) Start(cmd *exec.Cmd) error {
 
 // Procs lists the processes in the group (from its first hierarchy).
 func (g *Group) Procs() ([]int, error) {
-	return readProcs(g.Dirs[0])
-}
-
-func readProcs(dir string) ([]int, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, f := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil {
-			out = append(out, pid)
-		}
-	}
-	return out, nil
+	return proc.Host.CgroupProcs(g.Dirs[0])
 }
 
 // RemoveNamed removes (as Group.Remove does) every group at any hierarchy's root whose name
@@ -683,7 +664,7 @@ func (g *Group) Remove() error {
 		}
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			pids, _ := readProcs(d)
+			pids, _ := proc.Host.CgroupProcs(d)
 			for _, pid := range pids {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/proc"
 )
 
 // This machine's mountinfo, as the issue describes it: v1 hierarchies and a cgroup2 mount
@@ -232,7 +233,7 @@ func TestGroupHoldsItsProcessAndIsRemoved(t *testing.T) {
 		t.Fatalf("procs %v (%v): want %d and not the test's own %d", procs, err, cmd.Process.Pid, os.Getpid())
 	}
 	for _, d := range g.Dirs {
-		got, _ := readProcs(d)
+		got, _ := proc.Host.CgroupProcs(d)
 		if !slices.Contains(got, cmd.Process.Pid) {
 			t.Fatalf("%s: %v", d, got)
 		}

@@ -53,8 +53,8 @@ func DeviceOf(path string) (*Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: %w", p, err)
 	}
-	major, minor := unix.Major(st.Dev), unix.Minor(st.Dev)
-	if _, err := os.Stat(fmt.Sprintf("/sys/dev/block/%d:%d", major, minor)); err != nil {
+	d, err := proc.Host.WholeDisk(unix.Major(st.Dev), unix.Minor(st.Dev))
+	if errors.Is(err, os.ErrNotExist) {
 		// btrfs and a few others give their files an anonymous device number: the mount's
 		// source names the disk.
 		src, fstype, merr := mountSourceOf(p)
@@ -62,44 +62,12 @@ func DeviceOf(path string) (*Device, error) {
 		if merr != nil || !strings.HasPrefix(src, "/dev/") || unix.Stat(src, &sst) != nil || sst.Mode&unix.S_IFMT != unix.S_IFBLK {
 			return nil, agerr.BadInputf("per-node IO limits: %s is on a %s file system (%s), not on a block device; put the cluster's home (AGBENCH_HOME) on a disk", path, fstype, src)
 		}
-		major, minor = unix.Major(sst.Rdev), unix.Minor(sst.Rdev)
+		d, err = proc.Host.WholeDisk(unix.Major(sst.Rdev), unix.Minor(sst.Rdev))
 	}
-	return WholeDisk("/sys", major, minor)
-}
-
-// WholeDisk resolves a block device to its whole disk, the one the IO controllers take limits
-// on and /proc/diskstats names, reading the sysfs tree under sys ("/sys" outside tests): a
-// partition's disk is the folder above it; any other device is a disk of its own.
-func WholeDisk(sys string, major, minor uint32) (*Device, error) {
-	link := filepath.Join(sys, "dev", "block", fmt.Sprintf("%d:%d", major, minor))
-	dir, err := filepath.EvalSymlinks(link)
 	if err != nil {
-		return nil, fmt.Errorf("block device %d:%d: %w", major, minor, err)
+		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(dir, "partition")); err == nil {
-		dir = filepath.Dir(dir)
-		b, err := os.ReadFile(filepath.Join(dir, "dev"))
-		if err != nil { // %v: a device that exists is never os.ErrNotExist
-			return nil, fmt.Errorf("the disk of partition %d:%d: %v", major, minor, err)
-		}
-		d, err := ParseDevice(strings.TrimSpace(string(b)))
-		if err != nil {
-			return nil, fmt.Errorf("the disk of partition %d:%d: %w", major, minor, err)
-		}
-		major, minor = d.Major, d.Minor
-	}
-	return &Device{Major: major, Minor: minor, Name: filepath.Base(dir)}, nil
-}
-
-// ParseDevice reads "major:minor".
-func ParseDevice(s string) (*Device, error) {
-	a, b, ok := strings.Cut(s, ":")
-	ma, err1 := strconv.ParseUint(a, 10, 32)
-	mi, err2 := strconv.ParseUint(b, 10, 32)
-	if !ok || err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("device %q: want major:minor", s)
-	}
-	return &Device{Major: uint32(ma), Minor: uint32(mi)}, nil
+	return &Device{Major: d.Major, Minor: d.Minor, Name: d.Name}, nil
 }
 
 // mountSourceOf returns the source and type of the mount that holds path, from

@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -77,52 +76,10 @@ func TestParseIOLimits(t *testing.T) {
 	}
 }
 
-func TestIOMaxAndParseDevice(t *testing.T) {
+func TestIOMax(t *testing.T) {
 	d := &Device{Major: 254, Minor: 0}
 	if got := IOMax(d, Budget{ReadBPS: 1 << 20, WriteIOPS: 100}); got != "254:0 rbps=1048576 wbps=max riops=max wiops=100" {
 		t.Fatal(got)
-	}
-	if _, err := ParseDevice("8"); err == nil {
-		t.Fatal("8 parsed")
-	}
-}
-
-// A partition's limits go on its disk: the kernel takes them on whole disks only.
-func TestWholeDiskOfAPartition(t *testing.T) {
-	sys := t.TempDir()
-	disk := filepath.Join(sys, "devices", "pci0", "block", "sda")
-	part := filepath.Join(disk, "sda2")
-	dm := filepath.Join(sys, "devices", "virtual", "block", "dm-0")
-	for _, d := range []string{part, dm, filepath.Join(sys, "dev", "block")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	os.WriteFile(filepath.Join(disk, "dev"), []byte("8:0\n"), 0o644)
-	os.WriteFile(filepath.Join(part, "dev"), []byte("8:2\n"), 0o644)
-	os.WriteFile(filepath.Join(part, "partition"), []byte("2\n"), 0o644)
-	os.WriteFile(filepath.Join(dm, "dev"), []byte("253:0\n"), 0o644)
-	for link, to := range map[string]string{"8:0": disk, "8:2": part, "253:0": dm} {
-		if err := os.Symlink(to, filepath.Join(sys, "dev", "block", link)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, c := range []struct {
-		major, minor uint32
-		want         string
-	}{{8, 2, "8:0 sda"}, {8, 0, "8:0 sda"}, {253, 0, "253:0 dm-0"}} {
-		d, err := WholeDisk(sys, c.major, c.minor)
-		if err != nil || d.String()+" "+d.Name != c.want {
-			t.Errorf("%d:%d: %+v %v, want %s", c.major, c.minor, d, err, c.want)
-		}
-	}
-	if _, err := WholeDisk(sys, 9, 9); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("a missing device: %v, want os.ErrNotExist", err)
-	}
-	// A partition whose disk cannot be read is an error, not "no such device".
-	os.Remove(filepath.Join(disk, "dev"))
-	if _, err := WholeDisk(sys, 8, 2); err == nil || errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("a partition of an unreadable disk: %v", err)
 	}
 }
 
@@ -140,13 +97,10 @@ func TestDeviceOfThisFolder(t *testing.T) {
 	}
 }
 
-func FuzzParseDeviceAndLimits(f *testing.F) {
+func FuzzParseLimits(f *testing.F) {
 	f.Add("254:0")
 	f.Add("64k")
 	f.Fuzz(func(t *testing.T, s string) {
-		if dev, err := ParseDevice(s); err == nil && dev.String() == "" {
-			t.Fatal("empty device")
-		}
 		if n, err := ParseBPS("--host-read-bps", s); err == nil && n < MinIOBPS {
 			t.Fatalf("%q: %d", s, n)
 		}

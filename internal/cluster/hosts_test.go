@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/jackc/pgx/v5"
 )
@@ -244,21 +244,11 @@ func TestModelledHostMemoryBudgetHoldsThePageCache(t *testing.T) {
 // fetched from storage.
 func storageReadBytes(t *testing.T, pid int) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	io, err := proc.Host.IO(pid)
 	if err != nil {
 		t.Skipf("no task IO accounting: %v", err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "read_bytes: "); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				t.Fatalf("/proc/%d/io: %q: %v", pid, line, err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("/proc/%d/io has no read_bytes: %q", pid, b)
-	return 0
+	return int64(io.ReadBytes)
 }
 
 // groupsOf lists the control groups under any hierarchy root whose name starts agbench-NAME-.

@@ -24,6 +24,41 @@ func (f FS) CgroupInt(dir, name string) (int64, error) {
 	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
 
+// CgroupText reads a group's file of one line, trimmed: cpuset.cpus, cpuset.cpus.effective,
+// cpuset.mems (the CPU list is read by internal/result).
+func (f FS) CgroupText(dir, name string) (string, error) {
+	b, err := os.ReadFile(f.Path(filepath.Join(dir, name)))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// CgroupWords reads a group's file of words: cgroup.controllers, cgroup.subtree_control.
+func (f FS) CgroupWords(dir, name string) ([]string, error) {
+	b, err := os.ReadFile(f.Path(filepath.Join(dir, name)))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(b)), nil
+}
+
+// CgroupProcs reads the processes in a group (cgroup.procs); a line that is no pid is
+// skipped.
+func (f FS) CgroupProcs(dir string) ([]int, error) {
+	b, err := os.ReadFile(f.Path(filepath.Join(dir, "cgroup.procs")))
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, w := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(w); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
 // CgroupStat reads a group's "key value" file: cpu.stat or memory.stat (v1 and v2).
 func (f FS) CgroupStat(dir, name string) (map[string]int64, error) {
 	b, err := os.ReadFile(f.Path(filepath.Join(dir, name)))

@@ -104,3 +104,32 @@ func TestCPUQuota(t *testing.T) {
 		}
 	}
 }
+
+// cpuset's root files and the unified root's controllers are this machine's; the node
+// group's cgroup.procs is laid out as the kernel writes it, one pid a line.
+func TestCgroupTextWordsAndProcs(t *testing.T) {
+	if s, err := fixture.CgroupText("/sys/fs/cgroup/cpuset", "cpuset.cpus"); err != nil || s != "0-1" {
+		t.Errorf("cpuset.cpus: %q, %v", s, err)
+	}
+	if s, err := fixture.CgroupText("/sys/fs/cgroup/cpuset", "cpuset.mems"); err != nil || s != "0" {
+		t.Errorf("cpuset.mems: %q, %v", s, err)
+	}
+	if w, err := fixture.CgroupWords("/sys/fs/cgroup/unified", "cgroup.controllers"); err != nil || len(w) != 1 || w[0] != "hugetlb" {
+		t.Errorf("cgroup.controllers: %q, %v", w, err)
+	}
+	if p, err := fixture.CgroupProcs("/sys/fs/cgroup/unified/node"); err != nil || len(p) != 3 || p[0] != 8749 || p[2] != 8760 {
+		t.Errorf("cgroup.procs: %v, %v", p, err)
+	}
+	for _, err := range []error{
+		func() error { _, err := fixture.CgroupText("/sys/fs/cgroup/nogroup", "cpuset.cpus"); return err }(),
+		func() error {
+			_, err := fixture.CgroupWords("/sys/fs/cgroup/nogroup", "cgroup.controllers")
+			return err
+		}(),
+		func() error { _, err := fixture.CgroupProcs("/sys/fs/cgroup/nogroup"); return err }(),
+	} {
+		if !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("no group: %v, want a file that does not exist", err)
+		}
+	}
+}

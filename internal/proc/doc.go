@@ -1,8 +1,9 @@
 // Package proc owns the reading and parsing of the kernel's files: /proc (stat, meminfo,
-// diskstats, net/dev, pressure, cpuinfo, the kernel's release; a process's stat line, its
-// children by it, its command line, io and its threads' schedstat), /sys (a block device's
-// inflight) and the control groups' files (cpu.stat, memory.stat, io.stat, blkio's
-// counters, CPU quotas). Each file is parsed here once, for every package that needs its
+// diskstats, net/dev, pressure, cpuinfo, uptime, the kernel's release; a process's stat
+// line, its children by it, its command line, io and its threads' schedstat), /sys (a
+// block device's inflight, the whole disk behind a device number) and the control groups'
+// files (cpu.stat, memory.stat, io.stat, blkio's counters, CPU quotas, cpusets, their
+// controllers and processes). Each file is parsed here once, for every package that needs its
 // figures (the samplers, the cluster's postmasters and control groups, seeding, the
 // readahead experiment, the recorded host); they keep their own logic (deltas, series,
 // verdicts).

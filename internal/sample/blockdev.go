@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/agbench/agbench/internal/cgroup"
+	"github.com/agbench/agbench/internal/proc"
 )
 
 // ErrNoBlockDevice says that a path lives on a file system with no block device under it
@@ -31,9 +31,9 @@ func DeviceForPath(sysRoot, path string) (string, error) {
 
 // BlockDevice names the whole disk behind device number maj:min through sysfs: the
 // partition's parent when maj:min is a partition, the device itself otherwise.
-// (cgroup.WholeDisk, the one reading of sysfs for it.)
+// (proc's WholeDisk, the one reading of sysfs for it.)
 func BlockDevice(sysRoot string, maj, min uint32) (string, error) {
-	d, err := cgroup.WholeDisk(sysRoot, maj, min)
+	d, err := proc.WholeDiskIn(sysRoot, maj, min)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("%d:%d: %w", maj, min, ErrNoBlockDevice)
 	}
