@@ -31,7 +31,8 @@ per variant and the knee, saturation and SLO points marked; the articles' tables
 per operation; the wait profile per step; the layers side by side (client, database,
 device); replication lag over time; validity verdicts and what saturated at the top; the
 environment and the exact commands at the bottom. Runs of the same command are shown side
-by side. The main tables are also printed, and --csv writes every table as CSV.
+by side; variants are compared only within one study's cluster (one summary card per study).
+The main tables are also printed, and --csv writes every table as CSV.
 
 RESULT is a result.json, a run's folder, or a folder of run folders (a plan's results).`,
 		Example: `  agbench report results/20261122T010203Z-stress -o report.html

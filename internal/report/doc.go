@@ -2,7 +2,9 @@
 // articles' (terminal and CSV), the self-contained HTML report with its charts (drawn here as
 // inline SVG: no script, no network), and the comparison of two runs or variants against the
 // run-to-run spread, in the terminal (`agbench report`'s tables, `agbench compare`) as in
-// HTML. What it says that a command also prints of one result (a drill's sync-gap sentence,
+// HTML. Runs of several studies are shown side by side, but their variants are compared
+// only within one study's target (Studies): never one cluster's variant against another's.
+// What it says that a command also prints of one result (a drill's sync-gap sentence,
 // a step's faults) it takes from internal/render, so that the two cannot disagree.
 //
 // It reads only result files (internal/result) and keys everything on what a result holds
