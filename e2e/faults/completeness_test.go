@@ -79,4 +79,9 @@ func TestTPCCPrimaryKilledMidRun(t *testing.T) {
 			t.Errorf("the report's %s rates the step cut by a fault or does not say why it left it out", where)
 		}
 	}
+	// The main table leaves the step's figures out (its 27,576 NOPM stood beside the whole
+	// run's), and so does the headline's peak.
+	if main, _, _ := strings.Cut(rep, "where sessions landed"); !strings.Contains(main, "| incomplete ") || strings.Contains(rep, runs(cut)[len(runs(cut))-25:]+": peak") {
+		t.Errorf("the report shows the figures of the step cut by a fault as measured:\n%s", rep)
+	}
 }

@@ -79,18 +79,49 @@ func notJudgedForFaults(st []Step, loadName string) (Saturation, bool) {
 // incompleteReason is why the repeats of one point did not complete, "" when one did: the
 // first repeat's reason.
 func incompleteReason(reps []result.Step) string {
+	ptrs := make([]*result.Step, len(reps))
+	for i := range reps {
+		ptrs[i] = &reps[i]
+	}
+	return LeftOut(ptrs)
+}
+
+// LeftOut says why the repeats of one point are left out of every judgement and figure
+// shown for them (the knee, compare, the report's tables and headline): none of them
+// completed, and the first one's reason is why; "" when one did (the others are then left
+// out one by one, CompleteOf).
+func LeftOut(reps []*result.Step) string {
+	var why string
 	for _, st := range reps {
+		if st == nil {
+			continue
+		}
 		if st.Complete {
 			return ""
 		}
+		if why == "" {
+			why = st.IncompleteReason
+		}
 	}
-	if len(reps) == 0 {
-		return ""
-	}
-	return reps[0].IncompleteReason
+	return why
 }
 
-// completeOf returns the repeats of one point that completed, or all of them when none did.
+// CompleteOf returns the repeats of one point that completed, or all of them when none did
+// (LeftOut then says why).
+func CompleteOf(reps []*result.Step) []*result.Step {
+	var out []*result.Step
+	for _, st := range reps {
+		if st != nil && st.Complete {
+			out = append(out, st)
+		}
+	}
+	if len(out) == 0 {
+		return reps
+	}
+	return out
+}
+
+// completeOf is CompleteOf for the steps of a result.
 func completeOf(reps []result.Step) []result.Step {
 	var out []result.Step
 	for _, st := range reps {

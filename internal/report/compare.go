@@ -141,25 +141,21 @@ func differ(aName string, fa *Figures, bName string, fb *Figures, get func(*Figu
 // measured the fault as much as the load (result.Step.FaultReason), and is compared with
 // nothing.
 func completeCell(f *Figures) (*Figures, string) {
-	var keep []*result.Step
-	var why []string
-	for _, st := range f.Steps {
-		if st.Complete {
-			keep = append(keep, st)
-		} else {
-			why = append(why, st.IncompleteReason)
-		}
+	if why := analyze.LeftOut(f.Steps); why != "" {
+		return nil, "left out, incomplete: " + why
 	}
-	if len(why) == 0 {
+	keep := analyze.CompleteOf(f.Steps)
+	if len(keep) == len(f.Steps) {
 		return f, ""
 	}
-	reason := "left out, incomplete: " + why[0]
-	if len(f.Steps) > 1 {
-		reason = fmt.Sprintf("%d of %d repeats left out, incomplete (the first: %s)", len(why), len(f.Steps), why[0])
+	var first string
+	for _, st := range f.Steps {
+		if !st.Complete {
+			first = st.IncompleteReason
+			break
+		}
 	}
-	if len(keep) == 0 {
-		return nil, reason
-	}
+	reason := fmt.Sprintf("%d of %d repeats left out, incomplete (the first: %s)", len(f.Steps)-len(keep), len(f.Steps), first)
 	c, err := newFigures(keep)
 	if err != nil {
 		return nil, reason

@@ -153,11 +153,12 @@ func (e *Experiment) card(id string, findings []Finding, groups []WarningGroup) 
 // has one the articles chart (NOPM, IOPS, MB/s), operations per second otherwise. get's
 // second value is false where a cell did not measure the figure (a counter absent from its
 // steps, such as the servers' MB/s through a listener, or a cell whose operations finished
-// none, analyze.MeasuredNothing): absent, never 0.
+// none, analyze.MeasuredNothing) or is left out (none of its steps completed, cut by a fault
+// or aborted: analyze.LeftOut): absent, never 0.
 func (e *Experiment) metric() (name, label string, get func(*Figures) (float64, bool)) {
 	name, label, of := e.metricOf()
 	return name, label, func(f *Figures) (float64, bool) {
-		if analyze.MeasuredNothing(f.Steps) {
+		if analyze.MeasuredNothing(f.Steps) || analyze.LeftOut(f.Steps) != "" {
 			return 0, false
 		}
 		return of(f)

@@ -338,10 +338,14 @@ func (e *Experiment) build() error {
 				byPoint[index[key]] = append(byPoint[index[key]], st)
 			}
 			for pi, steps := range byPoint {
-				c, err := newFigures(steps)
+				// The figures are the complete repeats' (all, none having completed: the
+				// metric is then absent, incompleteCell); the steps are every repeat, for
+				// the tables of faults and sessions.
+				c, err := newFigures(analyze.CompleteOf(steps))
 				if err != nil {
 					return fmt.Errorf("%s: %w", r.Path, err)
 				}
+				c.Steps = steps
 				c.Label = e.Points[pi]
 				v.Cells[pi] = c
 			}

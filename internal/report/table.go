@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/table"
 	"github.com/agbench/agbench/internal/units"
@@ -193,6 +194,13 @@ func (e *Experiment) MainTable() Table {
 				}
 				continue
 			}
+			if analyze.LeftOut(c.Steps) != "" { // its figures measured a fault (the warnings say which)
+				row = append(row, txt(leftOutCell))
+				for range cols[1:] {
+					row = append(row, absentCell())
+				}
+				continue
+			}
 			row = append(row, num(c.Seconds))
 			if showOps {
 				row = append(row, num(c.Throughput))
@@ -217,6 +225,10 @@ func (e *Experiment) MainTable() Table {
 	}
 	return t
 }
+
+// leftOutCell stands in the main table for the figures of a point none of whose steps
+// completed (analyze.LeftOut): cut by a fault, aborted or failed.
+const leftOutCell = "incomplete"
 
 // OpsTable lists latency percentiles per operation type, variant and load.
 func (e *Experiment) OpsTable() Table {
