@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agbench/agbench/internal/diskio"
+	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/result"
 )
 
@@ -148,5 +149,28 @@ func TestDiskSpdSyntaxVerifyAndKeep(t *testing.T) {
 	}
 	if _, err := os.Stat(f); err != nil {
 		t.Fatal("a file made by an earlier run was removed")
+	}
+}
+
+// A disk run records its command line in agbench's own form (--flag=value, then FILE or
+// DiskSpd's switches after --) whether its command or a study's experiment ran it.
+func TestDiskRecordsItsCommandLine(t *testing.T) {
+	for _, line := range [][]string{
+		{"--size", "8M", "--random", "f.dat"},
+		{"--keep", "--", "-b8K", "-r", "f.dat"},
+	} {
+		fs, build, ok := experiment.RegistryKinds([]string{"disk"})
+		if !ok || fs.Parse(line) != nil {
+			t.Fatalf("disk: no registered kind, or %v does not parse", line)
+		}
+		if _, err := build(fs.Args()); err != nil {
+			t.Fatal(err)
+		}
+		got := kindSetup(&app{getenv: func(string) string { return "" }}, []string{"ignored"}, fs).Args
+		want := map[bool][]string{true: {"disk", "--random=true", "--size=8M", "f.dat"},
+			false: {"disk", "--keep=true", "--", "-b8K", "-r", "f.dat"}}[line[0] == "--size"]
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%v records %q, want %q", line, got, want)
+		}
 	}
 }

@@ -17,6 +17,12 @@ type view struct {
 	// render prints the outcome of a run (nil for a kind that records no result) that did
 	// not fail before it had one, and returns the command's error.
 	render func(ctx context.Context, a *app, e experiment.Experiment, out *experiment.Outcome, runErr error) error
+	// command, when set, adds to the kind's command what its flags do not say: subcommands,
+	// annotations.
+	command func(a *app, c *cobra.Command)
+	// args, when set, is the command line the result records, made from the kind's parsed
+	// flag set and its arguments (cmdArgs or a study's flagArgs otherwise).
+	args func(fs *pflag.FlagSet) []string
 }
 
 // views are the kinds' views by name; a kind whose command is generated has one.
@@ -42,12 +48,20 @@ func kindCommand(a *app, m experiment.Meta) *cobra.Command {
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runKind(cmd.Context(), a, spec, kindSetup(a, cmdArgs(cmd), cmd.Flags()))
 	}
+	if v := views[m.Name]; v.command != nil {
+		v.command(a, c)
+	}
 	return c
 }
 
-// kindSetup is how a kind's run is recorded: this agbench's version, its command line,
-// the folder of its --results and agbench's home.
+// kindSetup is how a kind's run is recorded: this agbench's version, its command line
+// (the one its view makes, if it makes one), the folder of its --results and agbench's
+// home. fs is the kind's parsed flag set, named after the kind (by cobra for a command, by
+// the registry for a study's experiment).
 func kindSetup(a *app, args []string, fs *pflag.FlagSet) experiment.Setup {
+	if v := views[fs.Name()]; v.args != nil {
+		args = v.args(fs)
+	}
 	s := experiment.Setup{Version: version, Args: args, Home: home(a)}
 	if f := fs.Lookup("results"); f != nil {
 		s.Results = f.Value.String()

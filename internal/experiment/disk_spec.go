@@ -1,8 +1,11 @@
 package experiment
 
 import (
+	"fmt"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/diskio"
@@ -28,9 +31,72 @@ type DiskSettings struct {
 	Preset, Sweep, Engine               string
 	Seed                                uint64
 	Verify, Force, Keep                 bool
+	// Results is the folder of result folders (the run's Setup).
+	Results string
 
 	// Given reports whether the setting of a flag name ("block-size") was given.
 	Given func(name string) bool
+}
+
+func init() {
+	Register(Meta{Name: "disk", Description: "Storage load test (DiskSpd/fio-like) that walks up the load curve to the knee",
+		Use: "disk [FILE] [flags] | disk [flags] -- DISKSPD-ARGS... FILE",
+		Long: `disk measures a file's storage the way the storage article does: a single-thread
+baseline, then threads or queue depth raised step by step (--sweep) until latency climbs
+and throughput stops: the characteristic latency, the knee and saturation are marked.
+Each row shows the tester's view (IOPS, MB/s, latency percentiles to 99.9999) beside the
+block device's own (/proc/diskstats) and IO pressure, with a Little's-law check.
+
+The test file is created (incompressible data, marked with an agbench header) and removed
+afterwards unless --keep; a file agbench did not create is refused unless --force.
+DiskSpd's syntax is accepted after --, e.g.
+  agbench disk -- -d60 -b128K -o1 -t1 -Sh -L -w0 -c1G testfile.dat
+Presets: ` + diskPresetHelp(),
+		Flags: func(fs *pflag.FlagSet) Builder {
+			s := &DiskSettings{}
+			s.register(fs)
+			return func(args []string) (Experiment, error) {
+				s.Args, s.Dash, s.Given = args, fs.ArgsLenAtDash(), fs.Changed
+				return s.Spec()
+			}
+		}})
+}
+
+// register declares the disk flags on fs, with their defaults and help.
+func (s *DiskSettings) register(fs *pflag.FlagSet) {
+	fs.StringVar(&s.Size, "size", "", "test file data size (e.g. 1G); default 1G for a new file, else the file's")
+	fs.StringVarP(&s.BlockSize, "block-size", "b", "128K", "IO size, or several (8K,64K) picked at random per IO")
+	fs.StringVar(&s.QD, "qd", "1", "outstanding IOs per thread; a list (1,4,16) sweeps it")
+	fs.StringVar(&s.Threads, "threads", "1", "threads; a list (1,10,20) sweeps it")
+	fs.StringVar(&s.Align, "align", "", "offset alignment of random IO (default: the smallest block size)")
+	fs.IntVar(&s.Write, "write", 0, "percentage of IOs that are writes (0-100)")
+	fs.BoolVar(&s.Random, "random", false, "random offsets")
+	fs.BoolVar(&s.Sequential, "sequential", false, "sequential offsets, one stream per thread (the default)")
+	fs.BoolVar(&s.Shared, "shared-sequential", false, "one sequential stream shared by all threads (DiskSpd -si)")
+	fs.BoolVar(&s.Direct, "direct", true, "O_DIRECT: bypass the page cache (DiskSpd -Sh); false measures the page cache")
+	fs.BoolVar(&s.Dsync, "dsync", false, "make every write durable before it completes (O_DSYNC)")
+	fs.DurationVar(&s.Duration, "duration", 60*time.Second, "measured time per step")
+	fs.DurationVar(&s.Warmup, "warmup", 5*time.Second, "warm-up per step, not measured")
+	fs.Int64Var(&s.IOs, "ios", 0, "end each step's window once this many IOs completed in it, --duration then the upper bound (0: by --duration)")
+	fs.Float64Var(&s.Rate, "rate", 0, "total IOPS to issue (0: as fast as the queue allows)")
+	fs.StringVar(&s.Preset, "preset", "", "database IO shape: "+strings.Join(diskio.PresetNames(), ", "))
+	fs.StringVar(&s.Sweep, "sweep", "", "walk the curve: qd=1,2,4,8,16,32,64 or threads=1,10,20,40")
+	fs.BoolVar(&s.Verify, "verify", false, "write a checksummed pattern, run, read it all back and report blocks that differ")
+	fs.BoolVar(&s.Force, "force", false, "use a file agbench did not create (its contents may be overwritten)")
+	fs.BoolVar(&s.Keep, "keep", false, "keep the test file afterwards")
+	fs.StringVar(&s.Engine, "engine", diskio.EngineAuto, "IO engine: auto (io_uring where the kernel allows), io_uring, sync")
+	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the offsets and the data")
+	fs.StringVar(&s.Results, "results", "results", "folder for results/<time>-disk/result.json")
+}
+
+// diskPresetHelp lists the presets, one a line, for the command's help.
+func diskPresetHelp() string {
+	var s []string
+	for _, n := range diskio.PresetNames() {
+		p, _ := diskio.LookupPreset(n)
+		s = append(s, fmt.Sprintf("\n  %-10s %s", n, p.Description))
+	}
+	return strings.Join(s, "")
 }
 
 // DiskShapeSettings are the settings that change the IO shape, by flag name: DiskSpd's

@@ -29,10 +29,12 @@ const privateServerTries = 5
 // BUFFERS) and the device, so there is no load of virtual users and no measured window of
 // many operations; internal/workload/readahead schedules and measures the runs.
 type Readahead struct {
-	// Topo is the cluster to run on (its primary is restarted between runs); nil makes a
+	// Cluster names the agbench cluster to run on (its primary is restarted between runs),
+	// loaded by Run from the run's home into Topo (or Topo is given); neither makes a
 	// private server of the binaries in PGBin ("" for the installed PostgreSQL).
-	Topo  *cluster.Topology
-	PGBin string
+	Cluster string
+	Topo    *cluster.Topology
+	PGBin   string
 	// Config is the experiment's configuration; Config.Progress gets its progress lines.
 	Config readahead.Config
 
@@ -54,7 +56,7 @@ func (r *Readahead) Validate() error {
 	if err := r.Config.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if r.Topo != nil && r.PGBin != "" {
+	if (r.Topo != nil || r.Cluster != "") && r.PGBin != "" {
 		errs = append(errs, errClusterAndPGBin())
 	}
 	return agerr.Join(errs...)
@@ -70,6 +72,11 @@ func (r *Readahead) Sections() []string { return []string{readahead.ExtraKey} }
 // Run sets the experiment up, runs every measurement (the result is written after each),
 // and undoes the set-up.
 func (r *Readahead) Run(ctx context.Context, run *Running) (err error) {
+	if r.Topo == nil && r.Cluster != "" {
+		if r.Topo, err = cluster.Load(run.Home(), r.Cluster); err != nil {
+			return err
+		}
+	}
 	topo := r.Topo
 	var top *result.Topology
 	if topo != nil {

@@ -6,8 +6,6 @@ import (
 	"sync"
 
 	"github.com/spf13/pflag"
-
-	"github.com/agbench/agbench/internal/workload/readahead"
 )
 
 // Meta describes a kind of experiment in the registry, from which the command layer makes
@@ -73,8 +71,5 @@ func Registered() []Meta {
 }
 
 func init() {
-	Register(Meta{Name: "disk", Description: "Storage load test (DiskSpd/fio-like) that walks up the load curve to the knee", New: func() Experiment { return &Disk{} }})
-	Register(Meta{Name: "seed", Description: "Add a standby by direct seeding or by backup and restore, timed phase by phase", New: func() Experiment { return &Seed{} }})
-	Register(Meta{Name: readahead.Name, Description: "Cold-cache prefetch experiment: the read-ahead article's queries with prefetch off and on", New: func() Experiment { return &Readahead{} }})
 	Register(Meta{Name: "drill", Description: "Failover drill: acknowledged commits lost and time without writes, per failover", New: func() Experiment { return &Drill{} }})
 }

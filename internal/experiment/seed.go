@@ -18,7 +18,10 @@ import (
 // database into a new standby, measured by internal/seed's meter (phases, walsender CPU,
 // bytes on the wire), not virtual users repeating operations in a measured window.
 type Seed struct {
-	Topo *cluster.Topology
+	// Cluster names the agbench cluster, opened by Run from the run's home; Topo is the
+	// cluster once opened (or given).
+	Cluster string
+	Topo    *cluster.Topology
 	// Options are the seeding's options; each run sets Method and Compress from its variant.
 	Options seed.Options
 	// Variants are compared (one run of the options' own method and compression when
@@ -61,7 +64,7 @@ func (s *Seed) Kind() string { return "seed" }
 // Validate checks the method, the repeats and that a cluster is given.
 func (s *Seed) Validate() error {
 	var errs []error
-	if s.Topo == nil {
+	if s.Topo == nil && s.Cluster == "" {
 		errs = append(errs, agerr.BadInputf("seed: no cluster"))
 	}
 	if m := s.Options.Method; m != seed.MethodDirect && m != seed.MethodBackupRestore {
@@ -91,6 +94,13 @@ func (s *Seed) Compare() bool { return len(s.Variants) > 0 }
 // Run seeds every run of the plan and records each as a step of the result. Bad input
 // found by the first seeding (before anything was made) leaves no folder.
 func (s *Seed) Run(ctx context.Context, r *Running) error {
+	if s.Topo == nil {
+		topo, err := cluster.Open(ctx, r.Home(), s.Cluster)
+		if err != nil {
+			return err
+		}
+		s.Topo = topo
+	}
 	if s.InitSize > 0 {
 		if err := s.init(ctx, r); err != nil || s.InitOnly {
 			return err
