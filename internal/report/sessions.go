@@ -130,6 +130,7 @@ func (e *Experiment) landedRows() []*landedRow {
 	var order []*landedRow
 	for _, v := range e.Variants {
 		names := nodeNamesOf(v.Run.Result.Meta)
+		asked := map[*landedRow][]string{} // the points where the routing list asked for it
 		for pi, c := range v.Cells {
 			if c == nil {
 				continue
@@ -159,16 +160,12 @@ func (e *Experiment) landedRows() []*landedRow {
 				}
 			}
 			if onPrimary := c.Counters[result.ReadTxOnPrimary]; onPrimary > 0 && routed(v.Variant) {
-				for _, r := range order {
-					if r.role != rolePrimary || r.seen[v] == nil || !r.seen[v][pi] {
-						continue
-					}
-					if analyze.RoutedListAsks(v.Run.Result.Meta.Topology, r.node) {
-						r.flags = append(r.flags, fmt.Sprintf("%s: %s read-intent tx on the primary at %s, as its routing list asks", v.Name, fmtNum(onPrimary), c.Label))
-					} else {
-						r.flags = append(r.flags, fmt.Sprintf("! %s: %s read-intent tx on the primary at %s", v.Name, fmtNum(onPrimary), c.Label))
-					}
-				}
+				readTxNotes(order, v, pi, c, onPrimary, asked)
+			}
+		}
+		for _, r := range order {
+			if pts := asked[r]; len(pts) > 0 {
+				r.flags = append(r.flags, fmt.Sprintf("%s: read-intent tx on the primary at %s %s, as its routing list asks", v.Name, e.pointHeader(), strings.Join(pts, ", ")))
 			}
 		}
 	}
@@ -179,6 +176,22 @@ func (e *Experiment) landedRows() []*landedRow {
 		return order[i].node < order[j].node
 	})
 	return order
+}
+
+// readTxNotes flags the primary's rows where a routed variant ran read-intent transactions
+// at point pi: "!" where its routing list did not ask for the primary there; where it did,
+// the point is kept in asked, for one note per variant.
+func readTxNotes(order []*landedRow, v *Variant, pi int, c *Figures, onPrimary float64, asked map[*landedRow][]string) {
+	for _, r := range order {
+		if r.role != rolePrimary || r.seen[v] == nil || !r.seen[v][pi] {
+			continue
+		}
+		if analyze.RoutedListAsks(v.Run.Result.Meta.Topology, r.node) {
+			asked[r] = append(asked[r], c.Label)
+		} else {
+			r.flags = append(r.flags, fmt.Sprintf("! %s: %s read-intent tx on the primary at %s", v.Name, fmtNum(onPrimary), c.Label))
+		}
+	}
 }
 
 // recordedSessions is true when the steps of a cell counted where their sessions landed.

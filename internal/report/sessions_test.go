@@ -140,3 +140,27 @@ func TestSessionsNotCountedAreAbsent(t *testing.T) {
 		t.Fatalf("sessions counted elsewhere: %q, want 0", got)
 	}
 }
+
+// A routing list that puts the primary in its first entry asks for read intent there: the
+// sessions table says so once per variant, without "!".
+func TestSessionsTableReadTxOnPrimaryAsTheListAsks(t *testing.T) {
+	r := landedStudy(t)
+	r.Meta.Topology.RoutingList = "(('east.s1','primary'))"
+	for i := range r.Steps {
+		if st := &r.Steps[i]; st.Variant == "routing=on" && st.Point > 0 {
+			st.Sessions = append(st.Sessions, result.Sessions{Node: "primary", Count: 1})
+			st.Counters[result.ReadTxOnPrimary] = 5
+		}
+	}
+	tb := build(t, NewRun("/r/landed/result.json", r))[0].SessionsTable()
+	var notes []string
+	for _, row := range tb.Rows {
+		if n := row[len(row)-1].Text; n != "" {
+			notes = append(notes, row[0].Text+": "+n)
+		}
+	}
+	want := "primary: routing=on: read-intent tx on the primary at threads 2, 4, as its routing list asks"
+	if len(notes) != 1 || notes[0] != want {
+		t.Fatalf("notes %q, want [%q]", notes, want)
+	}
+}
