@@ -120,13 +120,18 @@ func tpccCells(t *testing.T, w *world) {
 	}
 	for _, l := range w.logins {
 		t.Run(l.kind, func(t *testing.T) {
-			runArgs := []string{"tpcc", "run", "--read-intent", "--vus", "1", "--rampup", "0s", "--duration", "3s"}
+			runArgs := []string{"tpcc", "run", "--read-intent", "--stale-probe", "--vus", "1", "--rampup", "0s", "--duration", "3s"}
 			results := t.TempDir()
 			args := append(append(runArgs, w.target(t, l, false)...), "--results", results)
 			code, out, errs := w.run(t, args...)
 			if !l.super() && l != builder {
 				grants := refusal(t, l, code, errs, []string{"--primary", "--standby"},
 					"GRANT USAGE ON SCHEMA tpcc TO "+l.user+";", "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA tpcc TO "+l.user+";")
+				e2etest.WantNothing(t, filepath.Join(results, "*"))
+				// A scan of a table of the schema is refused as the run was, before it runs.
+				scode, _, serrs := w.run(t, append([]string{"scan", "--table", "tpcc.item", "--rows", "10", "--results", results},
+					w.target(t, l, true)...)...)
+				refusal(t, l, scode, serrs, []string{"--primary"}, `may not run query 1 "SELECT`, "GRANT USAGE ON SCHEMA tpcc TO "+l.user+";")
 				e2etest.WantNothing(t, filepath.Join(results, "*"))
 				w.sql(t, grants)
 				code, out, errs = w.run(t, args...)
@@ -144,9 +149,46 @@ func tpccCells(t *testing.T, w *world) {
 				t.Errorf("%s: no read transaction ran on the standby: %v", l.kind, st.Counters)
 			}
 			sampled(t, l, res)
+			if grants := staleProbed(t, l, res); grants != "" {
+				w.sql(t, grants)
+				results = t.TempDir()
+				args[len(args)-1] = results
+				if code, out, errs = w.run(t, args...); code != 0 {
+					t.Fatalf("tpcc run as %s after %s: exit %d\n%s\n%s", l.kind, grants, code, out, errs)
+				}
+				if staleProbed(t, l, e2etest.ReadOneResult(t, results)) != "" {
+					t.Errorf("%s: the stale-read probe did not run after %s", l.kind, grants)
+				}
+			}
 			scanAndCheck(t, w, l)
 		})
 	}
+}
+
+// staleProbed: the superuser's stale-read probe runs (and makes its table in schema
+// public); another login's runs only with CREATE there and SELECT, INSERT and TRUNCATE on
+// that table, which none has at first: its figures are absent and the run's warning names
+// the statements. It returns them ("" when the probe ran).
+func staleProbed(t *testing.T, l login, res *result.Result) string {
+	t.Helper()
+	probe, err := res.Steps[0].StaleProbe(result.StaleEventual)
+	if err != nil {
+		t.Fatalf("%s: stale-read probe section: %v", l.kind, err)
+	}
+	const run = "run on the primary: "
+	var grants string
+	for _, w := range res.Warnings {
+		if strings.HasPrefix(w, "stale-read probe (eventual): not run: the login "+l.user+" (") && strings.Contains(w, run) {
+			grants = w[strings.Index(w, run)+len(run):]
+		}
+	}
+	switch {
+	case probe != nil && len(probe.Nodes) > 0 && grants == "":
+	case probe == nil && !l.super() && strings.Contains(grants, "GRANT SELECT, INSERT, TRUNCATE ON agbench_stale_probe TO "+l.user+";"):
+	default:
+		t.Fatalf("%s: stale-read probe %+v; warnings %q", l.kind, probe, res.Warnings)
+	}
+	return grants
 }
 
 // scanAndCheck: a scan of tpcc's items and the consistency check run as l once it has the
@@ -213,15 +255,21 @@ func sampled(t *testing.T, l login, res *result.Result) {
 	}
 }
 
-// stressCell: stress --init makes its table (refused without CREATE on schema public,
-// naming its GRANT, then given it) and reads it with read intent on the standby.
+// stressCell: stress --init makes its table and reads it with read intent on the standby.
+// A login that neither is a superuser nor owns the database (and so schema public) is
+// refused without CREATE on schema public (taken back here: the stale-read probe's cells
+// gave it), naming its GRANT, then given it.
 func stressCell(t *testing.T, w *world, l login) {
 	table := "priv_" + strings.ReplaceAll(l.kind, "_", "")
 	results := t.TempDir()
 	args := append([]string{"stress", "--init", "100", "--init-table", table, "--query", "SELECT count(*) FROM " + table,
 		"--intent", "read-only", "--threads", "1", "--duration", "2s", "--results", results}, w.target(t, l, false)...)
+	mayCreate := l.super() || w.ownsDB[l.user]
+	if !mayCreate {
+		w.sql(t, "REVOKE CREATE ON SCHEMA public FROM "+l.user)
+	}
 	code, out, errs := w.run(t, args...)
-	if mayCreate := l.super() || w.ownsDB[l.user] || l == plain && w.cluster != ""; !mayCreate {
+	if !mayCreate {
 		grants := refusal(t, l, code, errs, []string{"--primary"}, "GRANT CREATE ON SCHEMA public TO "+l.user+";")
 		e2etest.WantNothing(t, filepath.Join(results, "*"))
 		w.sql(t, grants)

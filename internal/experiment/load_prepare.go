@@ -2,13 +2,18 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/privilege"
+	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/target"
 	"github.com/agbench/agbench/internal/workload/pgops"
 	"github.com/agbench/agbench/internal/workload/stress"
@@ -58,12 +63,58 @@ func (l *Load) CheckQueries(ctx context.Context, queries []string, width int) er
 	if len(plan) == 0 {
 		return nil
 	}
-	c, err := target.Connect(ctx, l.ConnString(plan[0].Params, 0), "agbench")
+	cs := l.ConnString(plan[0].Params, 0)
+	c, err := target.Connect(ctx, cs, "agbench")
 	if err != nil {
 		return fmt.Errorf("target unreachable: %w", err)
 	}
 	defer c.Close(context.WithoutCancel(ctx))
-	return stress.CheckQueries(ctx, c, queries, width)
+	err = stress.CheckQueries(ctx, c, queries, width)
+	var qe *stress.QueryError
+	if errors.As(err, &qe) {
+		if why := privilege.Denied(ctx, c, fmt.Sprintf("run query %d %q", qe.Index+1, qe.Query), qe.Err); why != "" {
+			return agerr.BadInputf("%s %s: %s", l.flagOf(cs), result.Redact(cs), why)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return l.checkQueryPrivileges(ctx, c, cs, queries, width)
+}
+
+// checkQueryPrivileges asks the server to plan each prepared query (EXPLAIN EXECUTE, which
+// checks the privileges on the tables it reads and writes, as preparing does not) and
+// refuses one the login may not run, naming the GRANT. A query that cannot be explained (a
+// utility statement) is left to the run.
+func (l *Load) checkQueryPrivileges(ctx context.Context, c *pgx.Conn, cs string, queries []string, width int) error {
+	params := ""
+	if width > 0 {
+		params = "(" + strings.TrimSuffix(strings.Repeat("NULL, ", width), ", ") + ")"
+	}
+	for i, q := range queries {
+		_, err := c.Exec(ctx, fmt.Sprintf("EXPLAIN EXECUTE agbench_check%d%s", i, params))
+		if why := privilege.Denied(ctx, c, fmt.Sprintf("run query %d %q", i+1, q), err); why != "" {
+			return agerr.BadInputf("%s %s: %s", l.flagOf(cs), result.Redact(cs), why)
+		}
+	}
+	return nil
+}
+
+// flagOf names the server of connection string cs as the command line gave it.
+func (l *Load) flagOf(cs string) string {
+	t := l.Target
+	switch {
+	case cs == t.Primary:
+		return t.FlagOfPrimary()
+	case t.Listener != "" && strings.HasPrefix(cs, t.Listener):
+		return "--listener"
+	}
+	for i, s := range t.Standbys {
+		if cs == s {
+			return t.FlagOfStandby(i)
+		}
+	}
+	return "the routing comparison's listener"
 }
 
 // dropCachesFile empties the OS page cache when "3" is written to it (root only).

@@ -76,5 +76,16 @@ func TPCCDropNeeds() privilege.Needs {
 	return privilege.Needs{Command: "tpcc drop", Primary: []privilege.Need{n}}
 }
 
-// drillNeeds is what an observe drill needs on the primary: its ledger table.
-func drillNeeds() []privilege.Need { return []privilege.Need{privilege.CreateTable(drill.LedgerTable)} }
+// drillNeeds is what an observe drill needs on the primary: its ledger table, dropped when
+// it is there and made again.
+func drillNeeds() []privilege.Need {
+	return []privilege.Need{privilege.CreateTable(drill.LedgerTable), privilege.OwnTable(drill.LedgerTable)}
+}
+
+// staleProbeNeeds is what the stale-read probe's writer needs on the primary: CREATE on the
+// schema (its CREATE TABLE IF NOT EXISTS asks for it even when the table is there) and, on a
+// table another login made, what it does with it (empties it, writes and reads it).
+func staleProbeNeeds() []privilege.Need {
+	return []privilege.Need{privilege.CreateTable(StaleProbeTable),
+		privilege.OnTable(StaleProbeTable, "to empty, write and read it", "SELECT", "INSERT", "TRUNCATE")}
+}

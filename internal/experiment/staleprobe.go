@@ -15,6 +15,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/measure"
+	"github.com/agbench/agbench/internal/privilege"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/sample"
 	"github.com/agbench/agbench/internal/target"
@@ -82,6 +83,15 @@ func newStaleProbe(ctx context.Context, l *Load, mode string, ids *atomic.Int64)
 	}
 	ownKey := sample.OwnXactKey(w)
 	tracer.Own(ownKey)
+	// A login that may not make the table runs without the probe: its figures are absent,
+	// and the warning names the grant that would give them.
+	if lg, missing, err := privilege.Lacks(ctx, w, staleProbeNeeds()); err != nil || len(missing) > 0 {
+		w.Close(context.WithoutCancel(ctx))
+		if err != nil {
+			return nil, err
+		}
+		return nil, errors.New(privilege.Refusal(lg, "the stale-read probe", missing))
+	}
 	setup := []string{"CREATE TABLE IF NOT EXISTS " + StaleProbeTable + " (id bigint PRIMARY KEY)"}
 	if ids.Load() == 0 {
 		setup = append(setup, "TRUNCATE "+StaleProbeTable)

@@ -109,3 +109,46 @@ func TestLoginAndCreateSchema(t *testing.T) {
 		}
 	}
 }
+
+// A statement the server refuses for want of a privilege names the login and the GRANT of
+// what it reads: USAGE on the schema, then SELECT on the table with its schema; any other
+// error is none of Denied's.
+func TestDenied(t *testing.T) {
+	t.Parallel()
+	topo := clustertest.Shared(t, clustertest.Options{Standbys: 1})
+	db := clustertest.OwnDatabase(t, topo)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	su, err := target.Connect(ctx, topo.ConnString(topo.Primary(), db), "agbench-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer su.Close(ctx)
+	if _, err := su.Exec(ctx, `CREATE SCHEMA d; CREATE TABLE d.t (x int)`); err != nil {
+		t.Fatal(err)
+	}
+	c, err := target.Connect(ctx, target.WithDatabase(clustertest.OrdinaryConnString(topo, topo.Primary()), db), "agbench-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	for _, step := range []struct{ grant, want string }{
+		{"", "the login app (plain login) may not read: permission denied for schema d; as a superuser or its owner, run on the primary: GRANT USAGE ON SCHEMA d TO app;"},
+		{"GRANT USAGE ON SCHEMA d TO app", "the login app (plain login) may not read: permission denied for table t; as a superuser or its owner, run on the primary: GRANT SELECT ON d.t TO app;"},
+		{"GRANT SELECT ON d.t TO app", ""},
+	} {
+		if step.grant != "" {
+			if _, err := su.Exec(ctx, step.grant); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := c.Exec(ctx, "SELECT count(*) FROM d.t")
+		if got := Denied(ctx, c, "read", err); got != step.want {
+			t.Errorf("after %q: %v\n got %q\nwant %q", step.grant, err, got, step.want)
+		}
+	}
+	_, err = c.Exec(ctx, "SELECT 1/0")
+	if got := Denied(ctx, c, "divide", err); err == nil || got != "" {
+		t.Errorf("division by zero: %q (%v)", got, err)
+	}
+}

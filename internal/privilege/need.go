@@ -140,3 +140,35 @@ func CreateTableIfMissing(table string) Need {
 	n.Holds = fmt.Sprintf("to_regclass(%s) IS NOT NULL OR %s", literal(table), n.Holds)
 	return n
 }
+
+// OnTable is privs on table (a name the session's search path finds) when it exists; a
+// table that does not exist asks nothing (CreateTable asks for what makes it).
+func OnTable(table, why string, privs ...string) Need {
+	list := make([]string, len(privs))
+	for i, p := range privs {
+		list[i] = literal(p)
+	}
+	return Need{
+		What: func(*Login) string { return strings.Join(privs, ", ") + " on table " + table },
+		Why:  why,
+		Holds: fmt.Sprintf("to_regclass(%[1]s) IS NULL OR NOT EXISTS (SELECT 1 FROM unnest(ARRAY[%[2]s]) p WHERE NOT has_table_privilege(to_regclass(%[1]s), p))",
+			literal(table), strings.Join(list, ", ")),
+		Grant: func(l *Login) string {
+			return fmt.Sprintf("GRANT %s ON %s TO %s;", strings.Join(privs, ", "), table, l.NameIdent)
+		},
+		By: "the table's owner",
+	}
+}
+
+// OwnTable is ownership of table when it exists (a command that drops it and makes it
+// again needs it).
+func OwnTable(table string) Need {
+	return Need{
+		What: func(*Login) string { return "ownership of table " + table },
+		Why:  "to drop it and make it again",
+		Holds: fmt.Sprintf("to_regclass(%[1]s) IS NULL OR pg_has_role((SELECT relowner FROM pg_class WHERE oid = to_regclass(%[1]s)), 'USAGE')",
+			literal(table)),
+		Grant: func(l *Login) string { return fmt.Sprintf("ALTER TABLE %s OWNER TO %s;", table, l.NameIdent) },
+		By:    "the table's owner",
+	}
+}
