@@ -362,6 +362,11 @@ type execution struct {
 	windowStart time.Time
 	// made is, per VU, every session its worker made (landings.go), handed over as it ends.
 	made []madeSessions
+	// shownFrom is when the window opens, or will once the ramp-up is over (progress counts
+	// its time from then); deadline fires when a step of a duration has lasted it. Only the
+	// runner's goroutine reads and writes them.
+	shownFrom time.Time
+	deadline  <-chan time.Time
 	// opened, for a step without ramp-up, is closed as the window opens: its VUs, started
 	// before, begin then, and run while the samplers start.
 	opened          chan struct{}
@@ -384,7 +389,7 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 	defer stopLoad(nil)
 	defer raiseProcs(len(ex.workers))()
 	start := time.Now()
-	windowStart := start.Add(ex.spec.Rampup)
+	ex.shownFrom = start.Add(ex.spec.Rampup)
 
 	if ex.spec.Rampup <= 0 {
 		ex.opened = make(chan struct{})
@@ -397,28 +402,20 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 		}
 	}
 	allDone := ex.startVUs(loadCtx, stopLoad, jobs)
-	// A step of a duration lasts it from when its window opened.
-	var deadline <-chan time.Time
-	open := func() {
-		windowStart = ex.openWindow(ctx, st, time.Time{})
-		if ex.spec.Iterations == 0 {
-			deadline = time.After(ex.spec.Duration)
-		}
-	}
 	if ex.spec.Rampup <= 0 {
 		// The VUs are started and wait for the window, which opens once the samplers have
 		// started (seconds, connecting to every server, on a busy machine): the window holds
 		// no time without load, and the samplers' first readings none of its operations.
-		open()
+		ex.open(ctx, st)
 		if jobs != nil {
-			go ex.schedule(loadCtx, windowStart, jobs)
+			go ex.schedule(loadCtx, ex.shownFrom, jobs)
 		}
 	}
 	var rampTimer <-chan time.Time
 	if ex.spec.Rampup > 0 {
 		rampTimer = time.After(ex.spec.Rampup)
 	}
-	err := ex.wait(loadCtx, rampTimer, open, func() <-chan time.Time { return deadline }, allDone, func() time.Time { return windowStart })
+	err := ex.wait(ctx, loadCtx, st, rampTimer, allDone)
 	end := time.Now()
 	if !ex.tally.measuring.Load() {
 		// Cut short (or finished) before the window opened: an empty window.
@@ -466,11 +463,18 @@ func (ex *execution) startVUs(loadCtx context.Context, stopLoad context.CancelCa
 	return allDone
 }
 
+// open opens the measured window (openWindow); a step of a duration lasts it from then.
+func (ex *execution) open(ctx context.Context, st *result.Step) {
+	ex.shownFrom = ex.openWindow(ctx, st, time.Time{})
+	if ex.spec.Iterations == 0 {
+		ex.deadline = time.After(ex.spec.Duration)
+	}
+}
+
 // wait ticks (merging the handles, showing progress) until the step ends: its duration
-// from the window's opening (deadline, set by open once the ramp-up is over), every VU
-// done, or the load stopped (its cause is returned).
-func (ex *execution) wait(loadCtx context.Context, rampTimer <-chan time.Time, open func(), deadline func() <-chan time.Time,
-	allDone <-chan struct{}, windowStart func() time.Time) error {
+// from the window's opening (the window opens as rampTimer fires, after the ramp-up), every
+// VU done, or the load stopped (its cause is returned).
+func (ex *execution) wait(ctx, loadCtx context.Context, st *result.Step, rampTimer <-chan time.Time, allDone <-chan struct{}) error {
 	tick := ex.cfg.Tick
 	if tick <= 0 {
 		tick = DefaultTick
@@ -480,11 +484,11 @@ func (ex *execution) wait(loadCtx context.Context, rampTimer <-chan time.Time, o
 	for {
 		select {
 		case <-rampTimer:
-			open()
+			ex.open(ctx, st)
 		case now := <-ticker.C:
 			tk := ex.reg.Tick(now)
-			ex.progress(tk, now.Sub(windowStart()))
-		case <-deadline():
+			ex.progress(tk, now.Sub(ex.shownFrom))
+		case <-ex.deadline:
 			return nil
 		case <-allDone:
 			return nil
