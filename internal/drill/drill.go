@@ -286,23 +286,7 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 		rep, faultErr = inject(ctx, t, o, cyc, dc, p)
 	}
 	if rep != nil {
-		dc.To = rep.To
-		l.tally.primaryIs(t.Node(rep.To).Port)
-		fs := rep.WriteOutage.Seconds()
-		if !rep.Detected.IsZero() && !rep.PromotedAt.IsZero() { // the failover's own time begins at the detection
-			fs = rep.PromotedAt.Sub(rep.Detected).Seconds()
-		}
-		dc.FailoverSeconds = &fs
-		dc.OldPrimary = rep.OldPrimary
-		if rep.WALLacked != nil || rep.WALLackedNote != "" {
-			dc.WALBytesLacked, dc.WALBytesNote = rep.WALLacked, rep.WALLackedNote
-		}
-		dc.FenceSeconds = since(dc.FaultAt, rep.FencedAt)
-		for node, why := range rep.Problems {
-			dc.Problems = append(dc.Problems, node+": "+why)
-		}
-		p("cycle %d: %s is primary (failover %.2fs); old primary %s: %s", n, rep.To, fs, rep.From, rep.OldPrimary)
-		syncWait(t, rep, dc, l.tally)
+		failedOver(t, rep, dc, l.tally, p)
 		waitBack(ctx, l.tally, o.Readers > 0, backWait)
 		sleep(ctx, o.Between)
 	}
@@ -340,16 +324,43 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 	if err := st.SetExtra(result.ExtraDrill, dc); err != nil {
 		return st, err
 	}
-	if faultErr != nil {
-		return st, faultErr
+	return st, cycleEnd(ctx, o, dc, faultErr)
+}
+
+// failedOver takes a failover's report into the cycle: the new primary, the failover's own
+// time, the old primary's state, the WAL lacked, the fencing and the problems.
+func failedOver(t *cluster.Topology, rep *cluster.FailoverReport, dc *result.DrillCycle, ta *tally, p Progress) {
+	dc.To = rep.To
+	ta.primaryIs(t.Node(rep.To).Port)
+	fs := rep.WriteOutage.Seconds()
+	if !rep.Detected.IsZero() && !rep.PromotedAt.IsZero() { // the failover's own time begins at the detection
+		fs = rep.PromotedAt.Sub(rep.Detected).Seconds()
 	}
-	if ctx.Err() != nil {
-		return st, ctx.Err()
+	dc.FailoverSeconds = &fs
+	dc.OldPrimary = rep.OldPrimary
+	if rep.WALLacked != nil || rep.WALLackedNote != "" {
+		dc.WALBytesLacked, dc.WALBytesNote = rep.WALLacked, rep.WALLackedNote
 	}
-	if (!inPlace(o.Fault) && !oldPrimaryBack(dc)) || len(dc.Writable) != 1 || len(dc.NotStreaming) > 0 {
-		return st, fmt.Errorf("cycle %d left the cluster unfit for another: %s", n, strings.Join(dc.Problems, "; "))
+	dc.FenceSeconds = since(dc.FaultAt, rep.FencedAt)
+	for node, why := range rep.Problems {
+		dc.Problems = append(dc.Problems, node+": "+why)
 	}
-	return st, nil
+	p("cycle %d: %s is primary (failover %.2fs); old primary %s: %s", dc.Cycle, rep.To, fs, rep.From, rep.OldPrimary)
+	syncWait(t, rep, dc, ta)
+}
+
+// cycleEnd is why the drill cannot go on after a cycle: the fault's error, the context's
+// end, or a cluster the cycle left unfit for another.
+func cycleEnd(ctx context.Context, o Options, dc *result.DrillCycle, faultErr error) error {
+	switch {
+	case faultErr != nil:
+		return faultErr
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case (!inPlace(o.Fault) && !oldPrimaryBack(dc)) || len(dc.Writable) != 1 || len(dc.NotStreaming) > 0:
+		return fmt.Errorf("cycle %d left the cluster unfit for another: %s", dc.Cycle, strings.Join(dc.Problems, "; "))
+	}
+	return nil
 }
 
 // inject injects the fault and fails over. Once the fault is in, the rest runs to its end

@@ -22,6 +22,10 @@ import (
 // agbench did not make, through connection strings only.
 const FaultObserve = "observe"
 
+// OldPrimaryRestarted is an observe cycle's OldPrimary when the primary was restarted in
+// place (a later postmaster start time, still accepting writes) rather than failed over.
+const OldPrimaryRestarted = "restarted in place"
+
 // DefaultObserveWait bounds the wait for the user's failover in each observe cycle.
 const DefaultObserveWait = 10 * time.Minute
 
@@ -108,6 +112,7 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 	dc := &result.DrillCycle{Cycle: n, Fault: o.Fault, From: primary.Name,
 		WALBytesNote: "not measured: the drill does not read the servers' files of a cluster it did not make"}
 	cyc := &Cycle{N: n, tally: l.tally}
+	since := postmasterStart(ctx, primary)
 	stopTicks := l.ticks(tick)
 	l.start(ctx, o.Writers, o.Readers)
 	p("cycle %d: load on %s (%d writers, %d readers) for %v", n, dc.From, o.Writers, o.Readers, o.Between)
@@ -119,7 +124,10 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 		faultErr = o.Hooks.BeforeFault(ctx, cyc)
 	}
 	if ctx.Err() == nil && faultErr == nil {
-		next, faultErr = e.awaitFailover(ctx, o, cyc, dc, primary, p)
+		next, faultErr = e.awaitFailover(ctx, o, cyc, dc, primary, since, p)
+	}
+	if next != nil && len(e.Patroni) == 0 { // seen, not asked for: the demotion came first
+		l.tally.timeFaultFromWrites(dc, primary.Name)
 	}
 	var nextPort int
 	if next != nil {
@@ -138,7 +146,7 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 	st := l.step(n, o, start, end)
 	if next != nil {
 		e.checkObserved(context.WithoutCancel(ctx), l.tally, dc, primary, next)
-		if !o.async {
+		if !o.async && next != primary { // restarted in place: no new primary to sample
 			dc.SyncGap = l.tally.syncGap(next.Name, nextPort, primary.Name, o.syncCause, end)
 			waitedForOldPrimary(dc)
 		}
@@ -159,31 +167,35 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 	return st, next, ctx.Err()
 }
 
+// postmasterStart is when n's postmaster started (zero when it cannot be read): a later one
+// after the fault is a restart in place.
+func postmasterStart(ctx context.Context, n *Endpoint) time.Time {
+	var at time.Time
+	c, err := pgx.Connect(ctx, n.Conn)
+	if err != nil {
+		return at
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	_ = c.QueryRow(ctx, `SELECT pg_postmaster_start_time()`).Scan(&at)
+	return at
+}
+
 // awaitFailover asks Patroni for a switchover when the drill has its REST APIs, else waits
 // for the user's failover: the fault is the first moment the primary stopped answering as a
-// writable node, the promotion the first another node answered as one.
-func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *result.DrillCycle, primary *Endpoint, p Progress) (*Endpoint, error) {
+// writable node, the promotion the first another node answered as one. The primary itself
+// answering as one again with a later postmaster start time than since (its start before
+// the cycle) is a restart in place (as Patroni restarts a killed postmaster while it holds
+// the leader key): no failover, but a recovery whose commits are checked all the same.
+func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *result.DrillCycle, primary *Endpoint, since time.Time, p Progress) (*Endpoint, error) {
 	wait := o.ObserveWait
 	if wait <= 0 {
 		wait = DefaultObserveWait
 	}
-	switched := make(chan error, 1)
-	if len(e.Patroni) > 0 {
-		w := e.patroniWhole(ctx)
-		if err := wholeBeforeFault(ctx, w, func(ctx context.Context) error { return e.waitWhole(ctx, w) }, c, p); err != nil {
-			return nil, err
-		}
-		dc.FaultAt = time.Now()
-		c.tally.fault(dc.FaultAt)
-		p("cycle %d: asking Patroni for a switchover from %s", c.N, primary.Name)
-		go func() {
-			msg, err := e.switchover(context.WithoutCancel(ctx), primary)
-			if err == nil {
-				dc.HAOutcome = "switchover: " + msg
-			}
-			switched <- err
-		}()
-	} else {
+	switched, err := e.startSwitchover(ctx, c, dc, primary, p)
+	if err != nil {
+		return nil, err
+	}
+	if switched == nil {
 		p("cycle %d: waiting up to %v for a failover from %s by your own means", c.N, wait, primary.Name)
 	}
 	probe := newProber(e)
@@ -198,19 +210,14 @@ func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *
 		default:
 		}
 		now := time.Now()
-		w := probe.writable(ctx)
-		if dc.FaultAt.IsZero() && !w[primary.Name] {
+		a := probe.ask(ctx)
+		if dc.FaultAt.IsZero() && !a[primary.Name].writable {
 			dc.FaultAt = now
 			c.tally.fault(now)
 			p("cycle %d: %s no longer answers as primary", c.N, primary.Name)
 		}
-		for _, n := range e.Nodes {
-			if n.Name != primary.Name && w[n.Name] && !dc.FaultAt.IsZero() {
-				s := time.Since(dc.FaultAt).Seconds()
-				dc.FailoverSeconds = &s
-				p("cycle %d: %s accepts writes %.2fs after the fault", c.N, n.Name, s)
-				return e.node(n.Name), nil
-			}
+		if next := e.recovered(c, dc, primary, since, a, p); next != nil {
+			return next, nil
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -220,6 +227,59 @@ func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *
 		}
 		sleep(ctx, observePoll)
 	}
+}
+
+// recovered returns, once the primary stopped answering (dc.FaultAt), the node that accepts
+// writes again: another node (a failover), or the primary restarted in place; nil while none
+// does.
+func (e *Endpoints) recovered(c *Cycle, dc *result.DrillCycle, primary *Endpoint, since time.Time, a map[string]answer, p Progress) *Endpoint {
+	if dc.FaultAt.IsZero() {
+		return nil
+	}
+	for _, n := range e.Nodes {
+		if n.Name != primary.Name && a[n.Name].writable {
+			s := time.Since(dc.FaultAt).Seconds()
+			dc.FailoverSeconds = &s
+			p("cycle %d: %s accepts writes %.2fs after the fault", c.N, n.Name, s)
+			return e.node(n.Name)
+		}
+	}
+	if me := a[primary.Name]; me.writable && !since.IsZero() && me.started.After(since) {
+		s := time.Since(dc.FaultAt).Seconds()
+		dc.FailoverSeconds = &s
+		dc.OldPrimary = OldPrimaryRestarted
+		dc.HAOutcome = fmt.Sprintf("%s restarted in place (its postmaster started at %s, before at %s): no failover",
+			primary.Name, me.started.UTC().Format("15:04:05.000"), since.UTC().Format("15:04:05.000"))
+		c.tally.event(result.EventRestarted, time.Now(), primary.Name)
+		p("cycle %d: %s restarted in place: it accepts writes again %.2fs after the fault", c.N, primary.Name, s)
+		return primary
+	}
+	return nil
+}
+
+// startSwitchover, when the drill has Patroni's REST APIs, waits until Patroni's view is
+// whole, marks the fault and asks the leader for a switchover; its answer comes on the
+// channel. Without REST APIs it returns a nil channel: the failover is the user's.
+func (e *Endpoints) startSwitchover(ctx context.Context, c *Cycle, dc *result.DrillCycle, primary *Endpoint, p Progress) (chan error, error) {
+	if len(e.Patroni) == 0 {
+		return nil, nil
+	}
+	w := e.patroniWhole(ctx)
+	if err := wholeBeforeFault(ctx, w, func(ctx context.Context) error { return e.waitWhole(ctx, w) }, c, p); err != nil {
+		return nil, err
+	}
+	dc.FaultAt = time.Now()
+	c.tally.fault(dc.FaultAt)
+	p("cycle %d: asking Patroni for a switchover from %s", c.N, primary.Name)
+	switched := make(chan error, 1)
+	go func() {
+		msg, err := e.switchover(context.WithoutCancel(ctx), primary)
+		if err == nil {
+			dc.HAOutcome = "switchover: " + msg
+		}
+		switched <- err
+	}()
+	return switched, nil
 }
 
 // patroniWhole is what a whole view of the endpoints' cluster shows to Patroni's REST APIs:
@@ -289,15 +349,22 @@ func (p *prober) close() {
 	}
 }
 
-// writable asks every node at once whether it is out of recovery; a node that does not
-// answer within a second is not writable.
-func (p *prober) writable(ctx context.Context) map[string]bool {
-	type answer struct {
+// answer is what a node said when probed: whether it accepts writes, and when its
+// postmaster started (zero when it did not answer).
+type answer struct {
+	writable bool
+	started  time.Time
+}
+
+// ask asks every node at once whether it is out of recovery and when its postmaster
+// started; a node that does not answer within a second is not writable.
+func (p *prober) ask(ctx context.Context) map[string]answer {
+	type reply struct {
 		name string
-		ok   bool
+		a    answer
 		conn *pgx.Conn
 	}
-	ch := make(chan answer, len(p.e.Nodes))
+	ch := make(chan reply, len(p.e.Nodes))
 	for _, n := range p.e.Nodes {
 		c := p.conns[n.Name]
 		go func() {
@@ -306,27 +373,28 @@ func (p *prober) writable(ctx context.Context) map[string]bool {
 			if c == nil {
 				var err error
 				if c, err = pgx.Connect(qctx, n.Conn); err != nil {
-					ch <- answer{name: n.Name}
+					ch <- reply{name: n.Name}
 					return
 				}
 			}
 			var rec bool
-			if err := c.QueryRow(qctx, `SELECT pg_is_in_recovery()`).Scan(&rec); err != nil {
+			var started time.Time
+			if err := c.QueryRow(qctx, `SELECT pg_is_in_recovery(), pg_postmaster_start_time()`).Scan(&rec, &started); err != nil {
 				c.Close(context.Background())
-				ch <- answer{name: n.Name}
+				ch <- reply{name: n.Name}
 				return
 			}
-			ch <- answer{name: n.Name, ok: !rec, conn: c}
+			ch <- reply{name: n.Name, a: answer{writable: !rec, started: started}, conn: c}
 		}()
 	}
-	out := map[string]bool{}
+	out := map[string]answer{}
 	for range p.e.Nodes {
-		a := <-ch
-		out[a.name] = a.ok
-		if a.conn != nil {
-			p.conns[a.name] = a.conn
+		r := <-ch
+		out[r.name] = r.a
+		if r.conn != nil {
+			p.conns[r.name] = r.conn
 		} else {
-			delete(p.conns, a.name)
+			delete(p.conns, r.name)
 		}
 	}
 	return out
@@ -336,10 +404,10 @@ func (p *prober) writable(ctx context.Context) map[string]bool {
 func (e *Endpoints) writableNames(ctx context.Context) []string {
 	p := newProber(e)
 	defer p.close()
-	w := p.writable(ctx)
+	a := p.ask(ctx)
 	var out []string
 	for _, n := range e.Nodes {
-		if w[n.Name] {
+		if a[n.Name].writable {
 			out = append(out, n.Name)
 		}
 	}
@@ -404,7 +472,9 @@ func (e *Endpoints) checkObserved(ctx context.Context, ta *tally, dc *result.Dri
 	if len(dc.Writable) != 1 {
 		dc.Problems = append(dc.Problems, fmt.Sprintf("%d nodes accept writes (%s); want exactly one", len(dc.Writable), strings.Join(dc.Writable, ", ")))
 	}
-	dc.OldPrimary, _ = e.state(ctx, old, next)
+	if old != next {
+		dc.OldPrimary, _ = e.state(ctx, old, next)
+	}
 	c, err := pgx.Connect(ctx, next.Conn)
 	if err != nil {
 		dc.Problems = append(dc.Problems, "ledger not read on "+next.Name+": "+err.Error())
@@ -439,32 +509,39 @@ const statusHidden = "pg_stat_wal_receiver's status is hidden from this login: p
 
 // state says in a word where node n is: streaming (from primary), in recovery (not
 // streaming), primary, or down with the reason; byPosition is true when "streaming" was judged
-// from WAL positions because the login may not read the WAL receiver's status.
+// from WAL positions because the login may not read the WAL receiver's status. A standby not
+// streaming yet is given streamWait: its WAL receiver starts again a few seconds after its
+// primary came back (wal_retrieve_retry_interval).
 func (e *Endpoints) state(ctx context.Context, n, primary *Endpoint) (s string, byPosition bool) {
-	cctx, cancel := context.WithTimeout(ctx, streamWait+5*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, 2*streamWait+5*time.Second)
 	defer cancel()
 	c, err := pgx.Connect(cctx, n.Conn)
 	if err != nil {
 		return "down", false
 	}
 	defer c.Close(ctx)
-	var rec bool
-	var pid *int32
-	var status *string
-	// Without pg_read_all_stats the row shows only the WAL receiver's pid: that one runs.
-	if err := c.QueryRow(cctx, `SELECT pg_is_in_recovery(), (SELECT pid FROM pg_stat_wal_receiver LIMIT 1),
+	deadline := time.Now().Add(streamWait)
+	for {
+		var rec bool
+		var pid *int32
+		var status *string
+		// Without pg_read_all_stats the row shows only the WAL receiver's pid: that one runs.
+		if err := c.QueryRow(cctx, `SELECT pg_is_in_recovery(), (SELECT pid FROM pg_stat_wal_receiver LIMIT 1),
 	(SELECT status FROM pg_stat_wal_receiver LIMIT 1)`).Scan(&rec, &pid, &status); err != nil {
-		return "unknown: " + err.Error(), false
+			return "unknown: " + err.Error(), false
+		}
+		switch {
+		case !rec:
+			return "accepts writes", false
+		case status != nil && *status == "streaming":
+			return "streaming", false
+		case status == nil && pid != nil:
+			return receivesFrom(cctx, c, primary), true
+		case time.Now().After(deadline) || cctx.Err() != nil:
+			return "in recovery, not streaming", false
+		}
+		sleep(cctx, 200*time.Millisecond)
 	}
-	switch {
-	case !rec:
-		return "accepts writes", false
-	case status != nil && *status == "streaming":
-		return "streaming", false
-	case status != nil || pid == nil:
-		return "in recovery, not streaming", false
-	}
-	return receivesFrom(cctx, c, primary), true
 }
 
 // receivesFrom judges a standby (c) whose WAL receiver runs but whose status is hidden from

@@ -296,3 +296,69 @@ func TestWholeAsAnOrdinaryLogin(t *testing.T) {
 		}
 	}
 }
+
+// A failover by other means whose primary blocks writes before it stops answering (as a
+// switchover's demotion does: Patroni checkpoints the old primary first; here the test
+// holds a lock on the ledger for a second and a half, then stops the primary and promotes
+// the standby) is timed from when writes first degraded, and says so; the moment the
+// primary stopped answering is an event of its own.
+func TestObserveTimesTheFaultFromDegradedWrites(t *testing.T) {
+	t.Parallel() // owns its cluster: it fails over
+	h := clustertest.NewHandmade(t, 1)
+	e, err := NewEndpoints("old="+h.URL(0, clustertest.HandmadeApp), []string{"new=" + h.URL(1, clustertest.HandmadeApp)}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const blocked = 1500 * time.Millisecond
+	var locked time.Time
+	failedOver := make(chan error, 1)
+	hooks := &Hooks{BeforeFault: func(ctx context.Context, c *Cycle) error {
+		admin := h.Admin(ctx, t, 0)
+		tx, err := admin.Begin(ctx)
+		if err == nil {
+			_, err = tx.Exec(ctx, `LOCK TABLE `+LedgerTable+` IN EXCLUSIVE MODE`)
+		}
+		if err != nil {
+			return err
+		}
+		locked = time.Now()
+		go func() {
+			time.Sleep(blocked) // the demotion's length: writes blocked while the primary still answers
+			if err := h.Stop(ctx, 0); err != nil {
+				failedOver <- err
+				return
+			}
+			admin.Close(context.Background())
+			failedOver <- h.Promote(ctx, 1)
+		}()
+		return nil
+	}}
+	run, res, err := observe(t, e, Options{Hooks: hooks, Between: 3 * time.Second})
+	if ferr := <-failedOver; ferr != nil {
+		t.Fatalf("the test's own failover: %v", ferr)
+	}
+	if err != nil {
+		t.Fatalf("drill: %v (%+v)", err, run)
+	}
+	dc := cycles(t, res)[0]
+	t.Logf("fault timed from %s", dc.FaultStart)
+	t.Log(run.Verdict)
+	tl := dc.Timeline
+	iv := time.Duration(tl.IntervalMS) * time.Millisecond
+	f := int(dc.FaultAt.Sub(tl.Start) / iv)
+	t.Logf("writes per %v before the fault: %v, after: %v", iv, tl.Writes[max(f-10, 0):f], tl.Writes[f:min(f+20, len(tl.Writes))])
+	if !dc.Checked || lostOf(dc) != 0 || dc.To != "new" {
+		t.Fatalf("cycle %+v", dc)
+	}
+	// The fault is the lock, to within an interval, not the stop a second and a half later.
+	if d := dc.FaultAt.Sub(locked); d < -iv || d > 2*iv {
+		t.Fatalf("fault at %v after the lock (%q); want within %v of it", d, dc.FaultStart, iv)
+	}
+	stopped := slices.IndexFunc(dc.Events, func(ev result.DrillEvent) bool { return ev.Event == result.EventStoppedAnswering })
+	if !strings.HasPrefix(dc.FaultStart, "when writes degraded") || stopped < 0 || dc.Events[stopped].At.Sub(dc.FaultAt) < blocked-2*iv {
+		t.Fatalf("fault start %q, events %+v", dc.FaultStart, dc.Events)
+	}
+	if dc.FailoverSeconds == nil || *dc.FailoverSeconds < blocked.Seconds() {
+		t.Fatalf("failover %v s: want from the fault, the blocked writes included", dc.FailoverSeconds)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/render"
+	"github.com/agbench/agbench/internal/stats"
 )
 
 // TestPatroniFailsOverByItself runs kill-primary on a cluster under Patroni with
@@ -155,4 +156,121 @@ func loseSyncStandby(ctx context.Context, t *testing.T, topo *cluster.Topology) 
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// observe, as an ordinary login (no pg_monitor) and without Patroni's REST APIs, on a cluster
+// under Patroni that recovers by other means:
+//   - restart in place: the primary's postmaster killed, its Patroni, still the leader,
+//     restarts it: no failover. The drill recognises it (a later postmaster start time on
+//     the same node), times the writes blocked, checks every acknowledged commit on the
+//     restarted primary, and finds the cluster whole at the end from what the login may read.
+//   - switchover: asked of Patroni's REST API by the test, not the drill. Patroni demotes
+//     the primary first; the cycle is timed from when its writes degraded, not from when it
+//     stopped answering, and says which start it used.
+func TestObserveUnderPatroniByOtherMeans(t *testing.T) {
+	t.Parallel() // owns its cluster: it kills its primary's postmaster
+	clustertest.RequirePatroni(t)
+	topo := clustertest.NewIn(t, clustertest.Home(t), clustertest.Options{Standbys: 1, Commit: cluster.CommitSync, HA: cluster.HAPatroni})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	const user, pw = "observer", "observer-secret"
+	c, err := topo.Connect(ctx, topo.Primary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"CREATE ROLE " + user + " LOGIN PASSWORD '" + pw + "'", "GRANT CREATE ON SCHEMA public TO " + user} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close(ctx)
+	if err := topo.WaitCaughtUp(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	url := func(n *cluster.Node) string {
+		return fmt.Sprintf("%s=postgres://%s:%s@%s:%d/%s?sslmode=disable", n.Name, user, pw, n.Host, n.ClientPort(), topo.Database)
+	}
+	endpoints := func(t *testing.T) (*Endpoints, *cluster.Node, *cluster.Node) {
+		if err := topo.WaitPatroniWhole(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := topo.FollowPatroni(ctx); err != nil {
+			t.Fatal(err)
+		}
+		from, to := topo.Primary(), topo.Standbys()[0]
+		e, err := NewEndpoints(url(from), []string{url(to)}, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Check(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return e, from, to
+	}
+
+	t.Run("restart in place", func(t *testing.T) {
+		e, from, _ := endpoints(t)
+		hooks := &Hooks{BeforeFault: func(ctx context.Context, c *Cycle) error { return topo.CrashNode(ctx, from.Name) }}
+		run, res, err := observe(t, e, Options{Hooks: hooks, ObserveWait: 2 * time.Minute})
+		if err != nil {
+			t.Fatalf("drill: %v (%+v)", err, run)
+		}
+		t.Log(run.Verdict)
+		t.Log(run.Left)
+		dc := cycles(t, res)[0]
+		if dc.To != from.Name || dc.OldPrimary != OldPrimaryRestarted || !strings.Contains(dc.HAOutcome, "restarted in place") {
+			t.Fatalf("from %s to %s, old primary %q, outcome %q: %v", from.Name, dc.To, dc.OldPrimary, dc.HAOutcome, dc.Problems)
+		}
+		if !dc.Checked || lostOf(dc) != 0 || dc.Acked == 0 || dc.WritesBlockedSeconds == nil || *dc.WritesBlockedSeconds <= 0 {
+			t.Fatalf("checked %v, %d of %d lost, writes blocked %v: %v", dc.Checked, lostOf(dc), dc.Acked, dc.WritesBlockedSeconds, dc.Problems)
+		}
+		if run.RestartedInPlace != 1 || !strings.Contains(run.Verdict, "restarted in place") || !strings.Contains(run.Verdict, "writes blocked") {
+			t.Fatalf("verdict %q", run.Verdict)
+		}
+		if !strings.HasPrefix(run.Left, "whole") || !strings.Contains(run.Left, "pg_read_all_stats") {
+			t.Fatalf("left %q: want whole, judged by WAL positions, naming the privilege", run.Left)
+		}
+	})
+
+	t.Run("switchover", func(t *testing.T) {
+		e, from, to := endpoints(t)
+		switched := make(chan error, 1)
+		hooks := &Hooks{BeforeFault: func(ctx context.Context, c *Cycle) error {
+			go func() {
+				_, err := cluster.PatroniSwitchoverAt(context.WithoutCancel(ctx), from.RESTURL(), from.Name, "")
+				switched <- err
+			}()
+			return nil
+		}}
+		run, res, err := observe(t, e, Options{Hooks: hooks, ObserveWait: 2 * time.Minute, Between: 4 * time.Second})
+		if serr := <-switched; serr != nil {
+			t.Fatalf("the test's switchover: %v", serr)
+		}
+		if err != nil {
+			t.Fatalf("drill: %v (%+v)", err, run)
+		}
+		t.Log(run.Verdict)
+		dc := cycles(t, res)[0]
+		t.Logf("fault timed from %s", dc.FaultStart)
+		if dc.To != to.Name || !dc.Checked || lostOf(dc) != 0 {
+			t.Fatalf("from %s to %s, checked %v, lost %d: %v", from.Name, dc.To, dc.Checked, lostOf(dc), dc.Problems)
+		}
+		// No interval before the fault's own had writes degraded: the fault is when they
+		// first fell, not when the demoted primary stopped answering.
+		tl := dc.Timeline
+		iv := time.Duration(tl.IntervalMS) * time.Millisecond
+		f := int(dc.FaultAt.Sub(tl.Start) / iv)
+		var level []float64
+		for _, w := range tl.Writes[10:f] {
+			level = append(level, float64(w))
+		}
+		steady := stats.Median(level)
+		t.Logf("writes per %v before the fault: %v (steady %.0f)", iv, tl.Writes[max(f-20, 0):f], steady)
+		if float64(tl.Writes[f-1]) < steady/2 {
+			t.Fatalf("writes had fallen to %d of a steady %.0f per %v before the fault: the demotion is not timed", tl.Writes[f-1], steady, iv)
+		}
+		if !strings.HasPrefix(dc.FaultStart, "when ") {
+			t.Fatalf("the cycle does not say which start it used: %q", dc.FaultStart)
+		}
+	})
 }

@@ -17,7 +17,7 @@ func Summarize(run *result.DrillRun, steps []result.Step) {
 	run.CyclesDone, run.Acked, run.Lost, run.InDoubt, run.InDoubtPresent = 0, nil, nil, nil, nil
 	run.Failed = nil
 	run.ChecksFailed, run.SyncWaitCycles, run.NoSyncCycles, run.NoSyncOpenCycles, run.NoSyncMax = 0, 0, 0, 0, nil
-	run.NoSyncMaxOpen, run.NoSyncMeasuredCycles = false, 0
+	run.NoSyncMaxOpen, run.NoSyncMeasuredCycles, run.RestartedInPlace = false, 0, 0
 	var sum summing
 	for i := range steps {
 		dc, err := steps[i].DrillCycle()
@@ -77,6 +77,9 @@ func (s *summing) add(run *result.DrillRun, dc *result.DrillCycle) {
 	if dc.SyncWait != "" {
 		run.SyncWaitCycles++
 	}
+	if restartedInPlace(dc) {
+		run.RestartedInPlace++
+	}
 	g := dc.SyncGap
 	if g == nil || g.NoSyncSeconds == nil {
 		return
@@ -132,6 +135,10 @@ func cycleFailures(run *result.DrillRun, dc *result.DrillCycle) []string {
 	return out
 }
 
+// restartedInPlace is true when the cycle's primary came back on its own node (Patroni
+// restarting a killed postmaster while it holds the leader key): a recovery, no failover.
+func restartedInPlace(dc *result.DrillCycle) bool { return dc.To != "" && dc.To == dc.From }
+
 func p50max(xs []float64) (*float64, *float64) {
 	if len(xs) == 0 {
 		return nil, nil
@@ -147,7 +154,7 @@ func Verdict(run *result.DrillRun) string {
 		return fmt.Sprintf("%s commit: not judged: no cycle of %s was checked", run.Commit, run.Fault)
 	}
 	what := "failover"
-	if inPlace(run.Fault) {
+	if inPlace(run.Fault) || run.RestartedInPlace > 0 {
 		what = "cycle"
 	}
 	fault := run.Fault
@@ -168,7 +175,10 @@ func Verdict(run *result.DrillRun) string {
 			s += fmt.Sprintf("; consistency checks FAILED in %d of %d cycles", run.ChecksFailed, run.CyclesDone)
 		}
 	}
-	if inPlace(run.Fault) && run.WritesBlockedP50 != nil {
+	if run.RestartedInPlace > 0 {
+		s += fmt.Sprintf("; in %d of %d the primary was restarted in place (no failover)", run.RestartedInPlace, run.CyclesDone)
+	}
+	if (inPlace(run.Fault) || run.RestartedInPlace > 0) && run.WritesBlockedP50 != nil {
 		s += fmt.Sprintf("; writes blocked p50 %.2f s, max %.2f s", *run.WritesBlockedP50, *run.WritesBlockedMax)
 	}
 	if run.DetectP50 != nil {

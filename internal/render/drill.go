@@ -42,6 +42,12 @@ func Drill(w io.Writer, r *result.Result, run *result.DrillRun) {
 		if dc.TPCC != nil {
 			drillTPCC(w, dc)
 		}
+		if dc.FaultStart != "" {
+			fmt.Fprintf(w, "cycle %d: fault timed from %s\n", dc.Cycle, dc.FaultStart)
+		}
+		if dc.HAOutcome != "" && run != nil && run.Patroni == nil { // under Patroni said with its timing below
+			fmt.Fprintf(w, "cycle %d: %s\n", dc.Cycle, dc.HAOutcome)
+		}
 		if dc.SyncWait != "" {
 			fmt.Fprintf(w, "cycle %d: * writes back: %s\n", dc.Cycle, dc.SyncWait)
 		}

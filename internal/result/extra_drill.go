@@ -60,6 +60,9 @@ type DrillRun struct {
 	Failed  []string `json:"failed,omitempty"`
 	// Left is the cluster's state at the end: whole, or what is left and how to repair it.
 	Left string `json:"left"`
+	// RestartedInPlace counts the checked cycles whose primary was restarted in place (its
+	// PostgreSQL started again on the same node, no failover: To is From).
+	RestartedInPlace int `json:"restarted_in_place,omitempty"`
 	// ChecksFailed counts, with tpcc, the checked cycles whose consistency conditions did
 	// not all hold (or could not be checked).
 	ChecksFailed int `json:"checks_failed,omitempty"`
@@ -104,6 +107,10 @@ type DrillCycle struct {
 	From    string    `json:"from"`
 	To      string    `json:"to,omitempty"`
 	FaultAt time.Time `json:"fault_at"`
+	// FaultStart says, for a failover by other means (observe), which moment FaultAt is:
+	// when the writes first degraded before the primary stopped answering, or when it
+	// stopped answering; empty when the drill made the fault itself.
+	FaultStart string `json:"fault_start,omitempty"`
 	// FailoverSeconds is the failover's own time until the new primary accepted writes, as
 	// internal/cluster measured it, from the detection when the failover itself detected the
 	// fault (freeze-primary's probe); absent when no failover ran.
@@ -235,6 +242,12 @@ const (
 	EventRerouteWrite = "reroute write"
 	EventRerouteRead  = "reroute read"
 	EventRejoined     = "old primary rejoined"
+	// EventStoppedAnswering is when, in an observed cycle timed from when its writes
+	// degraded (DrillCycle.FaultStart), the primary stopped answering as a writable node.
+	EventStoppedAnswering = "primary stopped answering"
+	// EventRestarted is when the primary, restarted in place (a new postmaster, no
+	// failover), was seen accepting writes again.
+	EventRestarted = "restarted in place"
 	// EventWhole is when, before the fault on a cluster under Patroni, Patroni's view was
 	// seen whole (a running leader, every member streaming, a synchronous standby in
 	// synchronous_mode); its detail is the view.

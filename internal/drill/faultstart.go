@@ -1,0 +1,90 @@
+package drill
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/stats"
+)
+
+// A failover by other means (observe, no Patroni REST API) is seen when the primary stops
+// answering as a writable node. A switchover begins before that: the old primary is demoted
+// (Patroni checkpoints it, then shuts it down), and its writes fall for a second or more
+// while it still answers. The cycle's fault is then the first moment writes degraded:
+// the start of the run of intervals, just before the primary stopped answering, in which
+// acknowledged writes were below degradedFraction of their steady level.
+
+// degradedFraction is the share of the steady write rate below which an interval's writes
+// have degraded.
+const degradedFraction = 0.5
+
+// steadyWarmup is the load's first stretch, left out of its steady level (sessions connect).
+const steadyWarmup = time.Second
+
+// minSteadyIntervals is the fewest intervals of load before the fault that give a steady
+// level.
+const minSteadyIntervals = 10
+
+// degradedFrom returns, for a fault seen at at, the start of the run of whole intervals
+// just before it whose acknowledged writes were below degradedFraction of the steady level
+// (the median per interval of the load before at, its warm-up left out), how many intervals
+// the run holds (0: writes did not fall before at) and the steady level; ok is false when
+// the load before at was too short to know that level.
+func (tl *timeline) degradedFrom(at time.Time) (from time.Time, n int, steady float64, ok bool) {
+	if tl.start.IsZero() || at.Before(tl.start) {
+		return at, 0, 0, false
+	}
+	f := min(int(at.Sub(tl.start)/interval), len(tl.writes)) // the interval holding at
+	warm := int(steadyWarmup / interval)
+	if f-warm < minSteadyIntervals {
+		return at, 0, 0, false
+	}
+	level := make([]float64, 0, f-warm)
+	for _, w := range tl.writes[warm:f] {
+		level = append(level, float64(w))
+	}
+	steady = stats.Median(level)
+	k := f
+	for k > warm && float64(tl.writes[k-1]) < degradedFraction*steady {
+		k--
+	}
+	if k == f {
+		return at, 0, steady, true
+	}
+	return tl.start.Add(time.Duration(k) * interval), f - k, steady, true
+}
+
+// timeFaultFromWrites moves an observed cycle's fault back to when its writes first
+// degraded (degradedFrom), and says in dc.FaultStart which start was used; the moment the
+// primary stopped answering stays an event of its own.
+func (t *tally) timeFaultFromWrites(dc *result.DrillCycle, primary string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	seen := t.faultAt
+	from, n, steady, ok := t.tl.degradedFrom(seen)
+	per := fmt.Sprintf("%d ms", interval.Milliseconds())
+	switch {
+	case !ok:
+		dc.FaultStart = fmt.Sprintf("when %s stopped answering as primary (too little load before it to know the writes' steady level)", primary)
+		return
+	case n == 0:
+		dc.FaultStart = fmt.Sprintf("when %s stopped answering as primary (its writes had not fallen below %.0f%% of their steady %.0f per %s before it)",
+			primary, degradedFraction*100, steady, per)
+		return
+	}
+	shift := seen.Sub(from)
+	dc.FaultStart = fmt.Sprintf("when writes degraded, %.2f s before %s stopped answering as primary: from then on every %s had fewer than %.0f%% of the steady %.0f acknowledged writes",
+		shift.Seconds(), primary, per, degradedFraction*100, steady)
+	t.faultAt, dc.FaultAt = from, from
+	for i := range t.events {
+		if t.events[i].Event == result.EventFault && t.events[i].At.Equal(seen) {
+			t.events[i].At, t.events[i].Detail = from, "writes degraded"
+		}
+	}
+	t.events = append(t.events, result.DrillEvent{At: seen, Event: result.EventStoppedAnswering, Detail: primary})
+	if dc.FailoverSeconds != nil {
+		s := *dc.FailoverSeconds + shift.Seconds()
+		dc.FailoverSeconds = &s
+	}
+}
