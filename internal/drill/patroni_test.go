@@ -164,6 +164,8 @@ func loseSyncStandby(ctx context.Context, t *testing.T, topo *cluster.Topology) 
 //     restarts it: no failover. The drill recognises it (a later postmaster start time on
 //     the same node), times the writes blocked, checks every acknowledged commit on the
 //     restarted primary, and finds the cluster whole at the end from what the login may read.
+//   - switchover asked of Patroni: the drill, given the REST APIs, asks for it once the
+//     servers' view is whole, judged as the ordinary login.
 //   - switchover: asked of Patroni's REST API by the test, not the drill. Patroni demotes
 //     the primary first; the cycle is timed from when its writes degraded, not from when it
 //     stopped answering, and says which start it used.
@@ -229,6 +231,21 @@ func TestObserveUnderPatroniByOtherMeans(t *testing.T) {
 		}
 		if !strings.HasPrefix(run.Left, "whole") || !strings.Contains(run.Left, "pg_read_all_stats") {
 			t.Fatalf("left %q: want whole, judged by WAL positions, naming the privilege", run.Left)
+		}
+	})
+
+	// With Patroni's REST APIs the drill asks for the switchover itself, and first waits
+	// until the servers' view is whole: as the ordinary login, from WAL positions.
+	t.Run("switchover asked of Patroni", func(t *testing.T) {
+		e, from, to := endpoints(t)
+		e.Patroni = []string{from.RESTURL(), to.RESTURL()}
+		run, res, err := observe(t, e, Options{ObserveWait: 2 * time.Minute})
+		if err != nil {
+			t.Fatalf("drill: %v (%+v)", err, run)
+		}
+		t.Log(run.Verdict)
+		if dc := cycles(t, res)[0]; dc.To != to.Name || !dc.Checked || lostOf(dc) != 0 || !strings.HasPrefix(dc.HAOutcome, "switchover") {
+			t.Fatalf("from %s to %s, checked %v, lost %d, outcome %q: %v", from.Name, dc.To, dc.Checked, lostOf(dc), dc.HAOutcome, dc.Problems)
 		}
 	})
 

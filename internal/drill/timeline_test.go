@@ -46,3 +46,41 @@ func TestTimelineWithoutStartKeepsNothing(t *testing.T) {
 		t.Fatalf("a timeline without a start kept %d writes and %d reads intervals", len(tl.Writes), len(tl.Reads))
 	}
 }
+
+// The fault moves back to the start of the run of intervals before it whose writes fell
+// below half the load's median (its first second left out); a dip that recovered before the
+// fault, too little load, or no fall leave it where it was seen.
+func TestDegradedFrom(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(i int) time.Time { return start.Add(time.Duration(i) * interval) }
+	steady := func(n int) []int64 {
+		s := make([]int64, n)
+		for i := range s {
+			s[i] = 40
+		}
+		return s
+	}
+	for _, c := range []struct {
+		name   string
+		writes []int64
+		fault  int
+		from   int
+		n      int
+		ok     bool
+	}{
+		{"fell for 1.4 s", append(steady(30), 5, 2, 7, 3, 6, 4, 2, 5, 7, 3, 2, 6, 4, 3, 0, 0), 44, 30, 14, true},
+		{"no fall", append(steady(30), 0, 0), 30, 30, 0, true},
+		{"a dip that recovered", append(append(steady(20), 0, 0, 0), steady(10)...), 33, 33, 0, true},
+		{"too little load", append(steady(12), 0, 0), 14, 14, 0, false},
+	} {
+		tl := &timeline{start: start, writes: c.writes}
+		from, n, _, ok := tl.degradedFrom(at(c.fault).Add(interval / 2))
+		want := at(c.from)
+		if c.n == 0 {
+			want = at(c.fault).Add(interval / 2)
+		}
+		if !from.Equal(want) || n != c.n || ok != c.ok {
+			t.Errorf("%s: from %v, %d intervals, ok %v; want %v, %d, %v", c.name, from.Sub(start), n, ok, want.Sub(start), c.n, c.ok)
+		}
+	}
+}
