@@ -58,7 +58,7 @@ func TestDrillObserveCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	for _, want := range []string{"async commit: 0 of ", "observe", "down", "by your own means"} {
+	for _, want := range []string{"async commit: 0 of ", "observe", "down", "by your own means", "cycle 1: fault timed from when old stopped answering"} {
 		if !strings.Contains(out+errs, want) {
 			t.Fatalf("output lacks %q:\n%s\n%s", want, out, errs)
 		}

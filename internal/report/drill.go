@@ -330,6 +330,9 @@ func cycleSummary(dc *result.DrillCycle) string {
 	if dc.SyncWait != "" {
 		parts = append(parts, "* "+dc.SyncWait)
 	}
+	if dc.FaultStart != "" {
+		parts = append(parts, "fault timed from "+dc.FaultStart)
+	}
 	if line := render.SyncGapSentence(dc.SyncGap); line != "" {
 		parts = append(parts, line)
 	}
