@@ -546,7 +546,9 @@ func (e *Endpoints) state(ctx context.Context, n, primary *Endpoint) (s string, 
 
 // receivesFrom judges a standby (c) whose WAL receiver runs but whose status is hidden from
 // the login, from what any login may read: it streams when its pg_last_wal_receive_lsn()
-// reaches, within streamWait, the primary's pg_current_wal_lsn() read first.
+// reaches, within streamWait, the primary's pg_current_wal_flush_lsn() read first (the
+// flushed WAL, all a walsender sends: pg_current_wal_lsn() may be ahead of it on an idle
+// primary, a record written but not flushed, and never reached).
 func receivesFrom(ctx context.Context, c *pgx.Conn, primary *Endpoint) string {
 	if primary == nil {
 		return "in recovery, streaming not judged (no primary to compare its WAL with; " + statusHidden + ")"
@@ -556,7 +558,7 @@ func receivesFrom(ctx context.Context, c *pgx.Conn, primary *Endpoint) string {
 		return "in recovery, streaming not judged (primary " + primary.Name + " not reached; " + statusHidden + ")"
 	}
 	var at string
-	err = p.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&at)
+	err = p.QueryRow(ctx, `SELECT pg_current_wal_flush_lsn()::text`).Scan(&at)
 	p.Close(context.WithoutCancel(ctx))
 	if err != nil {
 		return "in recovery, streaming not judged (" + err.Error() + "; " + statusHidden + ")"
@@ -607,7 +609,7 @@ func (e *Endpoints) whole(ctx context.Context) string {
 	}
 	s := fmt.Sprintf("whole: primary %s, streaming standbys %s", w[0], strings.Join(ok, ", "))
 	if judged {
-		s += " (streaming judged by pg_last_wal_receive_lsn() reaching the primary's pg_current_wal_lsn(): " + statusHidden + ")"
+		s += " (streaming judged by pg_last_wal_receive_lsn() reaching the primary's pg_current_wal_flush_lsn(): " + statusHidden + ")"
 	}
 	return s
 }
