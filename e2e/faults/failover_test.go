@@ -88,6 +88,10 @@ func TestStressThroughAFailover(t *testing.T) {
 	res := cutByFault(t, code, out, errs, results)
 	faultFigures(t, &res.Steps[0])
 	landedOnBoth(t, h, &res.Steps[0])
+	t.Logf("sessions: %s", landings(&res.Steps[0]))
+	if old := fmt.Sprintf("127.0.0.1:%d (primary) 2 (", h.Ports[0]); !strings.Contains(out, old) {
+		t.Errorf("the output does not show the old primary's sessions and operations (%q):\n%s", old, out)
+	}
 	if !strings.Contains(out, "sessions lost") || !strings.Contains(out, "errors ") {
 		t.Errorf("the footer does not show the fault:\n%s", out)
 	}

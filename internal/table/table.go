@@ -7,7 +7,7 @@
 // (which owns what the tables say) and the report's terminal text: the one place for a
 // terminal table. It reads only result values; it must not import the runner or workloads.
 //
-// Imports from agbench: only internal/result, internal/stats.
+// Imports from agbench: only internal/result, internal/stats, internal/units.
 package table
 
 import (
@@ -18,6 +18,7 @@ import (
 
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/stats"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // Column is one column of a variant's group: a header and a figure of one step.
@@ -125,21 +126,30 @@ func StepsCell(steps []*result.Step, c Column) string {
 }
 
 // Landed summarises where each variant's sessions landed, e.g.
-// "routing=on: node2 (standby) 12 sessions".
+// "routing=on: node2 (standby) 12 (1,435 ops)": every session made, with the operations run
+// on the node when the result placed them all (result.Sessions.Ops).
 func Landed(r *result.Result) []string {
 	type key struct {
 		variant, node string
 		standby       bool
 	}
 	counts := map[key]int{}
+	ops := map[key]int64{}
+	placed := map[key]bool{}
 	var order []key
 	for _, st := range r.Steps {
 		for _, s := range st.Sessions {
 			k := key{st.Variant, s.Node, s.InRecovery}
 			if _, ok := counts[k]; !ok {
 				order = append(order, k)
+				placed[k] = true
 			}
 			counts[k] += s.Count
+			if s.Ops == nil {
+				placed[k] = false
+			} else {
+				ops[k] += *s.Ops
+			}
 		}
 	}
 	byVariant := map[string][]string{}
@@ -152,7 +162,11 @@ func Landed(r *result.Result) []string {
 		if _, ok := byVariant[k.variant]; !ok {
 			variants = append(variants, k.variant)
 		}
-		byVariant[k.variant] = append(byVariant[k.variant], fmt.Sprintf("%s (%s) %d", k.node, role, counts[k]))
+		line := fmt.Sprintf("%s (%s) %d", k.node, role, counts[k])
+		if placed[k] {
+			line += " (" + units.GroupInt(ops[k]) + " ops)"
+		}
+		byVariant[k.variant] = append(byVariant[k.variant], line)
 	}
 	var out []string
 	for _, v := range variants {

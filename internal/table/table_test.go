@@ -46,3 +46,17 @@ func TestWriteFoldsRepeatsIntoMedians(t *testing.T) {
 		t.Errorf("landed %q", landed)
 	}
 }
+
+// Where sessions landed names, with every session made, the operations run on each node
+// where the result placed them all (a failover: the old primary's and the new one's), and
+// leaves them out where it did not (a worker of two sessions, or an older result).
+func TestLandedWithOperations(t *testing.T) {
+	ops := func(n int64) *int64 { return &n }
+	r := &result.Result{Steps: []result.Step{
+		{Sessions: []result.Sessions{{Node: "old", Count: 2, Ops: ops(1435)}, {Node: "new", Count: 2, Ops: ops(1765)}, {Node: "s1", InRecovery: true, Count: 2}}},
+	}}
+	want := "sessions: old (primary) 2 (1,435 ops), new (primary) 2 (1,765 ops), s1 (standby) 2"
+	if got := Landed(r); len(got) != 1 || got[0] != want {
+		t.Errorf("landed %q, want %q", got, want)
+	}
+}
