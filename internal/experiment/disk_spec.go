@@ -99,9 +99,9 @@ func diskPresetHelp() string {
 	return strings.Join(s, "")
 }
 
-// DiskShapeSettings are the settings that change the IO shape, by flag name: DiskSpd's
+// diskShapeSettings are the settings that change the IO shape, by flag name: DiskSpd's
 // syntax says the shape itself, so they may not be mixed with it.
-var DiskShapeSettings = []string{"size", "block-size", "qd", "threads", "align", "write", "random", "sequential",
+var diskShapeSettings = []string{"size", "block-size", "qd", "threads", "align", "write", "random", "sequential",
 	"shared-sequential", "direct", "dsync", "duration", "warmup", "ios", "rate", "preset", "engine", "seed"}
 
 // diskPlan is the file and the steps the settings ask for.
@@ -308,7 +308,7 @@ func (s *DiskSettings) planDiskSpd() (*diskPlan, error) {
 	if s.Dash > 0 {
 		errs = append(errs, agerr.BadInputf("with DiskSpd's syntax the target file goes after --, got %q before it", strings.Join(s.Args[:s.Dash], " ")))
 	}
-	for _, n := range DiskShapeSettings {
+	for _, n := range diskShapeSettings {
 		if s.given(n) {
 			errs = append(errs, agerr.BadInputf("--%s: use DiskSpd's own switches after -- instead, or agbench's flags without --", n))
 		}
