@@ -253,6 +253,12 @@ func sampled(t *testing.T, l login, res *result.Result) {
 	if primaries != 1 {
 		t.Errorf("%s: %d primaries sampled", l.kind, primaries)
 	}
+	// A server on this machine whose data_directory the login may not read: its device is
+	// not watched, and the run says so naming the privilege.
+	hidden := strings.Contains(strings.Join(res.Warnings, "\n"), "not measured: the login "+l.user+" lacks pg_read_all_settings")
+	if hidden != !l.readsAllStats() {
+		t.Errorf("%s: warned of the hidden data directory %v; warnings %q", l.kind, hidden, res.Warnings)
+	}
 }
 
 // stressCell: stress --init makes its table and reads it with read intent on the standby.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/sample"
 	"github.com/agbench/agbench/internal/target"
@@ -43,8 +44,12 @@ func StartSamplers(ctx context.Context, tgt *target.Target, database string, wit
 				s.pg = pg
 				s.List = append(s.List, pg)
 				for i, info := range pg.Nodes() {
-					if info.DataDirectory != "" && IsLocal(nodes[i].ConnString) && !slices.Contains(paths, info.DataDirectory) {
+					switch {
+					case !IsLocal(nodes[i].ConnString) || slices.Contains(paths, info.DataDirectory):
+					case info.DataDirectory != "":
 						paths = append(paths, info.DataDirectory)
+					case tgt.Topo == nil:
+						s.Warnings = append(s.Warnings, dataDirectoryHidden(info))
 					}
 				}
 			}
@@ -70,6 +75,13 @@ func StartSamplers(ctx context.Context, tgt *target.Target, database string, wit
 		s.List = append(s.List, osr)
 	}
 	return s
+}
+
+// dataDirectoryHidden says why the device of a server on this machine was not watched: its
+// login may not read data_directory.
+func dataDirectoryHidden(info result.PGNodeInfo) string {
+	return fmt.Sprintf("device figures of %s not measured: the login %s lacks pg_read_all_settings (pg_monitor includes it), so the server does not show it its data_directory, and the device under it is unknown (GRANT pg_read_all_settings TO %s;)",
+		info.Name, info.Login, info.Login)
 }
 
 // Close closes the database sampler's sessions.
