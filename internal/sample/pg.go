@@ -155,10 +155,16 @@ func (p *PG) Start(ctx context.Context, st *result.Step) error {
 		n.begin(c)
 		n.startCPU()
 	}
+	// Sampling starts when a node could be read: one that could not (a standby stopped
+	// between steps) keeps its error, which Stop reports with the step's figures. An error
+	// here would leave the others' loops running under a sampler the runner takes for not
+	// started, never stopped, its sessions closed under them at the end.
+	started := 0
 	p.stop = make(chan struct{})
 	runCtx := context.WithoutCancel(ctx)
 	for _, n := range p.nodes {
 		if n.err == nil {
+			started++
 			p.wg.Add(1)
 			go func() {
 				defer p.wg.Done()
@@ -166,7 +172,11 @@ func (p *PG) Start(ctx context.Context, st *result.Step) error {
 			}()
 		}
 	}
-	return errors.Join(errs...)
+	if started == 0 {
+		p.stop = nil
+		return errors.Join(errs...)
+	}
+	return nil
 }
 
 // Stop ends sampling, takes each node's last reading, and adds the nodes' series to
