@@ -19,12 +19,14 @@ func init() {
 	}}
 }
 
-// readaheadProgress gives the experiment's own progress lines stderr, and says when a
+// readaheadProgress writes the experiment's progress lines on stderr, and says when a
 // private server is being made.
-func readaheadProgress(a *app, e experiment.Experiment) (func(experiment.Event), func()) {
-	e.(*experiment.Readahead).Config.Progress = a.stderr
+func readaheadProgress(a *app, _ experiment.Experiment) (func(experiment.Event), func()) {
 	return func(e experiment.Event) {
-		if _, ok := e.(experiment.PrivateServer); ok {
+		switch e := e.(type) {
+		case experiment.Log:
+			fmt.Fprintln(a.stderr, e.Line)
+		case experiment.PrivateServer:
 			fmt.Fprintln(a.stderr, "making a private throwaway server")
 		}
 	}, func() {}

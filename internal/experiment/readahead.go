@@ -35,7 +35,7 @@ type Readahead struct {
 	Cluster string
 	Topo    *cluster.Topology
 	PGBin   string
-	// Config is the experiment's configuration; Config.Progress gets its progress lines.
+	// Config is the experiment's configuration; its progress lines are sent as Log events.
 	Config readahead.Config
 
 	// Conditions and Rows are what the run found on this machine and its summary table,
@@ -97,7 +97,9 @@ func (r *Readahead) Run(ctx context.Context, run *Running) (err error) {
 	}
 	p := topo.Primary()
 	top.Nodes = []result.Node{{Name: p.Name, Role: p.Role, Addr: fmt.Sprintf("%s:%d", p.Host, p.Port)}}
-	e, err := readahead.Setup(ctx, topoServer{topo}, r.Config)
+	cfg := r.Config
+	cfg.Progress = func(line string) { run.Emit(Log{Line: line}) }
+	e, err := readahead.Setup(ctx, topoServer{topo}, cfg)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package readahead
 
 import (
-	"io"
 	"slices"
 
 	"github.com/agbench/agbench/internal/agerr"
@@ -51,8 +50,9 @@ type Config struct {
 	DropCaches bool
 	// Seed seeds the table's random column.
 	Seed int64
-	// Progress, when set, receives one line per step of set-up and per measurement.
-	Progress io.Writer
+	// Progress, when set, is given one line per step of set-up and per measurement, from
+	// the goroutine that runs the experiment.
+	Progress func(line string)
 }
 
 // WithDefaults returns c with zero values replaced by the defaults.

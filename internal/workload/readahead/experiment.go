@@ -85,7 +85,7 @@ func (e *Experiment) Config() Config { return e.cfg }
 
 func (e *Experiment) progress(format string, a ...any) {
 	if e.cfg.Progress != nil {
-		fmt.Fprintf(e.cfg.Progress, format+"\n", a...)
+		e.cfg.Progress(fmt.Sprintf(format, a...))
 	}
 }
 

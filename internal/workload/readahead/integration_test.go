@@ -67,7 +67,7 @@ func TestColdPrefetchOffOnPG18(t *testing.T) {
 func checkExperiment(t *testing.T, topo *cluster.Topology) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cfg := readahead.Config{Rows: 200_000, RangeIDs: 50_000, JoinIDs: 300, Repeat: 1, Progress: testWriter{t}}
+	cfg := readahead.Config{Rows: 200_000, RangeIDs: 50_000, JoinIDs: 300, Repeat: 1, Progress: func(l string) { t.Log(l) }}
 	e, err := readahead.Setup(ctx, server{topo}, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -151,11 +151,4 @@ func checkExperiment(t *testing.T, topo *cluster.Topology) {
 	if dbs != 0 || direct != 0 {
 		t.Errorf("after Close: %d experiment databases, debug_io_direct set: %d", dbs, direct)
 	}
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(b []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(b)))
-	return len(b), nil
 }

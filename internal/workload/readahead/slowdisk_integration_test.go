@@ -32,7 +32,7 @@ func TestDeviceReadsCountedInTheirOwnRunOnASlowDisk(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cfg := readahead.Config{Rows: 200_000, RangeIDs: 50_000, JoinIDs: 300, Repeat: 1, Queries: []string{"range"},
-		ThrottleIOPS: 25, Progress: testWriter{t}}
+		ThrottleIOPS: 25, Progress: func(l string) { t.Log(l) }}
 	e, err := readahead.Setup(ctx, server{topo}, cfg)
 	if err != nil {
 		t.Fatal(err)
