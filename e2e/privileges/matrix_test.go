@@ -92,6 +92,18 @@ func refusal(t *testing.T, l login, code int, stderr string, flags []string, wan
 	return grants
 }
 
+// grantedAfterRefusal runs args (whose --results is results) as l, which must be refused
+// at preflight naming flags and want and leaving nothing in results; then the superuser
+// runs exactly the statements the refusal names, and args run again: their outcome.
+func (w *world) grantedAfterRefusal(t *testing.T, l login, args []string, results string, flags []string, want ...string) (int, string, string) {
+	t.Helper()
+	code, _, errs := w.run(t, args...)
+	grants := refusal(t, l, code, errs, flags, want...)
+	e2etest.WantNothing(t, filepath.Join(results, "*"))
+	w.sql(t, grants)
+	return w.run(t, args...)
+}
+
 // tpccCells: build (refused without CREATE on the database, naming its GRANT, and leaving
 // no schema; by the superuser or the database's owner otherwise), then a run, a scan and
 // the consistency check as each login: a login without the schema's grants is refused
@@ -128,18 +140,18 @@ func tpccCells(t *testing.T, w *world) {
 			runArgs := []string{"tpcc", "run", "--read-intent", "--stale-probe", "--vus", "1", "--rampup", "0s", "--duration", "3s"}
 			results := t.TempDir()
 			args := append(append(runArgs, w.target(t, l, false)...), "--results", results)
-			code, out, errs := w.run(t, args...)
-			if !l.super() && l != builder {
-				grants := refusal(t, l, code, errs, []string{"--primary", "--standby"},
-					"GRANT USAGE ON SCHEMA tpcc TO "+l.user+";", "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA tpcc TO "+l.user+";")
-				e2etest.WantNothing(t, filepath.Join(results, "*"))
-				// A scan of a table of the schema is refused as the run was, before it runs.
+			var code int
+			var out, errs string
+			if l.super() || l == builder {
+				code, out, errs = w.run(t, args...)
+			} else {
+				// A scan of a table of the schema is refused before it runs, as the run is.
 				scode, _, serrs := w.run(t, append([]string{"scan", "--table", "tpcc.item", "--rows", "10", "--results", results},
 					w.target(t, l, true)...)...)
 				refusal(t, l, scode, serrs, []string{"--primary"}, `may not run query 1 "SELECT`, "GRANT USAGE ON SCHEMA tpcc TO "+l.user+";")
 				e2etest.WantNothing(t, filepath.Join(results, "*"))
-				w.sql(t, grants)
-				code, out, errs = w.run(t, args...)
+				code, out, errs = w.grantedAfterRefusal(t, l, args, results, []string{"--primary", "--standby"},
+					"GRANT USAGE ON SCHEMA tpcc TO "+l.user+";", "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA tpcc TO "+l.user+";")
 			}
 			if code != 0 {
 				t.Fatalf("tpcc run as %s: exit %d\n%s\n%s", l.kind, code, out, errs)
@@ -279,13 +291,13 @@ func stressCell(t *testing.T, w *world, l login) {
 	if !mayCreate {
 		w.sql(t, "REVOKE CREATE ON SCHEMA public FROM "+l.user)
 	}
-	code, out, errs := w.run(t, args...)
+	do := w.run
 	if !mayCreate {
-		grants := refusal(t, l, code, errs, []string{"--primary"}, "GRANT CREATE ON SCHEMA public TO "+l.user+";")
-		e2etest.WantNothing(t, filepath.Join(results, "*"))
-		w.sql(t, grants)
-		code, out, errs = w.run(t, args...)
+		do = func(t *testing.T, args ...string) (int, string, string) {
+			return w.grantedAfterRefusal(t, l, args, results, []string{"--primary"}, "GRANT CREATE ON SCHEMA public TO "+l.user+";")
+		}
 	}
+	code, out, errs := do(t, args...)
 	if code != 0 {
 		t.Fatalf("stress as %s: exit %d\n%s\n%s", l.kind, code, out, errs)
 	}
@@ -381,13 +393,13 @@ func observeCell(t *testing.T, w *world, l login) {
 	args := []string{"drill", "--fault", "observe", "--primary", w.cs(l, p), "--standby", w.cs(l, s),
 		"--patroni", w.patroni[p] + "," + w.patroni[s], "--cycles", "1", "--between", "1s", "--vus", "1", "--read-vus", "1",
 		"--results", results}
-	code, out, errs := w.run(t, args...)
+	do := w.run
 	if l == plain {
-		grants := refusal(t, l, code, errs, []string{"--primary"}, "GRANT CREATE ON SCHEMA public TO "+l.user+";")
-		e2etest.WantNothing(t, filepath.Join(results, "*"))
-		w.sql(t, grants)
-		code, out, errs = w.run(t, args...)
+		do = func(t *testing.T, args ...string) (int, string, string) {
+			return w.grantedAfterRefusal(t, l, args, results, []string{"--primary"}, "GRANT CREATE ON SCHEMA public TO "+l.user+";")
+		}
 	}
+	code, out, errs := do(t, args...)
 	if code != 0 {
 		t.Fatalf("drill observe as %s: exit %d\n%s\n%s", l.kind, code, out, errs)
 	}
