@@ -65,9 +65,9 @@ type Side struct {
 
 // SideOf collects one side of a comparison from its steps (the repeats of one load).
 // metric gives a step's figure (nil: operations per second); ok false leaves the step out
-// as not having measured it. A step that did not complete (failed: too many errors, or
-// aborted: cut short) or whose operations finished none (MeasuredNothing) is left out and
-// named in Excluded. The per-interval values are the step's per-second throughput, scaled by the
+// as not having measured it. A step that did not complete (failed: too many errors;
+// aborted: cut short; cut by a fault: result.Step.FaultReason) or whose operations finished
+// none (MeasuredNothing) is left out and named in Excluded. The per-interval values are the step's per-second throughput, scaled by the
 // step's metric over its operations per second when the metric is another (NOPM, MB/s):
 // the metric's spread within the window is taken to be its throughput's.
 func SideOf(name string, steps []*result.Step, metric func(*result.Step) (float64, bool)) Side {
@@ -112,7 +112,7 @@ func SideOf(name string, steps []*result.Step, metric func(*result.Step) (float6
 		return fmt.Sprintf("%d %s steps", n, what)
 	}
 	if incomplete > 0 {
-		s.Excluded = append(s.Excluded, plural(incomplete, "failed or aborted"))
+		s.Excluded = append(s.Excluded, plural(incomplete, "incomplete (failed, aborted or cut by a fault)"))
 	}
 	if empty > 0 {
 		s.Excluded = append(s.Excluded, plural(empty, "empty (no successful operation)"))

@@ -60,7 +60,7 @@ func TestDifferLeavesOutFailedAndAbortedSteps(t *testing.T) {
 		t.Fatalf("side of an aborted and an empty step: %+v", a)
 	}
 	d := Differ(a, SideOf("on", []*result.Step{good}, nil))
-	if d.Outcome != TooLittleData || !strings.Contains(d.Why, "off: no usable step, 1 failed or aborted step, 1 empty") {
+	if d.Outcome != TooLittleData || !strings.Contains(d.Why, "off: no usable step, 1 incomplete (failed, aborted or cut by a fault) step, 1 empty") {
 		t.Errorf("aborted side: %+v", d)
 	}
 	// 0.14 s of a step: too little measured time, whatever its figures.
