@@ -159,6 +159,7 @@ func TestDrillObserveUncheckedIsAbsent(t *testing.T) {
 	for _, want := range []string{
 		`<div class="k-label">acknowledged commits lost</div><div class="k-value">–</div><div class="k-note">not measured: no cycle was checked; not checked: cycle 1 (no failover from old within 1s (--observe-wait))`,
 		`<div class="k-label">in doubt</div><div class="k-value">–</div>`,
+		`cycle 1: observe — not checked: no failover from old within 1s (--observe-wait)`,
 	} {
 		if !strings.Contains(string(page), want) {
 			i := strings.Index(string(page), `class="kpis"`)

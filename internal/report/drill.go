@@ -314,7 +314,11 @@ func cycleSummary(dc *result.DrillCycle) string {
 	if l, _, ok := dc.LostChecked(); ok {
 		parts = append(parts, fmt.Sprintf("%s of %s acknowledged lost", units.GroupInt(l), units.GroupInt(dc.Acked)))
 	} else {
-		parts = append(parts, "not checked")
+		why := "not checked"
+		if len(dc.Problems) > 0 { // why, as under the terminal's table: lost commits are "–" for it
+			why += ": " + dc.Problems[0]
+		}
+		parts = append(parts, why)
 	}
 	if dc.To != "" {
 		parts = append(parts, dc.From+" → "+dc.To)
