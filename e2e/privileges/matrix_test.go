@@ -180,6 +180,45 @@ func tpccCells(t *testing.T, w *world) {
 			scanAndCheck(t, w, l)
 		})
 	}
+	if w.cluster != "" {
+		t.Run("least grants", func(t *testing.T) { leastGrants(t, w) })
+	}
+	t.Run("drop", func(t *testing.T) { dropCell(t, w) })
+}
+
+// leastGrants: a plain login given only what TPC-C's transactions do (clause 2: New-Order
+// inserts orders, new_order and order_line and updates district and stock; Payment updates
+// warehouse, district and customer and inserts history; Delivery deletes new_order, locking
+// it FOR UPDATE first, and updates orders, order_line and customer; every table read) passes
+// the preflight check and runs both modes without an error.
+func leastGrants(t *testing.T, w *world) {
+	least := login{kind: "plain", user: "least", password: "least-secret"}
+	w.sql(t, fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD '%s'; GRANT USAGE ON SCHEMA tpcc TO %[1]s;
+		GRANT SELECT ON ALL TABLES IN SCHEMA tpcc TO %[1]s;
+		GRANT UPDATE ON tpcc.warehouse, tpcc.district, tpcc.customer, tpcc.stock, tpcc.orders, tpcc.order_line, tpcc.new_order TO %[1]s;
+		GRANT INSERT ON tpcc.history, tpcc.orders, tpcc.order_line, tpcc.new_order TO %[1]s;
+		GRANT DELETE ON tpcc.new_order TO %[1]s;`, least.user, least.password))
+	for _, mode := range []string{"functions", "client"} {
+		results := t.TempDir()
+		code, out, errs := w.run(t, append([]string{"tpcc", "run", "--mode", mode, "--read-intent", "--vus", "1", "--rampup", "0s",
+			"--duration", "2s", "--results", results}, w.target(t, least, false)...)...)
+		if code != 0 {
+			t.Fatalf("--mode %s with the least grants: exit %d\n%s\n%s", mode, code, out, errs)
+		}
+		if tot := e2etest.ReadOneResult(t, results).Steps[0].Totals(); tot.Count == 0 || tot.Errors != 0 {
+			t.Errorf("--mode %s with the least grants: %d transactions, %d errors", mode, tot.Count, tot.Errors)
+		}
+	}
+}
+
+// dropCell: tpcc drop by a login that does not own the schema is refused naming the
+// ownership to give; given it, the drop runs.
+func dropCell(t *testing.T, w *world) {
+	args := append([]string{"tpcc", "drop"}, w.target(t, monitor, true)...)
+	code, out, errs := w.grantedAfterRefusal(t, monitor, args, t.TempDir(), []string{"--primary"}, "ALTER SCHEMA tpcc OWNER TO mon;")
+	if code != 0 || !strings.Contains(out, "dropped schema tpcc") {
+		t.Fatalf("drop as the schema's owner: exit %d\n%s\n%s", code, out, errs)
+	}
 }
 
 // staleProbed: the superuser's stale-read probe runs (and makes its table in schema
