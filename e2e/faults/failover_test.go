@@ -174,8 +174,9 @@ func reportShowsFaults(t *testing.T, results, sqlstate string) {
 }
 
 // A failover during tpcc run through a listener: NOPM is measured (never 0 for a run that
-// did New-Orders), the errors and reconnects are in the result and on the terminal, and the
-// step cut by the failover is incomplete.
+// did New-Orders), the errors and reconnects are in the result and on the terminal, every
+// session made is counted where it landed, with its transactions, and the step cut by the
+// failover is incomplete.
 func TestTPCCThroughAFailover(t *testing.T) {
 	t.Parallel()
 	h := clustertest.NewHandmade(t, 1)
@@ -198,6 +199,7 @@ func TestTPCCThroughAFailover(t *testing.T) {
 	res := cutByFault(t, code, out, errs, results)
 	st := &res.Steps[0]
 	faultFigures(t, st)
+	landedOnBoth(t, h, st)
 	if nopm, ok := st.Counters["nopm"]; !ok || nopm <= 0 {
 		t.Errorf("NOPM %v (%v) after a run that did New-Orders", nopm, ok)
 	}
