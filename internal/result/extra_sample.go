@@ -69,7 +69,7 @@ type StandbyLag struct {
 	// Standby names the standby; empty when the primary's statistics do not say which
 	// standbys it has.
 	Standby string `json:"standby,omitempty"`
-	// Method is LagFromStatReplication or LagFromReplayLSN; empty when not measured.
+	// Method is LagFromStatReplication or LagFromPositions; empty when not measured.
 	Method string `json:"method,omitempty"`
 	// Absent says why the lag was not measured, naming the privilege that would measure it.
 	Absent string `json:"absent,omitempty"`

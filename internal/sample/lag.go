@@ -29,17 +29,40 @@ func (p *PG) lag(st *result.Step, extra result.SampleStep) {
 	for _, n := range primaries {
 		sn := extra.Nodes[n.info.Name]
 		for _, name := range slices.Sorted(maps.Keys(n.prev.standbys)) {
-			l := result.StandbyLag{Standby: name, Method: result.LagFromStatReplication}
-			if len(n.lagReads[name]) == 0 {
-				l.Absent = fmt.Sprintf("replay lag of %s not measured: pg_stat_replication on %s showed it NULL while the standby was behind at every read of the window (it does before the walsender's first lag sample)", name, n.info.Name)
-			}
-			sn.Lag = append(sn.Lag, l)
+			sn.Lag = append(sn.Lag, p.statReplicationLag(st, n, name, primaries, standbys))
 		}
 		if n.prev.hiddenStandbys > 0 || !n.info.ReadAllStats {
 			sn.Lag = append(sn.Lag, p.lagFromPositions(st, n, primaries, standbys)...)
 		}
 		extra.Nodes[n.info.Name] = sn
 	}
+}
+
+// statReplicationLag says how the lag of a standby in primary n's pg_stat_replication was
+// measured: there, when a read of the window measured it; else from positions, when the
+// sampler watches that standby (pg_stat_replication shows NULL before the walsender's
+// first lag sample, as after a standby connects); else not.
+func (p *PG) statReplicationLag(st *result.Step, n *pgNode, name string, primaries, standbys []*pgNode) result.StandbyLag {
+	if len(n.lagReads[name]) > 0 {
+		return result.StandbyLag{Standby: name, Method: result.LagFromStatReplication}
+	}
+	if len(primaries) == 1 {
+		for _, s := range standbys {
+			if s.info.Name == name {
+				return p.standbyLag(st, n.info.Name, primaryHistory(n.positions), s, windowEnd(st, n))
+			}
+		}
+	}
+	return result.StandbyLag{Standby: name, Method: result.LagFromStatReplication, Absent: fmt.Sprintf(
+		"replay lag of %s not measured: pg_stat_replication on %s showed it NULL while the standby was behind at every read of the window (it does before the walsender's first lag sample), and the sampler does not watch the standby (its replay position needs no privilege)", name, n.info.Name)}
+}
+
+// windowEnd is the end of the step's window, or primary n's last reading when it has none.
+func windowEnd(st *result.Step, n *pgNode) time.Time {
+	if st.Window.End.IsZero() {
+		return n.prev.at
+	}
+	return st.Window.End
 }
 
 // lagFromPositions measures, for a primary whose login lacks pg_read_all_stats, each
@@ -63,13 +86,13 @@ func (p *PG) lagFromPositions(st *result.Step, n *pgNode, primaries, standbys []
 		return absent("with several primaries sampled, their standbys cannot be told apart")
 	}
 	hist := primaryHistory(n.positions)
-	end := st.Window.End
-	if end.IsZero() {
-		end = n.prev.at
-	}
 	var out []result.StandbyLag
 	for _, s := range standbys {
-		out = append(out, p.standbyLag(st, n.info.Name, hist, s, end))
+		l := p.standbyLag(st, n.info.Name, hist, s, windowEnd(st, n))
+		if l.Absent != "" {
+			l.Absent += "; a login with pg_read_all_stats (pg_monitor includes it) would read it in pg_stat_replication"
+		}
+		out = append(out, l)
 	}
 	return out
 }

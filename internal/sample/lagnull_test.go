@@ -186,3 +186,54 @@ func evidenceOfStep(t *testing.T, st *result.Step) analyze.Evidence {
 	*st = back.Steps[0]
 	return run.Variants[0].Input.Evidence[0]
 }
+
+// A standby pg_stat_replication shows with replay_lag NULL while it is behind at every read
+// (before the walsender's first lag sample) has its lag from positions where the sampler
+// watches it, and says so; one it does not watch is absent, with why.
+func TestNullLagOfAWatchedStandbyFromPositions(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	for _, watched := range []bool{true, false} {
+		db := &pgNode{info: NodeInfo{Name: "db", VersionNum: 150000, ReadAllStats: true}}
+		db.reset(t0)
+		s1 := &pgNode{info: NodeInfo{Name: "s1", VersionNum: 150000, InRecovery: true}}
+		s1.reset(t0)
+		// The primary was at 1000 (read in an earlier window) until 0 s, then wrote 1000 bytes
+		// a second; the standby stopped at 1000, behind at every read of the window.
+		db.notePosition(posRead{at: t0, lsn: 1000}, true)
+		for i := 0; i <= 4; i++ {
+			sec := float64(i) + 0.5
+			c := pgCounters{at: at(sec), lsn: 1000 + int64(sec*1000), io: &ioCounters{},
+				standbys: map[string]standbyState{"s1": {replayLSN: 1000, behind: int64(sec * 1000)}}}
+			sc := pgCounters{at: at(sec + 0.05), lsn: 1000, inRecovery: true, io: &ioCounters{}}
+			if i == 0 {
+				db.begin(c)
+				s1.begin(sc)
+			} else {
+				db.record(c)
+				s1.record(sc)
+			}
+		}
+		nodes := []*pgNode{db}
+		if watched {
+			nodes = append(nodes, s1)
+		}
+		st := &result.Step{Window: result.Window{Start: t0, End: at(4.55)}}
+		p := &PG{nodes: nodes, stop: make(chan struct{})}
+		if err := p.Stop(context.Background(), st); err != nil {
+			t.Fatal(err)
+		}
+		x, err := st.Sample()
+		if err != nil || len(x.Nodes["db"].Lag) != 1 {
+			t.Fatalf("watched %v: sample %+v %v", watched, x, err)
+		}
+		l := x.Nodes["db"].Lag[0]
+		lag, ok := st.Counters[result.PGStandbyName("db", "s1", result.PGReplayLagSeconds)]
+		switch {
+		case watched && (l.Method != result.LagFromPositions || l.Absent != "" || !ok || math.Abs(lag-4.55) > 0.01):
+			t.Errorf("watched: lag %+v, %v s (%v), want 4.55 s from positions", l, lag, ok)
+		case !watched && (l.Absent == "" || ok || !strings.Contains(l.Absent, "does not watch the standby")):
+			t.Errorf("not watched: lag %+v, %v s (%v), want absent, saying why", l, lag, ok)
+		}
+	}
+}
