@@ -40,9 +40,13 @@ func faultFigures(t *testing.T, st *result.Step) {
 }
 
 // cutByFault checks a run through a fault that lost sessions: it exits 1, and its step and
-// the run are incomplete, cut by the fault, with every figure still in the result.
+// the run are incomplete, cut by the fault, with every figure still in the result; its
+// analysis names the fault, never a saturated resource or a Little's law that fails.
 func cutByFault(t *testing.T, code int, out, errs, results string) *result.Result {
 	t.Helper()
+	if !strings.Contains(out, "! incomplete: ") || strings.Contains(out, "! littles-law") || !strings.Contains(out, "saturated: Not judged: ") {
+		t.Errorf("the analysis does not name the fault, or judges the step it cut:\n%s", out)
+	}
 	if code != 1 {
 		t.Errorf("exit %d after a step cut by a fault, want 1\n%s\n%s", code, out, errs)
 	}
