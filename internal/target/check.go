@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agbench/agbench/internal/agerr"
@@ -17,6 +18,8 @@ const (
 	stateInvalidPassword      = "28P01"
 	stateInvalidAuthorization = "28000"
 	stateInvalidCatalogName   = "3D000"
+	// stateInsufficientPrivilege at connect: the login lacks CONNECT on the database.
+	stateInsufficientPrivilege = "42501"
 )
 
 // Check connects to every server the target names and checks, before any load, that each
@@ -109,6 +112,11 @@ func connectError(flag, cs string, err error) error {
 			return agerr.BadInputf("%s %s: the database does not exist (%s)", flag, result.Redact(cs), pe.Message)
 		case stateInvalidPassword, stateInvalidAuthorization:
 			return agerr.BadInputf("%s %s: the server refused the login (%s)", flag, result.Redact(cs), pe.Message)
+		case stateInsufficientPrivilege:
+			if cfg, perr := pgx.ParseConfig(cs); perr == nil {
+				return agerr.BadInputf("%s %s: the login %s may not connect to database %s (%s); as a superuser or the database's owner, run on the primary: GRANT CONNECT ON DATABASE %s TO %s;",
+					flag, result.Redact(cs), cfg.User, cfg.Database, pe.Message, pgx.Identifier{cfg.Database}.Sanitize(), pgx.Identifier{cfg.User}.Sanitize())
+			}
 		}
 	}
 	return fmt.Errorf("%s %s: %w", flag, result.Redact(cs), err)
