@@ -29,7 +29,9 @@ func (t *Topology) OwnPostmaster(name string) (int, error) {
 	if !under(n.DataDir, t.Dir) {
 		return 0, fmt.Errorf("node %s: data folder %s is not inside the cluster's folder %s", name, n.DataDir, t.Dir)
 	}
-	pid := postmasterPID(n.DataDir)
+	// The lock file's process, whatever it runs: one that is not this node's postmaster is
+	// named as such, rather than the node called not running.
+	pid := lockFilePID(n.DataDir)
 	if pid == 0 {
 		return 0, fmt.Errorf("node %s is not running", name)
 	}

@@ -171,19 +171,26 @@ func (t *Topology) nodeRunning(n *Node) bool {
 // that died can name a pid the system has since given to another process, which nothing
 // here may stop.
 func postmasterPID(dataDir string) int {
+	pid := lockFilePID(dataDir)
+	if pid == 0 {
+		return 0
+	}
+	if args, err := proc.Cmdline(proc.Root, pid); err != nil || !dataDirArg(args, dataDir) {
+		return 0
+	}
+	return pid
+}
+
+// lockFilePID returns the pid that dataDir's postmaster.pid names when that process is
+// alive, whatever it runs, or 0.
+func lockFilePID(dataDir string) int {
 	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
 	if err != nil {
 		return 0
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	pid, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil || pid <= 0 {
-		return 0
-	}
-	if !Alive(pid) {
-		return 0
-	}
-	if args, err := proc.Cmdline(proc.Root, pid); err != nil || !dataDirArg(args, dataDir) {
+	if err != nil || pid <= 0 || !Alive(pid) {
 		return 0
 	}
 	return pid
