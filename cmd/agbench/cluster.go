@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,8 +15,6 @@ import (
 	"github.com/agbench/agbench/internal/links"
 	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/routing"
-	"github.com/agbench/agbench/internal/table"
-	"github.com/agbench/agbench/internal/units"
 )
 
 func init() { register(newClusterCmd) }
@@ -330,35 +327,7 @@ unplanned failover the WAL the new primary lacked of the old one is printed.`,
 			if err != nil {
 				return err
 			}
-			kind := "unplanned (primary was down)"
-			switch {
-			case r.Planned:
-				kind = "planned (primary shut down cleanly first: no data loss)"
-			case r.Silent:
-				kind = "unplanned (primary did not answer: fenced)"
-			case !r.FencedAt.IsZero():
-				kind = "unplanned (primary fenced)"
-			}
-			fmt.Fprintf(a.stdout, "\nfailover %s -> %s, %s\nwrites unavailable for %.3fs; total %.3fs; old primary %s: %s\n",
-				r.From, r.To, kind, r.WriteOutage.Seconds(), r.Total.Seconds(), r.From, r.OldPrimary)
-			if r.CommitsWaitedForOldPrimary(topo) {
-				if r.RejoinedAt.IsZero() {
-					fmt.Fprintf(a.stdout, "commits still wait: %s has no synchronous standby until %s rejoins as one (it did not)\n", r.To, r.From)
-				} else {
-					fmt.Fprintf(a.stdout, "commits waited for %.3fs: %s had no synchronous standby until %s rejoined as one (pg_rewind, start, streaming)\n",
-						r.RejoinedAt.Sub(r.PromotedAt.Add(-r.WriteOutage)).Seconds(), r.To, r.From)
-				}
-			}
-			switch {
-			case r.WALLacked != nil:
-				fmt.Fprintf(a.stdout, "WAL %s lacked of %s: %s\n", r.To, r.From, units.FormatBytesShort(*r.WALLacked))
-			case r.WALLackedNote != "":
-				fmt.Fprintf(a.stdout, "WAL %s lacked of %s: %s\n", r.To, r.From, r.WALLackedNote)
-			}
-			for node, p := range r.Problems {
-				fmt.Fprintf(a.stdout, "problem on %s: %s\n", node, p)
-			}
-			fmt.Fprintln(a.stdout)
+			render.Failover(a.stdout, r, topo.CommitsWaitedForOldPrimary(r))
 			render.ClusterStatus(a.stdout, topo.Status(cmd.Context()))
 			if len(r.Problems) > 0 {
 				return fmt.Errorf("failover done, but %d node(s) did not rejoin", len(r.Problems))
@@ -380,32 +349,11 @@ func clusterListCmd(a *app) *cobra.Command {
 		Short: "List the clusters under $AGBENCH_HOME",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			names, err := cluster.List(home(a))
+			clusters, err := cluster.Summaries(home(a))
 			if err != nil {
 				return err
 			}
-			if len(names) == 0 {
-				fmt.Fprintf(a.stdout, "no clusters under %s\n", home(a))
-				return nil
-			}
-			tw := table.NewWriter(a.stdout, table.Left)
-			fmt.Fprintln(tw, "NAME\tPOSTGRES\tCOMMIT\tPRIMARY\tNODES\tRUNNING")
-			for _, n := range names {
-				topo, err := cluster.Load(home(a), n)
-				if err != nil {
-					fmt.Fprintf(tw, "%s\t?\t?\t?\t?\t%v\n", n, err)
-					continue
-				}
-				up := 0
-				for _, r := range topo.Running() {
-					if r {
-						up++
-					}
-				}
-				p := topo.Primary()
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s (%s:%d)\t%d\t%d\n", topo.Name, topo.PG.Version, topo.Commit, p.Name, p.Host, p.Port, len(topo.Nodes), up)
-			}
-			return tw.Flush()
+			return render.ClusterList(a.stdout, home(a), clusters)
 		},
 	}
 }
@@ -427,29 +375,15 @@ The password stays in the pgpass file; it is never printed.`,
 			if err != nil {
 				return err
 			}
-			n := topo.Primary()
-			if node != "" {
-				if n = topo.Node(node); n == nil {
-					return agerr.BadInputf("--node %s: no such node in cluster %s (nodes: %s)", node, topo.Name, strings.Join(topo.NodeNames(), ", "))
-				}
+			env, err := topo.Env(node)
+			if err != nil {
+				return err
 			}
-			for _, kv := range [][2]string{{"PGHOST", n.Host}, {"PGPORT", fmt.Sprint(n.Port)}, {"PGUSER", topo.Superuser},
-				{"PGDATABASE", topo.Database}, {"PGPASSFILE", topo.PassFile}, {"PGSSLMODE", "disable"}} {
-				fmt.Fprintf(a.stdout, "export %s=%s\n", kv[0], shellQuote(kv[1]))
-			}
+			render.ShellExports(a.stdout, env)
 			return nil
 		},
 	}
 	c.Flags().StringVar(&name, "name", "lab", "cluster name")
 	c.Flags().StringVar(&node, "node", "", "node to connect to (default: the primary)")
 	return c
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/listener"
 	"github.com/agbench/agbench/internal/render"
-	"github.com/agbench/agbench/internal/target"
 )
 
 func init() { register(newListenerCmd) }
@@ -60,7 +57,7 @@ for any cluster; a node is named by NAME=URL or else by the URL's host:port.`,
 			if err != nil {
 				return err
 			}
-			if err := checkLogins(cmd.Context(), f); err != nil {
+			if err := f.CheckLogins(cmd.Context()); err != nil {
 				return err
 			}
 			return runListener(cmd.Context(), a, cfg)
@@ -87,27 +84,6 @@ for any cluster; a node is named by NAME=URL or else by the URL's host:port.`,
 	fl.DurationVar(&f.StartupTimeout, "startup-timeout", listener.DefaultStartupTimeout, "how long a client may take over its startup phase")
 	return c
 }
-
-// checkLogins refuses, as bad input, connection strings whose login or database a server
-// refused (before, the listener ran with that node "down: server refused TLS connection");
-// a server down now is no error, since the listener follows nodes that come up later.
-func checkLogins(ctx context.Context, o listener.Options) error {
-	if o.Primary == "" {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, loginCheckTimeout)
-	defer cancel()
-	_, cs := target.SplitName(o.Primary)
-	errs := []error{target.CheckLogin(ctx, "--primary", cs)}
-	for _, s := range o.Standbys {
-		_, cs := target.SplitName(s)
-		errs = append(errs, target.CheckLogin(ctx, "--standby", cs))
-	}
-	return agerr.Join(errs...)
-}
-
-// loginCheckTimeout bounds the listener's check of its backends' logins at start.
-const loginCheckTimeout = 10 * time.Second
 
 // listenerConfig reads the flags into a configuration; a --cluster alone is loaded first.
 func listenerConfig(a *app, cmd *cobra.Command, o listener.Options) (listener.Config, error) {

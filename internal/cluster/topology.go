@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -285,4 +286,46 @@ func List(home string) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// Env is what `cluster env` exports to reach a node (the primary when node is ""): libpq's
+// PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSFILE and PGSSLMODE, in that order. The password
+// stays in the passfile.
+func (t *Topology) Env(node string) ([][2]string, error) {
+	n := t.Primary()
+	if node != "" {
+		if n = t.Node(node); n == nil {
+			return nil, agerr.BadInputf("--node %s: no such node in cluster %s (nodes: %s)", node, t.Name, strings.Join(t.NodeNames(), ", "))
+		}
+	}
+	return [][2]string{{"PGHOST", n.Host}, {"PGPORT", strconv.Itoa(n.Port)}, {"PGUSER", t.Superuser},
+		{"PGDATABASE", t.Database}, {"PGPASSFILE", t.PassFile}, {"PGSSLMODE", "disable"}}, nil
+}
+
+// Summaries lists the clusters under home as `cluster list` shows them: each one's
+// topology, and how many of its nodes run; one whose topology cannot be read says why.
+func Summaries(home string) ([]status.Summary, error) {
+	names, err := List(home)
+	if err != nil {
+		return nil, err
+	}
+	var out []status.Summary
+	for _, n := range names {
+		topo, err := Load(home, n)
+		if err != nil {
+			out = append(out, status.Summary{Name: n, Error: err.Error()})
+			continue
+		}
+		s := status.Summary{Name: topo.Name, Version: topo.PG.Version, Commit: topo.Commit, Nodes: len(topo.Nodes)}
+		if p := topo.Primary(); p != nil {
+			s.Primary, s.Host, s.Port = p.Name, p.Host, p.Port
+		}
+		for _, r := range topo.Running() {
+			if r {
+				s.Running++
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

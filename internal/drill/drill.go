@@ -440,7 +440,7 @@ func syncWait(t *cluster.Topology, rep *cluster.FailoverReport, dc *result.Drill
 	// Seen streaming by a poll: the old primary may have confirmed its first commits a little
 	// before.
 	ta.event(result.EventRejoined, rep.RejoinedAt, rep.From+" seen streaming from "+rep.To)
-	if !rep.CommitsWaitedForOldPrimary(t) {
+	if !t.CommitsWaitedForOldPrimary(rep) {
 		return
 	}
 	dc.SyncWait = fmt.Sprintf("%s had no synchronous standby until %s rejoined as one (pg_rewind, start, streaming): commits waited for it",

@@ -1,6 +1,7 @@
 package listener
 
 import (
+	"context"
 	"net"
 	"net/url"
 	"strconv"
@@ -73,6 +74,28 @@ func (o Options) Config(topo *cluster.Topology) (Config, error) {
 	}
 	return cfg, agerr.Join(errs...)
 }
+
+// CheckLogins refuses, as bad input, a --primary or --standby whose login or database the
+// server refused (else the listener would run with that node "down: server refused TLS
+// connection"); a server down now is no error, since the listener follows nodes that come
+// up later. A --cluster's logins are agbench's own.
+func (o Options) CheckLogins(ctx context.Context) error {
+	if o.Primary == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, loginCheckTimeout)
+	defer cancel()
+	_, cs := target.SplitName(o.Primary)
+	errs := []error{target.CheckLogin(ctx, "--primary", cs)}
+	for _, s := range o.Standbys {
+		_, cs := target.SplitName(s)
+		errs = append(errs, target.CheckLogin(ctx, "--standby", cs))
+	}
+	return agerr.Join(errs...)
+}
+
+// loginCheckTimeout bounds CheckLogins.
+const loginCheckTimeout = 10 * time.Second
 
 // applyAddresses sets the addresses given, over a cluster's recorded ones; a cluster's
 // routing list gives way to any --routing-list.

@@ -129,3 +129,40 @@ func clusterPatroni(w io.Writer, st *status.Cluster) {
 		fmt.Fprintln(w, "Patroni is paused: it fails nothing over")
 	}
 }
+
+// ClusterList is `cluster list`: a row per cluster under home, or a line saying there are
+// none.
+func ClusterList(w io.Writer, home string, clusters []status.Summary) error {
+	if len(clusters) == 0 {
+		_, err := fmt.Fprintf(w, "no clusters under %s\n", home)
+		return err
+	}
+	tw := table.NewWriter(w, table.Left)
+	fmt.Fprintln(tw, "NAME\tPOSTGRES\tCOMMIT\tPRIMARY\tNODES\tRUNNING")
+	for _, c := range clusters {
+		if c.Error != "" {
+			fmt.Fprintf(tw, "%s\t?\t?\t?\t?\t%s\n", c.Name, c.Error)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s (%s:%d)\t%d\t%d\n", c.Name, c.Version, c.Commit, c.Primary, c.Host, c.Port, c.Nodes, c.Running)
+	}
+	return tw.Flush()
+}
+
+// ShellExports writes one `export NAME=value` line per pair, each value quoted for a POSIX
+// shell where it needs it, for `eval "$(agbench cluster env)"`.
+func ShellExports(w io.Writer, env [][2]string) {
+	for _, kv := range env {
+		fmt.Fprintf(w, "export %s=%s\n", kv[0], exportQuote(kv[1]))
+	}
+}
+
+// exportQuote leaves a value of path-like characters bare and single-quotes anything else.
+func exportQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -137,3 +137,31 @@ func TestListenerLagCell(t *testing.T) {
 		}
 	}
 }
+
+func TestClusterList(t *testing.T) {
+	var b bytes.Buffer
+	if err := ClusterList(&b, "/h", nil); err != nil || b.String() != "no clusters under /h\n" {
+		t.Fatalf("%q %v", b.String(), err)
+	}
+	b.Reset()
+	err := ClusterList(&b, "/h", []status.Summary{
+		{Name: "lab", Version: "15.8", Commit: "sync", Primary: "standby1", Host: "127.0.0.1", Port: 6501, Nodes: 3, Running: 2},
+		{Name: "torn", Error: "topology.json: unexpected end of JSON input"}})
+	want := "NAME  POSTGRES  COMMIT  PRIMARY                    NODES  RUNNING\n" +
+		"lab   15.8      sync    standby1 (127.0.0.1:6501)  3      2\n" +
+		"torn  ?         ?       ?                          ?      topology.json: unexpected end of JSON input\n"
+	if err != nil || b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// Values of path-like characters go bare; anything else is single-quoted, its quotes
+// escaped, so that eval gives back the value.
+func TestShellExports(t *testing.T) {
+	var b bytes.Buffer
+	ShellExports(&b, [][2]string{{"PGHOST", "127.0.0.1"}, {"PGPORT", "6500"}, {"PGUSER", ""}, {"PGPASSFILE", "/h/it's here/pgpass"}, {"X", "a=b"}})
+	want := "export PGHOST=127.0.0.1\nexport PGPORT=6500\nexport PGUSER=''\nexport PGPASSFILE='/h/it'\\''s here/pgpass'\nexport X='a=b'\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

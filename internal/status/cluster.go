@@ -56,3 +56,14 @@ type Cluster struct {
 	// package can tell (render reads no process table); status's JSON leaves it out.
 	ListenerRunning bool `json:"-"`
 }
+
+// Summary is one cluster's line in `cluster list`: its PostgreSQL, commit mode, primary,
+// how many nodes it has and how many run; Error says why its topology could not be read
+// (the rest then unknown).
+type Summary struct {
+	Name, Version, Commit string
+	Primary, Host         string
+	Port                  int
+	Nodes, Running        int
+	Error                 string
+}
