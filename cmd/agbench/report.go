@@ -11,7 +11,6 @@ import (
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/atomicfile"
 	"github.com/agbench/agbench/internal/report"
-	"github.com/agbench/agbench/internal/result"
 )
 
 func init() {
@@ -110,21 +109,8 @@ know it).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var runs []*report.Run
-			var errs []error
-			for i, arg := range args {
-				r, err := result.Read(arg)
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				run := report.NewRun(arg, r)
-				if len(args) == 2 {
-					run.Label = string(rune('A' + i))
-				}
-				runs = append(runs, run)
-			}
-			if err := agerr.Join(errs...); err != nil {
+			runs, err := report.LoadCompared(args)
+			if err != nil {
 				return err
 			}
 			exps, err := report.Build(runs)

@@ -33,6 +33,29 @@ func LoadRuns(args []string) ([]*Run, error) {
 	return runs, agerr.Join(errs...)
 }
 
+// LoadCompared reads the results `agbench compare` is given: each a result file or a run's
+// folder, labelled A and B when there are two. Every unreadable one is reported at once.
+func LoadCompared(args []string) ([]*Run, error) {
+	var runs []*Run
+	var errs []error
+	for i, arg := range args {
+		r, err := result.Read(arg)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		run := NewRun(arg, r)
+		if len(args) == 2 {
+			run.Label = string(rune('A' + i))
+		}
+		runs = append(runs, run)
+	}
+	if err := agerr.Join(errs...); err != nil {
+		return nil, err
+	}
+	return runs, nil
+}
+
 // ResultPaths expands an argument into result files: a file is itself, a run's folder its
 // result.json, any other folder the result.json of each folder below it (sorted, so runs
 // named by time come in the order they ran).

@@ -62,3 +62,29 @@ func TestResultPathsAndLoadRuns(t *testing.T) {
 		t.Fatalf("LoadRuns with bad arguments: %d runs, %v", len(runs), err)
 	}
 }
+
+// compare labels two runs A and B, keeps one run's own label, and names every unreadable
+// argument at once.
+func TestLoadCompared(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, sub := range []string{"20261122T010200Z-stress", "20261122T010300Z-stress"} {
+		p, err := result.Write(filepath.Join(dir, sub), &result.Result{Meta: result.Meta{Command: "stress"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, filepath.Dir(p))
+	}
+	runs, err := LoadCompared(paths)
+	if err != nil || len(runs) != 2 || runs[0].Label != "A" || runs[1].Label != "B" {
+		t.Fatalf("two runs: %v", err)
+	}
+	runs, err = LoadCompared(paths[:1])
+	if err != nil || len(runs) != 1 || runs[0].Label != "20261122T010200Z-stress" {
+		t.Fatalf("one run: %+v, %v", runs, err)
+	}
+	_, err = LoadCompared([]string{filepath.Join(dir, "gone"), filepath.Join(dir, "gone2")})
+	if !agerr.IsBadInput(err) || !strings.Contains(err.Error(), "gone2: no such result file") || !strings.Contains(err.Error(), "gone: no such result file") {
+		t.Fatalf("unreadable: %v", err)
+	}
+}
