@@ -55,6 +55,10 @@ const (
 const (
 	PGReplayLagSeconds = "replay_lag_s"
 	PGReplayLagGrowth  = "replay_lag_growth" // seconds of lag gained per second of the window
+	// PGReplayLagWithin is how far a lag from positions may be from the true one, in seconds
+	// (the interval of the primary's readings around the moment it was at the standby's
+	// position, or half of it).
+	PGReplayLagWithin = "replay_lag_within_s"
 )
 
 // Wait classes of the database sampler ("pg.<node>.wait.<class>", WaitEvent.Class): how a

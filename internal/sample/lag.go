@@ -109,15 +109,16 @@ func (p *PG) standbyLag(st *result.Step, primary string, hist []posRead, s *pgNo
 		if r.at.Before(s.start) || !r.inRecovery {
 			continue
 		}
-		v, ok := lagAt(hist, r.at, r.lsn)
+		v, within, ok := lagAt(hist, r.at, r.lsn)
 		if !ok {
 			continue
 		}
 		behind, _ := behindAt(hist, r.at, r.lsn)
-		reads = append(reads, lagRead{at: r.at, lag: v, behind: behind})
+		reads = append(reads, lagRead{at: r.at, lag: v, behind: behind, within: within})
 		if r.stat {
 			result.AddPoint(series, pre+result.PGReplayLagSeconds, "s", s.start, r.at, v)
 			result.AddPoint(series, pre+"behind_mb", "MB", s.start, r.at, float64(behind)/1e6)
+			result.AddPoint(series, pre+result.PGReplayLagWithin, "s", s.start, r.at, within)
 		}
 	}
 	for k, ts := range series {
@@ -128,6 +129,12 @@ func (p *PG) standbyLag(st *result.Step, primary string, hist []posRead, s *pgNo
 		return result.StandbyLag{Standby: s.info.Name, Absent: fmt.Sprintf("replay lag of %s not measured: %s", s.info.Name, lagBounds(primary, hist, s.prev))}
 	}
 	st.Counters[name(result.PGReplayLagSeconds)] = last.lag
+	st.Counters[name(result.PGReplayLagWithin)] = last.within
+	if last.within > lagWithinWarn {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("replay lag of %s (%.2f s) is known to within ±%.2f s only: "+
+			"%s's WAL position was read too seldom around the moment it was at the standby's (a busy machine reads late)",
+			s.info.Name, last.lag, last.within, primary))
+	}
 	st.Counters[name("behind_mb")] = float64(last.behind) / 1e6
 	if grew {
 		st.Counters[name(result.PGReplayLagGrowth)] = growth
@@ -137,6 +144,10 @@ func (p *PG) standbyLag(st *result.Step, primary string, hist []posRead, s *pgNo
 	}
 	return result.StandbyLag{Standby: s.info.Name, Method: result.LagFromPositions}
 }
+
+// lagWithinWarn is the uncertainty of a lag from positions past which the step says so: five
+// intervals of the wait loop's readings (normally ±0.05 s).
+const lagWithinWarn = 0.5
 
 // lagBounds says what is known of the lag of a standby that was behind every position of
 // its primary the sampler read, at its last reading l: more than the time since the

@@ -357,6 +357,7 @@ type lagRead struct {
 	at     time.Time
 	lag    float64
 	behind int64
+	within float64 // how far lag may be off (lagAt); 0 when not known to be off
 }
 
 // noteLag keeps the replay lags a reading measured (lagOf). pg_stat_replication shows NULL

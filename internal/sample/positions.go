@@ -67,26 +67,36 @@ func primaryHistory(ps []posRead) []posRead {
 // lagAt is the lag, in seconds, of a standby that had replayed up to replayed at the moment
 // at, against its primary's history: 0 when it had replayed all the primary had written at
 // the primary's last reading before at; else at minus the last moment the primary was at
-// replayed or before, interpolated between the readings around it. It is not known
-// (false) before the primary's first reading, or when the primary's first reading was
-// already past replayed.
-func lagAt(primary []posRead, at time.Time, replayed int64) (float64, bool) {
+// replayed or before, which lies between the two readings around it. within is how far the
+// figure may be from the true lag: the moment is interpolated by bytes between the
+// readings, except at a position the primary held when read (an idle primary, then a
+// burst), where it may have stayed until any moment before its next reading and the middle
+// is taken. A busy machine that reads the primary late widens it. It is not known (false)
+// before the primary's first reading, or when the primary's first reading was already past
+// replayed.
+func lagAt(primary []posRead, at time.Time, replayed int64) (lag, within float64, ok bool) {
 	k := sort.Search(len(primary), func(i int) bool { return primary[i].at.After(at) }) - 1
 	if k < 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	if replayed >= primary[k].lsn {
-		return 0, true
+		return 0, 0, true
 	}
 	// i: the last reading at or before k at which the primary had not passed replayed.
 	i := sort.Search(k+1, func(i int) bool { return primary[i].lsn > replayed }) - 1
 	if i < 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	a, b := primary[i], primary[i+1]
-	frac := float64(replayed-a.lsn) / float64(b.lsn-a.lsn)
-	left := a.at.Add(time.Duration(frac * float64(b.at.Sub(a.at))))
-	return max(at.Sub(left).Seconds(), 0), true
+	gap := b.at.Sub(a.at)
+	left := midpoint(a.at, b.at)
+	within = gap.Seconds() / 2
+	if replayed > a.lsn {
+		frac := float64(replayed-a.lsn) / float64(b.lsn-a.lsn)
+		left = a.at.Add(time.Duration(frac * float64(gap)))
+		within = gap.Seconds()
+	}
+	return max(at.Sub(left).Seconds(), 0), within, true
 }
 
 // behindAt is how many bytes of WAL the primary had written, at its last reading before at,
