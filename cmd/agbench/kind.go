@@ -25,11 +25,11 @@ type view struct {
 	args func(fs *pflag.FlagSet) []string
 }
 
-// views are the kinds' views by name; a kind whose command is generated has one.
+// views are the kinds' views by name; every registered kind has one.
 var views = map[string]view{}
 
-// kindCommand is the command of a kind that declares its flags (Meta.Flags): the kind's
-// flags and help, its spec built and checked before the run (PreRunE, also what a study
+// kindCommand is the command of a registered kind, made from its Meta: the kind's flags
+// and help, its spec built and checked before the run (PreRunE, also what a study
 // checks), then run with its view.
 func kindCommand(a *app, m experiment.Meta) *cobra.Command {
 	words := strings.Fields(m.Name)

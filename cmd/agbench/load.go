@@ -37,12 +37,6 @@ func loadView(cols []table.Column) view {
 		}}
 }
 
-// setup is how a command's run is recorded: this agbench's version, the command line as
-// cobra parsed it (cmdArgs) and the folder of result folders; events get its progress.
-func setup(cmd *cobra.Command, results string, events func(experiment.Event)) experiment.Setup {
-	return experiment.Setup{Version: version, Args: cmdArgs(cmd), Results: results, Events: events}
-}
-
 // cmdArgs is the command line as cobra parsed it (flagArgs).
 func cmdArgs(cmd *cobra.Command) []string {
 	return flagArgs(strings.Fields(cmd.CommandPath())[1:], cmd.Flags())

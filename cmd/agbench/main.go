@@ -38,16 +38,6 @@ var commands []func(*app) *cobra.Command
 
 func register(c func(*app) *cobra.Command) { commands = append(commands, c) }
 
-// kindCommands make the command of each kind of experiment in internal/experiment's
-// registry that does not declare its flags (Meta.Flags), by the kind's name; the root
-// command adds one for every registered kind (under its group for a name of two words,
-// "tpcc run"): generated from its flags (kindCommand), or made here with the registry's
-// description as its one-line help. A kind with neither is a start-up panic, a maker
-// without a kind a test failure.
-var kindCommands = map[string]func(*app) *cobra.Command{}
-
-func registerKind(name string, c func(*app) *cobra.Command) { kindCommands[name] = c }
-
 // noConnStrings is the annotation of a command that cannot act on a cluster given by
 // connection strings: its value says why and what it takes instead, the message given for
 // --primary, --standby or --listener (an "unknown flag" said neither).
@@ -131,15 +121,7 @@ Exit status: 0 done, 1 the work failed, 2 bad input (nothing was made or changed
 // addKind adds the command of a registered kind of experiment to root, or to the group its
 // first word names.
 func addKind(root *cobra.Command, a *app, m experiment.Meta) {
-	var c *cobra.Command
-	if m.Flags != nil {
-		c = kindCommand(a, m)
-	} else if build, ok := kindCommands[m.Name]; ok {
-		c = build(a)
-		c.Short = m.Description
-	} else {
-		panic("agbench: no command for the experiment kind " + m.Name)
-	}
+	c := kindCommand(a, m)
 	parent := root
 	if words := strings.Fields(m.Name); len(words) > 1 {
 		if p, _, err := root.Find(words[:1]); err == nil && p != root {

@@ -82,7 +82,7 @@ func TestNoConnectionStringsSaysWhy(t *testing.T) {
 }
 
 // Every registered kind of experiment has its command, with the registry's description,
-// and every kind's command belongs to a registered kind.
+// and its view; every view belongs to a registered kind.
 func TestKindCommandsComeFromTheRegistry(t *testing.T) {
 	root := newRoot(&app{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
 	registered := map[string]bool{}
@@ -97,9 +97,14 @@ func TestKindCommandsComeFromTheRegistry(t *testing.T) {
 			t.Errorf("%s: help %q, registry says %q", m.Name, c.Short, m.Description)
 		}
 	}
-	for name := range kindCommands {
+	for name := range views {
 		if !registered[name] {
-			t.Errorf("command %q is not a registered kind", name)
+			t.Errorf("view %q is of no registered kind", name)
+		}
+	}
+	for name := range registered {
+		if _, ok := views[name]; !ok {
+			t.Errorf("kind %q has no view", name)
 		}
 	}
 	for _, want := range []string{"stress", "scan", "tpcc run", "disk", "seed", "readahead", "drill"} {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/atomicfile"
@@ -54,7 +53,7 @@ Each experiment gets --cluster (or --primary/--standby/--listener of a connect: 
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := readPlan(a, args[0])
+			p, err := readPlan(args[0])
 			if err != nil {
 				return err
 			}
@@ -72,7 +71,7 @@ Each experiment gets --cluster (or --primary/--standby/--listener of a connect: 
 // readPlan reads, parses and checks a plan file against agbench's kinds: its shape, every
 // flag, and then each experiment's spec as its command checks it against the plan's
 // target, so that a plan runs whole or is refused whole.
-func readPlan(a *app, file string) (*plan.Plan, error) {
+func readPlan(file string) (*plan.Plan, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -84,66 +83,18 @@ func readPlan(a *app, file string) (*plan.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	kinds := studyKinds(a)
-	study := experiment.NewStudy(p, filepath.Join(p.Results, p.Name), kinds)
-	if err := agerr.Join(p.Check(experiment.Catalog{Kinds: kinds}), study.Validate()); err != nil {
+	study := experiment.NewStudy(p, filepath.Join(p.Results, p.Name))
+	if err := agerr.Join(p.Check(experiment.Catalog{}), study.Validate()); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// studyKinds are the kinds a study runs: the registry's, and those whose command is still
-// made by hand (handMade).
-func studyKinds(a *app) experiment.Kinds {
-	return func(words []string) (*pflag.FlagSet, experiment.Builder, bool) {
-		if fs, build, ok := experiment.RegistryKinds(words); ok {
-			return fs, build, true
-		}
-		if _, ok := kindCommands[strings.Join(words, " ")]; !ok {
-			return nil, nil, false
-		}
-		cmd, _, _ := newRoot(a).Find(words)
-		return cmd.Flags(), func(args []string) (experiment.Experiment, error) { return &handMade{cmd: cmd, args: args}, nil }, true
-	}
-}
-
-// handMade is a study's experiment of a kind whose command is still made by hand: its
-// command, with its flags set, checks it (its arguments, then PreRunE) and runs it.
-type handMade struct {
-	cmd  *cobra.Command
-	args []string
-}
-
-func (h *handMade) Kind() string { return strings.TrimPrefix(h.cmd.CommandPath(), "agbench ") }
-
-func (h *handMade) Validate() error {
-	if h.cmd.Context() == nil {
-		h.cmd.SetContext(context.Background())
-	}
-	if err := h.cmd.ValidateArgs(h.args); err != nil || h.cmd.PreRunE == nil {
-		return err
-	}
-	return h.cmd.PreRunE(h.cmd, h.args)
-}
-
-func (h *handMade) Run(context.Context, *experiment.Running) error {
-	return fmt.Errorf("%s runs through its command", h.Kind())
-}
-
-func (h *handMade) Sections() []string { return nil }
-
 // runExperiment runs one experiment of a study with its progress and prints it, as its
 // command does.
 func runExperiment(ctx context.Context, a *app, r experiment.StudyRun) error {
-	switch e := r.Spec.(type) {
-	case nil:
+	if r.Spec == nil {
 		return r.Err()
-	case *handMade:
-		e.cmd.SetContext(ctx)
-		if err := e.Validate(); err != nil {
-			return err
-		}
-		return e.cmd.RunE(e.cmd, e.args)
 	}
 	return runKind(ctx, a, r.Spec, kindSetup(a, flagArgs(r.Words, r.Flags), r.Flags))
 }
@@ -177,7 +128,7 @@ func runStudy(ctx context.Context, a *app, p *plan.Plan) (err error) {
 			}()
 		}
 	}
-	study := experiment.NewStudy(p, dir, studyKinds(a))
+	study := experiment.NewStudy(p, dir)
 	var failed []string
 	for i, r := range study.Runs {
 		if ctx.Err() != nil {

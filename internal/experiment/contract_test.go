@@ -16,20 +16,15 @@ import (
 	"github.com/agbench/agbench/internal/target"
 )
 
-// Every kind is registered once, under its command's words, and its flags' builder (or
-// New) makes a spec of it.
+// Every kind is registered once, under its command's words, and its flags' builder makes
+// a spec of it from its defaults.
 func TestRegistryHasEveryKind(t *testing.T) {
 	var names []string
 	for _, m := range Registered() {
 		names = append(names, m.Name)
-		var e Experiment
-		if m.Flags != nil {
-			e, _ = m.Flags(pflag.NewFlagSet(m.Name, pflag.ContinueOnError))(nil)
-		} else {
-			e = m.New()
-		}
-		if e == nil || e.Kind() != m.Name && m.Name != "tpcc run" && !strings.HasPrefix(m.Name, e.Kind()) {
-			t.Errorf("%s: New made %#v", m.Name, e)
+		e, err := m.Build(pflag.NewFlagSet(m.Name, pflag.ContinueOnError))(nil)
+		if err != nil || e == nil || e.Kind() != m.Name {
+			t.Errorf("%s: the builder made %#v (%v)", m.Name, e, err)
 		}
 	}
 	want := "disk drill readahead scan seed stress tpcc build tpcc run"
@@ -41,7 +36,7 @@ func TestRegistryHasEveryKind(t *testing.T) {
 			t.Fatal("a second registration of a name did not panic")
 		}
 	}()
-	Register(Meta{Name: "disk", New: func() Experiment { return &Disk{} }})
+	Register(Meta{Name: "disk", Flags: func(*pflag.FlagSet) Builder { return nil }})
 }
 
 // A spec that Validate refuses is bad input: Run makes no folder, connects to nothing and

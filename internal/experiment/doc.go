@@ -1,18 +1,18 @@
 // Package experiment owns the one contract of every kind of experiment and the one
 // recorder of a result's life.
 //
-// Every kind — load (stress, scan, tpcc run: Load), Disk, Seed, Readahead, Drill —
-// implements Experiment: Validate checks the spec without connecting, Run runs it with
-// the run's Recorder and an event stream for progress, Sections names the result sections
-// it writes; Analyser and Analysed are optional capabilities. Run (the function) is the
-// one life of a result: it validates, lets the kind take its recorder when what it needs
-// is made (bad input found while preparing leaves no folder), marks the result complete
-// or incomplete, analyses it and writes it a last time. The registry (Register,
+// Every kind — load (stress, scan, tpcc run: Load), tpcc build, Disk, Seed, Readahead,
+// Drill — implements Experiment: Validate checks the spec without connecting, Run runs it
+// with the run's Recorder and an event stream for progress, Sections names the result
+// sections it writes; Analyser and Analysed are optional capabilities. Run (the function)
+// is the one life of a result: it validates, lets the kind take its recorder when what it
+// needs is made (bad input found while preparing leaves no folder), marks the result
+// complete or incomplete, analyses it and writes it a last time. The registry (Register,
 // Registered) lists the kinds, from which the command layer makes its commands: a kind
-// declares its flags and help (Meta.Flags) and builds its spec from them, so that a command
-// and a study's experiment make the same spec from the same flags. A Study is a plan's
-// experiments made into specs that way (NewStudy) and checked whole before any runs; the
-// registry is the plan's Catalog.
+// declares its flags and help (Meta.Flags) and builds its spec from them, so that a
+// command and a study's experiment make the same spec from the same flags. A Study is a
+// plan's experiments made into specs that way (NewStudy) and checked whole before any
+// runs; the registry is the plan's Catalog.
 //
 // The Recorder owns a result from start to end: a results folder that no other run shares,
 // the metadata filled once, every step written atomically as it ends, the analysis, the

@@ -15,15 +15,13 @@ type Meta struct {
 	Name string
 	// Description is the command's one-line help; Long and Example its full help.
 	Description, Long, Example string
-	// Use is the command's usage line when it takes arguments ("disk [FILE]"); "" names the
-	// command by its last word, and it takes none.
+	// Use is the command's usage line when the kind takes arguments or refuses them in its
+	// builder ("disk [FILE]"); "" names the command by its last word, and it takes none.
 	Use string
 	// Flags registers the kind's flags on fs, with their defaults and help, and returns the
 	// builder that makes a spec from them once they are parsed: the command and a study's
 	// experiment go through the same flags and the same builder.
 	Flags func(fs *pflag.FlagSet) Builder
-	// New returns an empty spec of a kind whose command is still made by hand (no Flags).
-	New func() Experiment
 }
 
 // Builder makes a spec of its kind from the flags Meta.Flags registered, once they are
@@ -41,8 +39,8 @@ var (
 func Register(m Meta) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	if m.Name == "" || m.New == nil && m.Flags == nil {
-		panic("experiment.Register: a name and Flags (or New) are required")
+	if m.Name == "" || m.Flags == nil {
+		panic("experiment.Register: a name and Flags are required")
 	}
 	if _, dup := registry[m.Name]; dup {
 		panic(fmt.Sprintf("experiment.Register: %q registered twice", m.Name))
@@ -68,8 +66,4 @@ func Registered() []Meta {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-func init() {
-	Register(Meta{Name: "drill", Description: "Failover drill: acknowledged commits lost and time without writes, per failover", New: func() Experiment { return &Drill{} }})
 }

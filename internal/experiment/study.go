@@ -12,14 +12,11 @@ import (
 	"github.com/agbench/agbench/internal/plan"
 )
 
-// Kinds finds the kind a study's experiment names by its command's words, and makes a
+// RegistryKinds finds the kind a study's experiment names by its command's words, and makes a
 // fresh flag set of it with its builder; ok is false for words that name no kind.
-type Kinds func(words []string) (fs *pflag.FlagSet, build Builder, ok bool)
-
-// RegistryKinds finds the registry's kinds that declare their flags (Meta.Flags).
 func RegistryKinds(words []string) (*pflag.FlagSet, Builder, bool) {
 	m, ok := Lookup(strings.Join(words, " "))
-	if !ok || m.Flags == nil {
+	if !ok {
 		return nil, nil, false
 	}
 	fs := pflag.NewFlagSet(m.Name, pflag.ContinueOnError)
@@ -39,25 +36,25 @@ func (m Meta) Build(fs *pflag.FlagSet) Builder {
 	}
 }
 
-// Catalog is a plan's catalog (plan.Check) of kinds: a study's commands are the kinds, and
-// their flags are the kinds' flags.
-type Catalog struct{ Kinds Kinds }
+// Catalog is the registry as a plan's catalog (plan.Check): a study's commands are the
+// kinds, and their flags are the kinds' flags.
+type Catalog struct{}
 
 // Command reports whether words name a kind.
 func (c Catalog) Command(words []string) bool {
-	_, _, ok := c.Kinds(words)
+	_, _, ok := RegistryKinds(words)
 	return ok
 }
 
 // HasFlag reports whether the kind has the flag.
 func (c Catalog) HasFlag(words []string, flag string) bool {
-	fs, _, ok := c.Kinds(words)
+	fs, _, ok := RegistryKinds(words)
 	return ok && flag != "help" && fs.Lookup(flag) != nil
 }
 
 // CheckFlag parses value as the flag's value, on a flag set of its own.
 func (c Catalog) CheckFlag(words []string, flag, value string) error {
-	fs, _, ok := c.Kinds(words)
+	fs, _, ok := RegistryKinds(words)
 	if !ok {
 		return fmt.Errorf("no such command")
 	}
@@ -109,12 +106,12 @@ func (r *StudyRun) Err() error { return r.err }
 
 // NewStudy makes the spec of every experiment of p whose kind and flags exist (Catalog
 // checks the others), writing into the study's folder dir.
-func NewStudy(p *plan.Plan, dir string, kinds Kinds) *Study {
+func NewStudy(p *plan.Plan, dir string) *Study {
 	s := &Study{Plan: p}
-	cat := Catalog{Kinds: kinds}
+	cat := Catalog{}
 	for i, e := range p.Experiments {
 		run := StudyRun{Label: e.Label(), Words: e.Command, pos: e.Pos, i: i}
-		fs, build, ok := kinds(e.Command)
+		fs, build, ok := RegistryKinds(e.Command)
 		if ok && cat.hasFlags(e) {
 			has := func(flag string) bool { return cat.HasFlag(e.Command, flag) }
 			run.Args = p.Args(i, dir, filepath.Join(dir, fmt.Sprintf("%02d-%s", i+1, e.Label())), has)

@@ -24,10 +24,10 @@ experiments:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Check(Catalog{Kinds: RegistryKinds}); err != nil {
+	if err := p.Check(Catalog{}); err != nil {
 		t.Fatal(err)
 	}
-	s := NewStudy(p, "dir", RegistryKinds)
+	s := NewStudy(p, "dir")
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ experiments:
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = NewStudy(p, "dir", RegistryKinds).Validate()
+	err = NewStudy(p, "dir").Validate()
 	if agerr.ExitCode(err) != agerr.ExitBadInput {
 		t.Fatalf("exit %d: %v", agerr.ExitCode(err), err)
 	}
