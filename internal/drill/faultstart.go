@@ -35,18 +35,26 @@ func (tl *timeline) degradedFrom(at time.Time) (from time.Time, n int, steady fl
 	if tl.start.IsZero() || at.Before(tl.start) {
 		return at, 0, 0, false
 	}
-	f := min(int(at.Sub(tl.start)/interval), len(tl.writes)) // the interval holding at
+	f := int(at.Sub(tl.start) / interval) // the interval holding at
 	warm := int(steadyWarmup / interval)
 	if f-warm < minSteadyIntervals {
 		return at, 0, 0, false
 	}
+	// The timeline grows as writes are acknowledged: intervals after the last acknowledged
+	// write (writes blocked up to the fault) acknowledged none.
+	writes := func(i int) float64 {
+		if i < len(tl.writes) {
+			return float64(tl.writes[i])
+		}
+		return 0
+	}
 	level := make([]float64, 0, f-warm)
-	for _, w := range tl.writes[warm:f] {
-		level = append(level, float64(w))
+	for i := warm; i < f; i++ {
+		level = append(level, writes(i))
 	}
 	steady = stats.Median(level)
 	k := f
-	for k > warm && float64(tl.writes[k-1]) < degradedFraction*steady {
+	for k > warm && writes(k-1) < degradedFraction*steady {
 		k--
 	}
 	if k == f {

@@ -70,6 +70,8 @@ func TestDegradedFrom(t *testing.T) {
 	}{
 		{"fell for 1.4 s", append(steady(30), 5, 2, 7, 3, 6, 4, 2, 5, 7, 3, 2, 6, 4, 3, 0, 0), 44, 30, 14, true},
 		{"no fall", append(steady(30), 0, 0), 30, 30, 0, true},
+		// Writes blocked outright: nothing acknowledged, so nothing counted, after 3 s.
+		{"blocked, none acknowledged since", steady(30), 45, 30, 15, true},
 		{"a dip that recovered", append(append(steady(20), 0, 0, 0), steady(10)...), 33, 33, 0, true},
 		{"too little load", append(steady(12), 0, 0), 14, 14, 0, false},
 	} {
