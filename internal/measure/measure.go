@@ -81,8 +81,9 @@ type Handle struct {
 	frozen bool
 }
 
-// Record adds one finished operation. After the registry is frozen it records nothing.
-func (h *Handle) Record(s Sample) {
+// Record adds one finished operation and reports whether it did: after the registry is
+// frozen it records nothing.
+func (h *Handle) Record(s Sample) bool {
 	us := int64(s.Latency / time.Microsecond)
 	clipped := int64(0)
 	if us < MinLatencyMicros {
@@ -94,7 +95,7 @@ func (h *Handle) Record(s Sample) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.frozen {
-		return
+		return false
 	}
 	o := h.ops[s.Op]
 	if o == nil {
@@ -110,6 +111,7 @@ func (h *Handle) Record(s Sample) {
 	o.Bytes += s.Bytes
 	o.Retries += s.Retries
 	o.Clipped += clipped
+	return true
 }
 
 // take returns what was recorded since the last take and starts afresh.

@@ -98,11 +98,19 @@ func TestResetAndFreezeBoundTheWindow(t *testing.T) {
 	h.Record(Sample{Op: "warmup", Latency: time.Millisecond})
 	r.Tick(t0.Add(time.Second))
 	r.Reset(t0.Add(2 * time.Second))
-	h.Record(Sample{Op: "q", Latency: 2 * time.Millisecond})
+	if !h.Record(Sample{Op: "q", Latency: 2 * time.Millisecond}) {
+		t.Fatal("an operation of the window said not recorded")
+	}
 	r.Freeze(t0.Add(3 * time.Second))
-	h.Record(Sample{Op: "q", Latency: 3 * time.Millisecond})
+	// The runner counts an operation as the window's (its node's operations, the VU's
+	// iterations) only when the registry took it.
+	if h.Record(Sample{Op: "q", Latency: 3 * time.Millisecond}) {
+		t.Fatal("an operation after Freeze said recorded")
+	}
 	late := r.NewHandle()
-	late.Record(Sample{Op: "q", Latency: 3 * time.Millisecond})
+	if late.Record(Sample{Op: "q", Latency: 3 * time.Millisecond}) {
+		t.Fatal("an operation of a handle made after Freeze said recorded")
+	}
 	tk := r.Tick(t0.Add(4 * time.Second))
 	if _, ok := tk.Total["warmup"]; ok {
 		t.Fatal("ramp-up operation counted after Reset")

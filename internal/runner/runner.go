@@ -663,11 +663,11 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 		}
 		lost := err != nil && rc != nil && rc.Lost()
 		// An operation begun in ramp-up is not one of the window (its lost session is made
-		// again all the same).
-		if measuring {
+		// again all the same), nor one that ended after the window closed and before the load
+		// was told to stop: the registry, frozen, refuses it, and so must every other count.
+		if measuring && h.Record(sample(&op, lat, err)) {
 			done++
 			made.did()
-			h.Record(sample(&op, lat, err))
 			if windowStart.IsZero() {
 				windowStart = ex.windowStart
 				quiet.open(windowStart)
