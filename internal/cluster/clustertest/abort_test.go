@@ -28,7 +28,14 @@ func TestTimedOutTestBinaryLeavesNoServerRunning(t *testing.T) {
 	// Making two clusters on a busy machine can take a minute; the child's timeout must leave
 	// it time to make them before it fires.
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHangWithClusters$", "-test.timeout=150s", "-test.v")
-	cmd.Env = append(os.Environ(), hangEnv+"=1")
+	// The child's folders are under one of this test's: its own cleanup never runs.
+	tmp := t.TempDir()
+	for _, d := range []string{tmp, filepath.Dir(tmp)} {
+		if err := os.Chmod(d, 0o755); err != nil { // the servers' OS user reaches its folders
+			t.Fatal(err)
+		}
+	}
+	cmd.Env = append(os.Environ(), hangEnv+"=1", "TMPDIR="+tmp)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
