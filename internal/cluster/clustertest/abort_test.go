@@ -28,17 +28,20 @@ func TestTimedOutTestBinaryLeavesNoServerRunning(t *testing.T) {
 	// Making two clusters on a busy machine can take a minute; the child's timeout must leave
 	// it time to make them before it fires.
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHangWithClusters$", "-test.timeout=150s", "-test.v")
-	// The child's folders are under one of this test's: its own cleanup never runs.
-	tmp := t.TempDir()
-	for _, d := range []string{tmp, filepath.Dir(tmp)} {
-		if err := os.Chmod(d, 0o755); err != nil { // the servers' OS user reaches its folders
-			t.Fatal(err)
-		}
+	// The child's folders are under one this test removes: its own cleanup never runs. A
+	// short name, not t.TempDir's: a server's Unix socket path must stay under 108 bytes.
+	tmp, err := os.MkdirTemp("", "agbench-hang-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	if err := os.Chmod(tmp, 0o755); err != nil { // the servers' OS user reaches its folders
+		t.Fatal(err)
 	}
 	cmd.Env = append(os.Environ(), hangEnv+"=1", "TMPDIR="+tmp)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	err = cmd.Run()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) {
 		t.Fatalf("the hanging test binary ended with %v, want a failed exit\n%s", err, out.String())
