@@ -545,8 +545,8 @@ func (e *Endpoints) state(ctx context.Context, n, primary *Endpoint) (s string, 
 }
 
 // receivesFrom judges a standby (c) whose WAL receiver runs but whose status is hidden from
-// the login, from what any login may read: it streams when its pg_last_wal_receive_lsn()
-// reaches, within streamWait, the primary's pg_current_wal_flush_lsn() read first (the
+// the login, from what any login may read: it streams when its pg_last_wal_receive_lsn() (or
+// pg_last_wal_replay_lsn()) reaches, within streamWait, the primary's pg_current_wal_flush_lsn() read first (the
 // flushed WAL, all a walsender sends: pg_current_wal_lsn() may be ahead of it on an idle
 // primary, a record written but not flushed, and never reached).
 func receivesFrom(ctx context.Context, c *pgx.Conn, primary *Endpoint) string {
@@ -567,7 +567,11 @@ func receivesFrom(ctx context.Context, c *pgx.Conn, primary *Endpoint) string {
 	for {
 		var got *string
 		var ok *bool
-		err := c.QueryRow(ctx, `SELECT pg_last_wal_receive_lsn()::text, pg_last_wal_receive_lsn() >= $1::pg_lsn`, at).Scan(&got, &ok)
+		// Replayed counts as had: a standby that replayed its own pg_wal past the point its
+		// receiver asked the primary to stream from shows that point as received until new
+		// WAL comes, which an idle primary never sends.
+		err := c.QueryRow(ctx, `SELECT pg_last_wal_receive_lsn()::text,
+  GREATEST(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()) >= $1::pg_lsn`, at).Scan(&got, &ok)
 		switch {
 		case err != nil:
 			return "in recovery, streaming not judged (" + err.Error() + "; " + statusHidden + ")"
