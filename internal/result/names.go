@@ -249,6 +249,48 @@ const (
 	HostWriteIOPSBudget = "write_iops_budget"
 )
 
+// Figures of a node's whole host, read from the Prometheus node_exporter on it (directly or
+// through a Prometheus server), after "host.<node>.": the same meaning as the local OS and
+// disk samplers' figures of this machine, per node. Device figures carry the device:
+// "host.<node>.disk.<device>.<figure>" (HostDiskName), with the Disk* figures.
+const (
+	HostCPUs          = "cpus"            // CPUs the host has
+	HostCPUBusy       = "cpu_busy"        // share of its CPU time not idle, iowait or steal (0..1)
+	HostCPUIOWait     = "cpu_iowait"      // share waiting for IO (0..1)
+	HostCPUSteal      = "cpu_steal"       // share stolen by the hypervisor (0..1)
+	HostRunQueue      = "run_queue"       // runnable tasks (procs_running)
+	HostMemTotal      = "mem_total_bytes" // MemTotal
+	HostMemAvailable  = "mem_available_bytes"
+	HostNetRxBPS      = "net_rx_bytes_per_s" // all interfaces but loopback
+	HostNetTxBPS      = "net_tx_bytes_per_s"
+	HostNetErrors     = "net_errors_per_s" // receive and transmit errors and drops
+	HostScrapeOffsetS = "clock_offset_s"   // the exporter's clock minus agbench's, in seconds
+	hostDisk          = "disk."
+)
+
+// HostDiskName is the name of a device figure of a node's host:
+// "host.<node>.disk.<device>.<figure>".
+func HostDiskName(node, device, figure string) string {
+	return HostName(node, hostDisk+SeriesNodeName(device)+"."+figure)
+}
+
+// ParseHostDiskName takes "host.<node>.disk.<device>.<figure>" apart.
+func ParseHostDiskName(name string) (node, device, figure string, ok bool) {
+	node, rest, ok := ParseHostName(name)
+	if !ok {
+		return "", "", "", false
+	}
+	rest, ok = strings.CutPrefix(rest, hostDisk)
+	if !ok {
+		return "", "", "", false
+	}
+	device, figure, ok = strings.Cut(rest, ".")
+	if !ok || device == "" || figure == "" {
+		return "", "", "", false
+	}
+	return node, device, figure, true
+}
+
 // HostName is the name of a figure of a node's modelled host: "host.<node>.<figure>".
 func HostName(node, figure string) string { return HostPrefix + SeriesNodeName(node) + "." + figure }
 

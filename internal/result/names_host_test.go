@@ -15,3 +15,19 @@ func TestHostNamesTakeApartWhatTheyBuild(t *testing.T) {
 		}
 	}
 }
+
+func TestHostDiskNameRoundTrip(t *testing.T) {
+	name := HostDiskName("db.east", "nvme0n1", DiskIOPS)
+	if name != "host.db_east.disk.nvme0n1.iops" {
+		t.Fatalf("HostDiskName: %q", name)
+	}
+	node, dev, fig, ok := ParseHostDiskName(name)
+	if !ok || node != "db_east" || dev != "nvme0n1" || fig != DiskIOPS {
+		t.Fatalf("ParseHostDiskName: %q %q %q %v", node, dev, fig, ok)
+	}
+	for _, bad := range []string{HostName("p", HostCPUBusy), "host.p.disk.", "host.p.disk.sda", "host.p.disk..iops", "disk.sda.iops"} {
+		if _, _, _, ok := ParseHostDiskName(bad); ok {
+			t.Errorf("ParseHostDiskName(%q) took it apart", bad)
+		}
+	}
+}
