@@ -107,6 +107,9 @@ type Node struct {
 	PatroniConfig string `json:"patroni_config,omitempty"`
 	PatroniLog    string `json:"patroni_log,omitempty"`
 	PatroniPID    int    `json:"patroni_pid,omitempty"`
+	// HostMetrics is the URL of the Prometheus node_exporter on the node's host (its
+	// /metrics), when its host figures are read from one rather than from this machine.
+	HostMetrics string `json:"host_metrics,omitempty"`
 }
 
 // ListenerInfo records a listener started alongside the cluster (status.ListenerInfo).
