@@ -32,6 +32,9 @@ const (
 	// ExtraDrill is a failover drill's run (DrillRun) and each cycle's figures (DrillCycle),
 	// written by internal/drill (extra_drill.go).
 	ExtraDrill = "drill"
+	// ExtraHosts is how a step's nodes' host figures (host.<node>.*) were read, and why
+	// those absent are (HostsStep), written by the sampler of node_exporters.
+	ExtraHosts = "hosts"
 )
 
 // RunLevel is ExtraError.Step for a section of the run's own Extra.
@@ -137,6 +140,9 @@ func (r *Result) CheckExtras() error {
 			errs = append(errs, err)
 		}
 		if _, err := st.DrillCycle(); err != nil {
+			errs = append(errs, err)
+		}
+		if _, err := st.Hosts(); err != nil {
 			errs = append(errs, err)
 		}
 	}

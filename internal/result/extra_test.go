@@ -33,6 +33,9 @@ func withSections(t *testing.T) *Result {
 		r.Steps[3].SetExtra(ExtraSample, SampleStep{Nodes: map[string]SampleNode{"node1": {
 			Info:     PGNodeInfo{Name: "node1", VersionNum: 170002, SharedBuffersBytes: 128 << 20},
 			TopWaits: []WaitEvent{{Type: "Lock", Event: "tuple", Class: WaitLock, Sessions: 2.5}}, WaitSamples: 100}}}),
+		r.Steps[2].SetExtra(ExtraHosts, HostsStep{Nodes: map[string]HostSource{
+			"pg1": {Source: "http://10.0.0.5:9100/metrics", Scrapes: 12, Failed: 1, Missing: map[string]string{HostRunQueue: "node_procs_running not exported"}},
+			"pg2": {Source: "http://10.0.0.6:9100/metrics", Scrapes: 12, Failed: 12, Absent: "connection refused"}}}),
 	}
 	if err := errors.Join(sets...); err != nil {
 		t.Fatal(err)
@@ -63,6 +66,7 @@ func TestExtraSectionsRoundTrip(t *testing.T) {
 	same("readahead", func(r *Result) (any, error) { return r.ReadaheadRun() })
 	same("seed", func(r *Result) (any, error) { return r.Steps[1].Seeding() })
 	same("sample", func(r *Result) (any, error) { return r.Steps[3].Sample() })
+	same("hosts", func(r *Result) (any, error) { return r.Steps[2].Hosts() })
 	// Absent (or null) is nil without an error: never an empty section.
 	got.Steps[0].Extra = map[string]json.RawMessage{ExtraSample: json.RawMessage("null")}
 	if s, err := got.Steps[0].Sample(); s != nil || err != nil {
@@ -83,6 +87,7 @@ func TestCorruptSectionIsNamed(t *testing.T) {
 	}{
 		{3, ExtraSample, `{"nodes": {"node1": {"top_waits": "Lock:tuple"}}}`, `step 3 extra "sample": json: cannot unmarshal string`},
 		{1, ExtraSeed, `{"phases": 42}`, `step 1 extra "seed": json: cannot unmarshal number`},
+		{2, ExtraHosts, `{"nodes": {"pg1": {"scrapes": "twelve"}}}`, `step 2 extra "hosts": json: cannot unmarshal string`},
 		{RunLevel, ExtraDisk, `{"device": 8}`, `extra "disk": json: cannot unmarshal number`},
 		{RunLevel, ExtraReadahead, `{"table": {"query": "range"}}`, `extra "readahead": json: cannot unmarshal object`},
 	} {
@@ -183,5 +188,21 @@ func TestSortWaitEventsOneOrder(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("from %v: %+v", perm, got)
 		}
+	}
+}
+
+// A figure of a node's host is absent for the host's reason when none was read, else for
+// its own.
+func TestHostSourceWhy(t *testing.T) {
+	h := HostSource{Missing: map[string]string{HostRunQueue: "node_procs_running not exported"}}
+	if got := h.Why(HostRunQueue); got != "node_procs_running not exported" {
+		t.Errorf("run queue: %q", got)
+	}
+	if got := h.Why(HostCPUBusy); got != "" {
+		t.Errorf("a figure read: %q", got)
+	}
+	h.Absent = "connection refused"
+	if got := h.Why(HostCPUBusy); got != "connection refused" {
+		t.Errorf("a host not read: %q", got)
 	}
 }
