@@ -57,6 +57,10 @@ var designRules = []designRule{
 		func(d string, in bool) bool {
 			return in && d != "internal/agerr" && d != "internal/atomicfile" && d != "internal/proc"
 		}},
+	{"internal/hostmetrics", "other hosts' figures are read over HTTP and named as the result names them; the reader knows no window, sampler, cluster, experiment, analysis or report",
+		func(d string, in bool) bool {
+			return in && d != "internal/agerr" && d != "internal/result" && d != "internal/proc" && d != "internal/atomicfile" // proc, atomicfile: through result
+		}},
 	{"bench/...", "a benchmark is a program, not a test: it imports no package meant for tests (a name ending in \"test\", nor importcheck)",
 		func(d string, in bool) bool {
 			return in && (strings.HasSuffix(d, "test") || d == "internal/importcheck") || d == "testing"

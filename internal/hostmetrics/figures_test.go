@@ -1,0 +1,130 @@
+package hostmetrics
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+// body is a node_exporter answer cut down to the series a Reading uses, from a real one
+// (node_exporter 1.5, two CPUs, one disk, one interface and loopback).
+func body(cpu0Idle, cpu0User, reads, ioTime, rx, nodeTime string) string {
+	return `# HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.
+# TYPE node_cpu_seconds_total counter
+node_cpu_seconds_total{cpu="0",mode="idle"} ` + cpu0Idle + `
+node_cpu_seconds_total{cpu="0",mode="iowait"} 10
+node_cpu_seconds_total{cpu="0",mode="steal"} 0
+node_cpu_seconds_total{cpu="0",mode="user"} ` + cpu0User + `
+node_cpu_seconds_total{cpu="1",mode="idle"} 100
+node_cpu_seconds_total{cpu="1",mode="user"} 50
+# TYPE node_procs_running gauge
+node_procs_running 3
+# TYPE node_memory_MemTotal_bytes gauge
+node_memory_MemTotal_bytes 2.5e+10
+# TYPE node_memory_MemAvailable_bytes gauge
+node_memory_MemAvailable_bytes 1.2e+10
+# TYPE node_disk_reads_completed_total counter
+node_disk_reads_completed_total{device="vda"} ` + reads + `
+# TYPE node_disk_writes_completed_total counter
+node_disk_writes_completed_total{device="vda"} 0
+# TYPE node_disk_read_bytes_total counter
+node_disk_read_bytes_total{device="vda"} 0
+# TYPE node_disk_written_bytes_total counter
+node_disk_written_bytes_total{device="vda"} 0
+# TYPE node_disk_read_time_seconds_total counter
+node_disk_read_time_seconds_total{device="vda"} 1
+# TYPE node_disk_write_time_seconds_total counter
+node_disk_write_time_seconds_total{device="vda"} 0
+# TYPE node_disk_io_time_seconds_total counter
+node_disk_io_time_seconds_total{device="vda"} ` + ioTime + `
+# TYPE node_network_receive_bytes_total counter
+node_network_receive_bytes_total{device="eth0"} ` + rx + `
+node_network_receive_bytes_total{device="lo"} 9e+09
+# TYPE node_network_transmit_bytes_total counter
+node_network_transmit_bytes_total{device="eth0"} 0
+# TYPE node_time_seconds gauge
+node_time_seconds ` + nodeTime + `
+`
+}
+
+func mustParse(t *testing.T, b string, at time.Time) Reading {
+	t.Helper()
+	r, err := Parse([]byte(b), expfmt.FmtText, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestBetweenMakesRatesAndSaysWhatIsAbsent(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	prev := mustParse(t, body("100", "50", "1000", "5", "0", "1000.25"), t0)
+	cur := mustParse(t, body("101", "52", "1400", "7", "4000", "1002.25"), t0.Add(2*time.Second))
+	f := Between("db.1", prev, cur)
+	h := func(fig string) string { return result.HostName("db.1", fig) }
+	d := func(fig string) string { return result.HostDiskName("db.1", "vda", fig) }
+	for name, want := range map[string]float64{
+		// cpu0 moved 1 idle + 2 user: busy 2/3.
+		h(result.HostCPUBusy): 2.0 / 3, h(result.HostCPUIOWait): 0, h(result.HostCPUSteal): 0,
+		h(result.HostCPUs): 2, h(result.HostRunQueue): 3, h(result.HostMemTotal): 2.5e10, h(result.HostMemAvailable): 1.2e10,
+		h(result.HostScrapeOffsetS): 0.25,
+		d(result.DiskIOPS):          200, d(result.DiskUtil): 1, d(result.DiskAwaitMs): 0, d(result.DiskReadMBps): 0,
+		h(result.HostNetRxBPS): 2000, h(result.HostNetTxBPS): 0,
+	} {
+		got, ok := f.Values[name]
+		if !ok || abs(got-want) > 1e-9 {
+			t.Errorf("%s = %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+	for name, why := range map[string]string{
+		h(result.HostPageCacheBytes): "node_memory_Cached_bytes",
+		d(result.DiskQueue):          "node_disk_io_time_weighted_seconds_total",
+		h(result.HostNetErrors):      "node_network_receive_errs_total",
+	} {
+		if _, ok := f.Values[name]; ok {
+			t.Errorf("%s present without its series", name)
+		}
+		if !strings.Contains(f.Absent[name], why) {
+			t.Errorf("%s absent because %q, want it to name %s", name, f.Absent[name], why)
+		}
+	}
+}
+
+func TestBetweenCountersBackwardsAndNoInterval(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	prev := mustParse(t, body("100", "50", "1000", "5", "100", "1000"), t0)
+	reset := mustParse(t, body("1", "1", "10", "0", "0", "1001"), t0.Add(time.Second))
+	f := Between("n", prev, reset)
+	if v := f.Values[result.HostDiskName("n", "vda", result.DiskIOPS)]; v != 0 {
+		t.Errorf("IOPS over a counter reset = %v, want 0 (nothing counted)", v)
+	}
+	if _, ok := f.Values[result.HostName("n", result.HostCPUBusy)]; ok {
+		t.Error("CPU busy made of counters that all went backwards")
+	}
+	same := Between("n", prev, prev)
+	if _, ok := same.Values[result.HostName("n", result.HostCPUBusy)]; ok || same.Absent[result.HostName("n", result.HostCPUBusy)] == "" {
+		t.Errorf("a rate made of one moment: %v / %q", same.Values, same.Absent)
+	}
+	if same.Values[result.HostName("n", result.HostMemTotal)] != 2.5e10 {
+		t.Error("gauges of one reading left out")
+	}
+}
+
+func TestParseRefusesWhatIsNotAnExporter(t *testing.T) {
+	for _, b := range []string{"", "<html><body>Node Exporter</body></html>", "# TYPE go_goroutines gauge\ngo_goroutines 7\n", "node_cpu_seconds_total{cpu=\"0\" 1\n"} {
+		if _, err := Parse([]byte(b), expfmt.FmtText, time.Now()); err == nil {
+			t.Errorf("Parse(%q) took it", b)
+		}
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
