@@ -65,14 +65,19 @@ bench-disk: deps build
 bench-readahead: deps pg18 build
 	$(GO) run ./bench/readahead -agbench $(BIN) -pg18 "$$(scripts/get-pg18.sh 2>/dev/null)" -- $(READAHEAD_FLAGS)
 
-# TPC-C: agbench (functions and client mode) against go-tpc (built from its source once) on
-# one throwaway server, 2 warehouses, 2 VUs, 60 s runs, 3 interleaved rounds, medians.
-# Knobs (environment): TPCC_BENCH_ROUNDS, TPCC_BENCH_SECS, TPCC_BENCH_WAREHOUSES,
-# TPCC_BENCH_VUS, TPCC_BENCH_COMMIT (on,off), TPCC_BENCH_SET (key=value ...), AGBENCH_CACHE.
+# TPC-C CPU per transaction (driver + every server process): the agbench built from BEFORE
+# (a git revision, built in a temporary worktree; default the merge base of HEAD and main)
+# beside bin/agbench, functions and client mode, each on a database it built, on one
+# throwaway server, 2 warehouses, 2 VUs, 60 s runs, 3 interleaved rounds, medians; rows
+# changed per New-Order checked equal; the new binary with its samplers on beside it.
+# Knobs (environment): BEFORE, TPCC_BENCH_ROUNDS, TPCC_BENCH_SECS, TPCC_BENCH_WAREHOUSES,
+# TPCC_BENCH_VUS, TPCC_BENCH_COMMIT (on,off), TPCC_BENCH_SET (key=value ...),
+# TPCC_BENCH_GOTPC=1 (go-tpc beside them, built from its source once), AGBENCH_CACHE.
 .PHONY: bench-tpcc
 bench-tpcc: deps build
-	$(GO) run ./bench/tpcc -agbench $(BIN) -rounds "$${TPCC_BENCH_ROUNDS:-3}" -secs "$${TPCC_BENCH_SECS:-60}" \
+	$(GO) run ./bench/tpcc -agbench $(BIN) -before "$${BEFORE:-}" -rounds "$${TPCC_BENCH_ROUNDS:-3}" -secs "$${TPCC_BENCH_SECS:-60}" \
 		-warehouses "$${TPCC_BENCH_WAREHOUSES:-2}" -vus "$${TPCC_BENCH_VUS:-2}" -commit "$${TPCC_BENCH_COMMIT:-on,off}" \
+		-gotpc-side="$$( [ -n "$${TPCC_BENCH_GOTPC:-}" ] && echo true || echo false)" \
 		$$(for kv in $${TPCC_BENCH_SET:-}; do printf -- '-set %s ' "$$kv"; done)
 
 # Read-only routing on modelled hosts (control groups; root) beside the same on one shared

@@ -20,13 +20,9 @@ const (
 // buildGoTPC returns the path of the go-tpc binary, building it first where the cache
 // ($AGBENCH_CACHE, else the user's cache folder's agbench/) does not hold it yet.
 func buildGoTPC(ctx context.Context) (string, error) {
-	cache := os.Getenv("AGBENCH_CACHE")
-	if cache == "" {
-		user, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("no cache folder for go-tpc (set AGBENCH_CACHE): %w", err)
-		}
-		cache = filepath.Join(user, "agbench")
+	cache, err := cacheDir()
+	if err != nil {
+		return "", err
 	}
 	dir := filepath.Join(cache, "go-tpc-"+goTPCVersion)
 	bin := filepath.Join(dir, "go-tpc")
