@@ -7,14 +7,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
-	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/cluster"
-	"github.com/agbench/agbench/internal/links"
+	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/render"
-	"github.com/agbench/agbench/internal/routing"
 )
 
 func init() { register(newClusterCmd) }
@@ -37,7 +34,7 @@ topology.json that every other agbench command reads (--cluster NAME).`,
 func home(a *app) string { return cluster.Home(a.getenv) }
 
 func clusterCreateCmd(a *app) *cobra.Command {
-	var f clusterCreateFlags
+	var f experiment.ClusterCreate
 	c := &cobra.Command{
 		Use:   "create",
 		Short: "Create and start a cluster: initdb the primary, pg_basebackup each standby",
@@ -77,7 +74,7 @@ are not held (the kernel writes them back outside the group): write limits hold 
 writes only there; reads are held, from the page cache's misses too.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := f.options(cmd, a)
+			o, err := f.Options(home(a), func() (string, error) { return selfBinary(a) }, a.stderr)
 			if err != nil {
 				return err
 			}
@@ -93,82 +90,8 @@ writes only there; reads are held, from the page cache's misses too.`,
 			return nil
 		},
 	}
-	f.register(c.Flags())
+	f.Register(c.Flags())
 	return c
-}
-
-// clusterCreateFlags are cluster create's flags: the options, and the flags that are not
-// plain values of them.
-type clusterCreateFlags struct {
-	o                                    cluster.CreateOptions
-	host                                 cgroup.BudgetText
-	listener, linkLatency, linkBandwidth string
-}
-
-func (c *clusterCreateFlags) register(f *pflag.FlagSet) {
-	o := &c.o
-	f.StringVar(&o.Name, "name", "lab", "cluster name")
-	f.IntVar(&o.Standbys, "standbys", 2, "number of hot standbys (0-9)")
-	f.StringVar(&o.Commit, "commit", cluster.CommitAsync, "sync or async commit")
-	f.IntVar(&o.BasePort, "base-port", cluster.DefaultBasePort, "port of the primary; standbys take the next ones")
-	f.StringVar(&o.PGBin, "pg-bin", "", "folder of PostgreSQL server binaries (default: PATH, pg_config, /usr/lib/postgresql/*/bin)")
-	f.StringVar(&o.OSUser, "os-user", "", "user that runs the servers when agbench runs as root (default postgres)")
-	f.StringArrayVar(&o.Settings, "set", nil, "server setting key=value for every node (repeatable)")
-	f.StringVar(&o.RoutingList, "routing-list", "", "the cluster's read-only routing list for its listener and routing comparisons, e.g. \"(('standby1','primary'))\" (default: the standbys, then the primary)")
-	f.StringVar(&c.linkLatency, "link-latency", "", "put a link with this latency per round trip (e.g. 0.5ms) between clients and every node and on the replication connections")
-	f.StringVar(&c.linkBandwidth, "link-bandwidth", "", "hold each direction of each connection through the links to this many bytes per second (e.g. 10M; puts links in front of the nodes)")
-	f.Float64Var(&o.Host.CPUs, "host-cpus", 0, "model each node as a host with this many CPU cores (a control group's quota; needs root)")
-	f.StringVar(&c.host.CPUShares, "host-cpu-shares", "auto", "CPU weight of each node's group: auto (in proportion to --host-cpus), kernel (the default weight) or cpu.shares units")
-	f.StringVar(&c.host.Memory, "host-memory", "", "model each node as a host with this much memory, page cache included (e.g. 1G; needs root)")
-	f.StringVar(&c.host.ReadBPS, "host-read-bps", "", "limit each node's reads on its data's disk to this many bytes per second (e.g. 20M; needs root)")
-	f.StringVar(&c.host.WriteBPS, "host-write-bps", "", "limit each node's writes on its data's disk to this many bytes per second (cgroup v1: direct writes only)")
-	f.StringVar(&c.host.ReadIOPS, "host-read-iops", "", "limit each node's read operations per second on its data's disk")
-	f.StringVar(&c.host.WriteIOPS, "host-write-iops", "", "limit each node's write operations per second on its data's disk (cgroup v1: direct writes only)")
-	f.StringVar(&c.listener, "listener", "", "also start `agbench listener` at this address (read-only port +1, metrics +2); --listener alone: 127.0.0.1:6432")
-	f.StringVar(&o.HA, "ha", "", "patroni: Patroni (with a one-member etcd) runs the nodes and fails over by itself")
-	f.IntVar(&o.PatroniTTL, "patroni-ttl", cluster.DefaultPatroniTTL, "with --ha patroni: the leader key's ttl, seconds")
-	f.IntVar(&o.PatroniLoopWait, "patroni-loop-wait", cluster.DefaultPatroniLoopWait, "with --ha patroni: Patroni's loop_wait, seconds")
-	f.IntVar(&o.PatroniRetryTimeout, "patroni-retry-timeout", cluster.DefaultPatroniRetryTimeout, "with --ha patroni: Patroni's retry_timeout, seconds (ttl ≥ loop_wait + 2 × retry_timeout)")
-	f.Lookup("listener").NoOptDefVal = "127.0.0.1:6432"
-}
-
-// options reads the flags into the options of cluster.Create.
-func (c *clusterCreateFlags) options(cmd *cobra.Command, a *app) (cluster.CreateOptions, error) {
-	o := c.o
-	o.Home = home(a)
-	o.Progress = a.stderr
-	c.host.CPUSharesGiven = cmd.Flags().Changed("host-cpu-shares")
-	if err := c.host.Read(&o.Host); err != nil {
-		return o, err
-	}
-	var err error
-	if c.linkLatency != "" {
-		if o.LinkLatency, err = links.ParseLatency(c.linkLatency); err != nil {
-			return o, err
-		}
-	}
-	if c.linkBandwidth != "" {
-		if o.LinkBandwidth, err = links.ParseBandwidth("--link-bandwidth", c.linkBandwidth); err != nil {
-			return o, err
-		}
-	}
-	if o.RoutingList != "" {
-		if _, err := routing.ParseFor(o.RoutingList, cluster.CreatedNodeNames(o.Standbys)); err != nil {
-			return o, agerr.BadInputf("--routing-list: %v", err)
-		}
-	}
-	if c.listener != "" {
-		if o.Listener, err = cluster.ListenerAt(c.listener); err != nil {
-			return o, err
-		}
-		o.Listener.RoutingList = o.RoutingList
-	}
-	if o.Listener != nil || o.LinkLatency > 0 || o.LinkBandwidth > 0 {
-		if o.Agbench, err = selfBinary(a); err != nil {
-			return o, err
-		}
-	}
-	return o, nil
 }
 
 // loadCluster loads a cluster to read it (cluster.Open).

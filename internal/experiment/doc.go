@@ -12,7 +12,9 @@
 // declares its flags and help (Meta.Flags) and builds its spec from them, so that a
 // command and a study's experiment make the same spec from the same flags. A Study is a
 // plan's experiments made into specs that way (NewStudy) and checked whole before any
-// runs; the registry is the plan's Catalog.
+// runs; the registry is the plan's Catalog. ClusterCreate is cluster create's flags read
+// into cluster.Create's options, the one reading that the command and a plan's cluster
+// target (ClusterOptions) share.
 //
 // The Recorder owns a result from start to end: a results folder that no other run shares,
 // the metadata filled once, every step written atomically as it ends, the analysis, the
@@ -29,8 +31,9 @@
 //
 // It must not import the command layer or the report (the report reads only result files).
 //
-// Imports from agbench: only internal/agerr, internal/analyze, internal/cluster,
-// internal/diskio, internal/drill, internal/listener, internal/measure, internal/plan,
-// internal/privilege, internal/result, internal/runner, internal/sample, internal/seed,
-// internal/target, internal/units, internal/workload/....
+// Imports from agbench: only internal/agerr, internal/analyze, internal/cgroup,
+// internal/cluster, internal/diskio, internal/drill, internal/links, internal/listener,
+// internal/measure, internal/plan, internal/privilege, internal/result, internal/routing,
+// internal/runner, internal/sample, internal/seed, internal/target, internal/units,
+// internal/workload/....
 package experiment
