@@ -78,6 +78,9 @@ type Evidence struct {
 	Host HostEvidence `json:"host"`
 	// Hosts are the nodes' modelled hosts (control groups), when the cluster had them.
 	Hosts []HostUse `json:"hosts,omitempty"`
+	// NodeHosts are the nodes' own hosts as their node_exporters saw them (nodehost.go),
+	// when they were read.
+	NodeHosts []NodeHost `json:"node_hosts,omitempty"`
 }
 
 // evidenceAt returns the evidence of the step with this load, if any.

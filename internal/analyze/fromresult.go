@@ -262,6 +262,9 @@ func evidenceOf(st result.Step, dev string) (Evidence, error) {
 	}
 	e.LoadGenShare = st.Client.Utilisation
 	e.Hosts = hostsOf(c)
+	if e.NodeHosts, err = nodeHostsOf(&st, c); err != nil {
+		return e, err
+	}
 	e.Device = deviceOf(c, dev)
 	if _, ok := c[result.DeviceIOPS]; ok { // a storage test: it knows what it moved
 		e.ExpectedDeviceMBps = c[result.MBps]
@@ -272,12 +275,13 @@ func evidenceOf(st result.Step, dev string) (Evidence, error) {
 }
 
 // withSeriesMeans returns the step's counters, completed by the window means of the OS
-// sampler's series (os.cpu.*, disk.<dev>.*) that have no counter: a step that kept only
-// series (seed's, for one) still shows its CPU and devices. The step is not changed.
+// sampler's series (os.cpu.*, disk.<dev>.*) and of the node_exporters' (host.<node>.*)
+// that have no counter: a step that kept only series (seed's, for one) still shows its CPU
+// and devices. The step is not changed.
 func withSeriesMeans(st result.Step) map[string]float64 {
 	c := st.Counters
 	for k, ts := range st.Series {
-		if _, ok := c[k]; ok || !strings.HasPrefix(k, result.OSCPUPrefix) && !isDiskName(k) {
+		if _, ok := c[k]; ok || !strings.HasPrefix(k, result.OSCPUPrefix) && !isDiskName(k) && !isExporterName(k) {
 			continue
 		}
 		m, ok := windowMean(ts, st.Window)
@@ -487,6 +491,11 @@ func factsOf(r *result.Result, steps []result.Step, over Facts) (Facts, error) {
 		f.ReadIntentList = ri.list.text // named only where the verdict judges against it
 	}
 	f.Cores = r.Meta.Host.Cores
+	if len(steps) > 0 {
+		if err := nodeHostMemoryFacts(&f, &steps[0]); err != nil {
+			return f, err
+		}
+	}
 	if f.PageCacheBytes == 0 && f.DatasetBytes > 0 {
 		f.PageCacheBytes = int64(r.Meta.Host.MemoryBytes)
 	}

@@ -52,6 +52,8 @@ type HostEvidence struct {
 	// host ("primary at 10.0.0.5"): the host's CPU, steal and busyness do not describe them.
 	Nodes  int    `json:"nodes,omitempty"`
 	Remote string `json:"remote,omitempty"`
+	// RemoteNodes names those servers, as series name them (result.SeriesNodeName).
+	RemoteNodes []string `json:"remote_nodes,omitempty"`
 	// IRQ is the machine's share of CPU time in interrupts (0..1): no process's.
 	IRQ float64 `json:"irq"`
 	// Cap is the CPU the load generator could use (zero when not recorded).
@@ -88,6 +90,7 @@ func hostEvidenceOf(st *result.Step, c map[string]float64) (HostEvidence, error)
 		h.Nodes++
 		if info.Remote != "" {
 			remote = append(remote, name+" at "+info.Remote)
+			h.RemoteNodes = append(h.RemoteNodes, result.SeriesNodeName(name))
 			continue
 		}
 		if v, ok := c[result.PGName(name, result.PGServerCPUCores)]; ok {
@@ -131,7 +134,7 @@ func meanHost(es []Evidence) HostEvidence {
 			m.ServerCPUAbsent = h.ServerCPUAbsent
 		}
 		if m.Remote == "" {
-			m.Remote = h.Remote
+			m.Remote, m.RemoteNodes = h.Remote, h.RemoteNodes
 		}
 		if m.Cap.Cores() == 0 {
 			m.Cap = h.Cap
@@ -188,14 +191,34 @@ func loadGenSaturated(ev []Evidence, cores int, loadName string) *Verdict {
 	return nil
 }
 
-// steal judges the hypervisor's steal on this host. On a VM, virtio IO shows up as steal
+// steal judges the hypervisor's steal on this host, or, for servers on other hosts, on
+// theirs (from their node_exporters; not judged without them). On a VM, virtio IO shows up as steal
 // (the host's work for the guest's IO), so steal during heavy IO is said to be that, with
 // the steal of the run's lightest-IO step beside it; steal with little IO is CPU another
 // guest or the host took.
 func steal(ev []Evidence, loadName string) Verdict {
+	onHosts := stealOnNodeHosts(ev, loadName)
 	if why := remoteWhy(ev); why != "" {
+		unread := stealUnread(ev)
+		read := slices.ContainsFunc(ev, func(e Evidence) bool { return len(e.NodeHosts) > 0 })
+		switch {
+		case onHosts != nil:
+			return *onHosts
+		case read && unread == "":
+			return Verdict{} // every server's own host was judged
+		case read:
+			why += "; and their own hosts' steal was not read (" + unread + ")"
+		}
 		return notJudged(VSteal, why)
 	}
+	if v := stealHere(ev, loadName); v.Code != "" || onHosts == nil {
+		return v
+	}
+	return *onHosts
+}
+
+// stealHere judges the hypervisor's steal on this host's CPU.
+func stealHere(ev []Evidence, loadName string) Verdict {
 	var hit *Evidence
 	low := -1
 	for i, e := range ev {

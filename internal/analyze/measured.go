@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agbench/agbench/internal/result"
@@ -125,7 +126,7 @@ func unsampled(ev []Evidence, f Facts) *Verdict {
 		return nil // the storage tester measures its device and CPU itself
 	}
 	for _, e := range ev {
-		if !e.CPUAbsent || !e.WaitsAbsent || e.Device.Name != "" {
+		if !e.CPUAbsent || !e.WaitsAbsent || e.Device.Name != "" || slices.ContainsFunc(e.NodeHosts, NodeHost.Measured) {
 			return nil
 		}
 	}

@@ -130,6 +130,9 @@ func WhatSaturated(k Knee, ev []Evidence, loadName string) Saturation {
 	case s.Resource != ResReplica && h.LagAbsent != "":
 		s.Sentence = strings.TrimSuffix(s.Sentence, ".") + "; whether a standby fell behind was not judged: " + h.LagAbsent + "."
 	}
+	if n := nodeHostsNetErrors(h, base); n != "" {
+		s.Sentence = strings.TrimSuffix(s.Sentence, ".") + "; meanwhile " + n + "."
+	}
 	return s
 }
 
@@ -151,6 +154,10 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 	// A node's modelled host at its CPU budget is the capacity that gave, whatever the
 	// sessions' waits (a throttled backend shows as on CPU or as whatever it held).
 	if s, ok := saturatedHost(h.Hosts); ok {
+		return s
+	}
+	// So is a node's own host out of CPU or storage, as its node_exporter saw it.
+	if s, ok := saturatedNodeHost(h, base, at); ok {
 		return s
 	}
 	// Named waits next: they say where sessions queue.
@@ -197,6 +204,12 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 		cpu = "CPU not measured"
 	} else if h.Host.Remote != "" {
 		cpu = "the servers' CPU not measured (they run on another host)"
+	}
+	switch { // the nodes' own hosts, read from their exporters, say what this machine cannot
+	case len(h.NodeHosts) > 0 && h.Host.Remote != "":
+		cpu = nodeHostsFigures(h.NodeHosts)
+	case len(h.NodeHosts) > 0:
+		cpu += ", " + nodeHostsFigures(h.NodeHosts)
 	}
 	if h.Device.Name == "" {
 		dev = "no device measured"
@@ -257,6 +270,7 @@ func meanEvidence(es []Evidence) Evidence {
 	}
 	m.TopWaits = mergeWaitEvents(es)
 	m.Hosts = meanHosts(es)
+	m.NodeHosts = meanNodeHosts(es)
 	return m
 }
 

@@ -90,6 +90,9 @@ type Facts struct {
 	DatasetBytes       int64 `json:"dataset_bytes,omitempty"`
 	SharedBuffersBytes int64 `json:"shared_buffers_bytes,omitempty"`
 	PageCacheBytes     int64 `json:"page_cache_bytes,omitempty"`
+	// MemoryHost names the node's host whose available memory PageCacheBytes is (the least
+	// of the nodes' hosts read from their node_exporters); "" when it is this machine's.
+	MemoryHost string `json:"memory_host,omitempty"`
 	// HostMemoryBytes is the smallest memory budget of a node's modelled host (its control
 	// group's limit, shared_buffers and page cache included); 0 when the nodes had none.
 	HostMemoryBytes int64 `json:"host_memory_bytes,omitempty"`
@@ -152,6 +155,8 @@ func fitsInMemory(f Facts) *Verdict {
 	case f.DatasetBytes > 0 && f.HostMemoryBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes:
 		return &Verdict{Code: VFitsInMemory, Message: fmt.Sprintf("the dataset (%s) fits in a node's memory budget of %s (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
 			units.FormatBytes(f.DatasetBytes), units.FormatBytes(f.HostMemoryBytes), units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes))}
+	case f.DatasetBytes > 0 && f.MemoryHost != "" && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes:
+		return fitsOnNodeHosts(f)
 	case f.DatasetBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes:
 		return &Verdict{Code: VFitsInMemory, Message: fmt.Sprintf("the dataset (%s) fits in memory (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
 			units.FormatBytes(f.DatasetBytes), units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes))}
@@ -198,7 +203,7 @@ func foreignIO(ev []Evidence, loadName string) *Verdict {
 				e.Device.Name, e.Device.MBps(), count(e.Load, loadName), x)}
 		}
 	}
-	return nil
+	return foreignIOOnNodeHosts(ev, loadName)
 }
 
 // failedShare judges the steps' failed operations: the first step (by load) where more

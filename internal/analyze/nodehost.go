@@ -1,0 +1,298 @@
+package analyze
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+// A node's own host, read from the Prometheus node_exporter on it (directly or through a
+// Prometheus server): the host.<node>.* figures of CPU by mode, run queue, memory, devices
+// and network. They are judged by the rules this machine's figures get, host by host,
+// whichever way they were read; a host whose figures are absent is not judged, with the
+// reason the sampler recorded (result.HostsStep).
+
+// Node host thresholds (CPUSaturatedShare, DeviceSaturatedUtil, DeviceQueueGrowth and
+// StealLimit apply to them as to this machine).
+const (
+	// HostRunQueuePerCPU is the run queue (runnable tasks, procs_running) per CPU from
+	// which a host busy at CPUSaturatedShare counts as short of CPU: tasks waited for one.
+	HostRunQueuePerCPU = 1.0
+	// HostIOWaitShare is the share of a host's CPU time in iowait that names its storage
+	// when no device figure of the host was read.
+	HostIOWaitShare = 0.30
+	// HostNetErrorsPerSec is the network errors and drops per second of a host that are
+	// noted beside what saturated, when more than at the lowest load.
+	HostNetErrorsPerSec = 1.0
+)
+
+// NodeHost is what a node's host said of itself over a window (means over it). A figure
+// not read is nil: Absent says why none was (every read failed), Missing why one was not.
+type NodeHost struct {
+	Node string `json:"node"`
+	// Role is "primary" or "standby" when the database sampler watched the node.
+	Role    string            `json:"role,omitempty"`
+	Source  string            `json:"source,omitempty"`
+	Absent  string            `json:"absent,omitempty"`
+	Missing map[string]string `json:"missing,omitempty"`
+	CPUs    *float64          `json:"cpus,omitempty"`
+	// CPUBusy, IOWait and Steal are shares (0..1) of the host's CPU time.
+	CPUBusy      *float64 `json:"cpu_busy,omitempty"`
+	IOWait       *float64 `json:"cpu_iowait,omitempty"`
+	Steal        *float64 `json:"cpu_steal,omitempty"`
+	RunQueue     *float64 `json:"run_queue,omitempty"`
+	MemTotal     *float64 `json:"mem_total_bytes,omitempty"`
+	MemAvailable *float64 `json:"mem_available_bytes,omitempty"`
+	PageCache    *float64 `json:"page_cache_bytes,omitempty"`
+	// Device is the host's busiest device (by utilisation, then IOPS); nil when none was read.
+	Device    *Device  `json:"device,omitempty"`
+	NetRxBPS  *float64 `json:"net_rx_bytes_per_s,omitempty"`
+	NetTxBPS  *float64 `json:"net_tx_bytes_per_s,omitempty"`
+	NetErrors *float64 `json:"net_errors_per_s,omitempty"`
+	// ExpectedMBps is the IO the node's server accounts for (pg_stat_io and WAL, 16+); 0
+	// when unknown.
+	ExpectedMBps float64 `json:"expected_mbps,omitempty"`
+}
+
+// Measured tells whether any figure of the host was read.
+func (h NodeHost) Measured() bool {
+	for _, p := range h.figures() {
+		if *p.v != nil {
+			return true
+		}
+	}
+	return h.Device != nil
+}
+
+// Why is why a figure of the host (its name after "host.<node>.") is absent.
+func (h NodeHost) Why(figure string) string {
+	return cmp.Or(result.HostSource{Absent: h.Absent, Missing: h.Missing}.Why(figure), "not recorded in this result")
+}
+
+// Label names the host in sentences: "the primary's host (pg1)", or "pg1's host" when
+// the node's name says its role or none is known.
+func (h NodeHost) Label() string {
+	if h.Role != "" && h.Role != h.Node {
+		return "the " + h.Role + "'s host (" + h.Node + ")"
+	}
+	return h.Node + "'s host"
+}
+
+// nodeHostFigure is one figure of NodeHost with its name after "host.<node>.".
+type nodeHostFigure struct {
+	name string
+	v    **float64
+}
+
+func (h *NodeHost) figures() []nodeHostFigure {
+	return []nodeHostFigure{{result.HostCPUs, &h.CPUs}, {result.HostCPUBusy, &h.CPUBusy}, {result.HostCPUIOWait, &h.IOWait},
+		{result.HostCPUSteal, &h.Steal}, {result.HostRunQueue, &h.RunQueue}, {result.HostMemTotal, &h.MemTotal},
+		{result.HostMemAvailable, &h.MemAvailable}, {result.HostPageCacheBytes, &h.PageCache}, {result.HostNetRxBPS, &h.NetRxBPS},
+		{result.HostNetTxBPS, &h.NetTxBPS}, {result.HostNetErrors, &h.NetErrors}}
+}
+
+// exporterFigures are the figures only a node_exporter gives: a node with one of them (or
+// a device's) was read from its host's exporter. Page cache is the control groups' too.
+var exporterFigures = map[string]bool{result.HostCPUs: true, result.HostCPUBusy: true, result.HostCPUIOWait: true,
+	result.HostCPUSteal: true, result.HostRunQueue: true, result.HostMemTotal: true, result.HostMemAvailable: true,
+	result.HostNetRxBPS: true, result.HostNetTxBPS: true, result.HostNetErrors: true, result.HostScrapeOffsetS: true}
+
+// isExporterName tells the names of figures a node_exporter gives.
+func isExporterName(name string) bool {
+	if _, _, _, ok := result.ParseHostDiskName(name); ok {
+		return true
+	}
+	_, fig, ok := result.ParseHostName(name)
+	return ok && exporterFigures[fig]
+}
+
+// nodeHostsOf reads the nodes' hosts of one step: its exporter figures (c, with the
+// series' window means) and the host section's sources and reasons; the node's role from
+// the database sampler's section.
+func nodeHostsOf(st *result.Step, c map[string]float64) ([]NodeHost, error) {
+	sec, err := st.Hosts()
+	if err != nil {
+		return nil, err
+	}
+	by := map[string]*NodeHost{}
+	get := func(node string) *NodeHost {
+		if by[node] == nil {
+			by[node] = &NodeHost{Node: node}
+		}
+		return by[node]
+	}
+	for k := range c {
+		if node, _, ok := result.ParseHostName(k); ok && isExporterName(k) {
+			get(node)
+		}
+	}
+	if sec != nil {
+		for name, src := range sec.Nodes {
+			h := get(result.SeriesNodeName(name))
+			h.Source, h.Absent, h.Missing = src.Source, src.Absent, src.Missing
+		}
+	}
+	if len(by) == 0 {
+		return nil, nil
+	}
+	roles, err := rolesOf(st)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]NodeHost, 0, len(by))
+	for _, node := range slices.Sorted(maps.Keys(by)) {
+		h := by[node]
+		h.Role = roles[node]
+		for _, f := range h.figures() {
+			if v, ok := c[result.HostName(node, f.name)]; ok {
+				*f.v = &v
+			}
+		}
+		h.Device = hostDeviceOf(c, node)
+		h.ExpectedMBps = pgIOMBps(pgFiguresOf(c, node))
+		out = append(out, *h)
+	}
+	return out, nil
+}
+
+// rolesOf names each node the database sampler watched by its role, keyed as in series names.
+func rolesOf(st *result.Step) (map[string]string, error) {
+	x, err := st.Sample()
+	if x == nil || err != nil {
+		return nil, err
+	}
+	roles := map[string]string{}
+	for name, n := range x.Nodes {
+		role := "primary"
+		if n.Info.InRecovery {
+			role = "standby"
+		}
+		roles[result.SeriesNodeName(name)] = role
+	}
+	return roles, nil
+}
+
+// pgFiguresOf keeps the database sampler's figures of one node.
+func pgFiguresOf(c map[string]float64, node string) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range c {
+		if n, _, ok := result.ParsePGName(k); ok && n == node {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// hostDeviceOf is the node's host's busiest device: by utilisation, then IOPS, then name.
+func hostDeviceOf(c map[string]float64, node string) *Device {
+	var best *Device
+	for k := range c {
+		n, dev, fig, ok := result.ParseHostDiskName(k)
+		if !ok || n != node || fig != result.DiskUtil {
+			continue
+		}
+		v := func(f string) float64 { return c[result.HostDiskName(node, dev, f)] }
+		d := Device{Name: dev, IOPS: v(result.DiskIOPS), ReadMBps: v(result.DiskReadMBps), WriteMBps: v(result.DiskWriteMBps),
+			AwaitMs: v(result.DiskAwaitMs), Queue: v(result.DiskQueue), Util: v(result.DiskUtil)}
+		if best == nil || busier(d, *best) {
+			best = &d
+		}
+	}
+	return best
+}
+
+// busier orders devices by utilisation, then IOPS, then name.
+func busier(a, b Device) bool {
+	if a.Util != b.Util {
+		return a.Util > b.Util
+	}
+	if a.IOPS != b.IOPS {
+		return a.IOPS > b.IOPS
+	}
+	return a.Name < b.Name
+}
+
+// meanNodeHosts averages the nodes' hosts over windows, node by node: each figure over the
+// windows that read it (a window that did not is absent, not 0), the busiest device of the
+// means, and the first reason given for an absence.
+func meanNodeHosts(es []Evidence) []NodeHost {
+	type acc struct {
+		h    NodeHost
+		sum  map[string]float64
+		n    map[string]float64
+		devs map[string][]Device
+	}
+	by := map[string]*acc{}
+	for _, e := range es {
+		for _, h := range e.NodeHosts {
+			a := by[h.Node]
+			if a == nil {
+				a = &acc{h: NodeHost{Node: h.Node}, sum: map[string]float64{}, n: map[string]float64{}, devs: map[string][]Device{}}
+				by[h.Node] = a
+			}
+			a.h.Role = cmp.Or(a.h.Role, h.Role)
+			a.h.Source = cmp.Or(a.h.Source, h.Source)
+			a.h.Absent = cmp.Or(a.h.Absent, h.Absent)
+			if a.h.Missing == nil && len(h.Missing) > 0 {
+				a.h.Missing = h.Missing
+			}
+			for _, f := range h.figures() {
+				if *f.v != nil {
+					a.sum[f.name] += **f.v
+					a.n[f.name]++
+				}
+			}
+			a.sum["expected"] += h.ExpectedMBps / float64(len(es))
+			if h.Device != nil {
+				a.devs[h.Device.Name] = append(a.devs[h.Device.Name], *h.Device)
+			}
+		}
+	}
+	out := make([]NodeHost, 0, len(by))
+	for _, node := range slices.Sorted(maps.Keys(by)) {
+		a := by[node]
+		h := a.h
+		for _, f := range h.figures() {
+			if n := a.n[f.name]; n > 0 {
+				v := a.sum[f.name] / n
+				*f.v = &v
+			}
+		}
+		h.ExpectedMBps = a.sum["expected"]
+		for _, name := range slices.Sorted(maps.Keys(a.devs)) {
+			d := meanDevice(a.devs[name])
+			if h.Device == nil || busier(d, *h.Device) {
+				h.Device = &d
+			}
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// meanDevice averages one device's figures over windows.
+func meanDevice(ds []Device) Device {
+	m := Device{Name: ds[0].Name}
+	n := float64(len(ds))
+	for _, d := range ds {
+		m.IOPS += d.IOPS / n
+		m.ReadMBps += d.ReadMBps / n
+		m.WriteMBps += d.WriteMBps / n
+		m.AwaitMs += d.AwaitMs / n
+		m.Queue += d.Queue / n
+		m.Util += d.Util / n
+	}
+	return m
+}
+
+// nodeHostAt is the node's host in a window's evidence, if it was there.
+func nodeHostAt(e Evidence, node string) (NodeHost, bool) {
+	for _, h := range e.NodeHosts {
+		if h.Node == node {
+			return h, true
+		}
+	}
+	return NodeHost{}, false
+}
