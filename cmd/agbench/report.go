@@ -1,15 +1,11 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
-	"github.com/agbench/agbench/internal/atomicfile"
 	"github.com/agbench/agbench/internal/report"
 )
 
@@ -54,35 +50,7 @@ RESULT is a result.json, a run's folder, or a folder of run folders (a plan's re
 			if err != nil {
 				return err
 			}
-			if !quiet {
-				if err := report.WriteTables(a.stdout, exps); err != nil {
-					return err
-				}
-			}
-			page, err := report.HTML(exps, time.Now())
-			if err != nil {
-				return err
-			}
-			if err := atomicfile.Write(out, page, 0o644); err != nil {
-				return fmt.Errorf("write %s: %w", out, err)
-			}
-			if csvDir != "" {
-				var all []report.Table
-				for _, e := range exps {
-					all = append(all, e.Tables()...)
-				}
-				if err := os.MkdirAll(csvDir, 0o755); err != nil {
-					return err
-				}
-				paths, err := report.WriteCSVs(csvDir, all)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(a.stdout, "wrote %d CSV tables to %s\n", len(paths), csvDir)
-			}
-			abs, _ := filepath.Abs(out)
-			fmt.Fprintf(a.stdout, "report: %s\n", abs)
-			return nil
+			return report.Write(a.stdout, exps, report.Output{HTML: out, CSV: csvDir, Tables: !quiet}, time.Now())
 		},
 	}
 	c.Flags().StringVarP(&out, "output", "o", "report.html", "HTML file to write")

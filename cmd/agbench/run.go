@@ -172,31 +172,14 @@ func writeStudyReport(a *app, p *plan.Plan, dir string) error {
 		fmt.Fprintf(a.stdout, "no results to report in %s\n", dir)
 		return nil
 	}
-	var runs []*report.Run
-	for _, path := range paths {
-		r, err := result.Read(path)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, report.NewRun(filepath.Dir(path), r))
+	runs, err := report.LoadRuns(paths)
+	if err != nil {
+		return err
 	}
 	exps, err := report.Build(runs)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(a.stdout)
-	if err := report.WriteTables(a.stdout, exps); err != nil {
-		return err
-	}
-	page, err := report.HTML(exps, time.Now())
-	if err != nil {
-		return err
-	}
-	out := filepath.Join(dir, p.Report)
-	if err := atomicfile.Write(out, page, 0o644); err != nil {
-		return err
-	}
-	abs, _ := filepath.Abs(out)
-	fmt.Fprintf(a.stdout, "report: %s\n", abs)
-	return nil
+	return report.Write(a.stdout, exps, report.Output{HTML: filepath.Join(dir, p.Report), Tables: true}, time.Now())
 }
