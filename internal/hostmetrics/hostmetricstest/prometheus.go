@@ -1,0 +1,75 @@
+package hostmetricstest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/agbench/agbench/internal/freeport"
+)
+
+// StartPrometheus starts a Prometheus server on a free loopback port that scrapes each
+// of targets (HOST:PORT of node_exporters) every second, its storage in a temporary
+// folder; it waits until the server has node_cpu_seconds_total of every target, and stops
+// it at the test's end. Each target's series carry instance="HOST:PORT".
+func StartPrometheus(t testing.TB, targets ...string) *Process {
+	t.Helper()
+	Require(t, PrometheusBin)
+	port, err := freeport.Consecutive(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	quoted := make([]string, len(targets))
+	for i, a := range targets {
+		quoted[i] = fmt.Sprintf("%q", a)
+	}
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: node\n    static_configs:\n      - targets: [%s]\n",
+		strings.Join(quoted, ", "))
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	p := start(t, PrometheusBin, []string{"--config.file=" + filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + addr}, dir)
+	p.Addr, p.URL = addr, "http://"+addr
+	p.waitAnswers(t, p.URL+"/-/ready")
+	for _, a := range targets {
+		p.waitSeries(t, a)
+	}
+	return p
+}
+
+// waitSeries waits until the server has scraped node_cpu_seconds_total of target twice
+// (a rate needs two scrapes).
+func (p *Process) waitSeries(t testing.TB, target string) {
+	t.Helper()
+	c, err := api.NewClient(api.Config{Address: p.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := fmt.Sprintf(`count_over_time(node_cpu_seconds_total{instance=%q,cpu="0",mode="idle"}[1m])`, target)
+	ctx, cancel := context.WithTimeout(context.Background(), startWait)
+	defer cancel()
+	for {
+		v, _, err := v1.NewAPI(c).Query(ctx, q, time.Time{})
+		if vec, ok := v.(model.Vector); err == nil && ok && len(vec) == 1 && vec[0].Value >= 2 {
+			return
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("prometheus exited: %s", p.log())
+		case <-ctx.Done():
+			t.Fatalf("prometheus did not scrape %s twice within %s: %s", target, startWait, p.log())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

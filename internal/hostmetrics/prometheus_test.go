@@ -1,0 +1,125 @@
+package hostmetrics_test
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/hostmetrics"
+	"github.com/agbench/agbench/internal/hostmetrics/hostmetricstest"
+)
+
+// readAfter reads src until its reading is later than t.
+func readAfter(t *testing.T, src hostmetrics.Source, after time.Time) hostmetrics.Reading {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r, err := src.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.At.After(after) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no reading after %v in a minute", src, after)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// bracketed checks that every counter of mid lies between the same counter of before and
+// after: readings of the same exporter at three moments, whichever way they were read.
+func bracketed(t *testing.T, before, mid, after hostmetrics.Reading) int {
+	t.Helper()
+	n := 0
+	check := func(what string, b, m, a float64) {
+		n++
+		if m < b || m > a {
+			t.Errorf("%s: %v through Prometheus, not between the direct scrapes' %v and %v", what, m, b, a)
+		}
+	}
+	for mode, v := range mid.CPUMode {
+		check("cpu "+mode, before.CPUMode[mode], v, after.CPUMode[mode])
+	}
+	for dev, c := range mid.Disks {
+		for metric, v := range c {
+			check(dev+" "+metric, before.Disks[dev][metric], v, after.Disks[dev][metric])
+		}
+	}
+	for metric, v := range mid.Net {
+		check(metric, before.Net[metric], v, after.Net[metric])
+	}
+	return n
+}
+
+func TestPrometheusReadsWhatTheExporterSays(t *testing.T) {
+	t.Parallel()
+	ex := hostmetricstest.StartExporter(t)
+	prom := hostmetricstest.StartPrometheus(t, ex.Addr)
+	ctx := context.Background()
+	direct, err := hostmetrics.NewExporter(ex.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	via, err := hostmetrics.NewPrometheus(ctx, prom.URL, "", ex.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := via.String(); !strings.Contains(got, `instance="`+ex.Addr+`"`) {
+		t.Errorf("source named %s", got)
+	}
+	before, err := direct.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A margin past each reading's midpoint keeps the exporter's read of one apart from the
+	// next's: a scrape here takes milliseconds.
+	const margin = 500 * time.Millisecond
+	mid := readAfter(t, via, before.At.Add(margin))
+	after := readAfter(t, direct, mid.At.Add(margin))
+	if n := bracketed(t, before, mid, after); n < 10 {
+		t.Errorf("only %d counters compared", n)
+	}
+	if mid.CPUs != before.CPUs || mid.Gauges["node_memory_MemTotal_bytes"] != before.Gauges["node_memory_MemTotal_bytes"] {
+		t.Errorf("CPUs %d / %d, MemTotal %v / %v", mid.CPUs, before.CPUs, mid.Gauges["node_memory_MemTotal_bytes"], before.Gauges["node_memory_MemTotal_bytes"])
+	}
+	// Server and exporter run on agbench's clock: what is left is the scrape's timing.
+	if mid.ClockOffset == nil || math.Abs(*mid.ClockOffset) > 0.5 {
+		t.Errorf("clock offset through Prometheus: %v", mid.ClockOffset)
+	}
+	values, err := via.Values(ctx)
+	if err != nil || !slices.Equal(values, []string{ex.Addr}) {
+		t.Errorf("instances %v, %v", values, err)
+	}
+}
+
+func TestPrometheusWithoutTheHostsSeries(t *testing.T) {
+	t.Parallel()
+	ex := hostmetricstest.StartExporter(t)
+	prom := hostmetricstest.StartPrometheus(t, ex.Addr)
+	ctx := context.Background()
+	none, err := hostmetrics.NewPrometheus(ctx, prom.URL, "", "elsewhere:9100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := none.Read(ctx); err == nil || !strings.Contains(err.Error(), "has no node_cpu_seconds_total") {
+		t.Errorf("read a host the server does not scrape: %v", err)
+	}
+	other, err := hostmetrics.NewPrometheus(ctx, prom.URL, "job", "node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Read(ctx); err != nil {
+		t.Errorf("by another label: %v", err)
+	}
+	if _, err := hostmetrics.NewPrometheus(ctx, "http://"+ex.Addr, "", ex.Addr); err == nil {
+		t.Error("took a node_exporter for a Prometheus server")
+	}
+	if _, err := hostmetrics.NewPrometheus(ctx, prom.URL, "not-a-label", "x"); err == nil {
+		t.Error("took a label name with a dash")
+	}
+}

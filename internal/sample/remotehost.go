@@ -1,0 +1,213 @@
+package sample
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agbench/agbench/internal/hostmetrics"
+	"github.com/agbench/agbench/internal/result"
+)
+
+// RemoteHost is a node whose host figures are read from its node_exporter (directly or
+// through a Prometheus server).
+type RemoteHost struct {
+	Node   string
+	Source hostmetrics.Source
+}
+
+// RemoteHostStep reads every node's host beside each measured window (the runner's
+// Sampler): at the window's open, every interval between and at its close. Each interval
+// between two readings of a node adds a point to its "host.<node>.*" series; the step's
+// counters get the window's figures, from the readings at its open and its close. What
+// could not be read is absent, with the reason in the step's hosts section
+// (result.HostsStep), never 0.
+type RemoteHostStep struct {
+	hosts    []RemoteHost
+	interval time.Duration
+	timeout  time.Duration
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	start    time.Time
+	nodes    []*remoteNode
+	acc      map[string]*result.TimeSeries
+}
+
+// remoteNode is one node's readings of a window.
+type remoteNode struct {
+	host        RemoteHost
+	first, prev *hostmetrics.Reading
+	scrapes     int
+	failed      int
+	firstErr    string
+	openErr     error
+}
+
+// NewRemoteHostStep reads these hosts every interval (0: DefaultInterval); a read that
+// takes longer than the interval fails.
+func NewRemoteHostStep(hosts []RemoteHost, interval time.Duration) (*RemoteHostStep, error) {
+	if len(hosts) == 0 {
+		return nil, errors.New("remote host sampler: no hosts")
+	}
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	return &RemoteHostStep{hosts: hosts, interval: interval, timeout: interval}, nil
+}
+
+// read takes one reading of every node at once.
+func (h *RemoteHostStep) read(ctx context.Context) ([]hostmetrics.Reading, []error) {
+	rs, errs := make([]hostmetrics.Reading, len(h.hosts)), make([]error, len(h.hosts))
+	var wg sync.WaitGroup
+	for i, n := range h.hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, cancel := context.WithTimeout(ctx, h.timeout)
+			defer cancel()
+			rs[i], errs[i] = n.Source.Read(c)
+		}()
+	}
+	wg.Wait()
+	return rs, errs
+}
+
+// Start takes the window's first readings and reads until Stop.
+func (h *RemoteHostStep) Start(ctx context.Context, st *result.Step) error {
+	if h.cancel != nil {
+		return errors.New("remote host sampler already started")
+	}
+	h.start = st.Window.Start
+	if h.start.IsZero() {
+		h.start = time.Now()
+	}
+	h.acc, h.nodes = map[string]*result.TimeSeries{}, make([]*remoteNode, len(h.hosts))
+	for i, n := range h.hosts {
+		h.nodes[i] = &remoteNode{host: n}
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	h.cancel = cancel
+	rs, errs := h.read(runCtx)
+	for i, n := range h.nodes {
+		h.took(n, rs[i], errs[i])
+		if n.prev != nil {
+			n.first = n.prev
+		} else {
+			n.openErr = errs[i]
+		}
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		t := time.NewTicker(h.interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+				rs, errs := h.read(runCtx)
+				if runCtx.Err() != nil {
+					return // a read cut by Stop is no failure of the host
+				}
+				for i, n := range h.nodes {
+					h.took(n, rs[i], errs[i])
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// took counts one reading of a node and adds the interval since its previous one to the
+// series.
+func (h *RemoteHostStep) took(n *remoteNode, r hostmetrics.Reading, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n.scrapes++
+	if err != nil {
+		n.failed++
+		if n.firstErr == "" {
+			n.firstErr = fmt.Sprintf("at %.1f s of the window: %v", time.Since(h.start).Seconds(), err)
+		}
+		return
+	}
+	if n.prev != nil {
+		f := hostmetrics.Between(n.host.Node, *n.prev, r)
+		if f.Seconds > 0 && !r.At.Before(h.start) {
+			for name, v := range f.Values {
+				result.AddPoint(h.acc, name, f.Units[name], h.start, r.At, v)
+			}
+		}
+	}
+	n.prev = &r
+}
+
+// Stop takes the readings at the window's close and writes the series, the window's
+// figures and the hosts section into the step.
+func (h *RemoteHostStep) Stop(ctx context.Context, st *result.Step) error {
+	if h.cancel == nil {
+		return errors.New("remote host sampler not started")
+	}
+	h.cancel()
+	h.wg.Wait()
+	h.cancel = nil
+	rs, errs := h.read(context.WithoutCancel(ctx))
+	if st.Series == nil {
+		st.Series = map[string]result.TimeSeries{}
+	}
+	if st.Counters == nil {
+		st.Counters = map[string]float64{}
+	}
+	sec := result.HostsStep{Nodes: map[string]result.HostSource{}}
+	for i, n := range h.nodes {
+		var last *hostmetrics.Reading
+		if errs[i] == nil {
+			last = &rs[i]
+		}
+		h.took(n, rs[i], errs[i])
+		src := h.window(st, n, last, errs[i])
+		sec.Nodes[n.host.Node] = src
+		if n.failed > 0 {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("host figures of %s: %d of %d reads of %s failed, the first %s",
+				n.host.Node, n.failed, n.scrapes, n.host.Source, n.firstErr))
+		}
+	}
+	for k, s := range h.acc {
+		st.Series[k] = *s
+	}
+	return st.SetExtra(result.ExtraHosts, sec)
+}
+
+// window writes a node's window figures, from its readings at the open and the close, into
+// the step's counters, and says how they were read and why those absent are.
+func (h *RemoteHostStep) window(st *result.Step, n *remoteNode, last *hostmetrics.Reading, closeErr error) result.HostSource {
+	src := result.HostSource{Source: n.host.Source.String(), Scrapes: n.scrapes, Failed: n.failed}
+	switch {
+	case n.failed == n.scrapes:
+		src.Absent = fmt.Sprintf("every read of %s failed, the first %s", n.host.Source, n.firstErr)
+		return src
+	case n.first == nil:
+		src.Absent = fmt.Sprintf("the read at the window's open failed (%v): the window's figures need it", n.openErr)
+		return src
+	case last == nil:
+		src.Absent = fmt.Sprintf("the read at the window's close failed (%v): the window's figures need it", closeErr)
+		return src
+	}
+	f := hostmetrics.Between(n.host.Node, *n.first, *last)
+	for name, v := range f.Values {
+		st.Counters[name] = v
+	}
+	for name, why := range f.Absent {
+		if _, fig, ok := result.ParseHostName(name); ok {
+			if src.Missing == nil {
+				src.Missing = map[string]string{}
+			}
+			src.Missing[fig] = why
+		}
+	}
+	return src
+}

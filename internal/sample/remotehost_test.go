@@ -1,0 +1,158 @@
+package sample
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/hostmetrics"
+	"github.com/agbench/agbench/internal/hostmetrics/hostmetricstest"
+	"github.com/agbench/agbench/internal/result"
+)
+
+// waitReads waits until every node of h has been read at least n times, failed ones too.
+func waitReads(t *testing.T, h *RemoteHostStep, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		h.mu.Lock()
+		least := n
+		for _, x := range h.nodes {
+			least = min(least, x.scrapes)
+		}
+		h.mu.Unlock()
+		if least >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d reads in a minute", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func exporterHost(t *testing.T, node string) (*hostmetricstest.Process, RemoteHost) {
+	ex := hostmetricstest.StartExporter(t)
+	src, err := hostmetrics.NewExporter(ex.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex, RemoteHost{Node: node, Source: src}
+}
+
+func TestRemoteHostStepWindow(t *testing.T) {
+	t.Parallel()
+	_, a := exporterHost(t, "a")
+	_, b := exporterHost(t, "b.2")
+	h, err := NewRemoteHostStep([]RemoteHost{a, b}, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &result.Step{Window: result.Window{Start: time.Now()}}
+	if err := h.Start(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	waitReads(t, h, 4)
+	if err := h.Stop(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	sec, err := st.Hosts()
+	if err != nil || sec == nil {
+		t.Fatalf("hosts section: %v %v", sec, err)
+	}
+	for _, node := range []string{"a", "b.2"} {
+		src := sec.Nodes[node]
+		if src.Scrapes < 5 || src.Failed != 0 || src.Absent != "" || len(src.Missing) != 0 || !strings.HasSuffix(src.Source, "/metrics") {
+			t.Errorf("%s: %+v", node, src)
+		}
+		for _, fig := range []string{result.HostCPUBusy, result.HostCPUs, result.HostMemAvailable, result.HostNetRxBPS, result.HostScrapeOffsetS} {
+			name := result.HostName(node, fig)
+			if _, ok := st.Counters[name]; !ok {
+				t.Errorf("no window figure %s", name)
+			}
+		}
+		busy := st.Series[result.HostName(node, result.HostCPUBusy)]
+		if len(busy.T) < 3 {
+			t.Errorf("%s: %d points of CPU busy", node, len(busy.T))
+		}
+	}
+	if len(st.Warnings) != 0 {
+		t.Errorf("warnings: %v", st.Warnings)
+	}
+}
+
+func TestRemoteHostStepExporterKilledMidWindow(t *testing.T) {
+	t.Parallel()
+	ex, a := exporterHost(t, "a")
+	_, b := exporterHost(t, "b")
+	h, err := NewRemoteHostStep([]RemoteHost{a, b}, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &result.Step{Window: result.Window{Start: time.Now()}}
+	if err := h.Start(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	waitReads(t, h, 3)
+	ex.Stop()
+	killed := time.Since(st.Window.Start).Seconds()
+	h.mu.Lock()
+	before := h.nodes[0].scrapes
+	h.mu.Unlock()
+	waitReads(t, h, before+2)
+	if err := h.Stop(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	sec, _ := st.Hosts()
+	src := sec.Nodes["a"]
+	if src.Failed < 2 || !strings.Contains(src.Absent, "close failed") || !strings.Contains(src.Absent, "connection refused") {
+		t.Errorf("killed exporter: %+v", src)
+	}
+	if why := src.Why(result.HostCPUBusy); why == "" {
+		t.Error("no reason for the killed host's CPU busy")
+	}
+	for name := range st.Counters {
+		if n, _, ok := result.ParseHostName(name); ok && n == "a" {
+			t.Errorf("window figure %s of a host whose exporter was killed", name)
+		}
+	}
+	busy := st.Series[result.HostName("a", result.HostCPUBusy)]
+	if len(busy.T) == 0 || busy.T[len(busy.T)-1] > killed {
+		t.Errorf("series of the killed host: %v (killed at %.2f s)", busy.T, killed)
+	}
+	if other := sec.Nodes["b"]; other.Absent != "" || other.Failed != 0 {
+		t.Errorf("the other host: %+v", other)
+	}
+	if _, ok := st.Counters[result.HostName("b", result.HostCPUBusy)]; !ok {
+		t.Error("the other host's window figures are gone too")
+	}
+	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "host figures of a:") {
+		t.Errorf("warnings: %v", st.Warnings)
+	}
+}
+
+func TestRemoteHostStepExporterDownAtOpen(t *testing.T) {
+	t.Parallel()
+	ex, a := exporterHost(t, "a")
+	ex.Stop()
+	h, err := NewRemoteHostStep([]RemoteHost{a}, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &result.Step{Window: result.Window{Start: time.Now()}}
+	if err := h.Start(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	waitReads(t, h, 2)
+	if err := h.Stop(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	sec, _ := st.Hosts()
+	if src := sec.Nodes["a"]; src.Failed != src.Scrapes || !strings.Contains(src.Absent, "every read of "+ex.URL+" failed") {
+		t.Errorf("exporter down: %+v", src)
+	}
+	if len(st.Counters) != 0 || len(st.Series) != 0 {
+		t.Errorf("figures of a host never read: %v %v", st.Counters, st.Series)
+	}
+}
