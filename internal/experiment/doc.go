@@ -32,8 +32,8 @@
 // It must not import the command layer or the report (the report reads only result files).
 //
 // Imports from agbench: only internal/agerr, internal/analyze, internal/cgroup,
-// internal/cluster, internal/diskio, internal/drill, internal/links, internal/listener,
-// internal/measure, internal/plan, internal/privilege, internal/result, internal/routing,
-// internal/runner, internal/sample, internal/seed, internal/target, internal/units,
-// internal/workload/....
+// internal/cluster, internal/diskio, internal/drill, internal/freeport, internal/links,
+// internal/listener, internal/measure, internal/plan, internal/privilege, internal/result,
+// internal/routing, internal/runner, internal/sample, internal/seed, internal/target,
+// internal/units, internal/workload/....
 package experiment

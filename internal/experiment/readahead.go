@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/freeport"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/workload/readahead"
 )
@@ -214,7 +214,7 @@ func privateServer(ctx context.Context, pgBin string) (*cluster.Topology, func()
 	}
 	var topo *cluster.Topology
 	for attempt := 0; attempt < privateServerTries; attempt++ {
-		port, perr := freePort()
+		port, perr := freeport.Consecutive(1)
 		if perr != nil {
 			err = perr
 			break
@@ -236,13 +236,4 @@ func privateServer(ctx context.Context, pgBin string) (*cluster.Topology, func()
 		defer cancel()
 		return errors.Join(topo.Destroy(c), os.RemoveAll(home))
 	}, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -1,6 +1,7 @@
-// Package freeport owns finding free loopback ports for servers that agbench's tests and
-// benchmarks start: runs of consecutive ports below the kernel's ephemeral range, reserved
-// for this process by a lock file that every agbench process on the machine shares.
+// Package freeport owns finding free loopback ports for servers that agbench starts for a
+// while (tests' and benchmarks' clusters, a readahead run's private server): runs of
+// consecutive ports below the kernel's ephemeral range, reserved for this process by a
+// lock file that every agbench process on the machine shares.
 //
 // Imports from agbench: none.
 package freeport
