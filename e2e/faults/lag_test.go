@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -81,63 +80,28 @@ func TestLagColumnOfAnOrdinaryLogin(t *testing.T) {
 	setDelay(ctx, "1min")
 	defer setDelay(context.Background(), "0")
 
-	type statRead struct {
-		reply time.Time
-		lag   float64
-	}
-	var reads []statRead
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			var r statRead
-			var lag *float64
-			if err := watch.QueryRow(ctx, "SELECT reply_time, extract(epoch FROM replay_lag)::float8 FROM pg_stat_replication").Scan(&r.reply, &lag); err != nil {
-				t.Error(err)
-				return
-			}
-			if lag != nil {
-				r.lag = *lag
-				reads = append(reads, r)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
+	theirs := clustertest.WatchReplayLag(ctx, t, watch)
 	code, out, errs := e2etest.Run(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, "stress",
 		"--primary", "east="+h.URL(0, clustertest.HandmadeApp), "--standby", "west="+h.URL(1, clustertest.HandmadeApp),
 		"-q", "INSERT INTO w (v) SELECT repeat('x', 200) FROM generate_series(1, 200)", "--iterations", "0", "--duration", "4s",
 		"--results", t.TempDir())
-	close(stop)
-	wg.Wait()
+	theirs.Stop()
 	t.Logf("stdout:\n%s", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
 	res := e2etest.PrintedResult(t, out)
 	st := res.Steps[0]
-	// pg_stat_replication's lag at the window's end: replay stays held back, so it grows
-	// one second a second from the last reply before it.
-	var last *statRead
-	for i := range reads {
-		if !reads[i].reply.After(st.Window.End) {
-			last = &reads[i]
-		}
+	// pg_stat_replication's lag at the window's end: replay stays held back.
+	lag, known := theirs.At(st.Window.End)
+	if !known {
+		t.Fatalf("no pg_stat_replication lag read within 1 s before the window's end: %d reads", theirs.Reads())
 	}
-	if last == nil || st.Window.End.Sub(last.reply) > time.Second {
-		t.Fatalf("no pg_stat_replication lag read within 1 s before the window's end: %d reads", len(reads))
-	}
-	theirs := last.lag + st.Window.End.Sub(last.reply).Seconds()
 	ours, ok := st.Counters[result.PGStandbyName("east", "west", result.PGReplayLagSeconds)]
 	within := st.Counters[result.PGStandbyName("east", "west", result.PGReplayLagWithin)]
-	t.Logf("window's end: app %.2f ±%.2f s (%v), pg_stat_replication %.2f s (window %.1f s after %v idle)", ours, within, ok, theirs, st.Window.Seconds(), lagIdle)
-	if !ok || math.Abs(ours-theirs) > lagTolerance+within {
-		t.Errorf("lag %.2f s (%v), pg_stat_replication's %.2f s", ours, ok, theirs)
+	t.Logf("window's end: app %.2f ±%.2f s (%v), pg_stat_replication %.2f s (window %.1f s after %v idle)", ours, within, ok, lag, st.Window.Seconds(), lagIdle)
+	if !ok || math.Abs(ours-lag) > lagTolerance+within {
+		t.Errorf("lag %.2f s (%v), pg_stat_replication's %.2f s", ours, ok, lag)
 	}
 	for _, w := range []string{"west lag s", "west lag from " + result.LagFromPositions} {
 		if !strings.Contains(out, w) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync"
 	"testing"
 	"time"
 
@@ -61,36 +60,8 @@ func TestLagAfterIdleMatchesStatReplication(t *testing.T) {
 	defer stby.Exec(context.Background(), "SELECT pg_wal_replay_resume()")
 	waitUntil(t, ctx, stby, "SELECT pg_get_wal_replay_pause_state() = 'paused'")
 
-	// The superuser reads pg_stat_replication beside the sampler; each replay_lag is as of
-	// the standby's reply (reply_time).
-	type statRead struct {
-		reply time.Time
-		lag   float64
-	}
-	var reads []statRead
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			var r statRead
-			var lag *float64
-			if err := watch.QueryRow(ctx, "SELECT reply_time, extract(epoch FROM replay_lag)::float8 FROM pg_stat_replication").Scan(&r.reply, &lag); err != nil {
-				t.Error(err)
-				return
-			}
-			if lag != nil {
-				r.lag = *lag
-				reads = append(reads, r)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
+	// The superuser reads pg_stat_replication beside the sampler.
+	theirs := clustertest.WatchReplayLag(ctx, t, watch)
 	burst := time.Now()
 	for time.Since(burst) < 4*time.Second {
 		if _, err := prim.Exec(ctx, "INSERT INTO w (v) SELECT repeat('x', 200) FROM generate_series(1, 500)"); err != nil {
@@ -98,27 +69,12 @@ func TestLagAfterIdleMatchesStatReplication(t *testing.T) {
 		}
 	}
 	st.Window.End = time.Now()
-	close(stop)
-	wg.Wait()
+	theirs.Stop()
 	if err := p.Stop(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	if len(reads) < 10 {
-		t.Fatalf("pg_stat_replication measured the lag %d times in the burst", len(reads))
-	}
-	// pg_stat_replication's lag at a moment: replay stays paused, so it grows one second a
-	// second from the reply nearest before it.
-	theirs := func(at time.Time) (float64, bool) {
-		var best *statRead
-		for i := range reads {
-			if !reads[i].reply.After(at) && (best == nil || reads[i].reply.After(best.reply)) {
-				best = &reads[i]
-			}
-		}
-		if best == nil || at.Sub(best.reply) > time.Second {
-			return 0, false
-		}
-		return best.lag + at.Sub(best.reply).Seconds(), true
+	if theirs.Reads() < 10 {
+		t.Fatalf("pg_stat_replication measured the lag %d times in the burst", theirs.Reads())
 	}
 	compared := 0
 	ts := st.Series[result.PGStandbyName("node0", "node1", result.PGReplayLagSeconds)]
@@ -128,7 +84,7 @@ func TestLagAfterIdleMatchesStatReplication(t *testing.T) {
 	}
 	for i, v := range ts.V {
 		at := ts.Start.Add(time.Duration(ts.T[i] * float64(time.Second)))
-		want, ok := theirs(at)
+		want, ok := theirs.At(at)
 		if !ok || at.Before(burst) {
 			continue
 		}
@@ -142,7 +98,7 @@ func TestLagAfterIdleMatchesStatReplication(t *testing.T) {
 		t.Errorf("%d points of the lag series compared: %+v", compared, ts)
 	}
 	lag, ok := st.Counters[result.PGStandbyName("node0", "node1", result.PGReplayLagSeconds)]
-	want, wok := theirs(st.Window.End)
+	want, wok := theirs.At(st.Window.End)
 	lagWithin := st.Counters[result.PGStandbyName("node0", "node1", result.PGReplayLagWithin)]
 	t.Logf("window: app %.2f ±%.2f s, pg_stat_replication %.2f s (burst %.1f s after %v idle)", lag, lagWithin, want, st.Window.End.Sub(burst).Seconds(), idleFor)
 	if !ok || !wok || math.Abs(lag-want) > lagTolerance+lagWithin {
