@@ -61,19 +61,42 @@ type SeedEnded struct {
 // Kind is "seed".
 func (s *Seed) Kind() string { return "seed" }
 
-// Validate checks the method, the repeats and that a cluster is given.
+// maxSeedRepeat bounds the rounds of a comparison.
+const maxSeedRepeat = 20
+
+// Validate checks the seeding without connecting: the method, the catch-up's timeout, the
+// repeats, the growth asked for, and the cluster's name (when it is not given opened).
 func (s *Seed) Validate() error {
+	if err := agerr.Join(s.check(s.Compare())...); err != nil {
+		return err
+	}
+	if s.Topo == nil {
+		return cluster.CheckName(s.Cluster)
+	}
+	return nil
+}
+
+// check is every problem of the seeding's own values, in the order its flags' messages
+// are given (the cluster's name is checked after them, alone); compare says whether
+// variants were asked for (a comparison that did not parse has none, and its own error).
+func (s *Seed) check(compare bool) []error {
 	var errs []error
-	if s.Topo == nil && s.Cluster == "" {
-		errs = append(errs, agerr.BadInputf("seed: no cluster"))
+	if s.Options.CatchUpTimeout <= 0 {
+		errs = append(errs, agerr.BadInputf("--catchup-timeout %v: must be positive", s.Options.CatchUpTimeout))
+	}
+	if s.InitOnly && s.InitSize == 0 {
+		errs = append(errs, agerr.BadInputf("--init-only needs --init-size"))
+	}
+	if s.Repeat < 1 || s.Repeat > maxSeedRepeat {
+		errs = append(errs, agerr.BadInputf("--repeat %d: want 1 to %d", s.Repeat, maxSeedRepeat))
+	}
+	if !compare && s.Repeat > 1 {
+		errs = append(errs, agerr.BadInputf("--repeat needs --compare"))
 	}
 	if m := s.Options.Method; m != seed.MethodDirect && m != seed.MethodBackupRestore {
 		errs = append(errs, agerr.BadInputf("--method %q: want direct or backup-restore", m))
 	}
-	if s.Repeat < 0 {
-		errs = append(errs, agerr.BadInputf("--repeat %d: want 1 to 20", s.Repeat))
-	}
-	return agerr.Join(errs...)
+	return errs
 }
 
 // Sections: a seeding's figures are its steps' counters; it writes no section.

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agbench/agbench/internal/agerr"
-	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/seed"
 	"github.com/agbench/agbench/internal/units"
 )
@@ -95,49 +94,34 @@ func (s *SeedSettings) build(args []string) (Experiment, error) {
 	return s.Spec()
 }
 
-// maxSeedRepeat bounds the rounds of a comparison.
-const maxSeedRepeat = 20
-
 // minInitSize is the least size the database may be grown to: below it the seeding's
 // phases are too short to compare.
 const minInitSize = 16 << 20
 
-// Spec checks the settings, every problem at once and without reading the cluster, and
-// makes the seeding (its Run opens the cluster).
+// Spec reads the settings' text, every problem at once and without reading the cluster,
+// and makes the seeding (its Run opens the cluster); what the seeding itself must be, its
+// Validate checks, and the problems of both are reported together.
 func (s *SeedSettings) Spec() (*Seed, error) {
 	o, err := s.options()
-	var errs []error
-	if err != nil {
-		errs = append(errs, err)
-	}
+	errs := []error{err}
 	if s.Sync && s.Async {
 		errs = append(errs, agerr.BadInputf("--sync and --async: choose one"))
 	}
-	if s.CatchUpTimeout <= 0 {
-		errs = append(errs, agerr.BadInputf("--catchup-timeout %v: must be positive", s.CatchUpTimeout))
-	}
 	size, err := s.initSize()
 	errs = append(errs, err)
-	if s.Repeat < 1 || s.Repeat > maxSeedRepeat {
-		errs = append(errs, agerr.BadInputf("--repeat %d: want 1 to %d", s.Repeat, maxSeedRepeat))
-	}
 	var variants []seed.Variant
 	if len(s.Compare) > 0 {
 		variants, err = seed.ParseCompare(s.Compare, seed.Variant{Method: o.Method, Compress: o.Compress})
 		errs = append(errs, err)
-	} else if s.Repeat > 1 {
-		errs = append(errs, agerr.BadInputf("--repeat needs --compare"))
 	}
-	if o.Method != seed.MethodDirect && o.Method != seed.MethodBackupRestore {
-		errs = append(errs, agerr.BadInputf("--method %q: want direct or backup-restore", o.Method))
-	}
-	if err := agerr.Join(errs...); err != nil {
+	sp := &Seed{Cluster: s.Cluster, Options: o, Variants: variants, Repeat: s.Repeat, InitSize: size, InitOnly: s.InitOnly}
+	if err := agerr.Join(append(errs, sp.check(len(s.Compare) > 0)...)...); err != nil {
 		return nil, err
 	}
-	if err := cluster.CheckName(s.Cluster); err != nil {
+	if err := sp.Validate(); err != nil {
 		return nil, err
 	}
-	return &Seed{Cluster: s.Cluster, Options: o, Variants: variants, Repeat: s.Repeat, InitSize: size, InitOnly: s.InitOnly}, nil
+	return sp, nil
 }
 
 // options are the seeding's options, with the sizes and the compression read.
@@ -163,9 +147,6 @@ func (s *SeedSettings) options() (seed.Options, error) {
 // initSize is the size the database is to be grown to first (0: it is not).
 func (s *SeedSettings) initSize() (int64, error) {
 	if s.InitSize == "" {
-		if s.InitOnly {
-			return 0, agerr.BadInputf("--init-only needs --init-size")
-		}
 		return 0, nil
 	}
 	size, err := units.ParseBytesFraction(s.InitSize)
