@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/agbench/agbench/internal/privilege"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/sample"
@@ -81,7 +82,7 @@ func StartSamplers(ctx context.Context, tgt *target.Target, database string, wit
 // login may not read data_directory.
 func dataDirectoryHidden(info result.PGNodeInfo) string {
 	return fmt.Sprintf("device figures of %s not measured: the login %s lacks pg_read_all_settings (pg_monitor includes it), so the server does not show it its data_directory, and the device under it is unknown (GRANT pg_read_all_settings TO %s;)",
-		info.Name, info.Login, info.Login)
+		info.Name, info.Login, privilege.Ident(info.Login))
 }
 
 // Close closes the database sampler's sessions.

@@ -50,7 +50,7 @@ func grantFor(ctx context.Context, c *pgx.Conn, l *Login, message string) string
 	kind, name := m[1], m[2]
 	switch kind {
 	case "schema":
-		return fmt.Sprintf("GRANT USAGE ON SCHEMA %s TO %s;", ident(name), l.NameIdent)
+		return fmt.Sprintf("GRANT USAGE ON SCHEMA %s TO %s;", Ident(name), l.NameIdent)
 	case "function", "procedure":
 		return fmt.Sprintf("GRANT EXECUTE ON %s %s TO %s;", map[string]string{"function": "FUNCTION", "procedure": "PROCEDURE"}[kind], name, l.NameIdent)
 	}

@@ -24,17 +24,6 @@ type Need struct {
 // literal quotes s as an SQL string literal.
 func literal(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// ident quotes s as an SQL identifier when it has to be quoted (a name agbench chose,
-// made of lowercase letters, digits and underscores, needs none).
-func ident(s string) string {
-	for i, r := range s {
-		if !(r >= 'a' && r <= 'z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
-			return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-		}
-	}
-	return s
-}
-
 // CreateSchema is CREATE on the session's database: a command that makes a schema of its
 // own (tpcc build) needs it.
 func CreateSchema(schema string) Need {
@@ -53,11 +42,11 @@ func CreateSchema(schema string) Need {
 // again needs it); a schema that does not exist asks nothing.
 func OwnSchema(schema string) Need {
 	return Need{
-		What: func(*Login) string { return "ownership of schema " + ident(schema) },
+		What: func(*Login) string { return "ownership of schema " + Ident(schema) },
 		Why:  "to drop the schema it finds and build it again",
 		Holds: fmt.Sprintf("NOT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = %s AND NOT pg_has_role(nspowner, 'USAGE'))",
 			literal(schema)),
-		Grant: func(l *Login) string { return fmt.Sprintf("ALTER SCHEMA %s OWNER TO %s;", ident(schema), l.NameIdent) },
+		Grant: func(l *Login) string { return fmt.Sprintf("ALTER SCHEMA %s OWNER TO %s;", Ident(schema), l.NameIdent) },
 		By:    "the schema's owner",
 	}
 }
@@ -65,12 +54,12 @@ func OwnSchema(schema string) Need {
 // UseSchema is USAGE on schema, when it exists (a command that finds none says so itself).
 func UseSchema(schema string) Need {
 	return Need{
-		What: func(*Login) string { return "USAGE on schema " + ident(schema) },
+		What: func(*Login) string { return "USAGE on schema " + Ident(schema) },
 		Why:  "to reach its tables and functions",
 		Holds: fmt.Sprintf("to_regnamespace(%[1]s) IS NULL OR has_schema_privilege(to_regnamespace(%[1]s), 'USAGE')",
-			literal(ident(schema))),
+			literal(Ident(schema))),
 		Grant: func(l *Login) string {
-			return fmt.Sprintf("GRANT USAGE ON SCHEMA %s TO %s;", ident(schema), l.NameIdent)
+			return fmt.Sprintf("GRANT USAGE ON SCHEMA %s TO %s;", Ident(schema), l.NameIdent)
 		},
 		By: "the schema's owner",
 	}
@@ -92,14 +81,14 @@ func OnTables(schema, why string, privs map[string][]string) Need {
 	order := []string{"SELECT", "INSERT", "UPDATE", "DELETE"}
 	slices.SortFunc(all, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
 	return Need{
-		What: func(*Login) string { return strings.Join(all, ", ") + " on the tables of schema " + ident(schema) },
+		What: func(*Login) string { return strings.Join(all, ", ") + " on the tables of schema " + Ident(schema) },
 		Why:  why,
 		// By oid, not by name: a name of a schema without USAGE does not resolve.
 		Holds: fmt.Sprintf(`NOT EXISTS (SELECT 1 FROM (VALUES %s) v(t, p)
 			JOIN pg_class c ON c.relname = v.t AND c.relnamespace = to_regnamespace(%s)
-			WHERE NOT has_table_privilege(c.oid, v.p))`, strings.Join(pairs, ", "), literal(ident(schema))),
+			WHERE NOT has_table_privilege(c.oid, v.p))`, strings.Join(pairs, ", "), literal(Ident(schema))),
 		Grant: func(l *Login) string {
-			return fmt.Sprintf("GRANT %s ON ALL TABLES IN SCHEMA %s TO %s;", strings.Join(order, ", "), ident(schema), l.NameIdent)
+			return fmt.Sprintf("GRANT %s ON ALL TABLES IN SCHEMA %s TO %s;", strings.Join(order, ", "), Ident(schema), l.NameIdent)
 		},
 		By: "the schema's owner",
 	}
@@ -108,12 +97,12 @@ func OnTables(schema, why string, privs map[string][]string) Need {
 // ExecuteFunctions is EXECUTE on every function of schema.
 func ExecuteFunctions(schema string) Need {
 	return Need{
-		What: func(*Login) string { return "EXECUTE on every function of schema " + ident(schema) },
+		What: func(*Login) string { return "EXECUTE on every function of schema " + Ident(schema) },
 		Why:  "to run its server-side transactions",
 		Holds: fmt.Sprintf(`NOT EXISTS (SELECT 1 FROM pg_proc WHERE pronamespace = to_regnamespace(%s)
-			AND NOT has_function_privilege(oid, 'EXECUTE'))`, literal(ident(schema))),
+			AND NOT has_function_privilege(oid, 'EXECUTE'))`, literal(Ident(schema))),
 		Grant: func(l *Login) string {
-			return fmt.Sprintf("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA %s TO %s;", ident(schema), l.NameIdent)
+			return fmt.Sprintf("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA %s TO %s;", Ident(schema), l.NameIdent)
 		},
 		By: "the functions' owner",
 	}

@@ -8,9 +8,10 @@ import (
 func TestIdent(t *testing.T) {
 	for in, want := range map[string]string{
 		"tpcc": "tpcc", "tpcc_meta2": "tpcc_meta2", "App": `"App"`, "2x": `"2x"`, `a"b`: `"a""b"`, "a-b": `"a-b"`,
+		"user": `"user"`, "group": `"group"`, "Group": `"Group"`, "app-ro": `"app-ro"`, "data": "data",
 	} {
-		if got := ident(in); got != want {
-			t.Errorf("ident(%q) = %s, want %s", in, got, want)
+		if got := Ident(in); got != want {
+			t.Errorf("Ident(%q) = %s, want %s", in, got, want)
 		}
 	}
 }
