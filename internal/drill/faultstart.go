@@ -26,19 +26,32 @@ const steadyWarmup = time.Second
 // level.
 const minSteadyIntervals = 10
 
-// degradedFrom returns, for a fault seen at at, the start of the run of whole intervals
-// just before it whose acknowledged writes were below degradedFraction of the steady level
-// (the median per interval of the load before at, its warm-up left out), how many intervals
-// the run holds (0: writes did not fall before at) and the steady level; ok is false when
-// the load before at was too short to know that level.
-func (tl *timeline) degradedFrom(at time.Time) (from time.Time, n int, steady float64, ok bool) {
+// degraded is when a cycle's writes first degraded before the fault was seen.
+type degraded struct {
+	from   time.Time // the start of the run of degraded intervals (the fault as seen, when none)
+	n      int       // intervals in the run; 0: writes did not fall before the fault
+	steady float64   // the steady level: writes per interval
+	// dips is the longest run of intervals in a row that the steady load itself spent below
+	// the degraded level: a dip that long just before the fault cannot be told from it, so
+	// the fault may have begun up to dips+1 intervals after from.
+	dips int
+	ok   bool // false: the load before the fault was too short to know its steady level
+}
+
+// within is how much later than from the fault may have begun.
+func (d degraded) within() time.Duration { return time.Duration(d.dips+1) * interval }
+
+// degradedFrom finds, for a fault seen at at, the run of whole intervals just before it
+// whose acknowledged writes were below degradedFraction of the steady level (the median per
+// interval of the load before at, its warm-up left out).
+func (tl *timeline) degradedFrom(at time.Time) degraded {
 	if tl.start.IsZero() || at.Before(tl.start) {
-		return at, 0, 0, false
+		return degraded{from: at}
 	}
 	f := int(at.Sub(tl.start) / interval) // the interval holding at
 	warm := int(steadyWarmup / interval)
 	if f-warm < minSteadyIntervals {
-		return at, 0, 0, false
+		return degraded{from: at}
 	}
 	// The timeline grows as writes are acknowledged: intervals after the last acknowledged
 	// write (writes blocked up to the fault) acknowledged none.
@@ -52,15 +65,24 @@ func (tl *timeline) degradedFrom(at time.Time) (from time.Time, n int, steady fl
 	for i := warm; i < f; i++ {
 		level = append(level, writes(i))
 	}
-	steady = stats.Median(level)
+	d := degraded{from: at, steady: stats.Median(level), ok: true}
+	low := func(i int) bool { return writes(i) < degradedFraction*d.steady }
 	k := f
-	for k > warm && writes(k-1) < degradedFraction*steady {
+	for k > warm && low(k-1) {
 		k--
 	}
-	if k == f {
-		return at, 0, steady, true
+	for i, run := warm, 0; i < k; i++ {
+		if run = 0; low(i) {
+			for run = 1; i+run < k && low(i+run); run++ {
+			}
+			d.dips = max(d.dips, run)
+			i += run
+		}
 	}
-	return tl.start.Add(time.Duration(k) * interval), f - k, steady, true
+	if k < f {
+		d.from, d.n = tl.start.Add(time.Duration(k)*interval), f-k
+	}
+	return d
 }
 
 // timeFaultFromWrites moves an observed cycle's fault back to when its writes first
@@ -70,10 +92,11 @@ func (t *tally) timeFaultFromWrites(dc *result.DrillCycle, primary string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	seen := t.faultAt
-	from, n, steady, ok := t.tl.degradedFrom(seen)
+	d := t.tl.degradedFrom(seen)
+	from, n, steady := d.from, d.n, d.steady
 	per := fmt.Sprintf("%d ms", interval.Milliseconds())
 	switch {
-	case !ok:
+	case !d.ok:
 		dc.FaultStart = fmt.Sprintf("when %s stopped answering as primary (too little load before it to know the writes' steady level)", primary)
 		return
 	case n == 0:
@@ -84,6 +107,14 @@ func (t *tally) timeFaultFromWrites(dc *result.DrillCycle, primary string) {
 	shift := seen.Sub(from)
 	dc.FaultStart = fmt.Sprintf("when writes degraded, %.2f s before %s stopped answering as primary: from then on every %s had fewer than %.0f%% of the steady %.0f acknowledged writes",
 		shift.Seconds(), primary, per, degradedFraction*100, steady)
+	within := d.within()
+	if d.dips == 0 {
+		dc.FaultStart += fmt.Sprintf("; to within %d ms (one interval)", within.Milliseconds())
+	} else {
+		dc.FaultStart += fmt.Sprintf("; to within %d ms: the steady load itself fell that low for up to %d ms at a time", within.Milliseconds(), (time.Duration(d.dips) * interval).Milliseconds())
+	}
+	w := within.Seconds()
+	dc.FaultWithinS = &w
 	t.faultAt, dc.FaultAt = from, from
 	for i := range t.events {
 		if t.events[i].Event == result.EventFault && t.events[i].At.Equal(seen) {

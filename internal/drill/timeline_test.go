@@ -67,19 +67,27 @@ func TestDegradedFrom(t *testing.T) {
 		from   int
 		n      int
 		ok     bool
+		dips   int
 	}{
-		{"fell for 1.4 s", append(steady(30), 5, 2, 7, 3, 6, 4, 2, 5, 7, 3, 2, 6, 4, 3, 0, 0), 44, 30, 14, true},
-		{"no fall", append(steady(30), 0, 0), 30, 30, 0, true},
+		{"fell for 1.4 s", append(steady(30), 5, 2, 7, 3, 6, 4, 2, 5, 7, 3, 2, 6, 4, 3, 0, 0), 44, 30, 14, true, 0},
+		{"no fall", append(steady(30), 0, 0), 30, 30, 0, true, 0},
 		// Writes blocked outright: nothing acknowledged, so nothing counted, after 3 s.
-		{"blocked, none acknowledged since", steady(30), 45, 30, 15, true},
-		{"a dip that recovered", append(append(steady(20), 0, 0, 0), steady(10)...), 33, 33, 0, true},
-		{"too little load", append(steady(12), 0, 0), 14, 14, 0, false},
+		{"blocked, none acknowledged since", steady(30), 45, 30, 15, true, 0},
+		{"a dip that recovered", append(append(steady(20), 0, 0, 0), steady(10)...), 33, 33, 0, true, 3},
+		{"too little load", append(steady(12), 0, 0), 14, 14, 0, false, 0},
+		// A busy machine: the steady load dipped below half for two intervals in a row once,
+		// so a fault just after such a dip may have begun up to three intervals later.
+		{"steady load with dips", append(append(append(steady(15), 10, 40, 5, 8), steady(10)...), 3, 0, 0), 31, 29, 2, true, 2},
 	} {
 		tl := &timeline{start: start, writes: c.writes}
-		from, n, _, ok := tl.degradedFrom(at(c.fault).Add(interval / 2))
+		d := tl.degradedFrom(at(c.fault).Add(interval / 2))
+		from, n, ok := d.from, d.n, d.ok
 		want := at(c.from)
 		if c.n == 0 {
 			want = at(c.fault).Add(interval / 2)
+		}
+		if d.dips != c.dips {
+			t.Errorf("%s: the steady load's longest dip %d intervals, want %d", c.name, d.dips, c.dips)
 		}
 		if !from.Equal(want) || n != c.n || ok != c.ok {
 			t.Errorf("%s: from %v, %d intervals, ok %v; want %v, %d, %v", c.name, from.Sub(start), n, ok, want.Sub(start), c.n, c.ok)

@@ -111,6 +111,10 @@ type DrillCycle struct {
 	// when the writes first degraded before the primary stopped answering, or when it
 	// stopped answering; empty when the drill made the fault itself.
 	FaultStart string `json:"fault_start,omitempty"`
+	// FaultWithinS is how much later than FaultAt a fault timed from degraded writes may
+	// have begun, in seconds: one interval, more when the steady load itself dipped as low
+	// for several intervals in a row. Absent when FaultAt is not timed from the writes.
+	FaultWithinS *float64 `json:"fault_within_s,omitempty"`
 	// FailoverSeconds is the failover's own time until the new primary accepted writes, as
 	// internal/cluster measured it, from the detection when the failover itself detected the
 	// fault (freeze-primary's probe); absent when no failover ran.
