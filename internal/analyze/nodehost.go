@@ -296,3 +296,26 @@ func nodeHostAt(e Evidence, node string) (NodeHost, bool) {
 	}
 	return NodeHost{}, false
 }
+
+// NodeHostsOf reads the nodes' hosts of one step of a result as the analysis reads them
+// (figures kept as series or counters, sources and reasons from the host section), for
+// the tables that show each host per step; none when the step has no host figures.
+func NodeHostsOf(st *result.Step) ([]NodeHost, error) {
+	return nodeHostsOf(st, withSeriesMeans(*st))
+}
+
+// Figure is one figure of the host by its name after "host.<node>." (result.HostCPUBusy
+// ...): false when it was not read.
+func (h NodeHost) Figure(name string) (float64, bool) {
+	for _, f := range h.figures() {
+		if f.name == name && *f.v != nil {
+			return **f.v, true
+		}
+	}
+	return 0, false
+}
+
+// IsNodeHostName tells the names of the figures a node's host gives through its
+// node_exporter ("host.<node>.cpu_busy", "host.<node>.disk.<device>.util" ...) from those
+// of a modelled host (its control group), which share the "host." prefix.
+func IsNodeHostName(name string) bool { return isExporterName(name) }

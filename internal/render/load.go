@@ -19,6 +19,7 @@ func Load(w io.Writer, r *result.Result, an *analyze.Run, path string, cols []ta
 		LagNotes(w, r)
 		fmt.Fprintln(w)
 		Stale(w, r)
+		NodeHosts(w, r.Steps, "threads")
 	}
 	Analysis(w, an)
 	Footer(w, r, path, table.Landed(r))

@@ -97,6 +97,7 @@ func TPCC(w io.Writer, s TPCCSetup, steps []result.Step) {
 	for i := range steps {
 		tpccStep(w, &steps[i])
 	}
+	NodeHosts(w, steps, "VUs")
 }
 
 // tpccCells are the cells of one row and variant of the articles' table, medians of the

@@ -442,7 +442,11 @@ func (e *Experiment) charts() []chartView {
 		out = append(out, c)
 	}
 	out = append(out, e.seriesCharts("lag", "replication lag over time")...)
-	out = append(out, e.seriesCharts(result.HostPrefix, "modelled hosts over time (each node's control group: CPU, memory, IO against its budget)")...)
+	modelled := func(name string) bool {
+		return strings.HasPrefix(name, result.HostPrefix) && !analyze.IsNodeHostName(name)
+	}
+	out = append(out, e.seriesChartsOf(modelled, "host", "modelled hosts over time (each node's control group: CPU, memory, IO against its budget)")...)
+	out = append(out, e.seriesChartsOf(e.nodeHostSeries(), "nodehost", "nodes' hosts over time (their node_exporters: CPU, run queue, memory, busiest devices, network)")...)
 	if c, ok := e.throughputOverTime(); ok {
 		out = append(out, c)
 	}
@@ -548,6 +552,12 @@ func (e *Experiment) layerCharts() []chartView {
 // seriesCharts draw every sampler series whose name contains key over the run's time, one
 // chart per unit, one line per series name (its steps joined, with gaps between them).
 func (e *Experiment) seriesCharts(key, title string) []chartView {
+	return e.seriesChartsOf(func(name string) bool { return strings.Contains(name, key) }, strings.Trim(key, "."), title)
+}
+
+// seriesChartsOf is seriesCharts for the series whose names match, their charts of CSS
+// class "timeseries <class>".
+func (e *Experiment) seriesChartsOf(match func(string) bool, class, title string) []chartView {
 	type pts struct{ x, y []float64 }
 	byUnit := map[string]map[string]*pts{}
 	for _, r := range e.Runs {
@@ -557,7 +567,7 @@ func (e *Experiment) seriesCharts(key, title string) []chartView {
 		}
 		for _, st := range r.Result.Steps {
 			for name, s := range st.Series {
-				if !strings.Contains(name, key) || len(s.T) == 0 {
+				if !match(name) || len(s.T) == 0 {
 					continue
 				}
 				unit := s.Unit
@@ -589,7 +599,7 @@ func (e *Experiment) seriesCharts(key, title string) []chartView {
 	var out []chartView
 	for _, unit := range sortedKeys(byUnit) {
 		lines := byUnit[unit]
-		c := lineChart{Class: "timeseries " + strings.Trim(key, "."), Wide: true, YLabel: unit, XLabel: "seconds", Numeric: true}
+		c := lineChart{Class: "timeseries " + class, Wide: true, YLabel: unit, XLabel: "seconds", Numeric: true}
 		var leg []legendItem
 		for i, name := range sortedKeys(lines) {
 			c.Lines = append(c.Lines, line{Name: name, Colour: colour(i), X: lines[name].x, Y: lines[name].y})

@@ -145,6 +145,9 @@ func (e *Experiment) Tables() []Table {
 	if e.HasWaits() || e.HasDevice() {
 		ts = append(ts, e.LayersTable())
 	}
+	if t := e.NodeHostsTable(); len(t.Rows) > 0 {
+		ts = append(ts, t)
+	}
 	return ts
 }
 

@@ -1,0 +1,165 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/agbench/agbench/internal/analyze"
+	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/table"
+	"github.com/agbench/agbench/internal/units"
+)
+
+// NodeHostColumns head the nodes' hosts table (after the step's variant and load): each
+// node's own host as its node_exporter saw it over the step's window.
+var NodeHostColumns = []string{"node", "CPU busy", "iowait", "steal", "run queue", "CPUs", "mem available", "device", "IOPS", "util", "net rx MB/s", "net tx MB/s", "net err/s"}
+
+// HostCell is one cell of the nodes' hosts table: its text (table.Absent when the figure was not
+// read) and the number behind it (nil when absent, or not a number).
+type HostCell struct {
+	Text  string
+	Value *float64
+}
+
+// NodeHostRow is one node's host at one step.
+type NodeHostRow struct {
+	Step  *result.Step
+	Host  analyze.NodeHost
+	Cells []HostCell
+}
+
+// NodeHostRows are the rows of the nodes' hosts table, step by step in the order they
+// ran; none when no step read a node's host.
+func NodeHostRows(steps []result.Step) ([]NodeHostRow, error) {
+	var out []NodeHostRow
+	for i := range steps {
+		st := &steps[i]
+		hs, err := analyze.NodeHostsOf(st)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hs {
+			out = append(out, NodeHostRow{Step: st, Host: h, Cells: nodeHostCells(h)})
+		}
+	}
+	return out, nil
+}
+
+// nodeHostCells are a host's figures as the table shows them, in NodeHostColumns' order.
+func nodeHostCells(h analyze.NodeHost) []HostCell {
+	name := h.Node
+	if h.Role != "" && h.Role != h.Node {
+		name += " (" + h.Role + ")"
+	}
+	share := func(p *float64) HostCell {
+		return optCell(p, func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }, 1)
+	}
+	mbps := func(p *float64) HostCell {
+		return optCell(p, func(v float64) string { return fmt.Sprintf("%.2f", v/1e6) }, 1e-6)
+	}
+	cells := []HostCell{{Text: name}, share(h.CPUBusy), share(h.IOWait), share(h.Steal),
+		optCell(h.RunQueue, func(v float64) string { return fmt.Sprintf("%.1f", v) }, 1),
+		optCell(h.CPUs, func(v float64) string { return fmt.Sprintf("%g", v) }, 1),
+		optCell(h.MemAvailable, func(v float64) string { return units.FormatBytes(int64(v)) }, 1)}
+	if d := h.Device; d != nil {
+		iops, util := d.IOPS, d.Util
+		cells = append(cells, HostCell{Text: d.Name}, HostCell{Text: fmt.Sprintf("%.0f", iops), Value: &iops}, share(&util))
+	} else {
+		cells = append(cells, HostCell{Text: table.Absent}, HostCell{Text: table.Absent}, HostCell{Text: table.Absent})
+	}
+	return append(cells, mbps(h.NetRxBPS), mbps(h.NetTxBPS), optCell(h.NetErrors, func(v float64) string { return fmt.Sprintf("%.1f", v) }, 1))
+}
+
+// optCell shows a figure that may be absent: table.Absent when it is, else its text, with the
+// number behind it scaled as the text shows it.
+func optCell(p *float64, text func(float64) string, scale float64) HostCell {
+	if p == nil {
+		return HostCell{Text: table.Absent}
+	}
+	v := *p * scale
+	return HostCell{Text: text(*p), Value: &v}
+}
+
+// nodeHostFigures are the figures a row shows, by their names after "host.<node>.", with
+// the words a note names them by.
+var nodeHostFigures = []struct{ name, words string }{
+	{result.HostCPUBusy, "CPU busy"}, {result.HostCPUIOWait, "iowait"}, {result.HostCPUSteal, "steal"},
+	{result.HostRunQueue, "run queue"}, {result.HostCPUs, "CPUs"}, {result.HostMemAvailable, "memory available"},
+	{result.HostNetRxBPS, "network received"}, {result.HostNetTxBPS, "network sent"}, {result.HostNetErrors, "network errors"},
+}
+
+// NodeHostAbsences says why the figures a host's row shows as table.Absent are absent: the whole
+// host's reason, or each figure's ("pg1's host: run queue: the exporter did not report …").
+func NodeHostAbsences(h analyze.NodeHost) []string {
+	if !h.Measured() {
+		return []string{h.Label() + ": " + h.Why("")}
+	}
+	byWhy := map[string][]string{}
+	var order []string
+	for _, f := range nodeHostFigures {
+		if _, ok := h.Figure(f.name); ok {
+			continue
+		}
+		why := h.Why(f.name)
+		if byWhy[why] == nil {
+			order = append(order, why)
+		}
+		byWhy[why] = append(byWhy[why], f.words)
+	}
+	if h.Device == nil {
+		why := "no device figure recorded"
+		byWhy[why] = append(byWhy[why], "devices")
+		order = append(order, why)
+	}
+	var out []string
+	for _, why := range order {
+		out = append(out, h.Label()+": "+strings.Join(byWhy[why], ", ")+": "+why)
+	}
+	return out
+}
+
+// NodeHosts prints each node's own host at each step, as its node_exporter saw it, with
+// why the figures shown table.Absent are absent; nothing when no step read a node's host.
+func NodeHosts(w io.Writer, steps []result.Step, loadName string) {
+	rows, err := NodeHostRows(steps)
+	if err != nil {
+		fmt.Fprintf(w, "\nnodes' hosts: %v\n", err)
+		return
+	}
+	if len(rows) == 0 {
+		return
+	}
+	variants := false
+	for _, row := range rows {
+		variants = variants || row.Step.Variant != ""
+	}
+	fmt.Fprintln(w, "\nnodes' hosts (their node_exporters), per step:")
+	tw := table.NewWriter(w, table.Left)
+	head := append([]string{loadName}, NodeHostColumns...)
+	if variants {
+		head = append([]string{"variant"}, head...)
+	}
+	tw.Row(head...)
+	var notes []string
+	for _, row := range rows {
+		cells := []string{fmt.Sprint(row.Step.VUs)}
+		if variants {
+			cells = append([]string{row.Step.Variant}, cells...)
+		}
+		for _, c := range row.Cells {
+			cells = append(cells, c.Text)
+		}
+		tw.Row(cells...)
+		for _, n := range NodeHostAbsences(row.Host) {
+			if !slices.Contains(notes, n) {
+				notes = append(notes, n)
+			}
+		}
+	}
+	_ = tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(w, "– "+n)
+	}
+}

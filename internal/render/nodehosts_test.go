@@ -1,0 +1,67 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/result"
+)
+
+// hostStep is a step whose window read pg1's host through its node_exporter (per-second
+// series) and found pg2's exporter refusing.
+func hostStep(t *testing.T, vus int, busy float64) result.Step {
+	t.Helper()
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	st := result.Step{VUs: vus, Window: result.Window{Start: t0, End: t0.Add(10 * time.Second)}, Series: map[string]result.TimeSeries{}}
+	for name, v := range map[string]float64{
+		result.HostName("pg1", result.HostCPUs): 2, result.HostName("pg1", result.HostCPUBusy): busy,
+		result.HostName("pg1", result.HostCPUIOWait): 0.02, result.HostName("pg1", result.HostCPUSteal): 0,
+		result.HostName("pg1", result.HostMemAvailable): 3 << 30, result.HostName("pg1", result.HostNetRxBPS): 1.5e6,
+		result.HostName("pg1", result.HostNetTxBPS): 2e6, result.HostName("pg1", result.HostNetErrors): 0,
+		result.HostDiskName("pg1", "vdb", result.DiskIOPS): 1200, result.HostDiskName("pg1", "vdb", result.DiskUtil): 0.93,
+		result.HostDiskName("pg1", "vda", result.DiskIOPS): 3, result.HostDiskName("pg1", "vda", result.DiskUtil): 0.01,
+	} {
+		st.Series[name] = result.TimeSeries{Start: t0, T: []float64{1, 2}, V: []float64{v, v}}
+	}
+	err := st.SetExtra(result.ExtraHosts, result.HostsStep{Nodes: map[string]result.HostSource{
+		"pg1": {Source: "http://10.0.0.5:9100/metrics", Scrapes: 11, Missing: map[string]string{result.HostRunQueue: "the exporter did not report node_procs_running"}},
+		"pg2": {Source: "http://10.0.0.6:9100/metrics", Scrapes: 11, Failed: 11, Absent: "connection refused"}}})
+	if err == nil {
+		err = st.SetExtra(result.ExtraSample, result.SampleStep{Nodes: map[string]result.SampleNode{"pg1": {Info: result.PGNodeInfo{Name: "pg1"}}}})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// Each node's host is a row per step: its busiest device, "–" for what was not read,
+// and a line under the table saying why.
+func TestNodeHostsTable(t *testing.T) {
+	var b bytes.Buffer
+	NodeHosts(&b, []result.Step{hostStep(t, 1, 0.3), hostStep(t, 8, 0.97)}, "threads")
+	out := b.String()
+	for _, want := range []string{
+		"nodes' hosts (their node_exporters), per step:",
+		"threads  node           CPU busy  iowait  steal  run queue  CPUs  mem available  device  IOPS  util  net rx MB/s  net tx MB/s  net err/s",
+		"8        pg1 (primary)  97%       2%      0%     –          2     3.0 GiB        vdb     1200  93%   1.50         2.00         0.0",
+		"8        pg2            –         –       –      –          –     –              –       –     –     –            –            –",
+		"– the primary's host (pg1): run queue: the exporter did not report node_procs_running\n",
+		"– pg2's host: connection refused\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "– pg2's host") != 1 {
+		t.Errorf("a reason said once per host, not per step:\n%s", out)
+	}
+	// Steps without a node's host figures print nothing.
+	b.Reset()
+	NodeHosts(&b, []result.Step{{VUs: 1, Counters: map[string]float64{result.OSCPUBusy: 0.4}}}, "threads")
+	if b.Len() != 0 {
+		t.Errorf("printed %q", b.String())
+	}
+}
