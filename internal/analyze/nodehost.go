@@ -145,12 +145,16 @@ func nodeHostsOf(st *result.Step, c map[string]float64) ([]NodeHost, error) {
 	for _, node := range slices.Sorted(maps.Keys(by)) {
 		h := by[node]
 		h.Role = roles[node]
+		if h.Absent != "" { // its sampler found no window figures: points of a part of it are no mean of it
+			out = append(out, *h)
+			continue
+		}
 		for _, f := range h.figures() {
-			if v, ok := c[result.HostName(node, f.name)]; ok {
+			if v, ok := c[result.HostName(node, f.name)]; ok && h.Missing[f.name] == "" {
 				*f.v = &v
 			}
 		}
-		h.Device = hostDeviceOf(c, node)
+		h.Device = hostDeviceOf(c, node, h.Missing)
 		h.ExpectedMBps = pgIOMBps(pgFiguresOf(c, node))
 		out = append(out, *h)
 	}
@@ -186,11 +190,16 @@ func pgFiguresOf(c map[string]float64, node string) map[string]float64 {
 }
 
 // hostDeviceOf is the node's host's busiest device: by utilisation, then IOPS, then name.
-func hostDeviceOf(c map[string]float64, node string) *Device {
+// A device whose utilisation its sampler says is absent from the window (missing, by its
+// name after "host.<node>.") is left out.
+func hostDeviceOf(c map[string]float64, node string, missing map[string]string) *Device {
 	var best *Device
 	for k := range c {
 		n, dev, fig, ok := result.ParseHostDiskName(k)
 		if !ok || n != node || fig != result.DiskUtil {
+			continue
+		}
+		if _, rest, _ := result.ParseHostName(k); missing[rest] != "" {
 			continue
 		}
 		v := func(f string) float64 { return c[result.HostDiskName(node, dev, f)] }

@@ -275,3 +275,25 @@ func TestNodeHostFromCounters(t *testing.T) {
 		t.Fatalf("an exporter's host read as a modelled one: %+v", got)
 	}
 }
+
+// An exporter lost mid-window leaves points up to its loss but no window figures: the
+// host is absent with its sampler's reason, never judged on part of the window.
+func TestHostLostMidWindowIsNotJudgedOnItsPoints(t *testing.T) {
+	figs := func(s Step) hostFigures {
+		f := both(quietHost("pg1"), quietHost("pg2"))
+		f[result.HostName("pg2", result.HostCPUBusy)], f[result.HostName("pg2", result.HostRunQueue)] = 0.99, 9
+		return f
+	}
+	lost := func(Step) *result.HostsStep {
+		return &result.HostsStep{Nodes: map[string]result.HostSource{"pg1": {Scrapes: 12},
+			"pg2": {Scrapes: 12, Failed: 6, Absent: "the read at the window's close failed (connection refused): the window's figures need it"}}}
+	}
+	a := analyseHosts(t, remoteHostsResult(t, figs, lost))
+	if a.Saturated.Resource == ResHost || !strings.Contains(a.Saturated.Sentence, "the standby's host (pg2) not measured (the read at the window's close failed") {
+		t.Fatalf("%+v", a.Saturated)
+	}
+	// Without the reason its points are the window's figures (a sampler that keeps only series).
+	if a = analyseHosts(t, remoteHostsResult(t, figs, noSources)); a.Saturated.Resource != ResHost {
+		t.Fatalf("%+v", a.Saturated)
+	}
+}
