@@ -292,6 +292,19 @@ func TestHostLostMidWindowIsNotJudgedOnItsPoints(t *testing.T) {
 	if a.Saturated.Resource == ResHost || !strings.Contains(a.Saturated.Sentence, "the standby's host (pg2) not measured (the read at the window's close failed") {
 		t.Fatalf("%+v", a.Saturated)
 	}
+	// Beside a host that saturated, the host not read is named as not judged.
+	hot := func(s Step) hostFigures {
+		f := figs(s)
+		if s.Load >= 8 {
+			f[result.HostName("pg1", result.HostCPUBusy)], f[result.HostName("pg1", result.HostRunQueue)] = 0.98, 4
+		}
+		return f
+	}
+	a = analyseHosts(t, remoteHostsResult(t, hot, lost))
+	if a.Saturated.Resource != ResHost || !strings.Contains(a.Saturated.Sentence, "the primary's host (pg1) CPU was 98% busy") ||
+		!strings.Contains(a.Saturated.Sentence, "; the standby's host (pg2) not judged (the read at the window's close failed") {
+		t.Fatalf("%+v", a.Saturated)
+	}
 	// Without the reason its points are the window's figures (a sampler that keeps only series).
 	if a = analyseHosts(t, remoteHostsResult(t, figs, noSources)); a.Saturated.Resource != ResHost {
 		t.Fatalf("%+v", a.Saturated)

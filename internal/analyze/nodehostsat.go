@@ -136,3 +136,15 @@ func nodeHostsNetErrors(h, base Evidence) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// nodeHostsUnjudged names the hosts whose figures were absent, each with why, for a
+// sentence that named what saturated elsewhere: "" when every host was read.
+func nodeHostsUnjudged(hs []NodeHost) string {
+	var parts []string
+	for _, h := range hs {
+		if !h.Measured() {
+			parts = append(parts, h.Label()+" not judged ("+h.Why("")+")")
+		}
+	}
+	return strings.Join(parts, ", ")
+}

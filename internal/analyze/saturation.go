@@ -133,6 +133,9 @@ func WhatSaturated(k Knee, ev []Evidence, loadName string) Saturation {
 	if n := nodeHostsNetErrors(h, base); n != "" {
 		s.Sentence = strings.TrimSuffix(s.Sentence, ".") + "; meanwhile " + n + "."
 	}
+	if n := nodeHostsUnjudged(h.NodeHosts); n != "" && s.Resource != ResNone {
+		s.Sentence = strings.TrimSuffix(s.Sentence, ".") + "; " + n + "."
+	}
 	return s
 }
 
