@@ -39,7 +39,8 @@ func kindCommand(a *app, m experiment.Meta) *cobra.Command {
 	}
 	build := m.Build(c.Flags())
 	var spec experiment.Experiment
-	c.PreRunE = func(_ *cobra.Command, args []string) (err error) {
+	c.PreRunE = func(cmd *cobra.Command, args []string) (err error) {
+		segmentFromEnv(a, cmd.Flags())
 		if spec, err = build(args); err != nil {
 			return err
 		}
@@ -52,6 +53,19 @@ func kindCommand(a *app, m experiment.Meta) *cobra.Command {
 		v.command(a, c)
 	}
 	return c
+}
+
+// segmentFromEnv numbers a segment of --segments N without --segment by the completion
+// index a pod of a Kubernetes Indexed Job finds in its environment; the kind's flags check
+// what it makes (an index out of range is bad input naming it).
+func segmentFromEnv(a *app, fs *pflag.FlagSet) {
+	n := fs.Lookup("segments")
+	if n == nil || !fs.Changed("segments") || fs.Changed("segment") {
+		return
+	}
+	if idx := a.getenv(experiment.CompletionIndexEnv); idx != "" {
+		_ = fs.Set("segment", strings.TrimSpace(idx)+"/"+n.Value.String())
+	}
 }
 
 // kindSetup is how a kind's run is recorded: this agbench's version, its command line

@@ -11,6 +11,7 @@ import (
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
+	"github.com/agbench/agbench/internal/segment"
 	"github.com/agbench/agbench/internal/target"
 )
 
@@ -69,6 +70,7 @@ type loadFlags struct {
 	MaxErrors  int64
 	Analyse    AnalysisFlags
 	StaleProbe string
+	Segments   SegmentFlags
 
 	running *Load
 }
@@ -107,6 +109,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet, defThreads string, defIterations
 	fs.Int64Var(&f.MaxErrors, "max-errors", 1000, "stop a step after this many failed operations (0: no limit)")
 	f.Analyse.Register(fs)
 	staleProbeFlag(fs, &f.StaleProbe)
+	f.Segments.Register(fs)
 }
 
 // built fills in what the flags imply once parsed: --duration alone runs for a time, so
@@ -122,6 +125,7 @@ type loadPlan struct {
 	intent target.Intent
 	sweep  runner.Sweep
 	slos   []analyze.SLO
+	seg    segment.Segment
 }
 
 // parse checks the shared flags, every problem at once, without reading a cluster or
@@ -132,6 +136,11 @@ func (f *loadFlags) parse() (loadPlan, error) {
 	errs = append(errs, err)
 	threads, err := runner.ParseInts("--threads", f.Threads, 1)
 	errs = append(errs, err)
+	seg, err := f.Segments.Parse()
+	errs = append(errs, err)
+	for _, n := range threads {
+		errs = append(errs, checkShare(seg, "--threads", n))
+	}
 	sweep := runner.Sweep{Axes: []runner.Axis{{Name: "threads", Values: itoas(threads)}}, Repeat: f.Repeat, Seed: f.Seed}
 	if f.Compare != "" {
 		ax, err := ParseRoutingCompare(f.Compare)
@@ -164,7 +173,7 @@ func (f *loadFlags) parse() (loadPlan, error) {
 	slos, err := f.Analyse.SLOs()
 	errs = append(errs, err)
 	_, err = StaleProbeMode(f.StaleProbe, intent == target.ReadOnly, nil, sweep.Compare != nil)
-	return loadPlan{intent: intent, sweep: sweep, slos: slos}, agerr.Join(append(errs, err, target.CheckSpec(f.Target))...)
+	return loadPlan{intent: intent, sweep: sweep, slos: slos, seg: seg}, agerr.Join(append(errs, err, target.CheckSpec(f.Target))...)
 }
 
 // load resolves the target of the checked flags (home: where --cluster is found) and
@@ -193,7 +202,17 @@ func (f *loadFlags) load(home, command, unit string) (*Load, error) {
 		Sample: f.Analyse.Sampling(), Analyse: true,
 		AnalysisOptions: analyze.Options{LoadName: "threads", Unit: unit, SLOs: p.slos},
 		StaleProbe:      probe,
+		Segment:         p.seg, SegmentRun: f.Segments.Run, SegmentTimeout: f.Segments.Timeout,
 	}, nil
+}
+
+// checkInit refuses --init in a segment: segments starting together would race to make the
+// table; make it first with a run of one.
+func (f *loadFlags) checkInit(rows int64) error {
+	if rows > 0 && f.Segments.Given() {
+		return agerr.BadInputf("--init with --segment: the segments would race to make the table; make it first (a run without --segment)")
+	}
+	return nil
 }
 
 // start resolves the target, starts the load (Load.Start) and makes the --init table of

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
+	"github.com/agbench/agbench/internal/segment"
 	"github.com/agbench/agbench/internal/target"
 	"github.com/agbench/agbench/internal/workload"
 	"github.com/agbench/agbench/internal/workload/pgops"
@@ -58,6 +60,13 @@ type Load struct {
 	// ReadSessions is set when sessions other than the VUs' own declare read intent (tpcc's
 	// second session, --read-intent) though Intent is read-write.
 	ReadSessions bool
+
+	// Segment is the share of the load this run runs when it is one segment of several load
+	// generators; SegmentRun names the run they share ("": made from the command line) and
+	// SegmentTimeout bounds the wait for the others at each step's start.
+	Segment        segment.Segment
+	SegmentRun     string
+	SegmentTimeout time.Duration
 
 	routes *Routes
 	// notes are run-level warnings known only once steps have run (ColdCache's).
@@ -241,20 +250,53 @@ func (l *Load) Run(ctx context.Context, r *Running) error {
 		samplers = append(samplers, s.List...)
 		rec.Warn(s.Warnings...)
 	}
-	steps, runErr := runner.Run(ctx, runner.Config{
+	cfg := runner.Config{
 		Workload: l.Workload, Plan: l.Plan(), Spec: l.spec, Seed: l.Sweep.Seed, Samplers: samplers,
 		Progress: func(p runner.Progress) { r.Emit(p) },
 		StepDone: func(steps []result.Step) {
 			rec.Steps(steps)
 			r.Emit(StepEnded{Step: steps[len(steps)-1]})
 		},
-	})
+	}
+	if !l.Segment.Whole() {
+		b, err := l.segmented(ctx, r, rec, &cfg)
+		if err != nil {
+			return err
+		}
+		defer b.close()
+	}
+	steps, runErr := runner.Run(ctx, cfg)
 	rec.Result.Steps = steps
 	if runErr == nil {
 		runErr = FailedSteps(steps)
 	}
 	rec.Warn(l.notes...)
 	return runErr
+}
+
+// segmented opens the segments' barrier in the target's primary, records the segment in the
+// result and has the runner run the segment's share and wait at the barrier before each step.
+func (l *Load) segmented(ctx context.Context, r *Running, rec *Recorder, cfg *runner.Config) (*barrier, error) {
+	run := l.SegmentRun
+	if run == "" {
+		run = SegmentRunName(r.setup.Args)
+	}
+	b, err := openBarrier(ctx, l.Target.ConnString(target.ReadWrite, 0), l.Segment, run, l.SegmentTimeout)
+	if err != nil {
+		return nil, err
+	}
+	meta := &result.Segment{Index: l.Segment.Index, Of: l.Segment.Of, Run: run}
+	rec.Result.Meta.Segment = meta
+	cfg.Segment = l.Segment
+	cfg.Barrier = func(ctx context.Context, p runner.Point) error {
+		r.Emit(Log{Line: fmt.Sprintf("segment %s: waiting for the other segments at step %d", l.Segment, p.Index+1)})
+		st, err := b.wait(ctx, p.Index)
+		if err == nil {
+			meta.Starts = append(meta.Starts, st)
+		}
+		return err
+	}
+	return b, nil
 }
 
 // describe fills the result's configuration, seed, topology and server.

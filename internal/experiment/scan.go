@@ -60,6 +60,10 @@ func (s *Scan) Validate() error {
 	if s.Cold && s.Target.Cluster == "" {
 		errs = append(errs, agerr.BadInputf("--cold restarts the servers: it needs --cluster"))
 	}
+	if s.Cold && s.Segments.Given() {
+		errs = append(errs, agerr.BadInputf("--cold with --segment: a segment restarting the servers would cut the other segments' sessions"))
+	}
+	errs = append(errs, s.checkInit(s.InitRows))
 	return agerr.Join(errs...)
 }
 

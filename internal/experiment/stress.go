@@ -88,6 +88,7 @@ func (s *Stress) config() (stress.Config, error) {
 	if s.InitRows < 0 {
 		errs = append(errs, agerr.BadInputf("--init %d: must be 0 or more rows", s.InitRows))
 	}
+	errs = append(errs, s.checkInit(s.InitRows))
 	return cfg, agerr.Join(errs...)
 }
 

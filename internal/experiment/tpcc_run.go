@@ -60,6 +60,7 @@ type TPCCRun struct {
 	MaxErrors     int64
 	Repeat        int
 	Analyse       AnalysisFlags
+	Segments      SegmentFlags
 
 	Meta        *tpcc.Meta
 	Consistency *TPCCConsistency
@@ -89,6 +90,7 @@ func (s *TPCCRun) register(f *pflag.FlagSet) {
 	f.Int64Var(&s.MaxErrors, "max-errors", 1000, "stop a step after this many failed transactions (0: no limit)")
 	s.Analyse.Register(f)
 	staleProbeFlag(f, &s.StaleProbe)
+	s.Segments.Register(f)
 }
 
 // TPCCTargetFlags registers the target flags of the tpcc commands on f: run also takes
@@ -131,6 +133,14 @@ func (s *TPCCRun) Plan() (runner.Sweep, tpcc.Mode, error) {
 	errs = append(errs, err)
 	if err == nil {
 		sw.Axes = []runner.Axis{{Name: "vus", Values: itoas(vus)}}
+	}
+	seg, err := s.Segments.Parse()
+	errs = append(errs, err)
+	for _, n := range vus {
+		errs = append(errs, checkShare(seg, "--vus", n))
+	}
+	if s.Check && s.Segments.Given() {
+		errs = append(errs, agerr.BadInputf("--check with --segment: a segment that ends first would check while the others still write; run agbench tpcc check after the segments"))
 	}
 	mode, err := tpcc.ParseMode(s.Mode)
 	errs = append(errs, err)
@@ -207,7 +217,9 @@ func (s *TPCCRun) load(home string) (*Load, *tpcc.Workload, error) {
 	l := &Load{Command: s.Kind(), Target: tgt, Database: s.Target.Database, Intent: target.ReadWrite, ReadSessions: s.readIntent(), Sweep: sw,
 		Step:   runner.StepSpec{Duration: s.Duration, Rampup: s.Rampup, Rate: s.Rate, MaxErrors: s.MaxErrors},
 		Sample: s.Analyse.Sampling(), Analyse: true,
-		AnalysisOptions: analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}}
+		AnalysisOptions: analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos},
+		SegmentRun:      s.Segments.Run, SegmentTimeout: s.Segments.Timeout}
+	l.Segment, _ = s.Segments.Parse()
 	if l.StaleProbe, err = StaleProbeMode(s.StaleProbe, s.readIntent(), tgt, sw.Compare != nil); err != nil {
 		return nil, nil, err
 	}
@@ -230,6 +242,9 @@ func (s *TPCCRun) Run(ctx context.Context, r *Running) error {
 	}
 	defer tr.Close(ctx)
 	s.Meta = tr.Meta
+	if err := checkShare(l.Segment, "warehouses (of the schema)", tr.Meta.Warehouses); err != nil {
+		return err
+	}
 	r.Emit(Log{Line: fmt.Sprintf("tpcc run: %d warehouses, %s mode, %d step(s) of %v ramp-up + %v",
 		tr.Meta.Warehouses, w.Mode, len(l.Plan()), s.Rampup, s.Duration)})
 	l.Workload, l.Samplers = w, tr.Samplers()

@@ -75,6 +75,10 @@ type Meta struct {
 	Server *Server `json:"server,omitempty"`
 	// Topology summarises the cluster or connection strings used, when there are any.
 	Topology *Topology `json:"topology,omitempty"`
+	// Segment is set when the run was one segment of several load generators' (segment.go);
+	// Merged when the result was merged from such segments' results.
+	Segment *Segment `json:"segment,omitempty"`
+	Merged  *Merged  `json:"merged,omitempty"`
 }
 
 // Host is the machine the load generator ran on.

@@ -11,7 +11,12 @@
 // (internal/measure) and the runner hands each step over as a result.Step. It must not import
 // workloads' packages, the cluster, the listener or the report.
 //
-// Imports from agbench: only internal/agerr, internal/measure, internal/result, internal/workload.
+// A run may be one segment of several load generators (Config.Segment): the runner then runs
+// the segment's VUs, numbered as in the whole run, and its turns of a fixed rate's schedule,
+// and waits at the segments' barrier (Config.Barrier) before each step's load begins.
+//
+// Imports from agbench: only internal/agerr, internal/measure, internal/result, internal/segment,
+// internal/workload.
 package runner
 
 import (
@@ -26,6 +31,7 @@ import (
 
 	"github.com/agbench/agbench/internal/measure"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/segment"
 	"github.com/agbench/agbench/internal/workload"
 )
 
@@ -110,6 +116,12 @@ type Config struct {
 	// StepDone, when set, is called after each step with everything measured so far, so
 	// that a command can write its result file as it goes.
 	StepDone func(steps []result.Step)
+	// Segment is the share of every step this run runs: its VUs of Spec's, its turns of a
+	// fixed rate's schedule (the zero value: the whole step).
+	Segment segment.Segment
+	// Barrier, when set, is called once a step's workers are made, before its load begins,
+	// and returns when every segment may start it; its error ends the run before the step.
+	Barrier func(ctx context.Context, p Point) error
 }
 
 // Run runs every step of the plan in order and returns what was measured. When ctx ends or
@@ -142,8 +154,9 @@ func vuSeed(seed int64, step, vu int) int64 {
 	return int64(h.Sum64() &^ (1 << 63))
 }
 
-// makeWorkers makes one worker per VU, concurrently; on any failure it closes those made.
-func makeWorkers(ctx context.Context, cfg Config, p Point, n int) ([]workload.Worker, error) {
+// makeWorkers makes one worker per VU of the segment's share of all (the VUs first, first+1 …
+// of the step), concurrently; on any failure it closes those made.
+func makeWorkers(ctx context.Context, cfg Config, p Point, first, n, all int) ([]workload.Worker, error) {
 	workers := make([]workload.Worker, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -151,7 +164,8 @@ func makeWorkers(ctx context.Context, cfg Config, p Point, n int) ([]workload.Wo
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			vu := workload.VU{ID: i, Of: n, Seed: vuSeed(cfg.Seed, p.Index, i), Params: copyParams(p.Params)}
+			id := first + i
+			vu := workload.VU{ID: id, Of: all, Segment: cfg.Segment, Seed: vuSeed(cfg.Seed, p.Index, id), Params: copyParams(p.Params)}
 			workers[i], errs[i] = cfg.Workload.NewWorker(ctx, vu)
 		}(i)
 	}
@@ -229,14 +243,23 @@ func runStep(ctx context.Context, cfg Config, p Point) (*result.Step, error) {
 	if spec.Iterations <= 0 && spec.Duration <= 0 {
 		return nil, fmt.Errorf("a step needs iterations or a duration")
 	}
+	if cfg.Segment.Count(spec.VUs) < 1 {
+		return nil, fmt.Errorf("segment %s of a step of %d VUs has none", cfg.Segment, spec.VUs)
+	}
 	hooks, _ := cfg.Workload.(workload.StepHooks)
 	workers, notes, err := setUp(ctx, cfg, p, spec, hooks)
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Barrier != nil {
+		if err := cfg.Barrier(ctx, p); err != nil {
+			closeWorkers(workers)
+			return nil, err
+		}
+	}
 	st := &result.Step{
 		Index: p.Index, Point: p.Point, Variant: p.VariantName, Repeat: p.Repeat, Params: copyParams(p.Params),
-		VUs: spec.VUs, Iterations: spec.Iterations, Rate: spec.Rate, RampupSeconds: spec.Rampup.Seconds(),
+		VUs: len(workers), Iterations: spec.Iterations, Rate: cfg.Segment.Rate(spec.Rate), RampupSeconds: spec.Rampup.Seconds(),
 		Warnings: notes,
 	}
 	ex := newExecution(cfg, p, spec, workers)
@@ -274,8 +297,9 @@ func setUp(ctx context.Context, cfg Config, p Point, spec StepSpec, hooks worklo
 		notes = appendNote(notes, note)
 	}
 	var workers []workload.Worker
+	first, last := cfg.Segment.Range(spec.VUs)
 	note, err := waitServer(ctx, spec.ReconnectFor, func() (err error) {
-		workers, err = makeWorkers(ctx, cfg, p, spec.VUs)
+		workers, err = makeWorkers(ctx, cfg, p, first, last-first, spec.VUs)
 		return err
 	})
 	if err != nil {
@@ -441,7 +465,9 @@ func (ex *execution) startVUs(loadCtx context.Context, stopLoad context.CancelCa
 		h := ex.reg.NewHandle()
 		delay := time.Duration(0)
 		if jobs == nil && ex.spec.Rampup > 0 {
-			delay = ex.spec.Rampup * time.Duration(i) / time.Duration(len(ex.workers))
+			// Staggered as in the whole run: a segment's VUs start in their places of it.
+			first, _ := ex.cfg.Segment.Range(ex.spec.VUs)
+			delay = ex.spec.Rampup * time.Duration(first+i) / time.Duration(ex.spec.VUs)
 		}
 		go func() {
 			defer wg.Done()
@@ -595,6 +621,7 @@ func (ex *execution) progress(tk measure.Tick, elapsed time.Duration) {
 // schedule sends the scheduled start of operation i, start + i/rate, for as long as the
 // load runs (or VUs × iterations operations). A send blocks while every VU is busy; the
 // times it sends next are then already past, and that queueing delay counts in latency.
+// A segment sends only its turns of the whole run's schedule (segment.Owns).
 func (ex *execution) schedule(ctx context.Context, start time.Time, jobs chan<- time.Time) {
 	defer close(jobs)
 	period := time.Duration(float64(time.Second) / ex.spec.Rate)
@@ -602,7 +629,8 @@ func (ex *execution) schedule(ctx context.Context, start time.Time, jobs chan<- 
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
-	for i := int64(0); total == 0 || i < total; i++ {
+	seg := ex.cfg.Segment
+	for i := int64(seg.Index); total == 0 || i < total; i += int64(max(seg.Of, 1)) {
 		at := start.Add(time.Duration(i) * period)
 		if d := time.Until(at); d > 0 {
 			timer.Reset(d)

@@ -5,15 +5,18 @@
 // are optional interfaces, found by type assertion.
 //
 // Workloads live in subpackages (stress, scan, tpcc, ...) and register themselves in an init
-// function; package all blank-imports every one. This package imports nothing of agbench;
-// workloads must not import the runner, the cluster, the listener or the report.
+// function; package all blank-imports every one. This package imports only the split of a
+// run into segments; workloads must not import the runner, the cluster, the listener or the
+// report.
 //
-// Imports from agbench: none.
+// Imports from agbench: only internal/segment.
 package workload
 
 import (
 	"context"
 	"time"
+
+	"github.com/agbench/agbench/internal/segment"
 )
 
 // Workload makes the per-virtual-user state of a run.
@@ -25,10 +28,13 @@ type Workload interface {
 
 // VU describes the virtual user a worker is made for.
 type VU struct {
-	// ID is the VU's number in its step, 0-based.
+	// ID is the VU's number in its step, 0-based, counted over all the segments of a run
+	// split into segments (the segment's VUs are Segment.Range(Of)).
 	ID int
-	// Of is the number of VUs in the step.
+	// Of is the number of VUs in the step, all segments together.
 	Of int
+	// Segment is the share of the run this load generator runs (the zero value: all of it).
+	Segment segment.Segment
 	// Seed derives the worker's randomness: the run's --seed, the step and the VU.
 	Seed int64
 	// Params are the step's knobs, including the compared variant's ("routing": "on").

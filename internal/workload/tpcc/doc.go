@@ -7,5 +7,5 @@
 // It never prints or logs: progress goes to a callback and failures are returned as errors.
 // It must not import the runner, the cluster, the listener or the report packages.
 //
-// Imports from agbench: only internal/agerr, internal/result, internal/workload.
+// Imports from agbench: only internal/agerr, internal/result, internal/segment, internal/workload.
 package tpcc

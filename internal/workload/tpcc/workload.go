@@ -102,6 +102,17 @@ func (w *Workload) Prepare(ctx context.Context) (*Meta, error) {
 // Constants returns the run's NURand constants (after Prepare).
 func (w *Workload) Constants() Constants { return w.run }
 
+// Home is the home warehouse and district (1-based) of VU vu of a schema of wh warehouses:
+// spread evenly over the warehouses, then over their districts. A segment of a run split
+// across load generators homes its VUs on its own share of the warehouses only, so that no
+// two segments' VUs share one (a segment has at least one warehouse: Segment.Count(wh) >= 1).
+func Home(vu workload.VU, wh int) (w, d int) {
+	first, _ := vu.Segment.Range(vu.Of)
+	lo, hi := vu.Segment.Range(wh)
+	n, i := hi-lo, vu.ID-first
+	return lo + i%n + 1, (i/n)%DistrictsPerWH + 1
+}
+
 // NewWorker makes one VU: its home warehouse and district spread evenly over the
 // warehouses and districts, its connections and its deck.
 func (w *Workload) NewWorker(ctx context.Context, vu workload.VU) (workload.Worker, error) {
@@ -113,8 +124,9 @@ func (w *Workload) NewWorker(ctx context.Context, vu workload.VU) (workload.Work
 	wh := w.meta.Warehouses
 	g := NewRand(uint64(vu.Seed), 1)
 	wk := &worker{wl: w, vu: vu, deck: NewDeck(g)}
+	homeW, homeD := Home(vu, wh)
 	wk.sess = Session{Mode: w.Mode, OwnWrites: w.OwnWrites, T: &Terminal{G: g, C: w.run, Warehouses: wh,
-		HomeW: vu.ID%wh + 1, HomeD: (vu.ID/wh)%DistrictsPerWH + 1, AllWarehouses: w.AllWarehouses}}
+		HomeW: homeW, HomeD: homeD, AllWarehouses: w.AllWarehouses}}
 	var err error
 	if wk.sess.Primary, err = Connect(ctx, w.Primary); err != nil {
 		return nil, fmt.Errorf("VU %d: connect to the primary: %w", vu.ID+1, err)
