@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -353,15 +352,4 @@ func stalledFrom(st result.Step) float64 {
 }
 
 // stepName names a step by its knobs ("threads=4 routing=on").
-func stepName(st result.Step) string {
-	keys := make([]string, 0, len(st.Params))
-	for k := range st.Params {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + st.Params[k]
-	}
-	return strings.Join(parts, " ")
-}
+func stepName(st result.Step) string { return st.Knobs() }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -82,22 +81,11 @@ func checkShare(seg segment.Segment, flag string, n int) error {
 }
 
 // SegmentRunName is the name the segments of a run share when --segment-run is not given:
-// made from the command line less the flags that differ between segments, so that every
-// segment started with the same command finds the same.
+// made from the command line less what differs between segments (segment.SettingArgs), so
+// that every segment started with the same command finds the same.
 func SegmentRunName(args []string) string {
 	h := sha256.New()
-	skip := false
-	for _, a := range args {
-		switch {
-		case skip:
-			skip = false
-			continue
-		case a == "--segment":
-			skip = true
-			continue
-		case strings.HasPrefix(a, "--segment="):
-			continue
-		}
+	for _, a := range segment.SettingArgs(args) {
 		h.Write([]byte(strconv.Quote(a)))
 	}
 	return "args-" + hex.EncodeToString(h.Sum(nil))[:16]

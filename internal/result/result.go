@@ -18,6 +18,8 @@ package result
 
 import (
 	"encoding/json"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -301,7 +303,7 @@ func (r *Reconnects) StillLost() bool {
 // succeeded and none failed): a session waiting for a lock, on a frozen node, across a
 // partition, or being made again. From and To are seconds of the window.
 type VUQuiet struct {
-	// VU is the VU's index in the step (0-based).
+	// VU is the VU's index in the step (0-based; in a segment's result, its number in the whole run).
 	VU   int     `json:"vu"`
 	From float64 `json:"from"`
 	To   float64 `json:"to"`
@@ -369,6 +371,20 @@ func AddPoint(m map[string]*TimeSeries, name, unit string, start, at time.Time, 
 		m[name] = s
 	}
 	s.Add(at, v)
+}
+
+// Knobs names the step by its knobs, sorted ("routing=on threads=4").
+func (s *Step) Knobs() string {
+	keys := make([]string, 0, len(s.Params))
+	for k := range s.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + s.Params[k]
+	}
+	return strings.Join(parts, " ")
 }
 
 // Totals sums Count, Errors, Rows and Bytes over all op types of the step (nil ops count nothing).

@@ -83,7 +83,7 @@ func landedOn(w workload.Worker) string {
 // quiet since its last completed operation (or the window's start) for QuietMin or more
 // had a stretch to the end; a stretch noted after the end (an operation that completed as
 // the window closed) is cut there. It returns every VU's stretches, by VU and time.
-func vuQuiet(qs []quietWatch, ws []workload.Worker, start, end time.Time) []result.VUQuiet {
+func vuQuiet(qs []quietWatch, ws []workload.Worker, first int, start, end time.Time) []result.VUQuiet {
 	win := end.Sub(start).Seconds()
 	var out []result.VUQuiet
 	for i := range qs {
@@ -93,7 +93,7 @@ func vuQuiet(qs []quietWatch, ws []workload.Worker, start, end time.Time) []resu
 			from = start
 		}
 		if !q.ended && end.Sub(from) >= QuietMin {
-			q.add(result.VUQuiet{VU: i, From: from.Sub(start).Seconds(), To: win, Node: landedOn(ws[i]), Reconnected: q.reconnected})
+			q.add(result.VUQuiet{VU: first + i, From: from.Sub(start).Seconds(), To: win, Node: landedOn(ws[i]), Reconnected: q.reconnected})
 		}
 		for _, s := range q.stretches {
 			if s.To >= win {

@@ -376,6 +376,8 @@ type execution struct {
 	p       Point
 	spec    StepSpec
 	workers []workload.Worker
+	// first is the number in the whole step of the segment's first VU (workers[0]).
+	first int
 	// busySince is, per VU, when its operation of the window in progress began (unix ns; 0:
 	// none), read when the window closes (result.Step.InFlight).
 	busySince []atomic.Int64
@@ -401,7 +403,8 @@ type execution struct {
 }
 
 func newExecution(cfg Config, p Point, spec StepSpec, workers []workload.Worker) *execution {
-	return &execution{cfg: cfg, p: p, spec: spec, workers: workers, reg: measure.NewRegistry(time.Now()),
+	first, _ := cfg.Segment.Range(spec.VUs)
+	return &execution{cfg: cfg, p: p, spec: spec, workers: workers, first: first, reg: measure.NewRegistry(time.Now()),
 		busySince: make([]atomic.Int64, len(workers)), quiet: make([]quietWatch, len(workers)), made: make([]madeSessions, len(workers))}
 }
 
@@ -466,8 +469,7 @@ func (ex *execution) startVUs(loadCtx context.Context, stopLoad context.CancelCa
 		delay := time.Duration(0)
 		if jobs == nil && ex.spec.Rampup > 0 {
 			// Staggered as in the whole run: a segment's VUs start in their places of it.
-			first, _ := ex.cfg.Segment.Range(ex.spec.VUs)
-			delay = ex.spec.Rampup * time.Duration(first+i) / time.Duration(ex.spec.VUs)
+			delay = ex.spec.Rampup * time.Duration(ex.first+i) / time.Duration(ex.spec.VUs)
 		}
 		go func() {
 			defer wg.Done()
@@ -539,7 +541,7 @@ func (ex *execution) inFlight(st *result.Step, end time.Time) {
 func (ex *execution) closeWindow(st *result.Step, end time.Time) {
 	st.Window.End = end
 	st.VUQuietMinSeconds = QuietMin.Seconds()
-	st.VUQuiet = vuQuiet(ex.quiet, ex.workers, st.Window.Start, end)
+	st.VUQuiet = vuQuiet(ex.quiet, ex.workers, ex.first, st.Window.Start, end)
 	u, s := cpuTimes()
 	st.Client.UserSeconds = (u - ex.cpuUser).Seconds()
 	st.Client.SystemSeconds = (s - ex.cpuSys).Seconds()
@@ -701,7 +703,7 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 				quiet.open(windowStart)
 			}
 			if now.Sub(quiet.last) >= QuietMin {
-				quiet.note(i, w, windowStart, now)
+				quiet.note(ex.first+i, w, windowStart, now)
 			}
 			quiet.last, quiet.reconnected = now, false
 			if err != nil && !ex.failed(stop, err, lost) {

@@ -96,3 +96,24 @@ func (s Segment) Rate(r float64) float64 {
 	}
 	return r / float64(s.Of)
 }
+
+// SettingArgs is a segment's command line less what may differ between the segments of one
+// run: which segment it is (--segment) and where it writes its result (--results). The
+// segments of one run have equal SettingArgs.
+func SettingArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	skip := false
+	for _, a := range args {
+		if skip {
+			skip = false
+			continue
+		}
+		switch name, _, eq := strings.Cut(a, "="); name {
+		case "--segment", "--results":
+			skip = !eq
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}

@@ -85,3 +85,12 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestSettingArgs(t *testing.T) {
+	t.Parallel()
+	got := SettingArgs([]string{"stress", "--segment", "1/3", "--threads", "3", "--results=r1", "--segments", "3", "--results", "x", "--segment=2/3", "-q", "SELECT 1"})
+	want := []string{"stress", "--threads", "3", "--segments", "3", "-q", "SELECT 1"}
+	if strings.Join(got, " ") != strings.Join(want, " ") || len(got) != len(want) {
+		t.Fatalf("SettingArgs = %q, want %q", got, want)
+	}
+}
