@@ -31,6 +31,10 @@ command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(hapr
 # itself, in the foreground of their own sessions, for the clusters it makes.
 command -v patroni >/dev/null 2>&1 || missing+=(patroni)
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+# cluster create --netns: namespaces and veths (ip), entering them (nsenter, util-linux), and
+# a node_exporter in each, which agbench starts itself (never the package's service).
+command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing+=(iproute2)
+[ -x /usr/bin/prometheus-node-exporter ] || missing+=(prometheus-node-exporter)
 if [ "$browser" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
 fi

@@ -71,7 +71,20 @@ The CPUs of each node are chosen around the groups agbench already has on this m
 --host-write-iops limit each node's IO on the disk that holds its data (the whole disk
 of a partition), with v1's blkio throttle or v2's io.max. Under cgroup v1 buffered writes
 are not held (the kernel writes them back outside the group): write limits hold direct
-writes only there; reads are held, from the page cache's misses too.`,
+writes only there; reads are held, from the page cache's misses too.
+
+--netns makes each node a host of its own on the network: every node runs in a network
+namespace of its own (ip netns), joined by a veth pair to a bridge of the cluster in the
+root namespace, with an address of its own on a private /24 that nothing on this machine
+uses (the first free one of 10.213.0.0/16; this machine takes .1, the nodes .2, .3, ...).
+Traffic flows only between the nodes and this machine: no NAT, no route out. Each node's
+PostgreSQL listens on its address; the standbys stream from the primary's address over
+TCP; agbench, the listener and the links reach the nodes there. Each node also gets
+Debian's node_exporter (/usr/bin/prometheus-node-exporter) in its namespace, at
+http://ADDRESS:9100/metrics, recorded as the node's host metrics for --cluster. It
+combines with --host-* (the control groups), --link-latency and --listener, not with --ha
+patroni. This needs root. Destroy removes the namespaces, veths, bridge and exporters,
+also those of a create that was killed.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o, err := f.Options(home(a), func() (string, error) { return selfBinary(a) }, a.stderr)

@@ -58,23 +58,29 @@ func (s Self) command(args ...string) *exec.Cmd {
 	return cmd
 }
 
-// StartAll starts what `agbench cluster start` starts: the links process (the standbys
-// stream through it), then the nodes, then the listener; each only if the cluster has it
-// and it does not run.
+// StartAll starts what `agbench cluster start` starts: the nodes' namespaces where they are
+// missing, the links process (the standbys stream through it), then the nodes, their
+// exporters, then the listener; each only if the cluster has it and it does not run.
 func (t *Topology) StartAll(ctx context.Context, self Self) error {
+	if err := t.ensureNetns(); err != nil {
+		return err
+	}
 	if err := t.StartLinks(ctx, self); err != nil {
 		return err
 	}
 	if err := t.Start(ctx); err != nil {
 		return err
 	}
+	if err := t.StartExporters(ctx); err != nil {
+		return err
+	}
 	return t.StartListener(ctx, self)
 }
 
-// StopAll stops the listener, the nodes, then the links, each even when another failed.
-// Their records stay, so that StartAll brings them back.
+// StopAll stops the listener, the nodes, the links, then the nodes' exporters, each even
+// when another failed. Their records stay, so that StartAll brings them back.
 func (t *Topology) StopAll(ctx context.Context) error {
-	return errors.Join(t.StopListener(), t.Stop(ctx), t.StopLinks())
+	return errors.Join(t.StopListener(), t.Stop(ctx), t.StopLinks(), t.StopExporters())
 }
 
 // StartListener starts the recorded listener in the background unless it runs, waits until

@@ -62,6 +62,9 @@ type CreateOptions struct {
 	// fails over by itself), with Patroni's timing in seconds.
 	HA                                               string
 	PatroniTTL, PatroniLoopWait, PatroniRetryTimeout int
+	// Netns puts each node in a network namespace of its own, with its own address and its
+	// own node_exporter (netns.go); it needs root.
+	Netns bool
 	// Progress, when set, receives one line per step.
 	Progress io.Writer
 }
@@ -125,6 +128,7 @@ func (o *CreateOptions) validate() (map[string]string, error) {
 		_, err := o.checkPatroni()
 		errs = append(errs, err)
 	}
+	errs = append(errs, o.checkNetns())
 	return settings, agerr.Join(errs...)
 }
 
@@ -172,6 +176,14 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 	if hosts != nil {
 		t.Hosts = &HostModel{Kind: fmt.Sprintf("cgroup v%d", hosts.Version), Budget: o.Host, MachineCPUs: len(hosts.CPUs)}
 	}
+	if o.Netns {
+		// Found by name from now on: the namespaces a create of this cluster killed before
+		// its folder was removed by hand go first, and destroy finds the ones made below.
+		t.Netns = &NetnsInfo{}
+		if err := t.removeNetns(); err != nil {
+			return nil, fmt.Errorf("remove what an earlier cluster %s left: %w", t.Name, err)
+		}
+	}
 	if err := t.placeNodes(o.Standbys, o.BasePort); err != nil {
 		return nil, err
 	}
@@ -183,6 +195,12 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 			return nil, agerr.BadInputf("cluster %s already exists (%s)", o.Name, dir)
 		}
 		return nil, err
+	}
+	if t.Netns != nil {
+		if err := t.Save(); err != nil { // destroy finds the cluster should create be killed
+			os.RemoveAll(dir)
+			return nil, err
+		}
 	}
 	self := Self{Binary: o.Agbench, Home: o.Home}
 	if err := t.build(ctx, hosts, self, o.Progress); err != nil {
@@ -211,10 +229,16 @@ func (t *Topology) placeNodes(standbys, base int) error {
 		if i == 0 {
 			n.Role, n.Slot = RolePrimary, ""
 		}
-		portErrs = append(portErrs, checkPortFree(n.Host, n.Port))
+		// A node of its own namespace listens in a new one, on an address of its own, where
+		// nothing else listens (its link too: on the root namespace's new address).
+		if t.Netns == nil {
+			portErrs = append(portErrs, checkPortFree(n.Host, n.Port))
+		}
 		if t.Links != nil {
 			n.LinkPort = base + linkPortOffset + i
-			portErrs = append(portErrs, checkPortFree(n.Host, n.LinkPort))
+			if t.Netns == nil {
+				portErrs = append(portErrs, checkPortFree(n.Host, n.LinkPort))
+			}
 		}
 		t.Nodes = append(t.Nodes, n)
 	}
@@ -250,6 +274,11 @@ func (t *Topology) build(ctx context.Context, hosts *cgroup.System, self Self, w
 			return err
 		}
 	}
+	if t.Netns != nil {
+		if err := t.makeNetns(w); err != nil {
+			return err
+		}
+	}
 	for _, d := range []string{filepath.Join(t.Dir, "nodes"), filepath.Join(t.Dir, "logs")} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			return err
@@ -276,6 +305,12 @@ func (t *Topology) build(ctx context.Context, hosts *cgroup.System, self Self, w
 	}
 	if err := t.cloneStandbys(ctx, w); err != nil {
 		return err
+	}
+	if t.Netns != nil {
+		progress(w, "node_exporter on each node's address, port %d", ExporterPort)
+		if err := t.StartExporters(ctx); err != nil {
+			return err
+		}
 	}
 	return t.Save()
 }
@@ -349,7 +384,7 @@ func newPassword() (string, error) {
 // writePassFile keeps the generated password where libpq finds it, readable only by its owner.
 func (t *Topology) writePassFile(password string) error {
 	var b strings.Builder
-	for _, host := range []string{"127.0.0.1", "localhost", "::1"} {
+	for _, host := range append([]string{"127.0.0.1", "localhost", "::1"}, t.netnsPassHosts()...) {
 		fmt.Fprintf(&b, "%s:*:*:%s:%s\n", strings.ReplaceAll(host, ":", `\:`), t.Superuser, password)
 	}
 	return os.WriteFile(t.PassFile, []byte(b.String()), 0o600)
@@ -363,7 +398,7 @@ host    all          all   127.0.0.1/32  scram-sha-256
 host    replication  all   127.0.0.1/32  scram-sha-256
 host    all          all   ::1/128       scram-sha-256
 host    replication  all   ::1/128       scram-sha-256
-`
+` + t.netnsHBA()
 	return os.WriteFile(filepath.Join(n.DataDir, "pg_hba.conf"), []byte(hba), 0o600)
 }
 

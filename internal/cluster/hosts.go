@@ -15,6 +15,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cgroup"
+	"github.com/agbench/agbench/internal/netns"
 	"github.com/agbench/agbench/internal/pgbin"
 	"github.com/agbench/agbench/internal/status"
 )
@@ -250,20 +251,28 @@ func (t *Topology) removeGroups() error {
 }
 
 // pgCtlStart runs pg_ctl start for a node. A node with a control group starts inside it
-// (cgroup.Group.Start), so pg_ctl, the postmaster and every backend it forks are born there.
+// (cgroup.Group.Start), so pg_ctl, the postmaster and every backend it forks are born there;
+// a node with a network namespace starts inside that (netns.Enter), so they listen there.
 func (t *Topology) pgCtlStart(ctx context.Context, n *Node, args ...string) error {
-	if n.Group == nil {
+	if n.Group == nil && n.Netns == nil {
 		_, err := t.install().Run(ctx, t.user(), "pg_ctl", args...)
 		return err
 	}
-	if !n.Group.Exists() {
+	if n.Group != nil && !n.Group.Exists() {
 		return fmt.Errorf("start %s: its control group %s is gone (removed by hand?): destroy and create the cluster again", n.Name, n.Group.Name)
 	}
 	cmd := t.user().Command(ctx, t.PG.Path("pg_ctl"), args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := n.Group.Start(cmd); err != nil {
-		return fmt.Errorf("start %s in its control group: %w", n.Name, err)
+	if n.Netns != nil {
+		netns.Enter(cmd, n.Netns.Namespace)
+	}
+	if n.Group != nil {
+		if err := n.Group.Start(cmd); err != nil {
+			return fmt.Errorf("start %s in its control group: %w", n.Name, err)
+		}
+	} else if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s in its network namespace: %w", n.Name, err)
 	}
 	if err := cmd.Wait(); err != nil {
 		if ctx.Err() != nil {

@@ -63,7 +63,8 @@ func (t *Topology) Running() map[string]bool {
 }
 
 // Destroy stops every node and the cluster's listener, removes the nodes' control groups
-// (killing what a crash left in them) and the cluster's folder, and nothing else.
+// (killing what a crash left in them), their network namespaces with their exporters, veths
+// and bridge (likewise), and the cluster's folder, and nothing else.
 func (t *Topology) Destroy(ctx context.Context) error {
 	return t.removeAll(ctx)
 }
@@ -81,6 +82,9 @@ func (t *Topology) removeAll(ctx context.Context) error {
 	}
 	for i := range t.Nodes {
 		errs = append(errs, t.stopNodeNow(ctx, &t.Nodes[i]))
+	}
+	if t.Netns != nil {
+		errs = append(errs, t.removeNetns())
 	}
 	if err := t.removeGroups(); err != nil {
 		errs = append(errs, err)

@@ -30,7 +30,7 @@ func (t *Topology) LinkSpecs() []LinkSpec {
 	}
 	var out []LinkSpec
 	for _, n := range t.Nodes {
-		out = append(out, LinkSpec{Name: n.Name, Listen: net.JoinHostPort(n.Host, strconv.Itoa(n.LinkPort)),
+		out = append(out, LinkSpec{Name: n.Name, Listen: net.JoinHostPort(n.ClientHost(), strconv.Itoa(n.LinkPort)),
 			Upstream: net.JoinHostPort(n.Host, strconv.Itoa(n.Port))})
 	}
 	return out
@@ -44,8 +44,19 @@ func (n *Node) ClientPort() int {
 	return n.Port
 }
 
-// ClientAddr is host:port of ClientPort.
-func (n *Node) ClientAddr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.ClientPort())) }
+// ClientHost is the host clients reach the node at: its link's when the cluster has links
+// that listen elsewhere than the node (LinkHost).
+func (n *Node) ClientHost() string {
+	if n.LinkPort > 0 && n.LinkHost != "" {
+		return n.LinkHost
+	}
+	return n.Host
+}
+
+// ClientAddr is ClientHost:ClientPort.
+func (n *Node) ClientAddr() string {
+	return net.JoinHostPort(n.ClientHost(), strconv.Itoa(n.ClientPort()))
+}
 
 // LinksAlive reports whether the recorded links process runs (`agbench cluster links`).
 func (t *Topology) LinksAlive() bool { return linksRunning(t.Links) }

@@ -137,8 +137,10 @@ func (t *Topology) startNode(ctx context.Context, n *Node) error {
 	if t.nodeRunning(n) {
 		return nil
 	}
-	if err := checkPortFree(n.Host, n.Port); err != nil {
-		return err
+	if n.Netns == nil { // in its own namespace, only the node listens on its address
+		if err := checkPortFree(n.Host, n.Port); err != nil {
+			return err
+		}
 	}
 	err := t.pgCtlStart(ctx, n, "start", "-w", "-t", strconv.Itoa(int(startTimeout.Seconds())),
 		"-D", n.DataDir, "-l", n.LogFile)

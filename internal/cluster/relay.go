@@ -17,7 +17,7 @@ func (t *Topology) replicationAddr(p *Node) (host, port string) {
 			return h, pt
 		}
 	}
-	return p.Host, strconv.Itoa(p.ClientPort())
+	return p.ClientHost(), strconv.Itoa(p.ClientPort())
 }
 
 // RouteReplication makes every standby stream from the primary through a relay: via maps

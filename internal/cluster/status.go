@@ -15,7 +15,7 @@ type Status = status.Cluster
 
 // Status reads every node's state; a node that is down or unreachable is reported, not an error.
 func (t *Topology) Status(ctx context.Context) *Status {
-	st := &Status{Name: t.Name, Commit: t.Commit, Version: t.PG.Version, Dir: t.Dir, Listener: t.Listener, Hosts: t.Hosts, Links: t.Links,
+	st := &Status{Name: t.Name, Commit: t.Commit, Version: t.PG.Version, Dir: t.Dir, Listener: t.Listener, Hosts: t.Hosts, Links: t.Links, Netns: t.Netns,
 		Patroni: t.Patroni, At: time.Now().UTC(), ListenerRunning: t.ListenerAlive()}
 	if t.Patroni != nil {
 		st.PatroniView = t.patroniStatus(ctx)
@@ -24,7 +24,7 @@ func (t *Topology) Status(ctx context.Context) *Status {
 	repl := map[string]NodeStatus{}
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
-		ns := NodeStatus{Name: n.Name, Role: n.Role, Host: n.Host, Port: n.Port, Budget: hosts[n.Name]}
+		ns := NodeStatus{Name: n.Name, Role: n.Role, Host: n.Host, Port: n.Port, Budget: hosts[n.Name], OwnHost: netnsStatus(n)}
 		if !t.nodeRunning(n) {
 			ns.State = "stopped"
 			st.Nodes = append(st.Nodes, ns)

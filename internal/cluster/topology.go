@@ -5,8 +5,9 @@
 // and reads Patroni's REST API; Patroni, not agbench, then decides failovers.
 //
 // It owns every process of a cluster: the nodes, and the processes beside them (etcd,
-// Patroni, and the background agbench that serves the listener or the links:
-// background.go), started, supervised and stopped here, each stopped by the one helper
+// Patroni, the background agbench that serves the listener or the links: background.go, and
+// each node's node_exporter when the nodes are in network namespaces of their own:
+// netns.go), started, supervised and stopped here, each stopped by the one helper
 // (process.go: a signal, a deadline, then SIGKILL). The command layer only asks for them.
 // It must not import workloads, the runner, the listener, the links or the report: the
 // listener and the links run as agbench processes of their own, never inside it.
@@ -15,8 +16,8 @@
 // modelled hosts', Patroni's, the status itself) are declared in internal/status, which the
 // renderer reads; here they go by aliases.
 //
-// Imports from agbench: only internal/agerr, internal/atomicfile, internal/cgroup, internal/pgbin,
-// internal/proc, internal/status.
+// Imports from agbench: only internal/agerr, internal/atomicfile, internal/cgroup,
+// internal/netns, internal/pgbin, internal/proc, internal/status.
 package cluster
 
 import (
@@ -71,6 +72,8 @@ type Topology struct {
 	Hosts *HostModel `json:"hosts,omitempty"`
 	// Links are the links with latency in front of the nodes, when asked for.
 	Links *LinksInfo `json:"links,omitempty"`
+	// Netns is set when each node is in a network namespace of its own (create --netns).
+	Netns *NetnsInfo `json:"netns,omitempty"`
 	Nodes []Node     `json:"nodes"`
 	// RoutingList is the cluster's read-only routing list (SQL Server's syntax), when one was
 	// given at create: its listener and routing comparisons use it instead of the default.
@@ -110,6 +113,15 @@ type Node struct {
 	// HostMetrics is the URL of the Prometheus node_exporter on the node's host (its
 	// /metrics), when its host figures are read from one rather than from this machine.
 	HostMetrics string `json:"host_metrics,omitempty"`
+	// Netns is the node's network namespace when it is a host of its own (create --netns);
+	// Host is then its address there.
+	Netns *NodeNetns `json:"netns,omitempty"`
+	// Exporter is the node_exporter agbench runs in the node's namespace (HostMetrics is
+	// its URL).
+	Exporter *Exporter `json:"exporter,omitempty"`
+	// LinkHost is where the node's link listens when it is not Host: the root namespace's
+	// address on the cluster's subnet when the node is in a namespace of its own.
+	LinkHost string `json:"link_host,omitempty"`
 }
 
 // ListenerInfo records a listener started alongside the cluster (status.ListenerInfo).
@@ -168,18 +180,22 @@ func (t *Topology) NodeNames() []string {
 // ConnString returns a libpq keyword/value connection string for a node and database
 // ("" means the cluster's database). The password comes from the passfile it names.
 // Through links, when the cluster has them, the node is reached on its link.
-func (t *Topology) ConnString(n *Node, db string) string { return t.connString(n, n.ClientPort(), db) }
+func (t *Topology) ConnString(n *Node, db string) string {
+	return t.connString(n.ClientHost(), n.ClientPort(), db)
+}
 
 // directConnString reaches the node on its own port, never through a link: agbench's own
 // administration (create, status, failover) does not pay the modelled latency.
-func (t *Topology) directConnString(n *Node, db string) string { return t.connString(n, n.Port, db) }
+func (t *Topology) directConnString(n *Node, db string) string {
+	return t.connString(n.Host, n.Port, db)
+}
 
-func (t *Topology) connString(n *Node, port int, db string) string {
+func (t *Topology) connString(host string, port int, db string) string {
 	if db == "" {
 		db = t.Database
 	}
 	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s passfile=%s sslmode=disable application_name=agbench",
-		n.Host, port, t.Superuser, db, quoteConnValue(t.PassFile))
+		host, port, t.Superuser, db, quoteConnValue(t.PassFile))
 }
 
 // URL returns the node as a postgres:// URL (no password; passfile as a parameter).
@@ -187,7 +203,7 @@ func (t *Topology) URL(n *Node, db string) string {
 	if db == "" {
 		db = t.Database
 	}
-	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable&passfile=%s", t.Superuser, n.Host, n.ClientPort(), db, t.PassFile)
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable&passfile=%s", t.Superuser, n.ClientHost(), n.ClientPort(), db, t.PassFile)
 }
 
 func quoteConnValue(s string) string {

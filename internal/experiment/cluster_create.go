@@ -45,6 +45,7 @@ func (c *ClusterCreate) Register(f *pflag.FlagSet) {
 	f.StringVar(&c.host.ReadIOPS, "host-read-iops", "", "limit each node's read operations per second on its data's disk")
 	f.StringVar(&c.host.WriteIOPS, "host-write-iops", "", "limit each node's write operations per second on its data's disk (cgroup v1: direct writes only)")
 	f.StringVar(&c.listener, "listener", "", "also start `agbench listener` at this address (read-only port +1, metrics +2); --listener alone: 127.0.0.1:6432")
+	f.BoolVar(&o.Netns, "netns", false, "put each node in a network namespace of its own, with its own address and node_exporter (needs root)")
 	f.StringVar(&o.HA, "ha", "", "patroni: Patroni (with a one-member etcd) runs the nodes and fails over by itself")
 	f.IntVar(&o.PatroniTTL, "patroni-ttl", cluster.DefaultPatroniTTL, "with --ha patroni: the leader key's ttl, seconds")
 	f.IntVar(&o.PatroniLoopWait, "patroni-loop-wait", cluster.DefaultPatroniLoopWait, "with --ha patroni: Patroni's loop_wait, seconds")

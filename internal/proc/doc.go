@@ -1,5 +1,5 @@
 // Package proc owns the reading and parsing of the kernel's files: /proc (stat, meminfo,
-// diskstats, net/dev, pressure, cpuinfo, uptime, the kernel's release; a process's stat
+// diskstats, net/dev, net/route, pressure, cpuinfo, uptime, the kernel's release; a process's stat
 // line, its children by it, its command line, io and its threads' schedstat), /sys (a
 // block device's inflight, the whole disk behind a device number) and the control groups'
 // files (cpu.stat, memory.stat, io.stat, blkio's counters, CPU quotas, cpusets, their

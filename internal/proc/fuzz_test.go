@@ -182,3 +182,22 @@ func FuzzParseMountinfo(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseIPv4Routes feeds any bytes: no panic, and every route parsed is a valid, masked
+// prefix (its address has no bits beyond its length).
+func FuzzParseIPv4Routes(f *testing.F) {
+	f.Add([]byte("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\neth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\neth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n"))
+	f.Add([]byte("h\nx 0000000 0 0 0 0 0 FFFFFFFF\n"))
+	f.Add([]byte("h\nx 000000GG 0 0 0 0 0 00FF00FF\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		routes, err := ParseIPv4Routes(data)
+		if err != nil {
+			return
+		}
+		for _, r := range routes {
+			if !r.Dest.IsValid() || !r.Dest.Addr().Is4() || r.Dest.Masked() != r.Dest {
+				t.Fatalf("%q parsed to route %+v", data, r)
+			}
+		}
+	})
+}

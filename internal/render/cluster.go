@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 	"io"
+	"net"
+	"strconv"
 	"strings"
 
 	"github.com/agbench/agbench/internal/status"
@@ -12,7 +14,8 @@ import (
 
 // ClusterStatus is `cluster status`: a line on the cluster, a row per node (role, state, WAL
 // positions, lags, sync state), the nodes' errors, then the listener, the modelled hosts,
-// the links and Patroni's view, each when the cluster has it.
+// the links, the nodes' own hosts (network namespaces) and Patroni's view, each when the
+// cluster has it.
 func ClusterStatus(w io.Writer, st *status.Cluster) {
 	fmt.Fprintf(w, "cluster %s · PostgreSQL %s · %s commit\n", st.Name, st.Version, st.Commit)
 	tw := table.NewWriter(w, table.Left)
@@ -43,7 +46,33 @@ func ClusterStatus(w io.Writer, st *status.Cluster) {
 	if st.Links != nil {
 		fmt.Fprintln(w, "links:", st.Links)
 	}
+	clusterNetns(w, st)
 	clusterPatroni(w, st)
+}
+
+// clusterNetns shows, for a cluster whose nodes are hosts of their own, the subnet and each
+// node's address, namespace and exporter.
+func clusterNetns(w io.Writer, st *status.Cluster) {
+	if st.Netns == nil {
+		return
+	}
+	fmt.Fprintln(w, "network:", st.Netns)
+	for _, n := range st.Nodes {
+		h := n.OwnHost
+		if h == nil {
+			continue
+		}
+		exp := "exporter not started"
+		if h.Exporter != "" {
+			exp = "exporter " + h.Exporter
+			if h.ExporterRunning {
+				exp += fmt.Sprintf(" · running (pid %d)", h.ExporterPID)
+			} else {
+				exp += " · not running"
+			}
+		}
+		fmt.Fprintf(w, "  %s: %s · namespace %s · %s\n", n.Name, net.JoinHostPort(n.Host, strconv.Itoa(n.Port)), h.Namespace, exp)
+	}
 }
 
 // ListenerLine is the listener's line in `cluster status`: its addresses as the topology

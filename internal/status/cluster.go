@@ -35,6 +35,8 @@ type Node struct {
 	SyncState      string   `json:"sync_state,omitempty"` // sync, potential, quorum, async
 	// Host is the node's modelled host (its control group's budget and use), when it has one.
 	Budget *HostUse `json:"modelled_host,omitempty"`
+	// OwnHost is the node's network namespace and exporter, when it is a host of its own.
+	OwnHost *NodeHost `json:"own_host,omitempty"`
 }
 
 // Cluster is the whole cluster's state, as `cluster status` shows it.
@@ -47,6 +49,7 @@ type Cluster struct {
 	Listener *ListenerInfo `json:"listener,omitempty"`
 	Hosts    *HostModel    `json:"hosts,omitempty"`
 	Links    *LinksInfo    `json:"links,omitempty"`
+	Netns    *NetnsInfo    `json:"netns,omitempty"`
 	// Patroni is Patroni's settings and its view of the members (GET /cluster), when it runs
 	// the cluster.
 	Patroni     *PatroniInfo `json:"patroni,omitempty"`

@@ -37,6 +37,28 @@ type Options struct {
 	// HA "patroni" runs the cluster under Patroni (RequirePatroni first), with Patroni's
 	// default timing.
 	HA string
+	// Netns puts each node in a network namespace of its own, with its own address and
+	// node_exporter (RequireNetns first).
+	Netns bool
+}
+
+// RequireNetns is Require, and skips the test when it cannot make network namespaces: not
+// root, or ip, nsenter or Debian's node_exporter missing (a failure under
+// AGBENCH_REQUIRE_PG=1 as root: `make test` installs them).
+func RequireNetns(t testing.TB) {
+	t.Helper()
+	Require(t)
+	if os.Geteuid() != 0 {
+		t.Skip("network namespaces need root")
+	}
+	for _, bin := range []string{"ip", "nsenter", cluster.ExporterBinary} {
+		if _, err := exec.LookPath(bin); err != nil {
+			if os.Getenv("AGBENCH_REQUIRE_PG") == "1" {
+				t.Fatalf("AGBENCH_REQUIRE_PG=1 but %s is not installed (scripts/install-deps.sh installs it)", bin)
+			}
+			t.Skipf("%s is not installed (apt-get install iproute2 util-linux prometheus-node-exporter)", bin)
+		}
+	}
 }
 
 // RequirePatroni is Require, and skips the test when Patroni or etcd is not installed
@@ -133,7 +155,7 @@ func create(home string, o Options, logf func(string, ...any)) (*cluster.Topolog
 		}
 		topo, err := cluster.Create(ctx, cluster.CreateOptions{
 			Home: home, Name: o.Name, Standbys: o.Standbys, Commit: o.Commit, BasePort: base,
-			PGBin: os.Getenv("AGBENCH_PG_BIN"), Settings: settingsOf(o), Host: o.Host, HA: o.HA,
+			PGBin: os.Getenv("AGBENCH_PG_BIN"), Settings: settingsOf(o), Host: o.Host, HA: o.HA, Netns: o.Netns,
 		})
 		if err == nil {
 			return topo, nil

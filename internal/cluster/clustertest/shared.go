@@ -142,7 +142,7 @@ func addOrdinaryLogin(topo *cluster.Topology) error {
 // its ordinary login, to the cluster's database.
 func OrdinaryConnString(topo *cluster.Topology, n *cluster.Node) string {
 	return fmt.Sprintf("host=%s port=%d user=%s password=%s dbname=%s sslmode=disable",
-		n.Host, n.ClientPort(), OrdinaryUser, OrdinaryPassword, topo.Database)
+		n.ClientHost(), n.ClientPort(), OrdinaryUser, OrdinaryPassword, topo.Database)
 }
 
 // The databases made by OwnDatabase in this test process, numbered so that a test run

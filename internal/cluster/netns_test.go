@@ -1,0 +1,156 @@
+package cluster_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/netip"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agbench/agbench/internal/cluster"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+)
+
+// newNetnsCluster makes a cluster whose nodes are in network namespaces of their own and
+// checks each node's address: on the cluster's subnet, not loopback, one per node.
+func newNetnsCluster(t *testing.T, name string) *cluster.Topology {
+	t.Helper()
+	clustertest.RequireNetns(t)
+	topo := clustertest.New(t, clustertest.Options{Name: name, Standbys: 1, Netns: true})
+	if topo.Netns == nil {
+		t.Fatal("the topology records no namespaces")
+	}
+	subnet := netip.MustParsePrefix(topo.Netns.Subnet)
+	seen := map[string]bool{}
+	for _, n := range topo.Nodes {
+		a, err := netip.ParseAddr(n.Host)
+		if err != nil || !subnet.Contains(a) || seen[n.Host] || n.Host == topo.Netns.Gateway {
+			t.Fatalf("node %s at %q: want an address of its own on %s", n.Name, n.Host, subnet)
+		}
+		seen[n.Host] = true
+	}
+	return topo
+}
+
+// TestNetnsCluster: a row written on the primary is read on the standby through the
+// standby's own address, the standby streams over TCP from its address, each node's
+// exporter answers at its address with its own namespace's network, and destroy leaves no
+// namespace, interface or process behind.
+func TestNetnsCluster(t *testing.T) {
+	t.Parallel()
+	topo := newNetnsCluster(t, "ns")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, s := topo.Primary(), topo.Standbys()[0]
+	pc := connect(t, topo, p)
+	if _, err := pc.Exec(ctx, `CREATE TABLE seen (v text); INSERT INTO seen VALUES ('across namespaces')`); err != nil {
+		t.Fatal(err)
+	}
+	var from string
+	if err := pc.QueryRow(ctx, `SELECT host(client_addr) FROM pg_stat_replication WHERE application_name = $1`, s.Name).Scan(&from); err != nil || from != s.Host {
+		t.Errorf("the primary sees %s stream from %q (%v); want its address %s", s.Name, from, err, s.Host)
+	}
+	if err := topo.WaitCaughtUp(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := pgx.Connect(ctx, topo.ConnString(s, ""))
+	if err != nil {
+		t.Fatalf("connect to %s at %s: %v", s.Name, s.Host, err)
+	}
+	defer sc.Close(context.Background())
+	var v, at string
+	if err := sc.QueryRow(ctx, `SELECT v, host(inet_server_addr()) FROM seen`).Scan(&v, &at); err != nil || v != "across namespaces" || at != s.Host {
+		t.Errorf("on %s: read %q at %q (%v); want the primary's row at %s", s.Name, v, at, err, s.Host)
+	}
+	for _, n := range topo.Nodes {
+		checkExporter(t, n)
+	}
+	exporters := exporterPIDs(t, topo)
+	destroyAndCheck(t, topo, exporters)
+}
+
+// checkExporter reads node n's exporter at its address: node_exporter's figures, the
+// network counters of the node's namespace (its eth0, which the root namespace has not).
+func checkExporter(t *testing.T, n cluster.Node) {
+	t.Helper()
+	if n.Exporter == nil || n.HostMetrics != "http://"+n.Host+":9100/metrics" {
+		t.Errorf("node %s: exporter %+v, host metrics %q; want node_exporter at its address", n.Name, n.Exporter, n.HostMetrics)
+		return
+	}
+	c := http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(n.HostMetrics)
+	if err != nil {
+		t.Errorf("node %s: %v", n.Name, err)
+		return
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{"node_time_seconds ", `node_cpu_seconds_total{cpu="0",mode="idle"}`, `node_network_receive_bytes_total{device="eth0"}`} {
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), want) {
+			t.Errorf("node %s: %s answers %s without %s", n.Name, n.HostMetrics, resp.Status, want)
+		}
+	}
+}
+
+func exporterPIDs(t *testing.T, topo *cluster.Topology) []int {
+	t.Helper()
+	var pids []int
+	for _, n := range topo.Nodes {
+		if n.Exporter == nil || !cluster.Alive(n.Exporter.PID) {
+			t.Fatalf("node %s: no exporter runs (%+v)", n.Name, n.Exporter)
+		}
+		pids = append(pids, n.Exporter.PID)
+	}
+	return pids
+}
+
+// destroyAndCheck destroys the cluster and checks that nothing of its namespaces is left:
+// no namespace, bridge or veth of its names, and none of the processes given alive.
+func destroyAndCheck(t *testing.T, topo *cluster.Topology, pids []int) {
+	t.Helper()
+	for _, n := range topo.Nodes {
+		if pid, err := topo.OwnPostmaster(n.Name); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := topo.Destroy(ctx); err != nil {
+		t.Fatalf("destroy: %v", err)
+	}
+	namespaces, links, err := cluster.NetnsLeft(topo)
+	if err != nil || len(namespaces) > 0 || len(links) > 0 {
+		t.Errorf("after destroy: namespaces %v, interfaces %v (%v); want none", namespaces, links, err)
+	}
+	for _, pid := range pids {
+		if cluster.Alive(pid) {
+			t.Errorf("after destroy: process %d still runs", pid)
+		}
+	}
+}
+
+// TestNetnsDestroyAfterCrash: a cluster whose every process died (each postmaster and each
+// exporter killed) is destroyed whole: its namespaces and interfaces go too.
+func TestNetnsDestroyAfterCrash(t *testing.T) {
+	t.Parallel()
+	topo := newNetnsCluster(t, "nscrash")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	exporters := exporterPIDs(t, topo)
+	for _, n := range topo.Nodes {
+		if err := topo.CrashNode(ctx, n.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, pid := range exporters {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	destroyAndCheck(t, topo, exporters)
+}
