@@ -204,6 +204,14 @@ func (p *Proc) Wait(t testing.TB, limit time.Duration) int {
 	}
 }
 
+// Kill kills the command (SIGKILL), as a crash or kill -9 would, and waits until it has
+// ended: it stops nothing it started.
+func (p *Proc) Kill(t testing.TB) {
+	t.Helper()
+	p.Signal(t, syscall.SIGKILL)
+	<-p.exited
+}
+
 // Stop interrupts the command as Ctrl-C does and returns its exit status; it must end within
 // a minute.
 func (p *Proc) Stop(t testing.TB) int {
