@@ -96,15 +96,26 @@ also those of a create that was killed.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "cluster %s created in %.1fs: PostgreSQL %s, %d standby(s), %s commit\n\n",
-				topo.Name, time.Since(start).Seconds(), topo.PG.Version, len(topo.Standbys()), topo.Commit)
-			render.ClusterStatus(a.stdout, topo.Status(cmd.Context()))
-			fmt.Fprintf(a.stdout, "\nconnect: eval \"$(agbench cluster env --name %s)\" && psql\n", topo.Name)
+			printCreated(cmd.Context(), a, topo, time.Since(start))
 			return nil
 		},
 	}
 	f.Register(c.Flags())
 	return c
+}
+
+// printCreated prints a cluster just created: how long it took, its status, and how to
+// connect to it.
+func printCreated(ctx context.Context, a *app, topo *cluster.Topology, took time.Duration) {
+	fmt.Fprintf(a.stdout, "cluster %s created in %.1fs: PostgreSQL %s, %d standby(s), %s commit\n\n",
+		topo.Name, took.Seconds(), topo.PG.Version, len(topo.Standbys()), topo.Commit)
+	render.ClusterStatus(a.stdout, topo.Status(ctx))
+	fmt.Fprintf(a.stdout, "\nconnect: eval \"$(agbench cluster env --name %s)\" && psql\n", topo.Name)
+}
+
+// printClusterDone is the line of a cluster command that changed every node (verb).
+func printClusterDone(a *app, name, verb string, took time.Duration) {
+	fmt.Fprintf(a.stdout, "cluster %s: %s done in %.1fs\n", name, verb, took.Seconds())
 }
 
 // loadCluster loads a cluster to read it (cluster.Open).
@@ -180,7 +191,7 @@ func clusterSimpleCmd(a *app, verb string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "cluster %s: %s done in %.1fs\n", topo.Name, verb, time.Since(start).Seconds())
+			printClusterDone(a, topo.Name, verb, time.Since(start))
 			return nil
 		},
 	}

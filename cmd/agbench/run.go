@@ -6,17 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agbench/agbench/internal/agerr"
-	"github.com/agbench/agbench/internal/atomicfile"
 	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/plan"
 	"github.com/agbench/agbench/internal/report"
-	"github.com/agbench/agbench/internal/result"
 )
 
 func init() { register(newRunCmd) }
@@ -53,15 +50,15 @@ Each experiment gets --cluster (or --primary/--standby/--listener of a connect: 
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := readPlan(args[0])
+			s, err := readPlan(args[0])
 			if err != nil {
 				return err
 			}
-			if checkOnly {
+			if p := s.Plan; checkOnly {
 				fmt.Fprintf(a.stdout, "%s: plan %s is valid: %d experiment(s) against %s\n", args[0], p.Name, len(p.Experiments), p.Target.Summary())
 				return nil
 			}
-			return runStudy(cmd.Context(), a, p)
+			return runStudy(cmd.Context(), a, s)
 		},
 	}
 	c.Flags().BoolVar(&checkOnly, "check", false, "check the plan and stop")
@@ -71,7 +68,7 @@ Each experiment gets --cluster (or --primary/--standby/--listener of a connect: 
 // readPlan reads, parses and checks a plan file against agbench's kinds: its shape, every
 // flag, and then each experiment's spec as its command checks it against the plan's
 // target, so that a plan runs whole or is refused whole.
-func readPlan(file string) (*plan.Plan, error) {
+func readPlan(file string) (*experiment.Study, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -87,82 +84,58 @@ func readPlan(file string) (*plan.Plan, error) {
 	if err := agerr.Join(p.Check(experiment.Catalog{}), study.Validate()); err != nil {
 		return nil, err
 	}
-	return p, nil
+	return study, nil
 }
 
-// runExperiment runs one experiment of a study with its progress and prints it, as its
-// command does.
-func runExperiment(ctx context.Context, a *app, r experiment.StudyRun) error {
-	if r.Spec == nil {
-		return r.Err()
+// runStudy runs a study: each experiment with its kind's progress and view, the report at
+// the end, and the study's own progress printed as it comes.
+func runStudy(ctx context.Context, a *app, s *experiment.Study) error {
+	s.Experiment = func(ctx context.Context, r experiment.StudyRun) error {
+		return runKind(ctx, a, r.Spec, kindSetup(a, flagArgs(r.Words, r.Flags), r.Flags))
 	}
-	return runKind(ctx, a, r.Spec, kindSetup(a, flagArgs(r.Words, r.Flags), r.Flags))
+	s.Report = func(dir string) error { return writeStudyReport(a, s.Plan, dir) }
+	s.Agbench = func() (string, error) { return selfBinary(a) }
+	_, err := experiment.Run(ctx, s, experiment.Setup{Version: version, Home: home(a), Events: studyProgress(ctx, a)})
+	return err
 }
 
-// runStudy creates the target, runs every experiment in order with its progress, then
-// writes the report; the cluster it created is destroyed whatever happens.
-func runStudy(ctx context.Context, a *app, p *plan.Plan) (err error) {
-	started := time.Now().UTC()
-	dir, err := experiment.ReserveDir(filepath.Join(p.Results, p.Name+"-"+started.Format("20060102T150405Z")))
-	if err != nil {
-		return err
-	}
+// studyProgress prints a study's progress: its own lines after "==", and the cluster it
+// creates and destroys as cluster create and cluster destroy print them.
+func studyProgress(ctx context.Context, a *app) func(experiment.Event) {
 	say := func(format string, args ...any) { fmt.Fprintf(a.stdout, "== "+format+"\n", args...) }
-	say("study %s: %d experiment(s) against %s", p.Name, len(p.Experiments), p.Target.Summary())
-	say("results: %s", dir)
-	var log strings.Builder
-	if cl := p.Target.Cluster; cl != nil && !cl.Reuse {
-		args := cl.CreateArgs()
-		say("%s", shownCommand(args))
-		if code := run(ctx, a, args); code != 0 {
-			return fmt.Errorf("creating cluster %s failed (exit %d); nothing else ran", cl.Name, code)
-		}
-		fmt.Fprintln(&log, shownCommand(args))
-		if !cl.Keep {
-			defer func() {
-				// Destroy also after Ctrl-C: the study's context is done by then.
-				say("agbench cluster destroy --name %s", cl.Name)
-				if code := run(context.WithoutCancel(ctx), a, []string{"cluster", "destroy", "--name", cl.Name}); code != 0 && err == nil {
-					err = fmt.Errorf("destroying cluster %s failed (exit %d)", cl.Name, code)
-				}
-			}()
+	return func(e experiment.Event) {
+		switch e := e.(type) {
+		case experiment.StudyBegun:
+			say("study %s: %d experiment(s) against %s", e.Name, e.Experiments, e.Target)
+			say("results: %s", e.Dir)
+		case experiment.ClusterCreating:
+			say("%s", experiment.ShownCommand(e.Args))
+		case experiment.Log:
+			fmt.Fprintln(a.stderr, e.Line)
+		case experiment.ClusterCreated:
+			if exitStatus(ctx, a, e.Err) == 0 {
+				printCreated(ctx, a, e.Topology, e.Took)
+			}
+		case experiment.ExperimentBegun:
+			say("[%d/%d] %s: %s", e.I, e.N, e.Label, experiment.ShownCommand(e.Args))
+		case experiment.ExperimentEnded:
+			took := e.Took.Round(100 * time.Millisecond)
+			if code := exitStatus(ctx, a, e.Err); code != 0 {
+				say("[%d/%d] %s failed (exit %d) after %s", e.I, e.N, e.Label, code, took)
+			} else {
+				say("[%d/%d] %s done in %s", e.I, e.N, e.Label, took)
+			}
+		case experiment.StudyEnded:
+			say("study %s took %s", e.Name, e.Took.Round(time.Second))
+		case experiment.ClusterDestroying:
+			say("agbench cluster destroy --name %s", e.Name)
+		case experiment.ClusterDestroyed:
+			// Not "interrupted": the study destroys its cluster after Ctrl-C on purpose.
+			if exitStatus(context.Background(), a, e.Err) == 0 {
+				printClusterDone(a, e.Name, "destroy", e.Took)
+			}
 		}
 	}
-	study := experiment.NewStudy(p, dir)
-	var failed []string
-	for i, r := range study.Runs {
-		if ctx.Err() != nil {
-			break
-		}
-		n := len(study.Runs)
-		say("[%d/%d] %s: %s", i+1, n, r.Label, shownCommand(r.Args))
-		fmt.Fprintln(&log, shownCommand(r.Args))
-		t0 := time.Now()
-		code := exitStatus(ctx, a, runExperiment(ctx, a, r))
-		took := time.Since(t0).Round(100 * time.Millisecond)
-		if code != 0 {
-			say("[%d/%d] %s failed (exit %d) after %s", i+1, n, r.Label, code, took)
-			failed = append(failed, r.Label)
-			break
-		}
-		say("[%d/%d] %s done in %s", i+1, n, r.Label, took)
-	}
-	reportErr := errors.Join(atomicfile.Write(filepath.Join(dir, "commands.txt"), []byte(log.String()), 0o644),
-		writeStudyReport(a, p, dir))
-	say("study %s took %s", p.Name, time.Since(started).Round(time.Second))
-	switch {
-	case len(failed) > 0:
-		return fmt.Errorf("experiment %s failed; the report covers what ran", failed[0])
-	case ctx.Err() != nil:
-		return ctx.Err()
-	}
-	return reportErr
-}
-
-// shownCommand is a command line as a study prints and logs it: without passwords (they
-// come from PGPASSWORD or ~/.pgpass when it is pasted), quoted for a POSIX shell.
-func shownCommand(args []string) string {
-	return report.CommandLine(result.Meta{Args: result.RedactArgs(args)})
 }
 
 // writeStudyReport renders every result of the study's folder into its report.

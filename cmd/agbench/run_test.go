@@ -117,11 +117,3 @@ experiments:
 		t.Errorf("check made files: %v", entries)
 	}
 }
-
-// A study prints and logs its commands without passwords, quoted so that they paste.
-func TestStudyShowsCommandsWithoutPasswords(t *testing.T) {
-	got := shownCommand([]string{"stress", "--primary=postgres://app:s3cret@127.0.0.1:5432/app", "--query=SELECT 1"})
-	if want := "agbench stress --primary=postgres://app@127.0.0.1:5432/app '--query=SELECT 1'"; got != want {
-		t.Errorf("got %s\nwant %s", got, want)
-	}
-}

@@ -68,7 +68,8 @@ func (r *Running) Recorder() (*Recorder, error) {
 func (r *Running) Home() string { return r.setup.Home }
 
 // Event is one piece of a run's progress: a runner.Progress tick, StepEnded, DiskStep,
-// DiskStepEnded, Log, SeedBegin, seed.Progress or SeedEnded. The command layer shows them;
+// DiskStepEnded, Log, SeedBegin, seed.Progress or SeedEnded; a study's StudyBegun to
+// ClusterDestroyed. The command layer shows them;
 // an event never changes what is recorded.
 type Event any
 

@@ -12,7 +12,10 @@
 // declares its flags and help (Meta.Flags) and builds its spec from them, so that a
 // command and a study's experiment make the same spec from the same flags. A Study is a
 // plan's experiments made into specs that way (NewStudy) and checked whole before any
-// runs; the registry is the plan's Catalog. ClusterCreate is cluster create's flags read
+// runs; the registry is the plan's Catalog. A Study is itself an Experiment: its Run makes
+// the study's folder, creates and destroys its cluster through the cluster package (also
+// after Ctrl-C), runs each experiment's spec through the command layer's hook, logs the
+// commands and sends its progress as events. ClusterCreate is cluster create's flags read
 // into cluster.Create's options, the one reading that the command and a plan's cluster
 // target (ClusterOptions) share.
 //
@@ -31,9 +34,9 @@
 //
 // It must not import the command layer or the report (the report reads only result files).
 //
-// Imports from agbench: only internal/agerr, internal/analyze, internal/cgroup,
-// internal/cluster, internal/diskio, internal/drill, internal/freeport, internal/links,
-// internal/listener, internal/measure, internal/plan, internal/privilege, internal/result,
-// internal/routing, internal/runner, internal/sample, internal/seed, internal/segment,
-// internal/target, internal/units, internal/workload/....
+// Imports from agbench: only internal/agerr, internal/analyze, internal/atomicfile,
+// internal/cgroup, internal/cluster, internal/diskio, internal/drill, internal/freeport,
+// internal/links, internal/listener, internal/measure, internal/plan, internal/privilege,
+// internal/result, internal/routing, internal/runner, internal/sample, internal/seed,
+// internal/segment, internal/target, internal/units, internal/workload/....
 package experiment

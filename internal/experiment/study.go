@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -80,7 +81,19 @@ func (c Catalog) hasFlags(e plan.Experiment) bool {
 // it from the same line.
 type Study struct {
 	Plan *plan.Plan
+	// Runs are the experiments made for the folder NewStudy was given, to be checked; Run
+	// makes them anew in the folder it reserves.
 	Runs []StudyRun
+
+	// Experiment runs one experiment's spec with its progress and shows its outcome (the
+	// command layer's view of its kind), and returns the experiment's error. Run needs it.
+	Experiment func(ctx context.Context, r StudyRun) error
+	// Report renders the results in the study's folder once its experiments have ended
+	// (nil: no report).
+	Report func(dir string) error
+	// Agbench returns the agbench binary that serves a created cluster's links and
+	// listener in the background (ClusterOptions).
+	Agbench func() (string, error)
 }
 
 // StudyRun is one experiment of a study.

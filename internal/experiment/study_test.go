@@ -74,3 +74,12 @@ s.yaml:6:5: experiments[2] (stress): agbench stress takes no arguments, got "ext
 		t.Errorf("got\n%v\nwant\n%s", err, want)
 	}
 }
+
+// A study prints and logs its commands without passwords, quoted so that they paste.
+func TestStudyShowsCommandsWithoutPasswords(t *testing.T) {
+	t.Parallel()
+	got := ShownCommand([]string{"stress", "--primary=postgres://app:s3cret@127.0.0.1:5432/app", "--query=SELECT 1"})
+	if want := "agbench stress --primary=postgres://app@127.0.0.1:5432/app '--query=SELECT 1'"; got != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+}

@@ -682,7 +682,7 @@ func stepsOf(v *Variant) []*result.Step {
 
 func runViewOf(r *Run) runView {
 	m := r.Result.Meta
-	v := runView{Label: r.Label, Command: CommandLine(m), Started: m.Started.UTC().Format("2006-01-02 15:04:05 UTC"), Status: "complete"}
+	v := runView{Label: r.Label, Command: result.CommandLine(m.Args), Started: m.Started.UTC().Format("2006-01-02 15:04:05 UTC"), Status: "complete"}
 	if !m.Ended.IsZero() {
 		v.Duration = m.Ended.Sub(m.Started).Round(time.Second).String()
 	}
@@ -731,24 +731,6 @@ func runViewOf(r *Run) runView {
 		v.Topology = strings.Join(parts, " · ")
 	}
 	return v
-}
-
-// CommandLine is the exact command that produced a result, quoted for a POSIX shell.
-func CommandLine(m result.Meta) string {
-	parts := []string{"agbench"}
-	for _, a := range m.Args {
-		parts = append(parts, shellQuote(a))
-	}
-	return strings.Join(parts, " ")
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=,:@%+", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func bytesText(b uint64) string {

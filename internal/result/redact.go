@@ -58,3 +58,22 @@ func RedactArgs(args []string) []string {
 	}
 	return out
 }
+
+// CommandLine is a recorded command line (Meta.Args) as a person pastes it: agbench, then
+// each word, quoted for a POSIX shell where it must be.
+func CommandLine(args []string) string {
+	parts := []string{"agbench"}
+	for _, a := range args {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=,:@%+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
