@@ -190,15 +190,29 @@ func NewSessionContext(c *pgconn.PgConn) *SessionContext { return &SessionContex
 
 // Run is pgops.Run under the session's watch of ctx.
 func (s *SessionContext) Run(ctx context.Context, stmt *pgconn.StatementDescription, params [][]byte) (rows, bytes int64, err error) {
+	q := s.Begin(ctx)
+	rows, bytes, err = Run(q, s.c, stmt, params)
+	s.End()
+	return rows, bytes, err
+}
+
+// Begin marks the session busy (a query, or a transaction of several statements, is about
+// to run) and returns the context to run it under (For); End marks it idle again. ctx
+// ending in between cuts the session as pgx would.
+func (s *SessionContext) Begin(ctx context.Context) context.Context {
 	q := s.For(ctx)
 	s.busy.Store(true)
 	if ctx.Err() != nil {
 		s.cut() // ended between For and now: the watch may have seen the session idle
 	}
-	rows, bytes, err = Run(q, s.c, stmt, params)
-	s.busy.Store(false)
-	return rows, bytes, err
+	return q
 }
+
+// End marks the session idle: ctx ending now leaves it be.
+func (s *SessionContext) End() { s.busy.Store(false) }
+
+// Conn is the session watched.
+func (s *SessionContext) Conn() *pgconn.PgConn { return s.c }
 
 func (s *SessionContext) cut() { s.c.Conn().SetDeadline(time.Now()) }
 

@@ -7,5 +7,6 @@
 // It never prints or logs: progress goes to a callback and failures are returned as errors.
 // It must not import the runner, the cluster, the listener or the report packages.
 //
-// Imports from agbench: only internal/agerr, internal/result, internal/segment, internal/workload.
+// Imports from agbench: only internal/agerr, internal/result, internal/segment, internal/workload,
+// internal/workload/pgops.
 package tpcc

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/workload/pgops"
 )
 
 // Mode says where a transaction's logic runs.
@@ -97,6 +98,9 @@ type Session struct {
 
 	stmts int
 	batch pgx.Batch
+	// watches watch the terminal's context once per session (Primary's, Read's) rather
+	// than pgx once per statement (pgops.SessionContext).
+	watches [2]*pgops.SessionContext
 	// paid is the last Payment's customer and its c_payment_cnt after it, until an
 	// Order-Status reads it; seenCount is the count that Order-Status saw.
 	paid      ownPayment
@@ -161,8 +165,11 @@ func (s *Session) Run(ctx context.Context, k Kind) (out Outcome, err error) {
 	default:
 		return out, fmt.Errorf("unknown transaction kind %d", k)
 	}
+	watch := s.watch(conn)
+	q := watch.Begin(ctx)
+	defer watch.End()
 	for attempt := 1; ; attempt++ {
-		err := run(ctx, conn)
+		err := run(q, conn)
 		if err == nil || !Retryable(err) || attempt == maxAttempts || ctx.Err() != nil {
 			if err != nil {
 				err = fmt.Errorf("%s: %w", k, err)
@@ -171,6 +178,21 @@ func (s *Session) Run(ctx context.Context, k Kind) (out Outcome, err error) {
 		}
 		out.Retries++
 	}
+}
+
+// watch returns the watch of session c, made anew for a session made again.
+func (s *Session) watch(c *pgx.Conn) *pgops.SessionContext {
+	w := &s.watches[0]
+	if c == s.Read {
+		w = &s.watches[1]
+	}
+	if *w == nil || (*w).Conn() != c.PgConn() {
+		if *w != nil {
+			(*w).Stop()
+		}
+		*w = pgops.NewSessionContext(c.PgConn())
+	}
+	return *w
 }
 
 // errRolledBack is how the New-Order bodies report the 1% intended rollback.
