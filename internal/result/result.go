@@ -8,6 +8,8 @@
 // sections of Extra (extra*.go: the samplers', the storage tester's, a seeding's, the
 // readahead experiment's), read through typed accessors that name a section that does not
 // decode, and the names of figures read across layers (names.go), built and parsed here.
+// A run's command line is recorded without passwords (RedactArgs) and shown to be pasted
+// (CommandLine) by the functions here, which a study's log and the report share.
 //
 // It imports nothing from agbench but agerr, atomicfile and proc (the kernel's files, read
 // for the machine a run records); it must not import the runner, workloads, samplers,
