@@ -93,6 +93,21 @@ func AfterLoadStartsOn(t *testing.T, watch *pgx.Conn, d time.Duration, fault fun
 	})
 }
 
+// AfterRowsOn is AfterLoadStartsOn for a load that inserts into table: the load has
+// started once a row of it is committed and seen on watch's server. A worker's session can
+// connect seconds before its first commit is acknowledged on a busy machine (a synchronous
+// commit waits for a standby), so a fault meant to land among acknowledged operations is
+// timed from the first of them.
+func AfterRowsOn(t *testing.T, watch *pgx.Conn, table string, d time.Duration, fault func(ctx context.Context) error) func() {
+	t.Helper()
+	q := `SELECT EXISTS (SELECT FROM ` + pgx.Identifier{table}.Sanitize() + `)`
+	return afterOn(t, watch, "a committed row in "+table, d, fault, func(ctx context.Context) (bool, error) {
+		var ok bool
+		err := watch.QueryRow(ctx, q).Scan(&ok)
+		return ok, err
+	})
+}
+
 // AfterNewOrdersOn is AfterLoadStartsOn for tpcc run, whose sessions are all named alike
 // (those that check the database before the load too): the load has started once a
 // district's next order number moved.

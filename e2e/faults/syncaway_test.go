@@ -16,8 +16,8 @@ import (
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 )
 
-// A sync-commit cluster whose one synchronous standby is stopped 2 s into a stress of
-// inserts: every commit then waits (IPC:SyncRep) to the window's end. (A commit that only
+// A sync-commit cluster whose one synchronous standby is stopped 2 s after the first
+// committed insert of a stress of inserts: every commit then waits (IPC:SyncRep) to the window's end. (A commit that only
 // took an xid, SELECT txid_current(), writes no WAL before its commit record and does not
 // wait for the standby, but for the rare one that extends pg_xact.) "What saturated" says
 // the commits waited for a standby that was down, from when, as the samplers measured it (gone from the primary's pg_stat_replication, the
@@ -28,7 +28,7 @@ func TestSyncStandbyStoppedIsNoSaturation(t *testing.T) {
 	_, env, topo := syncCluster(t)
 	watch := insertTarget(t, topo)
 	standby := topo.Standbys()[0].Name
-	wait := e2etest.AfterLoadStartsOn(t, watch, 2*time.Second, func(ctx context.Context) error { return topo.StopNode(ctx, standby) })
+	wait := e2etest.AfterRowsOn(t, watch, "written", 2*time.Second, func(ctx context.Context) error { return topo.StopNode(ctx, standby) })
 	results := t.TempDir()
 	code, out, errs := e2etest.Run(t, env, "stress", "--cluster", "t", "-q", "INSERT INTO written VALUES (1)",
 		"--threads", "2", "--duration", "8s", "--results", results)
@@ -81,7 +81,7 @@ func TestSyncStandbyFrozenIsNoSaturation(t *testing.T) {
 	_, env, topo := syncCluster(t)
 	watch := insertTarget(t, topo)
 	standby := topo.Standbys()[0].Name
-	wait := e2etest.AfterLoadStartsOn(t, watch, 3*time.Second, func(ctx context.Context) error {
+	wait := e2etest.AfterRowsOn(t, watch, "written", 3*time.Second, func(ctx context.Context) error {
 		f, err := topo.FreezeNode(ctx, standby)
 		if err != nil {
 			return err
