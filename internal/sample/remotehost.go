@@ -46,8 +46,14 @@ type remoteNode struct {
 	openErr     error
 }
 
-// NewRemoteHostStep reads these hosts every interval (0: DefaultInterval); a read that
-// takes longer than the interval fails.
+// RemoteReadTimeout is how long one read of a host may take before it fails. A busy host
+// (or a busy load generator) answers late, it is not down: a read slower than the interval
+// only delays the next one, and the series' point then spans the longer interval; a host
+// that does not answer at all fails its read within this time.
+const RemoteReadTimeout = 5 * time.Second
+
+// NewRemoteHostStep reads these hosts every interval (0: DefaultInterval); a read fails
+// after the longer of RemoteReadTimeout and the interval.
 func NewRemoteHostStep(hosts []RemoteHost, interval time.Duration) (*RemoteHostStep, error) {
 	if len(hosts) == 0 {
 		return nil, errors.New("remote host sampler: no hosts")
@@ -55,7 +61,7 @@ func NewRemoteHostStep(hosts []RemoteHost, interval time.Duration) (*RemoteHostS
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	return &RemoteHostStep{hosts: hosts, interval: interval, timeout: interval}, nil
+	return &RemoteHostStep{hosts: hosts, interval: interval, timeout: max(interval, RemoteReadTimeout)}, nil
 }
 
 // read takes one reading of every node at once.
