@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -26,4 +27,27 @@ func TestSegmentBadInput(t *testing.T) {
 	wantRefused(t, map[string]string{"JOB_COMPLETION_INDEX": "3"}, filepath.Join(res, "*"), []badInput{
 		{[]string{"stress", "-q", "SELECT 1", "--threads", "3", "--segments", "3"}, "--segment \"3/3\": index 3 out of range"},
 	}, primary...)
+}
+
+// TestK8sJobBadInput checks that a Job whose pods would fail is refused before anything is
+// written: the plan's command is checked as segment 0 of N without connecting.
+func TestK8sJobBadInput(t *testing.T) {
+	t.Parallel()
+	job := []string{"k8s", "job", "--segments", "3"}
+	stress := []string{"--", "stress", "--primary", "host=db", "-q", "SELECT 1"}
+	for _, c := range []badInput{
+		{append(job, "stress"), "give the command after --"},
+		{append(job, "--", "drill", "--primary", "host=db"), "agbench drill: not a command that runs as segments"},
+		{append(append(job, stress...), "--threads", "2"), "--threads 2 with --segment 0/3"},
+		{append(append(job, stress...), "--threads", "3", "--segment", "1/3"), "--segment is each segment's"},
+		{append(job, "--", "stress", "--primary", "postgres://u:secret@db/x", "-q", "SELECT 1", "--threads", "3"), "a password in the plan"},
+		{append(job, "--", "stress", "--cluster", "lab", "-q", "SELECT 1", "--threads", "3"), "--cluster lab names a cluster of this machine"},
+		{append([]string{"k8s", "job", "--segments", "3", "--name", "Lab_1"}, stress...), "--name \"Lab_1\""},
+		{[]string{"k8s", "job", "--segments", "0", "--", "stress", "--primary", "host=db", "-q", "SELECT 1"}, "plan: segments: segments 0"},
+	} {
+		code, out, errs := runCLI(t, nil, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 naming %q and nothing written", c.args, code, out, errs, c.want)
+		}
+	}
 }

@@ -1,9 +1,13 @@
 package commands
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -11,11 +15,15 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/experiment"
+	"github.com/agbench/agbench/internal/k8s"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/target"
 )
@@ -36,25 +44,49 @@ func startSegments(t *testing.T, topo *cluster.Topology, env map[string]string, 
 	return procs
 }
 
-// TestSegmentsAsProcesses runs three segments of one stress run as processes against one
-// cluster and merges them: the merged operations are the segments' sum, its p99 that of the
-// union of their recorded latencies, and the segments began within a second of each other.
+// TestSegmentsAsProcesses runs a stress run as the Kubernetes Job agbench k8s job writes:
+// its manifest decoded strictly, and each pod's command run as a process against one
+// cluster with JOB_COMPLETION_INDEX set, as the kubelet runs it. agbench k8s collect merges
+// what they wrote: the merged operations are the segments' sum, its p99 that of the union
+// of their recorded latencies, and the segments began within a second of each other.
 func TestSegmentsAsProcesses(t *testing.T) {
 	t.Parallel()
 	topo, env := sharedCluster(t)
 	db := clustertest.OwnDatabase(t, topo)
 	dir := t.TempDir()
 	const of = 3
-	procs := startSegments(t, topo, env, db, dir, "e2e-"+t.Name(), of, "3s")
+	code, manifest, errs := e2etest.Run(t, env, "k8s", "job", "--segments", fmt.Sprint(of), "--name", "e2e-segments", "--image", "agbench:e2e",
+		"--", "stress", "--primary", topo.ConnString(topo.Primary(), db), "-q", "SELECT 1", "--threads", "3", "--duration", "3s", "--sample=false")
+	if code != 0 {
+		t.Fatalf("k8s job: exit %d\nstderr %s", code, errs)
+	}
+	plan, pod := podOf(t, manifest, of)
+	if err := os.WriteFile(filepath.Join(dir, k8s.PlanKey), []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(dir, "results")
+	procs := make([]*e2etest.Proc, of)
+	for i := range procs {
+		e := maps.Clone(env)
+		e[k8s.IndexEnv] = fmt.Sprint(i)
+		// The pod's args as the kubelet expands them, its volumes' paths those of this machine.
+		args := make([]string, len(pod.Args))
+		for k, a := range pod.Args {
+			a = strings.ReplaceAll(a, "$("+k8s.IndexEnv+")", fmt.Sprint(i))
+			a = strings.Replace(a, k8s.PlanFile, filepath.Join(dir, k8s.PlanKey), 1)
+			args[k] = strings.Replace(a, k8s.ResultsDir, results, 1)
+		}
+		procs[i] = e2etest.Start(t, e, args...)
+	}
 	for i, p := range procs {
 		if code := p.Wait(t, 2*time.Minute); code != 0 {
 			t.Fatalf("segment %d: exit %d\nstdout %s\nstderr %s", i, code, p.Stdout, p.Stderr)
 		}
 	}
 	merged := filepath.Join(dir, "merged")
-	code, out, errs := e2etest.Run(t, env, "merge", filepath.Join(dir, "seg0"), filepath.Join(dir, "seg1"), filepath.Join(dir, "seg2"), "--results", merged)
+	code, out, errs := e2etest.Run(t, env, "k8s", "collect", results, "--results", merged)
 	if code != 0 {
-		t.Fatalf("merge: exit %d\nstdout %s\nstderr %s", code, out, errs)
+		t.Fatalf("k8s collect: exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
 	m := e2etest.ReadOneResult(t, merged)
 	if !m.Complete || len(m.Steps) != 1 || m.Meta.Merged == nil || len(m.Meta.Merged.Segments) != of || len(m.Analysis) == 0 {
@@ -64,8 +96,8 @@ func TestSegmentsAsProcesses(t *testing.T) {
 	var sum int64
 	var began, windows []time.Time
 	for i := 0; i < of; i++ {
-		s := e2etest.ReadOneResult(t, filepath.Join(dir, fmt.Sprintf("seg%d", i)))
-		if s.Meta.Segment == nil || s.Meta.Segment.Index != i || len(s.Meta.Segment.Starts) != 1 || s.Steps[0].VUs != 1 {
+		s := e2etest.ReadOneResult(t, filepath.Join(results, fmt.Sprint(i)))
+		if s.Meta.Segment == nil || s.Meta.Segment.Index != i || s.Meta.Segment.Run != "e2e-segments" || len(s.Meta.Segment.Starts) != 1 || s.Steps[0].VUs != 1 {
 			t.Fatalf("segment %d: meta %+v, %d VUs", i, s.Meta.Segment, s.Steps[0].VUs)
 		}
 		q := s.Steps[0].Ops["query"]
@@ -92,9 +124,42 @@ func TestSegmentsAsProcesses(t *testing.T) {
 	t.Logf("merged %d operations = sum of segments; p99 %d µs = union's; segments began within %v (windows %v)", sum, q.Latency.P99, spread, wspread)
 	for _, want := range []string{"merged 3 of 3 segments", "threads"} {
 		if !strings.Contains(out, want) {
-			t.Errorf("merge output lacks %q:\n%s", want, out)
+			t.Errorf("collect output lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// podOf decodes the manifest k8s job wrote, strictly as the API's types, and returns the
+// plan its ConfigMap holds and the container every pod of its Indexed Job runs.
+func podOf(t *testing.T, manifest string, of int) (string, corev1.Container) {
+	t.Helper()
+	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifest)))
+	ser := k8s.Serializer(true)
+	var plan string
+	var job *batchv1.Job
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, _, err := ser.Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatalf("manifest does not decode strictly: %v\n%s", err, doc)
+		}
+		switch o := obj.(type) {
+		case *corev1.ConfigMap:
+			plan = o.Data[k8s.PlanKey]
+		case *batchv1.Job:
+			job = o
+		}
+	}
+	if plan == "" || job == nil || *job.Spec.CompletionMode != batchv1.IndexedCompletion || *job.Spec.Completions != int32(of) {
+		t.Fatalf("manifest: plan %q job %+v\n%s", plan, job, manifest)
+	}
+	return plan, job.Spec.Template.Spec.Containers[0]
 }
 
 // TestKilledSegmentMakesMergeIncomplete kills one of three segments once they have begun:
