@@ -72,7 +72,7 @@ func (l *Load) CheckQueries(ctx context.Context, queries []string, width int) er
 	err = stress.CheckQueries(ctx, c, queries, width)
 	var qe *stress.QueryError
 	if errors.As(err, &qe) {
-		if why := privilege.Denied(ctx, c, fmt.Sprintf("run query %d %q", qe.Index+1, qe.Query), qe.Err); why != "" {
+		if why := privilege.Denied(ctx, c, fmt.Sprintf("run query %d %q", qe.Index+1, qe.Query), qe.Query, qe.Err); why != "" {
 			return agerr.BadInputf("%s %s: %s", l.flagOf(cs), result.Redact(cs), why)
 		}
 	}
@@ -93,7 +93,7 @@ func (l *Load) checkQueryPrivileges(ctx context.Context, c *pgx.Conn, cs string,
 	}
 	for i, q := range queries {
 		_, err := c.Exec(ctx, fmt.Sprintf("EXPLAIN EXECUTE agbench_check%d%s", i, params))
-		if why := privilege.Denied(ctx, c, fmt.Sprintf("run query %d %q", i+1, q), err); why != "" {
+		if why := privilege.Denied(ctx, c, fmt.Sprintf("run query %d %q", i+1, q), q, err); why != "" {
 			return agerr.BadInputf("%s %s: %s", l.flagOf(cs), result.Redact(cs), why)
 		}
 	}

@@ -143,12 +143,12 @@ func TestDenied(t *testing.T) {
 			}
 		}
 		_, err := c.Exec(ctx, "SELECT count(*) FROM d.t")
-		if got := Denied(ctx, c, "read", err); got != step.want {
+		if got := Denied(ctx, c, "read", "SELECT count(*) FROM d.t", err); got != step.want {
 			t.Errorf("after %q: %v\n got %q\nwant %q", step.grant, err, got, step.want)
 		}
 	}
 	_, err = c.Exec(ctx, "SELECT 1/0")
-	if got := Denied(ctx, c, "divide", err); err == nil || got != "" {
+	if got := Denied(ctx, c, "divide", "SELECT 1/0", err); err == nil || got != "" {
 		t.Errorf("division by zero: %q (%v)", got, err)
 	}
 }
