@@ -138,14 +138,9 @@ experiments:
     flags: {query: SELECT 2}
 `), 0o644)
 	p := e2etest.Start(t, map[string]string{"AGBENCH_HOME": home}, "run", plan)
-	// Interrupt a few seconds into the first experiment.
-	for !strings.Contains(p.Stdout.String(), "[1/2] stress: agbench stress") {
-		if time.Since(start) > 3*time.Minute {
-			t.Fatalf("the first experiment did not start\n%s\n%s", p.Stdout, p.Stderr)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	time.Sleep(4 * time.Second)
+	// Interrupt the first experiment once it measures: its first line of progress.
+	p.WaitOutput(t, "[1/2] stress: agbench stress", 3*time.Minute-time.Since(start))
+	p.WaitOutput(t, "measuring", 3*time.Minute-time.Since(start))
 	code := p.Stop(t)
 	out, errb := p.Stdout, p.Stderr
 	if code == 0 {

@@ -212,6 +212,23 @@ func (p *Proc) Kill(t testing.TB) {
 	<-p.exited
 }
 
+// WaitOutput waits up to limit until the command has written what (on stdout or stderr),
+// polling; it fails the test when the command ends first or the time runs out.
+func (p *Proc) WaitOutput(t testing.TB, what string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !strings.Contains(p.Stdout.String(), what) && !strings.Contains(p.Stderr.String(), what) {
+		select {
+		case <-p.exited:
+			t.Fatalf("agbench %s ended before it wrote %q\nstdout %s\nstderr %s", strings.Join(p.args, " "), what, p.Stdout, p.Stderr)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("agbench %s did not write %q within %v\nstdout %s\nstderr %s", strings.Join(p.args, " "), what, limit, p.Stdout, p.Stderr)
+		}
+	}
+}
+
 // Stop interrupts the command as Ctrl-C does and returns its exit status; it must end within
 // a minute.
 func (p *Proc) Stop(t testing.TB) int {
