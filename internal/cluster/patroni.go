@@ -104,7 +104,8 @@ func (o *CreateOptions) checkPatroni() (*PatroniInfo, error) {
 	if loop < 1 || retry < 1 || ttl < loop+2*retry {
 		errs = append(errs, agerr.BadInputf("--patroni-ttl %d, --patroni-loop-wait %d, --patroni-retry-timeout %d: want each at least 1 and ttl ≥ loop_wait + 2 × retry_timeout (Patroni's rule), e.g. 10/2/4", ttl, loop, retry))
 	}
-	info := &PatroniInfo{Scope: "agbench-" + o.Name, TTL: ttl, LoopWait: loop, RetryTimeout: retry, SynchronousMode: o.Commit == CommitSync}
+	info := &PatroniInfo{Scope: "agbench-" + o.Name,
+		PatroniTiming: status.PatroniTiming{TTL: ttl, LoopWait: loop, RetryTimeout: retry, SynchronousMode: o.Commit == CommitSync}}
 	var err error
 	if info.Binary, err = exec.LookPath("patroni"); err != nil {
 		errs = append(errs, agerr.BadInputf("--ha patroni: patroni is not installed (apt-get install patroni, or scripts/install-deps.sh)"))

@@ -97,10 +97,7 @@ func PatroniStateAt(ctx context.Context, url string) (*PatroniState, error) {
 // PatroniConfig is GET /config: Patroni's dynamic configuration as its DCS holds it (only
 // what agbench reads of it).
 type PatroniConfig struct {
-	TTL                   int  `json:"ttl"`
-	LoopWait              int  `json:"loop_wait"`
-	RetryTimeout          int  `json:"retry_timeout"`
-	SynchronousMode       bool `json:"synchronous_mode"`
+	status.PatroniTiming
 	SynchronousModeStrict bool `json:"synchronous_mode_strict"`
 }
 

@@ -53,8 +53,7 @@ func patroniOf(t *cluster.Topology, o Options) *result.DrillPatroni {
 	if t.Patroni == nil {
 		return nil
 	}
-	d := &result.DrillPatroni{TTL: t.Patroni.TTL, LoopWait: t.Patroni.LoopWait, RetryTimeout: t.Patroni.RetryTimeout,
-		SynchronousMode: t.Patroni.SynchronousMode}
+	d := &result.DrillPatroni{PatroniTiming: t.Patroni.PatroniTiming}
 	if o.Fault == FaultKillPrimary {
 		d.Kill = killOf(o)
 	}

@@ -47,19 +47,19 @@ var designRules = []designRule{
 		}},
 	{"internal/result/diskrun", "a result's disk sections are the schema only: they import the result and its units, never the tester that writes them",
 		func(d string, in bool) bool {
-			return in && !slices.Contains([]string{"internal/result", "internal/agerr", "internal/atomicfile", "internal/proc", "internal/units"}, d)
+			return in && !slices.Contains([]string{"internal/result", "internal/agerr", "internal/atomicfile", "internal/proc", "internal/status", "internal/units"}, d)
 		}},
 	{"internal/status", "the records of live state are a leaf: types only, so that the renderer reaches no engine through them",
 		func(d string, in bool) bool { return in }},
 	{"internal/routing", "routing is pure logic, no network",
 		func(d string, in bool) bool { return in || Under(d, "net") || Under(d, "github.com/jackc/pgx/v5") }},
-	{"internal/result", "result imports nothing from agbench but agerr, atomicfile and proc (the kernel's files, for the machine a run records)",
+	{"internal/result", "result imports nothing from agbench but agerr, atomicfile, proc (the kernel's files, for the machine a run records) and status (types only: a drill records Patroni's timing as live state declares it)",
 		func(d string, in bool) bool {
-			return in && d != "internal/agerr" && d != "internal/atomicfile" && d != "internal/proc"
+			return in && d != "internal/agerr" && d != "internal/atomicfile" && d != "internal/proc" && d != "internal/status"
 		}},
 	{"internal/hostmetrics", "other hosts' figures are read over HTTP and named as the result names them; the reader knows no window, sampler, cluster, experiment, analysis or report",
 		func(d string, in bool) bool {
-			return in && d != "internal/agerr" && d != "internal/result" && d != "internal/proc" && d != "internal/atomicfile" // proc, atomicfile: through result
+			return in && d != "internal/agerr" && d != "internal/result" && d != "internal/proc" && d != "internal/atomicfile" && d != "internal/status" // proc, atomicfile, status: through result
 		}},
 	{"bench/...", "a benchmark is a program, not a test: it imports no package meant for tests (a name ending in \"test\", nor importcheck)",
 		func(d string, in bool) bool {

@@ -67,19 +67,19 @@ func statusFixtures() map[string]*status.Cluster {
 		Hosts: &status.HostModel{Kind: "cgroup v1", Budget: status.Budget{CPUs: 0.5, CPUShares: 16384, Memory: 512 << 20, ReadBPS: 20 << 20, ReadIOPS: 500, WriteBPS: 10 << 20},
 			IODevice: &status.Device{Major: 254, Minor: 0, Name: "vda"}, MachineCPUs: 2},
 		Links:   &status.LinksInfo{Latency: status.Duration(500 * time.Microsecond), Bandwidth: 10 << 20, PID: 77},
-		Patroni: &status.PatroniInfo{Scope: "lab", TTL: 30, LoopWait: 10, RetryTimeout: 10, SynchronousMode: true, Etcd: status.EtcdInfo{ClientPort: 6540}},
+		Patroni: &status.PatroniInfo{Scope: "lab", PatroniTiming: status.PatroniTiming{TTL: 30, LoopWait: 10, RetryTimeout: 10, SynchronousMode: true}, Etcd: status.EtcdInfo{ClientPort: 6540}},
 		PatroniView: &status.PatroniView{From: "http://127.0.0.1:6530", Pause: true, Members: []status.PatroniMember{
 			{Name: "primary", Role: "leader", State: "running", APIURL: "http://127.0.0.1:6530/patroni", Timeline: 2},
 			{Name: "standby1", Role: "sync_standby", State: "streaming", APIURL: "http://127.0.0.1:6531/patroni", Timeline: 2, RawLag: json.RawMessage("4096")},
 			{Name: "standby2", Role: "replica", State: "stopped", APIURL: "http://127.0.0.1:6532/patroni", RawLag: json.RawMessage(`"unknown"`)}}}}
 	plain := &status.Cluster{Name: "p", Commit: "async", Version: "16.2", Nodes: nodes[:2], At: at,
-		Patroni:     &status.PatroniInfo{Scope: "p", TTL: 30, LoopWait: 10, RetryTimeout: 10, Etcd: status.EtcdInfo{ClientPort: 6640}},
+		Patroni:     &status.PatroniInfo{Scope: "p", PatroniTiming: status.PatroniTiming{TTL: 30, LoopWait: 10, RetryTimeout: 10}, Etcd: status.EtcdInfo{ClientPort: 6640}},
 		PatroniView: &status.PatroniView{Error: "GET http://127.0.0.1:6630/cluster: connection refused"}}
 	plain.Nodes = []status.Node{nodes[0], nodes[1]}
 	plain.Nodes[0].Budget, plain.Nodes[1].Budget = nil, nil
 	lifted := &status.Cluster{Name: "l", Commit: "async", Version: "15.8", Nodes: nodes, At: at,
 		Hosts:   &status.HostModel{Kind: "cgroup v2", Budget: status.Budget{CPUs: 1.5, Memory: 1 << 30, WriteIOPS: 300}, IODevice: &status.Device{Major: 8, Minor: 0, Name: "sda"}, MachineCPUs: 4, Lifted: true},
-		Patroni: &status.PatroniInfo{Scope: "l", TTL: 30, LoopWait: 10, RetryTimeout: 10, Etcd: status.EtcdInfo{ClientPort: 6740}}}
+		Patroni: &status.PatroniInfo{Scope: "l", PatroniTiming: status.PatroniTiming{TTL: 30, LoopWait: 10, RetryTimeout: 10}, Etcd: status.EtcdInfo{ClientPort: 6740}}}
 	v2 := *lifted
 	v2.Name, v2.Hosts = "v2", &status.HostModel{Kind: "cgroup v2", Budget: status.Budget{CPUs: 1.5, Memory: 1 << 30, WriteIOPS: 300}, IODevice: &status.Device{Major: 8, Minor: 0, Name: "sda"}, MachineCPUs: 4}
 	v2.Patroni = nil

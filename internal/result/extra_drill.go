@@ -2,6 +2,8 @@ package result
 
 import (
 	"time"
+
+	"github.com/agbench/agbench/internal/status"
 )
 
 // A failover drill's sections, written by internal/drill: the run's (Extra["drill"]: DrillRun)
@@ -294,10 +296,7 @@ type DrillLag struct {
 // DrillPatroni is how Patroni ran the drill's cluster: its timing in seconds, whether its
 // synchronous_mode was on, and what kill-primary killed (postmaster, patroni or both).
 type DrillPatroni struct {
-	TTL             int  `json:"ttl"`
-	LoopWait        int  `json:"loop_wait"`
-	RetryTimeout    int  `json:"retry_timeout"`
-	SynchronousMode bool `json:"synchronous_mode"`
+	status.PatroniTiming
 	// SynchronousModeStrict is Patroni's synchronous_mode_strict as its GET /config said at
 	// the drill's start; absent when it could not be read.
 	SynchronousModeStrict *bool  `json:"synchronous_mode_strict,omitempty"`

@@ -206,3 +206,21 @@ func TestHostSourceWhy(t *testing.T) {
 		t.Errorf("a host not read: %q", got)
 	}
 }
+
+// A drill's Patroni section, as results written before its timing was the type live state
+// declares (testdata/older/drill-before-sync-gap.json's, with strict mode added), reads the
+// same figures and writes back the same bytes.
+func TestDrillPatroniReadsAsWritten(t *testing.T) {
+	const in = `{"ttl":10,"loop_wait":2,"retry_timeout":4,"synchronous_mode":true,"synchronous_mode_strict":false,"kill":"both"}`
+	var p DrillPatroni
+	if err := json.Unmarshal([]byte(in), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.TTL != 10 || p.LoopWait != 2 || p.RetryTimeout != 4 || !p.SynchronousMode || p.SynchronousModeStrict == nil || *p.SynchronousModeStrict || p.Kill != "both" {
+		t.Errorf("read %+v", p)
+	}
+	out, err := json.Marshal(p)
+	if err != nil || string(out) != in {
+		t.Errorf("written back as %s (%v), want %s", out, err, in)
+	}
+}

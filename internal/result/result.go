@@ -15,7 +15,7 @@
 // for the machine a run records); it must not import the runner, workloads, samplers,
 // analyze or report (they import it).
 //
-// Imports from agbench: only internal/agerr, internal/atomicfile, internal/proc.
+// Imports from agbench: only internal/agerr, internal/atomicfile, internal/proc, internal/status.
 package result
 
 import (

@@ -6,15 +6,22 @@ import (
 )
 
 // PatroniInfo records how Patroni runs the cluster: its scope (the cluster's name in etcd),
-// its timing in seconds, whether synchronous_mode is on, and the etcd it elects through.
+// its timing, and the etcd it elects through.
 type PatroniInfo struct {
-	Scope           string   `json:"scope"`
-	Binary          string   `json:"binary"`
-	TTL             int      `json:"ttl"`
-	LoopWait        int      `json:"loop_wait"`
-	RetryTimeout    int      `json:"retry_timeout"`
-	SynchronousMode bool     `json:"synchronous_mode"`
-	Etcd            EtcdInfo `json:"etcd"`
+	Scope  string `json:"scope"`
+	Binary string `json:"binary"`
+	PatroniTiming
+	Etcd EtcdInfo `json:"etcd"`
+}
+
+// PatroniTiming is Patroni's timing in seconds and whether its synchronous_mode is on: as
+// agbench starts Patroni (PatroniInfo), as its GET /config reports them, and as a drill's
+// result records them (result.DrillPatroni), each embedding it under the same JSON keys.
+type PatroniTiming struct {
+	TTL             int  `json:"ttl"`
+	LoopWait        int  `json:"loop_wait"`
+	RetryTimeout    int  `json:"retry_timeout"`
+	SynchronousMode bool `json:"synchronous_mode"`
 }
 
 // EtcdInfo is the one-member etcd that Patroni's nodes elect their leader through.
