@@ -20,9 +20,10 @@ func TestLagOfAnUnprivilegedLogin(t *testing.T) {
 	h := clustertest.NewHandmade(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	prim, stby := h.Admin(ctx, t, 0), h.Admin(ctx, t, 1)
+	prim, stby, watch := h.Admin(ctx, t, 0), h.Admin(ctx, t, 1), h.Admin(ctx, t, 0)
 	defer prim.Close(context.Background())
 	defer stby.Close(context.Background())
+	defer watch.Close(context.Background())
 	if _, err := prim.Exec(ctx, "CREATE TABLE w (id bigserial PRIMARY KEY, v text)"); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,9 @@ func TestLagOfAnUnprivilegedLogin(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 			}
 		}()
-		time.Sleep(1500 * time.Millisecond)
+		// Readings of the window after the standby has told the primary how far behind it is.
+		waitFor(t, ctx, watch, "SELECT count(*) FROM pg_stat_replication WHERE replay_lag IS NOT NULL AND replay_lsn < pg_current_wal_lsn()")
+		readings(t, ctx, p, 3, 6)
 		close(stop)
 		wg.Wait()
 		st.Window.End = time.Now()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agbench/agbench/internal/proc"
@@ -21,6 +22,8 @@ type OSStep struct {
 	err      error
 	acc      map[string]*result.TimeSeries
 	mem      proc.Meminfo
+	// reads counts the window's readings by the sampling loop so far (Readings).
+	reads atomic.Int64
 }
 
 // NewOSStep makes an OS sampler for the devices behind cfg.Paths; interval 0 means
@@ -50,6 +53,7 @@ func (o *OSStep) Start(ctx context.Context, st *result.Step) error {
 		return err
 	}
 	o.err, o.acc = nil, map[string]*result.TimeSeries{}
+	o.reads.Store(0)
 	start := st.Window.Start
 	if start.IsZero() {
 		start = time.Now()
@@ -59,10 +63,14 @@ func (o *OSStep) Start(ctx context.Context, st *result.Step) error {
 	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()
-		o.err = o.s.Run(runCtx, o.interval, func(s OSSample) { o.addSample(start, s) })
+		o.err = o.s.Run(runCtx, o.interval, func(s OSSample) { o.addSample(start, s); o.reads.Add(1) })
 	}()
 	return nil
 }
+
+// Readings is how many readings the window has taken so far, between Start and Stop: what a
+// caller waits on to know that the sampler has seen the window.
+func (o *OSStep) Readings() int { return int(o.reads.Load()) }
 
 // Stop takes the last reading and writes the series and means into the step.
 func (o *OSStep) Stop(ctx context.Context, st *result.Step) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -179,6 +180,27 @@ func (p *PG) Start(ctx context.Context, st *result.Step) error {
 	return nil
 }
 
+// Readings are how many readings of the statistics and of the wait events the window has
+// taken so far on the node that took fewest, between Start and Stop:
+// what a caller waits on to know that the sampler has seen its load.
+func (p *PG) Readings() (stats, waits int) {
+	first := true
+	for _, n := range p.nodes {
+		if n.conn == nil {
+			continue
+		}
+		s, w := int(n.statReads.Load()), int(n.waitReads.Load())
+		if first || s < stats {
+			stats = s
+		}
+		if first || w < waits {
+			waits = w
+		}
+		first = false
+	}
+	return stats, waits
+}
+
 // Stop ends sampling, takes each node's last reading, and adds the nodes' series to
 // st.Series, their window means to st.Counters and their top wait events to the step's
 // sample section (result.SampleStep).
@@ -290,6 +312,9 @@ type pgNode struct {
 	cpuFirst float64
 	cpuAt    time.Time
 	cpuErr   error
+	// statReads and waitReads count the window's readings of the statistics and of the
+	// wait events so far, for whoever waits on the sampler while its loop runs (Readings).
+	statReads, waitReads atomic.Int64
 }
 
 func connectNode(ctx context.Context, n PGNode) (*pgNode, error) {
@@ -341,6 +366,8 @@ func (n *pgNode) reset(start time.Time) {
 	n.lagReads = map[string][]lagRead{}
 	n.roleChanges = nil
 	n.presence = newPresence(start)
+	n.statReads.Store(0)
+	n.waitReads.Store(0)
 }
 
 // begin takes the window's first reading.
@@ -424,6 +451,7 @@ func (n *pgNode) loop(ctx context.Context, stop <-chan struct{}, o PGOptions) {
 				n.err, n.errAt = err, time.Now()
 				return
 			}
+			n.waitReads.Add(1)
 		case <-statT.C:
 			c, err := n.readCounters(ctx)
 			if err != nil {
@@ -431,6 +459,7 @@ func (n *pgNode) loop(ctx context.Context, stop <-chan struct{}, o PGOptions) {
 				return
 			}
 			n.record(c)
+			n.statReads.Add(1)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package sample
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -120,7 +121,8 @@ func checkPGSampler(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(1500 * time.Millisecond)
+	// The load seen by several readings, the lock wait by many.
+	readings(t, ctx, p, 4, 20)
 	if _, err := setup.Exec(ctx, "CHECKPOINT"); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +136,7 @@ func checkPGSampler(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(500 * time.Millisecond)
+	readings(t, ctx, p, 2, 0) // the second one began after the checkpoint's statistics showed
 	stop()
 	wg.Wait()
 	st.Window.End = time.Now()
@@ -198,7 +200,7 @@ func checkPGSampler(t *testing.T) {
 	if err := p.Start(ctx, st2); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	readings(t, ctx, p, 1, 1)
 	cut, cutCancel := context.WithCancel(ctx)
 	cutCancel() // Ctrl-C: the step is cut short, its last reading is still taken
 	if err := p.Stop(cut, st2); err != nil {
@@ -219,6 +221,29 @@ func TestPGSamplerBadConnString(t *testing.T) {
 	if err == nil {
 		t.Fatal("connected to nothing")
 	}
+}
+
+// until waits, polling, until cond holds, or fails the test when ctx ends first.
+func until(t *testing.T, ctx context.Context, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// readings waits until p's window has taken stats readings of the statistics and waits
+// of the wait events beyond what it had taken when called.
+func readings(t *testing.T, ctx context.Context, p *PG, stats, waits int) {
+	t.Helper()
+	s0, w0 := p.Readings()
+	until(t, ctx, fmt.Sprintf("%d readings of the statistics and %d of the waits", stats, waits), func() bool {
+		s, w := p.Readings()
+		return s >= s0+stats && w >= w0+waits
+	})
 }
 
 func waitFor(t *testing.T, ctx context.Context, c *pgx.Conn, countQuery string) {

@@ -40,14 +40,15 @@ func TestOSStepOnThisMachine(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &result.Step{Window: result.Window{Start: time.Now()}}
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	if err := o.Start(ctx, st); err != nil {
 		t.Fatal(err)
 	}
 	if err := o.Start(ctx, st); err == nil {
 		t.Error("a second Start was accepted")
 	}
-	time.Sleep(600 * time.Millisecond)
+	until(t, ctx, "two readings", func() bool { return o.Readings() >= 2 })
 	st.Window.End = time.Now()
 	if err := o.Stop(ctx, st); err != nil {
 		t.Fatal(err)
