@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agbench/agbench/internal/agerr"
+	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
 	"github.com/agbench/agbench/internal/target"
 )
@@ -18,15 +21,9 @@ import (
 // from the start.
 func TestRefusalGrantsWhatItNames(t *testing.T) {
 	t.Parallel()
-	topo := clustertest.Shared(t, clustertest.Options{Standbys: 1})
-	db := clustertest.OwnDatabase(t, topo)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	su, err := target.Connect(ctx, topo.ConnString(topo.Primary(), db), "agbench-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer su.Close(ctx)
+	topo, db, su := superuserInOwnDatabase(ctx, t)
 	for _, q := range []string{
 		`CREATE SCHEMA "Ps"`, `CREATE TABLE "Ps".a (x int)`, `CREATE TABLE "Ps".b (x int)`,
 		`CREATE FUNCTION "Ps".f() RETURNS int LANGUAGE sql AS 'SELECT 1'`,
@@ -46,7 +43,7 @@ func TestRefusalGrantsWhatItNames(t *testing.T) {
 	if err := topo.WaitCaughtUp(ctx, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	err = Check(ctx, tgt, needs)
+	err := Check(ctx, tgt, needs)
 	if !agerr.IsBadInput(err) {
 		t.Fatalf("ordinary login without grants: %v, want bad input", err)
 	}
@@ -151,4 +148,18 @@ func TestDenied(t *testing.T) {
 	if got := Denied(ctx, c, "divide", "SELECT 1/0", err); err == nil || got != "" {
 		t.Errorf("division by zero: %q (%v)", got, err)
 	}
+}
+
+// superuserInOwnDatabase is a superuser's session, closed when the test ends, in a database
+// of the test's own on the package's shared cluster (a primary and a standby).
+func superuserInOwnDatabase(ctx context.Context, t *testing.T) (*cluster.Topology, string, *pgx.Conn) {
+	t.Helper()
+	topo := clustertest.Shared(t, clustertest.Options{Standbys: 1})
+	db := clustertest.OwnDatabase(t, topo)
+	su, err := target.Connect(ctx, topo.ConnString(topo.Primary(), db), "agbench-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { su.Close(context.Background()) })
+	return topo, db, su
 }

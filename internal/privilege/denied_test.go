@@ -59,15 +59,9 @@ func FuzzParseNames(f *testing.F) {
 // that lets it run, one at a time, until it runs.
 func TestDeniedUnderAnotherLanguage(t *testing.T) {
 	t.Parallel()
-	topo := clustertest.Shared(t, clustertest.Options{Standbys: 1})
-	db := clustertest.OwnDatabase(t, topo)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	su, err := target.Connect(ctx, topo.ConnString(topo.Primary(), db), "agbench-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer su.Close(ctx)
+	topo, db, su := superuserInOwnDatabase(ctx, t)
 	if _, err := su.Exec(ctx, `CREATE SCHEMA dz; CREATE TABLE dz.t (x int); CREATE TABLE dz.w (id bigserial, v text);
 		CREATE SEQUENCE dz.s; CREATE FUNCTION dz.f(int) RETURNS int LANGUAGE sql AS 'SELECT $1';
 		REVOKE EXECUTE ON FUNCTION dz.f(int) FROM PUBLIC`); err != nil {

@@ -21,15 +21,9 @@ var quotedNames = []string{"user", "Group", "app-ro"}
 // whose names need quoting, and the login then has what it lacked.
 func TestRefusalGrantsRunForQuotedNames(t *testing.T) {
 	t.Parallel()
-	topo := clustertest.Shared(t, clustertest.Options{Standbys: 1})
-	db := clustertest.OwnDatabase(t, topo)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	su, err := target.Connect(ctx, topo.ConnString(topo.Primary(), db), "agbench-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer su.Close(ctx)
+	topo, db, su := superuserInOwnDatabase(ctx, t)
 	if _, err := su.Exec(ctx, `CREATE SCHEMA "order"; CREATE TABLE "order".a (x int)`); err != nil {
 		t.Fatal(err)
 	}
