@@ -2,13 +2,17 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/agbench/agbench/e2e/e2etest"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agbench/agbench/e2e/e2etest"
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/experiment"
 )
 
 // agbench listener in front of the shared cluster, by name and by URLs: read intent lands
@@ -81,4 +85,27 @@ func waitListen(t *testing.T, out *e2etest.Buffer) string {
 	}
 	t.Fatalf("no listening line in %q", out.String())
 	return ""
+}
+
+// With --listener alone in front of servers that have no cluster_name, the sessions' nodes
+// are named by their address and the run says why, and how to name them; with the nodes
+// given by NAME=URL beside the listener, they carry those names and the run says nothing.
+func TestListenerAloneSaysWhyNodesAreAddresses(t *testing.T) {
+	t.Parallel()
+	clustertest.Require(t)
+	h := clustertest.NewHandmade(t, 1)
+	lcs := e2etest.HandmadeListener(t, h, "")
+	env := map[string]string{"AGBENCH_HOME": t.TempDir()}
+	args := []string{"stress", "--listener", lcs, "--intent", "read-only", "--query", "SELECT 1", "--threads", "1",
+		"--iterations", "5", "--sample=false", "--results", t.TempDir()}
+	code, out, errs := e2etest.Run(t, env, args...)
+	addr := fmt.Sprintf("127.0.0.1:%d", h.Ports[1])
+	if code != 0 || !strings.Contains(out, "landed  sessions: "+addr+" (standby)") || !strings.Contains(out+errs, experiment.AddrNamedNote) {
+		t.Fatalf("--listener alone: exit %d, want sessions on %s and the note\n%s\n%s", code, addr, out, errs)
+	}
+	named := append(args, "--primary", "primary="+h.URL(0, clustertest.HandmadeApp), "--standby", "standby1="+h.URL(1, clustertest.HandmadeApp))
+	code, out, errs = e2etest.Run(t, env, named...)
+	if code != 0 || !strings.Contains(out, "landed  sessions: standby1 (standby)") || strings.Contains(out+errs, experiment.AddrNamedNote) {
+		t.Fatalf("--listener with named nodes: exit %d\n%s\n%s", code, out, errs)
+	}
 }

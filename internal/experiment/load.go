@@ -73,7 +73,16 @@ type Load struct {
 	// down names the standbys the run's sessions do not use that did not pass their check
 	// at its start: left out of its samplers and buffer counters.
 	down map[string]bool
+	// addrNamed is set when a session behind the listener landed on a node that only its
+	// address names (nodeName): the run then says why (AddrNamedNote).
+	addrNamed atomic.Bool
 }
+
+// AddrNamedNote is the run's warning when sessions behind --listener landed on nodes named
+// by their address: the listener knows their names, but tells them only on its /status.
+const AddrNamedNote = "nodes named by their address: the servers behind --listener have no cluster_name, and the names " +
+	"the listener gives them are on its /status (its --metrics address), which a connection string does not reach; " +
+	"give --primary NAME=URL and --standby NAME=URL beside --listener to name them"
 
 // Kind is the command that runs the load.
 func (l *Load) Kind() string { return l.Command }
@@ -175,11 +184,20 @@ func (l *Load) Land(ctx context.Context, c *pgx.Conn) (workload.Landing, error) 
 	if err != nil {
 		return workload.Landing{}, err
 	}
-	node := where.Node
+	return workload.Landing{Node: l.nodeName(where), InRecovery: where.InRecovery}, nil
+}
+
+// nodeName names the node a session landed on: as the target names it (the topology's
+// name, or the NAME of NAME=URL), else by the server's cluster_name, else by its address,
+// which behind a listener is noted (addrNamed).
+func (l *Load) nodeName(where target.Landing) string {
 	if name := l.Target.NameOfAddr(where.Addr); name != "" {
-		node = name
+		return name
 	}
-	return workload.Landing{Node: node, InRecovery: where.InRecovery}, nil
+	if where.Node == where.Addr && l.Target.Listener != "" {
+		l.addrNamed.Store(true)
+	}
+	return where.Node
 }
 
 // NodeConns opens a session to the primary and every standby (never through a listener),
@@ -270,6 +288,9 @@ func (l *Load) Run(ctx context.Context, r *Running) error {
 		runErr = FailedSteps(steps)
 	}
 	rec.Warn(l.notes...)
+	if l.addrNamed.Load() {
+		rec.Warn(AddrNamedNote)
+	}
 	return runErr
 }
 

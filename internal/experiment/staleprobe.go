@@ -303,10 +303,7 @@ func (p *staleProbe) nodeName(ctx context.Context, c *pgx.Conn) (string, bool, e
 	if err != nil {
 		return "", false, err
 	}
-	if name := p.l.Target.NameOfAddr(where.Addr); name != "" {
-		return name, !where.InRecovery, nil
-	}
-	return where.Node, !where.InRecovery, nil
+	return p.l.nodeName(where), !where.InRecovery, nil
 }
 
 func (p *staleProbe) fail(ctx context.Context, err error) {
