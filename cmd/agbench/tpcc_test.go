@@ -20,6 +20,14 @@ func TestTPCCBadInput(t *testing.T) {
 			[]string{"--vus", "--mode \"fast\"", "--duration", "routing=off,on"}},
 		{[]string{"tpcc", "run", "--primary", "port=notanumber"}, []string{"--primary"}},
 		{[]string{"tpcc", "drop", "--cluster", "Bad Name"}, []string{`--cluster "Bad Name"`}},
+		{[]string{"tpcc", "run", "--primary", "host=x", "--terminals", "3", "--sessions", "4"},
+			[]string{"--terminals 3: fewer than the pool's --sessions 4"}},
+		{[]string{"tpcc", "run", "--primary", "host=x", "--sessions", "4", "--think-scale", "2"},
+			[]string{"--terminals 0: must be 1 or more", "--think-scale 2"}},
+		{[]string{"tpcc", "run", "--primary", "host=x", "--terminals", "10", "--vus", "4", "--rate", "5", "--sessions", "-1"},
+			[]string{"--vus 4: not with --terminals", "--rate: not with --terminals", "--sessions -1"}},
+		{[]string{"tpcc", "run", "--primary", "host=x", "--standby", "host=y", "--terminals", "10", "--read-intent"},
+			[]string{"--read-intent and --compare: not with --terminals"}},
 	}
 	for _, c := range cases {
 		code, _, errs := runCLI(t, map[string]string{"AGBENCH_HOME": t.TempDir()}, c.args...)

@@ -17,7 +17,9 @@ import (
 // given is how the command line gave what a load's configuration records as given: the
 // load axis's list ("1,2,4"), the comparison ("routing=off,on") and stress's parameters.
 type given struct {
-	Load, Compare         string
+	Load, Compare string
+	// LoadFlag is the flag that gave Load: "--vus" when empty.
+	LoadFlag              string
 	ParamFile, ParamRange string
 }
 
@@ -39,10 +41,14 @@ func scanConfig(l *Load, g given, table string, rows int64, cold bool) map[strin
 // tpccConfig is a tpcc run's configuration, with the built schema's facts.
 func tpccConfig(l *Load, w *tpcc.Workload, meta *tpcc.Meta, g given) map[string]any {
 	s := l.Step
-	return map[string]any{"warehouses": meta.Warehouses, "build_seed": meta.Seed, "mode": string(w.Mode),
+	c := map[string]any{"warehouses": meta.Warehouses, "build_seed": meta.Seed, "mode": string(w.Mode),
 		"vus": g.Load, "rampup_seconds": s.Rampup.Seconds(), "duration_seconds": s.Duration.Seconds(), "rate": s.Rate,
 		"all_warehouses": w.AllWarehouses, "keying": w.Keying, "read_intent": w.ReadIntent, "compare": g.Compare, "stale_probe": l.StaleProbe,
 		"run_constants": w.Constants(), "load_constants": meta.C}
+	if w.Terminals > 0 {
+		c["terminals"], c["sessions"], c["think_scale"] = w.Terminals, maxLoad(l.Sweep), w.ThinkScale
+	}
+	return c
 }
 
 // config is a seeding's configuration: the variants by their labels.

@@ -46,7 +46,7 @@ func startTPCC(ctx context.Context, l *Load, w *tpcc.Workload, names given) (*tp
 			return nil, fmt.Errorf("wait for the standbys to replay the build: %w", err)
 		}
 	}
-	conn, err := connectWithRoom(ctx, l, w, names.Load)
+	conn, err := connectWithRoom(ctx, l, w, names)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (r *tpccSession) Close(ctx context.Context) {
 
 // connectWithRoom connects to the primary and checks that it accepts the sessions of the
 // largest step (two per VU when the read-intent sessions land on the primary too).
-func connectWithRoom(ctx context.Context, l *Load, w *tpcc.Workload, vus string) (*pgx.Conn, error) {
+func connectWithRoom(ctx context.Context, l *Load, w *tpcc.Workload, names given) (*pgx.Conn, error) {
 	conn, err := tpcc.Connect(ctx, w.Primary)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the primary: %w", err)
@@ -81,7 +81,7 @@ func connectWithRoom(ctx context.Context, l *Load, w *tpcc.Workload, vus string)
 	if w.ReadIntent && (l.Sweep.Compare != nil || len(l.Target.Standbys) == 0) {
 		perVU = 2 // routing off: the read-intent session is on the primary too
 	}
-	if err := tpcc.CheckCapacity(ctx, conn, maxLoad(l.Sweep)*perVU+1, "--vus "+vus); err != nil {
+	if err := tpcc.CheckCapacity(ctx, conn, maxLoad(l.Sweep)*perVU+1, names.loadFlag()); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}

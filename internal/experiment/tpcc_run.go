@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,7 +32,17 @@ VU: to the standbys in turn (or to --listener, declaring read intent);
 --compare routing=off,on starts an agbench listener per variant in front of the servers
 (off: read intent lands on the primary; on: routed to the standbys) and runs both at every
 step, interleaved (the articles' "AG" vs "AG with ROR"). --keying adds the specification's keying and think times (excluded from
-latency). Every run writes results/<time>-tpcc-run/result.json, also when cut short.`,
+latency).
+
+--terminals N runs TPC-C's real mode: N emulated terminals, each keying, submitting,
+thinking (clause 5.2.5) and dealing from its deck, served by a transaction monitor inside
+agbench over a pool of --sessions database sessions (the step's VUs). Latencies are then the
+specification's response times, from the terminal's submission, the wait in the monitor's
+queue included (also shown apart); the table says tpmC per warehouse against the 12.86 bound
+and whether the run kept ten terminals per warehouse. --think-scale below 1 shortens keying
+and think times for a driver-capacity run, outside the specification.
+
+Every run writes results/<time>-tpcc-run/result.json, also when cut short.`,
 		Flags: func(fs *pflag.FlagSet) Builder {
 			s := &TPCCRun{}
 			s.register(fs)
@@ -53,6 +64,9 @@ type TPCCRun struct {
 	Seed          int64
 	AllWarehouses bool
 	Keying        bool
+	Terminals     int
+	Sessions      int
+	ThinkScale    float64
 	ReadIntent    bool
 	StaleProbe    string
 	Check         bool
@@ -83,6 +97,9 @@ func (s *TPCCRun) register(f *pflag.FlagSet) {
 	f.Int64Var(&s.Seed, "seed", 1, "seed of all randomness of the run")
 	f.BoolVar(&s.AllWarehouses, "all-warehouses", false, "draw every transaction's warehouse from all warehouses")
 	f.BoolVar(&s.Keying, "keying", false, "add the specification's keying and think times")
+	f.IntVar(&s.Terminals, "terminals", 0, "emulated terminals with keying and think times, served over a pool of --sessions (0: --vus without terminals)")
+	f.IntVar(&s.Sessions, "sessions", 0, "with --terminals: the database sessions serving them (0: one per 20 terminals, at most 50)")
+	f.Float64Var(&s.ThinkScale, "think-scale", 1, "with --terminals: multiply keying and think times (below 1: a driver-capacity run, outside the specification)")
 	f.BoolVar(&s.ReadIntent, "read-intent", false, "run Order-Status and Stock-Level on a read-intent session")
 	f.BoolVar(&s.Check, "check", false, "run the consistency conditions after the run (exit 1 if one fails)")
 	f.StringVar(&s.Results, "results", "results", "folder for the run's result folder")
@@ -129,10 +146,15 @@ func (s *TPCCRun) Plan() (runner.Sweep, tpcc.Mode, error) {
 	if s.Repeat < 1 || s.Repeat > 100 {
 		errs = append(errs, agerr.BadInputf("--repeat %d: must be 1..100", s.Repeat))
 	}
-	vus, err := runner.ParseInts("--vus", s.VUs, 1)
-	errs = append(errs, err)
-	if err == nil {
-		sw.Axes = []runner.Axis{{Name: "vus", Values: itoas(vus)}}
+	if s.Terminals != 0 || s.Sessions != 0 || s.ThinkScale != 1 {
+		errs = append(errs, s.checkTerminals()...)
+		sw.Axes = []runner.Axis{{Name: "vus", Values: itoas([]int{s.sessions()})}}
+	} else {
+		vus, err := runner.ParseInts("--vus", s.VUs, 1)
+		errs = append(errs, err)
+		if err == nil {
+			sw.Axes = []runner.Axis{{Name: "vus", Values: itoas(vus)}}
+		}
 	}
 	seg, err := s.Segments.Parse()
 	errs = append(errs, err)
@@ -224,7 +246,11 @@ func (s *TPCCRun) load(home string) (*Load, *tpcc.Workload, error) {
 		return nil, nil, err
 	}
 	w := &tpcc.Workload{Primary: primary, Mode: mode, ReadIntent: s.readIntent(), AllWarehouses: s.AllWarehouses,
-		Keying: s.Keying, Seed: uint64(s.Seed), OwnWrites: s.readIntent() && l.StaleProbe != ""}
+		Keying: s.Keying, Seed: uint64(s.Seed), OwnWrites: s.readIntent() && l.StaleProbe != "",
+		Terminals: s.Terminals, ThinkScale: s.ThinkScale}
+	if s.Terminals > 0 {
+		w.Keying = true
+	}
 	return l, w, nil
 }
 
@@ -235,7 +261,11 @@ func (s *TPCCRun) Run(ctx context.Context, r *Running) error {
 	if err != nil {
 		return err
 	}
-	tr, err := startTPCC(ctx, l, w, given{Load: s.VUs, Compare: s.Compare})
+	g := given{Load: s.VUs, Compare: s.Compare}
+	if s.Terminals > 0 {
+		g.Load, g.LoadFlag = strconv.Itoa(s.sessions()), "--sessions"
+	}
+	tr, err := startTPCC(ctx, l, w, g)
 	defer l.Close()
 	if err != nil {
 		return err

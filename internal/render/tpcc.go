@@ -177,6 +177,7 @@ func tpccStep(w io.Writer, st *result.Step) {
 			ms(h.P50), ms(h.P95), ms(h.P99), ms(h.P999), ms(h.Max))
 	}
 	tw.Flush()
+	Terminals(w, st)
 	var notes []string
 	if n, ok := st.Counters[result.ReadTxOnStandby]; ok {
 		notes = append(notes, fmt.Sprintf("read transactions on a standby %s, on the primary %s",

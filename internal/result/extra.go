@@ -35,6 +35,7 @@ const (
 	// ExtraHosts is how a step's nodes' host figures (host.<node>.*) were read, and why
 	// those absent are (HostsStep), written by the sampler of node_exporters.
 	ExtraHosts = "hosts"
+	// ExtraTerminals is a tpcc step's emulated terminals (TerminalsStep), extra_terminals.go.
 )
 
 // RunLevel is ExtraError.Step for a section of the run's own Extra.
@@ -143,6 +144,9 @@ func (r *Result) CheckExtras() error {
 			errs = append(errs, err)
 		}
 		if _, err := st.Hosts(); err != nil {
+			errs = append(errs, err)
+		}
+		if _, err := st.Terminals(); err != nil {
 			errs = append(errs, err)
 		}
 	}

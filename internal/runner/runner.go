@@ -687,6 +687,9 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 		// One reading of the monotonic clock (time.Now would read the wall clock too).
 		took := time.Since(begin)
 		lat, now := took-op.Excluded, begin.Add(took)
+		if !op.Submitted.IsZero() {
+			lat = now.Sub(op.Submitted) - op.Excluded
+		}
 		if ctx.Err() != nil {
 			// Cut off by the end of the window or cancellation: not an operation of the window.
 			return

@@ -409,3 +409,32 @@ func TestSessionsMadeAgainAreCounted(t *testing.T) {
 		t.Errorf("a step whose sessions were lost: complete %v (%q); want it cut by a fault", st.Complete, st.IncompleteReason)
 	}
 }
+
+// TestSubmittedCountsTheQueue: an operation that a request submitted before Do began (a
+// transaction monitor's queue) is measured from its submission, and an idle wait inside Do
+// for the request is no part of it when the request came later.
+func TestSubmittedCountsTheQueue(t *testing.T) {
+	t.Parallel()
+	const queued = 40 * time.Millisecond
+	l := &fakeLoad{do: func(ctx context.Context, vu workload.VU, op *workload.Op) error {
+		if vu.ID == 0 {
+			op.Name, op.Submitted = "queued", time.Now().Add(-queued)
+			return nil
+		}
+		if !sleep(ctx, queued) {
+			return ctx.Err()
+		}
+		op.Name, op.Submitted = "idle", time.Now()
+		return nil
+	}}
+	st, err := runOne(t, context.Background(), l, StepSpec{VUs: 2, Iterations: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := st.Ops["queued"]; q == nil || q.Count != 3 || time.Duration(q.Latency.Min)*time.Microsecond < queued {
+		t.Fatalf("queued ops %+v: want 3 of at least %v", q, queued)
+	}
+	if i := st.Ops["idle"]; i == nil || i.Count != 3 || time.Duration(i.Latency.Max)*time.Microsecond >= queued {
+		t.Fatalf("idle ops %+v: want 3 below %v", i, queued)
+	}
+}

@@ -61,6 +61,10 @@ type Op struct {
 	// Excluded is time inside Do that is not part of the operation's latency: keying and
 	// think time. Wait adds to it.
 	Excluded time.Duration
+	// Submitted, when set, is when the operation was asked for before Do took it up: a
+	// request that waited in a queue for the worker (a transaction monitor's). Its latency
+	// is then measured from Submitted, so that the queueing is in it, less Excluded.
+	Submitted time.Time
 }
 
 // DefaultOp is the name of an operation whose worker left Op.Name empty.

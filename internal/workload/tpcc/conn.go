@@ -18,10 +18,14 @@ func ConnConfig(connString, flag string) (*pgx.ConnConfig, error) {
 	}
 	cfg.RuntimeParams["search_path"] = Schema
 	if cfg.RuntimeParams["application_name"] == "" || cfg.RuntimeParams["application_name"] == "agbench" {
-		cfg.RuntimeParams["application_name"] = "agbench-tpcc"
+		cfg.RuntimeParams["application_name"] = defaultAppName
 	}
 	return cfg, nil
 }
+
+// defaultAppName is the application_name of the workload's sessions when the connection
+// string gave none.
+const defaultAppName = "agbench-tpcc"
 
 // Connect opens one connection with cfg and installs the workload's type codecs.
 func Connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {

@@ -102,6 +102,9 @@ func (w *Workload) NewSampler(ctx context.Context) (*Sampler, error) {
 // client's figures are still made at Stop.
 func (s *Sampler) Start(ctx context.Context, step *result.Step) error {
 	s.w.win.reset()
+	if s.w.mon != nil {
+		s.w.mon.reset()
+	}
 	s.before = nil
 	s.lag, s.maxLagB, s.maxLagS, s.lagSRead, s.lagHidden = result.TimeSeries{Unit: "bytes"}, 0, 0, false, ""
 	s.stopLag, s.lagDone = make(chan struct{}), make(chan struct{})
@@ -233,6 +236,11 @@ func (s *Sampler) Stop(ctx context.Context, step *result.Step) error {
 	s.serverCounters(ctx, step, min)
 	if err := s.w.win.own.write(s.w, step); err != nil {
 		return err
+	}
+	if s.w.mon != nil {
+		if err := s.w.mon.write(step); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	if len(s.lag.T) > 0 {

@@ -43,8 +43,16 @@ type Workload struct {
 	// it (experiment.Load.Land); without it a node is its cluster_name, else its address.
 	Land func(ctx context.Context, c *pgx.Conn) (workload.Landing, error)
 	Seed uint64
+	// Terminals, above 0, runs TPC-C's emulated terminals (terminal.go), with keying and
+	// think times, served by a transaction monitor (monitor.go) over a pool of sessions: the
+	// step's VUs, each one session serving the terminals' requests in turn.
+	Terminals int
+	// ThinkScale multiplies the terminals' keying and think times (0 means 1, the
+	// specification's); below 1 the run is outside the specification.
+	ThinkScale float64
 
 	meta *Meta
+	mon  *monitor
 	run  Constants
 	win  windowStats
 }
@@ -96,6 +104,9 @@ func (w *Workload) Prepare(ctx context.Context) (*Meta, error) {
 	w.meta = m
 	w.run = RunConstants(NewRand(w.Seed, stream(0, streamConstants)+1), m.C)
 	w.win.reset()
+	if w.Terminals > 0 {
+		w.mon = newMonitor(w)
+	}
 	return m, nil
 }
 
@@ -128,7 +139,7 @@ func (w *Workload) NewWorker(ctx context.Context, vu workload.VU) (workload.Work
 	wk.sess = Session{Mode: w.Mode, OwnWrites: w.OwnWrites, T: &Terminal{G: g, C: w.run, Warehouses: wh,
 		HomeW: homeW, HomeD: homeD, AllWarehouses: w.AllWarehouses}}
 	var err error
-	if wk.sess.Primary, err = Connect(ctx, w.Primary); err != nil {
+	if wk.sess.Primary, err = Connect(ctx, w.sessionConfig()); err != nil {
 		return nil, fmt.Errorf("VU %d: connect to the primary: %w", vu.ID+1, err)
 	}
 	wk.landings = append(wk.landings, w.landing(ctx, wk.sess.Primary))
@@ -145,6 +156,9 @@ func (w *Workload) NewWorker(ctx context.Context, vu workload.VU) (workload.Work
 		l := w.landing(ctx, wk.sess.Read)
 		wk.readOnStandby = l.InRecovery
 		wk.landings = append(wk.landings, l)
+	}
+	if w.mon != nil {
+		return w.mon.serve(wk), nil
 	}
 	return wk, nil
 }
@@ -192,6 +206,18 @@ func (wk *worker) Do(ctx context.Context, op *workload.Op) error {
 	}
 	out, err := wk.sess.Run(ctx, k)
 	op.Retries = int64(out.Retries)
+	wk.count(ctx, k, out, err)
+	if err != nil {
+		return err
+	}
+	if wk.wl.Keying {
+		_ = op.Wait(ctx, wk.sess.T.ThinkTime(k))
+	}
+	return nil
+}
+
+// count adds a transaction's outcome to the window's counts.
+func (wk *worker) count(ctx context.Context, k Kind, out Outcome, err error) {
 	s := &wk.wl.win
 	attempts := int64(out.Retries + 1)
 	s.statements.Add(int64(out.Statements))
@@ -215,13 +241,6 @@ func (wk *worker) Do(ctx context.Context, op *workload.Op) error {
 	if out.OwnRead && (err == nil || ctx.Err() == nil) {
 		s.own.add(wk.landings[len(wk.landings)-1].Node, out, err)
 	}
-	if err != nil {
-		return err
-	}
-	if wk.wl.Keying {
-		_ = op.Wait(ctx, wk.sess.T.ThinkTime(k))
-	}
-	return nil
 }
 
 // Lost reports whether the server or the network closed one of the VU's sessions (after a
@@ -234,7 +253,7 @@ func (wk *worker) Lost() bool {
 // that one broken connection does not fail every later transaction of the VU.
 func (wk *worker) Reconnect(ctx context.Context) error {
 	if wk.sess.Primary.IsClosed() {
-		c, err := Connect(ctx, wk.wl.Primary)
+		c, err := Connect(ctx, wk.wl.sessionConfig())
 		if err != nil {
 			return fmt.Errorf("reconnect to the primary: %w", err)
 		}

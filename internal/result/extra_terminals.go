@@ -1,0 +1,103 @@
+package result
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ExtraTerminals is a tpcc step's emulated terminals (TerminalsStep), written by
+// internal/workload/tpcc when the run had terminals served by its transaction monitor, and
+// read by the tables, compare and the report.
+const ExtraTerminals = "tpcc_terminals"
+
+// TPC-C's terminal rules (clauses 4.2.2 and 5.2.5): ten terminals per warehouse, and the
+// throughput ten terminals can ask for with the keying and think times of clause 5.2.5.7 at
+// the 45% New-Order mix — 12.86 New-Orders per minute per warehouse (a response time of
+// zero; any real one lowers it).
+const (
+	TerminalsPerWarehouse  = 10
+	MaxTpmCPerWarehouse    = 12.86
+	TerminalRuleClause     = "4.2.2"
+	ResponseTimeRuleClause = "5.2.5.4"
+)
+
+// TerminalsStep is what a step of emulated terminals measured beside the operations'
+// latencies (which, for terminals, are the specification's response times: from the
+// terminal's submission to its answer, the wait in the monitor's queue included).
+type TerminalsStep struct {
+	// Terminals emulated, Sessions the monitor's pool of database sessions that served
+	// them, Warehouses the database's.
+	Terminals  int `json:"terminals"`
+	Sessions   int `json:"sessions"`
+	Warehouses int `json:"warehouses"`
+	// ThinkScale multiplies the keying and think times of the specification: 1 is the
+	// specification's; below 1 the terminals ask faster than the specification lets them
+	// (a driver-capacity run), and the run is outside it.
+	ThinkScale float64 `json:"think_scale"`
+	// TpmC is the New-Orders completed per minute of the window (the 1% rolled back by
+	// their unused item included, clause 5.4.1), and TpmCPerWarehouse its share per warehouse.
+	TpmC             float64 `json:"tpmc"`
+	TpmCPerWarehouse float64 `json:"tpmc_per_warehouse"`
+	// QueueWait is, by transaction (TPCCOps) and for all ("*"), the time requests waited in
+	// the monitor for a free session: part of the response time.
+	QueueWait map[string]Hist `json:"queue_wait"`
+	// Think is, by transaction, the think times drawn after it (clause 5.2.5.4: negative
+	// exponential, truncated at ten times the mean), scaled by ThinkScale.
+	Think map[string]Hist `json:"think"`
+	// QueuedAtEnd counts the requests still waiting for a session when the window closed.
+	QueuedAtEnd int `json:"queued_at_end"`
+	// Driver is agbench's own memory as the step's window closed: what emulating the
+	// terminals cost the load generator.
+	Driver DriverMemory `json:"driver"`
+}
+
+// DriverMemory is the load generator's memory: its peak resident set since it started
+// (getrusage's ru_maxrss), the Go heap in use, and all the memory the Go runtime had
+// obtained from the system (a bound on the heap's peak, stacks and the runtime's own). The
+// peak resident set is absent where getrusage could not be read.
+type DriverMemory struct {
+	PeakRSSBytes *int64 `json:"peak_rss_bytes,omitempty"`
+	HeapBytes    int64  `json:"heap_bytes"`
+	GoSysBytes   int64  `json:"go_sys_bytes"`
+}
+
+// TerminalRuleHolds says whether the step had the specification's ten terminals per
+// warehouse, its keying and think times unscaled.
+func (t TerminalsStep) TerminalRuleHolds() bool {
+	return t.Terminals == TerminalsPerWarehouse*t.Warehouses && t.ThinkScale == 1
+}
+
+// TpmCBound is the most New-Orders per minute per warehouse the step's terminals could ask
+// for: MaxTpmCPerWarehouse, scaled by the terminals per warehouse and the think scale.
+func (t TerminalsStep) TpmCBound() float64 {
+	if t.Warehouses <= 0 || t.ThinkScale <= 0 {
+		return 0
+	}
+	perWH := float64(t.Terminals) / float64(t.Warehouses) / TerminalsPerWarehouse
+	return MaxTpmCPerWarehouse * perWH / t.ThinkScale
+}
+
+// OutsideSpec says why a step of terminals is outside the specification's terminal rules,
+// "" when it is within them.
+func (t TerminalsStep) OutsideSpec() string {
+	var why []string
+	if t.Terminals != TerminalsPerWarehouse*t.Warehouses {
+		why = append(why, fmt.Sprintf("%d terminals on %d warehouses, not the %d that clause %s asks (%d per warehouse)",
+			t.Terminals, t.Warehouses, TerminalsPerWarehouse*t.Warehouses, TerminalRuleClause, TerminalsPerWarehouse))
+	}
+	if t.ThinkScale != 1 {
+		why = append(why, fmt.Sprintf("keying and think times scaled by %g", t.ThinkScale))
+	}
+	return strings.Join(why, "; ")
+}
+
+// ResponseLimitsMicros are the 90th-percentile response-time limits of clause 5.2.5.4, by
+// transaction (TPCCOps order), in microseconds. Delivery's is that of its queueing; agbench
+// runs it at once, so its whole time is held to it.
+var ResponseLimitsMicros = [5]int64{5e6, 5e6, 5e6, 5e6, 20e6}
+
+// Terminals returns the step's terminals section: nil when the step had none, an
+// *ExtraError naming the section when it does not decode.
+func (s *Step) Terminals() (*TerminalsStep, error) {
+	return extraOf[TerminalsStep](s.ExtraOf, ExtraTerminals)
+}
