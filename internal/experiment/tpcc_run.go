@@ -146,20 +146,21 @@ func (s *TPCCRun) Plan() (runner.Sweep, tpcc.Mode, error) {
 	if s.Repeat < 1 || s.Repeat > 100 {
 		errs = append(errs, agerr.BadInputf("--repeat %d: must be 1..100", s.Repeat))
 	}
+	seg, err := s.Segments.Parse()
+	errs = append(errs, err)
 	if s.Terminals != 0 || s.Sessions != 0 || s.ThinkScale != 1 {
 		errs = append(errs, s.checkTerminals()...)
 		sw.Axes = []runner.Axis{{Name: "vus", Values: itoas([]int{s.sessions()})}}
+		errs = append(errs, checkShare(seg, "--sessions", s.sessions()), checkShare(seg, "--terminals", s.Terminals))
 	} else {
 		vus, err := runner.ParseInts("--vus", s.VUs, 1)
 		errs = append(errs, err)
 		if err == nil {
 			sw.Axes = []runner.Axis{{Name: "vus", Values: itoas(vus)}}
 		}
-	}
-	seg, err := s.Segments.Parse()
-	errs = append(errs, err)
-	for _, n := range vus {
-		errs = append(errs, checkShare(seg, "--vus", n))
+		for _, n := range vus {
+			errs = append(errs, checkShare(seg, "--vus", n))
+		}
 	}
 	if s.Check && s.Segments.Given() {
 		errs = append(errs, agerr.BadInputf("--check with --segment: a segment that ends first would check while the others still write; run agbench tpcc check after the segments"))

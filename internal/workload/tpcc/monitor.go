@@ -12,6 +12,7 @@ import (
 
 	"github.com/agbench/agbench/internal/measure"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/segment"
 	"github.com/agbench/agbench/internal/workload"
 )
 
@@ -32,8 +33,10 @@ type monitor struct {
 	mu sync.Mutex
 	// ready is the current step's queue: every terminal has at most one request, so it
 	// never blocks with a capacity of the terminals.
-	ready   chan *emulated
-	open    int // servers made and not yet closed
+	ready chan *emulated
+	open  int // servers made and not yet closed
+	// seg is the share of the run's terminals this process emulates (the step's VUs').
+	seg     segment.Segment
 	started bool
 	starts  int // steps started, for the terminals' random streams
 	terms   []*emulated
@@ -64,6 +67,7 @@ func (m *monitor) serve(wk *worker) *server {
 	defer m.mu.Unlock()
 	if m.open == 0 {
 		m.ready = make(chan *emulated, m.w.Terminals)
+		m.seg = wk.vu.Segment
 	}
 	m.open++
 	return &server{worker: wk, mon: m, ready: m.ready}
@@ -78,10 +82,12 @@ func (m *monitor) start() {
 	}
 	m.started = true
 	now := time.Now()
-	m.terms = make([]*emulated, m.w.Terminals)
-	for i := range m.terms {
-		m.terms[i] = m.newEmulated(i)
-		m.terms[i].begin(now)
+	lo, hi := m.seg.Range(m.w.Terminals)
+	m.terms = make([]*emulated, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		t := m.newEmulated(i)
+		t.begin(now)
+		m.terms = append(m.terms, t)
 	}
 	m.starts++
 }
@@ -133,7 +139,7 @@ func (m *monitor) write(step *result.Step) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	wh := m.w.meta.Warehouses
-	t := result.TerminalsStep{Terminals: m.w.Terminals, Sessions: step.VUs, Warehouses: wh, ThinkScale: m.w.thinkScale(),
+	t := result.TerminalsStep{Terminals: m.seg.Count(m.w.Terminals), Sessions: step.VUs, Warehouses: wh, ThinkScale: m.w.thinkScale(),
 		QueueWait: map[string]result.Hist{}, Think: map[string]result.Hist{}}
 	all := measure.NewHistogram()
 	for _, k := range Kinds {

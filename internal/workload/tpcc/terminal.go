@@ -2,6 +2,8 @@ package tpcc
 
 import (
 	"time"
+
+	"github.com/agbench/agbench/internal/workload"
 )
 
 // An emulated terminal of clause 5.2.5: its operator keys a transaction's input screen (the
@@ -28,15 +30,16 @@ type emulated struct {
 // from the load's (stream) and the VUs' streams.
 func terminalStream(start, i int) uint64 { return 1<<62 | uint64(start)<<32 | uint64(i) }
 
-// newEmulated makes terminal i of n over the run's warehouses: its home warehouse and
-// district spread evenly (ten terminals per warehouse put one in each district), its
-// random stream and deck.
+// newEmulated makes terminal i of the run's over its warehouses: its home warehouse and
+// district spread evenly as the VUs' are (Home: ten terminals per warehouse put one in each
+// district, and a segment's terminals stay on its warehouses), its random stream and deck.
 func (m *monitor) newEmulated(i int) *emulated {
 	w := m.w
 	wh := w.meta.Warehouses
 	g := NewRand(w.Seed, terminalStream(m.starts, i))
+	homeW, homeD := Home(workload.VU{ID: i, Of: w.Terminals, Segment: m.seg}, wh)
 	return &emulated{mon: m, ready: m.ready, deck: NewDeck(g), in: Terminal{G: g, C: w.run, Warehouses: wh,
-		HomeW: i%wh + 1, HomeD: (i/wh)%DistrictsPerWH + 1, AllWarehouses: w.AllWarehouses}}
+		HomeW: homeW, HomeD: homeD, AllWarehouses: w.AllWarehouses}}
 }
 
 // begin deals the terminal's first transaction and sets it to submit at a uniform point of
