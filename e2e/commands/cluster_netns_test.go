@@ -134,6 +134,8 @@ func TestClusterNetnsKilledMidCreate(t *testing.T) {
 	clustertest.RequireNetns(t)
 	home := clustertest.Home(t)
 	env := map[string]string{"AGBENCH_HOME": home}
+	// Registered first, run last: a test that fails before its own destroy leaves nothing.
+	t.Cleanup(func() { e2etest.Run(t, env, "cluster", "destroy", "--name", "nsk") })
 	pr := e2etest.Start(t, env, "cluster", "create", "--name", "nsk", "--netns", "--standbys", "2", "--set", "fsync=off")
 	deadline := time.Now().Add(3 * time.Minute)
 	for !strings.Contains(pr.Stderr.String(), "pg_basebackup standby2") {

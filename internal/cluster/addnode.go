@@ -68,6 +68,14 @@ func (t *Topology) PlanStandby(name string) (Node, error) {
 	}
 	n := Node{Name: name, Role: RoleStandby, Host: t.Primary().Host, DataDir: t.nodeDataDir(name),
 		LogFile: filepath.Join(t.Dir, "logs", name+".log"), Slot: name}
+	if t.Netns != nil {
+		// In a namespace of its own, on an address of its own: nothing listens there yet.
+		if err := t.planNetns(&n); err != nil {
+			return Node{}, err
+		}
+		n.Port = maxPort + 1
+		return n, nil
+	}
 	for p := maxPort + 1; p <= maxPort+maxPortProbe && p <= 65535; p++ {
 		if checkPortFree(n.Host, p) == nil {
 			n.Port = p
@@ -94,8 +102,9 @@ func (t *Topology) CreateSlot(ctx context.Context, slot string) error {
 // StartStandby writes the configuration of a planned standby whose data folder has been
 // filled (by pg_basebackup or a restore), gives the folder to the servers' OS user, and starts
 // it. On a cluster that models hosts, the node first gets a control group of its own with
-// the same budget as the others (recorded in n.Group; RemoveStandby removes it). It does not
-// add the node to the topology (JoinStandby does).
+// the same budget as the others (recorded in n.Group; RemoveStandby removes it); on one in
+// network namespaces, its namespace and veth (PlanStandby chose them), and its exporter once
+// it runs. It does not add the node to the topology (JoinStandby does).
 func (t *Topology) StartStandby(ctx context.Context, n *Node) error {
 	if n.Role != RoleStandby {
 		return fmt.Errorf("start %s: not a standby", n.Name)
@@ -108,10 +117,18 @@ func (t *Topology) StartStandby(ctx context.Context, n *Node) error {
 			return fmt.Errorf("start %s: %w", n.Name, err)
 		}
 	}
+	if n.Netns != nil {
+		if err := t.joinNetns(n); err != nil {
+			return fmt.Errorf("start %s: %w", n.Name, err)
+		}
+	}
 	if err := t.writeConf(n); err != nil {
 		return err
 	}
-	return t.startNode(ctx, n)
+	if err := t.startNode(ctx, n); err != nil {
+		return err
+	}
+	return t.startExporter(ctx, n)
 }
 
 // JoinStandby adds a started standby to the topology and saves it atomically. On a cluster
@@ -168,6 +185,9 @@ func (t *Topology) RemoveStandby(ctx context.Context, n Node) error {
 	}
 	if n.Group != nil {
 		errs = append(errs, n.Group.Remove())
+	}
+	if n.Netns != nil {
+		errs = append(errs, t.removeNodeNetns(&n))
 	}
 	for i := range t.Nodes {
 		if t.Nodes[i].Name != n.Name {

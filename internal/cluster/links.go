@@ -53,6 +53,16 @@ func (n *Node) ClientHost() string {
 	return n.Host
 }
 
+// RelayHost is the address a relay in front of node n listens on (in this machine's root
+// namespace) so that the other nodes reach it: the root namespace's address on the subnet
+// of a cluster in namespaces, else the node's own (loopback).
+func (t *Topology) RelayHost(n *Node) string {
+	if t.Netns != nil && t.Netns.Gateway != "" {
+		return t.Netns.Gateway
+	}
+	return n.Host
+}
+
 // ClientAddr is ClientHost:ClientPort.
 func (n *Node) ClientAddr() string {
 	return net.JoinHostPort(n.ClientHost(), strconv.Itoa(n.ClientPort()))

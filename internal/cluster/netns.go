@@ -281,14 +281,7 @@ func (t *Topology) removeNetns() error {
 		return errors.Join(append(errs, err)...)
 	}
 	for _, ns := range names {
-		pids, err := netns.PIDs(ns)
-		errs = append(errs, err)
-		for _, pid := range pids {
-			if _, err := stopProcess(pid, syscall.SIGTERM, strayStopGrace); err != nil {
-				errs = append(errs, fmt.Errorf("namespace %s: %w", ns, err))
-			}
-		}
-		errs = append(errs, netns.Delete(ns))
+		errs = append(errs, stopAllIn(ns), netns.Delete(ns))
 	}
 	errs = append(errs, t.removeLinks())
 	return errors.Join(errs...)
@@ -316,6 +309,61 @@ func (t *Topology) removeLinks() error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// planNetns gives a node that joins the cluster its namespace, the first veth number and
+// the first address of the subnet that no node has; nothing is made yet (joinNetns does).
+func (t *Topology) planNetns(n *Node) error {
+	subnet, err := netip.ParsePrefix(t.Netns.Subnet)
+	if err != nil {
+		return fmt.Errorf("topology's subnet %q: %w", t.Netns.Subnet, err)
+	}
+	hosts, veths := map[string]bool{t.Netns.Gateway: true}, map[string]bool{}
+	for _, o := range t.Nodes {
+		hosts[o.Host] = true
+		if o.Netns != nil {
+			veths[o.Netns.Veth] = true
+		}
+	}
+	n.Host = ""
+	for i := 2; i < 255 && n.Host == ""; i++ {
+		if a := hostAddr(subnet, i).String(); !hosts[a] {
+			n.Host = a
+		}
+	}
+	if n.Host == "" {
+		return agerr.BadInputf("cluster %s: no free address left on %s for a new node", t.Name, t.Netns.Subnet)
+	}
+	n.Netns = &NodeNetns{Namespace: t.nsName(n.Name)}
+	for i := 0; n.Netns.Veth == ""; i++ {
+		if v := netns.Veth(t.netnsID(), i); !veths[v] {
+			n.Netns.Veth = v
+		}
+	}
+	return nil
+}
+
+// removeNodeNetns removes node n's exporter, what runs in its namespace, the namespace and
+// its veth (the node is stopped before).
+func (t *Topology) removeNodeNetns(n *Node) error {
+	errs := []error{t.stopExporter(n)}
+	if netns.Exists(n.Netns.Namespace) {
+		errs = append(errs, stopAllIn(n.Netns.Namespace))
+	}
+	errs = append(errs, netns.Delete(n.Netns.Namespace), netns.DeleteLink(n.Netns.Veth))
+	return errors.Join(errs...)
+}
+
+// stopAllIn stops every process in namespace ns (stopProcess: SIGTERM, then SIGKILL).
+func stopAllIn(ns string) error {
+	pids, err := netns.PIDs(ns)
+	errs := []error{err}
+	for _, pid := range pids {
+		if _, err := stopProcess(pid, syscall.SIGTERM, strayStopGrace); err != nil {
+			errs = append(errs, fmt.Errorf("namespace %s: %w", ns, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // netnsStatus is node n's own host for `cluster status`.

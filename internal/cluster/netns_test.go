@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,8 +71,27 @@ func TestNetnsCluster(t *testing.T) {
 	for _, n := range topo.Nodes {
 		checkExporter(t, n)
 	}
+	checkAddRemoveStandby(t, ctx, topo)
 	exporters := exporterPIDs(t, topo)
 	destroyAndCheck(t, topo, exporters)
+}
+
+// checkAddRemoveStandby adds a standby as seeding does: it gets a namespace, an address and
+// an exporter of its own, and streams; removed, its namespace and veth go with it.
+func checkAddRemoveStandby(t *testing.T, ctx context.Context, topo *cluster.Topology) {
+	t.Helper()
+	n := addStandby(t, ctx, topo, "")
+	if n.Netns == nil || n.Host == topo.Primary().Host || !netip.MustParsePrefix(topo.Netns.Subnet).Contains(netip.MustParseAddr(n.Host)) {
+		t.Fatalf("added standby %s at %s (%+v): want a namespace and an address of its own on %s", n.Name, n.Host, n.Netns, topo.Netns.Subnet)
+	}
+	checkExporter(t, n)
+	if err := topo.RemoveStandby(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	namespaces, links, err := cluster.NetnsLeft(topo)
+	if err != nil || slices.Contains(namespaces, n.Netns.Namespace) || slices.Contains(links, n.Netns.Veth) || len(namespaces) != len(topo.Nodes) {
+		t.Errorf("after removing %s: namespaces %v, interfaces %v (%v); want its own gone, the others' there", n.Name, namespaces, links, err)
+	}
 }
 
 // checkExporter reads node n's exporter at its address: node_exporter's figures, the

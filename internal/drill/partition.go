@@ -28,7 +28,7 @@ func preparePartition(ctx context.Context, t *cluster.Topology, o *Options, p Pr
 	}
 	var ls []links.Link
 	for _, n := range t.Nodes {
-		ls = append(ls, links.Link{Name: n.Name, Listen: net.JoinHostPort(n.Host, "0"), Upstream: n.ClientAddr()})
+		ls = append(ls, links.Link{Name: n.Name, Listen: net.JoinHostPort(t.RelayHost(&n), "0"), Upstream: n.ClientAddr()})
 	}
 	r, err := links.StartRelays(ls)
 	if err != nil {

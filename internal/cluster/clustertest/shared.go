@@ -64,8 +64,9 @@ func Run(m *testing.M) int {
 	return code
 }
 
-// Shared returns the test process's cluster of shape o (standbys, commit mode, settings),
-// made on its first use and destroyed when the package's tests end (its TestMain calls Main).
+// Shared returns the test process's cluster of shape o (standbys, commit mode, settings,
+// nodes in network namespaces of their own or not), made on its first use and destroyed when
+// the package's tests end (its TestMain calls Main).
 // Tests that share it run in parallel: each names its own objects (tables, roles,
 // application_name), judges only what its own work moved in cluster-wide counters, and
 // never changes the cluster's shape (no stop, kill, promote, freeze or settings change):
@@ -77,6 +78,10 @@ func Shared(t testing.TB, o Options) *cluster.Topology {
 		t.Fatal("a shared cluster is a plain one: hosts, HA and a name call for New")
 	}
 	key := fmt.Sprintf("%d %s %s", o.Standbys, o.Commit, strings.Join(settingsOf(o), " "))
+	if o.Netns {
+		RequireNetns(t)
+		key += " netns"
+	}
 	shared.mu.Lock()
 	if !shared.main {
 		shared.mu.Unlock()

@@ -66,3 +66,32 @@ func TestSharedOnePerShapeWithOrdinaryLogin(t *testing.T) {
 		}
 	}
 }
+
+// A shared cluster in network namespaces is a shape of its own: its ordinary login reaches
+// every node at the node's own address, and each node names its exporter.
+func TestSharedNetns(t *testing.T) {
+	t.Parallel()
+	RequireNetns(t)
+	a := Shared(t, Options{Standbys: 1, Netns: true})
+	if b := Shared(t, Options{Standbys: 1}); b == a || b.Netns != nil {
+		t.Fatal("a cluster in namespaces and a plain one are one cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range a.Nodes {
+		n := &a.Nodes[i]
+		if !strings.HasPrefix(n.HostMetrics, "http://"+n.Host+":") || strings.HasPrefix(n.Host, "127.") {
+			t.Errorf("%s at %s: host metrics %q; want its exporter at its own address", n.Name, n.Host, n.HostMetrics)
+		}
+		c, err := pgx.Connect(ctx, OrdinaryConnString(a, n))
+		if err != nil {
+			t.Fatalf("%s as %s: %v", n.Name, OrdinaryUser, err)
+		}
+		var at string
+		err = c.QueryRow(ctx, `SELECT host(inet_server_addr())`).Scan(&at)
+		c.Close(ctx)
+		if err != nil || at != n.Host {
+			t.Errorf("%s: reached at %q (%v); want %s", n.Name, at, err, n.Host)
+		}
+	}
+}
