@@ -10,6 +10,7 @@ import (
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/experiment"
 	"github.com/agbench/agbench/internal/merge"
+	"github.com/agbench/agbench/internal/render"
 	"github.com/agbench/agbench/internal/report"
 	"github.com/agbench/agbench/internal/result"
 )
@@ -83,6 +84,7 @@ func mergeSegments(a *app, args []string, out string) error {
 	if err := report.WriteTables(a.stdout, exps); err != nil {
 		return err
 	}
+	render.Merged(a.stdout, m)
 	fmt.Fprintf(a.stdout, "merged %d of %d segments: %s\n", len(m.Meta.Merged.Segments), m.Meta.Merged.Of, path)
 	if !m.Complete {
 		return fmt.Errorf("merged run incomplete: %s", m.IncompleteReason)

@@ -127,11 +127,7 @@ func addOps(acc, ops map[string]*result.Op) error {
 			a = &result.Op{Latency: result.Hist{Unit: result.LatencyUnit}}
 			acc[name] = a
 		}
-		a.Count += o.Count
-		a.Errors += o.Errors
-		a.Retries += o.Retries
-		a.Rows += o.Rows
-		a.Bytes += o.Bytes
+		a.AddCounts(o)
 		h, err := result.MergeHists(a.Latency, o.Latency)
 		if err != nil {
 			return fmt.Errorf("operation %s: %w", name, err)

@@ -396,13 +396,19 @@ func (s *Step) Totals() Op {
 		if o == nil { // a file may hold "op": null
 			continue
 		}
-		t.Count += o.Count
-		t.Errors += o.Errors
-		t.Retries += o.Retries
-		t.Rows += o.Rows
-		t.Bytes += o.Bytes
+		t.AddCounts(o)
 	}
 	return t
+}
+
+// AddCounts adds x's Count, Errors, Retries, Rows and Bytes to o's (not their latencies,
+// which merge as histograms: MergeHists).
+func (o *Op) AddCounts(x *Op) {
+	o.Count += x.Count
+	o.Errors += x.Errors
+	o.Retries += x.Retries
+	o.Rows += x.Rows
+	o.Bytes += x.Bytes
 }
 
 // DoneRate is the operations fixed-rate steps (one step, or the repeats of one load)
