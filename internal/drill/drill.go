@@ -79,6 +79,9 @@ type Options struct {
 	Kill string
 	// Hooks are for tests that make a fault worse than the drill's own (nil in commands).
 	Hooks *Hooks
+	// Samplers measure beside every cycle (the hosts of the nodes, read from their
+	// node_exporters), into its step.
+	Samplers []Sampler
 
 	relays *links.Relays // partition-primary's, set by Run
 	tpcc   *tpccRun      // the tpcc workload's, set by Run
@@ -268,6 +271,7 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 	l.tally.listener = viaListener
 	dc := &result.DrillCycle{Cycle: n, Fault: o.Fault, From: t.Primary().Name}
 	cyc := &Cycle{N: n, tally: l.tally}
+	stopSamplers := sampleCycle(ctx, o.Samplers, start)
 	stopTicks := l.ticks(tick)
 	l.start(ctx, o.Writers, o.Readers)
 	writers := "writers"
@@ -301,6 +305,7 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 
 	st := l.step(n, o, start, end)
 	cctx := context.WithoutCancel(ctx)
+	stopSamplers(cctx, st)
 	if injected {
 		check(cctx, t, l.tally, dc, o.tpcc != nil)
 		if rep != nil { // a failover: what the old primary acknowledged after the fault

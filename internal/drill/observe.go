@@ -113,6 +113,7 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 		WALBytesNote: "not measured: the drill does not read the servers' files of a cluster it did not make"}
 	cyc := &Cycle{N: n, tally: l.tally}
 	since := postmasterStart(ctx, primary)
+	stopSamplers := sampleCycle(ctx, o.Samplers, start)
 	stopTicks := l.ticks(tick)
 	l.start(ctx, o.Writers, o.Readers)
 	p("cycle %d: load on %s (%d writers, %d readers) for %v", n, dc.From, o.Writers, o.Readers, o.Between)
@@ -144,6 +145,7 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 	end := time.Now()
 	stopTicks(end)
 	st := l.step(n, o, start, end)
+	stopSamplers(context.WithoutCancel(ctx), st)
 	if next != nil {
 		e.checkObserved(context.WithoutCancel(ctx), l.tally, dc, primary, next)
 		if !o.async && next != primary { // restarted in place: no new primary to sample

@@ -36,7 +36,7 @@
 //
 // Imports from agbench: only internal/agerr, internal/analyze, internal/atomicfile,
 // internal/cgroup, internal/cluster, internal/diskio, internal/drill, internal/freeport,
-// internal/links, internal/listener, internal/measure, internal/plan, internal/privilege,
-// internal/result, internal/routing, internal/runner, internal/sample, internal/seed,
-// internal/segment, internal/target, internal/units, internal/workload/....
+// internal/hostmetrics, internal/links, internal/listener, internal/measure, internal/plan,
+// internal/privilege, internal/result, internal/routing, internal/runner, internal/sample,
+// internal/seed, internal/segment, internal/target, internal/units, internal/workload/....
 package experiment

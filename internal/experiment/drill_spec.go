@@ -10,6 +10,7 @@ import (
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/drill"
 	"github.com/agbench/agbench/internal/listener"
+	"github.com/agbench/agbench/internal/sample"
 	"github.com/agbench/agbench/internal/units"
 )
 
@@ -93,6 +94,8 @@ type DrillSettings struct {
 	Primary, Listener, Patroni string
 	Standbys                   []string
 	Options                    drill.Options
+	// Hosts say where the nodes' host figures come from, read beside every cycle.
+	Hosts HostMetricsFlags
 
 	ran *Drill
 }
@@ -116,6 +119,7 @@ func (s *DrillSettings) register(fl *pflag.FlagSet) {
 	fl.StringVar(&s.Listener, "listener", "", "with --fault observe: the writers connect here (a connection string)")
 	fl.StringVar(&s.Patroni, "patroni", "", "with --fault observe: Patroni REST API URLs, comma-separated, in the order of --primary and --standby; the drill asks Patroni for a switchover each cycle")
 	fl.DurationVar(&s.Options.ObserveWait, "observe-wait", drill.DefaultObserveWait, "with --fault observe and no --patroni: how long each cycle waits for your failover")
+	s.Hosts.Register(fl)
 }
 
 // Kind is drill.
@@ -170,6 +174,9 @@ func (s *DrillSettings) parse() (drill.Options, *drill.Endpoints, error) {
 	if err := cluster.CheckName(s.Cluster); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := s.Hosts.Parse(); err != nil {
+		errs = append(errs, err)
+	}
 	return o, ends, agerr.Join(errs...)
 }
 
@@ -182,6 +189,13 @@ func (s *DrillSettings) Run(ctx context.Context, r *Running) error {
 		return err
 	}
 	if ends != nil {
+		var names []string
+		for _, n := range ends.Nodes {
+			names = append(names, n.Name)
+		}
+		if o.Samplers, err = s.hostSamplers(ctx, names, nil); err != nil {
+			return err
+		}
 		s.ran = &Drill{Endpoints: ends, Options: o}
 		return s.ran.Run(ctx, r)
 	}
@@ -198,6 +212,35 @@ func (s *DrillSettings) Run(ctx context.Context, r *Running) error {
 	if err := drill.CheckWorkload(ctx, topo, o); err != nil {
 		return err
 	}
+	var names []string
+	for _, n := range topo.Nodes {
+		names = append(names, n.Name)
+	}
+	if o.Samplers, err = s.hostSamplers(ctx, names, topo); err != nil {
+		return err
+	}
 	s.ran = &Drill{Topo: topo, Options: o}
 	return s.ran.Run(ctx, r)
+}
+
+// hostSamplers reads the nodes' hosts beside every cycle: those the flags name, and a
+// cluster's (topo) that its topology gives an exporter. Bad input when a node is not the
+// drill's or a source gives no figures.
+func (s *DrillSettings) hostSamplers(ctx context.Context, nodes []string, topo *cluster.Topology) ([]drill.Sampler, error) {
+	h, err := s.Hosts.Parse()
+	if err != nil {
+		return nil, err
+	}
+	if h, err = h.Resolve(nodes, topo); err != nil {
+		return nil, err
+	}
+	remote, err := h.Sources(ctx)
+	if err != nil || len(remote) == 0 {
+		return nil, err
+	}
+	hs, err := sample.NewRemoteHostStep(remote, 0)
+	if err != nil {
+		return nil, err
+	}
+	return []drill.Sampler{hs}, nil
 }

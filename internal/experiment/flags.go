@@ -22,6 +22,8 @@ type AnalysisFlags struct {
 	Sample bool
 	// NoSamplers is tpcc run's old spelling of --sample=false, kept as a hidden alias.
 	NoSamplers bool
+	// Hosts say where the nodes' host figures come from, for nodes on other hosts.
+	Hosts HostMetricsFlags
 }
 
 // Register adds the flags to fs.
@@ -30,10 +32,20 @@ func (f *AnalysisFlags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.Sample, "sample", true, "sample the OS and the servers beside every step (--sample=false: none; the analysis then judges what needs no sampler)")
 	fs.BoolVar(&f.NoSamplers, "no-samplers", false, "old spelling of --sample=false")
 	_ = fs.MarkHidden("no-samplers")
+	f.Hosts.Register(fs)
 }
 
 // Sampling says whether the samplers run.
 func (f *AnalysisFlags) Sampling() bool { return f.Sample && !f.NoSamplers }
+
+// HostMetrics parses the host figures' flags: they need the samplers.
+func (f *AnalysisFlags) HostMetrics() (HostMetrics, error) {
+	h, err := f.Hosts.Parse()
+	if err == nil && h.Given() && !f.Sampling() {
+		err = agerr.BadInputf("--host-metrics and --prometheus read the hosts beside each step: they need the samplers (drop --sample=false)")
+	}
+	return h, err
+}
 
 // SLOs parses --slo; bad input names the flag and the position.
 func (f *AnalysisFlags) SLOs() ([]analyze.SLO, error) {
@@ -126,6 +138,7 @@ type loadPlan struct {
 	sweep  runner.Sweep
 	slos   []analyze.SLO
 	seg    segment.Segment
+	hosts  HostMetrics
 }
 
 // parse checks the shared flags, every problem at once, without reading a cluster or
@@ -172,8 +185,10 @@ func (f *loadFlags) parse() (loadPlan, error) {
 	}
 	slos, err := f.Analyse.SLOs()
 	errs = append(errs, err)
+	hosts, err := f.Analyse.HostMetrics()
+	errs = append(errs, err)
 	_, err = StaleProbeMode(f.StaleProbe, intent == target.ReadOnly, nil, sweep.Compare != nil)
-	return loadPlan{intent: intent, sweep: sweep, slos: slos, seg: seg}, agerr.Join(append(errs, err, target.CheckSpec(f.Target))...)
+	return loadPlan{intent: intent, sweep: sweep, slos: slos, seg: seg, hosts: hosts}, agerr.Join(append(errs, err, target.CheckSpec(f.Target))...)
 }
 
 // load resolves the target of the checked flags (home: where --cluster is found) and
@@ -201,8 +216,8 @@ func (f *loadFlags) load(home, command, unit string) (*Load, error) {
 		Step:   runner.StepSpec{Iterations: f.Iterations, Duration: f.Duration, Rampup: f.Rampup, Rate: f.Rate, MaxErrors: f.MaxErrors},
 		Sample: f.Analyse.Sampling(), Analyse: true,
 		AnalysisOptions: analyze.Options{LoadName: "threads", Unit: unit, SLOs: p.slos},
-		StaleProbe:      probe,
-		Segment:         p.seg, SegmentRun: f.Segments.Run, SegmentTimeout: f.Segments.Timeout,
+		StaleProbe:      probe, Hosts: p.hosts,
+		Segment: p.seg, SegmentRun: f.Segments.Run, SegmentTimeout: f.Segments.Timeout,
 	}, nil
 }
 

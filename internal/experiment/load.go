@@ -15,6 +15,7 @@ import (
 	"github.com/agbench/agbench/internal/analyze"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
+	"github.com/agbench/agbench/internal/sample"
 	"github.com/agbench/agbench/internal/segment"
 	"github.com/agbench/agbench/internal/target"
 	"github.com/agbench/agbench/internal/workload"
@@ -56,6 +57,10 @@ type Load struct {
 	Workload workload.Workload
 	Samplers []runner.Sampler
 
+	// Hosts say where the host figures of nodes on other hosts come from (their
+	// node_exporter, or a Prometheus server), read beside every measured window.
+	Hosts HostMetrics
+
 	// ReadSessions is set when sessions other than the VUs' own declare read intent (tpcc's
 	// second session, --read-intent) though Intent is read-write.
 	ReadSessions bool
@@ -68,6 +73,8 @@ type Load struct {
 	SegmentTimeout time.Duration
 
 	routes *Routes
+	// remote are the nodes' host sources, checked by Start.
+	remote []sample.RemoteHost
 	// notes are run-level warnings known only once steps have run (ColdCache's).
 	notes []string
 	// down names the standbys the run's sessions do not use that did not pass their check
@@ -114,11 +121,29 @@ func (l *Load) Analysis() (analyze.Options, bool) { return l.AnalysisOptions, l.
 // Routing says whether the experiment compares routing off and on.
 func (l *Load) Routing() bool { return l.Sweep.Compare != nil && l.Sweep.Compare.Name == RoutingKey }
 
+// checkHosts resolves the host figures' sources against the target and reads each once:
+// bad input when a node is not the target's or a source gives no figures.
+func (l *Load) checkHosts(ctx context.Context) error {
+	h := l.Hosts
+	if h.Exporters == nil && h.Prometheus == "" && (l.Target.Topo == nil || !l.Sample) {
+		return nil
+	}
+	h, err := h.Resolve(targetNodes(l.Target), l.Target.Topo)
+	if err != nil {
+		return err
+	}
+	l.remote, err = h.Sources(ctx)
+	return err
+}
+
 // Start checks the target (every server is what its flag says, the database exists, the
 // login is accepted: bad input otherwise) and starts what the experiment needs before any
 // session: the in-process listeners of a routing comparison.
 func (l *Load) Start(ctx context.Context) error {
 	if err := l.checkTarget(ctx); err != nil {
+		return err
+	}
+	if err := l.checkHosts(ctx); err != nil {
 		return err
 	}
 	if !l.Routing() {
@@ -266,6 +291,13 @@ func (l *Load) Run(ctx context.Context, r *Running) error {
 		defer s.Close()
 		samplers = append(samplers, s.List...)
 		rec.Warn(s.Warnings...)
+		if len(l.remote) > 0 {
+			hs, err := sample.NewRemoteHostStep(l.remote, 0)
+			if err != nil {
+				return err
+			}
+			samplers = append(samplers, hs)
+		}
 	}
 	cfg := runner.Config{
 		Workload: l.Workload, Plan: l.Plan(), Spec: l.spec, Seed: l.Sweep.Seed, Samplers: samplers,

@@ -189,6 +189,8 @@ func (s *TPCCRun) Plan() (runner.Sweep, tpcc.Mode, error) {
 	}
 	_, err = s.Analyse.SLOs()
 	errs = append(errs, err)
+	_, err = s.Analyse.HostMetrics()
+	errs = append(errs, err)
 	return sw, mode, agerr.Join(errs...)
 }
 
@@ -243,6 +245,7 @@ func (s *TPCCRun) load(home string) (*Load, *tpcc.Workload, error) {
 		AnalysisOptions: analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos},
 		SegmentRun:      s.Segments.Run, SegmentTimeout: s.Segments.Timeout}
 	l.Segment, _ = s.Segments.Parse()
+	l.Hosts, _ = s.Analyse.HostMetrics() // checked by Plan
 	if l.StaleProbe, err = StaleProbeMode(s.StaleProbe, s.readIntent(), tgt, sw.Compare != nil); err != nil {
 		return nil, nil, err
 	}

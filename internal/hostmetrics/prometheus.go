@@ -72,7 +72,7 @@ func (p *Prometheus) clockOffset(ctx context.Context) (float64, error) {
 	v, _, err := p.api.Query(ctx, "time()", time.Time{})
 	got := time.Now()
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", p.url, err)
+		return 0, fmt.Errorf("%s: no answer from a Prometheus server's HTTP API: %w", p.url, err)
 	}
 	s, ok := v.(*model.Scalar)
 	if !ok {

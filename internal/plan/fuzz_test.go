@@ -14,6 +14,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("target: [\n"))
 	f.Add([]byte("&a [*a]"))
 	f.Add([]byte("experiments: [&x {command: s}, *x]\ntarget: {cluster: {settings: {a: 1}}}"))
+	f.Add([]byte("target: {connect: {primary: p}, host_metrics: {node_exporter: {a: u}, prometheus: x, instances: {b: i}}}\nexperiments: [{command: stress}]\n"))
 	f.Add([]byte("\xff\xfe"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse("f.yaml", data)

@@ -197,8 +197,9 @@ func (p *parser) target(n *yaml.Node, t *Target) {
 		return
 	}
 	p.fields(n, "target", map[string]func(*yaml.Node){
-		"cluster": func(v *yaml.Node) { t.Cluster = p.cluster(v) },
-		"connect": func(v *yaml.Node) { t.Connect = p.connect(v) },
+		"cluster":      func(v *yaml.Node) { t.Cluster = p.cluster(v) },
+		"connect":      func(v *yaml.Node) { t.Connect = p.connect(v) },
+		"host_metrics": func(v *yaml.Node) { t.HostMetrics = p.hostMetrics(v) },
 	})
 	if (t.Cluster == nil) == (t.Connect == nil) {
 		p.errorf(n, "target: give exactly one of cluster (a local cluster to create) or connect (connection strings)")

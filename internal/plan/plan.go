@@ -35,10 +35,12 @@ type Plan struct {
 	Experiments []Experiment
 }
 
-// Target is where every experiment connects: exactly one of Cluster and Connect.
+// Target is where every experiment connects: exactly one of Cluster and Connect; and
+// where the nodes' host figures come from (HostMetrics, nil for their topology's or none).
 type Target struct {
-	Cluster *Cluster
-	Connect *Connect
+	Cluster     *Cluster
+	Connect     *Connect
+	HostMetrics *HostMetrics
 }
 
 // Cluster is a local cluster the study creates before its experiments and destroys after
@@ -174,6 +176,9 @@ func (p *Plan) Args(i int, studyDir, resultsDir string, has func(flag string) bo
 			}
 		}
 	}
+	if h := p.Target.HostMetrics; h != nil && has("host-metrics") && !anySet(set, hostMetricsFlags) {
+		args = append(args, h.args()...)
+	}
 	if resultsDir != "" && has("results") && !set["results"] {
 		args = append(args, "--results="+resultsDir)
 	}
@@ -185,7 +190,16 @@ func (p *Plan) Args(i int, studyDir, resultsDir string, has func(flag string) bo
 
 // repeatable flags take one value per occurrence (--standby A --standby B, --set k=v).
 func repeatable(name string) bool {
-	return name == "standby" || name == "set" || name == "routing-list"
+	return name == "standby" || name == "set" || name == "routing-list" || name == "host-metrics" || name == "prometheus-instance"
+}
+
+func anySet(set map[string]bool, names []string) bool {
+	for _, n := range names {
+		if set[n] {
+			return true
+		}
+	}
+	return false
 }
 
 // ClusterCreateArgs is the `cluster create` command line of a cluster target.

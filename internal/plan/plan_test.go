@@ -133,7 +133,7 @@ func TestParseErrors(t *testing.T) {
 		{"target list", "target: [a]\n" + exp, []string{"1:9: target must be a mapping"}},
 		{"target neither", "target: {}\n" + exp, []string{"1:9: target: give exactly one of cluster"}},
 		{"target both", "target: {cluster: {}, connect: {primary: x}}\n" + exp, []string{"1:9: target: give exactly one of cluster"}},
-		{"target unknown", "target: {clutser: {}}\n" + exp, []string{`1:10: target: unknown key "clutser" (known: cluster, connect)`, "1:9: target: give exactly one"}},
+		{"target unknown", "target: {clutser: {}}\n" + exp, []string{`1:10: target: unknown key "clutser" (known: cluster, connect, host_metrics)`, "1:9: target: give exactly one"}},
 		{"cluster list", "target: {cluster: [1]}\n" + exp, []string{"1:19: target.cluster must be a mapping"}},
 		{"cluster name", "target: {cluster: {name: 'a b'}}\n" + exp, []string{`1:26: target.cluster.name "a b"`}},
 		{"standbys range", "target: {cluster: {standbys: 10}}\n" + exp, []string{"1:30: target.cluster.standbys 10: give 0 to 9"}},
