@@ -71,13 +71,16 @@ func (h NodeHost) Why(figure string) string {
 	return cmp.Or(result.HostSource{Absent: h.Absent, Missing: h.Missing}.Why(figure), "not recorded in this result")
 }
 
-// Label names the host in sentences: "the primary's host (pg1)", or "pg1's host" when
-// the node's name says its role or none is known.
+// Label names the host in sentences: "the primary's host (pg1)", "the primary's host"
+// when the node's name is its role, "pg1's host" when its role is not known.
 func (h NodeHost) Label() string {
-	if h.Role != "" && h.Role != h.Node {
-		return "the " + h.Role + "'s host (" + h.Node + ")"
+	switch h.Role {
+	case "":
+		return h.Node + "'s host"
+	case h.Node:
+		return "the " + h.Role + "'s host"
 	}
-	return h.Node + "'s host"
+	return "the " + h.Role + "'s host (" + h.Node + ")"
 }
 
 // nodeHostFigure is one figure of NodeHost with its name after "host.<node>.".

@@ -310,3 +310,13 @@ func TestHostLostMidWindowIsNotJudgedOnItsPoints(t *testing.T) {
 		t.Fatalf("%+v", a.Saturated)
 	}
 }
+
+func TestNodeHostLabel(t *testing.T) {
+	for _, c := range []struct{ node, role, want string }{
+		{"pg1", "primary", "the primary's host (pg1)"}, {"primary", "primary", "the primary's host"}, {"pg1", "", "pg1's host"},
+	} {
+		if got := (NodeHost{Node: c.node, Role: c.role}).Label(); got != c.want {
+			t.Errorf("%s %s: %q, want %q", c.node, c.role, got, c.want)
+		}
+	}
+}
