@@ -34,17 +34,20 @@ BEGIN
           AND cu.c_w_id = p_w_id AND cu.c_d_id = p_d_id AND cu.c_id = p_c_id
         RETURNING d_next_o_id - 1, d_tax, w.w_tax, cu.c_discount, cu.c_last, cu.c_credit
         INTO v_o_id, v_d_tax, v_w_tax, v_c_discount, v_c_last, v_c_credit;
-    WITH o AS (INSERT INTO tpcc.orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
-        VALUES (v_o_id, p_d_id, p_w_id, p_c_id, v_entry, NULL, v_cnt, p_all_local))
-    INSERT INTO tpcc.new_order (no_o_id, no_d_id, no_w_id) VALUES (v_o_id, p_d_id, p_w_id);
     FOR i IN 2..v_cnt LOOP
         IF p_i_ids[i] = p_i_ids[i-1] AND p_supply_w_ids[i] = p_supply_w_ids[i-1] THEN
             v_distinct := false;
         END IF;
     END LOOP;
+    -- The order and its new-order row are inserted by the statement of the lines (one
+    -- statement fewer to start and end: starting the statements' executors took 14% of the
+    -- backends' CPU in functions mode, measured with perf on this machine).
     IF v_distinct THEN
         RETURN QUERY
-        WITH u AS (SELECT * FROM unnest(p_i_ids, p_supply_w_ids, p_quantities) WITH ORDINALITY AS u(i_id, w_id, qty, n)),
+        WITH o AS (INSERT INTO tpcc.orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
+            VALUES (v_o_id, p_d_id, p_w_id, p_c_id, v_entry, NULL, v_cnt, p_all_local)),
+        n AS (INSERT INTO tpcc.new_order (no_o_id, no_d_id, no_w_id) VALUES (v_o_id, p_d_id, p_w_id)),
+        u AS (SELECT * FROM unnest(p_i_ids, p_supply_w_ids, p_quantities) WITH ORDINALITY AS u(i_id, w_id, qty, n)),
         s AS (UPDATE tpcc.stock SET
                 s_quantity = CASE WHEN s_quantity - u.qty >= 10 THEN s_quantity - u.qty ELSE s_quantity - u.qty + 91 END,
                 s_ytd = s_ytd + u.qty, s_order_cnt = s_order_cnt + 1,
@@ -65,6 +68,9 @@ BEGIN
             RAISE EXCEPTION 'item number % is not valid', p_i_ids[v_cnt] USING ERRCODE = 'AGB01';
         END IF;
     ELSE
+        WITH o AS (INSERT INTO tpcc.orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
+            VALUES (v_o_id, p_d_id, p_w_id, p_c_id, v_entry, NULL, v_cnt, p_all_local))
+        INSERT INTO tpcc.new_order (no_o_id, no_d_id, no_w_id) VALUES (v_o_id, p_d_id, p_w_id);
         FOR i IN 1..v_cnt LOOP
             SELECT i_price, i_name, i_data INTO v_i_price, v_i_name, v_i_data FROM tpcc.item WHERE i_id = p_i_ids[i];
             IF NOT FOUND THEN
