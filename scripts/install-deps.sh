@@ -32,17 +32,13 @@ command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(hapr
 # itself, in the foreground of their own sessions, for the clusters it makes.
 command -v patroni >/dev/null 2>&1 || missing+=(patroni)
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
-<<<<<<< HEAD
 # cluster create --netns: namespaces and veths (ip), entering them (nsenter, util-linux), and
-# a node_exporter in each, which agbench starts itself (never the package's service).
+# a node_exporter in each, which agbench starts itself (never the package's service). Other
+# hosts' figures come from their node_exporter, directly or through a Prometheus server; the
+# tests run both in the foreground on loopback.
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing+=(iproute2)
 [ -x /usr/bin/prometheus-node-exporter ] || missing+=(prometheus-node-exporter)
-=======
-# Other hosts' figures come from Prometheus's node_exporter, directly or through a Prometheus
-# server; the tests run both in the foreground on loopback, never as the packages' services.
-[ -x /usr/bin/prometheus-node-exporter ] || missing+=(prometheus-node-exporter)
 [ -x /usr/bin/prometheus ] || missing+=(prometheus)
->>>>>>> 6c9b4cc (experiment, plan, drill: --host-metrics and --prometheus for every load)
 if [ "$browser" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
 fi
