@@ -122,11 +122,53 @@ func TestSegmentsAsProcesses(t *testing.T) {
 		t.Fatalf("segments began %v apart (windows %v): %v", spread, wspread, began)
 	}
 	t.Logf("merged %d operations = sum of segments; p99 %d µs = union's; segments began within %v (windows %v)", sum, q.Latency.P99, spread, wspread)
-	for _, want := range []string{"merged 3 of 3 segments", "threads"} {
+	for _, want := range []string{"merged 3 of 3 segments", "threads", "segments  step 1 began within"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("collect output lacks %q:\n%s", want, out)
 		}
 	}
+	if code, _, errs := e2etest.Run(t, env, "report", merged, "-q", "-o", filepath.Join(dir, "report.html")); code != 0 {
+		t.Fatalf("report of the merged run: exit %d\n%s", code, errs)
+	}
+}
+
+// TestTPCCSegmentsMerge runs tpcc run as two segments on a schema of two warehouses, one
+// VU each, and merges them: the merged New-Orders and NOPM are the segments' sums.
+func TestTPCCSegmentsMerge(t *testing.T) {
+	t.Parallel()
+	topo, env := sharedCluster(t)
+	db := clustertest.OwnDatabase(t, topo)
+	if code, out, errs := e2etest.Run(t, env, "tpcc", "build", "--cluster", topo.Name, "-d", db, "--warehouses", "2"); code != 0 {
+		t.Fatalf("build: exit %d\n%s\n%s", code, out, errs)
+	}
+	dir := t.TempDir()
+	procs := make([]*e2etest.Proc, 2)
+	for i := range procs {
+		procs[i] = e2etest.Start(t, env, "tpcc", "run", "--cluster", topo.Name, "-d", db, "--vus", "2", "--rampup", "0s", "--duration", "3s",
+			"--sample=false", "--segment", fmt.Sprintf("%d/2", i), "--results", filepath.Join(dir, fmt.Sprint(i)))
+	}
+	var nopm float64
+	var neword int64
+	for i, p := range procs {
+		if code := p.Wait(t, 3*time.Minute); code != 0 {
+			t.Fatalf("segment %d: exit %d\nstdout %s\nstderr %s", i, code, p.Stdout, p.Stderr)
+		}
+		st := e2etest.ReadOneResult(t, filepath.Join(dir, fmt.Sprint(i))).Steps[0]
+		if st.VUs != 1 {
+			t.Fatalf("segment %d ran %d VUs", i, st.VUs)
+		}
+		nopm += st.Counters[result.TPCCNOPM]
+		neword += st.Ops[result.TPCCOps[0]].Count
+	}
+	merged := filepath.Join(dir, "merged")
+	if code, out, errs := e2etest.Run(t, env, "merge", filepath.Join(dir, "0"), filepath.Join(dir, "1"), "--results", merged); code != 0 {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, out, errs)
+	}
+	st := e2etest.ReadOneResult(t, merged).Steps[0]
+	if got := st.Ops[result.TPCCOps[0]].Count; got != neword || neword == 0 || st.Counters[result.TPCCNOPM] != nopm || st.VUs != 2 {
+		t.Fatalf("merged New-Orders %d NOPM %.1f VUs %d; segments' sums %d, %.1f", got, st.Counters[result.TPCCNOPM], st.VUs, neword, nopm)
+	}
+	t.Logf("merged %d New-Orders, NOPM %.1f = the segments' sums", neword, nopm)
 }
 
 // podOf decodes the manifest k8s job wrote, strictly as the API's types, and returns the
