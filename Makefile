@@ -80,6 +80,19 @@ bench-tpcc: deps build
 		-gotpc-side="$$( [ -n "$${TPCC_BENCH_GOTPC:-}" ] && echo true || echo false)" \
 		$$(for kv in $${TPCC_BENCH_SET:-}; do printf -- '-set %s ' "$$kv"; done)
 
+# TPC-C's emulated terminals (tpcc run --terminals) on one throwaway server: the spec's ten
+# terminals per warehouse and a driver-capacity run of 10,000, each over at most 50 sessions,
+# interleaved rounds, medians: sessions and the monitor's backends, the driver's memory
+# against its targets (256 MiB, 1 GiB), tpmC per warehouse, response times per clause 5.2.5.4.
+# Knobs (environment): TERMINALS_BENCH_WAREHOUSES (100), TERMINALS_BENCH_ROUNDS (3),
+# TERMINALS_BENCH_SECS (120), TERMINALS_BENCH_CAPACITY (10000), TERMINALS_BENCH_SCALE (1: the
+# capacity run's keying and think times, scaled), TERMINALS_BENCH_SESSIONS (50).
+.PHONY: bench-terminals
+bench-terminals: deps build
+	$(GO) run ./bench/terminals -agbench $(BIN) -warehouses "$${TERMINALS_BENCH_WAREHOUSES:-100}" \
+		-rounds "$${TERMINALS_BENCH_ROUNDS:-3}" -secs "$${TERMINALS_BENCH_SECS:-120}" -capacity "$${TERMINALS_BENCH_CAPACITY:-10000}" \
+		-capacity-think-scale "$${TERMINALS_BENCH_SCALE:-1}" -sessions "$${TERMINALS_BENCH_SESSIONS:-50}"
+
 # Read-only routing on modelled hosts (control groups; root) beside the same on one shared
 # host: stress point select and count(*) larger than a node's memory, 1..12 threads.
 # Knobs (environment): HOSTS_* (go run ./bench/hosts -h names them).

@@ -79,6 +79,9 @@ func (r *Run) read() error {
 		if _, err := r.Result.Steps[i].StaleProbes(); err != nil {
 			return err
 		}
+		if _, err := r.Result.Steps[i].Terminals(); err != nil {
+			return err
+		}
 	}
 	var err error
 	r.Readahead, err = r.Result.ReadaheadRun()

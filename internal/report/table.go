@@ -135,6 +135,10 @@ func (e *Experiment) Tables() []Table {
 		t.Open = true
 		ts = append(ts, t)
 	}
+	if t := e.TerminalsTable(); len(t.Rows) > 0 {
+		t.Open = true
+		ts = append(ts, t)
+	}
 	ts = append(ts, e.OpsTable())
 	if t := e.CountersTable(); len(t.Rows) > 0 {
 		ts = append(ts, t)
