@@ -124,6 +124,14 @@ bench-stress: deps build
 bench-sample: deps
 	$(GO) run ./bench/sample $(BENCH_SAMPLE_ARGS)
 
+# What reading other hosts costs agbench: one and three node_exporters scraped directly and
+# one host through a Prometheus server, a round of reads like the sampler's each second
+# (agbench's own CPU per round; at one round a second, the share of a core). COUNT rounds of
+# the benchmark, for their spread.
+.PHONY: bench-hostmetrics
+bench-hostmetrics: deps
+	$(GO) test -run='^$$' -bench=ScrapeCost -benchtime=200x -count="$${COUNT:-5}" ./internal/hostmetrics/
+
 # The seeding article's table on this machine: a ~1 GB database (SEED_SIZE) seeded by direct
 # and backup-restore with none, lz4 and zstd compression, REPEAT rounds interleaved, medians.
 .PHONY: bench-seed
