@@ -477,10 +477,8 @@ func (ex *execution) startVUs(loadCtx context.Context, stopLoad context.CancelCa
 			// runs like a client thread of pgbench, which the kernel pairs with its server
 			// process on a core. Hopping between the runtime's threads costs cross-core wake-ups
 			// (make bench-stress: 2 clients ~55k -> ~85k TPS on 2 cores).
-			if pinned(w) {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-			}
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			// A context per VU: the driver registers on it for every operation, and VUs
 			// sharing one would contend for its lock.
 			vuCtx, cancel := context.WithCancel(loadCtx)
@@ -491,13 +489,6 @@ func (ex *execution) startVUs(loadCtx context.Context, stopLoad context.CancelCa
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
 	return allDone
-}
-
-// pinned says whether a VU keeps its thread: unless its worker's sessions wait in the
-// network poller (workload.Polled), whose waits do not block a thread.
-func pinned(w workload.Worker) bool {
-	_, polled := w.(workload.Polled)
-	return !polled
 }
 
 // open opens the measured window (openWindow); a step of a duration lasts it from then.

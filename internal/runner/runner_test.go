@@ -438,18 +438,3 @@ func TestSubmittedCountsTheQueue(t *testing.T) {
 		t.Fatalf("idle ops %+v: want 3 below %v", i, queued)
 	}
 }
-
-type polledWorker struct{ fakeWorker }
-
-func (polledWorker) Polled() {}
-
-// TestPinnedUnlessPolled checks which VUs keep a thread of their own: those whose sessions
-// block in read(2) do, those that wait in the network poller do not.
-func TestPinnedUnlessPolled(t *testing.T) {
-	if !pinned(&fakeWorker{}) {
-		t.Error("a worker that does not say it is polled is not pinned to its thread")
-	}
-	if pinned(&polledWorker{}) {
-		t.Error("a polled worker is pinned to its thread")
-	}
-}

@@ -131,14 +131,6 @@ type Remaker interface {
 	Remade() []int
 }
 
-// Polled is a Worker whose sessions wait for the server in Go's network poller rather than
-// in a blocking read(2) (pgx's own dialer). The runner then leaves its VU's goroutine free to
-// move between threads: pinned to one, every wait for a reply would hand the thread's P to
-// another thread and back, two more wake-ups per round trip.
-type Polled interface {
-	Polled()
-}
-
 // StepHooks is a Workload with work of its own around each measured step: restarting a
 // server for a cold read, reading the server's buffer counters before and after. Counters
 // returned by AfterStep go into the step's counters.

@@ -289,13 +289,6 @@ func (wk *worker) Remade() []int {
 
 var _ workload.Reconnector = (*worker)(nil)
 
-// Polled says the VU's sessions wait in Go's network poller (Connect uses pgx's dialer): a
-// VU left free of a thread of its own cost the driver a fifth less CPU per transaction
-// (tpcc run, 2 VUs, both modes, six interleaved rounds).
-func (wk *worker) Polled() {}
-
-var _ workload.Polled = (*worker)(nil)
-
 // Landings reports where the VU's sessions are.
 func (wk *worker) Landings() []workload.Landing { return wk.landings }
 
