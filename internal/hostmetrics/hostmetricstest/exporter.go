@@ -53,8 +53,9 @@ func Require(t testing.TB, bin string) {
 }
 
 // StartExporter starts a node_exporter on a free loopback port with the collectors host
-// figures read, waits until it answers, and stops it at the test's end.
-func StartExporter(t testing.TB) *Process {
+// figures read (and the flags extra, such as a collector's filter), waits until it
+// answers, and stops it at the test's end.
+func StartExporter(t testing.TB, extra ...string) *Process {
 	t.Helper()
 	Require(t, ExporterBin)
 	port, err := freeport.Consecutive(1)
@@ -66,6 +67,7 @@ func StartExporter(t testing.TB) *Process {
 	for _, c := range ExporterCollectors {
 		args = append(args, "--collector."+c)
 	}
+	args = append(args, extra...)
 	p := start(t, ExporterBin, args, t.TempDir())
 	p.Addr, p.URL = addr, "http://"+addr+"/metrics"
 	p.waitAnswers(t, p.URL)
