@@ -101,6 +101,9 @@ func mergeStep(parts []*result.Step, idx []int) (result.Step, error) {
 			st.IncompleteReason = joinReasons(st.IncompleteReason, fmt.Sprintf("segment %d: %s", idx[k], p.IncompleteReason))
 		}
 	}
+	if err := mergeTerminals(&st, parts, idx); err != nil {
+		return st, err
+	}
 	// A rate split N ways adds back up to the rate given, but for the float's last digits.
 	st.Rate = math.Round(rate*1e9) / 1e9
 	sort.SliceStable(st.VUQuiet, func(i, j int) bool { return st.VUQuiet[i].VU < st.VUQuiet[j].VU })

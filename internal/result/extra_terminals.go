@@ -101,3 +101,61 @@ var ResponseLimitsMicros = [5]int64{5e6, 5e6, 5e6, 5e6, 20e6}
 func (s *Step) Terminals() (*TerminalsStep, error) {
 	return extraOf[TerminalsStep](s.ExtraOf, ExtraTerminals)
 }
+
+// MergeTerminals merges the terminals sections of one step's segments, each of which
+// emulated its share of the terminals over a pool of its own against the same warehouses:
+// terminals, sessions and tpmC add up, the histograms merge exactly, and the driver's memory
+// is the largest segment's (each segment is a process of its own). It returns nil when no
+// part has the section; parts must share the warehouses and the think scale.
+func MergeTerminals(parts []*TerminalsStep) (*TerminalsStep, error) {
+	var out *TerminalsStep
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		if out == nil {
+			out = &TerminalsStep{Warehouses: p.Warehouses, ThinkScale: p.ThinkScale, QueueWait: map[string]Hist{}, Think: map[string]Hist{}}
+		}
+		if p.Warehouses != out.Warehouses || p.ThinkScale != out.ThinkScale {
+			return nil, fmt.Errorf("terminals: segments of %d and %d warehouses, think scale %g and %g",
+				out.Warehouses, p.Warehouses, out.ThinkScale, p.ThinkScale)
+		}
+		out.Terminals += p.Terminals
+		out.Sessions += p.Sessions
+		out.TpmC += p.TpmC
+		out.QueuedAtEnd += p.QueuedAtEnd
+		if err := mergeHistMap(out.QueueWait, p.QueueWait); err != nil {
+			return nil, fmt.Errorf("terminals: queue wait: %w", err)
+		}
+		if err := mergeHistMap(out.Think, p.Think); err != nil {
+			return nil, fmt.Errorf("terminals: think times: %w", err)
+		}
+		out.Driver = largerDriver(out.Driver, p.Driver)
+	}
+	if out != nil && out.Warehouses > 0 {
+		out.TpmCPerWarehouse = out.TpmC / float64(out.Warehouses)
+	}
+	return out, nil
+}
+
+// mergeHistMap merges each histogram of m into acc, by key.
+func mergeHistMap(acc, m map[string]Hist) error {
+	for k, h := range m {
+		merged, err := MergeHists(acc[k], h)
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		acc[k] = merged
+	}
+	return nil
+}
+
+// largerDriver is the larger of two load generators' memory, figure by figure; a peak
+// resident set absent from one is the other's.
+func largerDriver(a, b DriverMemory) DriverMemory {
+	out := DriverMemory{HeapBytes: max(a.HeapBytes, b.HeapBytes), GoSysBytes: max(a.GoSysBytes, b.GoSysBytes), PeakRSSBytes: a.PeakRSSBytes}
+	if b.PeakRSSBytes != nil && (a.PeakRSSBytes == nil || *b.PeakRSSBytes > *a.PeakRSSBytes) {
+		out.PeakRSSBytes = b.PeakRSSBytes
+	}
+	return out
+}
