@@ -58,6 +58,7 @@ func Drill(w io.Writer, r *result.Result, run *result.DrillRun) {
 			fmt.Fprintf(w, "cycle %d: %s\n", dc.Cycle, p)
 		}
 	}
+	NodeHostsBy(w, r.Steps, "cycle", drillCycleOf)
 	if run == nil {
 		return
 	}
@@ -202,4 +203,12 @@ func syncMode(pt *result.DrillPatroni) string {
 		return "on, strict: commits wait while no synchronous standby streams"
 	}
 	return "on, not strict: with no synchronous standby left, commits are acknowledged without one"
+}
+
+// drillCycleOf is a drill step's cycle, its position when it has no cycle's figures.
+func drillCycleOf(st *result.Step) string {
+	if dc, err := st.DrillCycle(); err == nil && dc != nil {
+		return fmt.Sprint(dc.Cycle)
+	}
+	return fmt.Sprint(st.Index + 1)
 }

@@ -16,7 +16,7 @@ import (
 // node's own host as its node_exporter saw it over the step's window.
 var NodeHostColumns = []string{"node", "CPU busy", "iowait", "steal", "run queue", "CPUs", "mem available", "device", "IOPS", "util", "net rx MB/s", "net tx MB/s", "net err/s"}
 
-// HostCell is one cell of the nodes' hosts table: its text (table.Absent when the figure was not
+// HostCell is one cell of the nodes' hosts table: its text ("–" when the figure was not
 // read) and the number behind it (nil when absent, or not a number).
 type HostCell struct {
 	Text  string
@@ -72,7 +72,7 @@ func nodeHostCells(h analyze.NodeHost) []HostCell {
 	return append(cells, mbps(h.NetRxBPS), mbps(h.NetTxBPS), optCell(h.NetErrors, func(v float64) string { return fmt.Sprintf("%.1f", v) }, 1))
 }
 
-// optCell shows a figure that may be absent: table.Absent when it is, else its text, with the
+// optCell shows a figure that may be absent: "–" when it is, else its text, with the
 // number behind it scaled as the text shows it.
 func optCell(p *float64, text func(float64) string, scale float64) HostCell {
 	if p == nil {
@@ -90,7 +90,7 @@ var nodeHostFigures = []struct{ name, words string }{
 	{result.HostNetRxBPS, "network received"}, {result.HostNetTxBPS, "network sent"}, {result.HostNetErrors, "network errors"},
 }
 
-// NodeHostAbsences says why the figures a host's row shows as table.Absent are absent: the whole
+// NodeHostAbsences says why the figures a host's row shows as "–" are absent: the whole
 // host's reason, or each figure's ("pg1's host: run queue: the exporter did not report …").
 func NodeHostAbsences(h analyze.NodeHost) []string {
 	if !h.Measured() {
@@ -121,8 +121,15 @@ func NodeHostAbsences(h analyze.NodeHost) []string {
 }
 
 // NodeHosts prints each node's own host at each step, as its node_exporter saw it, with
-// why the figures shown table.Absent are absent; nothing when no step read a node's host.
+// why the figures shown "–" are absent; nothing when no step read a node's host. A step is
+// told by its load (loadName: "threads", "VUs").
 func NodeHosts(w io.Writer, steps []result.Step, loadName string) {
+	NodeHostsBy(w, steps, loadName, func(st *result.Step) string { return fmt.Sprint(st.VUs) })
+}
+
+// NodeHostsBy is NodeHosts with each step told by key, under the header head (a drill's
+// cycle).
+func NodeHostsBy(w io.Writer, steps []result.Step, head string, key func(*result.Step) string) {
 	rows, err := NodeHostRows(steps)
 	if err != nil {
 		fmt.Fprintf(w, "\nnodes' hosts: %v\n", err)
@@ -137,14 +144,14 @@ func NodeHosts(w io.Writer, steps []result.Step, loadName string) {
 	}
 	fmt.Fprintln(w, "\nnodes' hosts (their node_exporters), per step:")
 	tw := table.NewWriter(w, table.Left)
-	head := append([]string{loadName}, NodeHostColumns...)
+	cols := append([]string{head}, NodeHostColumns...)
 	if variants {
-		head = append([]string{"variant"}, head...)
+		cols = append([]string{"variant"}, cols...)
 	}
-	tw.Row(head...)
+	tw.Row(cols...)
 	var notes []string
 	for _, row := range rows {
-		cells := []string{fmt.Sprint(row.Step.VUs)}
+		cells := []string{key(row.Step)}
 		if variants {
 			cells = append([]string{row.Step.Variant}, cells...)
 		}

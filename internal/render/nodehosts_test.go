@@ -65,3 +65,19 @@ func TestNodeHostsTable(t *testing.T) {
 		t.Errorf("printed %q", b.String())
 	}
 }
+
+// A drill's hosts are told by cycle.
+func TestDrillShowsNodeHostsByCycle(t *testing.T) {
+	st := hostStep(t, 4, 0.5)
+	if err := st.SetExtra(result.ExtraDrill, result.DrillCycle{Cycle: 2, Fault: "stop", From: "pg1"}); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	Drill(&b, &result.Result{Steps: []result.Step{st}}, nil)
+	out := b.String()
+	for _, want := range []string{"\ncycle  node           CPU busy", "\n2      pg1 (primary)  50%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+}
