@@ -82,8 +82,9 @@ PostgreSQL listens on its address; the standbys stream from the primary's addres
 TCP; agbench, the listener and the links reach the nodes there. Each node also gets
 Debian's node_exporter (/usr/bin/prometheus-node-exporter) in its namespace, at
 http://ADDRESS:9100/metrics, recorded as the node's host metrics for --cluster. It
-combines with --host-* (the control groups), --link-latency and --listener, not with --ha
-patroni. This needs root. Destroy removes the namespaces, veths, bridge and exporters,
+combines with --host-* (the control groups), --link-latency, --listener and --ha patroni
+(Patroni runs in each node's namespace, etcd on this machine's address on the subnet).
+This needs root. Destroy removes the namespaces, veths, bridge and exporters,
 also those of a create that was killed.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

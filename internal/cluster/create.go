@@ -292,7 +292,10 @@ func (t *Topology) build(ctx context.Context, hosts *cgroup.System, self Self, w
 		return err
 	}
 	if t.Patroni != nil {
-		return t.buildPatroni(ctx, password, w)
+		if err := t.buildPatroni(ctx, password, w); err != nil {
+			return err
+		}
+		return t.startOwnExporters(ctx, w)
 	}
 	if err := t.initPrimary(ctx, password, w); err != nil {
 		return err
@@ -306,6 +309,12 @@ func (t *Topology) build(ctx context.Context, hosts *cgroup.System, self Self, w
 	if err := t.cloneStandbys(ctx, w); err != nil {
 		return err
 	}
+	return t.startOwnExporters(ctx, w)
+}
+
+// startOwnExporters starts the exporter of each node in a namespace of its own, once the
+// nodes run, and saves the topology.
+func (t *Topology) startOwnExporters(ctx context.Context, w io.Writer) error {
 	if t.Netns != nil {
 		progress(w, "node_exporter on each node's address, port %d", ExporterPort)
 		if err := t.StartExporters(ctx); err != nil {

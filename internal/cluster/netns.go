@@ -69,13 +69,10 @@ func (t *Topology) netnsID() string {
 // nsName is the network namespace of node name.
 func (t *Topology) nsName(node string) string { return t.groupPrefix() + node }
 
-// checkNetns refuses what --netns cannot be combined with, and asks for root.
+// checkNetns asks for root when the nodes go in namespaces of their own.
 func (o *CreateOptions) checkNetns() error {
 	if !o.Netns {
 		return nil
-	}
-	if o.HA != "" {
-		return agerr.BadInputf("--netns with --ha %s is not supported: Patroni and etcd run on loopback beside the nodes; create the cluster without one of them", o.HA)
 	}
 	return netns.RequireRoot()
 }

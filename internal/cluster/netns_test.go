@@ -174,3 +174,32 @@ func TestNetnsDestroyAfterCrash(t *testing.T) {
 	}
 	destroyAndCheck(t, topo, exporters)
 }
+
+// TestNetnsPatroni: under Patroni too each node is a host of its own: Patroni and its
+// PostgreSQL run in the node's namespace, etcd on the root namespace's address, the REST API
+// and the server at the node's address, the standby streams from the primary's; destroy
+// leaves nothing.
+func TestNetnsPatroni(t *testing.T) {
+	t.Parallel()
+	clustertest.RequirePatroni(t)
+	clustertest.RequireNetns(t)
+	topo := clustertest.New(t, clustertest.Options{Name: "nsha", Standbys: 1, HA: "patroni", Netns: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, s := topo.Primary(), topo.Standbys()[0]
+	if topo.Patroni.Etcd.Host != topo.Netns.Gateway || !strings.HasPrefix(p.RESTURL(), "http://"+p.Host+":") {
+		t.Errorf("etcd on %q, primary's REST API %s; want etcd on %s and the API at %s", topo.Patroni.Etcd.Host, p.RESTURL(), topo.Netns.Gateway, p.Host)
+	}
+	var from string
+	if err := connect(t, topo, p).QueryRow(ctx, `SELECT host(client_addr) FROM pg_stat_replication`).Scan(&from); err != nil || from != s.Host {
+		t.Errorf("the standby streams from %q (%v); want its address %s", from, err, s.Host)
+	}
+	for _, n := range topo.Nodes {
+		checkExporter(t, n)
+	}
+	pids := exporterPIDs(t, topo)
+	for _, n := range topo.Nodes {
+		pids = append(pids, n.PatroniPID)
+	}
+	destroyAndCheck(t, topo, append(pids, topo.Patroni.Etcd.PID))
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/cgroup"
+	"github.com/agbench/agbench/internal/netns"
 	"github.com/agbench/agbench/internal/proc"
 	"github.com/agbench/agbench/internal/status"
 )
@@ -122,11 +124,15 @@ func (t *Topology) patroniPorts(base int) error {
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
 		n.RESTPort = base + restPortOffset + i
-		errs = append(errs, checkPortFree(n.Host, n.RESTPort))
+		if t.Netns == nil { // else on the node's own address, in its new namespace
+			errs = append(errs, checkPortFree(n.Host, n.RESTPort))
+		}
 	}
 	e := &t.Patroni.Etcd
 	e.ClientPort, e.PeerPort = base+etcdPortOffset, base+etcdPortOffset+1
-	errs = append(errs, checkPortFree("127.0.0.1", e.ClientPort), checkPortFree("127.0.0.1", e.PeerPort))
+	if t.Netns == nil { // else on this machine's new address on the cluster's subnet
+		errs = append(errs, checkPortFree("127.0.0.1", e.ClientPort), checkPortFree("127.0.0.1", e.PeerPort))
+	}
 	return agerr.Join(errs...)
 }
 
@@ -138,6 +144,9 @@ func (t *Topology) buildPatroni(ctx context.Context, password string, w interfac
 	pd := filepath.Join(t.Dir, "patroni")
 	e := &t.Patroni.Etcd
 	e.DataDir, e.LogFile = filepath.Join(t.Dir, "etcd"), filepath.Join(t.Dir, "logs", "etcd.log")
+	if t.Netns != nil {
+		e.Host = t.Netns.Gateway // where the Patronis in the nodes' namespaces reach it
+	}
 	for _, d := range []string{pd, e.DataDir} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			return err
@@ -155,7 +164,7 @@ func (t *Topology) buildPatroni(ctx context.Context, password string, w interfac
 	if err := t.user().Own(t.Dir); err != nil {
 		return err
 	}
-	progress(w, "etcd on 127.0.0.1:%d (%s)", e.ClientPort, e.Binary)
+	progress(w, "etcd on %s:%d (%s)", e.Addr(), e.ClientPort, e.Binary)
 	if err := t.startEtcd(ctx); err != nil {
 		return err
 	}
@@ -206,6 +215,9 @@ func (t *Topology) writePatroniConfig(n *Node, password string) error {
 		"host all all 127.0.0.1/32 scram-sha-256", "host replication all 127.0.0.1/32 scram-sha-256",
 		"host all all ::1/128 scram-sha-256", "host replication all ::1/128 scram-sha-256",
 	}
+	if t.Netns != nil {
+		hba = append(hba, "host all all "+t.Netns.Subnet+" scram-sha-256", "host replication all "+t.Netns.Subnet+" scram-sha-256")
+	}
 	rest := fmt.Sprintf("%s:%d", n.Host, n.RESTPort)
 	addr := fmt.Sprintf("%s:%d", n.Host, n.Port)
 	cfg := map[string]any{
@@ -213,7 +225,7 @@ func (t *Topology) writePatroniConfig(n *Node, password string) error {
 		"name":    n.Name,
 		"log":     map[string]any{"level": "INFO"},
 		"restapi": map[string]any{"listen": rest, "connect_address": rest},
-		"etcd3":   map[string]any{"hosts": []string{fmt.Sprintf("127.0.0.1:%d", t.Patroni.Etcd.ClientPort)}},
+		"etcd3":   map[string]any{"hosts": []string{net.JoinHostPort(t.Patroni.Etcd.Addr(), strconv.Itoa(t.Patroni.Etcd.ClientPort))}},
 		"bootstrap": map[string]any{
 			"dcs": map[string]any{
 				"ttl": t.Patroni.TTL, "loop_wait": t.Patroni.LoopWait, "retry_timeout": t.Patroni.RetryTimeout,
@@ -239,10 +251,14 @@ func (t *Topology) writePatroniConfig(n *Node, password string) error {
 }
 
 // daemon starts a program as the cluster's OS user (startDaemon: in a session of its own,
-// its output appended to logFile) in the cluster's folder.
-func (t *Topology) daemon(logFile, path string, args ...string) (*daemon, error) {
+// its output appended to logFile) in the cluster's folder, inside the network namespace ns
+// unless ns is "".
+func (t *Topology) daemon(ns, logFile, path string, args ...string) (*daemon, error) {
 	cmd := t.user().Command(context.Background(), path, args...)
 	cmd.Dir = t.Dir
+	if ns != "" {
+		netns.Enter(cmd, ns)
+	}
 	d, err := startDaemon(cmd, logFile, 0o640)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", path, err)
@@ -256,12 +272,12 @@ func (t *Topology) startEtcd(ctx context.Context) error {
 	if e.PID > 0 && t.ownProcess(e.PID, e.DataDir) == nil {
 		return nil
 	}
-	if err := checkPortFree("127.0.0.1", e.ClientPort); err != nil {
+	if err := checkPortFree(e.Addr(), e.ClientPort); err != nil {
 		return err
 	}
-	peer := fmt.Sprintf("http://127.0.0.1:%d", e.PeerPort)
-	client := fmt.Sprintf("http://127.0.0.1:%d", e.ClientPort)
-	d, err := t.daemon(e.LogFile, e.Binary, "--name", "agbench", "--data-dir", e.DataDir,
+	peer := "http://" + net.JoinHostPort(e.Addr(), strconv.Itoa(e.PeerPort))
+	client := "http://" + net.JoinHostPort(e.Addr(), strconv.Itoa(e.ClientPort))
+	d, err := t.daemon("", e.LogFile, e.Binary, "--name", "agbench", "--data-dir", e.DataDir,
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 		"--initial-cluster", "agbench="+peer, "--initial-cluster-token", t.Patroni.Scope, "--initial-cluster-state", "new")
@@ -291,10 +307,13 @@ func (t *Topology) startPatroni(n *Node) error {
 	if n.PatroniPID > 0 && t.ownProcess(n.PatroniPID, n.PatroniConfig) == nil {
 		return nil
 	}
-	if err := checkPortFree(n.Host, n.RESTPort); err != nil {
+	ns := ""
+	if n.Netns != nil { // Patroni, and the PostgreSQL it starts, in the node's namespace
+		ns = n.Netns.Namespace
+	} else if err := checkPortFree(n.Host, n.RESTPort); err != nil {
 		return err
 	}
-	d, err := t.daemon(n.PatroniLog, t.Patroni.Binary, n.PatroniConfig)
+	d, err := t.daemon(ns, n.PatroniLog, t.Patroni.Binary, n.PatroniConfig)
 	if err != nil {
 		return err
 	}

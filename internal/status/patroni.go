@@ -32,6 +32,17 @@ type EtcdInfo struct {
 	DataDir    string `json:"data_dir"`
 	LogFile    string `json:"log_file"`
 	PID        int    `json:"pid,omitempty"`
+	// Host is the address etcd listens on when it is not loopback: this machine's address on
+	// the subnet of a cluster whose nodes are in network namespaces.
+	Host string `json:"host,omitempty"`
+}
+
+// Addr is the host etcd listens on: Host, or loopback.
+func (e *EtcdInfo) Addr() string {
+	if e.Host != "" {
+		return e.Host
+	}
+	return "127.0.0.1"
 }
 
 // String describes Patroni's settings in one line.
@@ -40,8 +51,8 @@ func (p *PatroniInfo) String() string {
 	if p.SynchronousMode {
 		sync = "on"
 	}
-	return fmt.Sprintf("Patroni (etcd on 127.0.0.1:%d): ttl %ds, loop_wait %ds, retry_timeout %ds, synchronous_mode %s",
-		p.Etcd.ClientPort, p.TTL, p.LoopWait, p.RetryTimeout, sync)
+	return fmt.Sprintf("Patroni (etcd on %s:%d): ttl %ds, loop_wait %ds, retry_timeout %ds, synchronous_mode %s",
+		p.Etcd.Addr(), p.Etcd.ClientPort, p.TTL, p.LoopWait, p.RetryTimeout, sync)
 }
 
 // PatroniMember is one member of GET /cluster: role leader, sync_standby or replica; state
