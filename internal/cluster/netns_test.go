@@ -2,9 +2,11 @@ package cluster_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -13,8 +15,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agbench/agbench/internal/cgroup"
 	"github.com/agbench/agbench/internal/cluster"
 	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/netns"
 )
 
 // newNetnsCluster makes a cluster whose nodes are in network namespaces of their own and
@@ -202,4 +206,25 @@ func TestNetnsPatroni(t *testing.T) {
 		pids = append(pids, n.PatroniPID)
 	}
 	destroyAndCheck(t, topo, append(pids, topo.Patroni.Etcd.PID))
+}
+
+// TestNetnsHostBudget: a node that is a modelled host and a host of its own on the network
+// runs in both: its postmaster is in its control group and in its namespace.
+func TestNetnsHostBudget(t *testing.T) {
+	requireHosts(t)
+	clustertest.RequireNetns(t)
+	topo := clustertest.New(t, clustertest.Options{Name: "nsbudget", Host: cgroup.Budget{CPUs: 0.5, Memory: 256 << 20},
+		Settings: map[string]string{"shared_buffers": "32MB"}, Netns: true})
+	n := topo.Primary()
+	pm := postmaster(t, n)
+	procs, err := n.Group.Procs()
+	if err != nil || !slices.Contains(procs, pm) {
+		t.Errorf("postmaster %d not in its group %s (%v, %v)", pm, n.Group.Name, procs, err)
+	}
+	in, err := os.Stat(fmt.Sprintf("/proc/%d/ns/net", pm))
+	ns, nerr := os.Stat(netns.Path(n.Netns.Namespace))
+	if err != nil || nerr != nil || !os.SameFile(in, ns) {
+		t.Errorf("postmaster %d not in its namespace %s (%v, %v)", pm, n.Netns.Namespace, err, nerr)
+	}
+	checkExporter(t, *n)
 }
