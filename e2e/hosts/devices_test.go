@@ -143,7 +143,14 @@ func throttledGroup(t *testing.T, disk *cgroup.Device) *cgroup.Group {
 		t.Fatal(err)
 	}
 	b := cgroup.Budget{ReadIOPS: throttledReadIOPS}
-	name := fmt.Sprintf("%shosttest-%d-%s", cgroup.GroupPrefix, os.Getpid(), filepath.Base(t.TempDir()))
+	// Named after the test, not its temporary folder (numbered per test, so "004" in two
+	// tests side by side): one test's cleanup would kill what runs in the other's group.
+	name := fmt.Sprintf("%shosttest-%d-%s", cgroup.GroupPrefix, os.Getpid(), strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, t.Name()))
 	g, err := sys.Create(name, b, sys.CPUs, disk)
 	if err != nil {
 		t.Fatalf("control group: %v", err)
