@@ -76,19 +76,14 @@ func (h HostIO) budgetText() string {
 	return units.FormatBytes(int64(h.Budget)) + "/s"
 }
 
-// hostsOf reads the host sampler's figures of a step's counters, by node name. A node
-// whose host figures all came from its node_exporter (its page cache is both's) had no
-// modelled host.
+// hostsOf reads the host sampler's figures of a step's counters, by node name; figures
+// read from a node's node_exporter are not a modelled host's.
 func hostsOf(c map[string]float64) []HostUse {
 	by := map[string]*HostUse{}
-	modelled := map[string]bool{}
 	for k, v := range c {
 		node, fig, ok := result.ParseHostName(k)
 		if !ok || isExporterName(k) {
 			continue
-		}
-		if fig != result.HostPageCacheBytes {
-			modelled[node] = true
 		}
 		h := by[node]
 		if h == nil {
@@ -110,9 +105,6 @@ func hostsOf(c map[string]float64) []HostUse {
 	}
 	out := make([]HostUse, 0, len(by))
 	for _, h := range by {
-		if !modelled[h.Node] {
-			continue
-		}
 		h.IO = hostIOOf(c, h.Node)
 		out = append(out, *h)
 	}

@@ -92,15 +92,16 @@ type nodeHostFigure struct {
 func (h *NodeHost) figures() []nodeHostFigure {
 	return []nodeHostFigure{{result.HostCPUs, &h.CPUs}, {result.HostCPUBusy, &h.CPUBusy}, {result.HostCPUIOWait, &h.IOWait},
 		{result.HostCPUSteal, &h.Steal}, {result.HostRunQueue, &h.RunQueue}, {result.HostMemTotal, &h.MemTotal},
-		{result.HostMemAvailable, &h.MemAvailable}, {result.HostPageCacheBytes, &h.PageCache}, {result.HostNetRxBPS, &h.NetRxBPS},
+		{result.HostMemAvailable, &h.MemAvailable}, {result.HostMemPageCache, &h.PageCache}, {result.HostNetRxBPS, &h.NetRxBPS},
 		{result.HostNetTxBPS, &h.NetTxBPS}, {result.HostNetErrors, &h.NetErrors}}
 }
 
 // exporterFigures are the figures only a node_exporter gives: a node with one of them (or
-// a device's) was read from its host's exporter. Page cache is the control groups' too.
+// a device's) was read from its host's exporter.
 var exporterFigures = map[string]bool{result.HostCPUs: true, result.HostCPUBusy: true, result.HostCPUIOWait: true,
 	result.HostCPUSteal: true, result.HostRunQueue: true, result.HostMemTotal: true, result.HostMemAvailable: true,
-	result.HostNetRxBPS: true, result.HostNetTxBPS: true, result.HostNetErrors: true, result.HostScrapeOffsetS: true}
+	result.HostMemPageCache: true, result.HostNetRxBPS: true, result.HostNetTxBPS: true, result.HostNetErrors: true,
+	result.HostScrapeOffsetS: true}
 
 // isExporterName tells the names of figures a node_exporter gives.
 func isExporterName(name string) bool {

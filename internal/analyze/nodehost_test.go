@@ -55,7 +55,7 @@ func quietHost(node string) hostFigures {
 	n := func(f string) string { return result.HostName(node, f) }
 	d := func(f string) string { return result.HostDiskName(node, "vdb", f) }
 	return hostFigures{n(result.HostCPUs): 2, n(result.HostCPUBusy): 0.30, n(result.HostCPUIOWait): 0.01, n(result.HostCPUSteal): 0,
-		n(result.HostRunQueue): 0.6, n(result.HostMemTotal): 4 << 30, n(result.HostMemAvailable): 3 << 30, n(result.HostPageCacheBytes): 1 << 30,
+		n(result.HostRunQueue): 0.6, n(result.HostMemTotal): 4 << 30, n(result.HostMemAvailable): 3 << 30, n(result.HostMemPageCache): 1 << 30,
 		n(result.HostNetRxBPS): 1e6, n(result.HostNetTxBPS): 2e6, n(result.HostNetErrors): 0,
 		d(result.DiskIOPS): 50, d(result.DiskReadMBps): 0.5, d(result.DiskWriteMBps): 1, d(result.DiskAwaitMs): 0.4, d(result.DiskQueue): 0.1, d(result.DiskUtil): 0.05}
 }

@@ -93,7 +93,7 @@ func (f *Figures) gauges(node string, cur Reading) {
 		{metricProcsRunning, result.HostRunQueue, "tasks"},
 		{metricMemTotal, result.HostMemTotal, "bytes"},
 		{metricMemAvailable, result.HostMemAvailable, "bytes"},
-		{metricMemCached, result.HostPageCacheBytes, "bytes"},
+		{metricMemCached, result.HostMemPageCache, "bytes"},
 	} {
 		if v, ok := cur.Gauges[g.metric]; ok {
 			f.set(result.HostName(node, g.fig), g.unit, v)

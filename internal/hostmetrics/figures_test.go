@@ -81,9 +81,9 @@ func TestBetweenMakesRatesAndSaysWhatIsAbsent(t *testing.T) {
 		}
 	}
 	for name, why := range map[string]string{
-		h(result.HostPageCacheBytes): "node_memory_Cached_bytes",
-		d(result.DiskQueue):          "node_disk_io_time_weighted_seconds_total",
-		h(result.HostNetErrors):      "node_network_receive_errs_total",
+		h(result.HostMemPageCache): "node_memory_Cached_bytes",
+		d(result.DiskQueue):        "node_disk_io_time_weighted_seconds_total",
+		h(result.HostNetErrors):    "node_network_receive_errs_total",
 	} {
 		if _, ok := f.Values[name]; ok {
 			t.Errorf("%s present without its series", name)
@@ -127,4 +127,24 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// A node in a control group of its own on a host with an exporter has both samplers'
+// figures: none of the exporter's may take the name of a modelled host's figure, or the
+// whole host's page cache (gigabytes) would stand for the group's (its budget's share).
+func TestExporterFiguresNeverTakeAModelledHostsName(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	prev := mustParse(t, body("100", "50", "1000", "5", "0", "1000.25"), t0)
+	cur := mustParse(t, body("101", "52", "1400", "7", "4000", "1002.25"), t0.Add(2*time.Second))
+	f := Between("n", prev, cur)
+	modelled := map[string]bool{result.HostCPUCores: true, result.HostCPUBudget: true, result.HostCPUOfBudget: true,
+		result.HostThrottledShare: true, result.HostThrottledSec: true, result.HostMemoryBytes: true,
+		result.HostPageCacheBytes: true, result.HostMemoryBudget: true}
+	for _, names := range []map[string]string{f.Units, f.Absent} {
+		for name := range names {
+			if _, fig, ok := result.ParseHostName(name); ok && modelled[fig] {
+				t.Errorf("the exporter's figure %s is named as a modelled host's", name)
+			}
+		}
+	}
 }

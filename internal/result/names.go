@@ -254,13 +254,17 @@ const (
 // disk samplers' figures of this machine, per node. Device figures carry the device:
 // "host.<node>.disk.<device>.<figure>" (HostDiskName), with the Disk* figures.
 const (
-	HostCPUs          = "cpus"            // CPUs the host has
-	HostCPUBusy       = "cpu_busy"        // share of its CPU time not idle, iowait or steal (0..1)
-	HostCPUIOWait     = "cpu_iowait"      // share waiting for IO (0..1)
-	HostCPUSteal      = "cpu_steal"       // share stolen by the hypervisor (0..1)
-	HostRunQueue      = "run_queue"       // runnable tasks (procs_running)
-	HostMemTotal      = "mem_total_bytes" // MemTotal
-	HostMemAvailable  = "mem_available_bytes"
+	HostCPUs         = "cpus"            // CPUs the host has
+	HostCPUBusy      = "cpu_busy"        // share of its CPU time not idle, iowait or steal (0..1)
+	HostCPUIOWait    = "cpu_iowait"      // share waiting for IO (0..1)
+	HostCPUSteal     = "cpu_steal"       // share stolen by the hypervisor (0..1)
+	HostRunQueue     = "run_queue"       // runnable tasks (procs_running)
+	HostMemTotal     = "mem_total_bytes" // MemTotal
+	HostMemAvailable = "mem_available_bytes"
+	// HostMemPageCache is the whole host's page cache (node_memory_Cached): not
+	// HostPageCacheBytes, a modelled host's control group's own, which a node in a group on
+	// a host with an exporter has beside it.
+	HostMemPageCache  = "mem_page_cache_bytes"
 	HostNetRxBPS      = "net_rx_bytes_per_s" // all interfaces but loopback
 	HostNetTxBPS      = "net_tx_bytes_per_s"
 	HostNetErrors     = "net_errors_per_s" // receive and transmit errors and drops
