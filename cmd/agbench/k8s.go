@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -35,13 +36,15 @@ func newK8sJobCmd(a *app) *cobra.Command {
 		Long: `Write to stdout a ConfigMap holding the plan (the command and its flags, the number of
 segments, the run's name) and an Indexed Job (batch/v1, completionMode: Indexed,
 completions and parallelism N) whose pod of completion index I runs the command as segment
-I of N (agbench k8s segment), writing its result into /results/I; apply them with kubectl
-apply -f. The segments meet at a barrier in the target database and begin together;
+I of N (agbench k8s segment), writing its result into /results/I of the PersistentVolumeClaim
+--results-claim (required: the pods are Completed when their segments end, and a Completed
+pod's files cannot be copied out); apply them with kubectl apply -f. The segments meet at a barrier in the target database and begin together;
 agbench k8s collect merges what they wrote.
 
 COMMAND is stress, scan or tpcc run with its flags, as it would run on one machine; the
 pods reach the servers by --primary, --standby or --listener. Passwords go in a Secret
-(--secret: its keys become the pods' environment, PGPASSWORD …), never in the plan.`,
+(--secret: its keys become the pods' environment, PGPASSWORD …), never in the plan, and a
+connection string names no file of this machine (passfile, sslrootcert …): the pods have none.`,
 		Example: `  agbench k8s job --segments 4 --name lab-1 --image registry/agbench:1.4 --results-claim agbench-results \
       --secret pg -- tpcc run --primary "host=db.bench user=bench" --vus 40 --duration 10m | kubectl apply -f -`,
 		Args: func(c *cobra.Command, args []string) error {
@@ -72,7 +75,7 @@ pods reach the servers by --primary, --standby or --listener. Passwords go in a 
 	c.Flags().StringVar(&o.Name, "name", "agbench", "name of the Job (and of its ConfigMap, NAME-plan)")
 	c.Flags().StringVarP(&o.Namespace, "namespace", "n", "", "namespace of the objects (default: kubectl's)")
 	c.Flags().StringVar(&o.Image, "image", "agbench:"+version, "container image with agbench on its PATH")
-	c.Flags().StringVar(&o.ResultsClaim, "results-claim", "", "PersistentVolumeClaim (ReadWriteMany) mounted at /results in every pod; without it each pod writes into an emptyDir to copy out")
+	c.Flags().StringVar(&o.ResultsClaim, "results-claim", "", "PersistentVolumeClaim (ReadWriteMany) mounted at /results in every pod, where each writes /results/I (required: a Completed pod's own files cannot be copied out)")
 	c.Flags().StringVar(&o.Secret, "secret", "", "Secret whose keys become the pods' environment (PGPASSWORD, PGUSER …)")
 	c.Flags().StringVar(&run, "run", "", "name of the run the segments share at their barrier (default: --name)")
 	return c
@@ -86,6 +89,11 @@ func checkJobPlan(p k8s.Plan, o k8s.JobOptions) error {
 	if _, err := p.Marshal(); err != nil {
 		errs = append(errs, err)
 	}
+	if o.ResultsClaim == "" {
+		// An emptyDir dies with a Completed pod, and kubectl cp needs a running container:
+		// the segments' results would be lost when they end.
+		errs = append(errs, agerr.BadInputf("--results-claim: give a PersistentVolumeClaim (ReadWriteMany) for the pods' results: a pod is Completed when its segment ends, and kubectl cp cannot reach its files then"))
+	}
 	if o.Image == "" {
 		errs = append(errs, agerr.BadInputf("--image: give the container image"))
 	}
@@ -96,6 +104,9 @@ func checkJobPlan(p k8s.Plan, o k8s.JobOptions) error {
 	for _, arg := range p.Command {
 		if result.StripPassword(arg) != arg {
 			errs = append(errs, agerr.BadInputf("%s: a password in the plan would be stored in the ConfigMap: give it in a Secret (--secret, key PGPASSWORD)", result.Redact(arg)))
+		}
+		for _, f := range localFileParams(arg) {
+			errs = append(errs, agerr.BadInputf("%s: a file of this machine, which the pods do not have: give the password in a Secret (--secret, key PGPASSWORD) and leave the file out", f))
 		}
 	}
 	if err := agerr.Join(errs...); err != nil || len(p.Command) == 0 {
@@ -120,6 +131,24 @@ func checkJobPlan(p k8s.Plan, o k8s.JobOptions) error {
 		return err
 	}
 	return spec.Validate()
+}
+
+// localFileKeyword is a libpq connection parameter naming a file of the machine that runs
+// agbench, with its value ('quoted' or bare, in a keyword/value string or a URL's query).
+var localFileKeyword = regexp.MustCompile(`(?i)(?:^|[\s?&])((?:passfile|sslcert|sslkey|sslrootcert|sslcrl|sslcrldir)\s*=\s*(?:'(?:[^'\\]|\\.)*'?|[^\s&']*))`)
+
+// localFileParams are the connection parameters in arg that name a local file: a pod of the
+// Job has none of this machine's files. sslrootcert=system names the system's CAs, no file.
+func localFileParams(arg string) []string {
+	var out []string
+	for _, m := range localFileKeyword.FindAllStringSubmatch(arg, -1) {
+		name, value, _ := strings.Cut(m[1], "=")
+		if strings.EqualFold(strings.TrimSpace(name), "sslrootcert") && strings.TrimSpace(value) == "system" {
+			continue
+		}
+		out = append(out, strings.ReplaceAll(m[1], " ", ""))
+	}
+	return out
 }
 
 func newK8sSegmentCmd(a *app) *cobra.Command {
@@ -156,10 +185,11 @@ func newK8sCollectCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "collect DIR...",
 		Short: "Merge the results a Job's segments wrote (a shared volume's folder, or copied out) into one result",
-		Long: `Merge the segments' results found in DIR (the Job's results volume, or the pods' folders
-copied out with kubectl cp: one folder per completion index) into one result under
---results, as agbench merge does; a segment that wrote none makes the run incomplete, named.`,
-		Example: `  kubectl cp bench/lab-1-0-xxxxx:/results/0 collected/0   # … one per pod, or mount the claim
+		Long: `Merge the segments' results found in DIR (the Job's results claim, mounted where
+agbench runs: one folder per completion index) into one result under --results, as agbench
+merge does; a segment that wrote none makes the run incomplete, named.`,
+		Example: `  agbench k8s collect /mnt/agbench-results --results results   # the claim, mounted here
+  kubectl cp bench/reader:/results collected   # or from a running pod that mounts the claim
   agbench k8s collect collected --results results`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {

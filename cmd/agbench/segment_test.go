@@ -33,16 +33,21 @@ func TestSegmentBadInput(t *testing.T) {
 // written: the plan's command is checked as segment 0 of N without connecting.
 func TestK8sJobBadInput(t *testing.T) {
 	t.Parallel()
-	job := []string{"k8s", "job", "--segments", "3"}
+	job := []string{"k8s", "job", "--segments", "3", "--results-claim", "agbench-results"}
 	stress := []string{"--", "stress", "--primary", "host=db", "-q", "SELECT 1"}
 	for _, c := range []badInput{
+		// A pod of a Job is Completed when its segment ends: kubectl cp cannot reach an
+		// emptyDir then, and its results would be lost.
+		{[]string{"k8s", "job", "--segments", "3", "--", "stress", "--primary", "host=db", "-q", "SELECT 1", "--threads", "3"}, "--results-claim: give a PersistentVolumeClaim"},
+		{append(job, "--", "stress", "--primary", "host=db passfile=/tmp/pgpass", "-q", "SELECT 1", "--threads", "3"), "passfile=/tmp/pgpass: a file of this machine"},
+		{append(job, "--", "stress", "--primary", "postgres://db/x?sslmode=verify-full&sslrootcert=/etc/ca.pem", "-q", "SELECT 1", "--threads", "3"), "sslrootcert=/etc/ca.pem: a file of this machine"},
 		{append(job, "stress"), "give the command after --"},
 		{append(job, "--", "drill", "--primary", "host=db"), "agbench drill: not a command that runs as segments"},
 		{append(append(job, stress...), "--threads", "2"), "--threads 2 with --segment 0/3"},
 		{append(append(job, stress...), "--threads", "3", "--segment", "1/3"), "--segment is each segment's"},
 		{append(job, "--", "stress", "--primary", "postgres://u:secret@db/x", "-q", "SELECT 1", "--threads", "3"), "a password in the plan"},
 		{append(job, "--", "stress", "--cluster", "lab", "-q", "SELECT 1", "--threads", "3"), "--cluster lab names a cluster of this machine"},
-		{append([]string{"k8s", "job", "--segments", "3", "--name", "Lab_1"}, stress...), "--name \"Lab_1\""},
+		{append(append(job, "--name", "Lab_1"), stress...), "--name \"Lab_1\""},
 		{[]string{"k8s", "job", "--segments", "0", "--", "stress", "--primary", "host=db", "-q", "SELECT 1"}, "plan: segments: segments 0"},
 	} {
 		code, out, errs := runCLI(t, nil, c.args...)

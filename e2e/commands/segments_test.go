@@ -55,8 +55,11 @@ func TestSegmentsAsProcesses(t *testing.T) {
 	db := clustertest.OwnDatabase(t, topo)
 	dir := t.TempDir()
 	const of = 3
-	code, manifest, errs := e2etest.Run(t, env, "k8s", "job", "--segments", fmt.Sprint(of), "--name", "e2e-segments", "--image", "agbench:e2e",
-		"--", "stress", "--primary", topo.ConnString(topo.Primary(), db), "-q", "SELECT 1", "--threads", "3", "--duration", "3s", "--sample=false")
+	// The pods have no file of this machine: the password reaches them in their environment,
+	// as the Job's Secret gives it (here PGPASSFILE, the cluster's own).
+	primary := strings.Replace(topo.ConnString(topo.Primary(), db), " passfile="+topo.PassFile, "", 1)
+	code, manifest, errs := e2etest.Run(t, env, "k8s", "job", "--segments", fmt.Sprint(of), "--name", "e2e-segments", "--image", "agbench:e2e", "--results-claim", "e2e-results",
+		"--", "stress", "--primary", primary, "-q", "SELECT 1", "--threads", "3", "--duration", "3s", "--sample=false")
 	if code != 0 {
 		t.Fatalf("k8s job: exit %d\nstderr %s", code, errs)
 	}
@@ -69,6 +72,7 @@ func TestSegmentsAsProcesses(t *testing.T) {
 	for i := range procs {
 		e := maps.Clone(env)
 		e[k8s.IndexEnv] = fmt.Sprint(i)
+		e["PGPASSFILE"] = topo.PassFile
 		// The pod's args as the kubelet expands them, its volumes' paths those of this machine.
 		args := make([]string, len(pod.Args))
 		for k, a := range pod.Args {

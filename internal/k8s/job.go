@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/utils/ptr"
+
+	"github.com/agbench/agbench/internal/agerr"
 )
 
 // Where a pod finds its plan and writes its results.
@@ -44,8 +46,9 @@ type JobOptions struct {
 	// Image is the container image with agbench as its entry on PATH.
 	Image string
 	// ResultsClaim is a PersistentVolumeClaim every pod mounts at ResultsDir (a volume many
-	// nodes can write, ReadWriteMany); "" gives each pod an emptyDir, from which its results
-	// are copied out before it is removed.
+	// nodes can write, ReadWriteMany). It is required: a pod is Completed when its segment
+	// ends, and a Completed pod's own volumes cannot be copied out (kubectl cp needs a
+	// running container).
 	ResultsClaim string
 	// Secret, when set, gives the pods its keys as their environment (PGPASSWORD, PGUSER …):
 	// credentials stay out of the plan.
@@ -57,6 +60,9 @@ func Objects(p Plan, o JobOptions) (*corev1.ConfigMap, *batchv1.Job, error) {
 	planJSON, err := p.Marshal()
 	if err != nil {
 		return nil, nil, err
+	}
+	if o.ResultsClaim == "" {
+		return nil, nil, agerr.BadInputf("k8s: a results claim is needed: a Completed pod's own files cannot be copied out")
 	}
 	labels := map[string]string{nameLabel: "agbench", runLabel: p.Run}
 	cm := &corev1.ConfigMap{
@@ -101,10 +107,7 @@ func podSpec(planCM string, o JobOptions, labels map[string]string) corev1.PodSp
 	if o.Secret != "" {
 		c.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: o.Secret}}}}
 	}
-	results := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
-	if o.ResultsClaim != "" {
-		results = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: o.ResultsClaim}}
-	}
+	results := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: o.ResultsClaim}}
 	return corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,
 		Containers:    []corev1.Container{c},

@@ -144,3 +144,13 @@ func FuzzParsePlan(f *testing.F) {
 		}
 	})
 }
+
+// TestJobNeedsResultsClaim checks that no Job is made whose pods would write their results
+// where nobody can read them once the pods are Completed.
+func TestJobNeedsResultsClaim(t *testing.T) {
+	t.Parallel()
+	p := Plan{Command: []string{"stress", "--threads", "3"}, Segments: 3, Run: "lab-1"}
+	if _, _, err := Objects(p, JobOptions{Name: "lab-1", Image: "agbench:test"}); !agerr.IsBadInput(err) || !strings.Contains(err.Error(), "results claim") {
+		t.Fatalf("a Job without a results claim: %v", err)
+	}
+}
