@@ -2,6 +2,7 @@ package hosts
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,6 +161,20 @@ func saturatedAndControl(t *testing.T, clusterName string, env map[string]string
 	for _, want := range []string{"nodes' hosts (their node_exporters), per step:", devA, devB, "saturated: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the terminal lacks %q:\n%s", want, out)
+		}
+	}
+	// The report shows both hosts per step and charts them over time.
+	page := filepath.Join(t.TempDir(), "report.html")
+	if code, _, errs := e2etest.Run(t, env, "report", res, "-q", "-o", page); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"nodes&#39; hosts (their node_exporters), per step", "nodes&#39; hosts over time", devA, devB} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the report lacks %q", want)
 		}
 	}
 	return va
