@@ -200,7 +200,7 @@ func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *
 	if switched == nil {
 		p("cycle %d: waiting up to %v for a failover from %s by your own means", c.N, wait, primary.Name)
 	}
-	probe := newProber(e)
+	probe := newProber(e, probeWait)
 	defer probe.close()
 	deadline := time.Now().Add(wait)
 	for {
@@ -341,9 +341,21 @@ func (e *Endpoints) switchover(ctx context.Context, primary *Endpoint) (string, 
 type prober struct {
 	e     *Endpoints
 	conns map[string]*pgx.Conn
+	wait  time.Duration // how long a node has to answer before it counts as not writable
 }
 
-func newProber(e *Endpoints) *prober { return &prober{e: e, conns: map[string]*pgx.Conn{}} }
+// Waits for a node's answer. While a failover is timed, a node that has not answered
+// within probeWait is not writable (the probe asks again at once). A check of the
+// cluster's state (its start, its end, a cycle's outcome) asks once, and a busy server's
+// slow connection and login are no answer "not writable": it waits stateWait.
+const (
+	probeWait = time.Second
+	stateWait = 10 * time.Second
+)
+
+func newProber(e *Endpoints, wait time.Duration) *prober {
+	return &prober{e: e, conns: map[string]*pgx.Conn{}, wait: wait}
+}
 
 func (p *prober) close() {
 	for _, c := range p.conns {
@@ -359,7 +371,7 @@ type answer struct {
 }
 
 // ask asks every node at once whether it is out of recovery and when its postmaster
-// started; a node that does not answer within a second is not writable.
+// started; a node that does not answer within p.wait is not writable.
 func (p *prober) ask(ctx context.Context) map[string]answer {
 	type reply struct {
 		name string
@@ -370,7 +382,7 @@ func (p *prober) ask(ctx context.Context) map[string]answer {
 	for _, n := range p.e.Nodes {
 		c := p.conns[n.Name]
 		go func() {
-			qctx, cancel := context.WithTimeout(ctx, time.Second)
+			qctx, cancel := context.WithTimeout(ctx, p.wait)
 			defer cancel()
 			if c == nil {
 				var err error
@@ -404,7 +416,7 @@ func (p *prober) ask(ctx context.Context) map[string]answer {
 
 // writableNames lists the nodes that accept writes, in order.
 func (e *Endpoints) writableNames(ctx context.Context) []string {
-	p := newProber(e)
+	p := newProber(e, stateWait)
 	defer p.close()
 	a := p.ask(ctx)
 	var out []string

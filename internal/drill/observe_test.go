@@ -313,6 +313,11 @@ func TestObserveTimesTheFaultFromDegradedWrites(t *testing.T) {
 	var locked time.Time
 	failedOver := make(chan error, 1)
 	hooks := &Hooks{BeforeFault: func(ctx context.Context, c *Cycle) error {
+		// The premise: writes acknowledged at a steady level when the lock is taken. On a
+		// busy machine the load's sessions may take seconds to log in.
+		if err := waitSteadyWrites(ctx, c); err != nil {
+			return err
+		}
 		admin := h.Admin(ctx, t, 0)
 		tx, err := admin.Begin(ctx)
 		if err == nil {
@@ -366,5 +371,23 @@ func TestObserveTimesTheFaultFromDegradedWrites(t *testing.T) {
 	}
 	if dc.FailoverSeconds == nil || *dc.FailoverSeconds < blocked.Seconds() {
 		t.Fatalf("failover %v s: want from the fault, the blocked writes included", dc.FailoverSeconds)
+	}
+}
+
+// waitSteadyWrites waits until the cycle's writes have a steady level (minSteadyIntervals
+// after the warm-up, their median 2 or more per interval) and have not fallen below it.
+func waitSteadyWrites(ctx context.Context, c *Cycle) error {
+	for {
+		c.tally.mu.Lock()
+		d := c.tally.tl.degradedFrom(time.Now())
+		c.tally.mu.Unlock()
+		if d.ok && d.steady >= 2 && d.n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the load's writes reached no steady level: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
