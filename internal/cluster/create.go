@@ -144,6 +144,37 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 	if err != nil {
 		return nil, err
 	}
+	t, err := o.newTopology(ctx, settings, hosts)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.placeNodes(o.Standbys, o.BasePort); err != nil {
+		return nil, err
+	}
+	if err := t.makeDir(); err != nil {
+		return nil, err
+	}
+	self := Self{Binary: o.Agbench, Home: o.Home}
+	if err := t.build(ctx, hosts, self, o.Progress); err != nil {
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+		defer cancel()
+		t.removeAll(cleanup)
+		return nil, err
+	}
+	if o.Listener != nil {
+		// A listener that does not start leaves the cluster made: it is whole without it.
+		t.Listener = o.Listener
+		if err := t.StartListener(ctx, self); err != nil {
+			return nil, fmt.Errorf("cluster %s created, but its listener did not start: %w", t.Name, err)
+		}
+	}
+	return t, nil
+}
+
+// newTopology describes the cluster o makes, before anything is made: its servers' install
+// and OS user, its folder (which must not exist yet), links, Patroni, host model and
+// namespaces.
+func (o *CreateOptions) newTopology(ctx context.Context, settings map[string]string, hosts *cgroup.System) (*Topology, error) {
 	in, err := pgbin.Find(ctx, o.PGBin)
 	if err != nil {
 		return nil, err
@@ -184,39 +215,28 @@ func Create(ctx context.Context, o CreateOptions) (*Topology, error) {
 			return nil, fmt.Errorf("remove what an earlier cluster %s left: %w", t.Name, err)
 		}
 	}
-	if err := t.placeNodes(o.Standbys, o.BasePort); err != nil {
-		return nil, err
+	return t, nil
+}
+
+// makeDir makes the cluster's folder; a cluster in namespaces saves its topology at once,
+// so that destroy finds it should create be killed.
+func (t *Topology) makeDir() error {
+	if err := os.MkdirAll(filepath.Dir(t.Dir), 0o755); err != nil {
+		return fmt.Errorf("make %s: %w", filepath.Dir(t.Dir), err)
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return nil, fmt.Errorf("make %s: %w", filepath.Dir(dir), err)
-	}
-	if err := os.Mkdir(dir, 0o700); err != nil {
+	if err := os.Mkdir(t.Dir, 0o700); err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return nil, agerr.BadInputf("cluster %s already exists (%s)", o.Name, dir)
+			return agerr.BadInputf("cluster %s already exists (%s)", t.Name, t.Dir)
 		}
-		return nil, err
+		return err
 	}
 	if t.Netns != nil {
-		if err := t.Save(); err != nil { // destroy finds the cluster should create be killed
-			os.RemoveAll(dir)
-			return nil, err
+		if err := t.Save(); err != nil {
+			os.RemoveAll(t.Dir)
+			return err
 		}
 	}
-	self := Self{Binary: o.Agbench, Home: o.Home}
-	if err := t.build(ctx, hosts, self, o.Progress); err != nil {
-		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
-		defer cancel()
-		t.removeAll(cleanup)
-		return nil, err
-	}
-	if o.Listener != nil {
-		// A listener that does not start leaves the cluster made: it is whole without it.
-		t.Listener = o.Listener
-		if err := t.StartListener(ctx, self); err != nil {
-			return nil, fmt.Errorf("cluster %s created, but its listener did not start: %w", t.Name, err)
-		}
-	}
-	return t, nil
+	return nil
 }
 
 // placeNodes lays out the nodes of a new cluster in its folder and on their ports from
