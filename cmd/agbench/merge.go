@@ -92,8 +92,9 @@ func mergeSegments(a *app, args []string, out string) error {
 	return nil
 }
 
-// analyseMerged attaches the analysis the merged run's kind makes of its runs, its options
-// read from the command line the segments recorded.
+// analyseMerged checks the merged run as its kind checks the segments' sums, and attaches
+// the analysis the kind makes of its runs, its options read from the command line the
+// segments recorded.
 func analyseMerged(m *result.Result) {
 	words := strings.Fields(m.Meta.Command)
 	fs, build, ok := experiment.RegistryKinds(words)
@@ -107,6 +108,9 @@ func analyseMerged(m *result.Result) {
 	spec, err := build(nil)
 	if err != nil {
 		return
+	}
+	if c, ok := spec.(experiment.MergeChecker); ok {
+		c.CheckMerged(m)
 	}
 	a, ok := spec.(experiment.Analyser)
 	if !ok {

@@ -163,12 +163,22 @@ func TestTPCCSegmentsMerge(t *testing.T) {
 		}
 		nopm += st.Counters[result.TPCCNOPM]
 		neword += st.Ops[result.TPCCOps[0]].Count
+		// A segment's NOPM is its share; the server's count is the whole run's: not compared.
+		if w := strings.Join(st.Warnings, "\n"); strings.Contains(w, "NOPM: client") || strings.Contains(p.Stderr.String(), "NOPM: client") {
+			t.Fatalf("segment %d compared its share with the whole server's count:\n%s\n%s", i, w, p.Stderr)
+		}
+		if !strings.Contains(p.Stderr.String()+p.Stdout.String(), "compared by agbench merge") {
+			t.Fatalf("segment %d does not say why its cross-check is left to the merge:\n%s\n%s", i, p.Stdout, p.Stderr)
+		}
 	}
 	merged := filepath.Join(dir, "merged")
 	if code, out, errs := e2etest.Run(t, env, "merge", filepath.Join(dir, "0"), filepath.Join(dir, "1"), "--results", merged); code != 0 {
 		t.Fatalf("merge: exit %d\n%s\n%s", code, out, errs)
 	}
 	st := e2etest.ReadOneResult(t, merged).Steps[0]
+	if w := strings.Join(st.Warnings, "\n"); strings.Contains(w, "NOPM: client") {
+		t.Fatalf("merged run's sums disagree with the server's count:\n%s", w)
+	}
 	if got := st.Ops[result.TPCCOps[0]].Count; got != neword || neword == 0 || st.Counters[result.TPCCNOPM] != nopm || st.VUs != 2 {
 		t.Fatalf("merged New-Orders %d NOPM %.1f VUs %d; segments' sums %d, %.1f", got, st.Counters[result.TPCCNOPM], st.VUs, neword, nopm)
 	}

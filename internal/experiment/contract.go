@@ -34,6 +34,13 @@ type Analyser interface {
 	Analysis() (analyze.Options, bool)
 }
 
+// MergeChecker is a kind that checks the merged result of its segments once, on their sums:
+// what no segment could check of its share alone (tpcc's client counts against the
+// server's, which are the whole run's).
+type MergeChecker interface {
+	CheckMerged(m *result.Result)
+}
+
 // Analysed is an Analyser that takes the analysis into its own sections (disk's marks).
 type Analysed interface {
 	Analyser

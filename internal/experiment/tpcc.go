@@ -58,6 +58,7 @@ func startTPCC(ctx context.Context, l *Load, w *tpcc.Workload, names given) (*tp
 		conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	smp.Share = !l.Segment.Whole()
 	return &tpccSession{Meta: meta, Conn: conn, Sampler: smp}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/analyze"
+	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/runner"
 	"github.com/agbench/agbench/internal/target"
 	"github.com/agbench/agbench/internal/workload/tpcc"
@@ -216,6 +217,21 @@ func (s *TPCCRun) Analysis() (analyze.Options, bool) {
 	return analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}, true
 }
 
+// CheckMerged compares each merged step's client NOPM and TPM, the segments' sums, with the
+// server's counts, which every segment read of the whole run: once, as a run of one load
+// generator does. A merge that lacks a segment, or a step a segment did not finish, has
+// sums short of the server's by what is missing, and says so already: not compared.
+func (s *TPCCRun) CheckMerged(m *result.Result) {
+	if m.Meta.Merged == nil || len(m.Meta.Merged.Missing) > 0 {
+		return
+	}
+	for i := range m.Steps {
+		if st := &m.Steps[i]; st.Complete {
+			st.Warnings = append(st.Warnings, tpcc.Disagreements(st.Counters, st.Window.Seconds())...)
+		}
+	}
+}
+
 // load resolves the target and returns the run's load and workload.
 func (s *TPCCRun) load(home string) (*Load, *tpcc.Workload, error) {
 	sw, mode, err := s.Plan()
@@ -281,6 +297,10 @@ func (s *TPCCRun) Run(ctx context.Context, r *Running) error {
 	}
 	r.Emit(Log{Line: fmt.Sprintf("tpcc run: %d warehouses, %s mode, %d step(s) of %v ramp-up + %v",
 		tr.Meta.Warehouses, w.Mode, len(l.Plan()), s.Rampup, s.Duration)})
+	if !l.Segment.Whole() {
+		r.Emit(Log{Line: fmt.Sprintf("tpcc run: segment %d of %d: its NOPM and TPM are its share and the server's counts the whole run's; "+
+			"they are compared by agbench merge, on the segments' sums", l.Segment.Index, l.Segment.Of)})
+	}
 	l.Workload, l.Samplers = w, tr.Samplers()
 	if err := l.Run(ctx, r); err != nil {
 		return err

@@ -63,6 +63,11 @@ const (
 // failover), after which pg_stat_database's commits do not continue the count of before.
 // A warning of the step says which and why.
 type Sampler struct {
+	// Share says the run is one segment of several load generators: the client's counts
+	// are its share, the server's the whole run's, so the two are not compared here (the
+	// merge compares the segments' sums).
+	Share bool
+
 	w      *Workload
 	conn   *pgx.Conn
 	before *Counters
@@ -256,7 +261,9 @@ func (s *Sampler) Stop(ctx context.Context, step *result.Step) error {
 		step.Warnings = append(step.Warnings, fmt.Sprintf("tpcc: replication lag not measured: the login %s lacks pg_read_all_stats (pg_monitor includes it), so pg_stat_replication's lag columns are NULL for it", s.lagHidden))
 	}
 	s.mu.Unlock()
-	step.Warnings = append(step.Warnings, Disagreements(c, step.Window.Seconds())...)
+	if !s.Share {
+		step.Warnings = append(step.Warnings, Disagreements(c, step.Window.Seconds())...)
+	}
 	return nil
 }
 
