@@ -201,3 +201,20 @@ func FuzzParseIPv4Routes(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseTCPConns(f *testing.F) {
+	f.Add([]byte("  sl  local_address rem_address   st tx_queue\n   0: 0100007F:1538 0100007F:D2F0 01 00000000:00000000\n"))
+	f.Add([]byte("h\n 0: 00000000000000000000000001000000:1538 0000000000000000FFFF00000100007F:9C40 01 0\n"))
+	f.Add([]byte("h\n 0: 0100007F 0100007F:1 01\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		conns, err := ParseTCPConns(data)
+		if err != nil {
+			return
+		}
+		for _, c := range conns {
+			if !c.Local.IsValid() || !c.Remote.IsValid() {
+				t.Fatalf("%q parsed to %+v", data, c)
+			}
+		}
+	})
+}

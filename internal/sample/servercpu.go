@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +15,8 @@ import (
 )
 
 // A server's CPU from /proc. A node the sampler reaches on this host (loopback, a Unix
-// socket, or one of this machine's addresses) has its postmaster found from the sampler's
+// socket, one of this machine's addresses, or a network namespace of this machine whose
+// backend holds the sampler's very connection) has its postmaster found from the sampler's
 // own backend: pg_backend_pid(), whose /proc entry must be a postgres process whose title
 // names the sampler's side of the connection ("(port)" or "[local]"), which proves it is
 // in this host's pid namespace; its parent is the postmaster. The server's CPU is then the
@@ -120,20 +122,50 @@ func locateServer(ctx context.Context, conn *pgx.Conn, procRoot string) (s serve
 	case *net.UnixAddr:
 		mark = "[local]"
 	case *net.TCPAddr:
-		if !isThisHost(ra.IP) {
-			return s, ra.IP.String(), "the server runs on another host (" + ra.IP.String() + ")"
-		}
 		la, ok := nc.LocalAddr().(*net.TCPAddr)
 		if !ok {
 			return s, "", "the session's own address is unknown"
 		}
 		mark = "(" + strconv.Itoa(la.Port) + ")"
+		if !isThisHost(ra.IP) {
+			return locateInNamespace(ctx, conn, procRoot, ra, la, mark)
+		}
 	default:
 		return s, "", fmt.Sprintf("the session's transport (%T) is not TCP or a Unix socket", ra)
 	}
+	pid, err := backendPID(ctx, conn)
+	if err != nil {
+		return s, "", err.Error()
+	}
+	s, absent = findPostmaster(procRoot, pid, mark)
+	return s, "", absent
+}
+
+// backendPID is pg_backend_pid() of the sampler's session.
+func backendPID(ctx context.Context, conn *pgx.Conn) (int, error) {
 	var pid int
 	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
-		return s, "", "pg_backend_pid(): " + err.Error()
+		return 0, fmt.Errorf("pg_backend_pid(): %w", err)
+	}
+	return pid, nil
+}
+
+// locateInNamespace finds a server at an address that is not on this (network namespace's)
+// interfaces: one in a network namespace of its own on this machine is still this host's
+// when the process of pg_backend_pid() here holds, in its own namespace, this very session
+// (an established connection from the server's address and port to ours) — a pid of
+// another host never does. Otherwise the server is another host's.
+func locateInNamespace(ctx context.Context, conn *pgx.Conn, procRoot string, ra, la *net.TCPAddr, mark string) (s serverProcs, remote, absent string) {
+	elsewhere := "the server runs on another host (" + ra.IP.String() + ")"
+	pid, err := backendPID(ctx, conn)
+	if err != nil {
+		return s, ra.IP.String(), elsewhere
+	}
+	server, sok := netip.AddrFromSlice(ra.IP)
+	own, ook := netip.AddrFromSlice(la.IP)
+	if !sok || !ook || !proc.HasEstablished(procRoot, pid,
+		netip.AddrPortFrom(server.Unmap(), uint16(ra.Port)), netip.AddrPortFrom(own.Unmap(), uint16(la.Port))) {
+		return s, ra.IP.String(), elsewhere
 	}
 	s, absent = findPostmaster(procRoot, pid, mark)
 	return s, "", absent

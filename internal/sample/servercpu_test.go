@@ -183,3 +183,49 @@ func TestPostmasterCPU(t *testing.T) {
 		t.Error("PostmasterCPU of no process: no error")
 	}
 }
+
+// A server in a network namespace of its own on this machine is this host's: its address is
+// on none of this namespace's interfaces, yet its backend is in this /proc and holds the
+// sampler's session, so its CPU is measured. Seen through a /proc where pg_backend_pid() is
+// some other process (as another host's pid would be), it is another host's, with the reason.
+func TestServerCPUOfANetnsServer(t *testing.T) {
+	t.Parallel()
+	clustertest.RequireNetns(t)
+	topo := clustertest.Shared(t, clustertest.Options{Netns: true})
+	n := topo.Primary()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if isThisHost(net.ParseIP(n.ClientHost())) {
+		t.Fatalf("node address %s is on this namespace's interfaces", n.ClientHost())
+	}
+	conn, err := pgx.Connect(ctx, clustertest.OrdinaryConnString(topo, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	pidFile, err := os.ReadFile(filepath.Join(n.DataDir, "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := strconv.Atoi(strings.SplitN(string(pidFile), "\n", 2)[0])
+	s, remote, absent := locateServer(ctx, conn, "/proc")
+	if s.postmaster != want || remote != "" || absent != "" {
+		t.Fatalf("postmaster %d (remote %q, absent %q), postmaster.pid says %d", s.postmaster, remote, absent, want)
+	}
+	if _, err := s.cpuSeconds(); err != nil {
+		t.Fatal(err)
+	}
+	// Another host: its backend's pid names a process here that is not it (this test).
+	var backend int
+	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		t.Fatal(err)
+	}
+	fake := t.TempDir()
+	if err := os.Symlink(filepath.Join("/proc", strconv.Itoa(os.Getpid())), filepath.Join(fake, strconv.Itoa(backend))); err != nil {
+		t.Fatal(err)
+	}
+	s, remote, absent = locateServer(ctx, conn, fake)
+	if s.postmaster != 0 || remote != n.ClientHost() || absent != "the server runs on another host ("+n.ClientHost()+")" {
+		t.Fatalf("another host's server: postmaster %d, remote %q, absent %q", s.postmaster, remote, absent)
+	}
+}
