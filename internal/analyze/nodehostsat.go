@@ -13,8 +13,8 @@ type nodeHostHit struct {
 }
 
 // saturatedNodeHost names the nodes' hosts that ran out of CPU or storage in the hot
-// windows h, each beside its figures at the lowest load (base, at "at 1 VU"), the most
-// saturated first; ok is false when none did.
+// windows h, each beside its figures at the lowest load (base, at "at 1 VU"; none when at
+// is ""), the most saturated first; ok is false when none did.
 func saturatedNodeHost(h, base Evidence, at string) (Saturation, bool) {
 	var hits []nodeHostHit
 	for _, nh := range h.NodeHosts {
@@ -55,12 +55,12 @@ func hostCPUSaturated(h, base NodeHost, at string) (nodeHostHit, bool) {
 	default:
 		msg += fmt.Sprintf(" (its run queue not read: %s)", h.Why("run_queue"))
 	}
-	if base.CPUBusy != nil {
+	if base.CPUBusy != nil && at != "" {
 		was := pct(*base.CPUBusy) + " busy"
 		if base.RunQueue != nil {
 			was += fmt.Sprintf(", run queue %.1f", *base.RunQueue)
 		}
-		msg += fmt.Sprintf(" (%s %s)", was, at)
+		msg += atBase(was, at)
 	}
 	return nodeHostHit{score: *h.CPUBusy, msg: msg}, true
 }
@@ -76,7 +76,7 @@ func hostStorageSaturated(h, base NodeHost, at string) (nodeHostHit, bool) {
 		}
 		msg := fmt.Sprintf("%s spent %s of its CPU time waiting for IO (iowait)", h.Label(), pct(*h.IOWait))
 		if base.IOWait != nil {
-			msg += fmt.Sprintf(" (%s %s)", pct(*base.IOWait), at)
+			msg += atBase(pct(*base.IOWait), at)
 		}
 		return nodeHostHit{score: *h.IOWait, msg: msg + "; none of its devices was read"}, true
 	}
@@ -93,7 +93,7 @@ func hostStorageSaturated(h, base NodeHost, at string) (nodeHostHit, bool) {
 		msg += ", iowait " + pct(*h.IOWait)
 	}
 	if b.Name != "" {
-		msg += fmt.Sprintf(" (%s busy, %.2f ms, queue %.1f %s)", pct(b.Util), b.AwaitMs, b.Queue, at)
+		msg += atBase(fmt.Sprintf("%s busy, %.2f ms, queue %.1f", pct(b.Util), b.AwaitMs, b.Queue), at)
 	}
 	return nodeHostHit{score: max(d.Util, DeviceSaturatedUtil), msg: msg}, true
 }

@@ -110,7 +110,12 @@ func WhatSaturated(k Knee, ev []Evidence, loadName string) Saturation {
 	if len(hot) == 1 {
 		where = fmt.Sprintf("At %s", count(from, loadName))
 	}
-	s := attribute(h, base, k.Characteristic.Load, loadName)
+	baseAt := fmt.Sprintf("at %s", count(k.Characteristic.Load, loadName))
+	at := baseAt
+	if len(hot) == 1 && hot[0].Load == base.Load { // the one hot step is the lowest load: nothing to compare it with
+		at = ""
+	}
+	s := attribute(h, base, at, baseAt, loadName)
 	s.From = from
 	switch {
 	case s.Resource == ResSyncAway: // nothing saturated: what commits waited for was not there
@@ -139,8 +144,12 @@ func WhatSaturated(k Knee, ev []Evidence, loadName string) Saturation {
 	return s
 }
 
-func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
-	at := fmt.Sprintf("at %s", count(baseLoad, loadName))
+// attribute names what saturated in the hot windows h, each figure beside its value at
+// the lowest load (base, at "at 1 VU"); at is "" when the hot windows are the lowest load's
+// own, and nothing is compared. The machine's CPU sentence still gives its lowest load's
+// figures (baseAt) then, as the recorded reports have it.
+func attribute(h, base Evidence, at, baseAt, loadName string) Saturation {
+	was := func(figs string) string { return atBase(figs, at) }
 	total := h.Waits.Total()
 	share := func(v float64, w Waits) float64 {
 		if t := w.Total(); t > 0 {
@@ -151,8 +160,8 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 	// A load generator starved of CPU shows on the server as sessions waiting for the
 	// client, so it is ruled out before the waits are read.
 	if h.CPUBusy >= CPUSaturatedShare && h.LoadGenShare >= LoadGenHeavyShare*h.CPUBusy {
-		return Saturation{Resource: ResLoadGen, Sentence: fmt.Sprintf("machine CPU %s busy, the load generator itself using %.1f cores (%s of the machine; %.1f cores %s)",
-			pct(h.CPUBusy), h.LoadGenCores, pct(h.LoadGenShare), base.LoadGenCores, at)}
+		return Saturation{Resource: ResLoadGen, Sentence: fmt.Sprintf("machine CPU %s busy, the load generator itself using %.1f cores (%s of the machine%s)",
+			pct(h.CPUBusy), h.LoadGenCores, pct(h.LoadGenShare), atBaseAfter(fmt.Sprintf("%.1f cores", base.LoadGenCores), at))}
 	}
 	// A node's modelled host at its CPU budget is the capacity that gave, whatever the
 	// sessions' waits (a throttled backend shows as on CPU or as whatever it held).
@@ -170,31 +179,31 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 		top := sorted[0]
 		if sh := share(top.v(h.Waits), h.Waits); sh >= DominantWaitShare && top.v(h.Waits) >= h.Waits.CPU {
 			if a, ok := syncAwayOf(h.Away); top.res == ResSyncRep && ok {
-				return syncAway(a, h.Away, fmt.Sprintf("%s%s were %s of sampled sessions (%s %s)", top.label, topEvent(h.TopWaits, top.class), pct(sh), pct(share(top.v(base.Waits), base.Waits)), at), loadName)
+				return syncAway(a, h.Away, fmt.Sprintf("%s%s were %s of sampled sessions%s", top.label, topEvent(h.TopWaits, top.class), pct(sh), was(pct(share(top.v(base.Waits), base.Waits)))), loadName)
 			}
-			msg := fmt.Sprintf("%s%s were %s of sampled sessions (%s %s)", top.label, topEvent(h.TopWaits, top.class), pct(sh), pct(share(top.v(base.Waits), base.Waits)), at)
+			msg := fmt.Sprintf("%s%s were %s of sampled sessions%s", top.label, topEvent(h.TopWaits, top.class), pct(sh), was(pct(share(top.v(base.Waits), base.Waits))))
 			if (top.res == ResDataRead || top.res == ResLog || top.res == ResIO) && h.Device.Name != "" {
-				msg += fmt.Sprintf(", device %s await %.2f ms and queue %.1f (%.2f ms, %.1f %s)", h.Device.Name, h.Device.AwaitMs, h.Device.Queue, base.Device.AwaitMs, base.Device.Queue, at)
+				msg += fmt.Sprintf(", device %s await %.2f ms and queue %.1f%s", h.Device.Name, h.Device.AwaitMs, h.Device.Queue, was(fmt.Sprintf("%.2f ms, %.1f", base.Device.AwaitMs, base.Device.Queue)))
 			}
 			return Saturation{Resource: top.res, Sentence: msg}
 		}
 	}
 	if h.CPUBusy >= CPUSaturatedShare && h.Host.Remote == "" { // this host's CPU is not the servers' elsewhere
 		res := ResCPU
-		msg := fmt.Sprintf("machine CPU %s busy (%s %s), the load generator itself using %.1f cores (%s of the machine)", pct(h.CPUBusy), pct(base.CPUBusy), at, h.LoadGenCores, pct(h.LoadGenShare))
+		msg := fmt.Sprintf("machine CPU %s busy (%s %s), the load generator itself using %.1f cores (%s of the machine)", pct(h.CPUBusy), pct(base.CPUBusy), baseAt, h.LoadGenCores, pct(h.LoadGenShare))
 		if total > 0 {
 			msg += fmt.Sprintf(", %s of sampled sessions on CPU with no wait", pct(share(h.Waits.CPU, h.Waits)))
 		} else if h.WaitsAbsent {
 			msg += ", the sessions' waits not measured (no database sampler ran)"
 		}
 		if base.CPUBusy >= CPUSaturatedShare {
-			msg += fmt.Sprintf(", and as busy already %s, so other work on the machine took CPU too", at)
+			msg += fmt.Sprintf(", and as busy already %s, so other work on the machine took CPU too", baseAt)
 		}
 		return Saturation{Resource: res, Sentence: msg}
 	}
 	if d := h.Device; d.Name != "" && (d.Util >= DeviceSaturatedUtil ||
 		base.Device.AwaitMs > 0 && d.AwaitMs >= DeviceQueueGrowth*base.Device.AwaitMs && d.Queue >= DeviceQueueGrowth*max(base.Device.Queue, 1)) {
-		return Saturation{Resource: ResDevice, Sentence: fmt.Sprintf("device %s %s busy, await %.2f ms, queue %.1f (%.2f ms, %.1f %s)", d.Name, pct(d.Util), d.AwaitMs, d.Queue, base.Device.AwaitMs, base.Device.Queue, at)}
+		return Saturation{Resource: ResDevice, Sentence: fmt.Sprintf("device %s %s busy, await %.2f ms, queue %.1f%s", d.Name, pct(d.Util), d.AwaitMs, d.Queue, was(fmt.Sprintf("%.2f ms, %.1f", base.Device.AwaitMs, base.Device.Queue)))}
 	}
 	if h.LagGrowth >= LagGrowthLimit {
 		return Saturation{Resource: ResReplica, Sentence: fmt.Sprintf("standby %s's replay fell behind, lag %.1f s and growing %.2f s per second", h.Standby, h.ReplayLagSec, h.LagGrowth)}
@@ -222,6 +231,24 @@ func attribute(h, base Evidence, baseLoad float64, loadName string) Saturation {
 		waits = "the sessions' waits not measured (no database sampler ran)"
 	}
 	return Saturation{Resource: ResNone, Sentence: fmt.Sprintf("%s, %s, %s", cpu, dev, waits)}
+}
+
+// atBase is a figure at the lowest load in brackets after the hot one's, " (10% at 1 VU)":
+// "" when at is, the hot windows being the lowest load's own.
+func atBase(figs, at string) string {
+	if at == "" {
+		return ""
+	}
+	return " (" + figs + " " + at + ")"
+}
+
+// atBaseAfter is a figure at the lowest load appended inside a bracket, "; 0.1 cores at 1
+// VU": "" when at is.
+func atBaseAfter(figs, at string) string {
+	if at == "" {
+		return ""
+	}
+	return "; " + figs + " " + at
 }
 
 func meanEvidence(es []Evidence) Evidence {

@@ -152,3 +152,26 @@ func TestAnalyzeAndWriteText(t *testing.T) {
 		t.Errorf("USL sweep output:\n%s", b.String())
 	}
 }
+
+// With one step only, the hot windows are the lowest load's own: the sentence does not
+// compare the step with itself.
+func TestWhatSaturatedOneStepComparesNothing(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	steps := mmcSweep([]int{2}, 8, 1000, 0)
+	cases := []struct {
+		name string
+		e    Evidence
+		want string
+	}{
+		{"node host", Evidence{Load: 2, NodeHosts: []NodeHost{{Node: "primary", Role: "primary", CPUs: f(2), CPUBusy: f(1), RunQueue: f(50)}}},
+			"the primary's host CPU was 100% busy, run queue 50.0 on 2 CPUs."},
+		{"load generator", Evidence{Load: 2, CPUBusy: 0.99, LoadGenShare: 0.6, LoadGenCores: 1.2, Waits: Waits{CPU: 3, Client: 5}}, "using 1.2 cores (60% of the machine)."},
+		{"log", Evidence{Load: 2, Waits: Waits{CPU: 3, Log: 10}, Device: Device{Name: "vda", AwaitMs: 4, Queue: 6}}, "were 77% of sampled sessions, device vda await 4.00 ms and queue 6.0."},
+	}
+	for _, c := range cases {
+		s := WhatSaturated(FindKnee(steps, nil), []Evidence{c.e}, "threads")
+		if !strings.Contains(s.Sentence, c.want) || strings.Contains(s.Sentence, "at 2 threads") {
+			t.Errorf("%s: %q, want %q and no comparison with itself", c.name, s.Sentence, c.want)
+		}
+	}
+}

@@ -38,7 +38,7 @@ func TestSyncStandbyDownIsNoSaturation(t *testing.T) {
 	s := syncAwaySaturation(away)
 	want := "At 2 threads, commits waited for the synchronous standby standby1, which was down from 2.0 s of the window to its end " +
 		"(gone from its primary's pg_stat_replication, last seen at 1.1 s; the sampler lost its session to it at 2.1 s): " +
-		"SyncRep waits (mostly IPC:SyncRep) were 97% of sampled sessions (97% at 2 threads); it was not there, not saturated."
+		"SyncRep waits (mostly IPC:SyncRep) were 97% of sampled sessions; it was not there, not saturated."
 	if s.Resource != ResSyncAway || s.Sentence != want {
 		t.Fatalf("saturation %q:\n%s\nwant\n%s", s.Resource, s.Sentence, want)
 	}
