@@ -7,7 +7,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/experiment"
+	"github.com/agbench/agbench/internal/segment"
 )
 
 // view is how the command layer shows a kind's run: its progress while it runs (an event
@@ -40,7 +42,9 @@ func kindCommand(a *app, m experiment.Meta) *cobra.Command {
 	build := m.Build(c.Flags())
 	var spec experiment.Experiment
 	c.PreRunE = func(cmd *cobra.Command, args []string) (err error) {
-		segmentFromEnv(a, cmd.Flags())
+		if err := segmentFromEnv(a, cmd.Flags()); err != nil {
+			return err
+		}
 		if spec, err = build(args); err != nil {
 			return err
 		}
@@ -56,16 +60,22 @@ func kindCommand(a *app, m experiment.Meta) *cobra.Command {
 }
 
 // segmentFromEnv numbers a segment of --segments N without --segment by the completion
-// index a pod of a Kubernetes Indexed Job finds in its environment; the kind's flags check
-// what it makes (an index out of range is bad input naming it).
-func segmentFromEnv(a *app, fs *pflag.FlagSet) {
+// index a pod of a Kubernetes Indexed Job finds in its environment. An index that is not
+// one of N is bad input naming the variable: no flag of the user's gave it.
+func segmentFromEnv(a *app, fs *pflag.FlagSet) error {
 	n := fs.Lookup("segments")
 	if n == nil || !fs.Changed("segments") || fs.Changed("segment") {
-		return
+		return nil
 	}
-	if idx := a.getenv(experiment.CompletionIndexEnv); idx != "" {
-		_ = fs.Set("segment", strings.TrimSpace(idx)+"/"+n.Value.String())
+	idx := a.getenv(experiment.CompletionIndexEnv)
+	if idx == "" {
+		return nil
 	}
+	v := strings.TrimSpace(idx) + "/" + n.Value.String()
+	if _, err := segment.Parse(v); err != nil {
+		return agerr.BadInputf("$%s=%q with --segments %s: %v", experiment.CompletionIndexEnv, idx, n.Value, err)
+	}
+	return fs.Set("segment", v)
 }
 
 // kindSetup is how a kind's run is recorded: this agbench's version, its command line

@@ -24,8 +24,12 @@ func TestSegmentBadInput(t *testing.T) {
 		{[]string{"tpcc", "run", "--vus", "4,2", "--segment", "1/3"}, "--vus 2 with --segment 1/3"},
 		{[]string{"tpcc", "run", "--vus", "3", "--segment", "1/3", "--check"}, "--check with --segment"},
 	}, primary...)
-	wantRefused(t, map[string]string{"JOB_COMPLETION_INDEX": "3"}, filepath.Join(res, "*"), []badInput{
-		{[]string{"stress", "-q", "SELECT 1", "--threads", "3", "--segments", "3"}, "--segment \"3/3\": index 3 out of range"},
+	// A pod's index comes from its environment, not a flag: the message names the variable.
+	wantRefused(t, map[string]string{"JOB_COMPLETION_INDEX": "5"}, filepath.Join(res, "*"), []badInput{
+		{[]string{"stress", "-q", "SELECT 1", "--threads", "3", "--segments", "3"}, "$JOB_COMPLETION_INDEX=\"5\" with --segments 3: index 5 out of range"},
+	}, primary...)
+	wantRefused(t, map[string]string{"JOB_COMPLETION_INDEX": "x"}, filepath.Join(res, "*"), []badInput{
+		{[]string{"stress", "-q", "SELECT 1", "--threads", "3", "--segments", "3"}, "$JOB_COMPLETION_INDEX=\"x\" with --segments 3: index \"x\" is not a whole number"},
 	}, primary...)
 }
 
