@@ -292,3 +292,23 @@ func spreadOf(ts []time.Time) time.Duration {
 	}
 	return hi.Sub(lo)
 }
+
+// TestLoneSegmentTimesOut runs one segment of two whose other never comes: it fails at the
+// barrier naming the one that did not arrive, and leaves nothing under --results, not even
+// the folder (it measured nothing).
+func TestLoneSegmentTimesOut(t *testing.T) {
+	t.Parallel()
+	topo, env := sharedCluster(t)
+	db := clustertest.OwnDatabase(t, topo)
+	res := filepath.Join(t.TempDir(), "results")
+	code, out, errs := e2etest.Run(t, env, "stress", "--cluster", topo.Name, "-d", db, "-q", "SELECT 1", "--threads", "2",
+		"--duration", "2s", "--sample=false", "--segment", "0/2", "--segment-run", "e2e-"+t.Name(), "--segment-timeout", "1s",
+		"--results", res)
+	if code == 0 || !strings.Contains(errs, "segment(s) 1 of 2 did not arrive") {
+		t.Fatalf("a lone segment: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	if _, err := os.Stat(res); !errors.Is(err, os.ErrNotExist) {
+		entries, _ := os.ReadDir(res)
+		t.Fatalf("a segment that measured nothing left %s behind (%v, %d entries)\nstderr %s", res, err, len(entries), errs)
+	}
+}

@@ -21,8 +21,11 @@ type Recorder struct {
 	// Result is the result being recorded; fill its Meta before the first step ends.
 	Result *result.Result
 
-	mu      sync.Mutex
-	dir     string
+	mu  sync.Mutex
+	dir string
+	// made is the outermost folder above dir that this run made ("" when dir's parent
+	// was there): a run that leaves no folder leaves none of these either.
+	made    string
 	written bool
 	werr    error
 	ended   bool
@@ -34,12 +37,43 @@ type Recorder struct {
 // second already has that folder, so that two runs never write into one folder.
 func NewRecorder(base, command, version string, args []string) (*Recorder, error) {
 	r := &Recorder{Result: result.New(command, version, args)}
-	dir, err := ReserveDir(result.RunDir(base, r.Result.Meta.Started, command))
+	path := result.RunDir(base, r.Result.Meta.Started, command)
+	made := outermostMissing(filepath.Dir(path))
+	dir, err := ReserveDir(path)
 	if err != nil {
 		return nil, err
 	}
-	r.dir = dir
+	r.dir, r.made = dir, made
 	return r, nil
+}
+
+// outermostMissing is the outermost of dir and its parents that does not exist ("" when dir
+// exists): what making dir makes.
+func outermostMissing(dir string) string {
+	missing := ""
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			return missing
+		}
+		missing = d
+		if filepath.Dir(d) == d {
+			return missing
+		}
+	}
+}
+
+// removeFolders removes the run's folder and the folders above it that the run made, each
+// only while empty (another run may have written into them since).
+func (r *Recorder) removeFolders() {
+	_ = os.Remove(r.dir)
+	if r.made == "" {
+		return
+	}
+	for d := filepath.Dir(r.dir); ; d = filepath.Dir(d) {
+		if os.Remove(d) != nil || d == r.made || filepath.Dir(d) == d {
+			return
+		}
+	}
 }
 
 // ReserveDir makes the folder path, or path-2, path-3 ... when it exists, and returns the one
@@ -142,7 +176,7 @@ func (r *Recorder) End(runErr error) {
 
 // Finish ends the run (as End(nil) when End was not called) and writes the result a last
 // time. A run that failed before it measured anything (no step, no run-level data) leaves
-// no folder behind. It returns the result file's path ("" when nothing was ever written: an
+// no folder behind, neither its own nor the --results folder it made. It returns the result file's path ("" when nothing was ever written: an
 // earlier write's file is kept when a later one failed) and the run's error joined with every
 // write error of the run.
 func (r *Recorder) Finish() (string, error) {
@@ -153,7 +187,7 @@ func (r *Recorder) Finish() (string, error) {
 	defer r.mu.Unlock()
 	runErr := r.runErr
 	if runErr != nil && len(r.Result.Steps) == 0 && len(r.Result.Extra) == 0 && !r.written {
-		_ = os.Remove(r.dir)
+		r.removeFolders()
 		return "", runErr
 	}
 	_ = r.saveLocked()
