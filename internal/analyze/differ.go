@@ -61,6 +61,10 @@ type Side struct {
 	OfOps   bool
 	// Excluded says which steps were left out and why ("1 incomplete step"), or is empty.
 	Excluded []string
+	// AskedRate is the operations per second the side's fixed-rate steps were asked, and
+	// DoneRate what they did (result.DoneRate), when the side compares throughput and every
+	// usable step asked the same rate; 0 otherwise.
+	AskedRate, DoneRate float64
 }
 
 // SideOf collects one side of a comparison from its steps (the repeats of one load).
@@ -120,7 +124,46 @@ func SideOf(name string, steps []*result.Step, metric func(*result.Step) (float6
 	if unmeasured > 0 {
 		s.Excluded = append(s.Excluded, plural(unmeasured, "unmeasured"))
 	}
+	if metric == nil {
+		s.AskedRate, s.DoneRate = askedRate(steps)
+	}
 	return s
+}
+
+// askedRate is the rate every usable step of a side asked and the rate they did, or zeros
+// when a step asked none or another rate.
+func askedRate(steps []*result.Step) (asked, done float64) {
+	var usable []*result.Step
+	for _, st := range steps {
+		if st == nil || !st.Complete || MeasuredNothing([]*result.Step{st}) {
+			continue
+		}
+		if st.Rate <= 0 || (asked > 0 && st.Rate != asked) {
+			return 0, 0
+		}
+		asked = st.Rate
+		usable = append(usable, st)
+	}
+	if d, ok := result.DoneRate(usable...); ok && asked > 0 {
+		return asked, d
+	}
+	return 0, 0
+}
+
+// bothKeptRate says why two sides asked the same fixed rate do not differ in throughput
+// when both kept it (did no less than RateShortfallLimit under it): each side's throughput
+// is then its schedule's, and what one fell behind by is the machine's delay, not the
+// variant's; their latencies compare them. Empty when that is not so.
+func bothKeptRate(a, b Side) string {
+	if a.AskedRate <= 0 || a.AskedRate != b.AskedRate {
+		return ""
+	}
+	least := (1 - RateShortfallLimit) * a.AskedRate
+	if a.DoneRate < least || b.DoneRate < least {
+		return ""
+	}
+	return fmt.Sprintf("both kept the asked %s/s (%s did %s/s, %s %s/s): at a fixed rate throughput is the schedule's, and a shortfall within the %.0f%% rate-not-kept allows is the machine's delay, not the variant's; compare their latencies",
+		fmtRate(a.AskedRate), a.Name, bound(a.DoneRate), b.Name, bound(b.DoneRate), RateShortfallLimit*100)
 }
 
 // wholeIntervals returns a per-interval throughput series' values times scale, leaving out
@@ -162,7 +205,8 @@ type Difference struct {
 // MinCompareOps successful operations and MinCompareSeconds of measured time in steps that
 // completed; the spread comes from the repeats when both sides have MinSpreadSamples of
 // them, else from the per-interval throughput of their windows when both have that many.
-// Sides whose spreads (spreadOf) do not overlap differ, and the one with the higher
+// Two sides that asked the same fixed rate and both kept it do not differ in throughput
+// (bothKeptRate). Sides whose spreads (spreadOf) do not overlap differ, and the one with the higher
 // median wins; overlapping ranges are "no difference measured"; anything short of the rule
 // is "too little data to compare", saying what was missing.
 func Differ(a, b Side) Difference {
@@ -187,6 +231,9 @@ func Differ(a, b Side) Difference {
 	}
 	if len(short) > 0 {
 		return Difference{Outcome: TooLittleData, Why: strings.Join(short, "; ")}
+	}
+	if why := bothKeptRate(a, b); why != "" {
+		return Difference{Outcome: NoDifference, Spread: "the asked rate", Why: why}
 	}
 	as, bs, spread := a.Repeats, b.Repeats, fmt.Sprintf("%d and %d repeats", len(a.Repeats), len(b.Repeats))
 	if len(as) < MinSpreadSamples || len(bs) < MinSpreadSamples {

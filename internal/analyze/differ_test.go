@@ -165,3 +165,33 @@ func TestSpreadBoundsReadAsNumbers(t *testing.T) {
 		}
 	}
 }
+
+// Two sides asked the same 200/s that both kept it (a busy machine left one 1.5% behind,
+// each second a little short, the other caught up) do not differ in throughput: the
+// schedule made it, not the variant. A side that fell more than rate-not-kept allows is
+// compared by the rule, and so are sides asked different rates.
+func TestDifferFixedRateBothKept(t *testing.T) {
+	atRate := func(rate float64, ops int64, perSecond ...float64) *result.Step {
+		st := stepOfRate(ops, 3, perSecond...)
+		st.Rate = rate
+		return st
+	}
+	off := SideOf("routing=off", []*result.Step{atRate(200, 593, 198, 196, 197)}, nil)
+	on := SideOf("routing=on", []*result.Step{atRate(200, 600, 200, 200, 200)}, nil)
+	d := Differ(off, on)
+	if d.Outcome != NoDifference || d.Winner != "" || !strings.Contains(d.Why, "both kept the asked 200/s (routing=off did 197.7/s, routing=on 200/s)") {
+		t.Fatalf("both kept the rate: %+v", d)
+	}
+	behind := SideOf("routing=off", []*result.Step{atRate(200, 450, 150, 150, 150)}, nil)
+	if d := Differ(behind, on); d.Outcome != Different || d.Winner != "routing=on" {
+		t.Errorf("one side 25%% behind its schedule: %+v", d)
+	}
+	other := SideOf("routing=on", []*result.Step{atRate(220, 660, 220, 220, 220)}, nil)
+	if d := Differ(off, other); d.Outcome != Different || d.Winner != "routing=on" {
+		t.Errorf("different rates asked: %+v", d)
+	}
+	nopm := func(st *result.Step) (float64, bool) { return st.OpsPerSecond() * 60, true }
+	if a := SideOf("a", []*result.Step{atRate(200, 593, 198, 196, 197)}, nopm); a.AskedRate != 0 {
+		t.Errorf("a metric other than throughput took the asked rate: %v", a.AskedRate)
+	}
+}
