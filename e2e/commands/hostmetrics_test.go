@@ -56,7 +56,7 @@ func TestStressReadsHostsFromExportersAndPrometheus(t *testing.T) {
 		{[]string{"--host-metrics", p + "=" + stopped.URL}, "connection refused"},
 		{[]string{"--prometheus", prom.URL, "--prometheus-instance", p + "=elsewhere:9100"}, "--prometheus-instance " + p + "=elsewhere:9100: "},
 		{[]string{"--prometheus", prom.URL, "--prometheus-instance", p + "=elsewhere:9100"}, "series have instance: " + ex2.Addr},
-		{[]string{"--prometheus", "http://" + ex1.Addr, "--prometheus-instance", p + "=x"}, "no answer from a Prometheus server's HTTP API"},
+		{[]string{"--prometheus", "http://" + ex1.Addr, "--prometheus-instance", p + "=x"}, "--prometheus http://" + ex1.Addr + ": answers HTML/exposition text, not Prometheus's HTTP API (/api/v1/…); for a node_exporter use --host-metrics NODE=URL\n"},
 	} {
 		args := append([]string{"stress", "--cluster", topo.Name, "-q", "SELECT 1", "--threads", "1", "--iterations", "1", "--results", bad}, c.args...)
 		code, _, errs := e2etest.Run(t, env, args...)

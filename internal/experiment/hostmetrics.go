@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"net/url"
 	"slices"
@@ -175,6 +176,10 @@ func (h HostMetrics) Sources(ctx context.Context) ([]sample.RemoteHost, error) {
 	}
 	for _, n := range slices.Sorted(maps.Keys(h.Instances)) {
 		src, err := hostmetrics.NewPrometheus(ctx, h.Prometheus, h.Label, h.Instances[n])
+		if errors.Is(err, hostmetrics.ErrNotPrometheus) {
+			errs = append(errs, agerr.BadInputf("--prometheus %v; for a node_exporter use --host-metrics NODE=URL", err))
+			break
+		}
 		if err != nil {
 			errs = append(errs, agerr.BadInputf("--prometheus: %v", err))
 			break

@@ -2,6 +2,7 @@ package hostmetrics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -21,6 +22,11 @@ const DefaultLabel = "instance"
 // lookback is how far back a read looks for the server's latest scrape of the host: several
 // scrape intervals of a server that scrapes often, one of a server that scrapes every 15 s.
 const lookback = 30 * time.Second
+
+// ErrNotPrometheus is a URL that answers, but not as Prometheus's HTTP API: a body that is
+// not its JSON (a node_exporter's HTML page or exposition text, most often). The parser's
+// own account of the body says nothing more to whoever gave the URL, so it is left out.
+var ErrNotPrometheus = errors.New("answers HTML/exposition text, not Prometheus's HTTP API (/api/v1/…)")
 
 // Prometheus reads a host's node_exporter series from a Prometheus server that scrapes it,
 // through the server's HTTP API: the series whose Label is Value.
@@ -71,6 +77,10 @@ func (p *Prometheus) clockOffset(ctx context.Context) (float64, error) {
 	sent := time.Now()
 	v, _, err := p.api.Query(ctx, "time()", time.Time{})
 	got := time.Now()
+	var apiErr *v1.Error
+	if errors.As(err, &apiErr) && apiErr.Type == v1.ErrBadResponse {
+		return 0, fmt.Errorf("%s: %w", p.url, ErrNotPrometheus)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("%s: no answer from a Prometheus server's HTTP API: %w", p.url, err)
 	}

@@ -2,6 +2,7 @@ package hostmetrics_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -121,5 +122,19 @@ func TestPrometheusWithoutTheHostsSeries(t *testing.T) {
 	}
 	if _, err := hostmetrics.NewPrometheus(ctx, prom.URL, "not-a-label", "x"); err == nil {
 		t.Error("took a label name with a dash")
+	}
+}
+
+// A node_exporter given as a Prometheus server is told in one line: it answers, but not as
+// Prometheus's HTTP API, without the JSON parser's account of its page.
+func TestPrometheusURLThatIsAnExporter(t *testing.T) {
+	t.Parallel()
+	ex := hostmetricstest.StartExporter(t)
+	_, err := hostmetrics.NewPrometheus(context.Background(), "http://"+ex.Addr, "", "x")
+	if !errors.Is(err, hostmetrics.ErrNotPrometheus) {
+		t.Fatalf("an exporter taken for a Prometheus server: %v", err)
+	}
+	if want := "http://" + ex.Addr + ": " + hostmetrics.ErrNotPrometheus.Error(); err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
 	}
 }
