@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -142,7 +143,8 @@ func NodeHostsBy(w io.Writer, steps []result.Step, head string, key func(*result
 	for _, row := range rows {
 		variants = variants || row.Step.Variant != ""
 	}
-	fmt.Fprintln(w, "\nnodes' hosts (their node_exporters), per step:")
+	through, where := NodeHostSources(rows)
+	fmt.Fprintf(w, "\n%s:\n", NodeHostsTitle(through))
 	tw := table.NewWriter(w, table.Left)
 	cols := append([]string{head}, NodeHostColumns...)
 	if variants {
@@ -166,7 +168,61 @@ func NodeHostsBy(w io.Writer, steps []result.Step, head string, key func(*result
 		}
 	}
 	_ = tw.Flush()
+	if len(where) > 0 {
+		fmt.Fprintln(w, "– read: "+strings.Join(where, ", "))
+	}
 	for _, n := range notes {
 		fmt.Fprintln(w, "– "+n)
 	}
+}
+
+// NodeHostsTitle heads the nodes' hosts table, with the Prometheus server their figures
+// were read through when all were read through one (through, from NodeHostSources).
+func NodeHostsTitle(through string) string {
+	if through != "" {
+		return "nodes' hosts (their node_exporters, through the Prometheus server " + through + "), per step"
+	}
+	return "nodes' hosts (their node_exporters), per step"
+}
+
+// NodeHostSources says where each node's host figures were read, as the sampler recorded
+// it: through is the Prometheus server's URL when every node's were read through the same
+// one (each then names the node's series, "pg1 instance=\"10.0.0.5:9100\""), else ""
+// (each then names the exporter, "pg1 from http://10.0.0.5:9100/metrics"). One entry
+// per node, in the rows' order; none when no source was recorded.
+func NodeHostSources(rows []NodeHostRow) (through string, each []string) {
+	var nodes []string
+	src := map[string]string{}
+	for _, r := range rows {
+		if r.Host.Source == "" || src[r.Host.Node] != "" {
+			continue
+		}
+		nodes = append(nodes, r.Host.Node)
+		src[r.Host.Node] = r.Host.Source
+	}
+	for i, n := range nodes {
+		server, series, _ := strings.Cut(src[n], " ") // a Prometheus server's source is its URL and the series' label
+		if series == "" || (i > 0 && server != through) {
+			through = ""
+			break
+		}
+		through = server
+	}
+	for _, n := range nodes {
+		if through != "" {
+			each = append(each, n+" "+strings.TrimPrefix(src[n], through+" "))
+			continue
+		}
+		each = append(each, n+" from "+src[n])
+	}
+	return through, each
+}
+
+// NodeHostSource says where one node's host figures were read, under through (from
+// NodeHostSources): its series' label when through is the server, else its source.
+func NodeHostSource(h analyze.NodeHost, through string) string {
+	if series, ok := strings.CutPrefix(h.Source, through+" "); ok && through != "" {
+		return series
+	}
+	return cmp.Or(h.Source, table.Absent)
 }

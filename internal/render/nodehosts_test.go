@@ -81,3 +81,27 @@ func TestDrillShowsNodeHostsByCycle(t *testing.T) {
 		}
 	}
 }
+
+// Where the figures came from is said: each exporter's URL, or, when every node was read
+// through one Prometheus server, the server once in the header and each node's series.
+func TestNodeHostsSayWhereTheFiguresCameFrom(t *testing.T) {
+	var b bytes.Buffer
+	NodeHosts(&b, []result.Step{hostStep(t, 1, 0.3)}, "threads")
+	if want := "– read: pg1 from http://10.0.0.5:9100/metrics, pg2 from http://10.0.0.6:9100/metrics\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("missing %q in\n%s", want, b.String())
+	}
+	st := hostStep(t, 1, 0.3)
+	if err := st.SetExtra(result.ExtraHosts, result.HostsStep{Nodes: map[string]result.HostSource{
+		"pg1": {Source: `http://127.0.0.1:35779 instance="10.0.0.5:9100"`, Scrapes: 11},
+		"pg2": {Source: `http://127.0.0.1:35779 instance="10.0.0.6:9100"`, Scrapes: 11, Failed: 11, Absent: "no series"}}}); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	NodeHosts(&b, []result.Step{st}, "threads")
+	for _, want := range []string{"nodes' hosts (their node_exporters, through the Prometheus server http://127.0.0.1:35779), per step:\n",
+		`– read: pg1 instance="10.0.0.5:9100", pg2 instance="10.0.0.6:9100"` + "\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in\n%s", want, b.String())
+		}
+	}
+}

@@ -13,12 +13,13 @@ import (
 // terminal's table (render.NodeHostRows), a figure not read "–" with why in the last
 // column. Empty when no step read a node's host.
 func (e *Experiment) NodeHostsTable() Table {
-	t := Table{Name: e.slug() + "-hosts", Title: e.name() + ": nodes' hosts (their node_exporters), per step"}
+	t := Table{Name: e.slug() + "-hosts"}
 	type row struct {
 		run  *Run
 		rows []render.NodeHostRow
 	}
 	var all []row
+	var every []render.NodeHostRow
 	variants, notes := false, false
 	for _, r := range e.Runs {
 		rows, err := render.NodeHostRows(r.Result.Steps)
@@ -26,11 +27,14 @@ func (e *Experiment) NodeHostsTable() Table {
 			continue
 		}
 		all = append(all, row{r, rows})
+		every = append(every, rows...)
 		for _, x := range rows {
 			variants = variants || x.Step.Variant != ""
 			notes = notes || len(render.NodeHostAbsences(x.Host)) > 0
 		}
 	}
+	through, _ := render.NodeHostSources(every)
+	t.Title = e.name() + ": " + render.NodeHostsTitle(through)
 	if len(all) == 0 {
 		return t
 	}
@@ -41,6 +45,7 @@ func (e *Experiment) NodeHostsTable() Table {
 		t.Columns = append(t.Columns, "variant")
 	}
 	t.Columns = append(append(t.Columns, e.LoadName), render.NodeHostColumns...)
+	t.Columns = append(t.Columns, "read from")
 	if notes {
 		t.Columns = append(t.Columns, "not read")
 	}
@@ -61,6 +66,7 @@ func (e *Experiment) NodeHostsTable() Table {
 				}
 				cells = append(cells, Cell{Text: c.Text, Value: *c.Value, Num: true})
 			}
+			cells = append(cells, txt(render.NodeHostSource(x.Host, through)))
 			if notes {
 				cells = append(cells, txt(strings.Join(render.NodeHostAbsences(x.Host), "; ")))
 			}

@@ -55,7 +55,7 @@ func TestNodeHostsInTheReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := out.String()
-	for _, want := range []string{"CPU busy", "90%", "run queue", "5.0", "vdb", "pg2", "pg2's host: connection refused"} {
+	for _, want := range []string{"CPU busy", "90%", "run queue", "5.0", "vdb", "pg2", "pg2's host: connection refused", "read from", "http://10.0.0.6:9100/metrics"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("missing %q in\n%s", want, text)
 		}
