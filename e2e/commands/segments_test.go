@@ -134,6 +134,13 @@ func TestSegmentsAsProcesses(t *testing.T) {
 	if code, _, errs := e2etest.Run(t, env, "report", merged, "-q", "-o", filepath.Join(dir, "report.html")); code != 0 {
 		t.Fatalf("report of the merged run: exit %d\n%s", code, errs)
 	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !strings.Contains(string(page), "<dt>segments</dt><dd>3 of 3 merged") || !strings.Contains(string(page), "step 1 began within") {
+		t.Errorf("the report does not say the run's segments (%v)", err)
+	}
+	if code, out, errs := e2etest.Run(t, env, "report", merged, "-o", filepath.Join(dir, "report2.html")); code != 0 || !strings.Contains(out, "segments  3 of 3 merged") {
+		t.Errorf("report's tables do not say the run's segments: exit %d\n%s\n%s", code, out, errs)
+	}
 }
 
 // TestTPCCSegmentsMerge runs tpcc run as two segments on a schema of two warehouses, one

@@ -75,6 +75,8 @@ type runView struct {
 	Label, Command, Started, Duration, Status string
 	Host, Server, Topology, Tool              string
 	Settings                                  [][2]string
+	// Segments say a merged run's segments (result.Merged.Lines); none for a run of one.
+	Segments []string
 }
 
 // HTML renders the experiments as one self-contained HTML page: no script, no external
@@ -699,6 +701,9 @@ func runViewOf(r *Run) runView {
 	}
 	v.Host = strings.Join(host, " · ")
 	v.Tool = m.Tool + " " + m.ToolVersion
+	if m.Merged != nil {
+		v.Segments = m.Merged.Lines()
+	}
 	if m.Server != nil {
 		v.Server = "PostgreSQL " + m.Server.Version
 		for _, k := range sortedKeys(m.Server.Settings) {

@@ -27,6 +27,15 @@ func Write(w io.Writer, exps []*Experiment, o Output, now time.Time) error {
 		if err := WriteTables(w, exps); err != nil {
 			return err
 		}
+		for _, e := range exps {
+			for _, r := range e.Runs {
+				if m := r.Result.Meta.Merged; m != nil {
+					for _, l := range m.Lines() {
+						fmt.Fprintf(w, "%s: segments  %s\n", r.Label, l)
+					}
+				}
+			}
+		}
 	}
 	page, err := HTML(exps, now)
 	if err != nil {

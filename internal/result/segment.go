@@ -1,6 +1,11 @@
 package result
 
-import "time"
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
 
 // Segment says that a run was one segment of several load generators (agbench --segment
 // i/N), which agbench merge makes one result of.
@@ -46,6 +51,37 @@ type MergedSegment struct {
 	Complete         bool           `json:"complete"`
 	IncompleteReason string         `json:"incomplete_reason,omitempty"`
 	Starts           []SegmentStart `json:"starts,omitempty"`
+}
+
+// Lines say the merge in words, one line each: the segments merged (with their hosts, and
+// which did not complete), those missing, and how far apart the segments began each step.
+func (m *Merged) Lines() []string {
+	segs := make([]string, 0, len(m.Segments))
+	for _, s := range m.Segments {
+		state := ""
+		if !s.Complete {
+			state = ", incomplete"
+		}
+		segs = append(segs, fmt.Sprintf("%d (%s%s)", s.Index, s.Host, state))
+	}
+	out := []string{fmt.Sprintf("%d of %d merged: %s", len(m.Segments), m.Of, strings.Join(segs, ", "))}
+	if len(m.Missing) > 0 {
+		miss := make([]string, len(m.Missing))
+		for i, n := range m.Missing {
+			miss[i] = fmt.Sprint(n)
+		}
+		out = append(out, fmt.Sprintf("missing: %s (the run is incomplete)", strings.Join(miss, ", ")))
+	}
+	spread := m.StartSpread()
+	steps := make([]int, 0, len(spread))
+	for s := range spread {
+		steps = append(steps, s)
+	}
+	sort.Ints(steps)
+	for _, s := range steps {
+		out = append(out, fmt.Sprintf("step %d began within %.1f ms of each other (by the database's clock)", s+1, spread[s]*1000))
+	}
+	return out
 }
 
 // StartSpread is, per step, how far apart the segments began it: the latest Began minus
