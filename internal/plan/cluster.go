@@ -29,6 +29,7 @@ func (p *parser) cluster(n *yaml.Node) *Cluster {
 		"routing_list": p.text(&c.RoutingList, "routing_list", nil),
 		"keep":         func(v *yaml.Node) { c.Keep, _ = p.boolean(v, "target.cluster.keep") },
 		"reuse":        func(v *yaml.Node) { c.Reuse, _ = p.boolean(v, "target.cluster.reuse") },
+		"netns":        func(v *yaml.Node) { c.Netns, _ = p.boolean(v, "target.cluster.netns") },
 	}
 	maps.Copy(fields, p.shapeFields(c))
 	maps.Copy(fields, p.hostFields(c))

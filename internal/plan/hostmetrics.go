@@ -1,6 +1,10 @@
 package plan
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -98,4 +102,29 @@ func (p *parser) nodeValues(n *yaml.Node, what, value string) []Setting {
 		}
 	}
 	return out
+}
+
+// hostMetricsNodes checks that every node host_metrics names is one of the cluster's, so
+// that a plan naming no such node fails its check before a cluster is made for it.
+func (p *parser) hostMetricsNodes(n *yaml.Node, h *HostMetrics, names []string) {
+	for _, m := range []struct {
+		key string
+		set []Setting
+	}{{"node_exporter", h.Exporters}, {"instances", h.Instances}} {
+		for _, s := range m.set {
+			if !slices.Contains(names, s.Key) {
+				p.errorf(n, "target.host_metrics.%s: the cluster has no node %s (its nodes: %s)", m.key, s.Key, strings.Join(names, ", "))
+			}
+		}
+	}
+}
+
+// NodeNames are the names cluster create gives the cluster's nodes: primary, then
+// standby1, standby2, … (the cluster package's CreatedNodeNames, which plan may not import).
+func (c *Cluster) NodeNames() []string {
+	names := []string{"primary"}
+	for i := 1; i <= c.Standbys; i++ {
+		names = append(names, fmt.Sprintf("standby%d", i))
+	}
+	return names
 }

@@ -60,10 +60,31 @@ func TestHostMetricsErrors(t *testing.T) {
 		{"target: {connect: {primary: p}, host_metrics: {node_exporter: {a: ''}}}\n", "target.host_metrics.node_exporter.a: give the URL"},
 		{"target: {connect: {primary: p}, host_metrics: {node_exporter: [u]}}\n", "target.host_metrics.node_exporter must be a mapping"},
 		{"target: {connect: {primary: p}, host_metrics: {exporters: {a: u}}}\n", `unknown key "exporters"`},
+		{"target: {cluster: {standbys: 1}, host_metrics: {node_exporter: {nosuch: u}}}\n", "target.host_metrics.node_exporter: the cluster has no node nosuch (its nodes: primary, standby1)"},
+		{"target: {host_metrics: {prometheus: u, instances: {standby2: i}}, cluster: {standbys: 1}}\n", "target.host_metrics.instances: the cluster has no node standby2"},
 	} {
 		_, err := Parse("e.yaml", []byte(c.yaml+exp))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "e.yaml:1:") {
 			t.Errorf("%s: %v; want %q with a position", c.yaml, err, c.want)
 		}
+	}
+}
+
+// target.cluster.netns is cluster create --netns.
+func TestClusterNetns(t *testing.T) {
+	for _, c := range []struct {
+		yaml string
+		want bool
+	}{{"{netns: true}", true}, {"{netns: false}", false}, {"{}", false}} {
+		p, err := Parse("n.yaml", []byte("target: {cluster: "+c.yaml+"}\nexperiments: [{command: stress}]\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Contains(p.Target.Cluster.CreateArgs(), "--netns"); got != c.want {
+			t.Errorf("%s: create args %v", c.yaml, p.Target.Cluster.CreateArgs())
+		}
+	}
+	if _, err := Parse("n.yaml", []byte("target: {cluster: {netns: 1}}\nexperiments: [{command: stress}]\n")); err == nil || !strings.Contains(err.Error(), "target.cluster.netns: give true or false") {
+		t.Errorf("netns: 1: %v", err)
 	}
 }

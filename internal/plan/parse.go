@@ -196,13 +196,17 @@ func (p *parser) target(n *yaml.Node, t *Target) {
 	if !p.mapping(n, "target") {
 		return
 	}
+	var hostMetrics *yaml.Node
 	p.fields(n, "target", map[string]func(*yaml.Node){
 		"cluster":      func(v *yaml.Node) { t.Cluster = p.cluster(v) },
 		"connect":      func(v *yaml.Node) { t.Connect = p.connect(v) },
-		"host_metrics": func(v *yaml.Node) { t.HostMetrics = p.hostMetrics(v) },
+		"host_metrics": func(v *yaml.Node) { hostMetrics, t.HostMetrics = v, p.hostMetrics(v) },
 	})
 	if (t.Cluster == nil) == (t.Connect == nil) {
 		p.errorf(n, "target: give exactly one of cluster (a local cluster to create) or connect (connection strings)")
+	}
+	if t.Cluster != nil && t.HostMetrics != nil {
+		p.hostMetricsNodes(hostMetrics, t.HostMetrics, t.Cluster.NodeNames())
 	}
 }
 

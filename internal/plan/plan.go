@@ -68,6 +68,8 @@ type Cluster struct {
 	// LinkLatency and LinkBandwidth put links in front of the nodes (--link-latency,
 	// --link-bandwidth).
 	LinkLatency, LinkBandwidth string
+	// Netns puts each node in a network namespace of its own (cluster create --netns).
+	Netns bool
 }
 
 // Setting is one server setting.
@@ -226,6 +228,9 @@ func (c *Cluster) CreateArgs() []string {
 	}
 	if c.RoutingList != "" {
 		args = append(args, "--routing-list="+c.RoutingList)
+	}
+	if c.Netns {
+		args = append(args, "--netns")
 	}
 	if c.LinkLatency != "" {
 		args = append(args, "--link-latency="+c.LinkLatency)
