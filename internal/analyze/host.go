@@ -159,6 +159,27 @@ func remoteWhy(ev []Evidence) string {
 	return ""
 }
 
+// nodeHostsCPURead is why busy-host is not judged for servers on other hosts whose hosts'
+// CPU their node_exporters gave: an exporter reports its host's CPU, not the server's
+// share of it, so other work there is not told apart from the server's. "" when the
+// servers are on this host or none of their hosts' CPU was read.
+func nodeHostsCPURead(ev []Evidence) string {
+	var read []string
+	for _, e := range ev {
+		for _, h := range e.NodeHosts {
+			if h.CPUBusy != nil && e.Host.Remote != "" && !slices.Contains(read, h.Label()) {
+				read = append(read, h.Label())
+			}
+		}
+	}
+	if len(read) == 0 {
+		return ""
+	}
+	return "the servers run on other hosts, whose CPU their node_exporters gave (" + strings.Join(read, ", ") +
+		") but not how much of it each server used: node_exporter does not count processes, so other work on those hosts cannot be told apart from the servers'; " +
+		"the server's own CPU on each host (its processes' or its control group's, as a process exporter or cAdvisor reports it) would tell them apart"
+}
+
 // loadGenSaturated judges whether the load generator was short of the CPU it may use: near
 // its own cap (affinity, quota), or confined to fewer CPUs than the machine has, those
 // saturated, and its threads waiting for them. A generator free to use the whole machine
@@ -266,6 +287,8 @@ func busyHost(ev []Evidence, f Facts, loadName string) *Verdict {
 	}
 	nj := func(why string) *Verdict { v := notJudged(VBusyHost, why); return &v }
 	switch {
+	case nodeHostsCPURead(ev) != "":
+		return nj(nodeHostsCPURead(ev))
 	case remoteWhy(ev) != "":
 		return nj(remoteWhy(ev))
 	case cores <= 0 || low.CPUAbsent || low.CPUBusy <= 0:

@@ -320,3 +320,19 @@ func TestNodeHostLabel(t *testing.T) {
 		}
 	}
 }
+
+// Under a table of the servers' hosts' CPU from their exporters, busy-host is not judged
+// for what is actually missing: the servers' share of that CPU, not the hosts' CPU.
+func TestBusyHostOnExporterHostsSaysWhatIsMissing(t *testing.T) {
+	a := analyseHosts(t, remoteHostsResult(t, func(Step) hostFigures { return both(quietHost("pg1"), quietHost("pg2")) }, noSources))
+	v, ok := verdictOf(a.Verdicts, VBusyHost)
+	if !ok || !v.NotJudged || strings.Contains(v.Message, "this host's CPU does not describe theirs") ||
+		!strings.Contains(v.Message, "whose CPU their node_exporters gave (the primary's host (pg1), the standby's host (pg2)) but not how much of it each server used") {
+		t.Fatalf("%+v", v)
+	}
+	// Without their exporters, this host's CPU is what does not describe theirs.
+	a = analyseHosts(t, remoteHostsResult(t, func(Step) hostFigures { return hostFigures{} }, noSources))
+	if v, ok := verdictOf(a.Verdicts, VBusyHost); !ok || !strings.Contains(v.Message, "this host's CPU does not describe theirs") {
+		t.Fatalf("no exporters: %+v", v)
+	}
+}
