@@ -170,3 +170,28 @@ func FuzzMerge(f *testing.F) {
 		}
 	})
 }
+
+// TestIncompleteMergeLabelsWholeLoad checks that a merge lacking a segment labels each step
+// with the load the whole run ran (its threads), not the sum of the segments it holds.
+func TestIncompleteMergeLabelsWholeLoad(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	var in []Input
+	for _, i := range []int{0, 2} {
+		r := segmentResult(t, i, 3, start, []int64{100, 200})
+		// Steps of 3 and 6 threads: each segment ran 1 and 2 of them.
+		second := r.Steps[0]
+		second.Index, second.Params, second.VUs = 1, map[string]string{"threads": "6"}, 2
+		second.Ops = map[string]*result.Op{"query": {Count: 2, Latency: r.Steps[0].Ops["query"].Latency}}
+		r.Steps = append(r.Steps, second)
+		in = append(in, Input{Path: "r" + string(rune('0'+i)), Result: r})
+	}
+	m, err := Merge(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Complete || m.Steps[0].VUs != 3 || m.Steps[1].VUs != 6 {
+		t.Fatalf("merge of segments 0 and 2 of 3: complete %v, steps of %d and %d VUs; want 3 and 6 (the whole run's)",
+			m.Complete, m.Steps[0].VUs, m.Steps[1].VUs)
+	}
+}

@@ -6,9 +6,11 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/agbench/agbench/internal/agerr"
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/segment"
 )
 
 // clientCounters are the step counters each segment counts of its own operations, which
@@ -43,6 +45,9 @@ func mergeSteps(segs []Input, of int) ([]result.Step, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(parts) < of {
+			st.VUs = wholeLoad(parts, idx, of, st.VUs)
+		}
 		if len(lacking) > 0 {
 			st.Complete = false
 			st.IncompleteReason = joinReasons(st.IncompleteReason, fmt.Sprintf("segment(s) %s did not run this step", ints(lacking)))
@@ -54,6 +59,36 @@ func mergeSteps(segs []Input, of int) ([]result.Step, error) {
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// wholeLoad is the VUs the whole run ran in a step that some segments lack: the step's
+// param (threads, vus) whose value gives every segment held exactly the share it ran. The
+// sum of the segments held (sum) when no param does, or more than one value would.
+func wholeLoad(parts []*result.Step, idx []int, of, sum int) int {
+	whole := 0
+	for _, v := range parts[0].Params {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < of || n == whole {
+			continue
+		}
+		fits := true
+		for k, p := range parts {
+			if (segment.Segment{Index: idx[k], Of: of}).Count(n) != p.VUs {
+				fits = false
+				break
+			}
+		}
+		if fits {
+			if whole != 0 {
+				return sum
+			}
+			whole = n
+		}
+	}
+	if whole == 0 {
+		return sum
+	}
+	return whole
 }
 
 // mergeStep merges one step's parts (of the segments idx, lowest first).
