@@ -97,9 +97,11 @@ func TestSaturatedHostDeviceOnANetnsCluster(t *testing.T) {
 			t.Errorf("steal not judged though each server's host was read: %s", v.Message)
 		}
 	}
+	// The nodes' namespaces are of this machine: their postmasters are in its /proc, so
+	// the servers' CPU is measured here, beside their hosts' figures from the exporters.
 	for _, e := range va.Input.Evidence {
-		if e.Host.Remote == "" {
-			t.Errorf("at %v the servers were not on other hosts: %+v", e.Load, e.Host)
+		if e.Host.Remote != "" || e.Host.ServerCPUAbsent != "" {
+			t.Errorf("at %v the servers' CPU was not measured on this machine: %+v", e.Load, e.Host)
 		}
 	}
 }

@@ -294,16 +294,23 @@ func Delete(ns string) error {
 	if !Exists(ns) {
 		return nil
 	}
-	return ip("netns", "delete", ns)
+	if err := ip("netns", "delete", ns); err != nil && Exists(ns) {
+		return err
+	}
+	return nil
 }
 
 // DeleteLink removes interface name from the root namespace (a veth takes its peer along).
-// One that is gone is not an error.
+// One that is gone is not an error, also when it goes while this runs: the kernel removes
+// a veth whose peer's namespace was deleted a moment later, in the background.
 func DeleteLink(name string) error {
 	if !LinkExists(name) {
 		return nil
 	}
-	return ip("link", "delete", name)
+	if err := ip("link", "delete", name); err != nil && LinkExists(name) {
+		return err
+	}
+	return nil
 }
 
 // Enter makes cmd run inside namespace ns: cmd's program is run by nsenter, which enters
