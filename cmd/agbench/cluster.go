@@ -165,7 +165,7 @@ func clusterSimpleCmd(a *app, verb string) *cobra.Command {
 	short := map[string]string{
 		"start":   "Start every node (primary first) and wait until the standbys stream",
 		"stop":    "Stop every node (fast shutdown)",
-		"destroy": "Stop every node and remove the cluster's folder, and nothing else",
+		"destroy": "Stop every node and the listener, remove the nodes' control groups, network namespaces (veths, bridge, exporters) and the cluster's folder",
 	}[verb]
 	c := &cobra.Command{
 		Use:   verb,

@@ -19,7 +19,7 @@ func clusterHosts(w io.Writer, st *status.Cluster) {
 	}
 	fmt.Fprintf(w, "\nhosts: %s\n", st.Hosts)
 	tw := table.NewWriter(w, table.Left)
-	fmt.Fprintln(tw, "NODE\tGROUP\tCPUS\tCPU BUDGET\tCPU USE\tTHROTTLED\tMEMORY BUDGET\tMEMORY USE\tPAGE CACHE\tPROCESSES")
+	fmt.Fprintln(tw, "NODE\tGROUP\tCPU IDS\tCPU BUDGET\tCPU USE\tTHROTTLED\tMEMORY BUDGET\tMEMORY USE\tPAGE CACHE\tPROCESSES")
 	for _, n := range st.Nodes {
 		hostRow(tw, n.Name, n.Budget)
 	}
