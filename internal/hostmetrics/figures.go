@@ -94,6 +94,7 @@ func (f *Figures) gauges(node string, cur Reading) {
 		{metricMemTotal, result.HostMemTotal, "bytes"},
 		{metricMemAvailable, result.HostMemAvailable, "bytes"},
 		{metricMemCached, result.HostMemPageCache, "bytes"},
+		{metricBootTime, result.HostBootTime, "s"},
 	} {
 		if v, ok := cur.Gauges[g.metric]; ok {
 			f.set(result.HostName(node, g.fig), g.unit, v)

@@ -46,6 +46,8 @@ node_network_receive_bytes_total{device="eth0"} ` + rx + `
 node_network_receive_bytes_total{device="lo"} 9e+09
 # TYPE node_network_transmit_bytes_total counter
 node_network_transmit_bytes_total{device="eth0"} 0
+# TYPE node_boot_time_seconds gauge
+node_boot_time_seconds 1.7645e+09
 # TYPE node_time_seconds gauge
 node_time_seconds ` + nodeTime + `
 `
@@ -71,8 +73,8 @@ func TestBetweenMakesRatesAndSaysWhatIsAbsent(t *testing.T) {
 		// cpu0 moved 1 idle + 2 user: busy 2/3.
 		h(result.HostCPUBusy): 2.0 / 3, h(result.HostCPUIOWait): 0, h(result.HostCPUSteal): 0,
 		h(result.HostCPUs): 2, h(result.HostRunQueue): 3, h(result.HostMemTotal): 2.5e10, h(result.HostMemAvailable): 1.2e10,
-		h(result.HostScrapeOffsetS): 0.25,
-		d(result.DiskIOPS):          200, d(result.DiskUtil): 1, d(result.DiskAwaitMs): 0, d(result.DiskReadMBps): 0,
+		h(result.HostScrapeOffsetS): 0.25, h(result.HostBootTime): 1.7645e9,
+		d(result.DiskIOPS): 200, d(result.DiskUtil): 1, d(result.DiskAwaitMs): 0, d(result.DiskReadMBps): 0,
 		h(result.HostNetRxBPS): 2000, h(result.HostNetTxBPS): 0,
 	} {
 		got, ok := f.Values[name]

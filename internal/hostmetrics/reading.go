@@ -16,6 +16,9 @@ const (
 	metricMemAvailable = "node_memory_MemAvailable_bytes"
 	metricMemCached    = "node_memory_Cached_bytes"
 	metricTime         = "node_time_seconds"
+	// metricBootTime tells hosts apart: exporters that agree on it read one machine's
+	// counters (network namespaces of one machine share its /proc).
+	metricBootTime = "node_boot_time_seconds"
 
 	metricDiskReads       = "node_disk_reads_completed_total"
 	metricDiskWrites      = "node_disk_writes_completed_total"
@@ -36,7 +39,7 @@ const (
 
 // Metrics are the node_exporter series a Reading uses: a Prometheus server is asked for
 // these only.
-var Metrics = []string{metricCPU, metricProcsRunning, metricMemTotal, metricMemAvailable, metricMemCached, metricTime,
+var Metrics = []string{metricCPU, metricProcsRunning, metricMemTotal, metricMemAvailable, metricMemCached, metricTime, metricBootTime,
 	metricDiskReads, metricDiskWrites, metricDiskReadBytes, metricDiskWriteBytes, metricDiskReadTime, metricDiskWriteTime,
 	metricDiskIOTime, metricDiskWeightedIOT,
 	metricNetRxBytes, metricNetTxBytes, metricNetRxErrs, metricNetTxErrs, metricNetRxDrop, metricNetTxDrop}
@@ -55,7 +58,8 @@ type Reading struct {
 	// the host's CPUs; CPUs counts those CPUs.
 	CPUMode map[string]float64
 	CPUs    int
-	// Gauges are node_procs_running and the node_memory_* series, by metric name.
+	// Gauges are node_procs_running, node_boot_time_seconds and the node_memory_* series,
+	// by metric name.
 	Gauges map[string]float64
 	// Disks are each device's node_disk_* counters, by device, then metric name.
 	Disks map[string]map[string]float64
@@ -84,7 +88,7 @@ func (r *Reading) add(m model.Metric, v float64) {
 		r.CPUMode[string(m["mode"])] += v
 		r.cpus[string(m["cpu"])] = true
 		r.CPUs = len(r.cpus)
-	case metricProcsRunning, metricMemTotal, metricMemAvailable, metricMemCached:
+	case metricProcsRunning, metricMemTotal, metricMemAvailable, metricMemCached, metricBootTime:
 		r.Gauges[name] = v
 	case metricTime:
 		r.nodeTime = &v

@@ -97,6 +97,6 @@ func (e *Experiment) nodeHostSeries() func(string) bool {
 			return busiest[node+"/"+dev]
 		}
 		_, fig, _ := result.ParseHostName(name)
-		return !slices.Contains([]string{result.HostCPUs, result.HostMemTotal, result.HostScrapeOffsetS}, fig)
+		return !slices.Contains([]string{result.HostCPUs, result.HostMemTotal, result.HostScrapeOffsetS, result.HostBootTime}, fig)
 	}
 }

@@ -269,7 +269,10 @@ const (
 	HostNetTxBPS      = "net_tx_bytes_per_s"
 	HostNetErrors     = "net_errors_per_s" // receive and transmit errors and drops
 	HostScrapeOffsetS = "clock_offset_s"   // the exporter's clock minus agbench's, in seconds
-	hostDisk          = "disk."
+	// HostBootTime is when the host booted (node_boot_time_seconds, Unix seconds): hosts
+	// whose exporters agree on it are one machine.
+	HostBootTime = "boot_time_s"
+	hostDisk     = "disk."
 )
 
 // HostDiskName is the name of a device figure of a node's host:
