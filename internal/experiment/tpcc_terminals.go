@@ -27,7 +27,11 @@ func (s *TPCCRun) sessions() int {
 func (s *TPCCRun) checkTerminals() []error {
 	var errs []error
 	switch {
-	case s.Terminals <= 0:
+	case s.Terminals == 0 && s.Sessions != 0:
+		errs = append(errs, agerr.BadInputf("--sessions needs --terminals (the pool the terminals are served over)"))
+	case s.Terminals == 0:
+		errs = append(errs, agerr.BadInputf("--think-scale needs --terminals (it scales the terminals' think times)"))
+	case s.Terminals < 0:
 		errs = append(errs, agerr.BadInputf("--terminals %d: must be 1 or more (--sessions and --think-scale apply to terminals)", s.Terminals))
 	case s.Sessions < 0:
 		errs = append(errs, agerr.BadInputf("--sessions %d: must be 1 or more", s.Sessions))
