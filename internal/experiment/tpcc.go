@@ -82,7 +82,7 @@ func connectWithRoom(ctx context.Context, l *Load, w *tpcc.Workload, names given
 	if w.ReadIntent && (l.Sweep.Compare != nil || len(l.Target.Standbys) == 0) {
 		perVU = 2 // routing off: the read-intent session is on the primary too
 	}
-	if err := tpcc.CheckCapacity(ctx, conn, maxLoad(l.Sweep)*perVU+1, names.loadFlag()); err != nil {
+	if err := tpcc.CheckCapacity(ctx, conn, maxLoad(l.Sweep)*perVU+1, 1, names.loadFlag()); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
