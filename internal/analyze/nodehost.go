@@ -351,11 +351,9 @@ func nodeHostAt(e Evidence, node string) (NodeHost, bool) {
 
 // NodeHostsOf reads the nodes' hosts of one step of a result as the analysis reads them
 // (figures kept as series or counters, sources and reasons from the host section), for
-// the tables that show each host per step, the exporters that describe one machine as
-// one host (Shared); none when the step has no host figures.
+// the tables that show each host per step; none when the step has no host figures.
 func NodeHostsOf(st *result.Step) ([]NodeHost, error) {
-	hs, err := nodeHostsOf(st, withSeriesMeans(*st))
-	return oneMachine(hs), err
+	return nodeHostsOf(st, withSeriesMeans(*st))
 }
 
 // Figure is one figure of the host by its name after "host.<node>." (result.HostCPUBusy

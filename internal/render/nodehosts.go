@@ -51,10 +51,7 @@ func NodeHostRows(steps []result.Step) ([]NodeHostRow, error) {
 // nodeHostCells are a host's figures as the table shows them, in NodeHostColumns' order.
 func nodeHostCells(h analyze.NodeHost) []HostCell {
 	name := h.Node
-	switch {
-	case len(h.Shared) > 1:
-		name = strings.Join(h.Shared, ", ") + " (one machine: same boot time)"
-	case h.Role != "" && h.Role != h.Node:
+	if h.Role != "" && h.Role != h.Node {
 		name += " (" + h.Role + ")"
 	}
 	share := func(p *float64) HostCell {

@@ -105,22 +105,3 @@ func TestNodeHostsSayWhereTheFiguresCameFrom(t *testing.T) {
 		}
 	}
 }
-
-// Exporters that report one boot time are one machine: one row, naming the nodes.
-func TestNodeHostsOneMachineIsOneRow(t *testing.T) {
-	st := hostStep(t, 1, 0.3)
-	for _, n := range []string{"pg1", "pg2"} {
-		for name, v := range map[string]float64{result.HostName(n, result.HostBootTime): 1.7645e9, result.HostName(n, result.HostCPUBusy): 0.5} {
-			st.Series[name] = result.TimeSeries{Start: st.Window.Start, T: []float64{1, 2}, V: []float64{v, v}}
-		}
-	}
-	if err := st.SetExtra(result.ExtraHosts, result.HostsStep{Nodes: map[string]result.HostSource{
-		"pg1": {Source: "http://10.0.0.5:9100/metrics", Scrapes: 11}, "pg2": {Source: "http://10.0.0.6:9100/metrics", Scrapes: 11}}}); err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	NodeHosts(&b, []result.Step{st}, "threads")
-	if !strings.Contains(b.String(), "1        pg1, pg2 (one machine: same boot time)  50%") || strings.Contains(b.String(), "\n1        pg2 ") {
-		t.Errorf("%s", b.String())
-	}
-}
