@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/agbench/agbench/internal/result"
 )
@@ -52,12 +51,6 @@ type NodeHost struct {
 	NetRxBPS  *float64 `json:"net_rx_bytes_per_s,omitempty"`
 	NetTxBPS  *float64 `json:"net_tx_bytes_per_s,omitempty"`
 	NetErrors *float64 `json:"net_errors_per_s,omitempty"`
-	// BootTime is when the host booted (Unix seconds): nodes whose exporters agree on it
-	// are one machine.
-	BootTime *float64 `json:"boot_time_s,omitempty"`
-	// Shared are the nodes whose exporters describe this one machine (by BootTime), when
-	// more than one does: the host is then judged once, as the machine that carries them.
-	Shared []string `json:"shared,omitempty"`
 	// ExpectedMBps is the IO the node's server accounts for (pg_stat_io and WAL, 16+); 0
 	// when unknown.
 	ExpectedMBps float64 `json:"expected_mbps,omitempty"`
@@ -81,9 +74,6 @@ func (h NodeHost) Why(figure string) string {
 // Label names the host in sentences: "the primary's host (pg1)", "the primary's host"
 // when the node's name is its role, "pg1's host" when its role is not known.
 func (h NodeHost) Label() string {
-	if len(h.Shared) > 1 {
-		return "the machine that carries " + andList(h.Shared) + " (their exporters report one host: same boot time)"
-	}
 	switch h.Role {
 	case "":
 		return h.Node + "'s host"
@@ -103,7 +93,7 @@ func (h *NodeHost) figures() []nodeHostFigure {
 	return []nodeHostFigure{{result.HostCPUs, &h.CPUs}, {result.HostCPUBusy, &h.CPUBusy}, {result.HostCPUIOWait, &h.IOWait},
 		{result.HostCPUSteal, &h.Steal}, {result.HostRunQueue, &h.RunQueue}, {result.HostMemTotal, &h.MemTotal},
 		{result.HostMemAvailable, &h.MemAvailable}, {result.HostMemPageCache, &h.PageCache}, {result.HostNetRxBPS, &h.NetRxBPS},
-		{result.HostNetTxBPS, &h.NetTxBPS}, {result.HostNetErrors, &h.NetErrors}, {result.HostBootTime, &h.BootTime}}
+		{result.HostNetTxBPS, &h.NetTxBPS}, {result.HostNetErrors, &h.NetErrors}}
 }
 
 // exporterFigures are the figures only a node_exporter gives: a node with one of them (or
@@ -111,7 +101,7 @@ func (h *NodeHost) figures() []nodeHostFigure {
 var exporterFigures = map[string]bool{result.HostCPUs: true, result.HostCPUBusy: true, result.HostCPUIOWait: true,
 	result.HostCPUSteal: true, result.HostRunQueue: true, result.HostMemTotal: true, result.HostMemAvailable: true,
 	result.HostMemPageCache: true, result.HostNetRxBPS: true, result.HostNetTxBPS: true, result.HostNetErrors: true,
-	result.HostScrapeOffsetS: true, result.HostBootTime: true}
+	result.HostScrapeOffsetS: true}
 
 // isExporterName tells the names of figures a node_exporter gives.
 func isExporterName(name string) bool {
@@ -308,35 +298,6 @@ func meanDevice(ds []Device) Device {
 		m.Util += d.Util / n
 	}
 	return m
-}
-
-// oneMachine keeps one host of those whose exporters describe one machine (the same boot
-// time), naming in Shared every node it carries; hosts without a boot time stay apart.
-func oneMachine(hs []NodeHost) []NodeHost {
-	var out []NodeHost
-	at := map[float64]int{}
-	for _, h := range hs {
-		if h.BootTime == nil {
-			out = append(out, h)
-			continue
-		}
-		if i, ok := at[*h.BootTime]; ok {
-			out[i].Shared = append(out[i].Shared, h.Node)
-			continue
-		}
-		at[*h.BootTime] = len(out)
-		h.Shared = []string{h.Node}
-		out = append(out, h)
-	}
-	return out
-}
-
-// andList joins names as a sentence does: "a", "a and b", "a, b and c".
-func andList(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // nodeHostAt is the node's host in a window's evidence, if it was there.

@@ -336,24 +336,3 @@ func TestBusyHostOnExporterHostsSaysWhatIsMissing(t *testing.T) {
 		t.Fatalf("no exporters: %+v", v)
 	}
 }
-
-// Exporters that report one boot time describe one machine (network namespaces of it):
-// it is judged once, naming the nodes it carries, never as each node's host on its own.
-func TestOneMachineUnderSeveralExportersIsJudgedOnce(t *testing.T) {
-	hot := func(s Step) hostFigures {
-		f := both(quietHost("pg1"), quietHost("pg2"))
-		for _, n := range []string{"pg1", "pg2"} {
-			f[result.HostName(n, result.HostBootTime)] = 1.7645e9
-			if s.Load >= 8 {
-				f[result.HostName(n, result.HostCPUBusy)] = 0.97
-				f[result.HostName(n, result.HostRunQueue)] = 5.1
-			}
-		}
-		return f
-	}
-	a := analyseHosts(t, remoteHostsResult(t, hot, noSources))
-	want := "the machine that carries pg1 and pg2 (their exporters report one host: same boot time) CPU was 97% busy"
-	if a.Saturated.Resource != ResHost || !strings.Contains(a.Saturated.Sentence, want) || strings.Contains(a.Saturated.Sentence, "the standby's host") {
-		t.Fatalf("%+v", a.Saturated)
-	}
-}

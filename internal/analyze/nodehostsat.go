@@ -17,7 +17,7 @@ type nodeHostHit struct {
 // is ""), the most saturated first; ok is false when none did.
 func saturatedNodeHost(h, base Evidence, at string) (Saturation, bool) {
 	var hits []nodeHostHit
-	for _, nh := range oneMachine(h.NodeHosts) {
+	for _, nh := range h.NodeHosts {
 		b, _ := nodeHostAt(base, nh.Node)
 		if hit, ok := hostCPUSaturated(nh, b, at); ok {
 			hits = append(hits, hit)
@@ -102,7 +102,7 @@ func hostStorageSaturated(h, base NodeHost, at string) (nodeHostHit, bool) {
 // that found nothing saturated: "pg1's host CPU 40% busy, device vdb 12% busy".
 func nodeHostsFigures(hs []NodeHost) string {
 	var parts []string
-	for _, h := range oneMachine(hs) {
+	for _, h := range hs {
 		if !h.Measured() {
 			parts = append(parts, h.Label()+" not measured ("+h.Why("")+")")
 			continue
