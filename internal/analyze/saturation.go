@@ -211,6 +211,12 @@ func attribute(h, base Evidence, at, baseAt, loadName string) Saturation {
 	if total > 0 && share(h.Waits.CPU, h.Waits) >= 1-DominantWaitShare && h.CPUBusy > 0 {
 		return Saturation{Resource: ResNone, Sentence: fmt.Sprintf("sessions ran on CPU with no wait (%s of samples) but the machine CPU was only %s busy", pct(share(h.Waits.CPU, h.Waits)), pct(h.CPUBusy))}
 	}
+	return unsaturated(h)
+}
+
+// unsaturated is the sentence of hot windows in which nothing saturated: the CPU, the
+// device and the waits as they were.
+func unsaturated(h Evidence) Saturation {
 	cpu, dev := "CPU "+pct(h.CPUBusy)+" busy", "device "+h.Device.Name+" "+pct(h.Device.Util)+" busy"
 	if h.CPUAbsent {
 		cpu = "CPU not measured"
