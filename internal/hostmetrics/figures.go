@@ -186,7 +186,8 @@ func (f *Figures) await(name string, d func(string) (float64, bool)) {
 }
 
 // net makes the host's network bytes and errors (receive and transmit errors and drops)
-// per second, over every interface but loopback.
+// per second, over every interface but loopback that both readings have: one that came or
+// went between them moved no counted bytes in the interval.
 func (f *Figures) net(node string, prev, cur Reading) {
 	per := func(fig, unit string, metrics ...string) {
 		var sum float64
@@ -197,7 +198,11 @@ func (f *Figures) net(node string, prev, cur Reading) {
 				f.missing(result.HostName(node, fig), notExported(m))
 				return
 			}
-			sum += delta(pv, cv)
+			for dev, c := range cv {
+				if p, ok := pv[dev]; ok {
+					sum += delta(p, c)
+				}
+			}
 		}
 		f.set(result.HostName(node, fig), unit, sum/f.Seconds)
 	}

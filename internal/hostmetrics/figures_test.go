@@ -150,3 +150,17 @@ func TestExporterFiguresNeverTakeAModelledHostsName(t *testing.T) {
 		}
 	}
 }
+
+// Interfaces come and go (a container's veth, another cluster's bridge): one that went
+// between two readings takes nothing away, and one that came adds nothing, where a sum
+// over the interfaces would fall to "nothing moved" or jump by the newcomer's whole count.
+func TestNetCountsOnlyInterfacesInBothReadings(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	base := body("100", "50", "1000", "5", "1000", "1000")
+	prev := mustParse(t, base+"node_network_receive_bytes_total{device=\"veth1\"} 5e+08\n", t0)
+	cur := mustParse(t, body("101", "52", "1400", "7", "3000", "1002")+"node_network_receive_bytes_total{device=\"br9\"} 7e+08\n", t0.Add(2*time.Second))
+	f := Between("n", prev, cur)
+	if got := f.Values[result.HostName("n", result.HostNetRxBPS)]; got != 1000 {
+		t.Errorf("receive %v B/s with veth1 gone and br9 new; want eth0's 2000 bytes over 2 s, 1000", got)
+	}
+}

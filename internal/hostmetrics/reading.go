@@ -63,9 +63,10 @@ type Reading struct {
 	Gauges map[string]float64
 	// Disks are each device's node_disk_* counters, by device, then metric name.
 	Disks map[string]map[string]float64
-	// Net are the node_network_* counters summed over every interface but loopback, by
-	// metric name.
-	Net map[string]float64
+	// Net are the node_network_* counters of every interface but loopback, by metric name,
+	// then interface: kept apart, as interfaces come and go (a container's veth) and a sum
+	// over them would fall or jump when one does.
+	Net map[string]map[string]float64
 
 	nodeTime *float64
 	cpus     map[string]bool
@@ -73,7 +74,7 @@ type Reading struct {
 
 func newReading() Reading {
 	return Reading{CPUMode: map[string]float64{}, Gauges: map[string]float64{}, Disks: map[string]map[string]float64{},
-		Net: map[string]float64{}, cpus: map[string]bool{}}
+		Net: map[string]map[string]float64{}, cpus: map[string]bool{}}
 }
 
 // add takes in one sample of a series; series a Reading does not use, and values that
@@ -103,10 +104,14 @@ func (r *Reading) add(m model.Metric, v float64) {
 		}
 		r.Disks[dev][name] = v
 	case metricNetRxBytes, metricNetTxBytes, metricNetRxErrs, metricNetTxErrs, metricNetRxDrop, metricNetTxDrop:
-		if m["device"] == "lo" {
+		dev := string(m["device"])
+		if dev == "lo" {
 			return
 		}
-		r.Net[name] += v
+		if r.Net[name] == nil {
+			r.Net[name] = map[string]float64{}
+		}
+		r.Net[name][dev] = v
 	}
 }
 
