@@ -72,26 +72,37 @@ func (h *HostStep) Start(ctx context.Context, st *result.Step) error {
 	h.err, h.first, h.prev, h.acc = nil, r, r, map[string]*result.TimeSeries{}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h.cancel = cancel
-	h.wg.Add(1)
+	tickEvery(runCtx, &h.wg, h.interval, func() bool {
+		if err := h.tick(start); err != nil {
+			h.mu.Lock()
+			h.err = err
+			h.mu.Unlock()
+			return false
+		}
+		return true
+	})
+	return nil
+}
+
+// tickEvery calls tick every interval in a goroutine counted in wg, until ctx is done or
+// tick returns false.
+func tickEvery(ctx context.Context, wg *sync.WaitGroup, interval time.Duration, tick func() bool) {
+	wg.Add(1)
 	go func() {
-		defer h.wg.Done()
-		t := time.NewTicker(h.interval)
+		defer wg.Done()
+		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			select {
-			case <-runCtx.Done():
+			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := h.tick(start); err != nil {
-					h.mu.Lock()
-					h.err = err
-					h.mu.Unlock()
+				if !tick() {
 					return
 				}
 			}
 		}
 	}()
-	return nil
 }
 
 func (h *HostStep) tick(start time.Time) error {

@@ -105,26 +105,16 @@ func (h *RemoteHostStep) Start(ctx context.Context, st *result.Step) error {
 			n.openErr = errs[i]
 		}
 	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		t := time.NewTicker(h.interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-runCtx.Done():
-				return
-			case <-t.C:
-				rs, errs := h.read(runCtx)
-				if runCtx.Err() != nil {
-					return // a read cut by Stop is no failure of the host
-				}
-				for i, n := range h.nodes {
-					h.took(n, rs[i], errs[i])
-				}
-			}
+	tickEvery(runCtx, &h.wg, h.interval, func() bool {
+		rs, errs := h.read(runCtx)
+		if runCtx.Err() != nil {
+			return false // a read cut by Stop is no failure of the host
 		}
-	}()
+		for i, n := range h.nodes {
+			h.took(n, rs[i], errs[i])
+		}
+		return true
+	})
 	return nil
 }
 
