@@ -15,6 +15,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/jackc/pgx/v5"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -26,6 +27,7 @@ import (
 	"github.com/agbench/agbench/internal/k8s"
 	"github.com/agbench/agbench/internal/result"
 	"github.com/agbench/agbench/internal/target"
+	"github.com/agbench/agbench/internal/workload/tpcc"
 )
 
 // startSegments starts the of segments of one stress run as processes, each numbered by
@@ -143,33 +145,82 @@ func TestSegmentsAsProcesses(t *testing.T) {
 	}
 }
 
-// TestTPCCSegmentsMerge runs tpcc run as two segments on a schema of two warehouses, one
-// VU each, and merges them: the merged New-Orders and NOPM are the segments' sums.
+// TestTPCCSegmentsMerge runs tpcc run as three segments, processes against one cluster, on a
+// schema of three warehouses: once with VUs and once with terminals over a pool of sessions.
+// The database itself shows that each segment's New-Orders went to its own warehouse only
+// (each district's next order id moved by that segment's committed New-Orders, give or take
+// the ones still running as its window closed); the merged New-Orders and NOPM are the
+// segments' sums, and the segments began within a second of each other.
 func TestTPCCSegmentsMerge(t *testing.T) {
 	t.Parallel()
 	topo, env := sharedCluster(t)
 	db := clustertest.OwnDatabase(t, topo)
-	if code, out, errs := e2etest.Run(t, env, "tpcc", "build", "--cluster", topo.Name, "-d", db, "--warehouses", "2"); code != 0 {
+	if code, out, errs := e2etest.Run(t, env, "tpcc", "build", "--cluster", topo.Name, "-d", db, "--warehouses", "3"); code != 0 {
 		t.Fatalf("build: exit %d\n%s\n%s", code, out, errs)
 	}
-	dir := t.TempDir()
-	procs := make([]*e2etest.Proc, 2)
-	for i := range procs {
-		procs[i] = e2etest.Start(t, env, "tpcc", "run", "--cluster", topo.Name, "-d", db, "--vus", "2", "--rampup", "0s", "--duration", "3s",
-			"--sample=false", "--segment", fmt.Sprintf("%d/2", i), "--results", filepath.Join(dir, fmt.Sprint(i)))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	watch, err := pgx.Connect(ctx, topo.ConnString(topo.Primary(), db))
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer watch.Close(context.Background())
+	t.Run("vus", func(t *testing.T) {
+		m, segs := tpccSegments(t, ctx, watch, env, topo.Name, db, "--vus", "3")
+		for i, s := range segs {
+			if s.Steps[0].VUs != 1 {
+				t.Errorf("segment %d ran %d VUs, want 1 of 3", i, s.Steps[0].VUs)
+			}
+		}
+		if m.Steps[0].VUs != 3 {
+			t.Errorf("merged run of %d VUs, want 3", m.Steps[0].VUs)
+		}
+	})
+	t.Run("terminals", func(t *testing.T) {
+		m, segs := tpccSegments(t, ctx, watch, env, topo.Name, db, "--terminals", "30", "--sessions", "3", "--think-scale", "0.01")
+		for i, s := range segs {
+			if ts := terminalsOf(t, s); ts.Terminals != 10 || ts.Sessions != 1 {
+				t.Errorf("segment %d emulated %d terminals over %d sessions, want 10 of 30 over 1 of 3", i, ts.Terminals, ts.Sessions)
+			}
+		}
+		ts := terminalsOf(t, m)
+		// Ten terminals per warehouse over the whole run: only the think scale is outside the rule.
+		if ts.Terminals != 30 || ts.Sessions != 3 || ts.Warehouses != 3 || ts.OutsideSpec() != "keying and think times scaled by 0.01" {
+			t.Errorf("merged terminals %+v: %q", ts, ts.OutsideSpec())
+		}
+	})
+}
+
+// tpccSegments runs tpcc run with args as three segments (--segment i/3) of a 3-second
+// window, merges them and checks the district's next order ids moved by each segment's own
+// New-Orders on its own warehouse only, the merged sums and the segments' start. It returns
+// the merged result and the segments'.
+func tpccSegments(t *testing.T, ctx context.Context, watch *pgx.Conn, env map[string]string, cluster, db string, args ...string) (*result.Result, []*result.Result) {
+	t.Helper()
+	const of = 3
+	before := nextOrderIDs(t, ctx, watch)
+	dir := t.TempDir()
+	procs := make([]*e2etest.Proc, of)
+	for i := range procs {
+		procs[i] = e2etest.Start(t, env, append([]string{"tpcc", "run", "--cluster", cluster, "-d", db, "--rampup", "0s", "--duration", "3s",
+			"--sample=false", "--segment", fmt.Sprintf("%d/%d", i, of), "--results", filepath.Join(dir, fmt.Sprint(i))}, args...)...)
+	}
+	segs := make([]*result.Result, of)
 	var nopm float64
 	var neword int64
+	var began []time.Time
 	for i, p := range procs {
 		if code := p.Wait(t, 3*time.Minute); code != 0 {
 			t.Fatalf("segment %d: exit %d\nstdout %s\nstderr %s", i, code, p.Stdout, p.Stderr)
 		}
-		st := e2etest.ReadOneResult(t, filepath.Join(dir, fmt.Sprint(i))).Steps[0]
-		if st.VUs != 1 {
-			t.Fatalf("segment %d ran %d VUs", i, st.VUs)
-		}
+		segs[i] = e2etest.ReadOneResult(t, filepath.Join(dir, fmt.Sprint(i)))
+		st := segs[i].Steps[0]
 		nopm += st.Counters[result.TPCCNOPM]
 		neword += st.Ops[result.TPCCOps[0]].Count
+		if sg := segs[i].Meta.Segment; sg == nil || len(sg.Starts) != 1 {
+			t.Fatalf("segment %d: meta %+v", i, sg)
+		}
+		began = append(began, segs[i].Meta.Segment.Starts[0].Began)
 		// A segment's NOPM is its share; the server's count is the whole run's: not compared.
 		if w := strings.Join(st.Warnings, "\n"); strings.Contains(w, "NOPM: client") || strings.Contains(p.Stderr.String(), "NOPM: client") {
 			t.Fatalf("segment %d compared its share with the whole server's count:\n%s\n%s", i, w, p.Stderr)
@@ -178,18 +229,60 @@ func TestTPCCSegmentsMerge(t *testing.T) {
 			t.Fatalf("segment %d does not say why its cross-check is left to the merge:\n%s\n%s", i, p.Stdout, p.Stderr)
 		}
 	}
+	after := nextOrderIDs(t, ctx, watch)
+	// Segment i of three homes every VU or terminal on warehouse i+1 (segment.Range): its
+	// committed New-Orders (those rolled back by their unused item leave the district's next
+	// order id as it was) moved that warehouse's districts, and no other segment's did; the
+	// New-Orders still running as a segment's window closed commit after it, uncounted.
+	for i, s := range segs {
+		st := s.Steps[0]
+		committed := st.Ops[result.TPCCOps[0]].Count - int64(st.Counters[result.TPCCRolledBack])
+		moved := after[i+1] - before[i+1]
+		if committed <= 0 || moved < committed || moved > committed+st.InFlight {
+			t.Errorf("warehouse %d: districts' next order ids moved by %d; segment %d committed %d New-Orders (%d more in flight at its window's end)",
+				i+1, moved, i, committed, st.InFlight)
+		}
+	}
 	merged := filepath.Join(dir, "merged")
-	if code, out, errs := e2etest.Run(t, env, "merge", filepath.Join(dir, "0"), filepath.Join(dir, "1"), "--results", merged); code != 0 {
+	if code, out, errs := e2etest.Run(t, env, "merge", filepath.Join(dir, "0"), filepath.Join(dir, "1"), filepath.Join(dir, "2"), "--results", merged); code != 0 {
 		t.Fatalf("merge: exit %d\n%s\n%s", code, out, errs)
 	}
-	st := e2etest.ReadOneResult(t, merged).Steps[0]
+	m := e2etest.ReadOneResult(t, merged)
+	st := m.Steps[0]
 	if w := strings.Join(st.Warnings, "\n"); strings.Contains(w, "NOPM: client") {
-		t.Fatalf("merged run's sums disagree with the server's count:\n%s", w)
+		t.Errorf("merged run's sums disagree with the server's count:\n%s", w)
 	}
-	if got := st.Ops[result.TPCCOps[0]].Count; got != neword || neword == 0 || st.Counters[result.TPCCNOPM] != nopm || st.VUs != 2 {
-		t.Fatalf("merged New-Orders %d NOPM %.1f VUs %d; segments' sums %d, %.1f", got, st.Counters[result.TPCCNOPM], st.VUs, neword, nopm)
+	if got := st.Ops[result.TPCCOps[0]].Count; got != neword || neword == 0 || st.Counters[result.TPCCNOPM] != nopm {
+		t.Errorf("merged New-Orders %d NOPM %.1f; segments' sums %d, %.1f", got, st.Counters[result.TPCCNOPM], neword, nopm)
 	}
-	t.Logf("merged %d New-Orders, NOPM %.1f = the segments' sums", neword, nopm)
+	if spread := spreadOf(began); spread >= time.Second {
+		t.Errorf("segments began %v apart: %v", spread, began)
+	}
+	t.Logf("%v: merged %d New-Orders, NOPM %.1f = the segments' sums; began within %v", args, neword, nopm, spreadOf(began))
+	return m, segs
+}
+
+// nextOrderIDs sums the districts' next order ids by warehouse: each committed New-Order
+// moves its district's by one.
+func nextOrderIDs(t *testing.T, ctx context.Context, c *pgx.Conn) map[int]int64 {
+	t.Helper()
+	rows, err := c.Query(ctx, `SELECT d_w_id, sum(d_next_o_id)::bigint FROM `+tpcc.Schema+`.district GROUP BY d_w_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]int64{}
+	for rows.Next() {
+		var w int
+		var n int64
+		if err := rows.Scan(&w, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[w] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // podOf decodes the manifest k8s job wrote, strictly as the API's types, and returns the
