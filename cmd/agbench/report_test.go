@@ -167,8 +167,9 @@ func TestReportBadInput(t *testing.T) {
 func TestCompareCommand(t *testing.T) {
 	dir := t.TempDir()
 	// routing=on has three times the capacity of off: at 4 threads the gap is far beyond the
-	// spread of three repeats; at 1 thread both are limited by the service time.
-	run := measuredRun(t, dir, []string{"1", "4"}, map[string]int{"off": 1, "on": 3}, 3)
+	// spread of four repeats (three apart would be no finding: one time in ten by chance);
+	// at 1 thread both are limited by the service time.
+	run := measuredRun(t, dir, []string{"1", "4"}, map[string]int{"off": 1, "on": 3}, 4)
 	code, out, errs := runCLI(t, nil, "compare", run)
 	if code != 0 {
 		t.Fatalf("code %d: %s", code, errs)

@@ -32,7 +32,29 @@ const (
 	// over their whole range, min to max, as interpolated percentiles of three or five
 	// samples would claim a narrower spread than was measured.
 	PercentileSpreadSamples = 10
+	// MaxChanceApart is the largest chance, for two sides drawn from one distribution,
+	// that their samples come apart in order by chance alone (every sample of one above
+	// every sample of the other: 2 of the C(n+m, n) equally likely orders). Three samples a
+	// side come apart one time in ten; the rule for "different" needs more samples than
+	// that: 4 and 4 (1 in 35), or 3 and 5 (1 in 28).
+	MaxChanceApart = 0.05
 )
+
+// chanceApart is the chance that n and m samples of one distribution come apart in order
+// by chance alone: 2 / C(n+m, n).
+func chanceApart(n, m int) float64 {
+	c := 1.0
+	for i := 1; i <= n; i++ {
+		c = c * float64(m+i) / float64(i)
+	}
+	return 2 / c
+}
+
+// enoughSamples says whether n and m samples are enough for the rule for "different": each
+// MinSpreadSamples and, together, few enough orders that put them apart by chance.
+func enoughSamples(n, m int) bool {
+	return n >= MinSpreadSamples && m >= MinSpreadSamples && chanceApart(n, m) <= MaxChanceApart
+}
 
 // Outcomes of Differ.
 const (
@@ -203,8 +225,8 @@ type Difference struct {
 
 // Differ applies the rule for "different" to two sides at one load. Each side needs
 // MinCompareOps successful operations and MinCompareSeconds of measured time in steps that
-// completed; the spread comes from the repeats when both sides have MinSpreadSamples of
-// them, else from the per-interval throughput of their windows when both have that many.
+// completed; the spread comes from the repeats when both sides have enough of them
+// (enoughSamples), else from the per-interval throughput of their windows when that is enough.
 // Two sides that asked the same fixed rate and both kept it do not differ in throughput
 // (bothKeptRate). Sides whose spreads (spreadOf) do not overlap differ, and the one with the higher
 // median wins; overlapping ranges are "no difference measured"; anything short of the rule
@@ -235,13 +257,9 @@ func Differ(a, b Side) Difference {
 	if why := bothKeptRate(a, b); why != "" {
 		return Difference{Outcome: NoDifference, Spread: "the asked rate", Why: why}
 	}
-	as, bs, spread := a.Repeats, b.Repeats, fmt.Sprintf("%d and %d repeats", len(a.Repeats), len(b.Repeats))
-	if len(as) < MinSpreadSamples || len(bs) < MinSpreadSamples {
-		as, bs, spread = a.Intervals, b.Intervals, "per-second throughput"
-	}
-	if len(as) < MinSpreadSamples || len(bs) < MinSpreadSamples {
-		return Difference{Outcome: TooLittleData, Why: fmt.Sprintf("the spread is unknown: %s has %d repeat(s) and %d per-second sample(s), %s %d and %d; %d of either needed per side",
-			a.Name, len(a.Repeats), len(a.Intervals), b.Name, len(b.Repeats), len(b.Intervals), MinSpreadSamples)}
+	as, bs, spread := samplesOf(a, b)
+	if as == nil {
+		return Difference{Outcome: TooLittleData, Why: fmt.Sprintf("the spread is unknown: %s; %d of either needed per side", has(a, b), MinSpreadSamples)}
 	}
 	alo, ahi, amed, arange := spreadOf(as)
 	blo, bhi, bmed, brange := spreadOf(bs)
@@ -249,10 +267,38 @@ func Differ(a, b Side) Difference {
 		return Difference{Outcome: NoDifference, Spread: spread, Why: fmt.Sprintf("%s (%s..%s, %s) and %s (%s..%s, %s) overlap",
 			a.Name, bound(alo), bound(ahi), arange, b.Name, bound(blo), bound(bhi), brange)}
 	}
+	if p := chanceApart(len(as), len(bs)); p > MaxChanceApart {
+		return Difference{Outcome: TooLittleData, Why: fmt.Sprintf("the spreads (%s) are apart, but %d and %d samples of one distribution come apart by chance 1 time in %.0f (at most 1 in %.0f allowed; 4 a side are enough): %s",
+			spread, len(as), len(bs), 1/p, 1/MaxChanceApart, has(a, b))}
+	}
 	if amed >= bmed {
 		return Difference{Outcome: Different, Winner: a.Name, Ratio: ratioOf(amed, bmed), Spread: spread}
 	}
 	return Difference{Outcome: Different, Winner: b.Name, Ratio: ratioOf(bmed, amed), Spread: spread}
+}
+
+// samplesOf picks the samples whose spreads compare two sides, and says which: the repeats
+// when both sides have enough of them (enoughSamples), else the per-second throughput when
+// that is enough, else whichever has MinSpreadSamples a side (repeats first: their spreads
+// may still overlap, though apart they would prove nothing), else nil.
+func samplesOf(a, b Side) (as, bs []float64, spread string) {
+	reps := fmt.Sprintf("%d and %d repeats", len(a.Repeats), len(b.Repeats))
+	switch {
+	case enoughSamples(len(a.Repeats), len(b.Repeats)):
+		return a.Repeats, b.Repeats, reps
+	case enoughSamples(len(a.Intervals), len(b.Intervals)):
+		return a.Intervals, b.Intervals, "per-second throughput"
+	case min(len(a.Repeats), len(b.Repeats)) >= MinSpreadSamples:
+		return a.Repeats, b.Repeats, reps
+	case min(len(a.Intervals), len(b.Intervals)) >= MinSpreadSamples:
+		return a.Intervals, b.Intervals, "per-second throughput"
+	}
+	return nil, nil, ""
+}
+
+// has says how many samples each side has.
+func has(a, b Side) string {
+	return fmt.Sprintf("%s has %d repeat(s) and %d per-second sample(s), %s %d and %d", a.Name, len(a.Repeats), len(a.Intervals), b.Name, len(b.Repeats), len(b.Intervals))
 }
 
 // bound is a spread's end to 4 significant digits, and from 10,000 on a grouped whole number

@@ -73,21 +73,22 @@ func TestDifferLeavesOutFailedAndAbortedSteps(t *testing.T) {
 func TestDifferSpreadFromIntervalsAndRepeats(t *testing.T) {
 	off := SideOf("routing=off", []*result.Step{stepOfRate(3000, 3, 1000, 1020, 990)}, nil)
 	close := SideOf("routing=on", []*result.Step{stepOfRate(3030, 3, 1015, 1000, 1025)}, nil)
-	far := SideOf("routing=on", []*result.Step{stepOfRate(4500, 3, 1500, 1480, 1520)}, nil)
+	far := SideOf("routing=on", []*result.Step{stepOfRate(6000, 4, 1500, 1480, 1520, 1500)}, nil)
+	off4 := SideOf("routing=off", []*result.Step{stepOfRate(4000, 4, 1000, 1020, 990, 1000)}, nil)
 	if d := Differ(off, close); d.Outcome != NoDifference || d.Winner != "" || d.Spread != "per-second throughput" {
 		t.Errorf("overlapping: %+v", d)
 	}
 	if v := Differ(off, close).Verdict("x"); v == nil || v.Code != VNoDifference || !strings.Contains(v.Message, "no difference measured") {
 		t.Errorf("overlapping verdict: %+v", v)
 	}
-	d := Differ(off, far)
+	d := Differ(off4, far)
 	if d.Outcome != Different || d.Winner != "routing=on" || d.Ratio < 1.45 || d.Ratio > 1.55 || d.Verdict("x") != nil {
 		t.Errorf("separated: %+v", d)
 	}
 	if !strings.Contains(d.Sentence(), "routing=on ahead, 1.") {
 		t.Errorf("sentence %q", d.Sentence())
 	}
-	if d := Differ(far, off); d.Winner != "routing=on" {
+	if d := Differ(far, off4); d.Winner != "routing=on" {
 		t.Errorf("order matters: %+v", d)
 	}
 	// Three repeats a side: the spread is the repeats', not the seconds'.
@@ -98,9 +99,18 @@ func TestDifferSpreadFromIntervalsAndRepeats(t *testing.T) {
 		}
 		return SideOf(name, st, nil)
 	}
-	d = Differ(reps("a", 1000, 1010, 990), reps("b", 1200, 1190, 1210))
-	if d.Outcome != Different || d.Winner != "b" || d.Spread != "3 and 3 repeats" {
+	d = Differ(reps("a", 1000, 1010, 990, 1005), reps("b", 1200, 1190, 1210, 1200))
+	if d.Outcome != Different || d.Winner != "b" || d.Spread != "4 and 4 repeats" {
 		t.Errorf("repeats: %+v", d)
+	}
+	// Three a side, apart: one time in ten that happens by chance alone, so it is no
+	// finding, and the message says so; overlapping, it is "no difference measured".
+	d = Differ(reps("a", 1000, 1010, 990), reps("b", 1200, 1190, 1210))
+	if d.Outcome != TooLittleData || !strings.Contains(d.Why, "the spreads (3 and 3 repeats) are apart, but 3 and 3 samples of one distribution come apart by chance 1 time in 10 (at most 1 in 20 allowed") {
+		t.Errorf("3 and 3 repeats apart: %+v", d)
+	}
+	if d := Differ(reps("a", 1000, 1010, 990), reps("b", 1000, 1190, 1210)); d.Outcome != NoDifference {
+		t.Errorf("3 and 3 repeats overlapping: %+v", d)
 	}
 	// A metric other than ops/s scales the per-second spread by the step's own ratio.
 	nopm := func(st *result.Step) (float64, bool) { return 60 * st.OpsPerSecond(), true }
@@ -138,16 +148,16 @@ func TestDifferStepsWithoutOperations(t *testing.T) {
 	if d.Outcome != TooLittleData || !strings.Contains(d.Why, "spread is unknown") || strings.Contains(d.Why, "operations") {
 		t.Errorf("seedings once each: %+v", d)
 	}
-	d = Differ(SideOf("none", []*result.Step{seed(43), seed(44), seed(42)}, mb), SideOf("lz4", []*result.Step{seed(78), seed(80), seed(77)}, mb))
+	d = Differ(SideOf("none", []*result.Step{seed(43), seed(44), seed(42), seed(43)}, mb), SideOf("lz4", []*result.Step{seed(78), seed(80), seed(77), seed(79)}, mb))
 	if d.Outcome != Different || d.Winner != "lz4" {
-		t.Errorf("seedings thrice each: %+v", d)
+		t.Errorf("seedings four times each: %+v", d)
 	}
 }
 
 // A loser whose median is 0 gives no ratio: "ahead; the other side's median 0", never +Inf×.
 func TestDifferNoRatioOverAZeroMedian(t *testing.T) {
-	a := Side{Name: "a", Repeats: []float64{1000, 1010, 990}, Ops: 9000, Seconds: 9, OfOps: true}
-	b := Side{Name: "b", Repeats: []float64{0, 0, 0}, Ops: 9000, Seconds: 9, OfOps: true}
+	a := Side{Name: "a", Repeats: []float64{1000, 1010, 990, 1000}, Ops: 9000, Seconds: 9, OfOps: true}
+	b := Side{Name: "b", Repeats: []float64{0, 0, 0, 0}, Ops: 9000, Seconds: 9, OfOps: true}
 	d := Differ(a, b)
 	if d.Outcome != Different || d.Winner != "a" || d.Ratio != 0 {
 		t.Fatalf("zero median: %+v", d)
@@ -172,7 +182,7 @@ func TestSpreadBoundsReadAsNumbers(t *testing.T) {
 // compared by the rule, and so are sides asked different rates.
 func TestDifferFixedRateBothKept(t *testing.T) {
 	atRate := func(rate float64, ops int64, perSecond ...float64) *result.Step {
-		st := stepOfRate(ops, 3, perSecond...)
+		st := stepOfRate(ops, float64(len(perSecond)), perSecond...)
 		st.Rate = rate
 		return st
 	}
@@ -182,16 +192,32 @@ func TestDifferFixedRateBothKept(t *testing.T) {
 	if d.Outcome != NoDifference || d.Winner != "" || !strings.Contains(d.Why, "both kept the asked 200/s (routing=off did 197.7/s, routing=on 200/s)") {
 		t.Fatalf("both kept the rate: %+v", d)
 	}
-	behind := SideOf("routing=off", []*result.Step{atRate(200, 450, 150, 150, 150)}, nil)
-	if d := Differ(behind, on); d.Outcome != Different || d.Winner != "routing=on" {
+	behind := SideOf("routing=off", []*result.Step{atRate(200, 600, 150, 150, 150, 150)}, nil)
+	on4 := SideOf("routing=on", []*result.Step{atRate(200, 800, 200, 200, 200, 200)}, nil)
+	off4 := SideOf("routing=off", []*result.Step{atRate(200, 790, 198, 196, 197, 198)}, nil)
+	if d := Differ(behind, on4); d.Outcome != Different || d.Winner != "routing=on" {
 		t.Errorf("one side 25%% behind its schedule: %+v", d)
 	}
-	other := SideOf("routing=on", []*result.Step{atRate(220, 660, 220, 220, 220)}, nil)
-	if d := Differ(off, other); d.Outcome != Different || d.Winner != "routing=on" {
+	other := SideOf("routing=on", []*result.Step{atRate(220, 880, 220, 220, 220, 220)}, nil)
+	if d := Differ(off4, other); d.Outcome != Different || d.Winner != "routing=on" {
 		t.Errorf("different rates asked: %+v", d)
 	}
 	nopm := func(st *result.Step) (float64, bool) { return st.OpsPerSecond() * 60, true }
 	if a := SideOf("a", []*result.Step{atRate(200, 593, 198, 196, 197)}, nopm); a.AskedRate != 0 {
 		t.Errorf("a metric other than throughput took the asked rate: %v", a.AskedRate)
+	}
+}
+
+// The chance that samples of one distribution come apart in order is 2 in C(n+m, n):
+// three a side one in ten, four a side one in 35.
+func TestChanceApart(t *testing.T) {
+	for _, c := range []struct {
+		n, m   int
+		inOne  float64
+		enough bool
+	}{{3, 3, 10, false}, {3, 4, 17.5, false}, {4, 4, 35, true}, {3, 5, 28, true}, {2, 30, 248, false}, {10, 10, 92378, true}} {
+		if got := 1 / chanceApart(c.n, c.m); got < c.inOne-0.01 || got > c.inOne+0.01 || enoughSamples(c.n, c.m) != c.enough {
+			t.Errorf("%d and %d: 1 in %.2f (enough %v), want 1 in %v (%v)", c.n, c.m, got, enoughSamples(c.n, c.m), c.inOne, c.enough)
+		}
 	}
 }
