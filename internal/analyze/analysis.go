@@ -29,6 +29,9 @@ type Analysis struct {
 	Little    []Little   `json:"little,omitempty"`
 	Saturated Saturation `json:"saturated"`
 	Verdicts  []Verdict  `json:"verdicts"`
+	// SharedHosts are the machines that carry several nodes, as their exporters described
+	// them: each judged once, for all its nodes (onehost.go).
+	SharedHosts []SharedHost `json:"shared_hosts,omitempty"`
 }
 
 // Analyze runs every analysis on a run.
@@ -58,6 +61,7 @@ func Analyze(in Input) Analysis {
 		a.Saturated = Saturation{Sentence: "Not judged: no sampler ran, so what saturated is not known."}
 	}
 	a.Verdicts = Check(in.Steps, in.Evidence, in.Facts, in.LoadName)
+	a.SharedHosts = SharedHosts(in.Evidence)
 	if a.Verdicts == nil {
 		a.Verdicts = []Verdict{}
 	}

@@ -166,8 +166,8 @@ func remoteWhy(ev []Evidence) string {
 func nodeHostsCPURead(ev []Evidence) string {
 	var read []string
 	for _, e := range ev {
-		for _, h := range e.NodeHosts {
-			if h.CPUBusy != nil && e.Host.Remote != "" && !slices.Contains(read, h.Label()) {
+		for _, m := range machinesOf(e.NodeHosts) {
+			if h := m.host; h.CPUBusy != nil && e.Host.Remote != "" && !slices.Contains(read, h.Label()) {
 				read = append(read, h.Label())
 			}
 		}

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/agbench/agbench/internal/result"
+	"github.com/agbench/agbench/internal/units"
 )
 
 // A node's own host, read from the Prometheus node_exporter on it (directly or through a
@@ -51,9 +53,22 @@ type NodeHost struct {
 	NetRxBPS  *float64 `json:"net_rx_bytes_per_s,omitempty"`
 	NetTxBPS  *float64 `json:"net_tx_bytes_per_s,omitempty"`
 	NetErrors *float64 `json:"net_errors_per_s,omitempty"`
+	// BootTime is when the host booted (node_boot_time_seconds, Unix seconds): with its CPUs
+	// and memory, what tells one machine from another (onehost.go).
+	BootTime *float64 `json:"boot_time_s,omitempty"`
+	// Devices are the devices the exporter reported, by name: exporters of one machine that
+	// report the same ones describe its devices alike.
+	Devices []string `json:"devices,omitempty"`
 	// ExpectedMBps is the IO the node's server accounts for (pg_stat_io and WAL, 16+); 0
 	// when unknown.
 	ExpectedMBps float64 `json:"expected_mbps,omitempty"`
+	// BudgetCores and BudgetMemory are the node's own budget (its control group's, as
+	// cluster create's host budgets make it) in cores and bytes; 0 when it has none. Its
+	// exporter reads the machine, not the budget.
+	BudgetCores  float64 `json:"budget_cores,omitempty"`
+	BudgetMemory float64 `json:"budget_memory_bytes,omitempty"`
+
+	label string // the machine's name, when the host is several nodes' one machine
 }
 
 // Measured tells whether any figure of the host was read.
@@ -74,6 +89,9 @@ func (h NodeHost) Why(figure string) string {
 // Label names the host in sentences: "the primary's host (pg1)", "the primary's host"
 // when the node's name is its role, "pg1's host" when its role is not known.
 func (h NodeHost) Label() string {
+	if h.label != "" {
+		return h.label
+	}
 	switch h.Role {
 	case "":
 		return h.Node + "'s host"
@@ -93,7 +111,7 @@ func (h *NodeHost) figures() []nodeHostFigure {
 	return []nodeHostFigure{{result.HostCPUs, &h.CPUs}, {result.HostCPUBusy, &h.CPUBusy}, {result.HostCPUIOWait, &h.IOWait},
 		{result.HostCPUSteal, &h.Steal}, {result.HostRunQueue, &h.RunQueue}, {result.HostMemTotal, &h.MemTotal},
 		{result.HostMemAvailable, &h.MemAvailable}, {result.HostMemPageCache, &h.PageCache}, {result.HostNetRxBPS, &h.NetRxBPS},
-		{result.HostNetTxBPS, &h.NetTxBPS}, {result.HostNetErrors, &h.NetErrors}}
+		{result.HostNetTxBPS, &h.NetTxBPS}, {result.HostNetErrors, &h.NetErrors}, {result.HostBootTime, &h.BootTime}}
 }
 
 // exporterFigures are the figures only a node_exporter gives: a node with one of them (or
@@ -101,7 +119,7 @@ func (h *NodeHost) figures() []nodeHostFigure {
 var exporterFigures = map[string]bool{result.HostCPUs: true, result.HostCPUBusy: true, result.HostCPUIOWait: true,
 	result.HostCPUSteal: true, result.HostRunQueue: true, result.HostMemTotal: true, result.HostMemAvailable: true,
 	result.HostMemPageCache: true, result.HostNetRxBPS: true, result.HostNetTxBPS: true, result.HostNetErrors: true,
-	result.HostScrapeOffsetS: true}
+	result.HostScrapeOffsetS: true, result.HostBootTime: true}
 
 // isExporterName tells the names of figures a node_exporter gives.
 func isExporterName(name string) bool {
@@ -158,8 +176,9 @@ func nodeHostsOf(st *result.Step, c map[string]float64) ([]NodeHost, error) {
 				*f.v = &v
 			}
 		}
-		h.Device = hostDeviceOf(c, node, h.Missing)
+		h.Device, h.Devices = hostDeviceOf(c, node, h.Missing)
 		h.ExpectedMBps = pgIOMBps(pgFiguresOf(c, node))
+		h.BudgetCores, h.BudgetMemory = c[result.HostName(node, result.HostCPUBudget)], c[result.HostName(node, result.HostMemoryBudget)]
 		out = append(out, *h)
 	}
 	return out, nil
@@ -193,16 +212,19 @@ func pgFiguresOf(c map[string]float64, node string) map[string]float64 {
 	return out
 }
 
-// hostDeviceOf is the node's host's busiest device: by utilisation, then IOPS, then name.
-// A device whose utilisation its sampler says is absent from the window (missing, by its
-// name after "host.<node>.") is left out.
-func hostDeviceOf(c map[string]float64, node string, missing map[string]string) *Device {
+// hostDeviceOf is the node's host's busiest device: by utilisation, then IOPS, then name;
+// and the names of every device it reported, sorted. A device whose utilisation its
+// sampler says is absent from the window (missing, by its name after "host.<node>.") is
+// left out of the busiest.
+func hostDeviceOf(c map[string]float64, node string, missing map[string]string) (*Device, []string) {
 	var best *Device
+	var names []string
 	for k := range c {
 		n, dev, fig, ok := result.ParseHostDiskName(k)
 		if !ok || n != node || fig != result.DiskUtil {
 			continue
 		}
+		names = append(names, dev)
 		if _, rest, _ := result.ParseHostName(k); missing[rest] != "" {
 			continue
 		}
@@ -213,7 +235,8 @@ func hostDeviceOf(c map[string]float64, node string, missing map[string]string) 
 			best = &d
 		}
 	}
-	return best
+	slices.Sort(names)
+	return best, names
 }
 
 // busier orders devices by utilisation, then IOPS, then name.
@@ -248,6 +271,7 @@ func meanNodeHosts(es []Evidence) []NodeHost {
 			a.h.Role = cmp.Or(a.h.Role, h.Role)
 			a.h.Source = cmp.Or(a.h.Source, h.Source)
 			a.h.Absent = cmp.Or(a.h.Absent, h.Absent)
+			a.h.BudgetCores, a.h.BudgetMemory = cmp.Or(a.h.BudgetCores, h.BudgetCores), cmp.Or(a.h.BudgetMemory, h.BudgetMemory)
 			if a.h.Missing == nil && len(h.Missing) > 0 {
 				a.h.Missing = h.Missing
 			}
@@ -260,6 +284,11 @@ func meanNodeHosts(es []Evidence) []NodeHost {
 			a.sum["expected"] += h.ExpectedMBps / float64(len(es))
 			if h.Device != nil {
 				a.devs[h.Device.Name] = append(a.devs[h.Device.Name], *h.Device)
+			}
+			for _, d := range h.Devices {
+				if !slices.Contains(a.h.Devices, d) {
+					a.h.Devices = append(a.h.Devices, d)
+				}
 			}
 		}
 	}
@@ -274,6 +303,7 @@ func meanNodeHosts(es []Evidence) []NodeHost {
 			}
 		}
 		h.ExpectedMBps = a.sum["expected"]
+		slices.Sort(h.Devices)
 		for _, name := range slices.Sorted(maps.Keys(a.devs)) {
 			d := meanDevice(a.devs[name])
 			if h.Device == nil || busier(d, *h.Device) {
@@ -315,6 +345,24 @@ func nodeHostAt(e Evidence, node string) (NodeHost, bool) {
 // the tables that show each host per step; none when the step has no host figures.
 func NodeHostsOf(st *result.Step) ([]NodeHost, error) {
 	return nodeHostsOf(st, withSeriesMeans(*st))
+}
+
+// BudgetNote says, of a node with a CPU or memory budget of its own (a control group), that
+// its exporter's CPU and memory are the machine's, not the budget's: "primary's exporter
+// reads the machine's CPU and memory, not its budget's (0.6 cores, 1.0 GiB): its control
+// group's figures are the budget's". "" when it has no budget.
+func (h NodeHost) BudgetNote() string {
+	var b []string
+	if h.BudgetCores > 0 {
+		b = append(b, fmtNum(h.BudgetCores)+" cores")
+	}
+	if h.BudgetMemory > 0 {
+		b = append(b, units.FormatBytes(int64(h.BudgetMemory)))
+	}
+	if len(b) == 0 {
+		return ""
+	}
+	return h.Node + "'s exporter reads the machine's CPU and memory, not its budget's (" + strings.Join(b, ", ") + "): its control group's figures are the budget's"
 }
 
 // Figure is one figure of the host by its name after "host.<node>." (result.HostCPUBusy

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -14,16 +15,27 @@ type nodeHostHit struct {
 
 // saturatedNodeHost names the nodes' hosts that ran out of CPU or storage in the hot
 // windows h, each beside its figures at the lowest load (base, at "at 1 VU"; none when at
-// is ""), the most saturated first; ok is false when none did.
+// is ""), the most saturated first; ok is false when none did. Nodes whose exporters
+// describe one machine are judged as that machine, once (onehost.go).
 func saturatedNodeHost(h, base Evidence, at string) (Saturation, bool) {
 	var hits []nodeHostHit
-	for _, nh := range h.NodeHosts {
-		b, _ := nodeHostAt(base, nh.Node)
-		if hit, ok := hostCPUSaturated(nh, b, at); ok {
+	for _, m := range machinesOf(h.NodeHosts) {
+		b := m.at(base)
+		if hit, ok := hostCPUSaturated(m.host, b, at); ok {
+			hit.msg += budgetsBeside(h.Hosts, m.shared.Nodes)
 			hits = append(hits, hit)
 		}
-		if hit, ok := hostStorageSaturated(nh, b, at); ok {
-			hits = append(hits, hit)
+		if m.shared.SameDevices {
+			if hit, ok := hostStorageSaturated(m.host, b, at); ok {
+				hits = append(hits, hit)
+			}
+			continue
+		}
+		for _, nh := range m.hosts { // each exporter watched devices of its own
+			nb, _ := nodeHostAt(base, nh.Node)
+			if hit, ok := hostStorageSaturated(nh, nb, at); ok {
+				hits = append(hits, hit)
+			}
 		}
 	}
 	if len(hits) == 0 {
@@ -65,6 +77,27 @@ func hostCPUSaturated(h, base NodeHost, at string) (nodeHostHit, bool) {
 	return nodeHostHit{score: *h.CPUBusy, msg: msg}, true
 }
 
+// budgetsBeside says, after a machine's CPU named for these nodes, that the nodes among them
+// with a CPU budget (a control group, cluster create's host budgets) had the machine's CPU
+// read by their exporters, not their budget's, which their control groups' figures tell:
+// "; that is the machine's CPU, not a budget's: by its control group primary used 45% of
+// its 0.6 cores". "" when none of them had a CPU budget.
+func budgetsBeside(budgets []HostUse, nodes []string) string {
+	var parts []string
+	for _, u := range budgets {
+		if u.CPUBudget > 0 && slices.Contains(nodes, u.Node) {
+			parts = append(parts, fmt.Sprintf("%s used %s of its %s cores", u.Node, pct(u.Cores/u.CPUBudget), fmtNum(u.CPUBudget)))
+		}
+	}
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return "; that is the machine's CPU, not a budget's: by its control group " + parts[0]
+	}
+	return "; that is the machine's CPU, not a budget's: by their control groups " + andList(parts)
+}
+
 // hostStorageSaturated judges a host's busiest device as this machine's is judged (busy at
 // DeviceSaturatedUtil, or its await and queue grown DeviceQueueGrowth times from the
 // lowest load), or, when no device of the host was read, its CPU time in iowait.
@@ -99,10 +132,14 @@ func hostStorageSaturated(h, base NodeHost, at string) (nodeHostHit, bool) {
 }
 
 // nodeHostsFigures says in a few words how busy each node's host was, for a sentence
-// that found nothing saturated: "pg1's host CPU 40% busy, device vdb 12% busy".
+// that found nothing saturated: "pg1's host CPU 40% busy, device vdb 12% busy"; a machine
+// that carries several nodes once, with each node's device when their exporters watched
+// devices of their own ("the host of pg1 and pg2 (…) CPU 40% busy, pg1's device loop3 12%
+// busy, pg2's device loop4 1% busy").
 func nodeHostsFigures(hs []NodeHost) string {
 	var parts []string
-	for _, h := range hs {
+	for _, m := range machinesOf(hs) {
+		h := m.host
 		if !h.Measured() {
 			parts = append(parts, h.Label()+" not measured ("+h.Why("")+")")
 			continue
@@ -113,8 +150,15 @@ func nodeHostsFigures(hs []NodeHost) string {
 		} else {
 			s += "not read (" + h.Why("cpu_busy") + ")"
 		}
-		if h.Device != nil {
+		switch {
+		case m.shared.SameDevices && h.Device != nil:
 			s += fmt.Sprintf(", device %s %s busy", h.Device.Name, pct(h.Device.Util))
+		case !m.shared.SameDevices:
+			for _, nh := range m.hosts {
+				if nh.Device != nil {
+					s += fmt.Sprintf(", %s's device %s %s busy", nh.Node, nh.Device.Name, pct(nh.Device.Util))
+				}
+			}
 		}
 		parts = append(parts, s)
 	}
@@ -141,8 +185,8 @@ func nodeHostsNetErrors(h, base Evidence) string {
 // sentence that named what saturated elsewhere: "" when every host was read.
 func nodeHostsUnjudged(hs []NodeHost) string {
 	var parts []string
-	for _, h := range hs {
-		if !h.Measured() {
+	for _, m := range machinesOf(hs) {
+		if h := m.host; !h.Measured() {
 			parts = append(parts, h.Label()+" not judged ("+h.Why("")+")")
 		}
 	}

@@ -18,7 +18,8 @@ import (
 // busiest device did StealIOFloorIOPS; nil when none did.
 func stealOnNodeHosts(ev []Evidence, loadName string) *Verdict {
 	for _, e := range ev {
-		for _, h := range e.NodeHosts {
+		for _, m := range machinesOf(e.NodeHosts) {
+			h := m.host
 			if h.Steal == nil || *h.Steal < StealLimit {
 				continue
 			}
@@ -77,9 +78,9 @@ func nodeHostMemoryFacts(f *Facts, st *result.Step) error {
 		return err
 	}
 	var least *NodeHost
-	for i, h := range hs {
-		if h.MemAvailable != nil && (least == nil || *h.MemAvailable < *least.MemAvailable) {
-			least = &hs[i]
+	for _, m := range machinesOf(hs) {
+		if h := m.host; h.MemAvailable != nil && (least == nil || *h.MemAvailable < *least.MemAvailable) {
+			least = &h
 		}
 	}
 	if least != nil {
@@ -96,14 +97,27 @@ func fitsOnNodeHosts(f Facts) *Verdict {
 
 // foreignIOOnNodeHosts is the foreign-io verdict on the first window (by load) in which a
 // node's host's busiest device moved more than the node's server accounts for (its
-// pg_stat_io and WAL, 16+), or nil.
+// pg_stat_io and WAL, 16+), or nil. A device that several nodes' exporters report alike
+// (one machine's) carries all their servers' IO, and is judged against their sum.
 func foreignIOOnNodeHosts(ev []Evidence, loadName string) *Verdict {
 	for _, e := range ev {
-		for _, h := range e.NodeHosts {
+		var hs []NodeHost
+		for _, m := range machinesOf(e.NodeHosts) {
+			if m.shared.SameDevices {
+				hs = append(hs, m.host)
+			} else {
+				hs = append(hs, m.hosts...)
+			}
+		}
+		for _, h := range hs {
 			x := h.ExpectedMBps
 			if d := h.Device; d != nil && x > 0 && d.MBps() > x*(1+ForeignIOShare)+ForeignIOFloorMBps {
-				return &Verdict{Code: VForeignIO, Message: fmt.Sprintf("device %s of %s moved %.1f MB/s at %s but the node's server accounts for %.1f MB/s: other IO shared the device",
-					d.Name, h.Label(), d.MBps(), count(e.Load, loadName), x)}
+				servers := "the node's server accounts"
+				if h.label != "" {
+					servers = "their servers account"
+				}
+				return &Verdict{Code: VForeignIO, Message: fmt.Sprintf("device %s of %s moved %.1f MB/s at %s but %s for %.1f MB/s: other IO shared the device",
+					d.Name, h.Label(), d.MBps(), count(e.Load, loadName), servers, x)}
 			}
 		}
 	}

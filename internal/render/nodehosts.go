@@ -24,11 +24,13 @@ type HostCell struct {
 	Value *float64
 }
 
-// NodeHostRow is one node's host at one step.
+// NodeHostRow is one node's host at one step; Shared is the machine it is on when other
+// nodes' exporters describe that machine too (nil when none do).
 type NodeHostRow struct {
-	Step  *result.Step
-	Host  analyze.NodeHost
-	Cells []HostCell
+	Step   *result.Step
+	Host   analyze.NodeHost
+	Cells  []HostCell
+	Shared *analyze.SharedHost
 }
 
 // NodeHostRows are the rows of the nodes' hosts table, step by step in the order they
@@ -41,8 +43,13 @@ func NodeHostRows(steps []result.Step) ([]NodeHostRow, error) {
 		if err != nil {
 			return nil, err
 		}
+		shared := analyze.SharedHostsAmong(hs)
 		for _, h := range hs {
-			out = append(out, NodeHostRow{Step: st, Host: h, Cells: nodeHostCells(h)})
+			row := NodeHostRow{Step: st, Host: h, Cells: nodeHostCells(h)}
+			if i := slices.IndexFunc(shared, func(s analyze.SharedHost) bool { return slices.Contains(s.Nodes, h.Node) }); i >= 0 {
+				row.Shared = &shared[i]
+			}
+			out = append(out, row)
 		}
 	}
 	return out, nil
@@ -167,6 +174,7 @@ func NodeHostsBy(w io.Writer, steps []result.Step, head string, key func(*result
 			}
 		}
 	}
+	notes = append(notes, NodeHostMachines(rows)...)
 	_ = tw.Flush()
 	if len(where) > 0 {
 		fmt.Fprintln(w, "– read: "+strings.Join(where, ", "))
@@ -174,6 +182,42 @@ func NodeHostsBy(w io.Writer, steps []result.Step, head string, key func(*result
 	for _, n := range notes {
 		fmt.Fprintln(w, "– "+n)
 	}
+}
+
+// NodeHostMachines says which nodes' exporters describe one machine, and, of each node with
+// a budget of its own, that its exporter reads the machine rather than the budget: one
+// sentence each, in the rows' order.
+func NodeHostMachines(rows []NodeHostRow) []string {
+	var out []string
+	for _, r := range rows {
+		for _, n := range []string{sharedSentence(r.Shared), r.Host.BudgetNote()} {
+			if n != "" && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// NodeHostMachine says, of one row, which other nodes are on its machine and what its
+// budget is not: "one host with standby1 and standby2 (boot 2026-11-28 05:15:29 UTC)"; ""
+// when neither applies.
+func NodeHostMachine(r NodeHostRow) string {
+	var parts []string
+	if s := r.Shared; s != nil {
+		parts = append(parts, "one host with "+s.Others(r.Host.Node)+" (boot "+s.Boot()+")")
+	}
+	if n := r.Host.BudgetNote(); n != "" {
+		parts = append(parts, n)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func sharedSentence(s *analyze.SharedHost) string {
+	if s == nil {
+		return ""
+	}
+	return s.Sentence()
 }
 
 // NodeHostsTitle heads the nodes' hosts table, with the Prometheus server their figures

@@ -105,3 +105,44 @@ func TestNodeHostsSayWhereTheFiguresCameFrom(t *testing.T) {
 		}
 	}
 }
+
+// Nodes whose exporters report one boot time are one machine: each node keeps its row (its
+// devices and network are its exporter's own), and a line under the table says which
+// nodes the machine carries; a node with a budget of its own is said to be read as the
+// machine, not as its budget.
+func TestNodeHostsSayWhichNodesShareAHost(t *testing.T) {
+	st := hostStep(t, 1, 0.3)
+	for _, n := range []string{"pg1", "pg2", "pg3"} {
+		for name, v := range map[string]float64{result.HostName(n, result.HostBootTime): 1795842929, result.HostName(n, result.HostCPUBusy): 0.5} {
+			st.Series[name] = result.TimeSeries{Start: st.Window.Start, T: []float64{1, 2}, V: []float64{v, v}}
+		}
+	}
+	st.Counters = map[string]float64{result.HostName("pg2", result.HostCPUBudget): 0.6, result.HostName("pg2", result.HostMemoryBudget): 1 << 30}
+	if err := st.SetExtra(result.ExtraHosts, result.HostsStep{Nodes: map[string]result.HostSource{
+		"pg1": {Source: "http://10.0.0.5:9100/metrics", Scrapes: 11}, "pg2": {Source: "http://10.0.0.6:9100/metrics", Scrapes: 11},
+		"pg3": {Source: "http://10.0.0.7:9100/metrics", Scrapes: 11}}}); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	NodeHosts(&b, []result.Step{st, st}, "threads")
+	out := b.String()
+	for _, want := range []string{
+		"\n1        pg1 (primary)  50%", "\n1        pg2            50%", "\n1        pg3            50%",
+		"– pg1, pg2 and pg3 are on one host (boot 2026-11-28 05:15:29 UTC): their exporters' CPU, run queue and memory are that machine's, judged once\n",
+		"– pg2's exporter reads the machine's CPU and memory, not its budget's (0.6 cores, 1.0 GiB): its control group's figures are the budget's\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "are on one host") != 1 {
+		t.Errorf("the machine said more than once:\n%s", out)
+	}
+	rows, err := NodeHostRows([]result.Step{st})
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("%d rows: %v", len(rows), err)
+	}
+	if got := NodeHostMachine(rows[1]); got != "one host with pg1 and pg3 (boot 2026-11-28 05:15:29 UTC); pg2's exporter reads the machine's CPU and memory, not its budget's (0.6 cores, 1.0 GiB): its control group's figures are the budget's" {
+		t.Errorf("%s", got)
+	}
+}

@@ -11,7 +11,8 @@ import (
 
 // NodeHostsTable is each node's own host at each step, as its node_exporter saw it: the
 // terminal's table (render.NodeHostRows), a figure not read "–" with why in the last
-// column. Empty when no step read a node's host.
+// column, and, when some nodes' exporters describe one machine or a node has a budget of
+// its own, what its host is ("its host"). Empty when no step read a node's host.
 func (e *Experiment) NodeHostsTable() Table {
 	t := Table{Name: e.slug() + "-hosts"}
 	type row struct {
@@ -20,7 +21,7 @@ func (e *Experiment) NodeHostsTable() Table {
 	}
 	var all []row
 	var every []render.NodeHostRow
-	variants, notes := false, false
+	variants, notes, machines := false, false, false
 	for _, r := range e.Runs {
 		rows, err := render.NodeHostRows(r.Result.Steps)
 		if err != nil || len(rows) == 0 { // a section that does not decode fails the report where it is read first
@@ -31,6 +32,7 @@ func (e *Experiment) NodeHostsTable() Table {
 		for _, x := range rows {
 			variants = variants || x.Step.Variant != ""
 			notes = notes || len(render.NodeHostAbsences(x.Host)) > 0
+			machines = machines || render.NodeHostMachine(x) != ""
 		}
 	}
 	through, _ := render.NodeHostSources(every)
@@ -46,6 +48,9 @@ func (e *Experiment) NodeHostsTable() Table {
 	}
 	t.Columns = append(append(t.Columns, e.LoadName), render.NodeHostColumns...)
 	t.Columns = append(t.Columns, "read from")
+	if machines {
+		t.Columns = append(t.Columns, "its host")
+	}
 	if notes {
 		t.Columns = append(t.Columns, "not read")
 	}
@@ -67,6 +72,9 @@ func (e *Experiment) NodeHostsTable() Table {
 				cells = append(cells, Cell{Text: c.Text, Value: *c.Value, Num: true})
 			}
 			cells = append(cells, txt(render.NodeHostSource(x.Host, through)))
+			if machines {
+				cells = append(cells, txt(render.NodeHostMachine(x)))
+			}
 			if notes {
 				cells = append(cells, txt(strings.Join(render.NodeHostAbsences(x.Host), "; ")))
 			}

@@ -83,3 +83,31 @@ func TestNodeHostsInTheReport(t *testing.T) {
 		t.Errorf("%+v", tb)
 	}
 }
+
+// Nodes whose exporters describe one machine say so in a column of their own: each row
+// names the other nodes on its host.
+func TestNodeHostsInTheReportSayWhichShareAHost(t *testing.T) {
+	r := nodeHostsRun(t)
+	for i := range r.Steps {
+		st := &r.Steps[i]
+		for _, n := range []string{"pg1", "pg2"} {
+			for name, v := range map[string]float64{result.HostName(n, result.HostBootTime): 1795842929, result.HostName(n, result.HostCPUBusy): 0.5} {
+				st.Series[name] = result.TimeSeries{Start: st.Window.Start, T: []float64{1, 2}, V: []float64{v, v}}
+			}
+		}
+		if err := st.SetExtra(result.ExtraHosts, result.HostsStep{Nodes: map[string]result.HostSource{
+			"pg1": {Source: "http://10.0.0.5:9100/metrics", Scrapes: 11}, "pg2": {Source: "http://10.0.0.6:9100/metrics", Scrapes: 11}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb := build(t, NewRun("hosts", r))[0].NodeHostsTable()
+	var out bytes.Buffer
+	if err := WriteText(&out, tb); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"its host", "one host with pg2 (boot 2026-11-28 05:15:29 UTC)", "one host with pg1 (boot 2026-11-28 05:15:29 UTC)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %q in\n%s", want, out.String())
+		}
+	}
+}
