@@ -28,6 +28,13 @@ type Source interface {
 	String() string
 }
 
+// AfterReader is a Source whose readings another takes at moments of its own (a
+// Prometheus server's scrapes): ReadAfter gives the first taken at or after t, waiting for
+// it (bounded) when it is yet to come.
+type AfterReader interface {
+	ReadAfter(ctx context.Context, t time.Time) (Reading, error)
+}
+
 // maxBody bounds what a scrape reads: a node_exporter's answer is tens of kB; more is
 // something else.
 const maxBody = 16 << 20

@@ -1,12 +1,14 @@
 package hostmetrics
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/agbench/agbench/internal/result"
 )
@@ -47,6 +49,50 @@ func FuzzParse(f *testing.F) {
 		for name, why := range fig.Absent {
 			if why == "" {
 				t.Fatalf("%s absent without a reason", name)
+			}
+		}
+	})
+}
+
+// FuzzScrapes: any range query's answer a server could send gives scrapes in time order,
+// each sample under the scrape of its own time, none made up, and a first scrape from any
+// moment that is at or after it with none earlier that is.
+func FuzzScrapes(f *testing.F) {
+	f.Add([]byte(matrix), int64(1001e3))
+	f.Add([]byte(`[{"metric":{"__name__":"up"},"values":[[1,"NaN"],[1,"0"]]},{"metric":{},"values":[[1,"1"]]}]`), int64(0))
+	f.Add([]byte(`[{"metric":{"__name__":"node_cpu_seconds_total"},"values":[[5,"1"],[3,"2"],[5,"3"]]}]`), int64(4e3))
+	f.Fuzz(func(t *testing.T, data []byte, from int64) {
+		var m model.Matrix
+		if json.Unmarshal(data, &m) != nil {
+			return
+		}
+		in := 0
+		for _, s := range m {
+			in += len(s.Values)
+		}
+		l := indexScrapes(m)
+		out := 0
+		for i, s := range l {
+			if i > 0 && !l[i-1].at.Before(s.at) {
+				t.Fatalf("scrapes out of order: %v then %v", l[i-1].at, s.at)
+			}
+			for _, x := range s.samples {
+				if x.Timestamp != s.at || x.Metric[model.MetricNameLabel] == metricUp {
+					t.Fatalf("sample %v under the scrape of %v", x, s.at)
+				}
+			}
+			out += len(s.samples)
+		}
+		if out > in || l.interval() < 0 {
+			t.Fatalf("%d samples of %d, interval %v", out, in, l.interval())
+		}
+		s := l.firstFrom(model.Time(from))
+		if s != nil && s.at.Before(model.Time(from)) {
+			t.Fatalf("firstFrom(%d) gave %v", from, s.at)
+		}
+		for _, x := range l {
+			if !x.at.Before(model.Time(from)) && (s == nil || x.at.Before(s.at)) {
+				t.Fatalf("firstFrom(%d) = %v, but %v is earlier", from, s, x.at)
 			}
 		}
 	})

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,35 +99,131 @@ func (p *Prometheus) selector(metrics ...string) string {
 	return fmt.Sprintf(`{__name__=~%s,%s=%s}`, strconv.Quote(strings.Join(metrics, "|")), p.label, strconv.Quote(p.value))
 }
 
-// Read takes the server's latest scrape of the host: the samples of the scrape that gave
-// the latest node_cpu_seconds_total, at that scrape's time on agbench's clock.
+// Read takes the server's latest scrape of the host, at that scrape's time on agbench's
+// clock. A latest scrape that failed (up 0) is an error with the server's account of why,
+// naming the host's series, and so is one too old to be the host's present (its series
+// stale): never the figures of an earlier scrape carried on.
 func (p *Prometheus) Read(ctx context.Context) (Reading, error) {
-	q := fmt.Sprintf("%s[%ds]", p.selector(Metrics...), int(lookback.Seconds()))
-	v, _, err := p.api.Query(ctx, q, time.Now().Add(time.Duration(p.offset*float64(time.Second))))
+	log, now, err := p.scrapes(ctx, lookback)
 	if err != nil {
-		return Reading{}, fmt.Errorf("%s: %w", p.url, err)
+		return Reading{}, err
+	}
+	s := log.latest()
+	if s == nil {
+		return Reading{}, fmt.Errorf("%s has no %s of the host in the last %v", p, metricCPU, lookback)
+	}
+	if age, every := now.Sub(s.at), log.interval(); every > 0 && age > staleAfter(every) {
+		return Reading{}, fmt.Errorf("Prometheus last scraped %s %.1f s ago, though it scrapes it every %v: its series are stale (the target is no longer scraped, or the server is behind)",
+			p.series(), age.Seconds(), every)
+	}
+	return p.reading(ctx, s)
+}
+
+// ReadAfter takes the server's first scrape of the host at or after t (agbench's clock),
+// waiting for it when the server has not taken it yet: the reading at a window's close,
+// which the latest scrape before the close would leave short of it. It waits at most
+// afterWait of the server's scrape interval past t, then fails saying so.
+func (p *Prometheus) ReadAfter(ctx context.Context, t time.Time) (Reading, error) {
+	at := model.TimeFromUnixNano(t.Add(p.offsetDuration()).UnixNano())
+	for {
+		log, now, err := p.scrapes(ctx, lookback+max(0, time.Since(t)))
+		if err != nil {
+			return Reading{}, err
+		}
+		if s := log.firstFrom(at); s != nil {
+			return p.reading(ctx, s)
+		}
+		every := log.interval()
+		if waited := now.Sub(at); waited > afterWait(every) {
+			return Reading{}, fmt.Errorf("Prometheus took no scrape of %s in the %.1f s after %s (it scrapes it every %v)",
+				p.series(), waited.Seconds(), t.UTC().Format(clockFormat), every)
+		}
+		select {
+		case <-ctx.Done():
+			return Reading{}, fmt.Errorf("waiting for Prometheus's scrape of %s after %s: %w", p.series(), t.UTC().Format(clockFormat), ctx.Err())
+		case <-time.After(pollEvery(every)):
+		}
+	}
+}
+
+// clockFormat is how a moment is named in an error: its time of day, to the millisecond.
+const clockFormat = "15:04:05.000 UTC"
+
+// staleAfter is how old the latest of scrapes every interval apart may be and still be
+// the host's present: a server that runs late may be a few scrapes behind.
+func staleAfter(every time.Duration) time.Duration { return 3*every + 2*time.Second }
+
+// afterWait is how long past a moment ReadAfter waits for the server's next scrape: two
+// scrape intervals (a scrape may take up to one) and a margin for a busy server; a server
+// whose interval is unknown (fewer than two scrapes) is given the lookback.
+func afterWait(every time.Duration) time.Duration {
+	if every <= 0 {
+		return lookback
+	}
+	return 2*every + 2*time.Second
+}
+
+// pollEvery is how often ReadAfter asks again: a tenth of the scrape interval, between
+// 20 ms and half a second.
+func pollEvery(every time.Duration) time.Duration {
+	return min(max(every/10, 20*time.Millisecond), 500*time.Millisecond)
+}
+
+func (p *Prometheus) offsetDuration() time.Duration {
+	return time.Duration(p.offset * float64(time.Second))
+}
+
+// series names the host's series: `instance="10.0.0.5:9100"`.
+func (p *Prometheus) series() string { return fmt.Sprintf("%s=%q", p.label, p.value) }
+
+// scrapes asks the server for the host's series of the last span (with up, which says
+// of each scrape whether it succeeded), and gives its scrapes with the server's time now.
+func (p *Prometheus) scrapes(ctx context.Context, span time.Duration) (scrapeLog, model.Time, error) {
+	q := fmt.Sprintf("%s[%ds]", p.selector(append([]string{metricUp}, Metrics...)...), int(math.Ceil(span.Seconds())))
+	now := model.TimeFromUnixNano(time.Now().Add(p.offsetDuration()).UnixNano())
+	v, _, err := p.api.Query(ctx, q, now.Time())
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", p.url, err)
 	}
 	m, ok := v.(model.Matrix)
 	if !ok {
-		return Reading{}, fmt.Errorf("%s: a range query gave %s", p.url, v.Type())
+		return nil, 0, fmt.Errorf("%s: a range query gave %s", p.url, v.Type())
 	}
-	var latest model.Time
-	for _, s := range m {
-		if n := len(s.Values); n > 0 && s.Metric[model.MetricNameLabel] == metricCPU && s.Values[n-1].Timestamp > latest {
-			latest = s.Values[n-1].Timestamp
+	return indexScrapes(m), now, nil
+}
+
+// reading is the Reading of scrape s, or why there is none: the scrape failed (with the
+// server's last scrape error of the host's target), or it gave no node_cpu_seconds_total.
+func (p *Prometheus) reading(ctx context.Context, s *scrape) (Reading, error) {
+	at := s.at.Time().Add(-p.offsetDuration())
+	if !s.up {
+		return Reading{}, fmt.Errorf("Prometheus's scrape of %s at %s failed (up 0): %s", p.series(), at.UTC().Format(clockFormat), p.lastError(ctx))
+	}
+	r, err := fromVector(s.samples, at)
+	if errors.Is(err, ErrNotExporter) {
+		return Reading{}, fmt.Errorf("Prometheus's scrape of %s at %s: %w", p.series(), at.UTC().Format(clockFormat), err)
+	}
+	return r, err
+}
+
+// lastError is the server's account of its last failed scrape of the host's targets (its
+// targets API), or what up 0 means when it gives none.
+func (p *Prometheus) lastError(ctx context.Context) string {
+	const none = "the server could not scrape the exporter"
+	res, err := p.api.Targets(ctx)
+	if err != nil {
+		return none
+	}
+	var errs []string
+	for _, t := range res.Active {
+		if string(t.Labels[model.LabelName(p.label)]) == p.value && t.LastError != "" && !slices.Contains(errs, t.LastError) {
+			errs = append(errs, t.LastError)
 		}
 	}
-	if latest == 0 {
-		return Reading{}, fmt.Errorf("%s has no %s of the host in the last %v", p, metricCPU, lookback)
+	if len(errs) == 0 {
+		return none
 	}
-	var vec model.Vector
-	for _, s := range m {
-		if n := len(s.Values); n > 0 && s.Values[n-1].Timestamp == latest {
-			vec = append(vec, &model.Sample{Metric: s.Metric, Value: s.Values[n-1].Value, Timestamp: latest})
-		}
-	}
-	at := latest.Time().Add(-time.Duration(p.offset * float64(time.Second)))
-	return fromVector(vec, at)
+	return strings.Join(errs, "; ")
 }
 
 // Values lists the values the server's node_exporter series have of the source's label

@@ -145,3 +145,69 @@ func TestPrometheusURLThatIsAnExporter(t *testing.T) {
 		t.Errorf("error %q, want %q", err, want)
 	}
 }
+
+// A window's close read through Prometheus is the server's first scrape at or after the
+// close, waited for: never its latest before the close, which would leave the window's last
+// moments out of the figures.
+func TestPrometheusReadAfterWaitsForTheNextScrape(t *testing.T) {
+	t.Parallel()
+	ex := hostmetricstest.StartExporter(t)
+	prom := hostmetricstest.StartPrometheus(t, ex.Addr)
+	ctx := context.Background()
+	via, err := hostmetrics.NewPrometheus(ctx, prom.URL, "", ex.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := time.Now()
+	before, err := via.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := via.ReadAfter(ctx, closed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("close at %v: latest scrape %.3f s before, first after %.3f s after", closed.Format(time.StampMilli), closed.Sub(before.At).Seconds(), after.At.Sub(closed).Seconds())
+	if before.At.After(closed) {
+		t.Errorf("the latest scrape at the close (%v) is after it (%v)", before.At, closed)
+	}
+	if after.At.Before(closed) {
+		t.Errorf("ReadAfter(%v) gave the scrape of %v, before it", closed, after.At)
+	}
+	// The first one after: asked again later, it is the same scrape.
+	again, err := via.ReadAfter(ctx, closed)
+	if err != nil || !again.At.Equal(after.At) {
+		t.Errorf("ReadAfter(%v) again gave %v (%v), first %v", closed, again.At, err, after.At)
+	}
+}
+
+// An exporter that went away is told through Prometheus as the server's failed scrape (up
+// 0) with its error, naming the host's series: never the figures of the last scrape that
+// worked carried on.
+func TestPrometheusExporterDownIsUpZeroWithTheScrapeError(t *testing.T) {
+	t.Parallel()
+	ex := hostmetricstest.StartExporter(t)
+	prom := hostmetricstest.StartPrometheus(t, ex.Addr)
+	ctx := context.Background()
+	via, err := hostmetrics.NewPrometheus(ctx, prom.URL, "", ex.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := via.Read(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ex.Stop()
+	// A second past the exporter's end (the server's clock is measured to well within it):
+	// the server's scrapes from then on began after it was gone.
+	gone := time.Now().Add(time.Second)
+	_, err = via.ReadAfter(ctx, gone)
+	for _, want := range []string{"Prometheus's scrape of instance=\"" + ex.Addr + "\"", "failed (up 0)", "connection refused"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadAfter a stopped exporter: %v; want it to say %q", err, want)
+		}
+	}
+	// Its latest scrape is now one that failed too.
+	if r, err := via.Read(ctx); err == nil || !strings.Contains(err.Error(), "failed (up 0)") {
+		t.Errorf("Read after the exporter went away: %v at %v", err, r.At)
+	}
+}

@@ -26,6 +26,11 @@ type HostSource struct {
 	// Missing are the figures absent from the window although others were read, by their
 	// name after "host.<node>." (HostCPUBusy, HostRunQueue, ...), each with why.
 	Missing map[string]string `json:"missing,omitempty"`
+	// Span is when the readings the window's figures are made of were taken, on agbench's
+	// clock: about the window's open and close for an exporter read directly; the server's
+	// scrapes nearest them for one read through a Prometheus server (the last before the
+	// open, the first after the close). Nil when the window had no such two readings.
+	Span *Window `json:"span,omitempty"`
 }
 
 // Hosts returns the step's host figures' section: nil when the step has none, an

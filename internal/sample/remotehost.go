@@ -66,15 +66,37 @@ func NewRemoteHostStep(hosts []RemoteHost, interval time.Duration) (*RemoteHostS
 
 // read takes one reading of every node at once.
 func (h *RemoteHostStep) read(ctx context.Context) ([]hostmetrics.Reading, []error) {
+	return h.each(func(src hostmetrics.Source) (hostmetrics.Reading, error) {
+		c, cancel := context.WithTimeout(ctx, h.timeout)
+		defer cancel()
+		return src.Read(c)
+	})
+}
+
+// readClose takes every node's reading at the window's close, end: one read now, or, of a
+// source whose readings are another's (a Prometheus server's scrapes), the first taken at
+// or after end, which the source waits for (bounded by itself, and by ctx): its latest
+// before end would leave the window's last moments out of its figures.
+func (h *RemoteHostStep) readClose(ctx context.Context, end time.Time) ([]hostmetrics.Reading, []error) {
+	return h.each(func(src hostmetrics.Source) (hostmetrics.Reading, error) {
+		if a, ok := src.(hostmetrics.AfterReader); ok {
+			return a.ReadAfter(ctx, end)
+		}
+		c, cancel := context.WithTimeout(ctx, h.timeout)
+		defer cancel()
+		return src.Read(c)
+	})
+}
+
+// each calls read with every node's source at once.
+func (h *RemoteHostStep) each(read func(hostmetrics.Source) (hostmetrics.Reading, error)) ([]hostmetrics.Reading, []error) {
 	rs, errs := make([]hostmetrics.Reading, len(h.hosts)), make([]error, len(h.hosts))
 	var wg sync.WaitGroup
 	for i, n := range h.hosts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, cancel := context.WithTimeout(ctx, h.timeout)
-			defer cancel()
-			rs[i], errs[i] = n.Source.Read(c)
+			rs[i], errs[i] = read(n.Source)
 		}()
 	}
 	wg.Wait()
@@ -151,7 +173,11 @@ func (h *RemoteHostStep) Stop(ctx context.Context, st *result.Step) error {
 	h.cancel()
 	h.wg.Wait()
 	h.cancel = nil
-	rs, errs := h.read(context.WithoutCancel(ctx))
+	end := st.Window.End
+	if end.IsZero() {
+		end = time.Now()
+	}
+	rs, errs := h.readClose(context.WithoutCancel(ctx), end)
 	if st.Series == nil {
 		st.Series = map[string]result.TimeSeries{}
 	}
@@ -193,6 +219,11 @@ func (h *RemoteHostStep) window(st *result.Step, n *remoteNode, last *hostmetric
 		src.Absent = fmt.Sprintf("the read at the window's close failed (%v): the window's figures need it", closeErr)
 		return src
 	}
+	src.Span = &result.Window{Start: n.first.At, End: last.At}
+	if why := tooShort(st.Window, *src.Span); why != "" {
+		src.Absent = why
+		return src
+	}
 	f := hostmetrics.Between(n.host.Node, *n.first, *last)
 	for name, v := range f.Values {
 		st.Counters[name] = v
@@ -206,4 +237,17 @@ func (h *RemoteHostStep) window(st *result.Step, n *remoteNode, last *hostmetric
 		}
 	}
 	return src
+}
+
+// tooShort says why a window's figures made of readings taken over span would be more of
+// the time outside the window than of the window itself: a window shorter than, or near,
+// the scrape interval of a Prometheus server, whose scrapes nearest its open and its close
+// lie up to an interval before and after it. "" when they are mostly the window's (always
+// for an exporter read directly at the open and the close).
+func tooShort(w, span result.Window) string {
+	if w.Start.IsZero() || w.End.IsZero() || span.Seconds() <= 2*w.Seconds() {
+		return ""
+	}
+	return fmt.Sprintf("the window (%.2f s) is too short for how the host was read: its readings nearest the open and the close are %.2f s before and %.2f s after it, so its figures would be more of the time outside the window than in",
+		w.Seconds(), w.Start.Sub(span.Start).Seconds(), span.End.Sub(w.End).Seconds())
 }

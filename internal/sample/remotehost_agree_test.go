@@ -102,10 +102,13 @@ func TestRemoteHostAgreesWithProcAndPrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	loadWindow(t, dir, 8)
-	if err := remote.Stop(ctx, st); err != nil {
+	// The local sampler closes first, as it opened first: the remote one waits for the
+	// server's first scrape after the close (up to a second), which the local window would
+	// otherwise take in, idle.
+	if err := local.Stop(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	if err := local.Stop(ctx, st); err != nil {
+	if err := remote.Stop(ctx, st); err != nil {
 		t.Fatal(err)
 	}
 	c := st.Counters

@@ -156,3 +156,91 @@ func TestRemoteHostStepExporterDownAtOpen(t *testing.T) {
 		t.Errorf("figures of a host never read: %v %v", st.Counters, st.Series)
 	}
 }
+
+func prometheusHost(t *testing.T, node string) (*hostmetricstest.Process, RemoteHost) {
+	t.Helper()
+	ex := hostmetricstest.StartExporter(t)
+	prom := hostmetricstest.StartPrometheus(t, ex.Addr)
+	src, err := hostmetrics.NewPrometheus(context.Background(), prom.URL, "", ex.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex, RemoteHost{Node: node, Source: src}
+}
+
+// A window shorter than the server's scrape interval (1 s) has its scrapes nearest the open
+// and the close at least an interval apart, mostly outside it: its figures are absent with
+// that reason, never made of them. The window's close is read at the server's first scrape
+// after it.
+func TestRemoteHostStepWindowTooShortForTheScrapes(t *testing.T) {
+	t.Parallel()
+	_, a := prometheusHost(t, "a")
+	h, err := NewRemoteHostStep([]RemoteHost{a}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := time.Now()
+	st := &result.Step{Window: result.Window{Start: open}}
+	if err := h.Start(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	st.Window.End = open.Add(200 * time.Millisecond)
+	if err := h.Stop(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	sec, _ := st.Hosts()
+	src := sec.Nodes["a"]
+	if src.Span == nil || src.Span.Start.After(st.Window.Start) || src.Span.End.Before(st.Window.End) {
+		t.Fatalf("the readings' span %+v does not cover the window %+v", src.Span, st.Window)
+	}
+	t.Logf("window %.2f s, scrapes %.2f s apart: %s", st.Window.Seconds(), src.Span.Seconds(), src.Absent)
+	if !strings.Contains(src.Absent, "is too short for how the host was read") {
+		t.Errorf("a 0.2 s window read through 1 s scrapes: %+v", src)
+	}
+	for name := range st.Counters {
+		t.Errorf("window figure %s of a window too short for the scrapes", name)
+	}
+}
+
+// An exporter that went away mid-window, read through Prometheus: the window's close is the
+// server's failed scrape (up 0) with its error, naming the series; the host's figures are
+// absent, not those of its last good scrape; the other host's stay.
+func TestRemoteHostStepPrometheusExporterDownAtClose(t *testing.T) {
+	t.Parallel()
+	ex, a := prometheusHost(t, "a")
+	_, b := prometheusHost(t, "b")
+	h, err := NewRemoteHostStep([]RemoteHost{a, b}, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &result.Step{Window: result.Window{Start: time.Now()}}
+	if err := h.Start(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	waitReads(t, h, 3)
+	ex.Stop()
+	// The window closes a second after the exporter's end: the server's scrapes from then
+	// on began after it was gone (its clock is measured to well within that).
+	st.Window.End = time.Now().Add(time.Second)
+	if err := h.Stop(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	sec, _ := st.Hosts()
+	src := sec.Nodes["a"]
+	for _, want := range []string{"the read at the window's close failed", `instance="` + ex.Addr + `"`, "failed (up 0)", "connection refused"} {
+		if !strings.Contains(src.Absent, want) {
+			t.Errorf("exporter down at the close: %q lacks %q", src.Absent, want)
+		}
+	}
+	for name := range st.Counters {
+		if n, _, ok := result.ParseHostName(name); ok && n == "a" {
+			t.Errorf("window figure %s of a host whose exporter went away", name)
+		}
+	}
+	if other := sec.Nodes["b"]; other.Absent != "" || other.Failed != 0 {
+		t.Errorf("the other host: %+v", other)
+	}
+	if _, ok := st.Counters[result.HostName("b", result.HostCPUBusy)]; !ok {
+		t.Error("the other host's window figures are gone too")
+	}
+}
