@@ -42,8 +42,8 @@ type degraded struct {
 func (d degraded) within() time.Duration { return time.Duration(d.dips+1) * interval }
 
 // degradedFrom finds, for a fault seen at at, the run of whole intervals just before it
-// whose acknowledged writes were below degradedFraction of the steady level (the median per
-// interval of the load before at, its warm-up left out).
+// whose acknowledged writes were below degradedFraction of the steady level: the median per
+// interval of the load before that run, its warm-up left out (degradedRun).
 func (tl *timeline) degradedFrom(at time.Time) degraded {
 	if tl.start.IsZero() || at.Before(tl.start) {
 		return degraded{from: at}
@@ -55,22 +55,13 @@ func (tl *timeline) degradedFrom(at time.Time) degraded {
 	}
 	// The timeline grows as writes are acknowledged: intervals after the last acknowledged
 	// write (writes blocked up to the fault) acknowledged none.
-	writes := func(i int) float64 {
-		if i < len(tl.writes) {
-			return float64(tl.writes[i])
-		}
-		return 0
+	writes := make([]float64, f)
+	for i := range min(f, len(tl.writes)) {
+		writes[i] = float64(tl.writes[i])
 	}
-	level := make([]float64, 0, f-warm)
-	for i := warm; i < f; i++ {
-		level = append(level, writes(i))
-	}
-	d := degraded{from: at, steady: stats.Median(level), ok: true}
-	low := func(i int) bool { return writes(i) < degradedFraction*d.steady }
-	k := f
-	for k > warm && low(k-1) {
-		k--
-	}
+	k, steady := degradedRun(writes, warm)
+	d := degraded{from: at, steady: steady, ok: true}
+	low := func(i int) bool { return writes[i] < degradedFraction*d.steady }
 	for i, run := warm, 0; i < k; i++ {
 		if run = 0; low(i) {
 			for run = 1; i+run < k && low(i+run); run++ {
@@ -79,10 +70,38 @@ func (tl *timeline) degradedFrom(at time.Time) degraded {
 			i += run
 		}
 	}
-	if k < f {
-		d.from, d.n = tl.start.Add(time.Duration(k)*interval), f-k
+	if k < len(writes) {
+		d.from, d.n = tl.start.Add(time.Duration(k)*interval), len(writes)-k
 	}
 	return d
+}
+
+// degradedRun is where the run of degraded intervals at the end of writes begins (len(writes)
+// when there is none) and the steady level it is judged by: the longest run all of whose
+// intervals are below degradedFraction of the median of the intervals before it (from warm
+// on), leaving minSteadyIntervals or more before it. The level is taken before the run, not
+// over it: writes blocked for longer than the load had been steady would otherwise pull
+// the median down to their own level and hide themselves.
+func degradedRun(writes []float64, warm int) (int, float64) {
+	f := len(writes)
+	steady := stats.Median(writes[warm:f])
+	k := f
+	// A run's intervals are below half of some level no higher than the highest interval,
+	// so it lies within the stretch at the end below half of that: look no further back.
+	top := 0.0
+	for _, w := range writes[warm:f] {
+		top = max(top, w)
+	}
+	most := 0.0
+	for j := f - 1; j-warm >= minSteadyIntervals; j-- {
+		if most = max(most, writes[j]); most >= degradedFraction*top {
+			break
+		}
+		if s := stats.Median(writes[warm:j]); most < degradedFraction*s {
+			k, steady = j, s
+		}
+	}
+	return k, steady
 }
 
 // timeFaultFromWrites moves an observed cycle's fault back to when its writes first

@@ -48,7 +48,7 @@ func TestTimelineWithoutStartKeepsNothing(t *testing.T) {
 }
 
 // The fault moves back to the start of the run of intervals before it whose writes fell
-// below half the load's median (its first second left out); a dip that recovered before the
+// below half the load's median before that run (its first second left out); a dip that recovered before the
 // fault, too little load, or no fall leave it where it was seen.
 func TestDegradedFrom(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -75,6 +75,10 @@ func TestDegradedFrom(t *testing.T) {
 		{"blocked, none acknowledged since", steady(30), 45, 30, 15, true, 0},
 		{"a dip that recovered", append(append(steady(20), 0, 0, 0), steady(10)...), 33, 33, 0, true, 3},
 		{"too little load", append(steady(12), 0, 0), 14, 14, 0, false, 0},
+		// Blocked for longer (1.8 s) than the load had been steady (1.2 s after its first
+		// second, on a machine whose sessions logged in late): the level is the load's before
+		// the run, not the median over both, which the blocked intervals would make 0.
+		{"blocked longer than steady", steady(22), 40, 22, 18, true, 0},
 		// A busy machine: the steady load dipped below half for two intervals in a row once,
 		// so a fault just after such a dip may have begun up to three intervals later.
 		{"steady load with dips", append(append(append(steady(15), 10, 40, 5, 8), steady(10)...), 3, 0, 0), 31, 29, 2, true, 2},
