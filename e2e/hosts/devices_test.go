@@ -92,8 +92,17 @@ var (
 // it is stopped at the test's end if not before.
 func startFio(t *testing.T, g *cgroup.Group, dev string, pattern []string) *fioJob {
 	t.Helper()
+	return startFioOn(t, g, "/dev/"+dev, pattern)
+}
+
+// startFioOn is startFio on a device's or a file's path (a file is made 16 MiB first).
+func startFioOn(t *testing.T, g *cgroup.Group, path string, pattern []string) *fioJob {
+	t.Helper()
+	if !strings.HasPrefix(path, "/dev/") {
+		pattern = append([]string{"--size=16M"}, pattern...)
+	}
 	// One process (--thread): a job forked apart would outlive a kill of fio.
-	args := append([]string{"--name=hosttest", "--thread", "--filename=/dev/" + dev, "--rw=randread", "--bs=4k", "--direct=1",
+	args := append([]string{"--name=hosttest", "--thread", "--filename=" + path, "--rw=randread", "--bs=4k", "--direct=1",
 		"--time_based", "--runtime=600", "--output=/dev/null"}, pattern...)
 	j := &fioJob{cmd: exec.Command("fio", args...), stderr: filepath.Join(t.TempDir(), "fio.err"), done: make(chan struct{})}
 	errf, err := os.Create(j.stderr)
@@ -108,7 +117,7 @@ func startFio(t *testing.T, g *cgroup.Group, dev string, pattern []string) *fioJ
 		err = j.cmd.Start()
 	}
 	if err != nil {
-		t.Fatalf("fio on %s: %v", dev, err)
+		t.Fatalf("fio on %s: %v", path, err)
 	}
 	go func() { _ = j.cmd.Wait(); close(j.done) }()
 	t.Cleanup(j.stop)

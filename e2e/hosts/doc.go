@@ -4,7 +4,9 @@
 // not, and that a host whose exporter went away is shown absent with the reason. Every
 // exporter on one machine reads the same /proc, so what differs between the hosts is what
 // the tests make differ: each exporter watches a loop device of its own, which the test
-// keeps idle or saturates.
+// keeps idle or saturates. On a cluster whose nodes are hosts of their own, a real
+// Prometheus server scrapes each node's exporter at its address, and the figures read
+// through it are checked against the test's own direct reads of the same exporters.
 //
-// Imports from agbench: only e2e/e2etest, internal/analyze, internal/cgroup, internal/cluster, internal/cluster/clustertest, internal/hostmetrics/hostmetricstest, internal/result.
+// Imports from agbench: only e2e/e2etest, internal/analyze, internal/cgroup, internal/cluster, internal/cluster/clustertest, internal/hostmetrics, internal/hostmetrics/hostmetricstest, internal/result.
 package hosts

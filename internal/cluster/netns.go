@@ -236,6 +236,20 @@ func (t *Topology) stopExporter(n *Node) error {
 	return nil
 }
 
+// StopExporter stops node name's exporter (a cluster in namespaces), by the pid its record
+// holds once that pid is still the exporter's, and saves the topology; StartExporters
+// starts it again. The node's host is then unread until it does.
+func (t *Topology) StopExporter(name string) error {
+	n := t.Node(name)
+	if n == nil || n.Exporter == nil {
+		return fmt.Errorf("cluster %s: node %s has no exporter of its own", t.Name, name)
+	}
+	if err := t.stopExporter(n); err != nil {
+		return err
+	}
+	return t.Save()
+}
+
 // StartExporters starts every node's exporter that does not run (a cluster in namespaces).
 func (t *Topology) StartExporters(ctx context.Context) error {
 	for i := range t.Nodes {
