@@ -147,11 +147,17 @@ func (j *fioJob) stop() {
 // throttledReadIOPS, removed at the test's end.
 func throttledGroup(t *testing.T, disk *cgroup.Device) *cgroup.Group {
 	t.Helper()
+	return testGroup(t, cgroup.Budget{ReadIOPS: throttledReadIOPS}, disk)
+}
+
+// testGroup makes a control group of the test's own with budget b (on disk, for IO limits),
+// killing what runs in it and removing it at the test's end.
+func testGroup(t *testing.T, b cgroup.Budget, disk *cgroup.Device) *cgroup.Group {
+	t.Helper()
 	sys, err := cgroup.Detect()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := cgroup.Budget{ReadIOPS: throttledReadIOPS}
 	// Named after the test, not its temporary folder (numbered per test, so "004" in two
 	// tests side by side): one test's cleanup would kill what runs in the other's group.
 	name := fmt.Sprintf("%shosttest-%d-%s", cgroup.GroupPrefix, os.Getpid(), strings.Map(func(r rune) rune {

@@ -336,3 +336,30 @@ func TestBusyHostOnExporterHostsSaysWhatIsMissing(t *testing.T) {
 		t.Fatalf("no exporters: %+v", v)
 	}
 }
+
+// A host already short of CPU at the lowest load, where the run needs least, was busy with
+// other work too: the sentence says so, by the rule that names the host; busy without
+// tasks waiting there does not count.
+func TestHostShortOfCPUAlreadyAtTheLowestLoad(t *testing.T) {
+	figs := func(baseBusy, baseQueue float64) func(Step) hostFigures {
+		return func(s Step) hostFigures {
+			f := both(quietHost("pg1"), quietHost("pg2"))
+			busy, queue := baseBusy, baseQueue
+			if s.Load >= 8 {
+				busy, queue = 0.99, 6
+			}
+			f[result.HostName("pg1", result.HostCPUBusy)], f[result.HostName("pg1", result.HostRunQueue)] = busy, queue
+			return f
+		}
+	}
+	const already = ", and as short of CPU already at 1 VU, so other work on the host took CPU too"
+	for _, c := range []struct {
+		busy, queue float64
+		want        bool
+	}{{0.95, 3, true}, {0.95, 1.5, false}, {0.85, 3, false}} {
+		a := analyseHosts(t, remoteHostsResult(t, figs(c.busy, c.queue), noSources))
+		if a.Saturated.Resource != ResHost || strings.Contains(a.Saturated.Sentence, already) != c.want {
+			t.Errorf("%.2f busy, run queue %.1f at 1 VU: %s", c.busy, c.queue, a.Saturated.Sentence)
+		}
+	}
+}

@@ -49,18 +49,16 @@ func saturatedNodeHost(h, base Evidence, at string) (Saturation, bool) {
 	return Saturation{Resource: ResHost, Sentence: strings.Join(msgs, "; ")}, true
 }
 
-// hostCPUSaturated judges a host's CPU: busy at CPUSaturatedShare, and its run queue at
-// HostRunQueuePerCPU per CPU when both were read (busy alone otherwise, as this machine's).
+// hostCPUSaturated judges a host's CPU (hostCPUShort) and says how: its busy share and
+// run queue, beside the lowest load's (base, at "at 1 VU"; none when at is ""), and
+// whether it was short of CPU there already.
 func hostCPUSaturated(h, base NodeHost, at string) (nodeHostHit, bool) {
-	if h.CPUBusy == nil || *h.CPUBusy < CPUSaturatedShare {
+	if !hostCPUShort(h) {
 		return nodeHostHit{}, false
 	}
 	msg := fmt.Sprintf("%s CPU was %s busy", h.Label(), pct(*h.CPUBusy))
 	switch {
 	case h.RunQueue != nil && h.CPUs != nil:
-		if *h.RunQueue < HostRunQueuePerCPU**h.CPUs {
-			return nodeHostHit{}, false
-		}
 		msg += fmt.Sprintf(", run queue %.1f on %s CPUs", *h.RunQueue, fmtNum(*h.CPUs))
 	case h.RunQueue != nil:
 		msg += fmt.Sprintf(", run queue %.1f (its CPUs not read: %s)", *h.RunQueue, h.Why("cpus"))
@@ -73,8 +71,20 @@ func hostCPUSaturated(h, base NodeHost, at string) (nodeHostHit, bool) {
 			was += fmt.Sprintf(", run queue %.1f", *base.RunQueue)
 		}
 		msg += atBase(was, at)
+		if hostCPUShort(base) { // the run needs least there: the rest was others'
+			msg += ", and as short of CPU already " + at + ", so other work on the host took CPU too"
+		}
 	}
 	return nodeHostHit{score: *h.CPUBusy, msg: msg}, true
+}
+
+// hostCPUShort tells a host short of CPU: busy at CPUSaturatedShare, and its run queue at
+// HostRunQueuePerCPU per CPU when both were read (busy alone otherwise, as this machine's).
+func hostCPUShort(h NodeHost) bool {
+	if h.CPUBusy == nil || *h.CPUBusy < CPUSaturatedShare {
+		return false
+	}
+	return h.RunQueue == nil || h.CPUs == nil || *h.RunQueue >= HostRunQueuePerCPU**h.CPUs
 }
 
 // budgetsBeside says, after a machine's CPU named for these nodes, that the nodes among them

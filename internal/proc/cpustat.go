@@ -26,10 +26,13 @@ func (t CPUTicks) Add(u CPUTicks) CPUTicks {
 }
 
 // CPUStat is what agbench keeps of /proc/stat: the machine's "cpu" line and each CPU's
-// ("cpu0", "cpu1", …) by CPU number.
+// ("cpu0", "cpu1", …) by CPU number, and the tasks running or runnable at the read
+// (procs_running, what node_exporter gives as node_procs_running); Running is -1 when the
+// file has no such line.
 type CPUStat struct {
-	All  CPUTicks
-	CPUs map[int]CPUTicks
+	All     CPUTicks
+	CPUs    map[int]CPUTicks
+	Running int
 }
 
 // CPUStat reads /proc/stat.
@@ -49,10 +52,18 @@ func (f FS) CPUStat() (CPUStat, error) {
 // ParseCPUStat reads the "cpu" lines of the text of /proc/stat; other lines are skipped.
 // The machine's line is required.
 func ParseCPUStat(data []byte) (CPUStat, error) {
-	s := CPUStat{CPUs: map[int]CPUTicks{}}
+	s := CPUStat{CPUs: map[int]CPUTicks{}, Running: -1}
 	found := false
 	for _, line := range bytes.Split(data, []byte{'\n'}) {
 		f := bytes.Fields(line)
+		if len(f) == 2 && string(f[0]) == "procs_running" {
+			n, err := strconv.Atoi(string(f[1]))
+			if err != nil || n < 0 {
+				return s, fmt.Errorf("/proc/stat: procs_running %q is not a count", f[1])
+			}
+			s.Running = n
+			continue
+		}
 		if len(f) == 0 || !bytes.HasPrefix(f[0], []byte("cpu")) {
 			continue
 		}

@@ -15,8 +15,8 @@ func TestCPUStatFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := CPUTicks{User: 25045, System: 28843, Idle: 58173, IOWait: 1616, SoftIRQ: 6051, Steal: 42}
-	if s.All != want || len(s.CPUs) != 2 {
-		t.Errorf("cpu %+v, %d CPUs; want %+v, 2", s.All, len(s.CPUs), want)
+	if s.All != want || len(s.CPUs) != 2 || s.Running != 18 {
+		t.Errorf("cpu %+v, %d CPUs, %d running; want %+v, 2, 18", s.All, len(s.CPUs), s.Running, want)
 	}
 	if c := s.CPUs[0].Add(s.CPUs[1]); c.User != 11819+13225 || c.Steal != 19+22 {
 		t.Errorf("cpu0 + cpu1 = %+v", c)
@@ -44,7 +44,10 @@ func TestParseCPUStat(t *testing.T) {
 			t.Errorf("ParseCPUStat(%q) = %+v, %v; want %+v with %d CPUs", c.in, s, err, c.all, c.cpus)
 		}
 	}
-	for _, bad := range []string{"", "intr 1\n", "cpu 1 2 x 4 5\n", "cpu 1 2 3\n", "cpu 1 2 3 4\ncpuX 1 2 3 4\n",
+	if s, err := ParseCPUStat([]byte("cpu 1 2 3 4\n")); err != nil || s.Running != -1 {
+		t.Errorf("no procs_running line: %+v, %v; want -1 running", s, err)
+	}
+	for _, bad := range []string{"", "intr 1\n", "cpu 1 2 3 4\nprocs_running x\n", "cpu 1 2 3 4\nprocs_running -2\n", "cpu 1 2 x 4 5\n", "cpu 1 2 3\n", "cpu 1 2 3 4\ncpuX 1 2 3 4\n",
 		"cpu 1 2 3 4\ncpu-1 1 2 3 4\n", "cpu 1 2 3 4\ncpu0 1 2\n", "cpu 1 2 3 -4\n"} {
 		if s, err := ParseCPUStat([]byte(bad)); err == nil {
 			t.Errorf("ParseCPUStat(%q) = %+v, no error", bad, s)

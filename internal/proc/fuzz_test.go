@@ -50,11 +50,12 @@ func FuzzStatComm(f *testing.F) {
 }
 
 // FuzzParseCPUStat: no panic, and a reading that parses writes back (cpuLines) to lines
-// that parse to the same.
+// that parse to the same, procs_running included.
 func FuzzParseCPUStat(f *testing.F) {
 	f.Add(mustRead(f, fixture.Proc("stat")))
 	f.Add([]byte("cpu  100 0 50 800 20 5 5 20 0 0\ncpu0 50 0 25 400 10 2 3 10 0 0\n"))
 	f.Add([]byte("cpu 1 2 3 4 5\n"))
+	f.Add([]byte("cpu 1 2 3 4 5\nprocs_running 3\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseCPUStat(data)
 		if err != nil {
@@ -75,6 +76,9 @@ func cpuLines(s CPUStat) string {
 	out := line("cpu", s.All)
 	for cpu, c := range s.CPUs {
 		out += line(fmt.Sprint("cpu", cpu), c)
+	}
+	if s.Running >= 0 {
+		out += fmt.Sprintf("procs_running %d\n", s.Running)
 	}
 	return out
 }
