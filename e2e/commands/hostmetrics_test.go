@@ -20,7 +20,9 @@ func TestStressReadsHostsFromExportersAndPrometheus(t *testing.T) {
 	prom := hostmetricstest.StartPrometheus(t, ex2.Addr)
 	res := filepath.Join(t.TempDir(), "results")
 
-	code, out, errs := e2etest.Run(t, env, "stress", "--cluster", topo.Name, "-q", "SELECT 1", "--threads", "1", "--duration", "2s",
+	// A window of 4 s: the server's scrapes (every second) nearest its open and close lie up
+	// to a second or so outside it, which a window of 2 s could see outweigh it.
+	code, out, errs := e2etest.Run(t, env, "stress", "--cluster", topo.Name, "-q", "SELECT 1", "--threads", "1", "--duration", "4s",
 		"--host-metrics", p+"="+ex1.URL, "--prometheus", prom.URL, "--prometheus-instance", s+"="+ex2.Addr, "--results", res)
 	if code != 0 {
 		t.Fatalf("stress: exit %d\n%s\n%s", code, out, errs)
