@@ -113,8 +113,8 @@ func (p *Prometheus) Read(ctx context.Context) (Reading, error) {
 		return Reading{}, fmt.Errorf("%s has no %s of the host in the last %v", p, metricCPU, lookback)
 	}
 	if age, every := now.Sub(s.at), log.interval(); every > 0 && age > staleAfter(every) {
-		return Reading{}, fmt.Errorf("Prometheus last scraped %s %.1f s ago, though it scrapes it every %v: its series are stale (the target is no longer scraped, or the server is behind)",
-			p.series(), age.Seconds(), every)
+		return Reading{}, fmt.Errorf("Prometheus last scraped %s %.1f s ago, though it scrapes it %s: its series are stale (the target is no longer scraped, or the server is behind)",
+			p.series(), age.Seconds(), scrapesEvery(every))
 	}
 	return p.reading(ctx, s)
 }
@@ -135,8 +135,8 @@ func (p *Prometheus) ReadAfter(ctx context.Context, t time.Time) (Reading, error
 		}
 		every := log.interval()
 		if waited := now.Sub(at); waited > afterWait(every) {
-			return Reading{}, fmt.Errorf("Prometheus took no scrape of %s in the %.1f s after %s (it scrapes it every %v)",
-				p.series(), waited.Seconds(), t.UTC().Format(clockFormat), every)
+			return Reading{}, fmt.Errorf("Prometheus took no scrape of %s in the %.1f s after %s (it scrapes it %s)",
+				p.series(), waited.Seconds(), t.UTC().Format(clockFormat), scrapesEvery(every))
 		}
 		select {
 		case <-ctx.Done():
@@ -144,6 +144,14 @@ func (p *Prometheus) ReadAfter(ctx context.Context, t time.Time) (Reading, error
 		case <-time.After(pollEvery(every)):
 		}
 	}
+}
+
+// scrapesEvery says how often the server scrapes the host, as its scrapes show it.
+func scrapesEvery(every time.Duration) string {
+	if every <= 0 {
+		return "at an interval its scrapes do not show yet (fewer than two)"
+	}
+	return fmt.Sprintf("every %.1f s", every.Seconds())
 }
 
 // clockFormat is how a moment is named in an error: its time of day, to the millisecond.

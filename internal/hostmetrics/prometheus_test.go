@@ -211,3 +211,45 @@ func TestPrometheusExporterDownIsUpZeroWithTheScrapeError(t *testing.T) {
 		t.Errorf("Read after the exporter went away: %v at %v", err, r.At)
 	}
 }
+
+// A host the server no longer scrapes (its target taken out of the configuration) has
+// series that end: Read gives the last scrape while it may still be the present, then says
+// the series are stale, never a later reading; ReadAfter waits a bounded time for a scrape
+// that does not come and says so.
+func TestPrometheusTargetNoLongerScrapedIsStale(t *testing.T) {
+	t.Parallel()
+	ex := hostmetricstest.StartExporter(t)
+	prom := hostmetricstest.StartPrometheus(t, ex.Addr)
+	ctx := context.Background()
+	via, err := hostmetrics.NewPrometheus(ctx, prom.URL, "", ex.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom.Rescrape(t)
+	dropped := time.Now()
+	last, err := via.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := via.ReadAfter(ctx, dropped); err == nil || !strings.Contains(err.Error(), `Prometheus took no scrape of instance="`+ex.Addr+`" in the `) {
+		t.Errorf("ReadAfter a target no longer scraped: %v", err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r, err := via.Read(ctx)
+		if err != nil {
+			t.Logf("%.1f s after the target was dropped: %v", time.Since(dropped).Seconds(), err)
+			if !strings.Contains(err.Error(), "its series are stale") || !strings.Contains(err.Error(), `instance="`+ex.Addr+`"`) {
+				t.Errorf("a target no longer scraped: %v", err)
+			}
+			break
+		}
+		if !r.At.Equal(last.At) {
+			t.Fatalf("a reading of %v after the target's last scrape at %v", r.At, last.At)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the series of a target no longer scraped were never said stale")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -39,9 +39,11 @@ type Process struct {
 	URL string
 	// Addr is its HOST:PORT (a Prometheus target's instance label).
 	Addr string
-	cmd  *exec.Cmd
-	once sync.Once
-	done chan struct{}
+	// config is a Prometheus server's configuration file (Rescrape rewrites it).
+	config string
+	cmd    *exec.Cmd
+	once   sync.Once
+	done   chan struct{}
 }
 
 // Require skips the test when bin is not installed.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,24 +30,66 @@ func StartPrometheus(t testing.TB, targets ...string) *Process {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	config := filepath.Join(dir, "prometheus.yml")
+	writeConfig(t, config, targets)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	p := start(t, PrometheusBin, []string{"--config.file=" + config,
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + addr}, dir)
+	p.Addr, p.URL, p.config = addr, "http://"+addr, config
+	p.waitAnswers(t, p.URL+"/-/ready")
+	for _, a := range targets {
+		p.waitSeries(t, a)
+	}
+	return p
+}
+
+// writeConfig writes the server's configuration: targets scraped every second.
+func writeConfig(t testing.TB, path string, targets []string) {
+	t.Helper()
 	quoted := make([]string, len(targets))
 	for i, a := range targets {
 		quoted[i] = fmt.Sprintf("%q", a)
 	}
 	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: node\n    static_configs:\n      - targets: [%s]\n",
 		strings.Join(quoted, ", "))
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	p := start(t, PrometheusBin, []string{"--config.file=" + filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + addr}, dir)
-	p.Addr, p.URL = addr, "http://"+addr
-	p.waitAnswers(t, p.URL+"/-/ready")
-	for _, a := range targets {
-		p.waitSeries(t, a)
+}
+
+// Rescrape makes the server scrape these targets from now on (none: it scrapes nothing),
+// as an operator's edit of its configuration does: it reloads it (SIGHUP) and waits until
+// its targets are those.
+func (p *Process) Rescrape(t testing.TB, targets ...string) {
+	t.Helper()
+	writeConfig(t, p.config, targets)
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
 	}
-	return p
+	c, err := api.NewClient(api.Config{Address: p.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Sorted(slices.Values(targets))
+	ctx, cancel := context.WithTimeout(context.Background(), startWait)
+	defer cancel()
+	for {
+		res, err := v1.NewAPI(c).Targets(ctx)
+		var got []string
+		for _, a := range res.Active {
+			got = append(got, string(a.Labels["instance"]))
+		}
+		if slices.Sort(got); err == nil && slices.Equal(got, want) {
+			return
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("prometheus exited: %s", p.log())
+		case <-ctx.Done():
+			t.Fatalf("prometheus scrapes %v, not %v, %s after its reload: %s", got, want, startWait, p.log())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // waitSeries waits until the server has scraped node_cpu_seconds_total of target twice
