@@ -88,6 +88,21 @@ func TestNetnsHostsThroughPrometheus(t *testing.T) {
 	checkMeasured(t, "stress step 1", &r.Steps[0], prom.URL, map[string]string{p.Name: p.Exporter.Listen, s.Name: s.Exporter.Listen})
 	checkMeasured(t, "stress step 2", &r.Steps[1], prom.URL, map[string]string{p.Name: p.Exporter.Listen})
 	checkLost(t, &r.Steps[1], s.Name, s.Exporter.Listen, stopped, out)
+	// The analysis has the standby's host absent at the second step with that reason, the
+	// primary's measured.
+	lost, _ := r.Steps[1].Hosts()
+	for _, h := range storedAnalysis(t, r).Input.Evidence[1].NodeHosts {
+		switch h.Node {
+		case result.SeriesNodeName(s.Name):
+			if h.Measured() || h.Absent != lost.Nodes[s.Name].Absent {
+				t.Errorf("the analysis has %s's host at the second step as %+v", s.Name, h)
+			}
+		case result.SeriesNodeName(p.Name):
+			if !h.Measured() {
+				t.Errorf("the analysis has %s's host unmeasured at the second step: %s", p.Name, h.Why(""))
+			}
+		}
+	}
 
 	scrapes := scrapesOf(t, prom.URL)
 	for _, c := range []struct {
