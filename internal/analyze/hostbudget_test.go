@@ -23,18 +23,18 @@ func TestWhatSaturatedNamesTheHostAtItsBudget(t *testing.T) {
 	}
 	hot := Evidence{Load: 8, Hosts: hostsOf(c), Waits: Waits{CPU: 6, LWLock: 2}, CPUBusy: 0.7}
 	base := Evidence{Load: 1, Hosts: hostsOf(hostCounters("primary", 0.6, 0.2, 0, 1<<30)), CPUBusy: 0.2}
-	s := attribute(meanEvidence([]Evidence{hot}), base, "at 1 thread", "at 1 thread", "threads")
+	s := attribute(meanEvidence([]Evidence{hot}), base, "at 1 thread", "threads")
 	if s.Resource != ResHost || !strings.Contains(s.Sentence, "primary's host: CPU at 100% of its 0.6-core budget, throttled in 41%") ||
 		!strings.Contains(s.Sentence, "standby1's host at 20% of its budget") {
 		t.Fatalf("%+v", s)
 	}
 	// Below its budget the host is not blamed.
 	cool := Evidence{Load: 8, Hosts: hostsOf(hostCounters("primary", 0.6, 0.3, 0.02, 0)), Waits: Waits{CPU: 1}, CPUBusy: 0.3}
-	if s := attribute(cool, base, "at 1 thread", "at 1 thread", "threads"); s.Resource == ResHost {
+	if s := attribute(cool, base, "at 1 thread", "threads"); s.Resource == ResHost {
 		t.Fatalf("%+v", s)
 	}
 	// Without host figures (nodes sharing a machine) nothing changes.
-	if s := attribute(Evidence{Load: 8, CPUBusy: 0.95}, Evidence{Load: 1, CPUBusy: 0.3}, "at 1 thread", "at 1 thread", "threads"); s.Resource != ResCPU {
+	if s := attribute(Evidence{Load: 8, CPUBusy: 0.95}, Evidence{Load: 1, CPUBusy: 0.3}, "at 1 thread", "threads"); s.Resource != ResCPU {
 		t.Fatalf("%+v", s)
 	}
 }
@@ -108,13 +108,13 @@ func TestWhatSaturatedNamesTheHostAtItsIOBudget(t *testing.T) {
 	c[result.HostName("primary", result.HostWriteIOPSBudget)] = 500
 	hot := Evidence{Load: 8, Hosts: hostsOf(c), Waits: Waits{DataRead: 6}, CPUBusy: 0.3}
 	base := Evidence{Load: 1, CPUBusy: 0.2}
-	s := attribute(meanEvidence([]Evidence{hot, hot}), base, "at 1 thread", "at 1 thread", "threads")
+	s := attribute(meanEvidence([]Evidence{hot, hot}), base, "at 1 thread", "threads")
 	if s.Resource != ResHost || s.Sentence != "standby1's host: reads at 100% of its 20.0 MiB/s budget; primary's host reads at 40% of its budget" {
 		t.Fatalf("%+v", s)
 	}
 	// Under 90% of it, the IO budget is not blamed.
 	c[result.HostName("standby1", result.HostReadBPS)] = 10 << 20
-	if s := attribute(Evidence{Load: 8, Hosts: hostsOf(c), CPUBusy: 0.3}, base, "at 1 thread", "at 1 thread", "threads"); s.Resource == ResHost {
+	if s := attribute(Evidence{Load: 8, Hosts: hostsOf(c), CPUBusy: 0.3}, base, "at 1 thread", "threads"); s.Resource == ResHost {
 		t.Fatalf("%+v", s)
 	}
 }

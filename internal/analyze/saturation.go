@@ -110,12 +110,11 @@ func WhatSaturated(k Knee, ev []Evidence, loadName string) Saturation {
 	if len(hot) == 1 {
 		where = fmt.Sprintf("At %s", count(from, loadName))
 	}
-	baseAt := fmt.Sprintf("at %s", count(k.Characteristic.Load, loadName))
-	at := baseAt
+	at := fmt.Sprintf("at %s", count(k.Characteristic.Load, loadName))
 	if len(hot) == 1 && hot[0].Load == base.Load { // the one hot step is the lowest load: nothing to compare it with
 		at = ""
 	}
-	s := attribute(h, base, at, baseAt, loadName)
+	s := attribute(h, base, at, loadName)
 	s.From = from
 	switch {
 	case s.Resource == ResSyncAway: // nothing saturated: what commits waited for was not there
@@ -146,9 +145,8 @@ func WhatSaturated(k Knee, ev []Evidence, loadName string) Saturation {
 
 // attribute names what saturated in the hot windows h, each figure beside its value at
 // the lowest load (base, at "at 1 VU"); at is "" when the hot windows are the lowest load's
-// own, and nothing is compared. The machine's CPU sentence still gives its lowest load's
-// figures (baseAt) then, as the recorded reports have it.
-func attribute(h, base Evidence, at, baseAt, loadName string) Saturation {
+// own, and nothing is compared.
+func attribute(h, base Evidence, at, loadName string) Saturation {
 	was := func(figs string) string { return atBase(figs, at) }
 	total := h.Waits.Total()
 	share := func(v float64, w Waits) float64 {
@@ -190,14 +188,14 @@ func attribute(h, base Evidence, at, baseAt, loadName string) Saturation {
 	}
 	if h.CPUBusy >= CPUSaturatedShare && h.Host.Remote == "" { // this host's CPU is not the servers' elsewhere
 		res := ResCPU
-		msg := fmt.Sprintf("machine CPU %s busy (%s %s), the load generator itself using %.1f cores (%s of the machine)", pct(h.CPUBusy), pct(base.CPUBusy), baseAt, h.LoadGenCores, pct(h.LoadGenShare))
+		msg := fmt.Sprintf("machine CPU %s busy%s, the load generator itself using %.1f cores (%s of the machine)", pct(h.CPUBusy), was(pct(base.CPUBusy)), h.LoadGenCores, pct(h.LoadGenShare))
 		if total > 0 {
 			msg += fmt.Sprintf(", %s of sampled sessions on CPU with no wait", pct(share(h.Waits.CPU, h.Waits)))
 		} else if h.WaitsAbsent {
 			msg += ", the sessions' waits not measured (no database sampler ran)"
 		}
-		if base.CPUBusy >= CPUSaturatedShare {
-			msg += fmt.Sprintf(", and as busy already %s, so other work on the machine took CPU too", baseAt)
+		if base.CPUBusy >= CPUSaturatedShare && at != "" { // the run needs least there: the rest was others'
+			msg += fmt.Sprintf(", and as busy already %s, so other work on the machine took CPU too", at)
 		}
 		return Saturation{Resource: res, Sentence: msg}
 	}

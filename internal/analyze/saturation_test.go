@@ -167,6 +167,9 @@ func TestWhatSaturatedOneStepComparesNothing(t *testing.T) {
 			"the primary's host CPU was 100% busy, run queue 50.0 on 2 CPUs."},
 		{"load generator", Evidence{Load: 2, CPUBusy: 0.99, LoadGenShare: 0.6, LoadGenCores: 1.2, Waits: Waits{CPU: 3, Client: 5}}, "using 1.2 cores (60% of the machine)."},
 		{"log", Evidence{Load: 2, Waits: Waits{CPU: 3, Log: 10}, Device: Device{Name: "vda", AwaitMs: 4, Queue: 6}}, "were 77% of sampled sessions, device vda await 4.00 ms and queue 6.0."},
+		// Busy at the one load it ran is no sign of other work: that load may be what made it busy.
+		{"machine CPU", Evidence{Load: 2, CPUBusy: 0.92, WaitsAbsent: true},
+			"the CPU saturated: machine CPU 92% busy, the load generator itself using 0.0 cores (0% of the machine), the sessions' waits not measured (no database sampler ran)."},
 	}
 	for _, c := range cases {
 		s := WhatSaturated(FindKnee(steps, nil), []Evidence{c.e}, "threads")
