@@ -20,17 +20,18 @@ func init() {
 	views[scan.Name] = loadView(render.ScanColumns)
 }
 
-// loadProgress shows a load kind's ticks and steps, its operations named unit.
-func loadProgress(unit string) func(a *app, e experiment.Experiment) (func(experiment.Event), func()) {
+// loadProgress shows a load kind's ticks and steps, its operations named unit, its VUs
+// counted by the param knob and said as name.
+func loadProgress(unit, knob, name string) func(a *app, e experiment.Experiment) (func(experiment.Event), func()) {
 	return func(a *app, e experiment.Experiment) (func(experiment.Event), func()) {
-		p := live.NewLoad(a.stderr, a.interactive, e.(interface{ Steps() int }).Steps(), unit)
+		p := live.NewLoad(a.stderr, a.interactive, e.(interface{ Steps() int }).Steps(), unit, knob, name)
 		return p.Event, p.Clear
 	}
 }
 
 // loadView is the view of stress and scan: the table of cols, the analysis and the footer.
 func loadView(cols []table.Column) view {
-	return view{progress: loadProgress("ops"),
+	return view{progress: loadProgress("ops", "threads", "threads"),
 		render: func(_ context.Context, a *app, e experiment.Experiment, out *experiment.Outcome, runErr error) error {
 			render.Load(a.stdout, out.Result, out.Analysis, out.Path, cols, e.(interface{ Ran() *experiment.Load }).Ran().StaleProbe)
 			return runErr

@@ -67,3 +67,41 @@ func TestOlderDrillResultsStillReport(t *testing.T) {
 		t.Fatalf("compare of older results: exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// A run of terminals written before a step said its terminals (its pool of 3 sessions as
+// the "vus" param and the step's VUs, the terminals only in its tpcc_terminals section)
+// still loads, and agbench report says its load as terminals over the pool's sessions, not
+// as VUs, in its tables and its warnings; so does compare of it beside itself.
+func TestOlderTerminalsResultSaysTerminals(t *testing.T) {
+	older, err := os.ReadFile(filepath.Join("testdata", "older", "tpcc-terminals-as-vus.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := t.TempDir()
+	for _, dir := range []string{"20261128T143925Z-tpcc-run", "20261128T150000Z-tpcc-run"} {
+		if err := os.MkdirAll(filepath.Join(results, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(results, dir, "result.json"), older, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := filepath.Join(results, "20261128T143925Z-tpcc-run"), filepath.Join(results, "20261128T150000Z-tpcc-run")
+	html := filepath.Join(t.TempDir(), "r.html")
+	code, out, errs := runCLI(t, nil, "report", a, "-o", html)
+	if code != 0 {
+		t.Fatalf("report of an older result: exit %d\n%s\n%s", code, out, errs)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{out, string(page)} {
+		if !strings.Contains(text, "30 terminals over 3 sessions") || strings.Contains(text, "vus=3") || strings.Contains(text, "(3 VUs)") {
+			t.Errorf("the older run of terminals is not said as terminals over sessions:\n%s", text)
+		}
+	}
+	if code, out, errs := runCLI(t, nil, "compare", a, b); code != 0 || !strings.Contains(out, "30 terminals over 3 sessions") {
+		t.Errorf("compare of older results: exit %d\n%s\n%s", code, out, errs)
+	}
+}

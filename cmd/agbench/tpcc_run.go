@@ -8,14 +8,14 @@ import (
 	"github.com/agbench/agbench/internal/render"
 )
 
-func init() { views["tpcc run"] = view{progress: loadProgress("tx"), render: renderTPCC} }
+func init() { views["tpcc run"] = view{progress: loadProgress("tx", "vus", "VUs"), render: renderTPCC} }
 
 // renderTPCC prints a tpcc run: the table per step and variant, the stale reads, the
 // analysis, where the result is and, with --check, the consistency conditions.
 func renderTPCC(_ context.Context, a *app, e experiment.Experiment, out *experiment.Outcome, runErr error) error {
 	s := e.(*experiment.TPCCRun)
 	sw, mode, _ := s.Plan()
-	render.TPCC(a.stdout, render.TPCCSetup{Warehouses: s.Meta.Warehouses, Mode: string(mode), Variants: sw.Compare.Variants(), Repeat: sw.Repeat}, out.Result.Steps)
+	render.TPCC(a.stdout, render.TPCCSetup{Warehouses: s.Meta.Warehouses, Mode: string(mode), Variants: sw.Compare.Variants(), Repeat: sw.Repeat, Segment: out.Result.Meta.Segment}, out.Result.Steps)
 	render.Stale(a.stdout, out.Result)
 	render.Analysis(a.stdout, out.Analysis)
 	if out.Path == "" {

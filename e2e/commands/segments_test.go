@@ -88,6 +88,11 @@ func TestSegmentsAsProcesses(t *testing.T) {
 		if code := p.Wait(t, 2*time.Minute); code != 0 {
 			t.Fatalf("segment %d: exit %d\nstdout %s\nstderr %s", i, code, p.Stdout, p.Stderr)
 		}
+		// Its own lines say its share of the run's three threads, not the whole run's.
+		if says := fmt.Sprintf("segment %d/3: 1 of 3 threads", i); !strings.Contains(p.Stderr.String(), "step 1/1 "+says+" #1: ") ||
+			!strings.Contains(p.Stdout.String(), "   1 of 3 ") || !strings.Contains(p.Stdout.String(), fmt.Sprintf("segment %d/3 of run e2e-segments", i)) {
+			t.Errorf("segment %d does not say its share (%q):\n%s\n%s", i, says, p.Stderr, p.Stdout)
+		}
 	}
 	merged := filepath.Join(dir, "merged")
 	code, out, errs := e2etest.Run(t, env, "k8s", "collect", results, "--results", merged)
@@ -166,7 +171,7 @@ func TestTPCCSegmentsMerge(t *testing.T) {
 	}
 	defer watch.Close(context.Background())
 	t.Run("vus", func(t *testing.T) {
-		m, segs := tpccSegments(t, ctx, watch, env, topo.Name, db, "--vus", "3")
+		m, segs := tpccSegments(t, ctx, watch, env, topo.Name, db, "segment %d/3: 1 of 3 VUs", "--vus", "3")
 		for i, s := range segs {
 			if s.Steps[0].VUs != 1 {
 				t.Errorf("segment %d ran %d VUs, want 1 of 3", i, s.Steps[0].VUs)
@@ -177,7 +182,8 @@ func TestTPCCSegmentsMerge(t *testing.T) {
 		}
 	})
 	t.Run("terminals", func(t *testing.T) {
-		m, segs := tpccSegments(t, ctx, watch, env, topo.Name, db, "--terminals", "30", "--sessions", "3", "--think-scale", "0.01")
+		m, segs := tpccSegments(t, ctx, watch, env, topo.Name, db, "segment %d/3: 10 of 30 terminals over 1 of 3 sessions",
+			"--terminals", "30", "--sessions", "3", "--think-scale", "0.01")
 		for i, s := range segs {
 			if ts := terminalsOf(t, s); ts.Terminals != 10 || ts.Sessions != 1 {
 				t.Errorf("segment %d emulated %d terminals over %d sessions, want 10 of 30 over 1 of 3", i, ts.Terminals, ts.Sessions)
@@ -193,9 +199,10 @@ func TestTPCCSegmentsMerge(t *testing.T) {
 
 // tpccSegments runs tpcc run with args as three segments (--segment i/3) of a 3-second
 // window, merges them and checks the district's next order ids moved by each segment's own
-// New-Orders on its own warehouse only, the merged sums and the segments' start. It returns
-// the merged result and the segments'.
-func tpccSegments(t *testing.T, ctx context.Context, watch *pgx.Conn, env map[string]string, cluster, db string, args ...string) (*result.Result, []*result.Result) {
+// New-Orders on its own warehouse only, the merged sums and the segments' start, and that
+// segment i's progress and tables said its share (share, formatted with i). It returns the
+// merged result and the segments'.
+func tpccSegments(t *testing.T, ctx context.Context, watch *pgx.Conn, env map[string]string, cluster, db, share string, args ...string) (*result.Result, []*result.Result) {
 	t.Helper()
 	const of = 3
 	before := nextOrderIDs(t, ctx, watch)
@@ -224,6 +231,10 @@ func tpccSegments(t *testing.T, ctx context.Context, watch *pgx.Conn, env map[st
 		// A segment's NOPM is its share; the server's count is the whole run's: not compared.
 		if w := strings.Join(st.Warnings, "\n"); strings.Contains(w, "NOPM: client") || strings.Contains(p.Stderr.String(), "NOPM: client") {
 			t.Fatalf("segment %d compared its share with the whole server's count:\n%s\n%s", i, w, p.Stderr)
+		}
+		says := fmt.Sprintf(share, i)
+		if !strings.Contains(p.Stderr.String(), "step 1/1 "+says+" #1: ") || !strings.Contains(p.Stdout.String(), "step 1: "+says+",") {
+			t.Errorf("segment %d's progress or tables do not say %q:\n%s\n%s", i, says, p.Stderr, p.Stdout)
 		}
 		if !strings.Contains(p.Stderr.String()+p.Stdout.String(), "compared by agbench merge") {
 			t.Fatalf("segment %d does not say why its cross-check is left to the merge:\n%s\n%s", i, p.Stdout, p.Stderr)

@@ -64,13 +64,22 @@ func TestTPCCTerminals(t *testing.T) {
 		t.Errorf("monitor's backends: seen %v, at most %d at once; want seen, at most %d for %d terminals", seen, most, sessions, terminals)
 	}
 	out := proc.Stdout.String()
-	for _, want := range []string{"terminals: 100 on 1 warehouses (100 per warehouse) over 4 sessions",
+	// The load is said as terminals over the pool's sessions, in the progress and the tables.
+	if errs := proc.Stderr.String(); !strings.Contains(errs, "step 1/1 100 terminals over 4 sessions #1: ") {
+		t.Errorf("progress does not say the terminals over the sessions:\n%s", errs)
+	}
+	for _, want := range []string{"terminals: 100 on 1 warehouses (100 per warehouse) over 4 sessions", "step 1: 100 terminals over 4 sessions,", "terminals/sessions",
 		"OUTSIDE the specification", "keying and think times scaled by 0.01", "response p90", "tpmC", "driver memory: peak RSS"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	ts := terminalsOf(t, e2etest.ReadOneResult(t, results))
+	r := e2etest.ReadOneResult(t, results)
+	ts := terminalsOf(t, r)
+	// The step's load is its terminals and sessions; it has no VUs (absent, never the pool's 4).
+	if st := r.Steps[0]; st.VUs != 0 || st.Params[result.TerminalsKnob] != "100" || st.Params[result.SessionsKnob] != "4" || r.Meta.Config["vus"] != nil {
+		t.Errorf("step: %d VUs, params %v, config vus %v", st.VUs, st.Params, r.Meta.Config["vus"])
+	}
 	if ts.Terminals != terminals || ts.Sessions != sessions || ts.Warehouses != 1 || ts.ThinkScale != scale || ts.TerminalRuleHolds() {
 		t.Errorf("terminals section %+v", ts)
 	}

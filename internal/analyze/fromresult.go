@@ -139,7 +139,7 @@ func stepsOf(r *result.Result, steps []result.Step, dev string) ([]Step, []Evide
 
 func stepOf(reps []result.Step, keying bool) Step {
 	first := reps[0]
-	s := Step{Load: float64(first.VUs), OpenLoop: first.Rate > 0, Rate: first.Rate}
+	s := Step{Load: float64(first.Concurrency()), OpenLoop: first.Rate > 0, Rate: first.Rate}
 	var hists []result.Hist
 	var think, window float64
 	thinkKnown := !keying
@@ -159,7 +159,7 @@ func stepOf(reps []result.Step, keying bool) Step {
 		for _, e := range st.Errors {
 			classes[e.SQLState] += e.Count
 		}
-		s.SessionSeconds += float64(st.VUs) * st.Window.Seconds()
+		s.SessionSeconds += float64(st.Concurrency()) * st.Window.Seconds()
 		if r := st.Reconnects; r != nil {
 			s.DownSeconds += r.DownSeconds
 			s.SessionsLost += r.Lost
@@ -226,7 +226,7 @@ func errorClasses(m map[string]int64) []string {
 // dev names the disk tester's device (diskDeviceOf), "" when unknown.
 func evidenceOf(st result.Step, dev string) (Evidence, error) {
 	c := withSeriesMeans(st)
-	e := Evidence{Load: float64(st.VUs), WaitsAbsent: true}
+	e := Evidence{Load: float64(st.Concurrency()), WaitsAbsent: true}
 	for k, v := range c {
 		if _, class, ok := result.ParsePGWait(k); ok {
 			addWait(&e.Waits, class, v)
@@ -539,7 +539,7 @@ func (run *Run) compare(a, b []result.Step, names []string, loadName string, h H
 	byLoad := func(steps []result.Step) map[int][]*result.Step {
 		out := map[int][]*result.Step{}
 		for i := range steps {
-			out[steps[i].VUs] = append(out[steps[i].VUs], &steps[i])
+			out[steps[i].Concurrency()] = append(out[steps[i].Concurrency()], &steps[i])
 		}
 		return out
 	}

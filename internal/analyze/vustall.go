@@ -72,7 +72,8 @@ func VUStalls(reps ...result.Step) (stalls []VUStall, watched bool) {
 		}
 		watched = true
 		ts, ok := st.Throughput["*"]
-		if st.VUs < 2 || !ok || len(ts.T) != len(ts.V) {
+		vus := st.Concurrency()
+		if vus < 2 || !ok || len(ts.T) != len(ts.V) {
 			continue
 		}
 		off := ts.Start.Sub(st.Window.Start).Seconds()
@@ -81,10 +82,10 @@ func VUStalls(reps ...result.Step) (stalls []VUStall, watched bool) {
 				continue
 			}
 			others := opsBetween(ts, q.From-off, q.To-off)
-			if others/float64(st.VUs-1) < StallMinOps {
+			if others/float64(vus-1) < StallMinOps {
 				continue
 			}
-			stalls = append(stalls, VUStall{VU: q.VU, VUs: st.VUs, Repeat: st.Repeat, From: q.From, To: q.To, ToEnd: q.ToEnd,
+			stalls = append(stalls, VUStall{VU: q.VU, VUs: vus, Repeat: st.Repeat, From: q.From, To: q.To, ToEnd: q.ToEnd,
 				Node: q.Node, Reconnected: q.Reconnected, OthersOps: others})
 		}
 	}

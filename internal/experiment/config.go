@@ -46,7 +46,9 @@ func tpccConfig(l *Load, w *tpcc.Workload, meta *tpcc.Meta, g given) map[string]
 		"all_warehouses": w.AllWarehouses, "keying": w.Keying, "read_intent": w.ReadIntent, "compare": g.Compare, "stale_probe": l.StaleProbe,
 		"run_constants": w.Constants(), "load_constants": meta.C}
 	if w.Terminals > 0 {
+		// A run of terminals has no VUs: the runner's are the pool's sessions.
 		c["terminals"], c["sessions"], c["think_scale"] = w.Terminals, maxLoad(l.Sweep), w.ThinkScale
+		delete(c, "vus")
 	}
 	return c
 }

@@ -87,8 +87,12 @@ func (r *Running) Emit(e Event) {
 	}
 }
 
-// StepEnded is sent when a step of the runner's has ended and been written.
-type StepEnded struct{ Step result.Step }
+// StepEnded is sent when a step of the runner's has ended and been written; Segment is the
+// run's segment (nil for a whole run), whose share of the load the step ran.
+type StepEnded struct {
+	Step    result.Step
+	Segment *result.Segment
+}
 
 // Log is a line about what the run is doing between its steps.
 type Log struct{ Line string }

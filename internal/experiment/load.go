@@ -304,7 +304,7 @@ func (l *Load) Run(ctx context.Context, r *Running) error {
 		Progress: func(p runner.Progress) { r.Emit(p) },
 		StepDone: func(steps []result.Step) {
 			rec.Steps(steps)
-			r.Emit(StepEnded{Step: steps[len(steps)-1]})
+			r.Emit(StepEnded{Step: steps[len(steps)-1], Segment: rec.Result.Meta.Segment})
 		},
 	}
 	if !l.Segment.Whole() {
@@ -384,7 +384,7 @@ func FailedSteps(steps []result.Step) error {
 		case !st.Complete && !(r.StillLost() && strings.HasPrefix(st.IncompleteReason, result.FaultPrefix)):
 			errs = append(errs, fmt.Errorf("step %d (%s): %s", st.Index+1, stepName(st), st.IncompleteReason))
 		case r.StillLost():
-			why := fmt.Sprintf("%d of %d sessions lost and not made again by the window's end (%.1f s without them)", r.Unrestored, st.VUs, r.UnrestoredSeconds)
+			why := fmt.Sprintf("%d of %d sessions lost and not made again by the window's end (%.1f s without them)", r.Unrestored, st.Concurrency(), r.UnrestoredSeconds)
 			if r.LastError != "" {
 				why += ": " + strings.Join(strings.Fields(strings.ReplaceAll(r.LastError, ":\n", ":")), " ")
 			}

@@ -89,14 +89,16 @@ func connectWithRoom(ctx context.Context, l *Load, w *tpcc.Workload, names given
 	return conn, nil
 }
 
-// maxLoad is the largest value of the sweep's axes (the largest step's VUs).
+// maxLoad is the largest value of the sweep's load axis, its first (the largest step's VUs;
+// a run of terminals' pool of sessions, its terminals being the second).
 func maxLoad(sw runner.Sweep) int {
 	m := 0
-	for _, ax := range sw.Axes {
-		for _, v := range ax.Values {
-			n, _ := strconv.Atoi(v)
-			m = max(m, n)
-		}
+	if len(sw.Axes) == 0 {
+		return 0
+	}
+	for _, v := range sw.Axes[0].Values {
+		n, _ := strconv.Atoi(v)
+		m = max(m, n)
 	}
 	return m
 }

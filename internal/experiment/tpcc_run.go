@@ -151,7 +151,10 @@ func (s *TPCCRun) Plan() (runner.Sweep, tpcc.Mode, error) {
 	errs = append(errs, err)
 	if s.Terminals != 0 || s.Sessions != 0 || s.ThinkScale != 1 {
 		errs = append(errs, s.checkTerminals()...)
-		sw.Axes = []runner.Axis{{Name: "vus", Values: itoas([]int{s.sessions()})}}
+		// The runner's VUs are the pool's sessions (the first axis gives a step's VUs); the
+		// terminals they serve are the step's other knob.
+		sw.Axes = []runner.Axis{{Name: result.SessionsKnob, Values: itoas([]int{s.sessions()})},
+			{Name: result.TerminalsKnob, Values: itoas([]int{s.Terminals})}}
 		errs = append(errs, checkShare(seg, "--sessions", s.sessions()), checkShare(seg, "--terminals", s.Terminals))
 	} else {
 		vus, err := runner.ParseInts("--vus", s.VUs, 1)
@@ -211,10 +214,19 @@ func (s *TPCCRun) Steps() int {
 // Sections are the load's.
 func (s *TPCCRun) Sections() []string { return (&Load{}).Sections() }
 
-// Analysis is the load's: VUs against transactions per second.
+// Analysis is the load's: VUs (a run of terminals: the pool's sessions) against
+// transactions per second.
 func (s *TPCCRun) Analysis() (analyze.Options, bool) {
 	slos, _ := s.Analyse.SLOs()
-	return analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos}, true
+	return analyze.Options{LoadName: s.loadName(), Unit: "tx/s", SLOs: slos}, true
+}
+
+// loadName names what the runner's VUs are: the pool's sessions in a run of terminals.
+func (s *TPCCRun) loadName() string {
+	if s.Terminals > 0 {
+		return result.SessionsKnob
+	}
+	return "VUs"
 }
 
 // CheckMerged compares each merged step's client NOPM and TPM, the segments' sums, with the
@@ -258,7 +270,7 @@ func (s *TPCCRun) load(home string) (*Load, *tpcc.Workload, error) {
 	l := &Load{Command: s.Kind(), Target: tgt, Database: s.Target.Database, Intent: target.ReadWrite, ReadSessions: s.readIntent(), Sweep: sw,
 		Step:   runner.StepSpec{Duration: s.Duration, Rampup: s.Rampup, Rate: s.Rate, MaxErrors: s.MaxErrors},
 		Sample: s.Analyse.Sampling(), Analyse: true,
-		AnalysisOptions: analyze.Options{LoadName: "VUs", Unit: "tx/s", SLOs: slos},
+		AnalysisOptions: analyze.Options{LoadName: s.loadName(), Unit: "tx/s", SLOs: slos},
 		SegmentRun:      s.Segments.Run, SegmentTimeout: s.Segments.Timeout}
 	l.Segment, _ = s.Segments.Parse()
 	l.Hosts, _ = s.Analyse.HostMetrics() // checked by Plan

@@ -14,6 +14,7 @@ import (
 // the standbys' lag (with where it came from) where it has them, the stale-read lines, the analysis (nil: none) and the footer.
 func Load(w io.Writer, r *result.Result, an *analyze.Run, path string, cols []table.Column, stale string) {
 	fmt.Fprintln(w)
+	SegmentLine(w, r.Meta.Segment)
 	if len(r.Steps) > 0 {
 		_ = table.Write(w, r, "threads", table.WithLag(r, table.WithRate(r, WithStale(cols, stale)))) // as the footer: a terminal's error is not the run's
 		LagNotes(w, r)

@@ -132,7 +132,7 @@ func NodeHostAbsences(h analyze.NodeHost) []string {
 // why the figures shown "–" are absent; nothing when no step read a node's host. A step is
 // told by its load (loadName: "threads", "VUs").
 func NodeHosts(w io.Writer, steps []result.Step, loadName string) {
-	NodeHostsBy(w, steps, loadName, func(st *result.Step) string { return fmt.Sprint(st.VUs) })
+	NodeHostsBy(w, steps, loadName, func(st *result.Step) string { return fmt.Sprint(st.Concurrency()) })
 }
 
 // NodeHostsBy is NodeHosts with each step told by key, under the header head (a drill's

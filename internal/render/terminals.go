@@ -13,7 +13,8 @@ import (
 // sessions, whether they kept the specification's ten per warehouse, tpmC per warehouse
 // against its bound, and per transaction the response time's 90th percentile against the
 // limit of clause 5.2.5.4 with the wait for a session inside it and the think times drawn.
-func Terminals(w io.Writer, st *result.Step) {
+// A segment's (seg, nil for a whole run) are its share, on its own warehouses.
+func Terminals(w io.Writer, st *result.Step, seg *result.Segment) {
 	t, err := st.Terminals()
 	if err != nil {
 		fmt.Fprintf(w, "  terminals: %v\n", err)
@@ -22,7 +23,7 @@ func Terminals(w io.Writer, st *result.Step) {
 	if t == nil {
 		return
 	}
-	for _, line := range TerminalLines(t) {
+	for _, line := range TerminalLines(t, result.LoadOf(st, seg, "", "")) {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
 	tw := table.NewWriter(w, table.Right)
@@ -43,15 +44,23 @@ func Terminals(w io.Writer, st *result.Step) {
 	tw.Flush()
 }
 
-// TerminalLines are the sentences that say a step of terminals: its shape and whether it
-// kept the terminal rule, its tpmC per warehouse against the bound, what was left queued.
-func TerminalLines(t *result.TerminalsStep) []string {
+// TerminalLines are the sentences that say a step of terminals (its load l): its shape and
+// whether it kept the terminal rule, its tpmC per warehouse against the bound, what was left
+// queued. A segment's are its share of the whole run's, on its own warehouses.
+func TerminalLines(t *result.TerminalsStep, l result.Load) []string {
 	perWH := "–"
-	if t.Warehouses > 0 {
-		perWH = fmt.Sprintf("%.4g", float64(t.Terminals)/float64(t.Warehouses))
+	if wh := t.HomeWarehouses(); wh > 0 {
+		perWH = fmt.Sprintf("%.4g", float64(t.Terminals)/float64(wh))
 	}
 	shape := fmt.Sprintf("terminals: %s on %d warehouses (%s per warehouse) over %d sessions",
 		groupInt(float64(t.Terminals)), t.Warehouses, perWH, t.Sessions)
+	tpmcOf := "tpmC"
+	if s := l.Segment; s != nil {
+		shape = fmt.Sprintf("terminals: segment %d/%d: %s of %s on its %d of %d warehouses (%s per warehouse) over %d of %d sessions; "+
+			"agbench merge judges the whole run", s.Index, s.Of, groupInt(float64(t.Terminals)), groupInt(float64(l.Of)),
+			t.HomeWarehouses(), t.Warehouses, perWH, t.Sessions, l.SessionsOf)
+		tpmcOf = "tpmC of this segment"
+	}
 	rule := fmt.Sprintf("within the specification's terminal rule (clause %s: %d per warehouse, keying and think times as clause 5.2.5.7)",
 		result.TerminalRuleClause, result.TerminalsPerWarehouse)
 	if why := t.OutsideSpec(); why != "" {
@@ -62,8 +71,8 @@ func TerminalLines(t *result.TerminalsStep) []string {
 	if t.TpmCPerWarehouse > bound {
 		held = "EXCEEDED"
 	}
-	tpmc := fmt.Sprintf("tpmC %s, %s per warehouse (bound %s for these terminals: %s; %.2f with the specification's)",
-		groupInt(t.TpmC), perWarehouse(t.TpmCPerWarehouse), perWarehouse(bound), held, result.MaxTpmCPerWarehouse)
+	tpmc := fmt.Sprintf("%s %s, %s per warehouse (bound %s for these terminals: %s; %.2f with the specification's)",
+		tpmcOf, groupInt(t.TpmC), perWarehouse(t.TpmCPerWarehouse), perWarehouse(bound), held, result.MaxTpmCPerWarehouse)
 	queued := fmt.Sprintf("response times from the terminal's submission, the wait for a session included (clause %s limits at the 90th percentile); %d request(s) still queued as the window closed",
 		result.ResponseTimeRuleClause, t.QueuedAtEnd)
 	rss := "– (getrusage not read)"

@@ -19,36 +19,47 @@ func ms(us int64) string { return fmt.Sprintf("%.1fms", float64(us)/1000) }
 func groupInt(v float64) string { return units.GroupInt(int64(v + 0.5)) }
 
 // TPCCSetup is what tpcc run's tables need beyond the steps: the database's warehouses,
-// the mode the transactions ran in, the --compare variants ("routing=off"; none without)
-// and the repeats of each step.
+// the mode the transactions ran in, the --compare variants ("routing=off"; none without),
+// the repeats of each step and the run's segment (nil for a whole run).
 type TPCCSetup struct {
 	Warehouses int
 	Mode       string
 	Variants   []string
 	Repeat     int
+	Segment    *result.Segment
+}
+
+// load is a step's load: its VUs, or its terminals over the pool's sessions.
+func (s TPCCSetup) load(st *result.Step) result.Load {
+	return result.LoadOf(st, s.Segment, "vus", "VUs")
 }
 
 // TPCC prints the articles' table (VUs | NOPM | TPM | NEWORD p95 | p99, per variant side by
 // side), the server's cross-check, then each step's transactions.
 func TPCC(w io.Writer, s TPCCSetup, steps []result.Step) {
-	fmt.Fprintf(w, "\ntpcc: %d warehouses, %s mode\n\n", s.Warehouses, s.Mode)
+	fmt.Fprintf(w, "\ntpcc: %d warehouses, %s mode\n", s.Warehouses, s.Mode)
+	SegmentLine(w, s.Segment)
+	fmt.Fprintln(w)
 	compare := len(s.Variants) > 0
 	variants := []string{""}
 	if compare {
 		variants = s.Variants
 	}
 	type key struct {
-		vus     int
+		load    string
 		variant string
 	}
 	byKey := map[key][]*result.Step{}
-	var vusList []int
+	var loads []string
+	loadHead := "VUs"
 	for i := range steps {
 		st := &steps[i]
-		if !slices.Contains(vusList, st.VUs) {
-			vusList = append(vusList, st.VUs)
+		l := s.load(st)
+		loadHead = l.Head()
+		if !slices.Contains(loads, l.Cell()) {
+			loads = append(loads, l.Cell())
 		}
-		k := key{st.VUs, st.Variant}
+		k := key{l.Cell(), st.Variant}
 		byKey[k] = append(byKey[k], st)
 	}
 	tw := table.NewWriter(w, table.Right)
@@ -65,10 +76,10 @@ func TPCC(w io.Writer, s TPCCSetup, steps []result.Step) {
 		}
 		fmt.Fprintln(tw, group)
 	}
-	head := "VUs\t" + strings.Repeat(cols, len(variants))
+	head := loadHead + "\t" + strings.Repeat(cols, len(variants))
 	fmt.Fprintln(tw, head+"server NOPM\tserver TPM\t")
-	for _, n := range vusList {
-		line := fmt.Sprintf("%d\t", n)
+	for _, n := range loads {
+		line := n + "\t"
 		var srvNOPM, srvTPM []string
 		for _, v := range variants {
 			sts := byKey[key{n, v}]
@@ -95,9 +106,9 @@ func TPCC(w io.Writer, s TPCCSetup, steps []result.Step) {
 	LagNotes(w, all)
 
 	for i := range steps {
-		tpccStep(w, &steps[i])
+		tpccStep(w, &steps[i], s.load(&steps[i]))
 	}
-	NodeHosts(w, steps, "VUs")
+	NodeHostsBy(w, steps, loadHead, func(st *result.Step) string { return s.load(st).Cell() })
 }
 
 // tpccCells are the cells of one row and variant of the articles' table, medians of the
@@ -156,14 +167,14 @@ func stepsCells(sts []*result.Step, cols []table.Column) string {
 	return out
 }
 
-// tpccStep prints one step's transactions, where its reads landed, its faults, its
-// server cross-check, warnings and whether it was cut short.
-func tpccStep(w io.Writer, st *result.Step) {
+// tpccStep prints one step's transactions (its load l), where its reads landed, its faults,
+// its server cross-check, warnings and whether it was cut short.
+func tpccStep(w io.Writer, st *result.Step, l result.Load) {
 	variant := ""
 	if st.Variant != "" {
 		variant = " " + st.Variant
 	}
-	fmt.Fprintf(w, "\nstep %d: %d VUs%s, %.0fs window, client CPU %.0fµs/tx (%.0f%% of the host)\n", st.Index+1, st.VUs,
+	fmt.Fprintf(w, "\nstep %d: %s%s, %.0fs window, client CPU %.0fµs/tx (%.0f%% of the host)\n", st.Index+1, l,
 		variant, st.Window.Seconds(), st.Client.PerOpMicros, 100*st.Client.Utilisation)
 	tw := table.NewWriter(w, table.Right)
 	fmt.Fprintln(tw, "tx\tcount\terrors\tretries\tp50\tp95\tp99\tp99.9\tmax\t")
@@ -177,7 +188,7 @@ func tpccStep(w io.Writer, st *result.Step) {
 			ms(h.P50), ms(h.P95), ms(h.P99), ms(h.P999), ms(h.Max))
 	}
 	tw.Flush()
-	Terminals(w, st)
+	Terminals(w, st, l.Segment)
 	var notes []string
 	if n, ok := st.Counters[result.ReadTxOnStandby]; ok {
 		notes = append(notes, fmt.Sprintf("read transactions on a standby %s, on the primary %s",

@@ -68,3 +68,52 @@ func TestTPCCOfARecordedRun(t *testing.T) {
 		}
 	}
 }
+
+// A step of terminals is said as its terminals over the pool's sessions, never as VUs; a
+// segment's steps as its share of the whole run's, naming the segment; and a segment's
+// terminals as its share on its own warehouses, their rule judged on those.
+func TestTPCCSaysTerminalsAndSegments(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	step := func(params map[string]string, vus int, ts *result.TerminalsStep) result.Step {
+		st := result.Step{Params: params, VUs: vus, Complete: true, Window: result.Window{Start: t0, End: t0.Add(time.Minute)},
+			Ops: map[string]*result.Op{result.TPCCOps[0]: {Count: 100}}, Counters: map[string]float64{result.TPCCNOPM: 100}}
+		if ts != nil {
+			if err := st.SetExtra(result.ExtraTerminals, *ts); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return st
+	}
+	terms := map[string]string{result.SessionsKnob: "3", result.TerminalsKnob: "30"}
+	seg := &result.Segment{Index: 1, Of: 3, Run: "r"}
+	for _, c := range []struct {
+		name      string
+		seg       *result.Segment
+		st        result.Step
+		want, not []string
+	}{
+		{"terminals", nil, step(terms, 0, &result.TerminalsStep{Terminals: 30, Sessions: 3, Warehouses: 3, ThinkScale: 1}),
+			[]string{"terminals/sessions", "30/3", "step 1: 30 terminals over 3 sessions,", "terminals: 30 on 3 warehouses (10 per warehouse) over 3 sessions",
+				"within the specification's terminal rule"}, []string{"VUs"}},
+		{"segment", seg, step(map[string]string{"vus": "3"}, 1, nil),
+			[]string{"segment 1/3 of run r: every load and figure below is this segment's share", "1 of 3", "step 1: segment 1/3: 1 of 3 VUs,"}, nil},
+		{"terminals segment", seg, step(terms, 0, &result.TerminalsStep{Terminals: 10, Sessions: 1, Warehouses: 3, SegmentWarehouses: 1, ThinkScale: 1, TpmC: 100, TpmCPerWarehouse: 100}),
+			[]string{"10 of 30/1 of 3", "step 1: segment 1/3: 10 of 30 terminals over 1 of 3 sessions,",
+				"terminals: segment 1/3: 10 of 30 on its 1 of 3 warehouses (10 per warehouse) over 1 of 3 sessions; agbench merge judges the whole run",
+				"within the specification's terminal rule", "tpmC of this segment 100, 100.00 per warehouse"}, []string{"VUs"}},
+	} {
+		var b strings.Builder
+		TPCC(&b, TPCCSetup{Warehouses: 3, Mode: "functions", Segment: c.seg}, []result.Step{c.st})
+		out := b.String()
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: output lacks %q:\n%s", c.name, w, out)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(out, w) {
+				t.Errorf("%s: output says %q:\n%s", c.name, w, out)
+			}
+		}
+	}
+}

@@ -287,7 +287,7 @@ func kindRank(k string) int {
 
 // stepName names a step in a warning: its variant and load.
 func stepName(st *result.Step) string {
-	name := fmt.Sprintf("step %d (%d VUs", st.Index+1, st.VUs)
+	name := fmt.Sprintf("step %d (%s", st.Index+1, result.LoadOf(st, nil, "vus", "VUs"))
 	if st.Variant != "" {
 		name += ", " + st.Variant
 	}

@@ -28,3 +28,20 @@ func TestReportSaysSegments(t *testing.T) {
 		t.Fatalf("a run not merged: %q", v.Segments)
 	}
 }
+
+// A segment's result names its steps by its share of the whole run's load, naming the
+// segment, never by the whole run's load alone.
+func TestReportSaysASegmentsShare(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	r := &result.Result{Meta: result.Meta{Command: "stress", Started: at, Segment: &result.Segment{Index: 1, Of: 3, Run: "r"}},
+		Complete: true, Steps: []result.Step{{Params: map[string]string{"threads": "8"}, VUs: 3, Complete: true,
+			Window: result.Window{Start: at, End: at.Add(time.Second)}, Ops: map[string]*result.Op{"query": {Count: 10}}}}}
+	exps, err := Build([]*Run{NewRun("seg1", r)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(exps) != 1 || len(exps[0].Points) != 1 || exps[0].Points[0] != "segment 1/3: 3 of 8 threads" {
+		t.Fatalf("points %q, want the segment's share", exps[0].Points)
+	}
+}

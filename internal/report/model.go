@@ -263,8 +263,9 @@ func sweptParams(r *Run) []string {
 	return sortedKeys(varies)
 }
 
-// pointKey identifies a position of the sweep across runs: its load and its other params.
-func pointKey(st *result.Step, compareKey string) (key, label string, load float64) {
+// pointKey identifies a position of the sweep across runs: its load and its other params;
+// its label says them, or its load where they would not (loadLabel).
+func pointKey(st *result.Step, compareKey string, seg *result.Segment) (key, label string, load float64) {
 	var parts []string
 	for _, k := range sortedKeys(st.Params) {
 		if k == compareKey {
@@ -272,9 +273,46 @@ func pointKey(st *result.Step, compareKey string) (key, label string, load float
 		}
 		parts = append(parts, k+"="+st.Params[k])
 	}
-	load = float64(st.VUs)
+	load = float64(st.Concurrency())
 	key = fmt.Sprintf("%g|%s", load, strings.Join(parts, ","))
-	return key, strings.Join(parts, " "), load
+	label = strings.Join(parts, " ")
+	if l, ok := loadLabel(st, seg, compareKey); ok {
+		label = l
+	}
+	return key, label, load
+}
+
+// loadLabel names a step by its load where its params alone would not say it, and its
+// other params: in a segment's run (seg) its share of the whole run's load, the first
+// whole-number param ("segment 1/3: 3 of 8 threads"); a step of terminals by its terminals
+// over the pool's sessions ("30 terminals over 3 sessions", also in a result of an older
+// agbench that counted the pool as "vus"). ok is false for VUs of a whole run.
+func loadLabel(st *result.Step, seg *result.Segment, compareKey string) (label string, ok bool) {
+	l := result.LoadOf(st, seg, "", "")
+	if seg == nil && !l.Terminals() {
+		return "", false
+	}
+	knob := ""
+	for _, k := range sortedKeys(st.Params) {
+		if _, err := strconv.Atoi(st.Params[k]); err == nil && k != compareKey {
+			knob = k
+			break
+		}
+	}
+	if !l.Terminals() {
+		name := knob
+		if strings.EqualFold(knob, "vus") {
+			name = "VUs"
+		}
+		l = result.LoadOf(st, seg, knob, name)
+	}
+	parts := []string{l.String()}
+	for _, k := range sortedKeys(st.Params) {
+		if k != compareKey && k != knob && k != result.TerminalsKnob && k != result.SessionsKnob {
+			parts = append(parts, k+"="+st.Params[k])
+		}
+	}
+	return strings.Join(parts, " "), true
 }
 
 func (e *Experiment) build() error {
@@ -290,7 +328,7 @@ func (e *Experiment) build() error {
 	for _, r := range e.Runs {
 		for i := range r.Result.Steps {
 			st := &r.Result.Steps[i]
-			key, label, load := pointKey(st, compareKey(st))
+			key, label, load := pointKey(st, compareKey(st), r.Result.Meta.Segment)
 			if slots[key] == nil {
 				s := &slot{key: key, label: label, load: load, first: len(order)}
 				slots[key] = s
@@ -337,7 +375,7 @@ func (e *Experiment) build() error {
 			v := &Variant{Variant: vn, Run: r, Name: variantName(e, r, vn), Cells: make([]*Figures, len(order))}
 			byPoint := map[int][]*result.Step{}
 			for _, st := range groups[vn] {
-				key, _, _ := pointKey(st, compareKey(st))
+				key, _, _ := pointKey(st, compareKey(st), r.Result.Meta.Segment)
 				byPoint[index[key]] = append(byPoint[index[key]], st)
 			}
 			for pi, steps := range byPoint {
@@ -398,7 +436,7 @@ func paramLoadName(runs []*Run) string {
 		for _, st := range r.Result.Steps {
 			match := map[string]bool{}
 			for k, v := range st.Params {
-				if v == strconv.Itoa(st.VUs) && k != compareKey(&st) {
+				if v == strconv.Itoa(st.Concurrency()) && k != compareKey(&st) {
 					match[k] = true
 				}
 			}
@@ -447,7 +485,7 @@ func orderCounters(set map[string]bool) []string {
 // newFigures merges the repeats of one variant at one point.
 func newFigures(steps []*result.Step) (*Figures, error) {
 	m := &figureMerge{
-		c: &Figures{Steps: steps, Load: float64(steps[0].VUs), Ops: map[string]*result.Op{}, Counters: map[string]float64{}, Waits: map[string]float64{}},
+		c: &Figures{Steps: steps, Load: float64(steps[0].Concurrency()), Ops: map[string]*result.Op{}, Counters: map[string]float64{}, Waits: map[string]float64{}},
 		n: float64(len(steps)), perOp: map[string][]result.Hist{}, waitSum: map[string]float64{}, counted: map[string]int{},
 	}
 	for _, st := range steps {

@@ -63,7 +63,7 @@ func (e *Experiment) NodeHostsTable() Table {
 			if variants {
 				cells = append(cells, txt(x.Step.Variant))
 			}
-			cells = append(cells, num(float64(x.Step.VUs)))
+			cells = append(cells, num(float64(x.Step.Concurrency())))
 			for _, c := range x.Cells {
 				if c.Value == nil {
 					cells = append(cells, txt(c.Text))

@@ -30,6 +30,11 @@ type TerminalsStep struct {
 	Terminals  int `json:"terminals"`
 	Sessions   int `json:"sessions"`
 	Warehouses int `json:"warehouses"`
+	// SegmentWarehouses are, in a segment of a run split across load generators, the
+	// warehouses its terminals were homed on (its share of Warehouses, apart from every
+	// other segment's): Terminals, Sessions and TpmC are then the segment's share, and
+	// TpmCPerWarehouse is per warehouse of these. Absent (0) in a whole or merged run.
+	SegmentWarehouses int `json:"segment_warehouses,omitempty"`
 	// ThinkScale multiplies the keying and think times of the specification: 1 is the
 	// specification's; below 1 the terminals ask faster than the specification lets them
 	// (a driver-capacity run), and the run is outside it.
@@ -61,29 +66,39 @@ type DriverMemory struct {
 	GoSysBytes   int64  `json:"go_sys_bytes"`
 }
 
+// HomeWarehouses are the warehouses the step's terminals were homed on: a segment's share
+// (SegmentWarehouses), or all of them.
+func (t TerminalsStep) HomeWarehouses() int {
+	if t.SegmentWarehouses > 0 {
+		return t.SegmentWarehouses
+	}
+	return t.Warehouses
+}
+
 // TerminalRuleHolds says whether the step had the specification's ten terminals per
-// warehouse, its keying and think times unscaled.
+// warehouse (of its home warehouses: a segment's are its share), its keying and think
+// times unscaled.
 func (t TerminalsStep) TerminalRuleHolds() bool {
-	return t.Terminals == TerminalsPerWarehouse*t.Warehouses && t.ThinkScale == 1
+	return t.Terminals == TerminalsPerWarehouse*t.HomeWarehouses() && t.ThinkScale == 1
 }
 
 // TpmCBound is the most New-Orders per minute per warehouse the step's terminals could ask
-// for: MaxTpmCPerWarehouse, scaled by the terminals per warehouse and the think scale.
+// for: MaxTpmCPerWarehouse, scaled by the terminals per (home) warehouse and the think scale.
 func (t TerminalsStep) TpmCBound() float64 {
-	if t.Warehouses <= 0 || t.ThinkScale <= 0 {
+	if t.HomeWarehouses() <= 0 || t.ThinkScale <= 0 {
 		return 0
 	}
-	perWH := float64(t.Terminals) / float64(t.Warehouses) / TerminalsPerWarehouse
+	perWH := float64(t.Terminals) / float64(t.HomeWarehouses()) / TerminalsPerWarehouse
 	return MaxTpmCPerWarehouse * perWH / t.ThinkScale
 }
 
 // OutsideSpec says why a step of terminals is outside the specification's terminal rules,
-// "" when it is within them.
+// "" when it is within them; a segment's terminals are judged on its home warehouses.
 func (t TerminalsStep) OutsideSpec() string {
 	var why []string
-	if t.Terminals != TerminalsPerWarehouse*t.Warehouses {
+	if wh := t.HomeWarehouses(); t.Terminals != TerminalsPerWarehouse*wh {
 		why = append(why, fmt.Sprintf("%d terminals on %d warehouses, not the %d that clause %s asks (%d per warehouse)",
-			t.Terminals, t.Warehouses, TerminalsPerWarehouse*t.Warehouses, TerminalRuleClause, TerminalsPerWarehouse))
+			t.Terminals, wh, TerminalsPerWarehouse*wh, TerminalRuleClause, TerminalsPerWarehouse))
 	}
 	if t.ThinkScale != 1 {
 		why = append(why, fmt.Sprintf("keying and think times scaled by %g", t.ThinkScale))

@@ -17,6 +17,9 @@ func TestTerminalRules(t *testing.T) {
 		{TerminalsStep{Terminals: 10000, Warehouses: 100, ThinkScale: 1}, false, 128.6, []string{"10000 terminals on 100 warehouses, not the 1000"}},
 		{TerminalsStep{Terminals: 1000, Warehouses: 100, ThinkScale: 0.1}, false, 128.6, []string{"scaled by 0.1"}},
 		{TerminalsStep{Terminals: 5, Warehouses: 1, ThinkScale: 0.5}, false, 12.86, []string{"5 terminals on 1 warehouses", "scaled by 0.5"}},
+		// A segment's share of 30 terminals on 3 warehouses: its 10 on its own one.
+		{TerminalsStep{Terminals: 10, Warehouses: 3, SegmentWarehouses: 1, ThinkScale: 1}, true, 12.86, nil},
+		{TerminalsStep{Terminals: 10, Warehouses: 4, SegmentWarehouses: 2, ThinkScale: 1}, false, 6.43, []string{"10 terminals on 2 warehouses, not the 20"}},
 	}
 	for _, c := range cases {
 		if got := c.ts.TerminalRuleHolds(); got != c.holds {

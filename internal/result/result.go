@@ -167,8 +167,11 @@ type Step struct {
 	Repeat  int    `json:"repeat"`
 	// Params are the step's knobs as given ("threads": "4", "routing": "on").
 	Params map[string]string `json:"params,omitempty"`
-	// VUs is the number of virtual users (threads, clients) of the step.
-	VUs int `json:"vus"`
+	// VUs is the number of virtual users (threads, clients) of the step. A step of emulated
+	// terminals has none: its load is its terminals over the pool of sessions that served
+	// them (its terminals section, Concurrency); a result of an older agbench has the pool's
+	// sessions here.
+	VUs int `json:"vus,omitempty"`
 	// Iterations per VU, when the step ran a fixed count; Duration when it ran for a time.
 	Iterations int64   `json:"iterations,omitempty"`
 	Rate       float64 `json:"rate_per_second,omitempty"`

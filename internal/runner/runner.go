@@ -85,8 +85,10 @@ type Sampler interface {
 
 // Progress is the state of a running step, given on every tick.
 type Progress struct {
-	Point   Point
+	Point Point
+	// Spec is the whole step's; Segment the share of it this run runs (Config.Segment).
 	Spec    StepSpec
+	Segment segment.Segment
 	Of      int // steps in the plan
 	Elapsed time.Duration
 	// Measuring is false during ramp-up.
@@ -599,7 +601,7 @@ func (ex *execution) progress(tk measure.Tick, elapsed time.Duration) {
 	if ex.cfg.Progress == nil {
 		return
 	}
-	pr := Progress{Point: ex.p, Spec: ex.spec, Of: len(ex.cfg.Plan), Elapsed: elapsed, Measuring: ex.tally.measuring.Load()}
+	pr := Progress{Point: ex.p, Spec: ex.spec, Segment: ex.cfg.Segment, Of: len(ex.cfg.Plan), Elapsed: elapsed, Measuring: ex.tally.measuring.Load()}
 	iv := measure.NewHistogram()
 	var ivn int64
 	for _, o := range tk.Total {

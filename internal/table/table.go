@@ -63,6 +63,9 @@ func Write(w io.Writer, r *result.Result, key string, cols []Column) error {
 		}
 		if _, ok := seenPoint[st.Point]; !ok {
 			seenPoint[st.Point] = st.Params[key]
+			if r.Meta.Segment != nil { // a segment's share of the whole run's: "3 of 8"
+				seenPoint[st.Point] = result.LoadOf(st, r.Meta.Segment, key, key).Cell()
+			}
 			points = append(points, st.Point)
 		}
 	}

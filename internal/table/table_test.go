@@ -60,3 +60,19 @@ func TestLandedWithOperations(t *testing.T) {
 		t.Errorf("landed %q, want %q", got, want)
 	}
 }
+
+// A segment's table gives each step's load as its share of the whole run's, not the whole's.
+func TestWriteSaysASegmentsShare(t *testing.T) {
+	r := &result.Result{Meta: result.Meta{Segment: &result.Segment{Index: 1, Of: 3}}, Steps: []result.Step{
+		{Point: 0, Params: map[string]string{"threads": "8"}, VUs: 3, Complete: true},
+		{Point: 1, Params: map[string]string{"threads": "2"}, VUs: 1, Complete: true},
+	}}
+	var b strings.Builder
+	if err := Write(&b, r, "threads", []Column{{Header: "vus", Format: "%.0f", Value: func(s *result.Step) (float64, bool) { return float64(s.VUs), true }}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "  threads  vus\n   3 of 8    3\n   1 of 2    1\n"
+	if b.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
+	}
+}

@@ -141,6 +141,9 @@ func (m *monitor) write(step *result.Step) error {
 	wh := m.w.meta.Warehouses
 	t := result.TerminalsStep{Terminals: m.seg.Count(m.w.Terminals), Sessions: step.VUs, Warehouses: wh, ThinkScale: m.w.thinkScale(),
 		QueueWait: map[string]result.Hist{}, Think: map[string]result.Hist{}}
+	if !m.seg.Whole() {
+		t.SegmentWarehouses = m.seg.Count(wh) // Home keeps a segment's terminals on these
+	}
 	all := measure.NewHistogram()
 	for _, k := range Kinds {
 		all.Merge(m.queue[k])
@@ -160,7 +163,7 @@ func (m *monitor) write(step *result.Step) error {
 		if op := step.Ops[NewOrder.String()]; op != nil {
 			t.TpmC = float64(op.Count) / min
 		}
-		t.TpmCPerWarehouse = t.TpmC / float64(wh)
+		t.TpmCPerWarehouse = t.TpmC / float64(t.HomeWarehouses())
 	}
 	t.Driver = driverMemory()
 	for _, at := range m.left {
@@ -168,6 +171,9 @@ func (m *monitor) write(step *result.Step) error {
 			t.QueuedAtEnd++
 		}
 	}
+	// The step's load is its terminals over the pool, which this section says: the runner's
+	// VUs were the pool's sessions, no virtual users of the step's.
+	step.VUs = 0
 	return step.SetExtra(result.ExtraTerminals, t)
 }
 
