@@ -1,7 +1,6 @@
 package hosts
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -124,16 +123,9 @@ func TestNetnsHostsThroughPrometheus(t *testing.T) {
 			t.Errorf("the terminal lacks %q:\n%s", want, out)
 		}
 	}
-	page := filepath.Join(t.TempDir(), "report.html")
-	if code, _, errs := e2etest.Run(t, env, "report", res, "-q", "-o", page); code != 0 {
-		t.Fatalf("report: exit %d: %s", code, errs)
-	}
-	html, err := os.ReadFile(page)
-	if err != nil {
-		t.Fatal(err)
-	}
+	html := reportPage(t, env, res)
 	for _, want := range []string{strings.ReplaceAll(through, "'", "&#39;"), "instance=&#34;" + s.Exporter.Listen + "&#34;", "up 0"} {
-		if !strings.Contains(string(html), want) {
+		if !strings.Contains(html, want) {
 			t.Errorf("the report lacks %q", want)
 		}
 	}

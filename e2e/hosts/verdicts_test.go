@@ -48,6 +48,20 @@ func waitSteps(t *testing.T, results string, n int, run *e2etest.Proc) {
 	t.Fatalf("the run wrote no %d steps in %v\nstdout %s\nstderr %s", n, runLimit, run.Stdout, run.Stderr)
 }
 
+// reportPage is the HTML report of the run whose results are in res.
+func reportPage(t *testing.T, env map[string]string, res string) string {
+	t.Helper()
+	page := filepath.Join(t.TempDir(), "report.html")
+	if code, _, errs := e2etest.Run(t, env, "report", res, "-q", "-o", page); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(html)
+}
+
 // storedAnalysis is the analysis the run stored in its result.
 func storedAnalysis(t *testing.T, r *result.Result) analyze.VariantAnalysis {
 	t.Helper()
@@ -166,16 +180,9 @@ func saturatedAndControl(t *testing.T, clusterName string, env map[string]string
 		}
 	}
 	// The report shows both hosts per step and charts them over time.
-	page := filepath.Join(t.TempDir(), "report.html")
-	if code, _, errs := e2etest.Run(t, env, "report", res, "-q", "-o", page); code != 0 {
-		t.Fatalf("report: exit %d: %s", code, errs)
-	}
-	html, err := os.ReadFile(page)
-	if err != nil {
-		t.Fatal(err)
-	}
+	html := reportPage(t, env, res)
 	for _, want := range []string{"nodes&#39; hosts (their node_exporters), per step", "nodes&#39; hosts over time", devA, devB} {
-		if !strings.Contains(string(html), want) {
+		if !strings.Contains(html, want) {
 			t.Errorf("the report lacks %q", want)
 		}
 	}

@@ -64,6 +64,19 @@ func bracketed(t *testing.T, before, mid, after hostmetrics.Reading) int {
 	return n
 }
 
+// viaPrometheus starts an exporter and a Prometheus server that scrapes it, and reads the
+// exporter's host through the server.
+func viaPrometheus(t *testing.T) (ex, prom *hostmetricstest.Process, via *hostmetrics.Prometheus) {
+	t.Helper()
+	ex = hostmetricstest.StartExporter(t)
+	prom = hostmetricstest.StartPrometheus(t, ex.Addr)
+	via, err := hostmetrics.NewPrometheus(context.Background(), prom.URL, "", ex.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex, prom, via
+}
+
 func TestPrometheusReadsWhatTheExporterSays(t *testing.T) {
 	t.Parallel()
 	ex := hostmetricstest.StartExporter(t)
@@ -151,13 +164,8 @@ func TestPrometheusURLThatIsAnExporter(t *testing.T) {
 // moments out of the figures.
 func TestPrometheusReadAfterWaitsForTheNextScrape(t *testing.T) {
 	t.Parallel()
-	ex := hostmetricstest.StartExporter(t)
-	prom := hostmetricstest.StartPrometheus(t, ex.Addr)
+	_, _, via := viaPrometheus(t)
 	ctx := context.Background()
-	via, err := hostmetrics.NewPrometheus(ctx, prom.URL, "", ex.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	closed := time.Now()
 	before, err := via.Read(ctx)
 	if err != nil {
@@ -186,13 +194,8 @@ func TestPrometheusReadAfterWaitsForTheNextScrape(t *testing.T) {
 // worked carried on.
 func TestPrometheusExporterDownIsUpZeroWithTheScrapeError(t *testing.T) {
 	t.Parallel()
-	ex := hostmetricstest.StartExporter(t)
-	prom := hostmetricstest.StartPrometheus(t, ex.Addr)
+	ex, _, via := viaPrometheus(t)
 	ctx := context.Background()
-	via, err := hostmetrics.NewPrometheus(ctx, prom.URL, "", ex.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := via.Read(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +203,7 @@ func TestPrometheusExporterDownIsUpZeroWithTheScrapeError(t *testing.T) {
 	// A second past the exporter's end (the server's clock is measured to well within it):
 	// the server's scrapes from then on began after it was gone.
 	gone := time.Now().Add(time.Second)
-	_, err = via.ReadAfter(ctx, gone)
+	_, err := via.ReadAfter(ctx, gone)
 	for _, want := range []string{"Prometheus's scrape of instance=\"" + ex.Addr + "\"", "failed (up 0)", "connection refused"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ReadAfter a stopped exporter: %v; want it to say %q", err, want)
@@ -218,13 +221,8 @@ func TestPrometheusExporterDownIsUpZeroWithTheScrapeError(t *testing.T) {
 // that does not come and says so.
 func TestPrometheusTargetNoLongerScrapedIsStale(t *testing.T) {
 	t.Parallel()
-	ex := hostmetricstest.StartExporter(t)
-	prom := hostmetricstest.StartPrometheus(t, ex.Addr)
+	ex, prom, via := viaPrometheus(t)
 	ctx := context.Background()
-	via, err := hostmetrics.NewPrometheus(ctx, prom.URL, "", ex.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	prom.Rescrape(t)
 	dropped := time.Now()
 	last, err := via.Read(ctx)

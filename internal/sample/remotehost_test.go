@@ -32,6 +32,21 @@ func waitReads(t *testing.T, h *RemoteHostStep, n int) {
 	}
 }
 
+// startedStep makes a sampler of the hosts, reading every interval, and starts its window
+// now.
+func startedStep(t *testing.T, interval time.Duration, hosts ...RemoteHost) (*RemoteHostStep, *result.Step) {
+	t.Helper()
+	h, err := NewRemoteHostStep(hosts, interval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &result.Step{Window: result.Window{Start: time.Now()}}
+	if err := h.Start(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	return h, st
+}
+
 func exporterHost(t *testing.T, node string) (*hostmetricstest.Process, RemoteHost) {
 	ex := hostmetricstest.StartExporter(t)
 	src, err := hostmetrics.NewExporter(ex.URL, nil)
@@ -45,14 +60,7 @@ func TestRemoteHostStepWindow(t *testing.T) {
 	t.Parallel()
 	_, a := exporterHost(t, "a")
 	_, b := exporterHost(t, "b.2")
-	h, err := NewRemoteHostStep([]RemoteHost{a, b}, 100*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &result.Step{Window: result.Window{Start: time.Now()}}
-	if err := h.Start(context.Background(), st); err != nil {
-		t.Fatal(err)
-	}
+	h, st := startedStep(t, 100*time.Millisecond, a, b)
 	waitReads(t, h, 4)
 	if err := h.Stop(context.Background(), st); err != nil {
 		t.Fatal(err)
@@ -86,14 +94,7 @@ func TestRemoteHostStepExporterKilledMidWindow(t *testing.T) {
 	t.Parallel()
 	ex, a := exporterHost(t, "a")
 	_, b := exporterHost(t, "b")
-	h, err := NewRemoteHostStep([]RemoteHost{a, b}, 100*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &result.Step{Window: result.Window{Start: time.Now()}}
-	if err := h.Start(context.Background(), st); err != nil {
-		t.Fatal(err)
-	}
+	h, st := startedStep(t, 100*time.Millisecond, a, b)
 	waitReads(t, h, 3)
 	ex.Stop()
 	killed := time.Since(st.Window.Start).Seconds()
@@ -136,14 +137,7 @@ func TestRemoteHostStepExporterDownAtOpen(t *testing.T) {
 	t.Parallel()
 	ex, a := exporterHost(t, "a")
 	ex.Stop()
-	h, err := NewRemoteHostStep([]RemoteHost{a}, 100*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &result.Step{Window: result.Window{Start: time.Now()}}
-	if err := h.Start(context.Background(), st); err != nil {
-		t.Fatal(err)
-	}
+	h, st := startedStep(t, 100*time.Millisecond, a)
 	waitReads(t, h, 2)
 	if err := h.Stop(context.Background(), st); err != nil {
 		t.Fatal(err)
@@ -175,16 +169,8 @@ func prometheusHost(t *testing.T, node string) (*hostmetricstest.Process, Remote
 func TestRemoteHostStepWindowTooShortForTheScrapes(t *testing.T) {
 	t.Parallel()
 	_, a := prometheusHost(t, "a")
-	h, err := NewRemoteHostStep([]RemoteHost{a}, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	open := time.Now()
-	st := &result.Step{Window: result.Window{Start: open}}
-	if err := h.Start(context.Background(), st); err != nil {
-		t.Fatal(err)
-	}
-	st.Window.End = open.Add(200 * time.Millisecond)
+	h, st := startedStep(t, time.Second, a)
+	st.Window.End = st.Window.Start.Add(200 * time.Millisecond)
 	if err := h.Stop(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
@@ -209,14 +195,7 @@ func TestRemoteHostStepPrometheusExporterDownAtClose(t *testing.T) {
 	t.Parallel()
 	ex, a := prometheusHost(t, "a")
 	_, b := prometheusHost(t, "b")
-	h, err := NewRemoteHostStep([]RemoteHost{a, b}, 100*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &result.Step{Window: result.Window{Start: time.Now()}}
-	if err := h.Start(context.Background(), st); err != nil {
-		t.Fatal(err)
-	}
+	h, st := startedStep(t, 100*time.Millisecond, a, b)
 	waitReads(t, h, 3)
 	ex.Stop()
 	// The window closes a second after the exporter's end: the server's scrapes from then
