@@ -668,7 +668,6 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 	var done int64
 	var op workload.Op
 	var windowStart time.Time
-	var turn scheduleTurn
 	rc, _ := w.(workload.Reconnector)
 	for ctx.Err() == nil {
 		if jobs == nil && ex.spec.Iterations > 0 && done >= ex.spec.Iterations {
@@ -693,7 +692,6 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 		if !op.Submitted.IsZero() {
 			lat = now.Sub(op.Submitted) - op.Excluded
 		}
-		turn.after(now)
 		if ctx.Err() != nil {
 			// Cut off by the end of the window or cancellation: not an operation of the window.
 			return
@@ -725,34 +723,6 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 			made.remade(w)
 			quiet.reconnected = true
 		}
-	}
-}
-
-// yieldEvery is how often a VU goes through the scheduler of its own accord (runtime.Gosched).
-// A VU whose session blocks in read(2) never does otherwise: the runtime's system monitor
-// then sees its P run one scheduling turn for 10 ms, takes the P from the system call to
-// preempt it and, the P idle, sleeps until the VU wants it back; woken so, it polls every
-// 20 µs for the next millisecond, a wake-up of its thread per query or two (strace: 3,900
-// nanosleeps a second at one client). A turn ended well within the 10 ms keeps the monitor
-// at its 10 ms sleep. The VU lets go of its thread for the yield: a locked goroutine's
-// Gosched hands its P to another thread and back, two thread wake-ups; unlocked, it is
-// rescheduled at once, as a rule on the same thread, which it locks again.
-const yieldEvery = 4 * time.Millisecond
-
-// scheduleTurn ends a VU's scheduling turn every yieldEvery.
-type scheduleTurn struct{ since time.Time }
-
-// after is called after each operation, at now.
-func (t *scheduleTurn) after(now time.Time) {
-	if t.since.IsZero() {
-		t.since = now
-		return
-	}
-	if now.Sub(t.since) >= yieldEvery {
-		runtime.UnlockOSThread()
-		runtime.Gosched()
-		runtime.LockOSThread()
-		t.since = now
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -33,7 +34,7 @@ func dialBlocking(ctx context.Context, network, addr string) (net.Conn, error) {
 	if err != nil {
 		return c, nil
 	}
-	bc := &blockingConn{fd: fd, local: c.LocalAddr(), remote: c.RemoteAddr()}
+	bc := &blockingConn{fd: fd, local: c.LocalAddr(), remote: c.RemoteAddr(), born: time.Now()}
 	// Closing the dialled connection takes its descriptor out of the poller's epoll set. The
 	// duplicate must not be in it: epoll watches the socket, not the number, so a registered
 	// twin would wake a poller thread on every packet the session sends or receives.
@@ -73,11 +74,36 @@ type blockingConn struct {
 	mu            sync.Mutex
 	timer         *time.Timer
 	closed        bool
+	// born and yielded (time since born at the last yield) are the reader's (endTurn).
+	born    time.Time
+	yielded time.Duration
+}
+
+// yieldEvery is how often a reader of the connection goes through Go's scheduler of its own
+// accord (runtime.Gosched). A goroutine that makes round trips in blocking system calls never
+// does otherwise: the runtime's system monitor then sees its P run one scheduling turn for
+// 10 ms, takes the P from the system call to preempt it and, every P idle, sleeps until the
+// goroutine wants one back; woken so, it polls every 20 µs for the next millisecond, a
+// wake-up of its thread per query or two (strace: 3,900 nanosleeps a second at one client of
+// make bench-stress; perf: the monitor 15% of the load generator's CPU at two). A turn ended
+// well within the 10 ms keeps the monitor at its 10 ms sleep. A reader locked to its thread
+// (the runner's VUs are) keeps it: its P goes to another thread and back, two wake-ups every
+// few milliseconds. (Unlocking it for the yield cost more at one client: it then moves to
+// whichever thread picks it up, away from the core its server process is woken on.)
+const yieldEvery = 4 * time.Millisecond
+
+// endTurn yields once every yieldEvery.
+func (c *blockingConn) endTurn() {
+	if now := time.Since(c.born); now-c.yielded >= yieldEvery {
+		c.yielded = now
+		runtime.Gosched()
+	}
 }
 
 var errDeadline = errors.New("connection deadline passed")
 
 func (c *blockingConn) Read(b []byte) (int, error) {
+	c.endTurn()
 	for {
 		n, err := syscall.Read(c.fd, b)
 		if err == syscall.EINTR {
