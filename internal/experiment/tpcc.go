@@ -72,7 +72,8 @@ func (r *tpccSession) Close(ctx context.Context) {
 }
 
 // connectWithRoom connects to the primary and checks that it accepts the sessions of the
-// largest step (two per VU when the read-intent sessions land on the primary too).
+// largest step (two per VU when the read-intent sessions land on the primary too), a
+// segment's share of them in a segment.
 func connectWithRoom(ctx context.Context, l *Load, w *tpcc.Workload, names given) (*pgx.Conn, error) {
 	conn, err := tpcc.Connect(ctx, w.Primary)
 	if err != nil {
@@ -82,7 +83,14 @@ func connectWithRoom(ctx context.Context, l *Load, w *tpcc.Workload, names given
 	if w.ReadIntent && (l.Sweep.Compare != nil || len(l.Target.Standbys) == 0) {
 		perVU = 2 // routing off: the read-intent session is on the primary too
 	}
-	if err := tpcc.CheckCapacity(ctx, conn, maxLoad(l.Sweep)*perVU+1, 1, names.loadFlag()); err != nil {
+	// A segment checks the sessions of its own share: the other segments', started before
+	// it, are in use already, and those started after check theirs on what is left then.
+	flag, share := names.loadFlag(), maxLoad(l.Sweep)
+	if !l.Segment.Whole() {
+		share = l.Segment.Count(share)
+		flag += fmt.Sprintf(" (segment %s's share, %d)", l.Segment, share)
+	}
+	if err := tpcc.CheckCapacity(ctx, conn, share*perVU+1, 1, flag); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
