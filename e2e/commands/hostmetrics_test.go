@@ -68,3 +68,34 @@ func TestStressReadsHostsFromExportersAndPrometheus(t *testing.T) {
 	}
 	e2etest.WantNothing(t, filepath.Join(bad, "*"))
 }
+
+// A step much shorter than the Prometheus server's scrape interval (1 s) has its host read
+// through the server absent, saying the window was too short for how it was read, never
+// figures made mostly of the time around it.
+func TestStressWindowTooShortForPrometheusScrapes(t *testing.T) {
+	t.Parallel()
+	topo, env := sharedCluster(t)
+	s := topo.Standbys()[0].Name
+	ex := hostmetricstest.StartExporter(t)
+	prom := hostmetricstest.StartPrometheus(t, ex.Addr)
+	code, out, errs := e2etest.Run(t, env, "stress", "--cluster", topo.Name, "-q", "SELECT 1", "--threads", "1", "--iterations", "5",
+		"--prometheus", prom.URL, "--prometheus-instance", s+"="+ex.Addr, "--results", t.TempDir())
+	if code != 0 {
+		t.Fatalf("stress: exit %d\n%s\n%s", code, out, errs)
+	}
+	r := e2etest.PrintedResult(t, out)
+	st := &r.Steps[0]
+	sec, err := st.Hosts()
+	if err != nil || sec == nil {
+		t.Fatalf("hosts section: %v", err)
+	}
+	why := sec.Nodes[s].Absent
+	if !strings.Contains(why, "is too short for how the host was read") || !strings.Contains(out, "host ("+s+"): "+why) {
+		t.Errorf("a %.3f s window read through 1 s scrapes: %q\n%s", st.Window.Seconds(), why, out)
+	}
+	for name := range st.Counters {
+		if n, _, ok := result.ParseHostName(name); ok && n == s {
+			t.Errorf("figure %s of a window too short for the scrapes", name)
+		}
+	}
+}
