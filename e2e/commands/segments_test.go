@@ -170,8 +170,9 @@ func TestTPCCSegmentsMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer watch.Close(context.Background())
+	vusDir, termsDir := filepath.Join(t.TempDir(), "vus"), filepath.Join(t.TempDir(), "terminals")
 	t.Run("vus", func(t *testing.T) {
-		m, segs := tpccSegments(t, ctx, watch, env, topo.Name, db, "segment %d/3: 1 of 3 VUs", "--vus", "3")
+		m, segs := tpccSegments(t, ctx, watch, env, topo.Name, db, vusDir, "segment %d/3: 1 of 3 VUs", "--vus", "3")
 		for i, s := range segs {
 			if s.Steps[0].VUs != 1 {
 				t.Errorf("segment %d ran %d VUs, want 1 of 3", i, s.Steps[0].VUs)
@@ -182,7 +183,7 @@ func TestTPCCSegmentsMerge(t *testing.T) {
 		}
 	})
 	t.Run("terminals", func(t *testing.T) {
-		m, segs := tpccSegments(t, ctx, watch, env, topo.Name, db, "segment %d/3: 10 of 30 terminals over 1 of 3 sessions",
+		m, segs := tpccSegments(t, ctx, watch, env, topo.Name, db, termsDir, "segment %d/3: 10 of 30 terminals over 1 of 3 sessions",
 			"--terminals", "30", "--sessions", "3", "--think-scale", "0.01")
 		for i, s := range segs {
 			if ts := terminalsOf(t, s); ts.Terminals != 10 || ts.Sessions != 1 {
@@ -195,18 +196,29 @@ func TestTPCCSegmentsMerge(t *testing.T) {
 			t.Errorf("merged terminals %+v: %q", ts, ts.OutsideSpec())
 		}
 	})
+	if t.Failed() {
+		return
+	}
+	// Segments of one experiment with other settings are refused, naming the setting, and
+	// nothing is written.
+	out := filepath.Join(t.TempDir(), "merged")
+	code, _, errs := e2etest.Run(t, env, "merge", filepath.Join(vusDir, "0"), filepath.Join(termsDir, "1"), filepath.Join(vusDir, "2"), "--results", out)
+	if code != 2 || !strings.Contains(errs, "are not segments of one run: setting ") {
+		t.Errorf("merge of segments of other settings: exit %d, stderr %q; want 2 naming the setting", code, errs)
+	}
+	e2etest.WantNothing(t, filepath.Join(out, "*"))
 }
 
 // tpccSegments runs tpcc run with args as three segments (--segment i/3) of a 3-second
 // window, merges them and checks the district's next order ids moved by each segment's own
 // New-Orders on its own warehouse only, the merged sums and the segments' start, and that
-// segment i's progress and tables said its share (share, formatted with i). It returns the
-// merged result and the segments'.
-func tpccSegments(t *testing.T, ctx context.Context, watch *pgx.Conn, env map[string]string, cluster, db, share string, args ...string) (*result.Result, []*result.Result) {
+// segment i's progress and tables said its share (share, formatted with i). The segments
+// write under dir (0, 1, 2, and the merge under merged). It returns the merged result and
+// the segments'.
+func tpccSegments(t *testing.T, ctx context.Context, watch *pgx.Conn, env map[string]string, cluster, db, dir, share string, args ...string) (*result.Result, []*result.Result) {
 	t.Helper()
 	const of = 3
 	before := nextOrderIDs(t, ctx, watch)
-	dir := t.TempDir()
 	procs := make([]*e2etest.Proc, of)
 	for i := range procs {
 		procs[i] = e2etest.Start(t, env, append([]string{"tpcc", "run", "--cluster", cluster, "-d", db, "--rampup", "0s", "--duration", "3s",
@@ -241,15 +253,17 @@ func tpccSegments(t *testing.T, ctx context.Context, watch *pgx.Conn, env map[st
 		}
 	}
 	after := nextOrderIDs(t, ctx, watch)
-	// Segment i of three homes every VU or terminal on warehouse i+1 (segment.Range): its
+	// Segment i of three homes every VU or terminal on warehouse i+1 (segment.Range): all its
 	// committed New-Orders (those rolled back by their unused item leave the district's next
-	// order id as it was) moved that warehouse's districts, and no other segment's did; the
-	// New-Orders still running as a segment's window closed commit after it, uncounted.
+	// order id as it was) moved that warehouse's districts, none another's, and no other
+	// segment's moved them. Uncounted, a segment's New-Orders still running as its window
+	// closed, and the few begun between the window's close and the load's stop (the runner
+	// counts neither), move them too: the upper bound allows a few per VU beyond the window.
 	for i, s := range segs {
 		st := s.Steps[0]
 		committed := st.Ops[result.TPCCOps[0]].Count - int64(st.Counters[result.TPCCRolledBack])
 		moved := after[i+1] - before[i+1]
-		if committed <= 0 || moved < committed || moved > committed+st.InFlight {
+		if slack := st.InFlight + 5 + committed/50; committed <= 0 || moved < committed || moved > committed+slack {
 			t.Errorf("warehouse %d: districts' next order ids moved by %d; segment %d committed %d New-Orders (%d more in flight at its window's end)",
 				i+1, moved, i, committed, st.InFlight)
 		}

@@ -118,7 +118,9 @@ func check(in []Input) ([]Input, error) {
 }
 
 // differs names the first thing two segments' results differ in that the segments of one
-// run share ("" when none).
+// run share ("" when none): the command, the number of segments, the seed, a setting, the
+// command line, and last the run's name, which is made from the command line unless
+// --segment-run gives it, so that segments of other settings are told by the setting.
 func differs(a, b *result.Result) string {
 	am, bm := a.Meta, b.Meta
 	switch {
@@ -126,19 +128,28 @@ func differs(a, b *result.Result) string {
 		return fmt.Sprintf("command %q and %q", am.Command, bm.Command)
 	case am.Segment.Of != bm.Segment.Of:
 		return fmt.Sprintf("%d and %d segments", am.Segment.Of, bm.Segment.Of)
-	case am.Segment.Run != bm.Segment.Run:
-		return fmt.Sprintf("run %q and %q (--segment-run)", am.Segment.Run, bm.Segment.Run)
 	case am.Seed != bm.Seed:
 		return fmt.Sprintf("seed %d and %d", am.Seed, bm.Seed)
+	}
+	if d := settingDiffers(am.Config, bm.Config); d != "" {
+		return d
 	}
 	if x, y := segment.SettingArgs(am.Args), segment.SettingArgs(bm.Args); !slices.Equal(x, y) {
 		return fmt.Sprintf("command line %q and %q", strings.Join(x, " "), strings.Join(y, " "))
 	}
+	if am.Segment.Run != bm.Segment.Run {
+		return fmt.Sprintf("run %q and %q (--segment-run)", am.Segment.Run, bm.Segment.Run)
+	}
+	return ""
+}
+
+// settingDiffers names the first setting of the configurations that differs, by name ("").
+func settingDiffers(ac, bc map[string]any) string {
 	keys := map[string]bool{}
-	for k := range am.Config {
+	for k := range ac {
 		keys[k] = true
 	}
-	for k := range bm.Config {
+	for k := range bc {
 		keys[k] = true
 	}
 	names := make([]string, 0, len(keys))
@@ -147,8 +158,8 @@ func differs(a, b *result.Result) string {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		if !reflect.DeepEqual(am.Config[k], bm.Config[k]) {
-			return fmt.Sprintf("setting %s %v and %v", k, am.Config[k], bm.Config[k])
+		if !reflect.DeepEqual(ac[k], bc[k]) {
+			return fmt.Sprintf("setting %s %v and %v", k, ac[k], bc[k])
 		}
 	}
 	return ""

@@ -124,9 +124,14 @@ func TestMergeBadInput(t *testing.T) {
 		change func(in []Input)
 		want   string
 	}{
-		"twice":     {func(in []Input) { in[2] = in[1] }, "segment 1 given twice: seg1 and seg1"},
-		"range":     {func(in []Input) { in[2].Result.Meta.Segment.Index = 3 }, "seg2: segment 3/3: index 3 out of range"},
-		"settings":  {func(in []Input) { in[1].Result.Meta.Config["threads"] = "4" }, "seg0 and seg1 are not segments of one run: setting threads 3 and 4"},
+		"twice":    {func(in []Input) { in[2] = in[1] }, "segment 1 given twice: seg1 and seg1"},
+		"range":    {func(in []Input) { in[2].Result.Meta.Segment.Index = 3 }, "seg2: segment 3/3: index 3 out of range"},
+		"settings": {func(in []Input) { in[1].Result.Meta.Config["threads"] = "4" }, "seg0 and seg1 are not segments of one run: setting threads 3 and 4"},
+		// Their run names, made from their command lines, differ too: the setting is named.
+		"settings, named run": {func(in []Input) {
+			in[1].Result.Meta.Config["threads"], in[1].Result.Meta.Segment.Run = "4", "args-other"
+		},
+			"seg0 and seg1 are not segments of one run: setting threads 3 and 4"},
 		"command":   {func(in []Input) { in[1].Result.Meta.Command = "scan" }, "command \"stress\" and \"scan\""},
 		"of":        {func(in []Input) { in[2].Result.Meta.Segment.Of = 4 }, "3 and 4 segments"},
 		"run":       {func(in []Input) { in[1].Result.Meta.Segment.Run = "other" }, "run \"run-1\" and \"other\""},
