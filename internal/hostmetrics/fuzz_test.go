@@ -66,9 +66,15 @@ func FuzzScrapes(f *testing.F) {
 		if json.Unmarshal(data, &m) != nil {
 			return
 		}
-		in := 0
+		in, ups := 0, 0
 		for _, s := range m {
 			in += len(s.Values)
+			if s.Metric[model.MetricNameLabel] == metricUp {
+				ups++
+			}
+		}
+		if n := len(targets(m)); n > ups {
+			t.Fatalf("%d targets of %d up series", n, ups)
 		}
 		l := indexScrapes(m)
 		out := 0

@@ -197,6 +197,10 @@ func (p *Prometheus) scrapes(ctx context.Context, span time.Duration) (scrapeLog
 	if !ok {
 		return nil, 0, fmt.Errorf("%s: a range query gave %s", p.url, v.Type())
 	}
+	if ts := targets(m); len(ts) > 1 {
+		return nil, 0, fmt.Errorf("the series of %s are of %d scrape targets, %s: one host's need a label whose value only its own have",
+			p.series(), len(ts), strings.Join(ts, " and "))
+	}
 	return indexScrapes(m), now, nil
 }
 

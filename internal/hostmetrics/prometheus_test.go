@@ -251,3 +251,30 @@ func TestPrometheusTargetNoLongerScrapedIsStale(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// A label whose value the series of several targets share (job="node" of two exporters)
+// does not choose one host: reading it says so, naming the targets, rather than mixing two
+// hosts' scrapes into one's figures.
+func TestPrometheusLabelOfSeveralTargets(t *testing.T) {
+	t.Parallel()
+	ex1, ex2 := hostmetricstest.StartExporter(t), hostmetricstest.StartExporter(t)
+	prom := hostmetricstest.StartPrometheus(t, ex1.Addr, ex2.Addr)
+	ctx := context.Background()
+	both, err := hostmetrics.NewPrometheus(ctx, prom.URL, "job", "node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = both.Read(ctx)
+	for _, want := range []string{`the series of job="node" are of 2 scrape targets`, `instance="` + ex1.Addr + `"`, `instance="` + ex2.Addr + `"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("read by a label of two targets: %v; want it to say %s", err, want)
+		}
+	}
+	one, err := hostmetrics.NewPrometheus(ctx, prom.URL, "", ex2.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := one.Read(ctx); err != nil {
+		t.Errorf("one target of two: %v", err)
+	}
+}

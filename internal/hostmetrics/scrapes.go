@@ -70,6 +70,24 @@ func indexScrapes(m model.Matrix) scrapeLog {
 	return out
 }
 
+// targets are the scrape targets m has an up series of, each by its labels; more than one
+// means the series chosen are of several hosts (or of one scraped twice).
+func targets(m model.Matrix) []string {
+	var out []string
+	for _, ss := range m {
+		if ss.Metric[model.MetricNameLabel] != metricUp {
+			continue
+		}
+		l := ss.Metric.Clone()
+		delete(l, model.MetricNameLabel)
+		if t := l.String(); !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // latest is the last scrape, nil when there is none.
 func (l scrapeLog) latest() *scrape {
 	if len(l) == 0 {

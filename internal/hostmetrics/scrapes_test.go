@@ -61,3 +61,17 @@ func TestScrapesWithoutUp(t *testing.T) {
 		t.Errorf("scrapes %+v", l)
 	}
 }
+
+func TestTargetsOfTheUpSeries(t *testing.T) {
+	m := mustMatrix(t, matrix)
+	if got := targets(m); len(got) != 1 || got[0] != `{instance="h:9100", job="node"}` {
+		t.Errorf("targets %q", got)
+	}
+	m = append(m, mustMatrix(t, `[{"metric":{"__name__":"up","instance":"g:9100","job":"node"},"values":[[1000,"1"]]}]`)...)
+	if got := targets(m); len(got) != 2 {
+		t.Errorf("targets %q; want two", got)
+	}
+	if got := targets(m[1:2]); len(got) != 0 {
+		t.Errorf("targets of no up series: %q", got)
+	}
+}
