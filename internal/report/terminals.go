@@ -39,8 +39,8 @@ func (e *Experiment) terminalsRow(r *Run, st *result.Step, ts *result.TerminalsS
 		step = r.Label + ": " + step
 	}
 	perWH, rule := blank(), txt("within")
-	if ts.Warehouses > 0 {
-		perWH = num(float64(ts.Terminals) / float64(ts.Warehouses))
+	if wh := ts.HomeWarehouses(); wh > 0 { // a segment's terminals are on its own warehouses
+		perWH = num(float64(ts.Terminals) / float64(wh))
 	}
 	if why := ts.OutsideSpec(); why != "" {
 		rule = txt("outside: " + why)

@@ -56,3 +56,25 @@ func TestTerminalsTable(t *testing.T) {
 		t.Errorf("row of a driver-capacity step %s", got)
 	}
 }
+
+// A segment's row says its terminals per warehouse of its own share of the warehouses,
+// on which it judges the terminal rule (agbench merge judges the whole run's).
+func TestTerminalsTableOfASegment(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := &result.Result{Schema: 1, Complete: true, Meta: result.Meta{Command: "tpcc run", Segment: &result.Segment{Index: 1, Of: 3}}}
+	st := result.Step{Params: map[string]string{result.SessionsKnob: "3", result.TerminalsKnob: "30"}, Complete: true,
+		Window: result.Window{Start: t0, End: t0.Add(time.Minute)}, Ops: map[string]*result.Op{"NEWORD": {Count: 12}}}
+	if err := st.SetExtra(result.ExtraTerminals, result.TerminalsStep{Terminals: 10, Sessions: 1, Warehouses: 3, SegmentWarehouses: 1,
+		ThinkScale: 1, TpmC: 12, TpmCPerWarehouse: 12}); err != nil {
+		t.Fatal(err)
+	}
+	r.Steps = []result.Step{st}
+	tb := build(t, NewRun("results/segment", r))[0].TerminalsTable()
+	var cells []string
+	for _, c := range tb.Rows[0] {
+		cells = append(cells, c.Text)
+	}
+	if got := strings.Join(cells, "|"); !strings.HasPrefix(got, "1|10|1|10|within|12|12|12.86") {
+		t.Errorf("a segment's row %s", got)
+	}
+}
