@@ -162,8 +162,16 @@ func checkMeasured(t *testing.T, what string, st *result.Step, url string, nodes
 		}
 		devices := 0
 		for name := range st.Counters {
-			if n, _, fig, ok := result.ParseHostDiskName(name); ok && n == node && fig == result.DiskIOPS {
-				devices++
+			n, dev, fig, ok := result.ParseHostDiskName(name)
+			if !ok || n != node || fig != result.DiskIOPS {
+				continue
+			}
+			devices++
+			for _, fig := range []string{result.DiskReadMBps, result.DiskWriteMBps, result.DiskAwaitMs, result.DiskQueue, result.DiskUtil} {
+				dn := result.HostDiskName(node, dev, fig)
+				if _, ok := st.Counters[dn]; !ok || len(st.Series[dn].T) == 0 {
+					t.Errorf("%s: %s's device %s has IOPS but no %s figure or series", what, node, dev, fig)
+				}
 			}
 		}
 		if devices == 0 {
