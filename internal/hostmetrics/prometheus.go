@@ -154,6 +154,10 @@ func scrapesEvery(every time.Duration) string {
 	return fmt.Sprintf("every %.1f s", every.Seconds())
 }
 
+// queryTimeout bounds one question to the server: one that does not answer within it is
+// down or overloaded, and ReadAfter's wait for a scrape is not to hang on it.
+const queryTimeout = 5 * time.Second
+
 // clockFormat is how a moment is named in an error: its time of day, to the millisecond.
 const clockFormat = "15:04:05.000 UTC"
 
@@ -189,6 +193,8 @@ func (p *Prometheus) series() string { return fmt.Sprintf("%s=%q", p.label, p.va
 func (p *Prometheus) scrapes(ctx context.Context, span time.Duration) (scrapeLog, model.Time, error) {
 	q := fmt.Sprintf("%s[%ds]", p.selector(append([]string{metricUp}, Metrics...)...), int(math.Ceil(span.Seconds())))
 	now := model.TimeFromUnixNano(time.Now().Add(p.offsetDuration()).UnixNano())
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
 	v, _, err := p.api.Query(ctx, q, now.Time())
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", p.url, err)
