@@ -84,6 +84,26 @@ func (d *directReader) waitFirst(t *testing.T) {
 	}
 }
 
+// waitReadAfter waits until the reader has read the exporter once more, beginning at or
+// after at.
+func (d *directReader) waitReadAfter(t *testing.T, at time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		d.mu.Lock()
+		n := len(d.reads)
+		done := n > 0 && !d.reads[n-1].sent.Before(at)
+		d.mu.Unlock()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the test did not read the exporter after %v within a minute", at)
+		}
+		time.Sleep(directPace / 2)
+	}
+}
+
 // stop ends the reads and gives them, oldest first; stopping again gives them again.
 func (d *directReader) stop() []directRead {
 	d.cancel()

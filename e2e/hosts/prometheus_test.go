@@ -72,6 +72,12 @@ func TestNetnsHostsThroughPrometheus(t *testing.T) {
 	run := e2etest.Start(t, env, "stress", "--cluster", "nsprom", "-q", "SELECT 1", "--threads", "1,2", "--iterations", "0",
 		"--duration", "4s", "--rate", "20", "--prometheus", prom.URL, "--results", res)
 	waitSteps(t, res, 1, run)
+	// The test reads the standby's exporter once after the first step's last scrape ended
+	// (within its 1 s timeout) before stopping it, to compare that step's figures.
+	first := e2etest.ReadOneResult(t, res)
+	if sec, err := first.Steps[0].Hosts(); err == nil && sec != nil && sec.Nodes[s.Name].Span != nil {
+		readers[s.Name].waitReadAfter(t, sec.Nodes[s.Name].Span.End.Add(time.Second+scrapeTolerance))
+	}
 	if err := topo.StopExporter(s.Name); err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +109,10 @@ func TestNetnsHostsThroughPrometheus(t *testing.T) {
 		}
 	}
 
+	// And the primary's once after the run's last scrape of it ended.
+	if sec, err := r.Steps[1].Hosts(); err == nil && sec != nil && sec.Nodes[p.Name].Span != nil {
+		readers[p.Name].waitReadAfter(t, sec.Nodes[p.Name].Span.End.Add(time.Second+scrapeTolerance))
+	}
 	scrapes := scrapesOf(t, prom.URL)
 	for _, c := range []struct {
 		what string
