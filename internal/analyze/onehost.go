@@ -46,11 +46,11 @@ func (s SharedHost) Label() string {
 // "primary, standby1 and standby2 are on one host (boot 2026-11-28 05:15:29 UTC): their
 // exporters' CPU, run queue and memory are that machine's, judged once".
 func (s SharedHost) Sentence() string {
-	msg := andList(s.Nodes) + " are on one host (boot " + bootText(s.BootTime) + "): their exporters' CPU, run queue and memory"
+	figs := []string{"CPU", "run queue", "memory"}
 	if s.SameDevices {
-		msg += " and devices"
+		figs = append(figs, "devices")
 	}
-	return msg + " are that machine's, judged once"
+	return andList(s.Nodes) + " are on one host (boot " + bootText(s.BootTime) + "): their exporters' " + andList(figs) + " are that machine's, judged once"
 }
 
 // Boot is when the machine booted, as a date in UTC.

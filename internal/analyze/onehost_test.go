@@ -38,7 +38,7 @@ func TestOneMachineUnderSeveralExportersIsNamedOnce(t *testing.T) {
 	if len(a.SharedHosts) != 1 || strings.Join(a.SharedHosts[0].Nodes, ",") != "pg1,pg2" || !a.SharedHosts[0].SameDevices {
 		t.Fatalf("shared hosts: %+v", a.SharedHosts)
 	}
-	if s := a.SharedHosts[0].Sentence(); s != "pg1 and pg2 are on one host (boot 2026-11-28 05:15:29 UTC): their exporters' CPU, run queue and memory and devices are that machine's, judged once" {
+	if s := a.SharedHosts[0].Sentence(); s != "pg1 and pg2 are on one host (boot 2026-11-28 05:15:29 UTC): their exporters' CPU, run queue, memory and devices are that machine's, judged once" {
 		t.Errorf("%s", s)
 	}
 	// Quiet, the figures of the sentence that found nothing say the machine once too.
