@@ -190,8 +190,9 @@ func TestSaturatedMachineCPUOnANetnsCluster(t *testing.T) {
 	r := e2etest.ReadOneResult(t, res)
 	va := storedAnalysis(t, r)
 	checkMachineCPU(t, r, va, kernel, nodes)
-	if !strings.Contains(out, strings.Join(nodes[:len(nodes)-1], ", ")+" and "+nodes[len(nodes)-1]+" are on one host (boot ") {
-		t.Errorf("the terminal does not say the nodes are on one host:\n%s", out)
+	if one := strings.Join(nodes[:len(nodes)-1], ", ") + " and " + nodes[len(nodes)-1] + " are on one host ("; !strings.Contains(out, "\n– "+one) ||
+		!strings.Contains(out, "\n– "+va.Result.SharedHosts[0].Sentence()+"\n") {
+		t.Errorf("the terminal does not say the nodes are on one host (%s):\n%s", one, out)
 	}
 }
 

@@ -56,6 +56,10 @@ type NodeHost struct {
 	// BootTime is when the host booted (node_boot_time_seconds, Unix seconds): with its CPUs
 	// and memory, what tells one machine from another (onehost.go).
 	BootTime *float64 `json:"boot_time_s,omitempty"`
+	// Nodename and Machine are the machine's name and architecture (node_uname_info), when
+	// its exporter reported them: exporters of one machine report the same.
+	Nodename string `json:"nodename,omitempty"`
+	Machine  string `json:"machine,omitempty"`
 	// Devices are the devices the exporter reported, by name: exporters of one machine that
 	// report the same ones describe its devices alike.
 	Devices []string `json:"devices,omitempty"`
@@ -154,6 +158,7 @@ func nodeHostsOf(st *result.Step, c map[string]float64) ([]NodeHost, error) {
 		for name, src := range sec.Nodes {
 			h := get(result.SeriesNodeName(name))
 			h.Source, h.Absent, h.Missing = src.Source, src.Absent, src.Missing
+			h.Nodename, h.Machine = src.Nodename, src.Machine
 		}
 	}
 	if len(by) == 0 {
@@ -270,6 +275,7 @@ func meanNodeHosts(es []Evidence) []NodeHost {
 			}
 			a.h.Role = cmp.Or(a.h.Role, h.Role)
 			a.h.Source = cmp.Or(a.h.Source, h.Source)
+			a.h.Nodename, a.h.Machine = cmp.Or(a.h.Nodename, h.Nodename), cmp.Or(a.h.Machine, h.Machine)
 			a.h.Absent = cmp.Or(a.h.Absent, h.Absent)
 			a.h.BudgetCores, a.h.BudgetMemory = cmp.Or(a.h.BudgetCores, h.BudgetCores), cmp.Or(a.h.BudgetMemory, h.BudgetMemory)
 			if a.h.Missing == nil && len(h.Missing) > 0 {

@@ -78,21 +78,26 @@ func nodeHostMemoryFacts(f *Facts, st *result.Step) error {
 		return err
 	}
 	var least *NodeHost
-	for _, m := range machinesOf(hs) {
+	ms := machinesOf(hs)
+	for _, m := range ms {
 		if h := m.host; h.MemAvailable != nil && (least == nil || *h.MemAvailable < *least.MemAvailable) {
 			least = &h
 		}
 	}
 	if least != nil {
-		f.PageCacheBytes, f.MemoryHost = int64(*least.MemAvailable), least.Label()
+		f.PageCacheBytes, f.MemoryHost, f.MemoryOneHost = int64(*least.MemAvailable), least.Label(), len(ms) == 1 && len(hs) > 1
 	}
 	return nil
 }
 
 // fitsOnNodeHosts is the fits-in-memory verdict judged on the nodes' hosts' memory.
 func fitsOnNodeHosts(f Facts) *Verdict {
-	return &Verdict{Code: VFitsInMemory, Message: fmt.Sprintf("the dataset (%s) fits in the memory of the nodes' hosts (shared_buffers %s + page cache %s, what %s had available at the start, the least of them): reads come from RAM, so this measured memory and CPU, not storage reads",
-		units.FormatBytes(f.DatasetBytes), units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes), f.MemoryHost)}
+	hosts, least := "the nodes' hosts", ", the least of them"
+	if f.MemoryOneHost {
+		hosts, least = "the nodes' one host", ""
+	}
+	return &Verdict{Code: VFitsInMemory, Message: fmt.Sprintf("the dataset (%s) fits in the memory of %s (shared_buffers %s + page cache %s, what %s had available at the start%s): reads come from RAM, so this measured memory and CPU, not storage reads",
+		units.FormatBytes(f.DatasetBytes), hosts, units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes), f.MemoryHost, least)}
 }
 
 // foreignIOOnNodeHosts is the foreign-io verdict on the first window (by load) in which a

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -14,7 +15,9 @@ import (
 // and every one of them reads the same /proc: their CPU, run queue and memory are that
 // machine's figures, not each node's, and judging them node by node would name one
 // saturated machine as several. Such hosts are found by what their exporters say of the
-// machine (its boot time, CPUs and memory) and judged once, naming the nodes they carry.
+// machine (its boot time, CPUs and memory, and its name where node_uname_info gave one) and
+// judged once, naming the nodes they carry. Containers of one kernel whose hostnames
+// differ are then kept apart: said twice rather than two machines said once.
 // Devices are another matter: an exporter may be told to watch some devices only, so two
 // exporters of one machine may describe different disks; those are judged once only when
 // both exporters report the same devices, and node by node otherwise. Network figures are
@@ -30,6 +33,8 @@ type SharedHost struct {
 	// Nodes are the nodes it carries, by their names in series.
 	Nodes    []string `json:"nodes"`
 	BootTime float64  `json:"boot_time_s"`
+	// Nodename is the machine's name (node_uname_info's), when its exporters gave it.
+	Nodename string `json:"nodename,omitempty"`
 	// SameDevices tells whether every node's exporter reported the same devices: their
 	// device figures are then the machine's too, judged once; else each node's are judged
 	// as its own (each exporter watched devices of its own).
@@ -37,9 +42,9 @@ type SharedHost struct {
 }
 
 // Label names the machine in sentences: "the host of primary and standby1 (one machine:
-// boot 2026-11-28 05:15:29 UTC)".
+// db1, boot 2026-11-28 05:15:29 UTC)".
 func (s SharedHost) Label() string {
-	return "the host of " + andList(s.Nodes) + " (one machine: boot " + bootText(s.BootTime) + ")"
+	return "the host of " + andList(s.Nodes) + " (one machine: " + s.Boot() + ")"
 }
 
 // Sentence says which nodes are on the machine and what of their figures is its:
@@ -50,11 +55,17 @@ func (s SharedHost) Sentence() string {
 	if s.SameDevices {
 		figs = append(figs, "devices")
 	}
-	return andList(s.Nodes) + " are on one host (boot " + bootText(s.BootTime) + "): their exporters' " + andList(figs) + " are that machine's, judged once"
+	return andList(s.Nodes) + " are on one host (" + s.Boot() + "): their exporters' " + andList(figs) + " are that machine's, judged once"
 }
 
-// Boot is when the machine booted, as a date in UTC.
-func (s SharedHost) Boot() string { return bootText(s.BootTime) }
+// Boot names the machine by its name, when known, and when it booted (in UTC): "db1, boot
+// 2026-11-28 05:15:29 UTC".
+func (s SharedHost) Boot() string {
+	if s.Nodename != "" {
+		return s.Nodename + ", boot " + bootText(s.BootTime)
+	}
+	return "boot " + bootText(s.BootTime)
+}
 
 // Others names the nodes on the machine but this one: "standby1 and standby2".
 func (s SharedHost) Others(node string) string {
@@ -83,7 +94,7 @@ type machine struct {
 }
 
 // sameMachine tells whether two nodes' exporters describe one machine: the same boot time,
-// and the same CPUs and memory where both read them. Hosts without a boot time are kept
+// and the same CPUs, memory, name and architecture where both read them. Hosts without a boot time are kept
 // apart: nothing says they are one.
 func sameMachine(a, b NodeHost) bool {
 	if a.BootTime == nil || b.BootTime == nil || math.Abs(*a.BootTime-*b.BootTime) > BootTimeTolerance {
@@ -91,6 +102,11 @@ func sameMachine(a, b NodeHost) bool {
 	}
 	for _, p := range [][2]*float64{{a.CPUs, b.CPUs}, {a.MemTotal, b.MemTotal}} {
 		if p[0] != nil && p[1] != nil && *p[0] != *p[1] {
+			return false
+		}
+	}
+	for _, p := range [][2]string{{a.Nodename, b.Nodename}, {a.Machine, b.Machine}} {
+		if p[0] != "" && p[1] != "" && p[0] != p[1] {
 			return false
 		}
 	}
@@ -118,6 +134,9 @@ func machinesOf(hs []NodeHost) []machine {
 		}
 		if m.hosts[0].BootTime != nil {
 			m.shared.BootTime = *m.hosts[0].BootTime
+		}
+		for _, h := range m.hosts {
+			m.shared.Nodename = cmp.Or(m.shared.Nodename, h.Nodename)
 		}
 		m.host = m.merged(m.hosts)
 	}

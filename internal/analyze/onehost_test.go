@@ -154,3 +154,37 @@ func TestMachineCPUBesideANodesBudget(t *testing.T) {
 		t.Fatalf("%+v", a.Saturated)
 	}
 }
+
+// The machine's name, where the exporters gave node_uname_info, names the machine, and
+// two names tell two machines apart whatever their boot times.
+func TestMachineNamesFromUname(t *testing.T) {
+	named := func(pg1, pg2 string) func(Step) *result.HostsStep {
+		return func(Step) *result.HostsStep {
+			return &result.HostsStep{Nodes: map[string]result.HostSource{
+				"pg1": {Source: "http://10.0.0.5:9100/metrics", Scrapes: 8, Nodename: pg1, Machine: "x86_64"},
+				"pg2": {Source: "http://10.0.0.6:9100/metrics", Scrapes: 8, Nodename: pg2, Machine: "x86_64"}}}
+		}
+	}
+	a := analyseHosts(t, remoteHostsResult(t, bootedAt(1795842929, 1795842929, true), named("vm", "vm")))
+	if want := "the host of pg1 and pg2 (one machine: vm, boot 2026-11-28 05:15:29 UTC) CPU was 97% busy"; !strings.Contains(a.Saturated.Sentence, want) {
+		t.Errorf("%+v", a.Saturated)
+	}
+	if len(a.SharedHosts) != 1 || a.SharedHosts[0].Nodename != "vm" {
+		t.Errorf("shared hosts: %+v", a.SharedHosts)
+	}
+	a = analyseHosts(t, remoteHostsResult(t, bootedAt(1795842929, 1795842929, true), named("db1", "db2")))
+	if strings.Contains(a.Saturated.Sentence, "one machine") || len(a.SharedHosts) != 0 {
+		t.Errorf("db1 and db2 booted in one second: %+v %+v", a.Saturated, a.SharedHosts)
+	}
+}
+
+// Nodes on one machine have one memory: fits-in-memory names the machine, with no "least"
+// of one.
+func TestFitsInMemoryOfOneMachine(t *testing.T) {
+	a := analyseHosts(t, remoteHostsResult(t, bootedAt(1795842929, 1795842929, false), noSources))
+	v, ok := verdictOf(a.Verdicts, VFitsInMemory)
+	want := "fits in the memory of the nodes' one host (shared_buffers 128.0 MiB + page cache 3.0 GiB, what the host of pg1 and pg2 (one machine: boot 2026-11-28 05:15:29 UTC) had available at the start): "
+	if !ok || !strings.Contains(v.Message, want) {
+		t.Fatalf("%+v", a.Verdicts)
+	}
+}

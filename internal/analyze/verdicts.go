@@ -93,6 +93,9 @@ type Facts struct {
 	// MemoryHost names the node's host whose available memory PageCacheBytes is (the least
 	// of the nodes' hosts read from their node_exporters); "" when it is this machine's.
 	MemoryHost string `json:"memory_host,omitempty"`
+	// MemoryOneHost is true when every node whose host was read is on that one machine
+	// (their exporters describe one): there is no least of several.
+	MemoryOneHost bool `json:"memory_one_host,omitempty"`
 	// HostMemoryBytes is the smallest memory budget of a node's modelled host (its control
 	// group's limit, shared_buffers and page cache included); 0 when the nodes had none.
 	HostMemoryBytes int64 `json:"host_memory_bytes,omitempty"`

@@ -48,6 +48,8 @@ node_network_receive_bytes_total{device="lo"} 9e+09
 node_network_transmit_bytes_total{device="eth0"} 0
 # TYPE node_boot_time_seconds gauge
 node_boot_time_seconds 1.7645e+09
+# TYPE node_uname_info gauge
+node_uname_info{domainname="(none)",machine="x86_64",nodename="db1",release="6.1.0",sysname="Linux",version="#1 SMP"} 1
 # TYPE node_time_seconds gauge
 node_time_seconds ` + nodeTime + `
 `
@@ -66,6 +68,9 @@ func TestBetweenMakesRatesAndSaysWhatIsAbsent(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	prev := mustParse(t, body("100", "50", "1000", "5", "0", "1000.25"), t0)
 	cur := mustParse(t, body("101", "52", "1400", "7", "4000", "1002.25"), t0.Add(2*time.Second))
+	if cur.Nodename != "db1" || cur.Machine != "x86_64" {
+		t.Errorf("uname: %q %q, want db1 x86_64", cur.Nodename, cur.Machine)
+	}
 	f := Between("db.1", prev, cur)
 	h := func(fig string) string { return result.HostName("db.1", fig) }
 	d := func(fig string) string { return result.HostDiskName("db.1", "vda", fig) }

@@ -19,6 +19,9 @@ const (
 	// metricBootTime tells hosts apart: exporters that agree on it read one machine's
 	// counters (network namespaces of one machine share its /proc).
 	metricBootTime = "node_boot_time_seconds"
+	// metricUname names the machine (its labels nodename and machine): with the boot time,
+	// what tells one machine from another (the uname collector; absent when it is off).
+	metricUname = "node_uname_info"
 
 	metricDiskReads       = "node_disk_reads_completed_total"
 	metricDiskWrites      = "node_disk_writes_completed_total"
@@ -39,7 +42,7 @@ const (
 
 // Metrics are the node_exporter series a Reading uses: a Prometheus server is asked for
 // these only.
-var Metrics = []string{metricCPU, metricProcsRunning, metricMemTotal, metricMemAvailable, metricMemCached, metricTime, metricBootTime,
+var Metrics = []string{metricCPU, metricProcsRunning, metricMemTotal, metricMemAvailable, metricMemCached, metricTime, metricBootTime, metricUname,
 	metricDiskReads, metricDiskWrites, metricDiskReadBytes, metricDiskWriteBytes, metricDiskReadTime, metricDiskWriteTime,
 	metricDiskIOTime, metricDiskWeightedIOT,
 	metricNetRxBytes, metricNetTxBytes, metricNetRxErrs, metricNetTxErrs, metricNetRxDrop, metricNetTxDrop}
@@ -63,6 +66,10 @@ type Reading struct {
 	Gauges map[string]float64
 	// Disks are each device's node_disk_* counters, by device, then metric name.
 	Disks map[string]map[string]float64
+	// Nodename and Machine are node_uname_info's labels of those names (the kernel's
+	// hostname, as the exporter's UTS namespace has it, and its architecture); "" when the
+	// exporter did not report it.
+	Nodename, Machine string
 	// Net are the node_network_* counters of every interface but loopback, by metric name,
 	// then interface: kept apart, as interfaces come and go (a container's veth) and a sum
 	// over them would fall or jump when one does.
@@ -93,6 +100,8 @@ func (r *Reading) add(m model.Metric, v float64) {
 		r.Gauges[name] = v
 	case metricTime:
 		r.nodeTime = &v
+	case metricUname:
+		r.Nodename, r.Machine = string(m["nodename"]), string(m["machine"])
 	case metricDiskReads, metricDiskWrites, metricDiskReadBytes, metricDiskWriteBytes, metricDiskReadTime,
 		metricDiskWriteTime, metricDiskIOTime, metricDiskWeightedIOT:
 		dev := string(m["device"])

@@ -205,7 +205,7 @@ func NodeHostMachines(rows []NodeHostRow) []string {
 func NodeHostMachine(r NodeHostRow) string {
 	var parts []string
 	if s := r.Shared; s != nil {
-		parts = append(parts, "one host with "+s.Others(r.Host.Node)+" (boot "+s.Boot()+")")
+		parts = append(parts, "one host with "+s.Others(r.Host.Node)+" ("+s.Boot()+")")
 	}
 	if n := r.Host.BudgetNote(); n != "" {
 		parts = append(parts, n)

@@ -31,6 +31,11 @@ type HostSource struct {
 	// scrapes nearest them for one read through a Prometheus server (the last before the
 	// open, the first after the close). Nil when the window had no such two readings.
 	Span *Window `json:"span,omitempty"`
+	// Nodename and Machine are what the exporter's node_uname_info said of its machine at
+	// the window's close (its hostname and architecture): with the boot time, what tells
+	// one machine from another. Empty when it was not reported.
+	Nodename string `json:"nodename,omitempty"`
+	Machine  string `json:"machine,omitempty"`
 }
 
 // Hosts returns the step's host figures' section: nil when the step has none, an

@@ -220,6 +220,7 @@ func (h *RemoteHostStep) window(st *result.Step, n *remoteNode, last *hostmetric
 		return src
 	}
 	src.Span = &result.Window{Start: n.first.At, End: last.At}
+	src.Nodename, src.Machine = last.Nodename, last.Machine
 	if why := tooShort(st.Window, *src.Span); why != "" {
 		src.Absent = why
 		return src

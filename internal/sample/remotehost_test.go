@@ -2,6 +2,7 @@ package sample
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,10 @@ func TestRemoteHostStepWindow(t *testing.T) {
 		src := sec.Nodes[node]
 		if src.Scrapes < 5 || src.Failed != 0 || src.Absent != "" || len(src.Missing) != 0 || !strings.HasSuffix(src.Source, "/metrics") {
 			t.Errorf("%s: %+v", node, src)
+		}
+		// Its machine is named as uname names this one (the exporter is on it).
+		if host, _ := os.Hostname(); src.Nodename != host || src.Machine == "" {
+			t.Errorf("%s: machine %q %q, want %q", node, src.Nodename, src.Machine, host)
 		}
 		for _, fig := range []string{result.HostCPUBusy, result.HostCPUs, result.HostMemAvailable, result.HostNetRxBPS, result.HostScrapeOffsetS} {
 			name := result.HostName(node, fig)
