@@ -2,6 +2,7 @@ package hosts
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -156,7 +157,10 @@ func TestSaturatedMachineCPUOnANetnsCluster(t *testing.T) {
 		t.Skipf("no control groups for the busy loops: %v", err)
 	}
 	env := map[string]string{"AGBENCH_HOME": clustertest.Home(t)}
-	if code, out, errs := e2etest.Run(t, env, "cluster", "create", "--name", "nscpu", "--netns", "--standbys", "2", "--set", "fsync=off"); code != 0 {
+	// Each node also has a CPU budget of its own (a control group): its exporter still reads
+	// the machine, and the run must say so.
+	if code, out, errs := e2etest.Run(t, env, "cluster", "create", "--name", "nscpu", "--netns", "--standbys", "2", "--host-cpus", "0.5",
+		"--set", "fsync=off"); code != 0 {
 		t.Fatalf("create: %d %s %s", code, out, errs)
 	}
 	t.Cleanup(func() { e2etest.Run(t, env, "cluster", "destroy", "--name", "nscpu") })
@@ -193,6 +197,27 @@ func TestSaturatedMachineCPUOnANetnsCluster(t *testing.T) {
 	if one := strings.Join(nodes[:len(nodes)-1], ", ") + " and " + nodes[len(nodes)-1] + " are on one host ("; !strings.Contains(out, "\n– "+one) ||
 		!strings.Contains(out, "\n– "+va.Result.SharedHosts[0].Sentence()+"\n") {
 		t.Errorf("the terminal does not say the nodes are on one host (%s):\n%s", one, out)
+	}
+	budget := nodes[0] + "'s exporter reads the machine's CPU and memory, not its budget's (0.5 cores): its control group's figures are the budget's"
+	if !strings.Contains(out, "\n– "+budget+"\n") {
+		t.Errorf("the terminal does not say %s's exporter reads the machine, not its budget:\n%s", nodes[0], out)
+	}
+	if !strings.Contains(va.Result.Saturated.Sentence, "; that is the machine's CPU, not a budget's: by their control groups "+nodes[0]+" used ") {
+		t.Errorf("what saturated does not say the machine's CPU is not the budgets': %s", va.Result.Saturated.Sentence)
+	}
+	// The report says it per row: each node's host is one with the others'.
+	page := filepath.Join(t.TempDir(), "report.html")
+	if code, _, errs := e2etest.Run(t, env, "report", res, "-q", "-o", page); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"its host", "one host with " + nodes[1] + " and " + nodes[2] + " ("} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the report lacks %q", want)
+		}
 	}
 }
 
