@@ -2,8 +2,10 @@
 // `pgbench -S -M prepared` on one throwaway primary (pgbench -i), at 1, 2, 4 and 8 clients,
 // interleaved (the order of the two tools alternates every round), and prints the medians
 // of their transactions per second and client CPU per transaction, and the median of each
-// round's agbench/pgbench ratios, on which the verdict rests. `make bench-stress` runs it;
-// it is a benchmark, not a test.
+// round's agbench/pgbench ratios, on which the verdict rests. With -before REV, an agbench
+// built from that git revision runs in every round too, and its figures and the new
+// binary's ratios to it are printed. `make bench-stress` runs it; it is a benchmark, not a
+// test.
 //
 // Imports from agbench: only bench/harness.
 package main
@@ -43,6 +45,8 @@ type bench struct {
 	p            *harness.Cluster
 	bin, pgbench string
 	secs, scale  int
+	// beforeBin is the agbench of -before ("" without), the side named "before".
+	beforeBin string
 }
 
 func main() {
@@ -52,13 +56,17 @@ func main() {
 	secs := flag.Int("secs", 3, "seconds per run")
 	scale := flag.Int("scale", 10, "pgbench scale")
 	clientsFlag := flag.String("clients", "1,2,4,8", "client counts")
+	before := flag.String("before", "", "git revision of an agbench to run beside the new one in every round (none when empty)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	clients, err := counts(clientsFlag)
 	if err == nil {
 		abs, _ := filepath.Abs(*bin)
-		err = run(ctx, &bench{bin: abs, pgbench: *pgbench, secs: *secs, scale: *scale}, *reps, clients)
+		b := &bench{bin: abs, pgbench: *pgbench, secs: *secs, scale: *scale}
+		if b.beforeBin, err = beforeBinary(ctx, *before); err == nil {
+			err = run(ctx, b, *reps, clients)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench stress:", err)
@@ -78,6 +86,18 @@ func counts(flagValue *string) ([]int, error) {
 	return clients, nil
 }
 
+// beforeBinary builds (or finds in the cache) the agbench of revision rev; "" for none.
+func beforeBinary(ctx context.Context, rev string) (string, error) {
+	if rev == "" {
+		return "", nil
+	}
+	commit, err := harness.BeforeRevision(ctx, rev)
+	if err != nil {
+		return "", err
+	}
+	return harness.BuildBefore(ctx, commit)
+}
+
 func run(ctx context.Context, b *bench, reps int, clients []int) error {
 	p, err := harness.StartCluster(ctx, "bench", 0, []string{"fsync=off", "max_connections=100"})
 	if err != nil {
@@ -88,13 +108,20 @@ func run(ctx context.Context, b *bench, reps int, clients []int) error {
 	harness.Header(os.Stdout, "agbench stress against pgbench -S")
 	fmt.Printf("== primary 127.0.0.1:%d (fsync=off), pgbench -i -s %d; %d rounds of %ds per tool and client count\n",
 		p.Topo.Primary().Port, b.scale, reps, b.secs)
+	if b.beforeBin != "" {
+		fmt.Printf("before: %s, beside the new binary %s\n", b.beforeBin, b.bin)
+	}
 	if _, _, err := harness.Run(ctx, p.Env, b.pgbench, "-i", "-q", "-s", strconv.Itoa(b.scale)); err != nil {
 		return err
 	}
-	samples := map[string]map[int][]sample{"pgbench": {}, "agbench": {}}
+	samples := map[string]map[int][]sample{"pgbench": {}, "agbench": {}, "before": {}}
+	tools := []string{"pgbench", "agbench"}
+	if b.beforeBin != "" {
+		tools = append(tools, "before")
+	}
 	for r := 0; r < reps; r++ {
 		for _, n := range clients {
-			for _, tool := range harness.Rotate([]string{"pgbench", "agbench"}, r+n) {
+			for _, tool := range harness.Rotate(tools, r+n) {
 				s, err := b.measure(ctx, tool, n)
 				if err != nil {
 					return fmt.Errorf("round %d, %d clients, %s: %w", r+1, n, tool, err)
@@ -105,6 +132,9 @@ func run(ctx context.Context, b *bench, reps int, clients []int) error {
 		}
 	}
 	report(samples, clients, reps)
+	if b.beforeBin != "" {
+		reportBefore(samples, clients)
+	}
 	harness.Footer(os.Stdout)
 	return nil
 }
@@ -138,11 +168,31 @@ func report(samples map[string]map[int][]sample, clients []int, reps int) {
 	}
 }
 
-func (b *bench) measure(ctx context.Context, tool string, n int) (sample, error) {
-	if tool == "pgbench" {
-		return b.runPgbench(ctx, n)
+// reportBefore prints the before binary beside the new one: medians, and the median of the
+// per-round ratios new/before and before/pgbench.
+func reportBefore(samples map[string]map[int][]sample, clients []int) {
+	fmt.Println("\nthe before binary beside the new one (medians; ratios: the median of the per-round ratios)")
+	fmt.Println("clients  before tps  new tps  new/before   before us/tx  new us/tx  new/before   before/pgbench tps  CPU/tx")
+	for _, n := range clients {
+		bf, ag, pg := samples["before"][n], samples["agbench"][n], samples["pgbench"][n]
+		t, _ := harness.RoundRatio(ag, bf, sample.TPS)
+		c, _ := harness.RoundRatio(ag, bf, sample.CPU)
+		pt, _ := harness.RoundRatio(bf, pg, sample.TPS)
+		pc, _ := harness.RoundRatio(bf, pg, sample.CPU)
+		fmt.Printf("%7d  %10.0f  %7.0f  %9.2fx  %13.1f  %9.1f  %9.2fx  %18.2fx  %5.2fx\n", n,
+			harness.Median(bf, sample.TPS), harness.Median(ag, sample.TPS), t,
+			harness.Median(bf, sample.CPU), harness.Median(ag, sample.CPU), c, pt, pc)
 	}
-	return b.runAgbench(ctx, n)
+}
+
+func (b *bench) measure(ctx context.Context, tool string, n int) (sample, error) {
+	switch tool {
+	case "pgbench":
+		return b.runPgbench(ctx, n)
+	case "before":
+		return b.runAgbench(ctx, b.beforeBin, n)
+	}
+	return b.runAgbench(ctx, b.bin, n)
 }
 
 var (
@@ -165,10 +215,10 @@ func (b *bench) runPgbench(ctx context.Context, n int) (sample, error) {
 	return sample{tps: t, cpuUsPerTx: float64(cpu.Microseconds()) / n64}, nil
 }
 
-func (b *bench) runAgbench(ctx context.Context, n int) (sample, error) {
+func (b *bench) runAgbench(ctx context.Context, bin string, n int) (sample, error) {
 	results := filepath.Join(b.p.Home, "results")
 	os.RemoveAll(results)
-	_, cpu, err := harness.Run(ctx, b.p.Env, b.bin, "stress", "--primary", b.p.ConnString(""),
+	_, cpu, err := harness.Run(ctx, b.p.Env, bin, "stress", "--primary", b.p.ConnString(""),
 		"--query", "SELECT abalance FROM pgbench_accounts WHERE aid = $1", "--param-range", fmt.Sprintf("1:%d", 100000*b.scale),
 		"--threads", strconv.Itoa(n), "--iterations", "0", "--duration", fmt.Sprintf("%ds", b.secs), "--results", results)
 	if err != nil {

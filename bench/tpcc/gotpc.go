@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/agbench/agbench/bench/harness"
 )
 
 // go-tpc is built from its source, fetched from the Go module proxy with go's own client into
@@ -20,7 +22,7 @@ const (
 // buildGoTPC returns the path of the go-tpc binary, building it first where the cache
 // ($AGBENCH_CACHE, else the user's cache folder's agbench/) does not hold it yet.
 func buildGoTPC(ctx context.Context) (string, error) {
-	cache, err := cacheDir()
+	cache, err := harness.CacheDir()
 	if err != nil {
 		return "", err
 	}

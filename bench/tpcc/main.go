@@ -100,11 +100,11 @@ type bench struct {
 // binaries finds or builds the before binary and, when it runs, go-tpc.
 func (b *bench) binaries(ctx context.Context, before string, withGoTPC bool, gotpc string) error {
 	if b.beforeBin == "" {
-		rev, err := beforeRevision(ctx, before)
+		rev, err := harness.BeforeRevision(ctx, before)
 		if err != nil {
 			return fmt.Errorf("-before: %w", err)
 		}
-		if b.beforeBin, err = buildBefore(ctx, rev); err != nil {
+		if b.beforeBin, err = harness.BuildBefore(ctx, rev); err != nil {
 			return err
 		}
 		b.beforeRev = rev

@@ -1,4 +1,4 @@
-package main
+package harness
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"strings"
 )
 
-// cacheDir is where built binaries are kept between runs: $AGBENCH_CACHE, else the user's
+// CacheDir is where built binaries are kept between runs: $AGBENCH_CACHE, else the user's
 // cache folder's agbench/.
-func cacheDir() (string, error) {
+func CacheDir() (string, error) {
 	if c := os.Getenv("AGBENCH_CACHE"); c != "" {
 		return c, nil
 	}
@@ -35,10 +35,10 @@ func git(ctx context.Context, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// beforeRevision resolves the revision the new binary is measured against: rev when given,
+// BeforeRevision resolves the revision the new binary is measured against: rev when given,
 // else the merge base of HEAD and main (on main itself, HEAD: the binary against its own
 // source, which measures the bench's noise).
-func beforeRevision(ctx context.Context, rev string) (string, error) {
+func BeforeRevision(ctx context.Context, rev string) (string, error) {
 	if rev == "" {
 		base, err := git(ctx, "merge-base", "HEAD", "main")
 		if err != nil {
@@ -49,11 +49,11 @@ func beforeRevision(ctx context.Context, rev string) (string, error) {
 	return git(ctx, "rev-parse", "--verify", rev+"^{commit}")
 }
 
-// buildBefore returns the agbench binary built from commit, building it first where the
+// BuildBefore returns the agbench binary built from commit, building it first where the
 // cache does not hold it: the commit is checked out into a temporary worktree (detached,
 // removed afterwards) and built as `make build` builds, its version the commit's short id.
-func buildBefore(ctx context.Context, commit string) (string, error) {
-	cache, err := cacheDir()
+func BuildBefore(ctx context.Context, commit string) (string, error) {
+	cache, err := CacheDir()
 	if err != nil {
 		return "", err
 	}
@@ -76,7 +76,7 @@ func buildBefore(ctx context.Context, commit string) (string, error) {
 	}
 	defer func() {
 		if _, err := git(context.WithoutCancel(ctx), "worktree", "remove", "--force", tree); err != nil {
-			fmt.Fprintln(os.Stderr, "bench tpcc:", err)
+			fmt.Fprintln(os.Stderr, "bench:", err)
 		}
 	}()
 	build := exec.CommandContext(ctx, "go", "build", "-ldflags", "-X main.version="+commit[:7], "-o", bin+".tmp", "./cmd/agbench")
