@@ -669,6 +669,7 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 	var op workload.Op
 	var windowStart time.Time
 	rc, _ := w.(workload.Reconnector)
+	tl, _ := w.(workload.Tallier)
 	for ctx.Err() == nil {
 		if jobs == nil && ex.spec.Iterations > 0 && done >= ex.spec.Iterations {
 			quiet.ended = true
@@ -701,6 +702,9 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 		// again all the same), nor one that ended after the window closed and before the load
 		// was told to stop: the registry, frozen, refuses it, and so must every other count.
 		if measuring && h.Record(sample(&op, lat, err)) {
+			if tl != nil {
+				tl.Tally(&op, err != nil)
+			}
 			done++
 			made.did()
 			if windowStart.IsZero() {

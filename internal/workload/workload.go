@@ -92,6 +92,16 @@ func (o *Op) Wait(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// Tallier is a Worker with figures of its own about its operations that must cover the
+// same operations as the runner's histograms (a transaction monitor's queue waits, which
+// are part of the response times): the runner calls Tally, on the VU's goroutine, once for
+// each operation it recorded in the measured window, right after recording it, with the Op
+// as Do described it and whether it failed. An operation begun before the window opened,
+// or ended after it closed, is recorded by neither.
+type Tallier interface {
+	Tally(op *Op, failed bool)
+}
+
 // Closer is a Worker (or Workload) holding something to release: a connection, a file.
 type Closer interface {
 	Close() error

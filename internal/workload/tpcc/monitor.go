@@ -40,7 +40,9 @@ type monitor struct {
 	started bool
 	starts  int // steps started, for the terminals' random streams
 	terms   []*emulated
-	// queue and think are the window's queue waits and think times by transaction.
+	// queue and think are the window's queue waits and think times by transaction: the
+	// waits of the transactions the runner measured (server.Tally), those of its response
+	// times' histograms, so that each transaction's response time is its wait and more.
 	queue, think [numKinds]*hdrhistogram.Histogram
 	// left is when each request still queued at the step's end was submitted.
 	left []time.Time
@@ -110,10 +112,11 @@ func (m *monitor) release() {
 	m.terms, m.started = nil, false
 }
 
-// waited records how long a request of kind k waited for a session.
+// waited records how long a request of kind k waited for a session, bounded as the
+// runner bounds its response time, so that no wait is left out that the response is in.
 func (m *monitor) waited(k Kind, d time.Duration) {
 	m.mu.Lock()
-	_ = m.queue[k].RecordValue(max(d.Microseconds(), measure.MinLatencyMicros))
+	_ = m.queue[k].RecordValue(min(max(d.Microseconds(), measure.MinLatencyMicros), measure.MaxLatencyMicros))
 	m.mu.Unlock()
 }
 
@@ -214,6 +217,10 @@ type server struct {
 	*worker
 	mon   *monitor
 	ready chan *emulated
+	// kind and wait are the last request's transaction and how long it waited in the
+	// queue, recorded once the runner has measured its response (Tally).
+	kind Kind
+	wait time.Duration
 }
 
 // Do takes the next request from the queue and runs it for its terminal. The operation's
@@ -229,7 +236,7 @@ func (s *server) Do(ctx context.Context, op *workload.Op) error {
 	}
 	k := t.kind
 	op.Name, op.Submitted = k.String(), t.due
-	s.mon.waited(k, time.Since(t.due))
+	s.kind, s.wait = k, time.Since(t.due)
 	s.sess.T = &t.in
 	out, err := s.sess.Run(ctx, k)
 	op.Retries = int64(out.Retries)
@@ -238,6 +245,18 @@ func (s *server) Do(ctx context.Context, op *workload.Op) error {
 		t.answered(k, time.Now())
 	}
 	return err
+}
+
+// Tally records the queue wait of the request the runner just measured, when it was
+// answered: the waits are those of the transactions of the response times' histograms
+// (the runner's successes), no more, whatever began before the window or ended after it.
+// Recorded as the request was taken up, a wait of a transaction still in flight as the
+// window closed, or taken up as it was opening, was in the waits and not in the response
+// times: under load, with one session, the waits' median was above the responses'.
+func (s *server) Tally(_ *workload.Op, failed bool) {
+	if !failed {
+		s.mon.waited(s.kind, s.wait)
+	}
 }
 
 // Close closes the server's session and ends its part in the monitor.

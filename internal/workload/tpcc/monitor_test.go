@@ -57,7 +57,8 @@ func TestMonitorServesTerminals(t *testing.T) {
 	}
 }
 
-// runServers makes n servers of w's monitor and runs them for d as the runner's VUs do;
+// runServers makes n servers of w's monitor and runs them for d as the runner's VUs do
+// (each operation measured, as in a window that lasts the step, is tallied);
 // it checks each operation and returns how many there were.
 func runServers(t *testing.T, ctx context.Context, w *Workload, n int, d time.Duration) int {
 	t.Helper()
@@ -88,6 +89,7 @@ func runServers(t *testing.T, ctx context.Context, w *Workload, n int, d time.Du
 					t.Errorf("op %+v, %v", op, err)
 					return
 				}
+				s.(workload.Tallier).Tally(&op, false)
 				mu.Lock()
 				ops++
 				mu.Unlock()
