@@ -101,5 +101,11 @@ func FuzzScrapes(f *testing.F) {
 				t.Fatalf("firstFrom(%d) = %v, but %v is earlier", from, s, x.at)
 			}
 		}
+		if u := l.firstUpFrom(model.Time(from)); u != nil && (!u.up || u.at.Before(model.Time(from))) {
+			t.Fatalf("firstUpFrom(%d) gave %+v", from, u)
+		}
+		if u := l.lastUp(model.Time(from)); u != nil && (!u.up || u.at.After(model.Time(from))) {
+			t.Fatalf("lastUp(%d) gave %+v", from, u)
+		}
 	})
 }

@@ -99,30 +99,38 @@ func (p *Prometheus) selector(metrics ...string) string {
 	return fmt.Sprintf(`{__name__=~%s,%s=%s}`, strconv.Quote(strings.Join(metrics, "|")), p.label, strconv.Quote(p.value))
 }
 
-// Read takes the server's latest scrape of the host, at that scrape's time on agbench's
-// clock. A latest scrape that failed (up 0) is an error with the server's account of why,
-// naming the host's series, and so is one too old to be the host's present (its series
-// stale): never the figures of an earlier scrape carried on.
+// Read takes the server's latest scrape of the host that worked, at that scrape's time on
+// agbench's clock. A scrape that failed (up 0) among ones that worked is passed over while
+// the last that worked is recent (staleAfter): the host's latest figures are still its. Past
+// that, the host's failing scrapes are an error with the server's account of why, naming the
+// host's series, and a last scrape too old for the server's interval says the series are
+// stale: never the figures of an earlier scrape carried on.
 func (p *Prometheus) Read(ctx context.Context) (Reading, error) {
 	log, now, err := p.scrapes(ctx, lookback)
 	if err != nil {
 		return Reading{}, err
 	}
-	s := log.latest()
-	if s == nil {
+	last := log.latest()
+	if last == nil {
 		return Reading{}, fmt.Errorf("%s has no %s of the host in the last %v", p, metricCPU, lookback)
 	}
-	if age, every := now.Sub(s.at), log.interval(); every > 0 && age > staleAfter(every) {
-		return Reading{}, fmt.Errorf("Prometheus last scraped %s %.1f s ago, though it scrapes it %s: its series are stale (the target is no longer scraped, or the server is behind)",
-			p.series(), age.Seconds(), scrapesEvery(every))
+	every := log.interval()
+	ok := log.lastUp(last.at)
+	switch {
+	case ok != nil && (every <= 0 || now.Sub(ok.at) <= staleAfter(every)):
+		return p.reading(ctx, ok)
+	case !last.up:
+		return Reading{}, p.failed(ctx, last)
 	}
-	return p.reading(ctx, s)
+	return Reading{}, fmt.Errorf("Prometheus last scraped %s %.1f s ago, though it scrapes it %s: its series are stale (the target is no longer scraped, or the server is behind)",
+		p.series(), now.Sub(last.at).Seconds(), scrapesEvery(every))
 }
 
-// ReadAfter takes the server's first scrape of the host at or after t (agbench's clock),
-// waiting for it when the server has not taken it yet: the reading at a window's close,
-// which the latest scrape before the close would leave short of it. It waits at most
-// afterWait of the server's scrape interval past t, then fails saying so.
+// ReadAfter takes the server's first scrape of the host at or after t (agbench's clock)
+// that worked, waiting for it when the server has not taken it yet: the reading at a
+// window's close, which the latest scrape before the close would leave short of it. It
+// waits at most afterWait of the server's scrape interval past t, then fails saying why:
+// the scrapes since t failed (with the server's account), or there were none.
 func (p *Prometheus) ReadAfter(ctx context.Context, t time.Time) (Reading, error) {
 	at := model.TimeFromUnixNano(t.Add(p.offsetDuration()).UnixNano())
 	for {
@@ -130,11 +138,14 @@ func (p *Prometheus) ReadAfter(ctx context.Context, t time.Time) (Reading, error
 		if err != nil {
 			return Reading{}, err
 		}
-		if s := log.firstFrom(at); s != nil {
+		if s := log.firstUpFrom(at); s != nil {
 			return p.reading(ctx, s)
 		}
 		every := log.interval()
 		if waited := now.Sub(at); waited > afterWait(every) {
+			if log.firstFrom(at) != nil {
+				return Reading{}, p.failed(ctx, log.latest())
+			}
 			return Reading{}, fmt.Errorf("Prometheus took no scrape of %s in the %.1f s after %s (it scrapes it %s)",
 				p.series(), waited.Seconds(), t.UTC().Format(clockFormat), scrapesEvery(every))
 		}
@@ -215,13 +226,19 @@ func (p *Prometheus) scrapes(ctx context.Context, span time.Duration) (scrapeLog
 func (p *Prometheus) reading(ctx context.Context, s *scrape) (Reading, error) {
 	at := s.at.Time().Add(-p.offsetDuration())
 	if !s.up {
-		return Reading{}, fmt.Errorf("Prometheus's scrape of %s at %s failed (up 0): %s", p.series(), at.UTC().Format(clockFormat), p.lastError(ctx))
+		return Reading{}, p.failed(ctx, s)
 	}
 	r, err := fromVector(s.samples, at)
 	if errors.Is(err, ErrNotExporter) {
 		return Reading{}, fmt.Errorf("Prometheus's scrape of %s at %s: %w", p.series(), at.UTC().Format(clockFormat), err)
 	}
 	return r, err
+}
+
+// failed says that scrape s failed, with the server's account of why.
+func (p *Prometheus) failed(ctx context.Context, s *scrape) error {
+	at := s.at.Time().Add(-p.offsetDuration())
+	return fmt.Errorf("Prometheus's scrape of %s at %s failed (up 0): %s", p.series(), at.UTC().Format(clockFormat), p.lastError(ctx))
 }
 
 // lastError is the server's account of its last failed scrape of the host's targets (its

@@ -105,6 +105,26 @@ func (l scrapeLog) firstFrom(t model.Time) *scrape {
 	return &l[i]
 }
 
+// lastUp is the last scrape at or before t that worked, nil when there is none.
+func (l scrapeLog) lastUp(t model.Time) *scrape {
+	for i := len(l) - 1; i >= 0; i-- {
+		if l[i].up && !l[i].at.After(t) {
+			return &l[i]
+		}
+	}
+	return nil
+}
+
+// firstUpFrom is the first scrape at or after t that worked, nil when there is none yet.
+func (l scrapeLog) firstUpFrom(t model.Time) *scrape {
+	for s := l.firstFrom(t); s != nil; s = l.firstFrom(s.at + 1) {
+		if s.up {
+			return s
+		}
+	}
+	return nil
+}
+
 // interval is the server's scrape interval of the host as its scrapes show it: the median
 // gap between consecutive ones; 0 with fewer than two.
 func (l scrapeLog) interval() time.Duration {

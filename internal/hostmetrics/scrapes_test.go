@@ -44,6 +44,16 @@ func TestScrapesAreUpsSamples(t *testing.T) {
 			t.Errorf("firstFrom(%v) = %+v; want the scrape at %v", c.at, s, c.want)
 		}
 	}
+	// The scrape at 1001 s failed: passed over by those that want one that worked.
+	if s := l.firstUpFrom(1000.5e3); s == nil || s.at != 1002e3 {
+		t.Errorf("firstUpFrom(1000.5) = %+v; want the scrape at 1002", s)
+	}
+	if s := l.lastUp(1001.5e3); s == nil || s.at != 1000e3 {
+		t.Errorf("lastUp(1001.5) = %+v; want the scrape at 1000", s)
+	}
+	if s := l.lastUp(999e3); s != nil {
+		t.Errorf("lastUp before the first: %+v", s)
+	}
 	if s := l.firstFrom(1004e3); s != nil {
 		t.Errorf("a scrape after the last: %+v", s)
 	}
