@@ -341,25 +341,40 @@ func (e *Endpoints) switchover(ctx context.Context, primary *Endpoint) (string, 
 type prober struct {
 	e     *Endpoints
 	conns map[string]*pgx.Conn
-	wait  time.Duration // how long a node has to answer before it counts as not writable
+	wait  time.Duration // how long a node has to answer a question before it counts as not writable
+	// logins are the logins under way, one per node without a connection, each given
+	// stateWait; asked tells whether a round has been asked yet.
+	logins map[string]chan *pgx.Conn
+	asked  bool
 }
 
 // Waits for a node's answer. While a failover is timed, a node that has not answered
-// within probeWait is not writable (the probe asks again at once). A check of the
-// cluster's state (its start, its end, a cycle's outcome) asks once, and a busy server's
-// slow connection and login are no answer "not writable": it waits stateWait.
+// within probeWait on its connection is not writable (the probe asks again at once). A
+// login is given stateWait, beside the rounds rather than in them: a busy server's or a
+// slow link's login took over a second (a primary that was answering was timed as
+// failed), and a node that does not answer a login at all (a cut link) would hold up
+// every round. The first round waits for its logins, so it has every node's answer. A
+// check of the cluster's state (its start, its end, a cycle's outcome) asks once and
+// waits stateWait.
 const (
 	probeWait = time.Second
 	stateWait = 10 * time.Second
 )
 
 func newProber(e *Endpoints, wait time.Duration) *prober {
-	return &prober{e: e, conns: map[string]*pgx.Conn{}, wait: wait}
+	return &prober{e: e, conns: map[string]*pgx.Conn{}, wait: wait, logins: map[string]chan *pgx.Conn{}}
 }
 
 func (p *prober) close() {
 	for _, c := range p.conns {
 		c.Close(context.Background())
+	}
+	for _, login := range p.logins {
+		go func() {
+			if c := <-login; c != nil {
+				c.Close(context.Background())
+			}
+		}()
 	}
 }
 
@@ -370,27 +385,65 @@ type answer struct {
 	started  time.Time
 }
 
-// ask asks every node at once whether it is out of recovery and when its postmaster
-// started; a node that does not answer within p.wait is not writable.
+// logIn starts a login to every node without a connection or login under way, and takes
+// the connections of the logins that ended: the first round waits for them, later rounds
+// take those ended already.
+func (p *prober) logIn(ctx context.Context) {
+	for _, n := range p.e.Nodes {
+		if _, ok := p.logins[n.Name]; ok || p.conns[n.Name] != nil {
+			continue
+		}
+		login := make(chan *pgx.Conn, 1)
+		p.logins[n.Name] = login
+		go func() {
+			lctx, cancel := context.WithTimeout(ctx, stateWait)
+			defer cancel()
+			c, err := pgx.Connect(lctx, n.Conn)
+			if err != nil {
+				c = nil
+			}
+			login <- c
+		}()
+	}
+	for name, login := range p.logins {
+		var c *pgx.Conn
+		if p.asked {
+			select {
+			case c = <-login:
+			default:
+				continue
+			}
+		} else {
+			c = <-login
+		}
+		delete(p.logins, name)
+		if c != nil {
+			p.conns[name] = c
+		}
+	}
+	p.asked = true
+}
+
+// ask asks every node with a connection at once whether it is out of recovery and when its
+// postmaster started; a node that does not answer within p.wait, or has no connection yet,
+// is not writable.
 func (p *prober) ask(ctx context.Context) map[string]answer {
 	type reply struct {
 		name string
 		a    answer
 		conn *pgx.Conn
 	}
+	p.logIn(ctx)
 	ch := make(chan reply, len(p.e.Nodes))
 	for _, n := range p.e.Nodes {
 		c := p.conns[n.Name]
 		go func() {
+			if c == nil {
+				ch <- reply{name: n.Name}
+				return
+			}
 			qctx, cancel := context.WithTimeout(ctx, p.wait)
 			defer cancel()
-			if c == nil {
-				var err error
-				if c, err = pgx.Connect(qctx, n.Conn); err != nil {
-					ch <- reply{name: n.Name}
-					return
-				}
-			}
 			var rec bool
 			var started time.Time
 			if err := c.QueryRow(qctx, `SELECT pg_is_in_recovery(), pg_postmaster_start_time()`).Scan(&rec, &started); err != nil {

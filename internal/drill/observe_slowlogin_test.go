@@ -1,0 +1,77 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agbench/agbench/internal/cluster/clustertest"
+	"github.com/agbench/agbench/internal/links"
+	"github.com/agbench/agbench/internal/result"
+)
+
+// A primary that answers, but whose login takes longer than a probe's second (each round
+// trip 400 ms through a link: a SCRAM login makes three or more), has not failed: the drill
+// waits for its first login and times the fault from when it stopped answering, the test's
+// own stop three seconds later. Before, the first probe round's login gave up after a
+// second and timed a failover from a primary that was still there.
+func TestObserveSlowLoginIsNoFault(t *testing.T) {
+	t.Parallel() // owns its cluster: it fails over
+	h := clustertest.NewHandmade(t, 1)
+	const rtt = 400 * time.Millisecond
+	s, err := links.Start([]links.Link{
+		{Name: "old", Listen: "127.0.0.1:0", Upstream: fmt.Sprintf("127.0.0.1:%d", h.Ports[0])},
+		{Name: "new", Listen: "127.0.0.1:0", Upstream: fmt.Sprintf("127.0.0.1:%d", h.Ports[1])},
+	}, links.Shape{Latency: rtt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	url := func(node string) string {
+		return fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable", clustertest.HandmadeApp, clustertest.HandmadeAppPW, s.Addr(node), clustertest.HandmadeDatabase)
+	}
+	e, err := NewEndpoints("old="+url("old"), []string{"new=" + url("new")}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const after = 3 * time.Second
+	var stopped time.Time
+	failedOver := make(chan error, 1)
+	hooks := &Hooks{BeforeFault: func(ctx context.Context, c *Cycle) error {
+		go func() {
+			time.Sleep(after)
+			if err := h.Stop(ctx, 0); err != nil {
+				failedOver <- err
+				return
+			}
+			stopped = time.Now()
+			failedOver <- h.Promote(ctx, 1)
+		}()
+		return nil
+	}}
+	// Before, no login within a second ever succeeded, and the new primary was never seen.
+	run, res, err := observe(t, e, Options{Hooks: hooks, Between: time.Second, ObserveWait: 2 * time.Minute})
+	if ferr := <-failedOver; ferr != nil {
+		t.Fatalf("the test's own failover: %v", ferr)
+	}
+	if err != nil {
+		t.Fatalf("drill: %v (%+v)", err, run)
+	}
+	dc := cycles(t, res)[0]
+	t.Logf("fault timed from %s", dc.FaultStart)
+	gone := slices.IndexFunc(dc.Events, func(ev result.DrillEvent) bool { return ev.Event == result.EventStoppedAnswering })
+	seen := dc.FaultAt
+	if gone >= 0 {
+		seen = dc.Events[gone].At
+	}
+	// The primary answered until it was stopped: it may be seen gone up to a probe round
+	// (a query's round trip and the poll) after that, never before.
+	if seen.Before(stopped) {
+		t.Fatalf("the primary was timed as gone %v before it was stopped (fault %q, events %+v)", stopped.Sub(seen), dc.FaultStart, dc.Events)
+	}
+	if dc.To != "new" || lostOf(dc) != 0 {
+		t.Fatalf("cycle %+v", dc)
+	}
+}
