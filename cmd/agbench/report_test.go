@@ -21,13 +21,17 @@ import (
 // ended or its slot came free, whichever is later, and ends serviceTime after that, however
 // late the goroutines wake. On a busy machine a wake-up can lag by tens of milliseconds, so
 // an op timed by a sleep from when it ran would cost serviceTime plus that lag, and a side's
-// throughput would be the machine's load at the moment, not the server's capacity.
+// throughput would be the machine's load at the moment, not the server's capacity. A VU
+// that woke late catches up at once, as long as the machine lets it run: the service time
+// is long enough (20 ms: 50 to 150 ops a second a side) that it does on a starved machine,
+// where at 2 ms (1,500 a second) the runner's own work fell behind at a load of 55 and the
+// three-server side's repeats ranged from 569 to 1,069 a second.
 type sleepLoad struct{ slots chan *slot }
 
 // slot is one of the server's places; free is when its last op ends on the server's clock.
 type slot struct{ free time.Time }
 
-const serviceTime = 2 * time.Millisecond
+const serviceTime = 20 * time.Millisecond
 
 func newSleepLoad(capacity int) *sleepLoad {
 	l := &sleepLoad{slots: make(chan *slot, capacity)}
@@ -87,7 +91,7 @@ func measuredRun(t *testing.T, dir string, threads []string, servers map[string]
 		n, _ := strconv.Atoi(p.Params["threads"])
 		st, err := runner.Run(context.Background(), runner.Config{
 			Workload: loads[p.Params["routing"]], Plan: []runner.Point{p},
-			Spec: func(runner.Point) runner.StepSpec { return runner.StepSpec{VUs: n, Duration: 800 * time.Millisecond} }, // 3 repeats: 2.4 s a side, well over analyze.MinCompareSeconds on a busy machine
+			Spec: func(runner.Point) runner.StepSpec { return runner.StepSpec{VUs: n, Duration: 800 * time.Millisecond} }, // 4 repeats: 3.2 s a side, well over analyze.MinCompareSeconds on a busy machine
 			Tick: 100 * time.Millisecond,
 		})
 		if err != nil {
