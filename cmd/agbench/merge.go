@@ -68,7 +68,11 @@ func mergeSegments(a *app, args []string, out string) error {
 	if err != nil {
 		return err
 	}
-	analyseMerged(m)
+	segs := make([]*result.Result, len(runs))
+	for i, r := range runs {
+		segs[i] = r.Result
+	}
+	analyseMerged(m, segs)
 	dir, err := experiment.ReserveDir(result.RunDir(out, m.Meta.Started, m.Meta.Command))
 	if err != nil {
 		return err
@@ -95,7 +99,7 @@ func mergeSegments(a *app, args []string, out string) error {
 // analyseMerged checks the merged run as its kind checks the segments' sums, and attaches
 // the analysis the kind makes of its runs, its options read from the command line the
 // segments recorded.
-func analyseMerged(m *result.Result) {
+func analyseMerged(m *result.Result, segs []*result.Result) {
 	words := strings.Fields(m.Meta.Command)
 	fs, build, ok := experiment.RegistryKinds(words)
 	if !ok || len(m.Meta.Args) < len(words) {
@@ -110,7 +114,7 @@ func analyseMerged(m *result.Result) {
 		return
 	}
 	if c, ok := spec.(experiment.MergeChecker); ok {
-		c.CheckMerged(m)
+		c.CheckMerged(m, segs)
 	}
 	a, ok := spec.(experiment.Analyser)
 	if !ok {

@@ -179,6 +179,12 @@ func TestTPCCTerminalsQueue(t *testing.T) {
 	if q.P50 < 1000 {
 		t.Errorf("New-Order queue wait p50 %dµs, want 1 ms or more with one session for 100 terminals", q.P50)
 	}
+	t.Logf("New-Order: %d queue waits, p50 %dµs; %d responses, p50 %dµs", q.Count, q.P50, no.Count, no.Latency.P50)
+	// The waits are those of the transactions the response times are of (the wait is part
+	// of each), whatever the window's edges cut.
+	if q.Count != no.Count {
+		t.Errorf("%d New-Order queue waits, %d response times: not the same transactions", q.Count, no.Count)
+	}
 	if no.Latency.P50 < q.P50 {
 		t.Errorf("New-Order response p50 %dµs below its queue wait p50 %dµs: the wait is not in the response time", no.Latency.P50, q.P50)
 	}

@@ -36,9 +36,9 @@ type Analyser interface {
 
 // MergeChecker is a kind that checks the merged result of its segments once, on their sums:
 // what no segment could check of its share alone (tpcc's client counts against the
-// server's, which are the whole run's).
+// server's, which are the whole run's), given the segments' own results it was merged from.
 type MergeChecker interface {
-	CheckMerged(m *result.Result)
+	CheckMerged(m *result.Result, segs []*result.Result)
 }
 
 // Analysed is an Analyser that takes the analysis into its own sections (disk's marks).

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -232,16 +233,36 @@ func (s *TPCCRun) loadName() string {
 // CheckMerged compares each merged step's client NOPM and TPM, the segments' sums, with the
 // server's counts, which every segment read of the whole run: once, as a run of one load
 // generator does. A merge that lacks a segment, or a step a segment did not finish, has
-// sums short of the server's by what is missing, and says so already: not compared.
-func (s *TPCCRun) CheckMerged(m *result.Result) {
+// sums short of the server's by what is missing, and says so already: not compared. The
+// segments' results (segs) say what the counts can differ by (tpcc.MergedDisagreements).
+func (s *TPCCRun) CheckMerged(m *result.Result, segs []*result.Result) {
 	if m.Meta.Merged == nil || len(m.Meta.Merged.Missing) > 0 {
 		return
 	}
 	for i := range m.Steps {
 		if st := &m.Steps[i]; st.Complete {
-			st.Warnings = append(st.Warnings, tpcc.Disagreements(st.Counters, st.Window.Seconds())...)
+			st.Warnings = append(st.Warnings, tpcc.MergedDisagreements(st.Counters, st.Window.Seconds(), segmentSteps(segs, i))...)
 		}
 	}
+}
+
+// segmentSteps is each segment's step i as the merged cross-check needs it, the lowest
+// segment (whose server counts the merge kept) first.
+func segmentSteps(segs []*result.Result, i int) []tpcc.SegmentStep {
+	var out []tpcc.SegmentStep
+	for _, r := range segs {
+		if r.Meta.Segment == nil || i >= len(r.Steps) {
+			continue
+		}
+		st := &r.Steps[i]
+		sessions := st.VUs
+		if ts, err := st.Terminals(); err == nil && ts != nil {
+			sessions = ts.Sessions // the step's VUs were the monitor's sessions
+		}
+		out = append(out, tpcc.SegmentStep{Index: r.Meta.Segment.Index, NOPM: st.Counters[tpcc.CounterNOPM], Window: st.Window, Sessions: sessions})
+	}
+	slices.SortFunc(out, func(a, b tpcc.SegmentStep) int { return a.Index - b.Index })
+	return out
 }
 
 // load resolves the target and returns the run's load and workload.

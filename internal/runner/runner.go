@@ -207,12 +207,17 @@ func reconnects(ws []workload.Worker) bool {
 // tally is the state the VUs of a step share.
 type tally struct {
 	measuring atomic.Bool
-	late      atomic.Int64
-	errors    atomic.Int64
-	mu        sync.Mutex
-	samples   []string
-	classes   ErrorClasses
-	outages   outages
+	// closed is set as the window closes: a VU begins no operation after it, which nothing
+	// would count and which would still do its work on the servers (a tpcc New-Order begun
+	// then moves a district's next order id), so that each VU has at most one operation
+	// past the window's end, the one it was running.
+	closed  atomic.Bool
+	late    atomic.Int64
+	errors  atomic.Int64
+	mu      sync.Mutex
+	samples []string
+	classes ErrorClasses
+	outages outages
 }
 
 // noteError counts a failed operation of the window in its class, at the time it failed,
@@ -446,6 +451,7 @@ func (ex *execution) run(ctx context.Context, st *result.Step) error {
 	}
 	err := ex.wait(ctx, loadCtx, st, rampTimer, allDone)
 	end := time.Now()
+	ex.tally.closed.Store(true)
 	if !ex.tally.measuring.Load() {
 		// Cut short (or finished) before the window opened: an empty window.
 		ex.openWindow(ctx, st, end)
@@ -679,6 +685,9 @@ func (ex *execution) vu(ctx context.Context, stop context.CancelCauseFunc, i int
 		if !ok {
 			quiet.ended = true
 			return
+		}
+		if ex.tally.closed.Load() {
+			return // the window has closed and the load is being stopped
 		}
 		op = workload.Op{}
 		measuring := ex.tally.measuring.Load()

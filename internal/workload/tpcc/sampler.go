@@ -393,9 +393,19 @@ func Disagreements(c map[string]float64, windowSec float64) []string {
 	nopm, nok := c[CounterNOPM]
 	srvNOPM, sok := c[CounterServerNOPM]
 	if d := relDiff(nopm, srvNOPM); nok && sok && d > nopmTolerance {
-		out = append(out, fmt.Sprintf("NOPM: client %.0f, server (district next order ids) %.0f: %.1f%% apart",
-			nopm, srvNOPM, 100*d))
+		out = append(out, nopmApart(nopm, srvNOPM))
 	}
+	return append(out, tpmDisagreement(c, windowSec)...)
+}
+
+// nopmApart begins the warning of a client's NOPM apart from the server's.
+func nopmApart(client, server float64) string {
+	return fmt.Sprintf("NOPM: client %.0f, server (district next order ids) %.0f: %.1f%% apart", client, server, 100*relDiff(client, server))
+}
+
+// tpmDisagreement is Disagreements' TPM half.
+func tpmDisagreement(c map[string]float64, windowSec float64) []string {
+	var out []string
 	tpm, tok := c[CounterPrimaryTPM]
 	srvTPM, stok := c[CounterServerTPM]
 	if d, tol := relDiff(tpm, srvTPM), TPMTolerance(windowSec); tok && stok && d > tol && math.Abs(tpm-srvTPM) > tpmSlack {
