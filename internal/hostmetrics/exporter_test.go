@@ -66,7 +66,7 @@ func TestExporterFiguresOfThisMachine(t *testing.T) {
 	if off, ok := f.Values[h(result.HostScrapeOffsetS)]; !ok || math.Abs(off) > 0.5 {
 		t.Errorf("clock offset %v (measured %v) of an exporter on this machine", off, ok)
 	}
-	for _, fig := range []string{result.HostCPUBusy, result.HostRunQueue, result.HostMemAvailable, result.HostMemPageCache, result.HostNetErrors} {
+	for _, fig := range []string{result.HostCPUBusy, result.HostCPUPressure, result.HostRunQueue, result.HostMemAvailable, result.HostMemPageCache, result.HostNetErrors} {
 		if _, ok := f.Values[h(fig)]; !ok {
 			t.Errorf("%s absent: %s", fig, f.Absent[h(fig)])
 		}

@@ -58,6 +58,7 @@ func Between(node string, prev, cur Reading) Figures {
 		return f
 	}
 	f.cpu(node, prev, cur)
+	f.cpuPressure(node, prev, cur)
 	f.disks(node, prev, cur)
 	f.net(node, prev, cur)
 	return f
@@ -66,7 +67,7 @@ func Between(node string, prev, cur Reading) Figures {
 // rateNames are the names of the figures Between makes of an interval.
 func rateNames(node string, cur Reading) []string {
 	var out []string
-	for _, fig := range []string{result.HostCPUBusy, result.HostCPUIOWait, result.HostCPUSteal, result.HostNetRxBPS, result.HostNetTxBPS, result.HostNetErrors} {
+	for _, fig := range []string{result.HostCPUBusy, result.HostCPUIOWait, result.HostCPUSteal, result.HostCPUPressure, result.HostNetRxBPS, result.HostNetTxBPS, result.HostNetErrors} {
 		out = append(out, result.HostName(node, fig))
 	}
 	for _, dev := range sortedDevices(cur) {
@@ -122,6 +123,18 @@ func (f *Figures) cpu(node string, prev, cur Reading) {
 	f.set(h(result.HostCPUBusy), "share", max(0, 1-share("idle")-share("iowait")-share("steal")))
 	f.set(h(result.HostCPUIOWait), "share", share("iowait"))
 	f.set(h(result.HostCPUSteal), "share", share("steal"))
+}
+
+// cpuPressure makes the share of the interval in which some runnable task of the host
+// waited for a CPU (PSI), as this machine's psi.cpu.some: capped at 1, as the counter and
+// the readings' times are not taken at one instant.
+func (f *Figures) cpuPressure(node string, prev, cur Reading) {
+	name := result.HostName(node, result.HostCPUPressure)
+	if prev.CPUWaiting == nil || cur.CPUWaiting == nil {
+		f.missing(name, notExported(metricCPUWaiting)+": no PSI on its kernel, or the pressure collector is off")
+		return
+	}
+	f.set(name, "share", min(delta(*prev.CPUWaiting, *cur.CPUWaiting)/f.Seconds, 1))
 }
 
 // disks makes each device's figures, as this machine's disk.<device>.* are made from

@@ -91,6 +91,7 @@ func TestBetweenMakesRatesAndSaysWhatIsAbsent(t *testing.T) {
 		h(result.HostMemPageCache): "node_memory_Cached_bytes",
 		d(result.DiskQueue):        "node_disk_io_time_weighted_seconds_total",
 		h(result.HostNetErrors):    "node_network_receive_errs_total",
+		h(result.HostCPUPressure):  "node_pressure_cpu_waiting_seconds_total",
 	} {
 		if _, ok := f.Values[name]; ok {
 			t.Errorf("%s present without its series", name)
@@ -118,6 +119,31 @@ func TestBetweenCountersBackwardsAndNoInterval(t *testing.T) {
 	}
 	if same.Values[result.HostName("n", result.HostMemTotal)] != 2.5e10 {
 		t.Error("gauges of one reading left out")
+	}
+}
+
+// CPU pressure is a counter over the interval: its share of the interval's seconds, capped
+// at 1 (the counter and the readings' times are not read at one instant).
+func TestBetweenCPUPressure(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	waiting := func(v string) string {
+		return "# TYPE node_pressure_cpu_waiting_seconds_total counter\nnode_pressure_cpu_waiting_seconds_total " + v + "\n"
+	}
+	b := body("100", "50", "1000", "5", "0", "1000")
+	prev := mustParse(t, b+waiting("10"), t0)
+	name := result.HostName("n", result.HostCPUPressure)
+	for _, c := range []struct {
+		total string
+		want  float64
+	}{{"11.5", 0.75}, {"13", 1}, {"10", 0}} {
+		f := Between("n", prev, mustParse(t, b+waiting(c.total), t0.Add(2*time.Second)))
+		if got, ok := f.Values[name]; !ok || abs(got-c.want) > 1e-9 {
+			t.Errorf("waiting 10 -> %s over 2 s: %v (present %v, %q), want %v", c.total, got, ok, f.Absent[name], c.want)
+		}
+	}
+	f := Between("n", mustParse(t, b, t0), mustParse(t, b+waiting("11"), t0.Add(time.Second)))
+	if _, ok := f.Values[name]; ok || !strings.Contains(f.Absent[name], "no PSI") {
+		t.Errorf("pressure made of one reading: %v / %q", f.Values[name], f.Absent[name])
 	}
 }
 

@@ -32,6 +32,12 @@ const (
 	metricDiskIOTime      = "node_disk_io_time_seconds_total"
 	metricDiskWeightedIOT = "node_disk_io_time_weighted_seconds_total"
 
+	// metricCPUWaiting is CPU pressure (PSI's cpu "some" total, the pressure collector):
+	// seconds in which some runnable task waited for a CPU. Unlike node_procs_running, an
+	// instant at the scrape that counts the exporter's own threads, a counter over the
+	// whole interval. Absent on kernels without PSI.
+	metricCPUWaiting = "node_pressure_cpu_waiting_seconds_total"
+
 	metricNetRxBytes = "node_network_receive_bytes_total"
 	metricNetTxBytes = "node_network_transmit_bytes_total"
 	metricNetRxErrs  = "node_network_receive_errs_total"
@@ -42,7 +48,7 @@ const (
 
 // Metrics are the node_exporter series a Reading uses: a Prometheus server is asked for
 // these only.
-var Metrics = []string{metricCPU, metricProcsRunning, metricMemTotal, metricMemAvailable, metricMemCached, metricTime, metricBootTime, metricUname,
+var Metrics = []string{metricCPU, metricProcsRunning, metricCPUWaiting, metricMemTotal, metricMemAvailable, metricMemCached, metricTime, metricBootTime, metricUname,
 	metricDiskReads, metricDiskWrites, metricDiskReadBytes, metricDiskWriteBytes, metricDiskReadTime, metricDiskWriteTime,
 	metricDiskIOTime, metricDiskWeightedIOT,
 	metricNetRxBytes, metricNetTxBytes, metricNetRxErrs, metricNetTxErrs, metricNetRxDrop, metricNetTxDrop}
@@ -64,6 +70,8 @@ type Reading struct {
 	// Gauges are node_procs_running, node_boot_time_seconds and the node_memory_* series,
 	// by metric name.
 	Gauges map[string]float64
+	// CPUWaiting is node_pressure_cpu_waiting_seconds_total; nil when not reported.
+	CPUWaiting *float64
 	// Disks are each device's node_disk_* counters, by device, then metric name.
 	Disks map[string]map[string]float64
 	// Nodename and Machine are node_uname_info's labels of those names (the kernel's
@@ -100,6 +108,8 @@ func (r *Reading) add(m model.Metric, v float64) {
 		r.Gauges[name] = v
 	case metricTime:
 		r.nodeTime = &v
+	case metricCPUWaiting:
+		r.CPUWaiting = &v
 	case metricUname:
 		r.Nodename, r.Machine = string(m["nodename"]), string(m["machine"])
 	case metricDiskReads, metricDiskWrites, metricDiskReadBytes, metricDiskWriteBytes, metricDiskReadTime,

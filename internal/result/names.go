@@ -254,11 +254,15 @@ const (
 // disk samplers' figures of this machine, per node. Device figures carry the device:
 // "host.<node>.disk.<device>.<figure>" (HostDiskName), with the Disk* figures.
 const (
-	HostCPUs         = "cpus"            // CPUs the host has
-	HostCPUBusy      = "cpu_busy"        // share of its CPU time not idle, iowait or steal (0..1)
-	HostCPUIOWait    = "cpu_iowait"      // share waiting for IO (0..1)
-	HostCPUSteal     = "cpu_steal"       // share stolen by the hypervisor (0..1)
-	HostRunQueue     = "run_queue"       // runnable tasks (procs_running)
+	HostCPUs      = "cpus"       // CPUs the host has
+	HostCPUBusy   = "cpu_busy"   // share of its CPU time not idle, iowait or steal (0..1)
+	HostCPUIOWait = "cpu_iowait" // share waiting for IO (0..1)
+	HostCPUSteal  = "cpu_steal"  // share stolen by the hypervisor (0..1)
+	HostRunQueue  = "run_queue"  // runnable tasks (procs_running)
+	// HostCPUPressure is the share of the interval in which some runnable task waited for
+	// a CPU (PSI, node_pressure_cpu_waiting_seconds_total; 0..1), as this machine's
+	// psi.cpu.some: over the whole interval, where the run queue is an instant at a scrape.
+	HostCPUPressure  = "cpu_pressure_some"
 	HostMemTotal     = "mem_total_bytes" // MemTotal
 	HostMemAvailable = "mem_available_bytes"
 	// HostMemPageCache is the whole host's page cache (node_memory_Cached): not

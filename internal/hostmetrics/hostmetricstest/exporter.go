@@ -28,7 +28,7 @@ const (
 
 // ExporterCollectors are the node_exporter collectors host figures read: the others are
 // switched off, so that a scrape costs what agbench's own needs cost.
-var ExporterCollectors = []string{"cpu", "stat", "meminfo", "diskstats", "netdev", "time", "uname"}
+var ExporterCollectors = []string{"cpu", "stat", "meminfo", "diskstats", "netdev", "pressure", "time", "uname"}
 
 // startWait bounds how long a started component may take to answer.
 const startWait = 30 * time.Second
