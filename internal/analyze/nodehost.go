@@ -21,7 +21,16 @@ import (
 const (
 	// HostRunQueuePerCPU is the run queue (runnable tasks, procs_running) per CPU from
 	// which a host busy at CPUSaturatedShare counts as short of CPU: tasks waited for one.
+	// It is the fallback where CPU pressure was not read: node_procs_running is an instant
+	// at each scrape, and at that instant the exporter's own collector threads run (several
+	// exporters of one machine at once on a --netns cluster), so it reads high (about twice
+	// /proc/stat's mean over a window, measured).
 	HostRunQueuePerCPU = 1.0
+	// HostCPUPressureShare is the share of a window in which some runnable task of the host
+	// waited for a CPU (PSI's cpu "some") from which a host busy at CPUSaturatedShare counts
+	// as short of CPU: tasks queued for a CPU for most of the window, not in a burst. A
+	// counter over the whole window, it is preferred to the run queue where it was read.
+	HostCPUPressureShare = 0.5
 	// HostIOWaitShare is the share of a host's CPU time in iowait that names its storage
 	// when no device figure of the host was read.
 	HostIOWaitShare = 0.30
@@ -41,10 +50,12 @@ type NodeHost struct {
 	Missing map[string]string `json:"missing,omitempty"`
 	CPUs    *float64          `json:"cpus,omitempty"`
 	// CPUBusy, IOWait and Steal are shares (0..1) of the host's CPU time.
-	CPUBusy      *float64 `json:"cpu_busy,omitempty"`
-	IOWait       *float64 `json:"cpu_iowait,omitempty"`
-	Steal        *float64 `json:"cpu_steal,omitempty"`
-	RunQueue     *float64 `json:"run_queue,omitempty"`
+	CPUBusy  *float64 `json:"cpu_busy,omitempty"`
+	IOWait   *float64 `json:"cpu_iowait,omitempty"`
+	Steal    *float64 `json:"cpu_steal,omitempty"`
+	RunQueue *float64 `json:"run_queue,omitempty"`
+	// CPUPressure is the share of the window some runnable task waited for a CPU (PSI).
+	CPUPressure  *float64 `json:"cpu_pressure_some,omitempty"`
 	MemTotal     *float64 `json:"mem_total_bytes,omitempty"`
 	MemAvailable *float64 `json:"mem_available_bytes,omitempty"`
 	PageCache    *float64 `json:"page_cache_bytes,omitempty"`
@@ -113,7 +124,7 @@ type nodeHostFigure struct {
 
 func (h *NodeHost) figures() []nodeHostFigure {
 	return []nodeHostFigure{{result.HostCPUs, &h.CPUs}, {result.HostCPUBusy, &h.CPUBusy}, {result.HostCPUIOWait, &h.IOWait},
-		{result.HostCPUSteal, &h.Steal}, {result.HostRunQueue, &h.RunQueue}, {result.HostMemTotal, &h.MemTotal},
+		{result.HostCPUSteal, &h.Steal}, {result.HostRunQueue, &h.RunQueue}, {result.HostCPUPressure, &h.CPUPressure}, {result.HostMemTotal, &h.MemTotal},
 		{result.HostMemAvailable, &h.MemAvailable}, {result.HostMemPageCache, &h.PageCache}, {result.HostNetRxBPS, &h.NetRxBPS},
 		{result.HostNetTxBPS, &h.NetTxBPS}, {result.HostNetErrors, &h.NetErrors}, {result.HostBootTime, &h.BootTime}}
 }
@@ -121,7 +132,7 @@ func (h *NodeHost) figures() []nodeHostFigure {
 // exporterFigures are the figures only a node_exporter gives: a node with one of them (or
 // a device's) was read from its host's exporter.
 var exporterFigures = map[string]bool{result.HostCPUs: true, result.HostCPUBusy: true, result.HostCPUIOWait: true,
-	result.HostCPUSteal: true, result.HostRunQueue: true, result.HostMemTotal: true, result.HostMemAvailable: true,
+	result.HostCPUSteal: true, result.HostRunQueue: true, result.HostCPUPressure: true, result.HostMemTotal: true, result.HostMemAvailable: true,
 	result.HostMemPageCache: true, result.HostNetRxBPS: true, result.HostNetTxBPS: true, result.HostNetErrors: true,
 	result.HostScrapeOffsetS: true, result.HostBootTime: true}
 

@@ -101,7 +101,7 @@ func TestWhatSaturatedNamesARemoteHostsCPU(t *testing.T) {
 		return f
 	}
 	a := analyseHosts(t, remoteHostsResult(t, hot, noSources))
-	if a.Saturated.Resource != ResHost || !strings.Contains(a.Saturated.Sentence, "the primary's host (pg1) CPU was 97% busy, run queue 5.1 on 2 CPUs (30% busy, run queue 0.6 at 1 VU)") {
+	if a.Saturated.Resource != ResHost || !strings.Contains(a.Saturated.Sentence, "the primary's host (pg1) CPU was 97% busy, run queue 5.1 on 2 CPUs (sampled at scrapes, the exporter's own threads counted; CPU pressure not read: not recorded in this result) (30% busy, run queue 0.6 at 1 VU)") {
 		t.Fatalf("%+v", a.Saturated)
 	}
 	if v, ok := verdictOf(a.Verdicts, VSteal); ok {
@@ -122,6 +122,36 @@ func TestWhatSaturatedNamesARemoteHostsCPU(t *testing.T) {
 	}
 	if a = analyseHosts(t, remoteHostsResult(t, busyNoQueue, noSources)); a.Saturated.Resource == ResHost {
 		t.Fatalf("run queue 1.2 on 2 CPUs: %+v", a.Saturated)
+	}
+}
+
+// Where the host's CPU pressure was read it decides "short of CPU", not the run queue (an
+// instant at the scrape, the exporter's own threads counted): a high run queue with little
+// waiting is not short, a low one with tasks waiting most of the window is, and the
+// sentence says which figure it used.
+func TestRemoteHostsCPUJudgedByPressure(t *testing.T) {
+	figs := func(pressure, runQueue float64) func(Step) hostFigures {
+		return func(s Step) hostFigures {
+			f := both(quietHost("pg1"), quietHost("pg2"))
+			f[result.HostName("pg1", result.HostCPUPressure)] = 0.05
+			if s.Load >= 8 {
+				f[result.HostName("pg1", result.HostCPUBusy)] = 0.97
+				f[result.HostName("pg1", result.HostCPUPressure)] = pressure
+				f[result.HostName("pg1", result.HostRunQueue)] = runQueue
+			}
+			return f
+		}
+	}
+	if a := analyseHosts(t, remoteHostsResult(t, figs(HostCPUPressureShare-0.1, 9), noSources)); a.Saturated.Resource == ResHost {
+		t.Errorf("run queue 9 on 2 CPUs but waiting %v of the time: %+v", HostCPUPressureShare-0.1, a.Saturated)
+	}
+	a := analyseHosts(t, remoteHostsResult(t, figs(0.8, 0.6), noSources))
+	want := "the primary's host (pg1) CPU was 97% busy, some task waiting for a CPU 80% of the time (CPU pressure) (30% busy, some task waiting 5% at 1 VU)"
+	if a.Saturated.Resource != ResHost || !strings.Contains(a.Saturated.Sentence, want) {
+		t.Fatalf("%+v, want %q", a.Saturated, want)
+	}
+	if strings.Contains(a.Saturated.Sentence, "run queue") {
+		t.Errorf("the run queue said beside the pressure that judged it: %s", a.Saturated.Sentence)
 	}
 }
 
@@ -183,7 +213,7 @@ func TestAbsentHostIsNotJudged(t *testing.T) {
 		return &result.HostsStep{Nodes: map[string]result.HostSource{"pg1": {Scrapes: 12, Missing: map[string]string{result.HostRunQueue: "node_procs_running not exported"}}}}
 	}
 	a = analyseHosts(t, remoteHostsResult(t, noQueue, missing))
-	if !strings.Contains(a.Saturated.Sentence, "the primary's host (pg1) CPU was 96% busy (its run queue not read: node_procs_running not exported)") {
+	if !strings.Contains(a.Saturated.Sentence, "the primary's host (pg1) CPU was 96% busy (its CPU pressure not read: not recorded in this result; its run queue not read: node_procs_running not exported)") {
 		t.Fatalf("%+v", a.Saturated)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/agbench/agbench/internal/result"
 )
 
 // nodeHostHit is one node's host found short of one resource, with how far (for ranking).
@@ -56,18 +58,13 @@ func hostCPUSaturated(h, base NodeHost, at string) (nodeHostHit, bool) {
 	if !hostCPUShort(h) {
 		return nodeHostHit{}, false
 	}
-	msg := fmt.Sprintf("%s CPU was %s busy", h.Label(), pct(*h.CPUBusy))
-	switch {
-	case h.RunQueue != nil && h.CPUs != nil:
-		msg += fmt.Sprintf(", run queue %.1f on %s CPUs", *h.RunQueue, fmtNum(*h.CPUs))
-	case h.RunQueue != nil:
-		msg += fmt.Sprintf(", run queue %.1f (its CPUs not read: %s)", *h.RunQueue, h.Why("cpus"))
-	default:
-		msg += fmt.Sprintf(" (its run queue not read: %s)", h.Why("run_queue"))
-	}
+	msg := fmt.Sprintf("%s CPU was %s busy", h.Label(), pct(*h.CPUBusy)) + cpuWaitWords(h)
 	if base.CPUBusy != nil && at != "" {
 		was := pct(*base.CPUBusy) + " busy"
-		if base.RunQueue != nil {
+		switch {
+		case h.CPUPressure != nil && base.CPUPressure != nil:
+			was += ", some task waiting " + pct(*base.CPUPressure)
+		case h.CPUPressure == nil && base.RunQueue != nil:
 			was += fmt.Sprintf(", run queue %.1f", *base.RunQueue)
 		}
 		msg += atBase(was, at)
@@ -78,11 +75,32 @@ func hostCPUSaturated(h, base NodeHost, at string) (nodeHostHit, bool) {
 	return nodeHostHit{score: *h.CPUBusy, msg: msg}, true
 }
 
-// hostCPUShort tells a host short of CPU: busy at CPUSaturatedShare, and its run queue at
-// HostRunQueuePerCPU per CPU when both were read (busy alone otherwise, as this machine's).
+// cpuWaitWords says what tells the host short of CPU (hostCPUShort): its CPU pressure where
+// read, else its run queue, said to be sampled at scrapes with the exporter's own threads.
+func cpuWaitWords(h NodeHost) string {
+	if h.CPUPressure != nil {
+		return fmt.Sprintf(", some task waiting for a CPU %s of the time (CPU pressure)", pct(*h.CPUPressure))
+	}
+	const sampled = "sampled at scrapes, the exporter's own threads counted; CPU pressure not read: "
+	switch {
+	case h.RunQueue != nil && h.CPUs != nil:
+		return fmt.Sprintf(", run queue %.1f on %s CPUs (%s%s)", *h.RunQueue, fmtNum(*h.CPUs), sampled, h.Why(result.HostCPUPressure))
+	case h.RunQueue != nil:
+		return fmt.Sprintf(", run queue %.1f (%s%s; its CPUs not read: %s)", *h.RunQueue, sampled, h.Why(result.HostCPUPressure), h.Why("cpus"))
+	}
+	return fmt.Sprintf(" (its CPU pressure not read: %s; its run queue not read: %s)", h.Why(result.HostCPUPressure), h.Why(result.HostRunQueue))
+}
+
+// hostCPUShort tells a host short of CPU: busy at CPUSaturatedShare, and some task waiting
+// for a CPU HostCPUPressureShare of the time where its CPU pressure was read; else its run
+// queue at HostRunQueuePerCPU per CPU when both were read (busy alone otherwise, as this
+// machine's).
 func hostCPUShort(h NodeHost) bool {
 	if h.CPUBusy == nil || *h.CPUBusy < CPUSaturatedShare {
 		return false
+	}
+	if h.CPUPressure != nil {
+		return *h.CPUPressure >= HostCPUPressureShare
 	}
 	return h.RunQueue == nil || h.CPUs == nil || *h.RunQueue >= HostRunQueuePerCPU**h.CPUs
 }

@@ -146,7 +146,8 @@ func machinesOf(hs []NodeHost) []machine {
 // machineWide are the figures an exporter reads of its whole machine, by their names after
 // "host.<node>.": the same whichever node's exporter read them.
 var machineWide = map[string]bool{result.HostCPUs: true, result.HostCPUBusy: true, result.HostCPUIOWait: true, result.HostCPUSteal: true,
-	result.HostRunQueue: true, result.HostMemTotal: true, result.HostMemAvailable: true, result.HostMemPageCache: true, result.HostBootTime: true}
+	result.HostRunQueue: true, result.HostCPUPressure: true, result.HostMemTotal: true, result.HostMemAvailable: true, result.HostMemPageCache: true,
+	result.HostBootTime: true}
 
 // merged are the machine-wide figures of these hosts (the machine's nodes', in one window):
 // each from the first host that read it, labelled as the machine when it carries more than

@@ -30,7 +30,7 @@ func bootedAt(boot1, boot2 float64, hot bool) func(Step) hostFigures {
 // alike) are the machine's too.
 func TestOneMachineUnderSeveralExportersIsNamedOnce(t *testing.T) {
 	a := analyseHosts(t, remoteHostsResult(t, bootedAt(1795842929, 1795842929, true), noSources))
-	want := "the host of pg1 and pg2 (one machine: boot 2026-11-28 05:15:29 UTC) CPU was 97% busy, run queue 5.1 on 2 CPUs (30% busy, run queue 0.6 at 1 VU)"
+	want := "the host of pg1 and pg2 (one machine: boot 2026-11-28 05:15:29 UTC) CPU was 97% busy, run queue 5.1 on 2 CPUs (sampled at scrapes, the exporter's own threads counted; CPU pressure not read: not recorded in this result) (30% busy, run queue 0.6 at 1 VU)"
 	if a.Saturated.Resource != ResHost || !strings.Contains(a.Saturated.Sentence, want) || strings.Count(a.Saturated.Sentence, "CPU was") != 1 ||
 		strings.Contains(a.Saturated.Sentence, "standby's host") {
 		t.Fatalf("%+v", a.Saturated)
@@ -149,7 +149,7 @@ func TestMachineCPUBesideANodesBudget(t *testing.T) {
 		}
 	}
 	a := analyseHosts(t, r)
-	want := "CPU was 97% busy, run queue 5.1 on 2 CPUs (30% busy, run queue 0.6 at 1 VU); that is the machine's CPU, not a budget's: by its control group pg1 used 50% of its 0.6 cores"
+	want := "CPU was 97% busy, run queue 5.1 on 2 CPUs (sampled at scrapes, the exporter's own threads counted; CPU pressure not read: not recorded in this result) (30% busy, run queue 0.6 at 1 VU); that is the machine's CPU, not a budget's: by its control group pg1 used 50% of its 0.6 cores"
 	if a.Saturated.Resource != ResHost || !strings.Contains(a.Saturated.Sentence, want) {
 		t.Fatalf("%+v", a.Saturated)
 	}

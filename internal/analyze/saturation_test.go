@@ -164,7 +164,7 @@ func TestWhatSaturatedOneStepComparesNothing(t *testing.T) {
 		want string
 	}{
 		{"node host", Evidence{Load: 2, NodeHosts: []NodeHost{{Node: "primary", Role: "primary", CPUs: f(2), CPUBusy: f(1), RunQueue: f(50)}}},
-			"the primary's host CPU was 100% busy, run queue 50.0 on 2 CPUs."},
+			"the primary's host CPU was 100% busy, run queue 50.0 on 2 CPUs (sampled at scrapes, the exporter's own threads counted; CPU pressure not read: not recorded in this result)."},
 		{"load generator", Evidence{Load: 2, CPUBusy: 0.99, LoadGenShare: 0.6, LoadGenCores: 1.2, Waits: Waits{CPU: 3, Client: 5}}, "using 1.2 cores (60% of the machine)."},
 		{"log", Evidence{Load: 2, Waits: Waits{CPU: 3, Log: 10}, Device: Device{Name: "vda", AwaitMs: 4, Queue: 6}}, "were 77% of sampled sessions, device vda await 4.00 ms and queue 6.0."},
 		// Busy at the one load it ran is no sign of other work: that load may be what made it busy.
