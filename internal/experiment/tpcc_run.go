@@ -279,10 +279,6 @@ func (s *TPCCRun) load(home string) (*Load, *tpcc.Workload, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// The VUs' sessions block in read(2) on their own threads, as stress's do: through Go's
-	// network poller every reply cost an epoll wait and a hand-off between threads (make
-	// bench-tpcc: the driver's CPU per transaction 1.5-1.7x as much).
-	target.Blocking(primary)
 	if s.readIntent() && len(tgt.Standbys) == 0 && tgt.Listener == "" {
 		return nil, nil, agerr.BadInputf("--read-intent: needs a standby or a listener (--cluster with standbys, --standby or --listener)")
 	}

@@ -26,7 +26,7 @@ func ConnectTraced(ctx context.Context, cs, appName string, tracer pgx.QueryTrac
 	if appName != "" {
 		cfg.RuntimeParams["application_name"] = appName
 	}
-	Blocking(cfg)
+	cfg.DialFunc = dialBlocking
 	if tracer != nil {
 		cfg.Tracer = tracer
 	}
@@ -39,10 +39,6 @@ func ConnectTraced(ctx context.Context, cs, appName string, tracer pgx.QueryTrac
 	}
 	return c, nil
 }
-
-// Blocking makes cfg's sessions plain blocking sockets outside Go's network poller
-// (dialBlocking), for a virtual user's sessions, which make one round trip at a time.
-func Blocking(cfg *pgx.ConnConfig) { cfg.DialFunc = dialBlocking }
 
 // Landing is where a session landed.
 type Landing struct {
