@@ -406,3 +406,7 @@ func stalledFrom(st result.Step) float64 {
 
 // stepName names a step by its knobs ("threads=4 routing=on").
 func stepName(st result.Step) string { return st.Knobs() }
+
+// The hosts' readings at a window's close are taken at the close, not after the other
+// samplers' Stops.
+var _ runner.WindowCloser = (*sample.RemoteHostStep)(nil)

@@ -83,6 +83,15 @@ type Sampler interface {
 	Stop(ctx context.Context, step *result.Step) error
 }
 
+// WindowCloser is a Sampler whose reading at the window's close must be taken at the close:
+// CloseWindow is called for every such sampler at once as the window closes, before any
+// sampler's Stop, and its Stop then uses what it read. Stops run one after another, and
+// some take seconds (the database's statistics wait for idle backends to flush): a host
+// read after them was read 4 s after a 4 s window closed, on a busy machine.
+type WindowCloser interface {
+	CloseWindow(ctx context.Context, end time.Time)
+}
+
 // Progress is the state of a running step, given on every tick.
 type Progress struct {
 	Point Point
@@ -357,6 +366,17 @@ func (ex *execution) ended(st *result.Step) error {
 func (ex *execution) finish(ctx context.Context, st *result.Step, hooks workload.StepHooks) {
 	postCtx, cancelPost := context.WithTimeout(context.WithoutCancel(ctx), samplerStopTimeout)
 	defer cancelPost()
+	var closing sync.WaitGroup
+	for _, s := range ex.startedSamplers {
+		if c, ok := s.(WindowCloser); ok {
+			closing.Add(1)
+			go func() {
+				defer closing.Done()
+				c.CloseWindow(postCtx, st.Window.End)
+			}()
+		}
+	}
+	closing.Wait()
 	for _, s := range ex.startedSamplers {
 		if err := s.Stop(postCtx, st); err != nil {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("sampler: %v", err))

@@ -438,3 +438,43 @@ func TestSubmittedCountsTheQueue(t *testing.T) {
 		t.Fatalf("idle ops %+v: want 3 below %v", i, queued)
 	}
 }
+
+// stopSlowly's Stop takes its time, as the database sampler's waits for idle backends to
+// flush their statistics; closeAtClose notes when its CloseWindow ran and with what end.
+type stopSlowly struct{ took time.Duration }
+
+func (s *stopSlowly) Start(context.Context, *result.Step) error { return nil }
+func (s *stopSlowly) Stop(context.Context, *result.Step) error {
+	time.Sleep(s.took)
+	return nil
+}
+
+type closeAtClose struct {
+	closedAt, end, stoppedAt time.Time
+}
+
+func (s *closeAtClose) Start(context.Context, *result.Step) error { return nil }
+func (s *closeAtClose) CloseWindow(_ context.Context, end time.Time) {
+	s.closedAt, s.end = time.Now(), end
+}
+func (s *closeAtClose) Stop(context.Context, *result.Step) error {
+	s.stoppedAt = time.Now()
+	return nil
+}
+
+// A sampler that reads at the window's close does so before the other samplers' Stops,
+// however long those take, and is told the window's end; its Stop comes in its turn.
+func TestWindowClosersReadBeforeSlowStops(t *testing.T) {
+	l := &fakeLoad{do: func(context.Context, workload.VU, *workload.Op) error { time.Sleep(time.Millisecond); return nil }}
+	slow, closer := &stopSlowly{took: 300 * time.Millisecond}, &closeAtClose{}
+	st, err := runOne(t, context.Background(), l, StepSpec{VUs: 1, Duration: 100 * time.Millisecond}, slow, closer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if closer.closedAt.IsZero() || !closer.end.Equal(st.Window.End) {
+		t.Fatalf("CloseWindow ran at %v with end %v; the window ended %v", closer.closedAt, closer.end, st.Window.End)
+	}
+	if d := closer.stoppedAt.Sub(closer.closedAt); d < slow.took {
+		t.Fatalf("the closing reading came %v before the closer's Stop, want the slow Stop's %v at least: it waited for the others' Stops", d, slow.took)
+	}
+}

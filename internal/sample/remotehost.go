@@ -34,6 +34,7 @@ type RemoteHostStep struct {
 	start    time.Time
 	nodes    []*remoteNode
 	acc      map[string]*result.TimeSeries
+	closed   *closeReadings // taken by CloseWindow, used by Stop
 }
 
 // remoteNode is one node's readings of a window.
@@ -164,20 +165,36 @@ func (h *RemoteHostStep) took(n *remoteNode, r hostmetrics.Reading, err error) {
 	n.prev = &r
 }
 
-// Stop takes the readings at the window's close and writes the series, the window's
-// figures and the hosts section into the step.
-func (h *RemoteHostStep) Stop(ctx context.Context, st *result.Step) error {
-	if h.cancel == nil {
-		return errors.New("remote host sampler not started")
+// CloseWindow stops the reads between and takes the readings at the window's close, end
+// (now when zero), for Stop; it does nothing when the sampler is not running or has them.
+func (h *RemoteHostStep) CloseWindow(ctx context.Context, end time.Time) {
+	if h.cancel == nil || h.closed != nil {
+		return
 	}
 	h.cancel()
 	h.wg.Wait()
-	h.cancel = nil
-	end := st.Window.End
 	if end.IsZero() {
 		end = time.Now()
 	}
 	rs, errs := h.readClose(context.WithoutCancel(ctx), end)
+	h.closed = &closeReadings{rs: rs, errs: errs}
+}
+
+// closeReadings are the readings CloseWindow took at the window's close.
+type closeReadings struct {
+	rs   []hostmetrics.Reading
+	errs []error
+}
+
+// Stop takes the readings at the window's close, unless CloseWindow took them as it
+// closed, and writes the series, the window's figures and the hosts section into the step.
+func (h *RemoteHostStep) Stop(ctx context.Context, st *result.Step) error {
+	if h.cancel == nil {
+		return errors.New("remote host sampler not started")
+	}
+	h.CloseWindow(ctx, st.Window.End)
+	rs, errs := h.closed.rs, h.closed.errs
+	h.cancel, h.closed = nil, nil
 	if st.Series == nil {
 		st.Series = map[string]result.TimeSeries{}
 	}
