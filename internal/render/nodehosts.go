@@ -15,7 +15,7 @@ import (
 
 // NodeHostColumns head the nodes' hosts table (after the step's variant and load): each
 // node's own host as its node_exporter saw it over the step's window.
-var NodeHostColumns = []string{"node", "CPU busy", "iowait", "steal", "run queue", "CPUs", "mem available", "device", "IOPS", "util", "net rx MB/s", "net tx MB/s", "net err/s"}
+var NodeHostColumns = []string{"node", "CPU busy", "iowait", "steal", "CPU waiting", "run queue at scrape", "CPUs", "mem available", "device", "IOPS", "util", "net rx MB/s", "net tx MB/s", "net err/s"}
 
 // HostCell is one cell of the nodes' hosts table: its text ("–" when the figure was not
 // read) and the number behind it (nil when absent, or not a number).
@@ -55,6 +55,11 @@ func NodeHostRows(steps []result.Step) ([]NodeHostRow, error) {
 	return out, nil
 }
 
+// RunQueueNote says, under a table that shows an exporter's run queue, what it is and what
+// the CPU waiting beside it is: the exporter's own threads run at the instant of its scrape.
+const RunQueueNote = "run queue at scrape: node_procs_running at the instant of each scrape, the exporter's own threads among them; " +
+	"CPU waiting: the share of the window some task waited for a CPU (PSI), what tells a host short of CPU where it was read"
+
 // nodeHostCells are a host's figures as the table shows them, in NodeHostColumns' order.
 func nodeHostCells(h analyze.NodeHost) []HostCell {
 	name := h.Node
@@ -67,7 +72,7 @@ func nodeHostCells(h analyze.NodeHost) []HostCell {
 	mbps := func(p *float64) HostCell {
 		return optCell(p, func(v float64) string { return fmt.Sprintf("%.2f", v/1e6) }, 1e-6)
 	}
-	cells := []HostCell{{Text: name}, share(h.CPUBusy), share(h.IOWait), share(h.Steal),
+	cells := []HostCell{{Text: name}, share(h.CPUBusy), share(h.IOWait), share(h.Steal), share(h.CPUPressure),
 		optCell(h.RunQueue, func(v float64) string { return fmt.Sprintf("%.1f", v) }, 1),
 		optCell(h.CPUs, func(v float64) string { return fmt.Sprintf("%g", v) }, 1),
 		optCell(h.MemAvailable, func(v float64) string { return units.FormatBytes(int64(v)) }, 1)}
@@ -93,7 +98,7 @@ func optCell(p *float64, text func(float64) string, scale float64) HostCell {
 // nodeHostFigures are the figures a row shows, by their names after "host.<node>.", with
 // the words a note names them by.
 var nodeHostFigures = []struct{ name, words string }{
-	{result.HostCPUBusy, "CPU busy"}, {result.HostCPUIOWait, "iowait"}, {result.HostCPUSteal, "steal"},
+	{result.HostCPUBusy, "CPU busy"}, {result.HostCPUIOWait, "iowait"}, {result.HostCPUSteal, "steal"}, {result.HostCPUPressure, "CPU waiting"},
 	{result.HostRunQueue, "run queue"}, {result.HostCPUs, "CPUs"}, {result.HostMemAvailable, "memory available"},
 	{result.HostNetRxBPS, "network received"}, {result.HostNetTxBPS, "network sent"}, {result.HostNetErrors, "network errors"},
 }
@@ -160,6 +165,9 @@ func NodeHostsBy(w io.Writer, steps []result.Step, head string, key func(*result
 	tw.Row(cols...)
 	var notes []string
 	for _, row := range rows {
+		if row.Host.RunQueue != nil && !slices.Contains(notes, RunQueueNote) {
+			notes = append(notes, RunQueueNote)
+		}
 		cells := []string{key(row.Step)}
 		if variants {
 			cells = append([]string{row.Step.Variant}, cells...)

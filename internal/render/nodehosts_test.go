@@ -18,6 +18,7 @@ func hostStep(t *testing.T, vus int, busy float64) result.Step {
 	for name, v := range map[string]float64{
 		result.HostName("pg1", result.HostCPUs): 2, result.HostName("pg1", result.HostCPUBusy): busy,
 		result.HostName("pg1", result.HostCPUIOWait): 0.02, result.HostName("pg1", result.HostCPUSteal): 0,
+		result.HostName("pg1", result.HostCPUPressure):  0.6,
 		result.HostName("pg1", result.HostMemAvailable): 3 << 30, result.HostName("pg1", result.HostNetRxBPS): 1.5e6,
 		result.HostName("pg1", result.HostNetTxBPS): 2e6, result.HostName("pg1", result.HostNetErrors): 0,
 		result.HostDiskName("pg1", "vdb", result.DiskIOPS): 1200, result.HostDiskName("pg1", "vdb", result.DiskUtil): 0.93,
@@ -45,9 +46,9 @@ func TestNodeHostsTable(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"nodes' hosts (their node_exporters), per step:",
-		"threads  node           CPU busy  iowait  steal  run queue  CPUs  mem available  device  IOPS  util  net rx MB/s  net tx MB/s  net err/s",
-		"8        pg1 (primary)  97%       2%      0%     –          2     3.0 GiB        vdb     1200  93%   1.50         2.00         0.0",
-		"8        pg2            –         –       –      –          –     –              –       –     –     –            –            –",
+		"threads  node           CPU busy  iowait  steal  CPU waiting  run queue at scrape  CPUs  mem available  device  IOPS  util  net rx MB/s  net tx MB/s  net err/s",
+		"8        pg1 (primary)  97%       2%      0%     60%          –                    2     3.0 GiB        vdb     1200  93%   1.50         2.00         0.0",
+		"8        pg2            –         –       –      –            –                    –     –              –       –     –     –            –            –",
 		"– the primary's host (pg1): run queue: the exporter did not report node_procs_running\n",
 		"– pg2's host: connection refused\n",
 	} {
@@ -57,6 +58,22 @@ func TestNodeHostsTable(t *testing.T) {
 	}
 	if strings.Count(out, "– pg2's host") != 1 {
 		t.Errorf("a reason said once per host, not per step:\n%s", out)
+	}
+	// No run queue shown, nothing said of it; one shown, what it counts said once.
+	if strings.Contains(out, RunQueueNote) {
+		t.Errorf("the run queue explained where none was shown:\n%s", out)
+	}
+	queued := []result.Step{hostStep(t, 1, 0.3), hostStep(t, 8, 0.97)}
+	for i := range queued {
+		queued[i].Series[result.HostName("pg1", result.HostRunQueue)] = result.TimeSeries{Start: queued[i].Window.Start, T: []float64{1, 2}, V: []float64{3, 3}}
+		if err := queued[i].SetExtra(result.ExtraHosts, result.HostsStep{Nodes: map[string]result.HostSource{"pg1": {Source: "http://10.0.0.5:9100/metrics", Scrapes: 11}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Reset()
+	NodeHosts(&b, queued, "threads")
+	if strings.Count(b.String(), "– "+RunQueueNote+"\n") != 1 {
+		t.Errorf("the run queue shown, not explained once:\n%s", b.String())
 	}
 	// Steps without a node's host figures print nothing.
 	b.Reset()
