@@ -36,10 +36,12 @@ const kernelMargin = 0.05
 // kernelEvery is how often the test reads /proc/stat.
 const kernelEvery = 50 * time.Millisecond
 
-// kernelReading is /proc/stat at one moment.
+// kernelReading is /proc/stat and /proc/pressure/cpu at one moment (psi false: no PSI).
 type kernelReading struct {
 	at   time.Time
 	stat proc.CPUStat
+	some uint64 // cpu pressure's "some" total, µs
+	psi  bool
 }
 
 // kernelCPU reads /proc/stat every kernelEvery until stopped.
@@ -61,8 +63,9 @@ func watchKernelCPU(t *testing.T) *kernelCPU {
 		defer tick.Stop()
 		for {
 			if s, err := proc.Host.CPUStat(); err == nil {
+				p, perr := proc.Host.Pressure("cpu")
 				k.mu.Lock()
-				k.readings = append(k.readings, kernelReading{time.Now(), s})
+				k.readings = append(k.readings, kernelReading{time.Now(), s, p.Some, perr == nil})
 				k.mu.Unlock()
 			}
 			select {
@@ -83,8 +86,9 @@ func (k *kernelCPU) Stop() {
 
 // over is the machine's CPU busy share (all but idle, iowait and steal, as node_exporter's
 // modes make it) between the first read at or after the window's start and the last at or
-// before its end, the mean procs_running of the reads between, and the machine's CPUs.
-func (k *kernelCPU) over(w result.Window) (busy, running float64, cpus int, err error) {
+// before its end, the mean procs_running of the reads between, the share of that time some
+// task waited for a CPU (-1 without PSI), and the machine's CPUs.
+func (k *kernelCPU) over(w result.Window) (busy, running, pressure float64, cpus int, err error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	var in []kernelReading
@@ -94,18 +98,23 @@ func (k *kernelCPU) over(w result.Window) (busy, running float64, cpus int, err 
 		}
 	}
 	if len(in) < 2 {
-		return 0, 0, 0, fmt.Errorf("%d reads of /proc/stat inside the window %v", len(in), w)
+		return 0, 0, 0, 0, fmt.Errorf("%d reads of /proc/stat inside the window %v", len(in), w)
 	}
-	a, b := in[0].stat.All, in[len(in)-1].stat.All
+	first, last := in[0], in[len(in)-1]
+	a, b := first.stat.All, last.stat.All
 	total := float64(b.Total() - a.Total())
 	if total <= 0 {
-		return 0, 0, 0, fmt.Errorf("/proc/stat's CPU counters did not move over the window %v", w)
+		return 0, 0, 0, 0, fmt.Errorf("/proc/stat's CPU counters did not move over the window %v", w)
+	}
+	pressure = -1
+	if first.psi && last.psi {
+		pressure = min(1, float64(last.some-first.some)/float64(last.at.Sub(first.at).Microseconds()))
 	}
 	busy = 1 - float64((b.Idle-a.Idle)+(b.IOWait-a.IOWait)+(b.Steal-a.Steal))/total
 	for _, r := range in {
 		running += float64(r.stat.Running) / float64(len(in))
 	}
-	return busy, running, len(in[0].stat.CPUs), nil
+	return busy, running, pressure, len(in[0].stat.CPUs), nil
 }
 
 // burnCPUs starts a busy loop per CPU of the machine, in a control group of the test's own
@@ -144,8 +153,10 @@ func burnCPUs(t *testing.T, cpus int) func() {
 // what saturated names the machine's CPU at the second step (the busy loops make the
 // kernel say it is saturated there, so that side is always exercised), and says it was
 // "short of CPU already" at the first step where the kernel says that step was busy at
-// CPUSaturatedShare + kernelMargin with a run queue of 1.5 tasks per CPU, and not where the
-// kernel says it was busy at most CPUSaturatedShare − kernelMargin; between the two, the
+// CPUSaturatedShare + kernelMargin with some task waiting for a CPU HostCPUPressureShare +
+// kernelMargin of the time (/proc/pressure/cpu; without PSI, a run queue of 1.5 tasks per
+// CPU), and not where the kernel says it was busy at most CPUSaturatedShare − kernelMargin
+// or had tasks waiting at most HostCPUPressureShare − kernelMargin of the time; between the two, the
 // windows' few hundred milliseconds apart could tip it either way, and nothing is asserted.
 // The sentence names the one machine once, with its three nodes.
 //
@@ -232,19 +243,26 @@ func checkMachineCPU(t *testing.T, r *result.Result, va analyze.VariantAnalysis,
 	}
 	short := make([]string, 2) // what the kernel says of each step: "yes", "no" or "" (the band)
 	for i, st := range r.Steps {
-		busy, running, cpus, err := kernel.over(st.Window)
+		busy, running, pressure, cpus, err := kernel.over(st.Window)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e := va.Input.Evidence[i]
 		for _, h := range e.NodeHosts {
-			t.Logf("step %d (%d threads, %.1f/s) %s: exporter CPU busy %s, run queue %s; /proc/stat busy %.3f, procs_running %.1f on %d CPUs; agbench's own /proc sampler %.3f",
-				i+1, st.VUs, throughput(va, st.VUs), h.Node, fig(h.CPUBusy), fig(h.RunQueue), busy, running, cpus, e.CPUBusy)
+			t.Logf("step %d (%d threads, %.1f/s) %s: exporter CPU busy %s, run queue %s, CPU pressure %s; /proc/stat busy %.3f, procs_running %.1f on %d CPUs, /proc/pressure/cpu some %.3f; agbench's own /proc sampler %.3f",
+				i+1, st.VUs, throughput(va, st.VUs), h.Node, fig(h.CPUBusy), fig(h.RunQueue), fig(h.CPUPressure), busy, running, cpus, pressure, e.CPUBusy)
+		}
+		// Short of CPU, as the analysis judges a host: busy, and tasks waiting for a CPU by
+		// its pressure where the kernel has PSI (as the exporters then read it), else by
+		// the run queue; each with a margin on both sides.
+		waited, spare := pressure >= analyze.HostCPUPressureShare+kernelMargin, pressure >= 0 && pressure <= analyze.HostCPUPressureShare-kernelMargin
+		if pressure < 0 {
+			waited = running >= 1.5*float64(cpus)*analyze.HostRunQueuePerCPU
 		}
 		switch {
-		case busy >= analyze.CPUSaturatedShare+kernelMargin && running >= 1.5*float64(cpus)*analyze.HostRunQueuePerCPU:
+		case busy >= analyze.CPUSaturatedShare+kernelMargin && waited:
 			short[i] = "yes"
-		case busy <= analyze.CPUSaturatedShare-kernelMargin:
+		case busy <= analyze.CPUSaturatedShare-kernelMargin || spare:
 			short[i] = "no"
 		}
 	}
