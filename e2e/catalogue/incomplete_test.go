@@ -13,7 +13,7 @@ func init() {
 	run := func(t *testing.T, env *catEnv, query string) (int, string, string) {
 		res := env.Results(t)
 		code, out := env.Run(t, "stress", "--cluster", env.Cluster(t).Name, "--query", query,
-			"--param-range", "1:100", "--threads", "1", "--rate", "500", "--duration", "2s", "--results", res)
+			"--param-range", "1:100", "--threads", "1", "--rate", "500", "--iterations", "300", "--results", res)
 		return code, out, res
 	}
 	addCase(catalogueCase{
