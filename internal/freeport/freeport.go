@@ -67,12 +67,27 @@ var (
 	reserved   []*os.File
 )
 
+// portsDir is the folder of the ports' lock files: in /tmp itself, not in $TMPDIR, which
+// differs between runs side by side (each clean-clone test run has its own); they then
+// did not see each other's ports, and a server of one lost its port to the other's.
+// os.TempDir() is used only where /tmp cannot be written.
+func portsDir() (string, error) {
+	for _, root := range []string{"/tmp", os.TempDir()} {
+		dir := filepath.Join(root, "agbench-test-ports")
+		if err := os.MkdirAll(dir, 0o777); err == nil {
+			return dir, nil
+		}
+	}
+	return "", fmt.Errorf("no folder for the ports' lock files")
+}
+
 // reserve takes port p for this process: an exclusive lock on a file named after it in a
-// folder that every agbench process on the machine shares. It fails when another process
-// (or this one) holds it. Where the folder cannot be written, the listen check alone decides.
+// folder that every agbench process on the machine shares (portsDir). It fails when another
+// process (or this one) holds it. Where no folder can be written, the listen check alone
+// decides.
 func reserve(p int) (*os.File, bool) {
-	dir := filepath.Join(os.TempDir(), "agbench-test-ports")
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	dir, err := portsDir()
+	if err != nil {
 		return nil, true
 	}
 	_ = os.Chmod(dir, 0o1777) // tests run as root and as other users alike

@@ -28,3 +28,20 @@ func TestConsecutiveReserves(t *testing.T) {
 		}
 	}
 }
+
+// Runs side by side with TMPDIRs of their own (each clean-clone test run has one) share the
+// reservations: a port reserved under one TMPDIR cannot be reserved under another.
+func TestReservationsIgnoreTMPDIR(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	base, err := Consecutive(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	if f, ok := reserve(base); ok {
+		if f != nil {
+			f.Close()
+		}
+		t.Fatalf("port %d, reserved under one TMPDIR, was reserved again under another", base)
+	}
+}
