@@ -15,7 +15,7 @@ import (
 // A primary that answers, but whose login takes longer than a probe's second (each round
 // trip 400 ms through a link: a SCRAM login makes three or more), has not failed: the drill
 // waits for its first login and times the fault from when it stopped answering, the test's
-// own stop three seconds later. Before, the first probe round's login gave up after a
+// own stop three seconds later (from when the stop began). Before, the first probe round's login gave up after a
 // second and timed a failover from a primary that was still there.
 func TestObserveSlowLoginIsNoFault(t *testing.T) {
 	t.Parallel() // owns its cluster: it fails over
@@ -37,16 +37,18 @@ func TestObserveSlowLoginIsNoFault(t *testing.T) {
 		t.Fatal(err)
 	}
 	const after = 3 * time.Second
-	var stopped time.Time
+	var stopping time.Time
 	failedOver := make(chan error, 1)
 	hooks := &Hooks{BeforeFault: func(ctx context.Context, c *Cycle) error {
 		go func() {
 			time.Sleep(after)
+			// The server stops answering during its shutdown, before pg_ctl's wait for it
+			// returns: the stop is timed from its start.
+			stopping = time.Now()
 			if err := h.Stop(ctx, 0); err != nil {
 				failedOver <- err
 				return
 			}
-			stopped = time.Now()
 			failedOver <- h.Promote(ctx, 1)
 		}()
 		return nil
@@ -66,10 +68,10 @@ func TestObserveSlowLoginIsNoFault(t *testing.T) {
 	if gone >= 0 {
 		seen = dc.Events[gone].At
 	}
-	// The primary answered until it was stopped: it may be seen gone up to a probe round
+	// The primary answered until its stop began: it may be seen gone up to a probe round
 	// (a query's round trip and the poll) after that, never before.
-	if seen.Before(stopped) {
-		t.Fatalf("the primary was timed as gone %v before it was stopped (fault %q, events %+v)", stopped.Sub(seen), dc.FaultStart, dc.Events)
+	if seen.Before(stopping) {
+		t.Fatalf("the primary was timed as gone %v before its stop began (fault %q, events %+v)", stopping.Sub(seen), dc.FaultStart, dc.Events)
 	}
 	if dc.To != "new" || lostOf(dc) != 0 {
 		t.Fatalf("cycle %+v", dc)
