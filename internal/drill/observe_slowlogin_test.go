@@ -54,13 +54,7 @@ func TestObserveSlowLoginIsNoFault(t *testing.T) {
 		return nil
 	}}
 	// Before, no login within a second ever succeeded, and the new primary was never seen.
-	run, res, err := observe(t, e, Options{Hooks: hooks, Between: time.Second, ObserveWait: 2 * time.Minute})
-	if ferr := <-failedOver; ferr != nil {
-		t.Fatalf("the test's own failover: %v", ferr)
-	}
-	if err != nil {
-		t.Fatalf("drill: %v (%+v)", err, run)
-	}
+	_, res := observeWithFailover(t, e, Options{Hooks: hooks, Between: time.Second, ObserveWait: 2 * time.Minute}, failedOver)
 	dc := cycles(t, res)[0]
 	t.Logf("fault timed from %s", dc.FaultStart)
 	gone := slices.IndexFunc(dc.Events, func(ev result.DrillEvent) bool { return ev.Event == result.EventStoppedAnswering })

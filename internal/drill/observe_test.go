@@ -338,13 +338,7 @@ func TestObserveTimesTheFaultFromDegradedWrites(t *testing.T) {
 		}()
 		return nil
 	}}
-	run, res, err := observe(t, e, Options{Hooks: hooks, Between: 3 * time.Second})
-	if ferr := <-failedOver; ferr != nil {
-		t.Fatalf("the test's own failover: %v", ferr)
-	}
-	if err != nil {
-		t.Fatalf("drill: %v (%+v)", err, run)
-	}
+	run, res := observeWithFailover(t, e, Options{Hooks: hooks, Between: 3 * time.Second}, failedOver)
 	dc := cycles(t, res)[0]
 	t.Logf("fault timed from %s", dc.FaultStart)
 	t.Log(run.Verdict)
@@ -390,4 +384,18 @@ func waitSteadyWrites(ctx context.Context, c *Cycle) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// observeWithFailover runs observe while the test fails the cluster over by its own means,
+// which reports on failedOver, and fails the test when either went wrong.
+func observeWithFailover(t *testing.T, e *Endpoints, o Options, failedOver <-chan error) (*result.DrillRun, *result.Result) {
+	t.Helper()
+	run, res, err := observe(t, e, o)
+	if ferr := <-failedOver; ferr != nil {
+		t.Fatalf("the test's own failover: %v", ferr)
+	}
+	if err != nil {
+		t.Fatalf("drill: %v (%+v)", err, run)
+	}
+	return run, res
 }
