@@ -240,17 +240,13 @@ func (p *PG) Stop(ctx context.Context, st *result.Step) error {
 	for _, n := range p.nodes {
 		if n.err == nil && n.conn != nil {
 			if c, err := n.readCounters(last); err != nil {
-				n.err = err
+				n.err, n.errAt = err, time.Now()
 			} else {
 				n.record(c)
 			}
 		}
-		switch {
-		case n.err != nil && !n.errAt.IsZero():
-			errs = append(errs, fmt.Errorf("node %s: lost at %.1f s of the window (%w): its figures cover the window until then",
-				n.info.Name, n.errAt.Sub(p.started).Seconds(), n.err))
-		case n.err != nil:
-			errs = append(errs, fmt.Errorf("node %s: %w", n.info.Name, n.err))
+		if n.err != nil {
+			errs = append(errs, n.lost(p.started, end))
 		}
 		for k, s := range n.series {
 			st.Series[result.PGName(n.info.Name, k)] = *s
@@ -356,6 +352,26 @@ func connectNode(ctx context.Context, n PGNode) (*pgNode, error) {
 	node.procs, node.info.Remote, node.info.ServerCPUAbsent = locateServer(ctx, conn, "/proc")
 	node.info.Postmaster = node.procs.postmaster
 	return node, nil
+}
+
+// lost words why sampling the node ended early: when the query that failed ran, in seconds of
+// the window that opened at started, and until when its figures reach (its last good reading,
+// a second or so before: the loss itself lies between the two). A loss first seen by the
+// closing reading is said to be so, never dated at a moment the sampler did not see.
+func (n *pgNode) lost(started, end time.Time) error {
+	if n.errAt.IsZero() {
+		return fmt.Errorf("node %s: %w", n.info.Name, n.err)
+	}
+	cover := "it has no figures in the window"
+	if upTo := n.prev.at.Sub(started).Seconds(); upTo > 0 {
+		cover = fmt.Sprintf("its figures cover the window until %.1f s", upTo)
+	}
+	if n.errAt.Before(end) {
+		return fmt.Errorf("node %s: lost at %.1f s of the window (%w): %s",
+			n.info.Name, n.errAt.Sub(started).Seconds(), n.err, cover)
+	}
+	return fmt.Errorf("node %s: lost by the window's close at %.1f s (its closing reading failed: %w): %s",
+		n.info.Name, end.Sub(started).Seconds(), n.err, cover)
 }
 
 func (n *pgNode) reset(start time.Time) {
