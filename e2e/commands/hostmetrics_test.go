@@ -48,6 +48,12 @@ func TestStressReadsHostsFromExportersAndPrometheus(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "results")
 	stopped := hostmetricstest.StartExporter(t)
 	stopped.Stop()
+	// A hung exporter and a hung server accept the connection and answer nothing: each
+	// check is refused after its bound (5 s), not waited on.
+	frozen := hostmetricstest.StartExporter(t)
+	frozen.Freeze(t)
+	frozenProm := hostmetricstest.StartPrometheus(t, ex2.Addr)
+	frozenProm.Freeze(t)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -56,6 +62,8 @@ func TestStressReadsHostsFromExportersAndPrometheus(t *testing.T) {
 		{[]string{"--host-metrics", p + "=http://" + ex1.Addr + "/index.html"}, "--host-metrics " + p + "=http://" + ex1.Addr + "/index.html"},
 		{[]string{"--host-metrics", p + "=" + prom.URL + "/metrics"}, "not a node_exporter"},
 		{[]string{"--host-metrics", p + "=" + stopped.URL}, "connection refused"},
+		{[]string{"--host-metrics", p + "=" + frozen.URL}, "--host-metrics " + p + "=" + frozen.URL + ": " + frozen.URL + " did not answer within 5.0 s"},
+		{[]string{"--prometheus", frozenProm.URL, "--prometheus-instance", s + "=" + ex2.Addr}, "--prometheus: no answer from a Prometheus server's HTTP API: " + frozenProm.URL + " did not answer within 5.0 s"},
 		{[]string{"--prometheus", prom.URL, "--prometheus-instance", p + "=elsewhere:9100"}, "--prometheus-instance " + p + "=elsewhere:9100: "},
 		{[]string{"--prometheus", prom.URL, "--prometheus-instance", p + "=elsewhere:9100"}, "series have instance: " + ex2.Addr},
 		{[]string{"--prometheus", "http://" + ex1.Addr, "--prometheus-instance", p + "=x"}, "--prometheus http://" + ex1.Addr + ": answers HTML/exposition text, not Prometheus's HTTP API (/api/v1/…); for a node_exporter use --host-metrics NODE=URL\n"},

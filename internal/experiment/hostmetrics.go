@@ -154,6 +154,14 @@ func targetNodes(tgt *target.Target) []string {
 	return out
 }
 
+// readBounded reads src once within the remote sampler's bound on a read: an exporter that
+// accepts the connection and never answers (frozen, overloaded) is refused, not waited on.
+func readBounded(ctx context.Context, src hostmetrics.Source) (hostmetrics.Reading, error) {
+	ctx, cancel := context.WithTimeout(ctx, sample.RemoteReadTimeout)
+	defer cancel()
+	return src.Read(ctx)
+}
+
 // Sources makes every node's source and reads it once, so that a URL that is not an
 // exporter, an exporter that does not answer, or a Prometheus server without a node's
 // series is bad input before anything runs, naming the flag and the node.
@@ -163,7 +171,7 @@ func (h HostMetrics) Sources(ctx context.Context) ([]sample.RemoteHost, error) {
 	for _, n := range slices.Sorted(maps.Keys(h.Exporters)) {
 		src, err := hostmetrics.NewExporter(h.Exporters[n], nil)
 		if err == nil {
-			_, err = src.Read(ctx)
+			_, err = readBounded(ctx, src)
 		}
 		if err != nil {
 			errs = append(errs, agerr.BadInputf("--host-metrics %s=%s: %v", n, h.Exporters[n], err))

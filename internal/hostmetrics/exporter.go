@@ -58,6 +58,18 @@ func NewExporter(rawURL string, client *http.Client) (*Exporter, error) {
 	return &Exporter{url: u, client: client}, nil
 }
 
+// noAnswer is an error that is ctx's deadline, of a request sent at sent to url, worded as
+// what it is — the server did not answer in the time it was given (frozen, overloaded or
+// unreachable) — rather than as the client's "context deadline exceeded"; nil for any
+// other error, and for a caller that was cancelled.
+func noAnswer(ctx context.Context, url string, sent time.Time, err error) error {
+	deadline, ok := ctx.Deadline()
+	if err == nil || !ok || !errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return fmt.Errorf("%s did not answer within %.1f s: %w", url, deadline.Sub(sent).Seconds(), context.DeadlineExceeded)
+}
+
 // ExporterURL checks a node_exporter's URL and gives it with /metrics when it has no path.
 func ExporterURL(raw string) (string, error) {
 	u, err := url.Parse(raw)
@@ -89,6 +101,9 @@ func (e *Exporter) Read(ctx context.Context) (Reading, error) {
 	sent := time.Now()
 	resp, err := e.client.Do(req)
 	if err != nil {
+		if na := noAnswer(ctx, e.url, sent, err); na != nil {
+			return Reading{}, na
+		}
 		return Reading{}, err
 	}
 	defer resp.Body.Close()
@@ -98,6 +113,9 @@ func (e *Exporter) Read(ctx context.Context) (Reading, error) {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	got := time.Now()
 	if err != nil {
+		if na := noAnswer(ctx, e.url, sent, err); na != nil {
+			return Reading{}, na
+		}
 		return Reading{}, fmt.Errorf("%s: %w", e.url, err)
 	}
 	r, err := Parse(body, expfmt.ResponseFormat(resp.Header), sent.Add(got.Sub(sent)/2))

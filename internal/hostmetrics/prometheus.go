@@ -76,9 +76,14 @@ func (p *Prometheus) String() string {
 // clockOffset asks the server for its time: its clock minus agbench's at the midpoint of
 // the query.
 func (p *Prometheus) clockOffset(ctx context.Context) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
 	sent := time.Now()
 	v, _, err := p.api.Query(ctx, "time()", time.Time{})
 	got := time.Now()
+	if e := noAnswer(ctx, p.url, sent, err); e != nil {
+		return 0, fmt.Errorf("no answer from a Prometheus server's HTTP API: %w", e)
+	}
 	var apiErr *v1.Error
 	if errors.As(err, &apiErr) && apiErr.Type == v1.ErrBadResponse {
 		return 0, fmt.Errorf("%s: %w", p.url, ErrNotPrometheus)
@@ -165,8 +170,8 @@ func scrapesEvery(every time.Duration) string {
 	return fmt.Sprintf("every %.1f s", every.Seconds())
 }
 
-// queryTimeout bounds one question to the server: one that does not answer within it is
-// down or overloaded, and ReadAfter's wait for a scrape is not to hang on it.
+// queryTimeout bounds every question to the server: one that does not answer within it is
+// down, frozen or overloaded, and no read (nor ReadAfter's wait for a scrape) hangs on it.
 const queryTimeout = 5 * time.Second
 
 // clockFormat is how a moment is named in an error: its time of day, to the millisecond.
@@ -206,8 +211,12 @@ func (p *Prometheus) scrapes(ctx context.Context, span time.Duration) (scrapeLog
 	now := model.TimeFromUnixNano(time.Now().Add(p.offsetDuration()).UnixNano())
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
+	sent := time.Now()
 	v, _, err := p.api.Query(ctx, q, now.Time())
 	if err != nil {
+		if e := noAnswer(ctx, p.url, sent, err); e != nil {
+			return nil, 0, e
+		}
 		return nil, 0, fmt.Errorf("%s: %w", p.url, err)
 	}
 	m, ok := v.(model.Matrix)
@@ -245,6 +254,8 @@ func (p *Prometheus) failed(ctx context.Context, s *scrape) error {
 // targets API), or what up 0 means when it gives none.
 func (p *Prometheus) lastError(ctx context.Context) string {
 	const none = "the server could not scrape the exporter"
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
 	res, err := p.api.Targets(ctx)
 	if err != nil {
 		return none
@@ -264,8 +275,14 @@ func (p *Prometheus) lastError(ctx context.Context) string {
 // Values lists the values the server's node_exporter series have of the source's label
 // (what a mapping of nodes may name), sorted.
 func (p *Prometheus) Values(ctx context.Context) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	sent := time.Now()
 	v, _, err := p.api.Query(ctx, fmt.Sprintf("count by (%s) (%s)", p.label, metricCPU), time.Time{})
 	if err != nil {
+		if e := noAnswer(ctx, p.url, sent, err); e != nil {
+			return nil, e
+		}
 		return nil, fmt.Errorf("%s: %w", p.url, err)
 	}
 	vec, _ := v.(model.Vector)

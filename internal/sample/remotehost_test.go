@@ -138,6 +138,61 @@ func TestRemoteHostStepExporterKilledMidWindow(t *testing.T) {
 	}
 }
 
+// stopUnhung closes the window of h, failing the test if the close hangs on a frozen
+// source: two minutes bound a hang, not a timing (a read's own bound is 5 s).
+func stopUnhung(t *testing.T, h *RemoteHostStep, st *result.Step) {
+	t.Helper()
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.Stop(context.Background(), st) }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the window's close waited on a frozen source for 2 minutes")
+	}
+}
+
+// An exporter frozen mid-window (SIGSTOP: its port still takes connections, nothing
+// answers) is a host that stopped answering, not one read late for ever: each read fails
+// after its bound saying so, the window's close is not waited on past it, and the host's
+// figures are absent with that reason while the other host's stay.
+func TestRemoteHostStepExporterFrozenMidWindow(t *testing.T) {
+	t.Parallel()
+	ex, a := exporterHost(t, "a")
+	_, b := exporterHost(t, "b")
+	h, st := startedStep(t, 100*time.Millisecond, a, b)
+	waitReads(t, h, 3)
+	ex.Freeze(t)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		h.mu.Lock()
+		failed := h.nodes[0].failed
+		h.mu.Unlock()
+		if failed > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no read of the frozen exporter failed in a minute")
+		}
+	}
+	stopUnhung(t, h, st)
+	sec, _ := st.Hosts()
+	src := sec.Nodes["a"]
+	want := ex.URL + " did not answer within 5.0 s"
+	if src.Failed < 2 || !strings.Contains(src.Absent, "close failed") || !strings.Contains(src.Absent, want) {
+		t.Errorf("frozen exporter: %+v; want its close failed, %q", src, want)
+	}
+	for name := range st.Counters {
+		if n, _, ok := result.ParseHostName(name); ok && n == "a" {
+			t.Errorf("window figure %s of a host whose exporter froze", name)
+		}
+	}
+	if other := sec.Nodes["b"]; other.Absent != "" || other.Failed != 0 {
+		t.Errorf("the other host: %+v", other)
+	}
+}
+
 func TestRemoteHostStepExporterDownAtOpen(t *testing.T) {
 	t.Parallel()
 	ex, a := exporterHost(t, "a")
@@ -230,5 +285,31 @@ func TestRemoteHostStepPrometheusExporterDownAtClose(t *testing.T) {
 	}
 	if _, ok := st.Counters[result.HostName("b", result.HostCPUBusy)]; !ok {
 		t.Error("the other host's window figures are gone too")
+	}
+}
+
+// A Prometheus server frozen mid-window: the window's close asks it and gets no answer;
+// the read fails after its bound, saying the server did not answer, and the host's
+// figures are absent, not those of the server's last answer.
+func TestRemoteHostStepPrometheusFrozenAtClose(t *testing.T) {
+	t.Parallel()
+	ex := hostmetricstest.StartExporter(t)
+	prom := hostmetricstest.StartPrometheus(t, ex.Addr)
+	src, err := hostmetrics.NewPrometheus(context.Background(), prom.URL, "", ex.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, st := startedStep(t, 100*time.Millisecond, RemoteHost{Node: "a", Source: src})
+	waitReads(t, h, 3)
+	prom.Freeze(t)
+	st.Window.End = time.Now()
+	stopUnhung(t, h, st)
+	sec, _ := st.Hosts()
+	got := sec.Nodes["a"]
+	if want := prom.URL + " did not answer within 5.0 s"; !strings.Contains(got.Absent, "close failed") || !strings.Contains(got.Absent, want) {
+		t.Errorf("frozen server: %+v; want its close failed, %q", got, want)
+	}
+	for name := range st.Counters {
+		t.Errorf("window figure %s read through a frozen server", name)
 	}
 }

@@ -1,6 +1,6 @@
 // Package hostmetricstest starts, for tests, the real components host figures come from:
 // Debian's node_exporter and Prometheus server, in the foreground on free loopback ports,
-// each stopped by the test that started it (or killed mid-run by it).
+// each stopped by the test that started it (or killed or frozen mid-run by it).
 //
 // Imports from agbench: only internal/freeport.
 package hostmetricstest
@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -135,4 +136,15 @@ func (p *Process) Stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	})
+}
+
+// Freeze stops the process (SIGSTOP) without ending it, as a hung server is: it keeps its
+// port, the kernel still accepts connections on it, and nothing answers them. The test's
+// end lets it go on before it is stopped.
+func (p *Process) Freeze(t testing.TB) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("freezing %s: %v", p.cmd.Path, err)
+	}
+	t.Cleanup(func() { _ = p.cmd.Process.Signal(syscall.SIGCONT) })
 }
