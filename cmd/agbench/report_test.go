@@ -23,7 +23,7 @@ import (
 // an op timed by a sleep from when it ran would cost serviceTime plus that lag, and a side's
 // throughput would be the machine's load at the moment, not the server's capacity. A VU
 // that woke late catches up at once, as long as the machine lets it run: the service time
-// is long enough (20 ms: 50 to 150 ops a second a side) that it does on a starved machine,
+// is long enough (20 ms: 50 to 200 ops a second a side) that it does on a starved machine,
 // where at 2 ms (1,500 a second) the runner's own work fell behind at a load of 55 and the
 // three-server side's repeats ranged from 569 to 1,069 a second.
 type sleepLoad struct{ slots chan *slot }
@@ -72,7 +72,7 @@ func (w *sleepWorker) Do(ctx context.Context, op *workload.Op) error {
 
 // measuredRun runs a real sweep of the sleep workload with the runner (threads × routing
 // variants × repeats) and writes its result file under dir, as a command does.
-func measuredRun(t *testing.T, dir string, threads []string, servers map[string]int, repeat int) string {
+func measuredRun(t *testing.T, dir string, threads []string, servers map[string]int, repeat int, step time.Duration) string {
 	t.Helper()
 	var values []string
 	for _, v := range []string{"off", "on"} {
@@ -91,7 +91,7 @@ func measuredRun(t *testing.T, dir string, threads []string, servers map[string]
 		n, _ := strconv.Atoi(p.Params["threads"])
 		st, err := runner.Run(context.Background(), runner.Config{
 			Workload: loads[p.Params["routing"]], Plan: []runner.Point{p},
-			Spec: func(runner.Point) runner.StepSpec { return runner.StepSpec{VUs: n, Duration: 800 * time.Millisecond} }, // 4 repeats: 3.2 s a side, well over analyze.MinCompareSeconds on a busy machine
+			Spec: func(runner.Point) runner.StepSpec { return runner.StepSpec{VUs: n, Duration: step} },
 			Tick: 100 * time.Millisecond,
 		})
 		if err != nil {
@@ -110,7 +110,7 @@ func measuredRun(t *testing.T, dir string, threads []string, servers map[string]
 
 func TestReportCommand(t *testing.T) {
 	dir := t.TempDir()
-	run := measuredRun(t, dir, []string{"1", "2", "4"}, map[string]int{"off": 1, "on": 2}, 1)
+	run := measuredRun(t, dir, []string{"1", "2", "4"}, map[string]int{"off": 1, "on": 2}, 1, 800*time.Millisecond)
 	html := filepath.Join(dir, "report.html")
 	csvDir := filepath.Join(dir, "csv")
 	code, out, errs := runCLI(t, nil, "report", run, "-o", html, "--csv", csvDir)
@@ -169,11 +169,15 @@ func TestReportBadInput(t *testing.T) {
 }
 
 func TestCompareCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	// routing=on has three times the capacity of off: at 4 threads the gap is far beyond the
-	// spread of four repeats (three apart would be no finding: one time in ten by chance);
-	// at 1 thread both are limited by the service time.
-	run := measuredRun(t, dir, []string{"1", "4"}, map[string]int{"off": 1, "on": 3}, 4)
+	// routing=on has four times the capacity of off: at 4 threads (200 ops/s against 50) the
+	// gap is far beyond the spread of four repeats (three apart would be no finding: one
+	// time in ten by chance); at 1 thread both are limited by the service time. Each
+	// repeat lasts 2 s: a repeat of on falls to off's level only if the machine stalls this
+	// process for three quarters of it. Of 0.8 s repeats, a stall of 0.7 s (a CI run beside
+	// another at load 25) took one to 20 ops/s, and the spreads overlapped.
+	run := measuredRun(t, dir, []string{"1", "4"}, map[string]int{"off": 1, "on": 4}, 4, 2*time.Second)
 	code, out, errs := runCLI(t, nil, "compare", run)
 	if code != 0 {
 		t.Fatalf("code %d: %s", code, errs)
@@ -192,7 +196,7 @@ func TestCompareCommand(t *testing.T) {
 		t.Fatalf("4 threads not told apart:\n%s", out)
 	}
 	// Two runs, one repeat each of 0.8 s: too little data to compare, and said so.
-	other := measuredRun(t, filepath.Join(dir, "b"), []string{"1", "4"}, map[string]int{"off": 1, "on": 3}, 1)
+	other := measuredRun(t, filepath.Join(dir, "b"), []string{"1", "4"}, map[string]int{"off": 1, "on": 4}, 1, 800*time.Millisecond)
 	code, out, _ = runCLI(t, nil, "compare", run, other)
 	if code != 0 || !strings.Contains(out, "A = "+run) || !strings.Contains(out, "too little data to compare") {
 		t.Fatalf("A/B: code %d\n%s", code, out)
@@ -203,7 +207,7 @@ func TestCompareCommand(t *testing.T) {
 // is '–' with the reason in compare and in the report's headline, never 0 or -100%.
 func TestCompareWithAnAbsentFigure(t *testing.T) {
 	dir := t.TempDir()
-	run := measuredRun(t, dir, []string{"1", "2"}, map[string]int{"off": 1, "on": 2}, 1)
+	run := measuredRun(t, dir, []string{"1", "2"}, map[string]int{"off": 1, "on": 2}, 1, 800*time.Millisecond)
 	res, err := result.Read(filepath.Join(run, "result.json"))
 	if err != nil {
 		t.Fatal(err)
