@@ -30,6 +30,9 @@ type VUStall struct {
 	From  float64 `json:"from"`
 	To    float64 `json:"to"`
 	ToEnd bool    `json:"to_end,omitempty"`
+	// Session is set when the stalled worker is a session of a terminals run's pool (the
+	// step's terminals share its sessions): it is named a session, not a VU.
+	Session bool `json:"session,omitempty"`
 	// Node is where the VU's session was ("" unknown); Reconnected is set when it was lost
 	// and made again in the stretch.
 	Node        string `json:"node,omitempty"`
@@ -55,7 +58,15 @@ func (v VUStall) say() string {
 	if v.ToEnd {
 		span = fmt.Sprintf("from %.1f s of the window to its end", v.From)
 	}
-	return fmt.Sprintf("VU %d of %d%s completed no operation for %.1f s (%s)", v.VU+1, v.VUs, on, v.Sec(), span)
+	return fmt.Sprintf("%s %d of %d%s completed no operation for %.1f s (%s)", v.unit(), v.VU+1, v.VUs, on, v.Sec(), span)
+}
+
+// unit is what the stalled worker is: a VU, or a session of a terminals run's pool.
+func (v VUStall) unit() string {
+	if v.Session {
+		return "session"
+	}
+	return "VU"
 }
 
 // Sec is the stretch's length in seconds.
@@ -76,6 +87,8 @@ func VUStalls(reps ...result.Step) (stalls []VUStall, watched bool) {
 		if vus < 2 || !ok || len(ts.T) != len(ts.V) {
 			continue
 		}
+		// A terminals run's workers are its pool's sessions (result.Step.Concurrency).
+		pool := st.VUs == 0
 		off := ts.Start.Sub(st.Window.Start).Seconds()
 		for _, q := range st.VUQuiet {
 			if q.To-q.From < StallMinSec {
@@ -86,7 +99,7 @@ func VUStalls(reps ...result.Step) (stalls []VUStall, watched bool) {
 				continue
 			}
 			stalls = append(stalls, VUStall{VU: q.VU, VUs: vus, Repeat: st.Repeat, From: q.From, To: q.To, ToEnd: q.ToEnd,
-				Node: q.Node, Reconnected: q.Reconnected, OthersOps: others})
+				Session: pool, Node: q.Node, Reconnected: q.Reconnected, OthersOps: others})
 		}
 	}
 	for i := 1; i < len(stalls); i++ { // longest first, stable
@@ -128,9 +141,9 @@ func vuStalled(st []Step, loadName string) *Verdict {
 	s := worst[0]
 	v := s.VUStalls[0]
 	msg := fmt.Sprintf("at %s %s", count(s.Load, loadName), v.say())
-	others := "the other VU"
+	others := "the other " + v.unit()
 	if v.VUs > 2 {
-		others = fmt.Sprintf("the other %d VUs", v.VUs-1)
+		others = fmt.Sprintf("the other %d %ss", v.VUs-1, v.unit())
 	}
 	msg += fmt.Sprintf(" while %s completed about %s", others, num(v.OthersOps))
 	if v.VUs > 2 {

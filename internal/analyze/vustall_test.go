@@ -61,6 +61,26 @@ func TestVUStalled(t *testing.T) {
 // No VU stall: a stretch while every VU stalled (that is `stalled`), a VU of a slow
 // fixed-rate step waiting for its turn, a stretch under 2 s, a step of one VU, and a result
 // of an older agbench (not watched, nothing said).
+// A terminals run's workers are its pool's sessions: one of three that completed nothing
+// while the others went on is a session stall, not a "VU 2 of 3" of a run that has 30
+// terminals and no VUs.
+func TestSessionStalledInATerminalsRun(t *testing.T) {
+	st := vuStep(0, []result.VUQuiet{{VU: 1, From: 4.03, To: 9.11, Node: "primary"}}, 300, 301, 299, 302, 200, 201, 199, 202, 200, 300, 301, 299)
+	if err := st.SetExtra(result.ExtraTerminals, result.TerminalsStep{Terminals: 30, Sessions: 3}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := VUStalls(st)
+	if len(got) != 1 || !got[0].Session || got[0].VUs != 3 {
+		t.Fatalf("stalls %+v, want one of a pool session", got)
+	}
+	v := vuStalled([]Step{{Load: 30, VUStalls: got, VUsWatched: true}}, "terminals")
+	for _, want := range []string{"at 30 terminals session 2 of 3 (on primary) completed no operation for 5.1 s", "while the other 2 sessions completed about"} {
+		if v == nil || !strings.Contains(v.Message, want) {
+			t.Fatalf("verdict %+v, want %q", v, want)
+		}
+	}
+}
+
 func TestNoVUStall(t *testing.T) {
 	one := []result.VUQuiet{{VU: 1, From: 3, To: 7}}
 	for name, st := range map[string]result.Step{
