@@ -82,6 +82,12 @@ type NodeHost struct {
 	// exporter reads the machine, not the budget.
 	BudgetCores  float64 `json:"budget_cores,omitempty"`
 	BudgetMemory float64 `json:"budget_memory_bytes,omitempty"`
+	// ReadBefore and ReadAfter are how far the readings the figures are made of lie outside
+	// the window, in seconds before its open and after its close (negative: inside it):
+	// about 0 for an exporter read directly, up to a scrape interval each through a
+	// Prometheus server. Nil when the readings' span was not recorded.
+	ReadBefore *float64 `json:"read_before_s,omitempty"`
+	ReadAfter  *float64 `json:"read_after_s,omitempty"`
 
 	label string // the machine's name, when the host is several nodes' one machine
 }
@@ -170,6 +176,10 @@ func nodeHostsOf(st *result.Step, c map[string]float64) ([]NodeHost, error) {
 			h := get(result.SeriesNodeName(name))
 			h.Source, h.Absent, h.Missing = src.Source, src.Absent, src.Missing
 			h.Nodename, h.Machine = src.Nodename, src.Machine
+			if sp := src.Span; sp != nil && !st.Window.Start.IsZero() && !st.Window.End.IsZero() {
+				before, after := st.Window.Start.Sub(sp.Start).Seconds(), sp.End.Sub(st.Window.End).Seconds()
+				h.ReadBefore, h.ReadAfter = &before, &after
+			}
 		}
 	}
 	if len(by) == 0 {

@@ -182,6 +182,11 @@ func NodeHostsBy(w io.Writer, steps []result.Step, head string, key func(*result
 			}
 		}
 	}
+	for _, row := range rows {
+		if n := NodeHostSpan(row); n != "" {
+			notes = append(notes, fmt.Sprintf("%s (%s %s): %s", row.Host.Label(), head, key(row.Step), n))
+		}
+	}
 	notes = append(notes, NodeHostMachines(rows)...)
 	_ = tw.Flush()
 	if len(where) > 0 {
@@ -190,6 +195,31 @@ func NodeHostsBy(w io.Writer, steps []result.Step, head string, key func(*result
 	for _, n := range notes {
 		fmt.Fprintln(w, "– "+n)
 	}
+}
+
+// SpanNoted is how far outside the window (seconds, on either side) the readings a host's
+// figures are made of may lie before a note says so: a direct read at the open or close
+// takes milliseconds; a Prometheus server's scrapes lie up to an interval outside.
+const SpanNoted = 0.25
+
+// NodeHostSpan says, of a host whose figures are made of readings that lie notably outside
+// its step's window (a Prometheus server's scrapes nearest the open and the close), how
+// far: "its figures are of readings from 0.6 s before the window's open to 0.9 s after its
+// close (a window of 4.0 s)" — means over that longer span, not the window's own. "" when
+// they lie within SpanNoted of it, or the span was not recorded.
+func NodeHostSpan(row NodeHostRow) string {
+	h := row.Host
+	if h.ReadBefore == nil || h.ReadAfter == nil || (*h.ReadBefore <= SpanNoted && *h.ReadAfter <= SpanNoted) {
+		return ""
+	}
+	edge := func(s float64, outside, inside string) string {
+		if s >= 0 {
+			return fmt.Sprintf("%.1f s %s", s, outside)
+		}
+		return fmt.Sprintf("%.1f s %s", -s, inside)
+	}
+	return fmt.Sprintf("its figures are of readings from %s the window's open to %s its close (a window of %.1f s)",
+		edge(*h.ReadBefore, "before", "after"), edge(*h.ReadAfter, "after", "before"), row.Step.Window.Seconds())
 }
 
 // NodeHostMachines says which nodes' exporters describe one machine, and, of each node with

@@ -163,3 +163,28 @@ func TestNodeHostsSayWhichNodesShareAHost(t *testing.T) {
 		t.Errorf("%s", got)
 	}
 }
+
+// A host read through a Prometheus server has figures made of the scrapes nearest the
+// window's open and close, outside it: how far is said under the table (it was only in
+// result.json); one read directly, within SpanNoted of the window, says nothing of it.
+func TestNodeHostsSayTheReadingsSpan(t *testing.T) {
+	st := hostStep(t, 4, 0.5)
+	w := st.Window
+	if err := st.SetExtra(result.ExtraHosts, result.HostsStep{Nodes: map[string]result.HostSource{
+		"pg1": {Source: `http://127.0.0.1:35779 instance="10.0.0.5:9100"`, Scrapes: 11,
+			Span: &result.Window{Start: w.Start.Add(-600 * time.Millisecond), End: w.End.Add(900 * time.Millisecond)}},
+		"pg2": {Source: `http://127.0.0.1:35779 instance="10.0.0.6:9100"`, Scrapes: 11,
+			Span: &result.Window{Start: w.Start.Add(5 * time.Millisecond), End: w.End.Add(100 * time.Millisecond)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	NodeHosts(&b, []result.Step{st}, "threads")
+	out := b.String()
+	want := "– the primary's host (pg1) (threads 4): its figures are of readings from 0.6 s before the window's open to 0.9 s after its close (a window of 10.0 s)\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("missing %q in\n%s", want, out)
+	}
+	if strings.Contains(out, "pg2's host (threads") {
+		t.Errorf("a span within %.2f s of the window noted:\n%s", SpanNoted, out)
+	}
+}

@@ -71,7 +71,11 @@ func (e *Experiment) NodeHostsTable() Table {
 				}
 				cells = append(cells, Cell{Text: c.Text, Value: *c.Value, Num: true})
 			}
-			cells = append(cells, txt(render.NodeHostSource(x.Host, through)))
+			read := render.NodeHostSource(x.Host, through)
+			if n := render.NodeHostSpan(x); n != "" {
+				read += " (" + n + ")"
+			}
+			cells = append(cells, txt(read))
 			if machines {
 				cells = append(cells, txt(render.NodeHostMachine(x)))
 			}
