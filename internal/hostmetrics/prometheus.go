@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
@@ -21,9 +22,16 @@ import (
 // server: the scrape target's address, which Prometheus sets on every series it scrapes.
 const DefaultLabel = "instance"
 
-// lookback is how far back a read looks for the server's latest scrape of the host: several
-// scrape intervals of a server that scrapes often, one of a server that scrapes every 15 s.
+// lookback is how far back a read first looks for the server's latest scrape of the host:
+// several scrape intervals of a server that scrapes often, two of one that scrapes every
+// 15 s. Once the host's scrapes show their interval, a read looks back far enough for it
+// (span).
 const lookback = 30 * time.Second
+
+// maxLookback is how far back a read looks when the last lookback held no scrape of the
+// host: Prometheus scrapes every minute unless told otherwise, and a host scraped that
+// seldom is read, not said to be unscraped.
+const maxLookback = 10 * time.Minute
 
 // ErrNotPrometheus is a URL that answers, but not as Prometheus's HTTP API: a body that is
 // not its JSON (a node_exporter's HTML page or exposition text, most often). The parser's
@@ -39,6 +47,18 @@ type Prometheus struct {
 	// offset is the server's clock minus agbench's, in seconds, measured when it was made:
 	// the server's scrape times are moved onto agbench's clock by it.
 	offset float64
+	// every is the host's scrape interval as the last scrapes read showed it (a
+	// time.Duration; 0 while unknown): how far back the next read looks.
+	every atomic.Int64
+}
+
+// span is how far back a read looks for the host's scrapes: lookback, or, once the
+// scrapes showed their interval, far enough to tell stale series from a long interval.
+func (p *Prometheus) span() time.Duration {
+	if every := time.Duration(p.every.Load()); every > 0 {
+		return max(lookback, staleAfter(every)+every)
+	}
+	return lookback
 }
 
 // NewPrometheus makes a Source of the series of one host in the Prometheus server at
@@ -111,13 +131,16 @@ func (p *Prometheus) selector(metrics ...string) string {
 // host's series, and a last scrape too old for the server's interval says the series are
 // stale: never the figures of an earlier scrape carried on.
 func (p *Prometheus) Read(ctx context.Context) (Reading, error) {
-	log, now, err := p.scrapes(ctx, lookback)
+	log, now, err := p.scrapes(ctx, p.span())
+	if err == nil && log.latest() == nil && p.span() < maxLookback {
+		log, now, err = p.scrapes(ctx, maxLookback)
+	}
 	if err != nil {
 		return Reading{}, err
 	}
 	last := log.latest()
 	if last == nil {
-		return Reading{}, fmt.Errorf("%s has no %s of the host in the last %v", p, metricCPU, lookback)
+		return Reading{}, fmt.Errorf("%s has no %s of the host in the last %v", p, metricCPU, maxLookback)
 	}
 	every := log.interval()
 	ok := log.lastUp(last.at)
@@ -139,7 +162,7 @@ func (p *Prometheus) Read(ctx context.Context) (Reading, error) {
 func (p *Prometheus) ReadAfter(ctx context.Context, t time.Time) (Reading, error) {
 	at := model.TimeFromUnixNano(t.Add(p.offsetDuration()).UnixNano())
 	for {
-		log, now, err := p.scrapes(ctx, lookback+max(0, time.Since(t)))
+		log, now, err := p.scrapes(ctx, p.span()+max(0, time.Since(t)))
 		if err != nil {
 			return Reading{}, err
 		}
@@ -227,7 +250,11 @@ func (p *Prometheus) scrapes(ctx context.Context, span time.Duration) (scrapeLog
 		return nil, 0, fmt.Errorf("the series of %s are of %d scrape targets, %s: one host's need a label whose value only its own have",
 			p.series(), len(ts), strings.Join(ts, " and "))
 	}
-	return indexScrapes(m), now, nil
+	log := indexScrapes(m)
+	if every := log.interval(); every > 0 {
+		p.every.Store(int64(every))
+	}
+	return log, now, nil
 }
 
 // reading is the Reading of scrape s, or why there is none: the scrape failed (with the

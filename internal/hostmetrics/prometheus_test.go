@@ -294,3 +294,45 @@ func TestPrometheusLabelOfSeveralTargets(t *testing.T) {
 		t.Errorf("one target of two: %v", err)
 	}
 }
+
+// A server that scrapes seldom (Prometheus scrapes every minute unless told otherwise;
+// here every 33 s, past the first look back of 30 s) is read: between two scrapes, a
+// source made anew finds the last one (it said "no node_cpu_seconds_total of the host in
+// the last 30s"), and one that read before looks back as far as the interval it saw.
+func TestPrometheusScrapingSeldomIsRead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a server's scrapes 33 s apart (make test runs it)")
+	}
+	t.Parallel()
+	ex := hostmetricstest.StartExporter(t)
+	prom := hostmetricstest.StartPrometheusEvery(t, 33*time.Second, ex.Addr)
+	seen, err := hostmetrics.NewPrometheus(context.Background(), prom.URL, "", ex.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		fresh, err := hostmetrics.NewPrometheus(context.Background(), prom.URL, "", ex.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := fresh.Read(context.Background())
+		if err != nil {
+			t.Fatalf("a source made %.0f s into the server's scrapes: %v", time.Since(deadline.Add(-3*time.Minute)).Seconds(), err)
+		}
+		r2, err := seen.Read(context.Background())
+		// The two sources' clock offsets are measured apart: a millisecond or so between them.
+		if err != nil || r2.At.Sub(r.At).Abs() > 100*time.Millisecond {
+			t.Fatalf("a source that read before: %v at %v, the fresh one's at %v", err, r2.At, r.At)
+		}
+		if age := time.Since(r.At); age > 31*time.Second {
+			if len(r.CPUMode) == 0 {
+				t.Fatalf("the last scrape, %.1f s old, has no CPU figures: %+v", age.Seconds(), r)
+			}
+			t.Logf("read the last scrape, %.1f s old", age.Seconds())
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no moment in 3 minutes with the last scrape over 31 s old")
+		}
+	}
+}

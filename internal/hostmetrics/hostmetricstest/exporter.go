@@ -40,8 +40,10 @@ type Process struct {
 	URL string
 	// Addr is its HOST:PORT (a Prometheus target's instance label).
 	Addr string
-	// config is a Prometheus server's configuration file (Rescrape rewrites it).
+	// config is a Prometheus server's configuration file (Rescrape rewrites it), every
+	// how often it scrapes.
 	config string
+	every  time.Duration
 	cmd    *exec.Cmd
 	once   sync.Once
 	done   chan struct{}

@@ -23,6 +23,13 @@ import (
 // folder; it waits until the server has node_cpu_seconds_total of every target, and stops
 // it at the test's end. Each target's series carry instance="HOST:PORT".
 func StartPrometheus(t testing.TB, targets ...string) *Process {
+	return StartPrometheusEvery(t, time.Second, targets...)
+}
+
+// StartPrometheusEvery is StartPrometheus with the server scraping every interval (Prometheus
+// scrapes every minute by default): it waits for two scrapes of each target, up to two
+// intervals and more after its start.
+func StartPrometheusEvery(t testing.TB, every time.Duration, targets ...string) *Process {
 	t.Helper()
 	Require(t, PrometheusBin)
 	port, err := freeport.Consecutive(1)
@@ -31,11 +38,11 @@ func StartPrometheus(t testing.TB, targets ...string) *Process {
 	}
 	dir := t.TempDir()
 	config := filepath.Join(dir, "prometheus.yml")
-	writeConfig(t, config, targets)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	writeConfig(t, config, every, targets)
 	p := start(t, PrometheusBin, []string{"--config.file=" + config,
 		"--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + addr}, dir)
-	p.Addr, p.URL, p.config = addr, "http://"+addr, config
+	p.Addr, p.URL, p.config, p.every = addr, "http://"+addr, config, every
 	p.waitAnswers(t, p.URL+"/-/ready")
 	for _, a := range targets {
 		p.waitSeries(t, a)
@@ -43,15 +50,15 @@ func StartPrometheus(t testing.TB, targets ...string) *Process {
 	return p
 }
 
-// writeConfig writes the server's configuration: targets scraped every second.
-func writeConfig(t testing.TB, path string, targets []string) {
+// writeConfig writes the server's configuration: targets scraped every every.
+func writeConfig(t testing.TB, path string, every time.Duration, targets []string) {
 	t.Helper()
 	quoted := make([]string, len(targets))
 	for i, a := range targets {
 		quoted[i] = fmt.Sprintf("%q", a)
 	}
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: node\n    static_configs:\n      - targets: [%s]\n",
-		strings.Join(quoted, ", "))
+	cfg := fmt.Sprintf("global:\n  scrape_interval: %s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: node\n    static_configs:\n      - targets: [%s]\n",
+		fmt.Sprintf("%ds", int(every.Seconds())), strings.Join(quoted, ", "))
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +69,7 @@ func writeConfig(t testing.TB, path string, targets []string) {
 // its targets are those.
 func (p *Process) Rescrape(t testing.TB, targets ...string) {
 	t.Helper()
-	writeConfig(t, p.config, targets)
+	writeConfig(t, p.config, p.every, targets)
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -100,8 +107,9 @@ func (p *Process) waitSeries(t testing.TB, target string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := fmt.Sprintf(`count_over_time(node_cpu_seconds_total{instance=%q,cpu="0",mode="idle"}[1m])`, target)
-	ctx, cancel := context.WithTimeout(context.Background(), startWait)
+	q := fmt.Sprintf(`count_over_time(node_cpu_seconds_total{instance=%q,cpu="0",mode="idle"}[%ds])`, target, int(3*p.every.Seconds())+60)
+	wait := startWait + 2*p.every // the first scrape comes up to an interval after the start
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	for {
 		v, _, err := v1.NewAPI(c).Query(ctx, q, time.Time{})
@@ -112,7 +120,7 @@ func (p *Process) waitSeries(t testing.TB, target string) {
 		case <-p.done:
 			t.Fatalf("prometheus exited: %s", p.log())
 		case <-ctx.Done():
-			t.Fatalf("prometheus did not scrape %s twice within %s: %s", target, startWait, p.log())
+			t.Fatalf("prometheus did not scrape %s twice within %s: %s", target, wait, p.log())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
