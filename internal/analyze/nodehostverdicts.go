@@ -70,22 +70,26 @@ func stealUnread(ev []Evidence) string {
 
 // nodeHostMemoryFacts bounds the page cache by the memory the nodes' hosts had available
 // at the run's start (their MemAvailable in the first step): the dataset is judged against
-// the host with the least, which it must fit in for every node to read from RAM. Nodes
-// without host figures leave the facts as they were.
+// the host with the least for each node's copy of the data, which it must fit in for every
+// node to read from RAM. A machine that carries several nodes has one page cache for all
+// their copies: each node's share is its available memory over its nodes. Nodes without
+// host figures leave the facts as they were.
 func nodeHostMemoryFacts(f *Facts, st *result.Step) error {
 	hs, err := nodeHostsOf(st, withSeriesMeans(*st))
 	if err != nil {
 		return err
 	}
-	var least *NodeHost
+	var least *machine
+	each := func(m *machine) float64 { return *m.host.MemAvailable / float64(len(m.hosts)) }
 	ms := machinesOf(hs)
-	for _, m := range ms {
-		if h := m.host; h.MemAvailable != nil && (least == nil || *h.MemAvailable < *least.MemAvailable) {
-			least = &h
+	for i := range ms {
+		if m := &ms[i]; m.host.MemAvailable != nil && (least == nil || each(m) < each(least)) {
+			least = m
 		}
 	}
 	if least != nil {
-		f.PageCacheBytes, f.MemoryHost, f.MemoryOneHost = int64(*least.MemAvailable), least.Label(), len(ms) == 1 && len(hs) > 1
+		f.PageCacheBytes, f.MemoryHost, f.MemoryOneHost = int64(*least.host.MemAvailable), least.host.Label(), len(ms) == 1 && len(hs) > 1
+		f.PageCacheNodes = len(least.hosts)
 	}
 	return nil
 }
@@ -96,8 +100,16 @@ func fitsOnNodeHosts(f Facts) *Verdict {
 	if f.MemoryOneHost {
 		hosts, least = "the nodes' one host", ""
 	}
-	return &Verdict{Code: VFitsInMemory, Message: fmt.Sprintf("the dataset (%s) fits in the memory of %s (shared_buffers %s + page cache %s, what %s had available at the start%s): reads come from RAM, so this measured memory and CPU, not storage reads",
-		units.FormatBytes(f.DatasetBytes), hosts, units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes), f.MemoryHost, least)}
+	cache := fmt.Sprintf("%s, what %s had available at the start%s", units.FormatBytes(f.PageCacheBytes), f.MemoryHost, least)
+	if f.PageCacheNodes > 1 {
+		if !f.MemoryOneHost {
+			least = ", the least share of them"
+		}
+		cache = fmt.Sprintf("%s, a node's share of the %s %s had available at the start%s: its %d nodes each cache a copy of the data of their own",
+			units.FormatBytes(f.pageCacheEach()), units.FormatBytes(f.PageCacheBytes), f.MemoryHost, least, f.PageCacheNodes)
+	}
+	return &Verdict{Code: VFitsInMemory, Message: fmt.Sprintf("the dataset (%s) fits in the memory of %s (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
+		units.FormatBytes(f.DatasetBytes), hosts, units.FormatBytes(f.SharedBuffersBytes), cache)}
 }
 
 // foreignIOOnNodeHosts is the foreign-io verdict on the first window (by load) in which a

@@ -179,12 +179,24 @@ func TestMachineNamesFromUname(t *testing.T) {
 }
 
 // Nodes on one machine have one memory: fits-in-memory names the machine, with no "least"
-// of one.
+// of one, and judges each node's copy of the data against its share of the machine's page
+// cache (it judged one copy against all of it).
 func TestFitsInMemoryOfOneMachine(t *testing.T) {
 	a := analyseHosts(t, remoteHostsResult(t, bootedAt(1795842929, 1795842929, false), noSources))
 	v, ok := verdictOf(a.Verdicts, VFitsInMemory)
-	want := "fits in the memory of the nodes' one host (shared_buffers 128.0 MiB + page cache 3.0 GiB, what the host of pg1 and pg2 (one machine: boot 2026-11-28 05:15:29 UTC) had available at the start): "
+	want := "fits in the memory of the nodes' one host (shared_buffers 128.0 MiB + page cache 1.5 GiB, a node's share of the 3.0 GiB the host of pg1 and pg2 (one machine: boot 2026-11-28 05:15:29 UTC) had available at the start: its 2 nodes each cache a copy of the data of their own): "
 	if !ok || !strings.Contains(v.Message, want) {
 		t.Fatalf("%+v", a.Verdicts)
+	}
+	// 300 MiB of data and 128 MiB of shared_buffers a node; the machine has 300 MiB
+	// available: one copy would fit, each node's share (150 MiB) does not.
+	tight := func(s Step) hostFigures {
+		f := bootedAt(1795842929, 1795842929, false)(s)
+		f[result.HostName("pg1", result.HostMemAvailable)], f[result.HostName("pg2", result.HostMemAvailable)] = 300<<20, 300<<20
+		return f
+	}
+	a = analyseHosts(t, remoteHostsResult(t, tight, noSources))
+	if v, ok := verdictOf(a.Verdicts, VFitsInMemory); ok {
+		t.Fatalf("two copies of 300 MiB said to fit in 300 MiB of one page cache: %+v", v)
 	}
 }

@@ -96,6 +96,9 @@ type Facts struct {
 	// MemoryOneHost is true when every node whose host was read is on that one machine
 	// (their exporters describe one): there is no least of several.
 	MemoryOneHost bool `json:"memory_one_host,omitempty"`
+	// PageCacheNodes is how many nodes' copies of the data share PageCacheBytes (the nodes
+	// one machine carries, each with a database of its own); 0 or 1: one node's.
+	PageCacheNodes int `json:"page_cache_nodes,omitempty"`
 	// HostMemoryBytes is the smallest memory budget of a node's modelled host (its control
 	// group's limit, shared_buffers and page cache included); 0 when the nodes had none.
 	HostMemoryBytes int64 `json:"host_memory_bytes,omitempty"`
@@ -151,6 +154,15 @@ func fired(vs ...*Verdict) []Verdict {
 	return out
 }
 
+// pageCacheEach is the page cache one node's copy of the data may hold: the machine's, or
+// its share when several nodes' copies share it.
+func (f Facts) pageCacheEach() int64 {
+	if f.PageCacheNodes > 1 {
+		return f.PageCacheBytes / int64(f.PageCacheNodes)
+	}
+	return f.PageCacheBytes
+}
+
 // fitsInMemory is the verdict on a dataset that fits in a node's memory (its modelled
 // host's budget when it had one), or nil.
 func fitsInMemory(f Facts) *Verdict {
@@ -158,8 +170,10 @@ func fitsInMemory(f Facts) *Verdict {
 	case f.DatasetBytes > 0 && f.HostMemoryBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes:
 		return &Verdict{Code: VFitsInMemory, Message: fmt.Sprintf("the dataset (%s) fits in a node's memory budget of %s (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
 			units.FormatBytes(f.DatasetBytes), units.FormatBytes(f.HostMemoryBytes), units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes))}
-	case f.DatasetBytes > 0 && f.MemoryHost != "" && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes:
+	case f.DatasetBytes > 0 && f.MemoryHost != "" && f.DatasetBytes <= f.SharedBuffersBytes+f.pageCacheEach():
 		return fitsOnNodeHosts(f)
+	case f.MemoryHost != "": // judged on the nodes' hosts: it does not fit in a node's share
+		return nil
 	case f.DatasetBytes > 0 && f.DatasetBytes <= f.SharedBuffersBytes+f.PageCacheBytes:
 		return &Verdict{Code: VFitsInMemory, Message: fmt.Sprintf("the dataset (%s) fits in memory (shared_buffers %s + page cache %s): reads come from RAM, so this measured memory and CPU, not storage reads",
 			units.FormatBytes(f.DatasetBytes), units.FormatBytes(f.SharedBuffersBytes), units.FormatBytes(f.PageCacheBytes))}
