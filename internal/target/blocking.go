@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -74,6 +75,9 @@ type blockingConn struct {
 	mu            sync.Mutex
 	timer         *time.Timer
 	closed        bool
+	// expired is set when a deadline shut the socket down: what a read or write then
+	// meets (end of file, a broken pipe) is that deadline, and is said to be one.
+	expired atomic.Bool
 	// born and yielded (time since born at the last yield) are the reader's (endTurn).
 	born    time.Time
 	yielded time.Duration
@@ -109,6 +113,9 @@ func (c *blockingConn) Read(b []byte) (int, error) {
 		if err == syscall.EINTR {
 			continue
 		}
+		if (err != nil || n == 0 && len(b) > 0) && c.expired.Load() {
+			return 0, c.timedOut("read")
+		}
 		if err != nil {
 			return 0, c.wrap("read", err)
 		}
@@ -126,12 +133,23 @@ func (c *blockingConn) Write(b []byte) (int, error) {
 		if err == syscall.EINTR {
 			continue
 		}
+		if err != nil && c.expired.Load() {
+			return done, c.timedOut("write")
+		}
 		if err != nil {
 			return done, c.wrap("write", err)
 		}
 		done += n
 	}
 	return done, nil
+}
+
+// timedOut is the error of an operation its deadline cut, as Go's own connections give it
+// ("read tcp …: i/o timeout", a net.Error whose Timeout is true): pgx then says its
+// connect or query timed out, where the end of file the shut-down socket gave read as the
+// server's hanging up ("unexpected EOF").
+func (c *blockingConn) timedOut(op string) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: c.local, Addr: c.remote, Err: os.ErrDeadlineExceeded}
 }
 
 func (c *blockingConn) wrap(op string, err error) error {
@@ -170,6 +188,7 @@ func (c *blockingConn) SetDeadline(t time.Time) error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if !c.closed {
+			c.expired.Store(true)
 			syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
 		}
 	})

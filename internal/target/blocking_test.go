@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -208,5 +209,45 @@ func TestBlockingConnIsNotInThePoller(t *testing.T) {
 	}
 	if epolls == 0 {
 		t.Fatal("no epoll descriptor found: the check looked at nothing")
+	}
+}
+
+// A server that takes the connection and never completes the start-up (frozen, or too busy
+// within connect_timeout) is a connect that timed out, said so: the blocking connection
+// honours the deadline by shutting its socket down, and the end of file that then gave was
+// read as the server hanging up ("failed to receive message: unexpected EOF", which a
+// test's connect to a new database at a CI load of 40 said).
+func TestConnectTimeoutIsSaidToBeOne(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // accepted, never answered
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	_, err = Connect(context.Background(), "postgres://u@"+l.Addr().String()+"/d?connect_timeout=1&sslmode=disable", "agbench-test")
+	var ne net.Error
+	if err == nil || !strings.Contains(err.Error(), "no session within 1s (connect_timeout") || strings.Contains(err.Error(), "EOF") ||
+		!errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("connect to a silent server: %v; want a timeout said to be one", err)
 	}
 }

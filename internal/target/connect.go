@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -34,6 +35,9 @@ func ConnectTraced(ctx context.Context, cs, appName string, tracer pgx.QueryTrac
 		cfg.ConnectTimeout = ConnectTimeout
 	}
 	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("connect to %s:%d: no session within %s (connect_timeout: the server is busy, or does not answer): %w", cfg.Host, cfg.Port, cfg.ConnectTimeout, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s:%d: %w", cfg.Host, cfg.Port, err)
 	}
