@@ -2,6 +2,7 @@ package drill
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/agbench/agbench/internal/result"
@@ -35,11 +36,31 @@ type degraded struct {
 	// the degraded level: a dip that long just before the fault cannot be told from it, so
 	// the fault may have begun up to dips+1 intervals after from.
 	dips int
-	ok   bool // false: the load before the fault was too short to know its steady level
+	// low and of count the steady load's intervals below the degraded level, and all of them.
+	low, of int
+	ok      bool // false: the load before the fault was too short to know its steady level
 }
 
-// within is how much later than from the fault may have begun.
-func (d degraded) within() time.Duration { return time.Duration(d.dips+1) * interval }
+// chanceDip is how seldom chance may give a run of the steady load's dips, just before the
+// fault, longer than the precision a fault's start is stated to.
+const chanceDip = 0.01
+
+// within is how much later than from the fault may have begun: a run of dips as long as the
+// longest the steady load had, and as long as its share of dipping intervals gives by chance
+// more than chanceDip of the time. The share is taken at its upper bound (Agresti and
+// Coull's "plus two" estimate): a few dips in two seconds of load say little of how often
+// it dips, and a 200 ms bound from one dip in 20 intervals was missed by a run of two at a
+// CI load of 27 (the fault timed 260 ms before it began).
+func (d degraded) within() time.Duration {
+	r := d.dips
+	if d.low > 0 {
+		p := float64(d.low+2) / float64(d.of+4)
+		for math.Pow(p, float64(r+1)) > chanceDip {
+			r++
+		}
+	}
+	return time.Duration(r+1) * interval
+}
 
 // degradedFrom finds, for a fault seen at at, the run of whole intervals just before it
 // whose acknowledged writes were below degradedFraction of the steady level: the median per
@@ -62,6 +83,12 @@ func (tl *timeline) degradedFrom(at time.Time) degraded {
 	k, steady := degradedRun(writes, warm)
 	d := degraded{from: at, steady: steady, ok: true}
 	low := func(i int) bool { return writes[i] < degradedFraction*d.steady }
+	for i := warm; i < k; i++ {
+		d.of++
+		if low(i) {
+			d.low++
+		}
+	}
 	for i, run := warm, 0; i < k; i++ {
 		if run = 0; low(i) {
 			for run = 1; i+run < k && low(i+run); run++ {
@@ -130,7 +157,7 @@ func (t *tally) timeFaultFromWrites(dc *result.DrillCycle, primary string) {
 	if d.dips == 0 {
 		dc.FaultStart += fmt.Sprintf("; to within %d ms (one interval)", within.Milliseconds())
 	} else {
-		dc.FaultStart += fmt.Sprintf("; to within %d ms: the steady load itself fell that low for up to %d ms at a time", within.Milliseconds(), (time.Duration(d.dips) * interval).Milliseconds())
+		dc.FaultStart += fmt.Sprintf("; to within %d ms: the steady load itself fell that low in %d of its %d intervals, for up to %d ms at a time", within.Milliseconds(), d.low, d.of, (time.Duration(d.dips) * interval).Milliseconds())
 	}
 	w := within.Seconds()
 	dc.FaultWithinS = &w
