@@ -3,6 +3,7 @@ package privileges
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,6 +48,10 @@ type world struct {
 	ownsDB map[string]bool
 	// patroni are the nodes' Patroni REST APIs, in node order (Patroni only).
 	patroni []string
+	// grants serialises sql: PostgreSQL takes no lock for GRANT or REVOKE, so two cells
+	// side by side changing one object's privileges (schema public's, for two logins)
+	// update its catalog row at once and one fails "tuple concurrently updated".
+	grants sync.Mutex
 }
 
 // cs is node i's connection string for l.
@@ -130,7 +135,10 @@ func (w *world) sql(t *testing.T, stmts string) {
 	defer cancel()
 	c := w.admin(t, p)
 	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, stmts); err != nil {
+	w.grants.Lock()
+	_, err := c.Exec(ctx, stmts)
+	w.grants.Unlock()
+	if err != nil {
 		t.Fatalf("%s: %s: %v", w.name, stmts, err)
 	}
 	var lsn string
