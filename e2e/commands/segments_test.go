@@ -105,7 +105,8 @@ func TestSegmentsAsProcesses(t *testing.T) {
 	}
 	union := hdrhistogram.New(1, 3_600_000_000, 3)
 	var sum int64
-	var began, windows []time.Time
+	var starts []result.SegmentStart
+	var windows []time.Time
 	for i := 0; i < of; i++ {
 		s := e2etest.ReadOneResult(t, filepath.Join(results, fmt.Sprint(i)))
 		if s.Meta.Segment == nil || s.Meta.Segment.Index != i || s.Meta.Segment.Run != "e2e-segments" || len(s.Meta.Segment.Starts) != 1 || s.Steps[0].VUs != 1 {
@@ -118,7 +119,7 @@ func TestSegmentsAsProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 		union.Merge(h)
-		began = append(began, s.Meta.Segment.Starts[0].Began)
+		starts = append(starts, s.Meta.Segment.Starts[0])
 		windows = append(windows, s.Steps[0].Window.Start)
 	}
 	q := m.Steps[0].Ops["query"]
@@ -128,11 +129,8 @@ func TestSegmentsAsProcesses(t *testing.T) {
 	if p99 := union.ValueAtQuantile(99); q.Latency.P99 != p99 {
 		t.Fatalf("merged p99 %d µs, the union's %d µs", q.Latency.P99, p99)
 	}
-	spread, wspread := spreadOf(began), spreadOf(windows)
-	if spread >= time.Second || wspread >= time.Second {
-		t.Fatalf("segments began %v apart (windows %v): %v", spread, wspread, began)
-	}
-	t.Logf("merged %d operations = sum of segments; p99 %d µs = union's; segments began within %v (windows %v)", sum, q.Latency.P99, spread, wspread)
+	spread := startedTogether(t, starts, windows)
+	t.Logf("merged %d operations = sum of segments; p99 %d µs = union's; segments began within %v (windows %v)", sum, q.Latency.P99, spread, spreadOf(windows))
 	for _, want := range []string{"merged 3 of 3 segments", "threads", "segments  step 1 began within"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("collect output lacks %q:\n%s", want, out)
@@ -227,7 +225,8 @@ func tpccSegments(t *testing.T, ctx context.Context, watch *pgx.Conn, env map[st
 	segs := make([]*result.Result, of)
 	var nopm float64
 	var neword int64
-	var began []time.Time
+	var starts []result.SegmentStart
+	var windows []time.Time
 	for i, p := range procs {
 		if code := p.Wait(t, 3*time.Minute); code != 0 {
 			t.Fatalf("segment %d: exit %d\nstdout %s\nstderr %s", i, code, p.Stdout, p.Stderr)
@@ -239,7 +238,8 @@ func tpccSegments(t *testing.T, ctx context.Context, watch *pgx.Conn, env map[st
 		if sg := segs[i].Meta.Segment; sg == nil || len(sg.Starts) != 1 {
 			t.Fatalf("segment %d: meta %+v", i, sg)
 		}
-		began = append(began, segs[i].Meta.Segment.Starts[0].Began)
+		starts = append(starts, segs[i].Meta.Segment.Starts[0])
+		windows = append(windows, st.Window.Start)
 		// A segment's NOPM is its share; the server's count is the whole run's: not compared.
 		if w := strings.Join(st.Warnings, "\n"); strings.Contains(w, "NOPM: client") || strings.Contains(p.Stderr.String(), "NOPM: client") {
 			t.Fatalf("segment %d compared its share with the whole server's count:\n%s\n%s", i, w, p.Stderr)
@@ -280,10 +280,8 @@ func tpccSegments(t *testing.T, ctx context.Context, watch *pgx.Conn, env map[st
 	if got := st.Ops[result.TPCCOps[0]].Count; got != neword || neword == 0 || st.Counters[result.TPCCNOPM] != nopm {
 		t.Errorf("merged New-Orders %d NOPM %.1f; segments' sums %d, %.1f", got, st.Counters[result.TPCCNOPM], neword, nopm)
 	}
-	if spread := spreadOf(began); spread >= time.Second {
-		t.Errorf("segments began %v apart: %v", spread, began)
-	}
-	t.Logf("%v: merged %d New-Orders, NOPM %.1f = the segments' sums; began within %v", args, neword, nopm, spreadOf(began))
+	spread := startedTogether(t, starts, windows)
+	t.Logf("%v: merged %d New-Orders, NOPM %.1f = the segments' sums; began within %v", args, neword, nopm, spread)
 	return m, segs
 }
 
@@ -402,6 +400,29 @@ func waitBegun(t *testing.T, topo *cluster.Topology, db, run string, of int) {
 
 func reflectMissing(m *result.Result, i int) bool {
 	return m.Meta.Merged != nil && len(m.Meta.Merged.Missing) == 1 && m.Meta.Merged.Missing[0] == i
+}
+
+// startedTogether checks what the segments' barrier decides: every segment agreed on one
+// start, began it no earlier (a millisecond for the wall clock's slewing), and opened its
+// window after it began (the window is on the segment's own clock, the start on the
+// database's: the segment's measured offset between them is taken off); it returns how
+// far apart they began. That spread is not bounded here:
+// a segment's process can be left unscheduled for hundreds of milliseconds on a busy
+// machine (221 ms was seen beside a second CI run), and the merged run says the spread.
+func startedTogether(t *testing.T, starts []result.SegmentStart, windows []time.Time) time.Duration {
+	t.Helper()
+	began := make([]time.Time, len(starts))
+	for i, st := range starts {
+		if !st.At.Equal(starts[0].At) {
+			t.Fatalf("segments agreed on different starts: %+v", starts)
+		}
+		own := st.Began.Add(-time.Duration(st.ClockOffsetSeconds * float64(time.Second)))
+		if st.Began.Before(st.At.Add(-time.Millisecond)) || windows[i].Before(own.Add(-time.Millisecond)) {
+			t.Fatalf("segment %d began at %v (%v by its clock), its window opened at %v: before the agreed start %v", i, st.Began, own, windows[i], st.At)
+		}
+		began[i] = st.Began
+	}
+	return spreadOf(began)
 }
 
 // spreadOf is the latest time minus the earliest.
