@@ -406,9 +406,9 @@ func reflectMissing(m *result.Result, i int) bool {
 // start, began it no earlier (a millisecond for the wall clock's slewing), and opened its
 // window after it began (the window is on the segment's own clock, the start on the
 // database's: the segment's measured offset between them is taken off); it returns how
-// far apart they began. That spread is not bounded here:
-// a segment's process can be left unscheduled for hundreds of milliseconds on a busy
-// machine (221 ms was seen beside a second CI run), and the merged run says the spread.
+// far apart they began. That spread is not bounded here: a segment's process can be left
+// unscheduled for hundreds of milliseconds on a busy machine (221 ms was seen beside a
+// second CI run), and the merged run says the spread.
 func startedTogether(t *testing.T, starts []result.SegmentStart, windows []time.Time) time.Duration {
 	t.Helper()
 	began := make([]time.Time, len(starts))
