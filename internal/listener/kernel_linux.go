@@ -138,9 +138,10 @@ type kernelSession struct {
 	why string
 }
 
-// tcpCounts are a socket's bytes sent (retransmissions counted again), acknowledged by the
-// peer (once each, plus one for each of SYN and FIN sent and acknowledged) and received
-// (plus one for a FIN received).
+// tcpCounts are a socket's data bytes sent (each once: the kernel's bytes_sent counts a
+// retransmission again, and bytes_retrans says how much that was), acknowledged by the peer
+// (once each, plus one for each of SYN and FIN sent and acknowledged) and received (plus
+// one for a FIN received).
 type tcpCounts struct {
 	sent, acked, received uint64
 	closed                bool // the connection is gone (reset, or closed both ways)
@@ -155,7 +156,7 @@ func tcpInfoFD(fd int) (tcpCounts, error) {
 	if err != nil {
 		return tcpCounts{}, err
 	}
-	return tcpCounts{sent: ti.Bytes_sent, acked: ti.Bytes_acked, received: ti.Bytes_received, closed: ti.State == tcpClose}, nil
+	return tcpCounts{sent: ti.Bytes_sent - ti.Bytes_retrans, acked: ti.Bytes_acked, received: ti.Bytes_received, closed: ti.State == tcpClose}, nil
 }
 
 // withFD runs f on c's descriptor while c holds it (the number cannot be closed and
