@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -120,23 +118,21 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 	sleep(ctx, o.Between)
 
 	var next *Endpoint
+	var nextPort int
 	var faultErr error
 	if ctx.Err() == nil && o.Hooks != nil && o.Hooks.BeforeFault != nil {
 		faultErr = o.Hooks.BeforeFault(ctx, cyc)
 	}
 	if ctx.Err() == nil && faultErr == nil {
-		next, faultErr = e.awaitFailover(ctx, o, cyc, dc, primary, since, p)
+		next, nextPort, faultErr = e.awaitFailover(ctx, o, cyc, dc, primary, since, p)
 	}
 	if next != nil && len(e.Patroni) == 0 { // seen, not asked for: the demotion came first
 		l.tally.timeFaultFromWrites(dc, primary.Name)
 	}
-	var nextPort int
 	if next != nil {
 		dc.To = next.Name
-		_, port, _ := net.SplitHostPort(next.addr)
-		nextPort, _ = strconv.Atoi(port)
-		// Through a listener too: a session says its server's own port (inet_server_port),
-		// never the listener's.
+		// A session says its server's own port (inet_server_port), never a listener's, a
+		// proxy's or a port mapping's: the new primary's port is the one it gave.
 		l.tally.primaryIs(nextPort)
 		waitBack(ctx, l.tally, o.Readers > 0, backWait)
 		sleep(ctx, o.Between)
@@ -188,14 +184,15 @@ func postmasterStart(ctx context.Context, n *Endpoint) time.Time {
 // answering as one again with a later postmaster start time than since (its start before
 // the cycle) is a restart in place (as Patroni restarts a killed postmaster while it holds
 // the leader key): no failover, but a recovery whose commits are checked all the same.
-func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *result.DrillCycle, primary *Endpoint, since time.Time, p Progress) (*Endpoint, error) {
+// It returns the node that accepts writes and the port its server gave.
+func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *result.DrillCycle, primary *Endpoint, since time.Time, p Progress) (next *Endpoint, port int, err error) {
 	wait := o.ObserveWait
 	if wait <= 0 {
 		wait = DefaultObserveWait
 	}
 	switched, err := e.startSwitchover(ctx, c, dc, primary, p)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if switched == nil {
 		p("cycle %d: waiting up to %v for a failover from %s by your own means", c.N, wait, primary.Name)
@@ -207,43 +204,66 @@ func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *
 		select {
 		case err := <-switched:
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		default:
 		}
-		now := time.Now()
 		a := probe.ask(ctx)
-		if dc.FaultAt.IsZero() && !a[primary.Name].writable {
-			dc.FaultAt = now
-			c.tally.fault(now)
-			p("cycle %d: %s no longer answers as primary", c.N, primary.Name)
+		if at, gone := goneAt(primary.Name, a); dc.FaultAt.IsZero() && gone {
+			dc.FaultAt = at
+			c.tally.fault(at)
+			msg := fmt.Sprintf("cycle %d: %s no longer answers as primary", c.N, primary.Name)
+			if d := time.Since(at); d > probeWait+observePoll {
+				msg += fmt.Sprintf(" (from %.2fs ago: the question asked then was never answered)", d.Seconds())
+			}
+			p("%s", msg)
 		}
-		if next := e.recovered(c, dc, primary, since, a, p); next != nil {
-			return next, nil
+		if next, port := e.recovered(c, dc, primary, since, a, p); next != nil {
+			return next, port, nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("no failover from %s within %v (--observe-wait)", primary.Name, wait)
+			return nil, 0, fmt.Errorf("no failover from %s within %v (--observe-wait)", primary.Name, wait)
 		}
 		sleep(ctx, observePoll)
 	}
 }
 
+// goneAt says whether the primary has stopped answering as a writable node, and from when:
+// the moment it was asked the question it answered otherwise or did not answer at all. A
+// primary that is only late (its question still under way) has not failed, as a slow link
+// or a busy server is no fault; unless another node accepts writes meanwhile.
+func goneAt(primary string, a map[string]answer) (time.Time, bool) {
+	pa := a[primary]
+	switch {
+	case pa.writable:
+		return time.Time{}, false
+	case pa.late:
+		for name, o := range a {
+			if name != primary && o.writable {
+				return pa.asked, true
+			}
+		}
+		return time.Time{}, false
+	}
+	return pa.asked, true
+}
+
 // recovered returns, once the primary stopped answering (dc.FaultAt), the node that accepts
-// writes again: another node (a failover), or the primary restarted in place; nil while none
-// does.
-func (e *Endpoints) recovered(c *Cycle, dc *result.DrillCycle, primary *Endpoint, since time.Time, a map[string]answer, p Progress) *Endpoint {
+// writes again, with the port its server gave: another node (a failover), or the primary
+// restarted in place; nil while none does.
+func (e *Endpoints) recovered(c *Cycle, dc *result.DrillCycle, primary *Endpoint, since time.Time, a map[string]answer, p Progress) (*Endpoint, int) {
 	if dc.FaultAt.IsZero() {
-		return nil
+		return nil, 0
 	}
 	for _, n := range e.Nodes {
 		if n.Name != primary.Name && a[n.Name].writable {
 			s := time.Since(dc.FaultAt).Seconds()
 			dc.FailoverSeconds = &s
 			p("cycle %d: %s accepts writes %.2fs after the fault", c.N, n.Name, s)
-			return e.node(n.Name)
+			return e.node(n.Name), a[n.Name].port
 		}
 	}
 	if me := a[primary.Name]; me.writable && !since.IsZero() && me.started.After(since) {
@@ -254,9 +274,9 @@ func (e *Endpoints) recovered(c *Cycle, dc *result.DrillCycle, primary *Endpoint
 			primary.Name, me.started.UTC().Format("15:04:05.000"), since.UTC().Format("15:04:05.000"))
 		c.tally.event(result.EventRestarted, time.Now(), primary.Name)
 		p("cycle %d: %s restarted in place: it accepts writes again %.2fs after the fault", c.N, primary.Name, s)
-		return primary
+		return primary, me.port
 	}
-	return nil
+	return nil, 0
 }
 
 // startSwitchover, when the drill has Patroni's REST APIs, waits until Patroni's view is
@@ -335,136 +355,6 @@ func (e *Endpoints) switchover(ctx context.Context, primary *Endpoint) (string, 
 		}
 	}
 	return "", fmt.Errorf("no Patroni REST API for %s", primary.Name)
-}
-
-// prober keeps one connection per node to ask whether it accepts writes.
-type prober struct {
-	e     *Endpoints
-	conns map[string]*pgx.Conn
-	wait  time.Duration // how long a node has to answer a question before it counts as not writable
-	// logins are the logins under way, one per node without a connection, each given
-	// stateWait; asked tells whether a round has been asked yet.
-	logins map[string]chan *pgx.Conn
-	asked  bool
-}
-
-// Waits for a node's answer. While a failover is timed, a node that has not answered
-// within probeWait on its connection is not writable (the probe asks again at once). A
-// login is given stateWait, beside the rounds rather than in them: a busy server's or a
-// slow link's login took over a second (a primary that was answering was timed as
-// failed), and a node that does not answer a login at all (a cut link) would hold up
-// every round. The first round waits for its logins, so it has every node's answer. A
-// check of the cluster's state (its start, its end, a cycle's outcome) asks once and
-// waits stateWait.
-const (
-	probeWait = time.Second
-	stateWait = 10 * time.Second
-)
-
-func newProber(e *Endpoints, wait time.Duration) *prober {
-	return &prober{e: e, conns: map[string]*pgx.Conn{}, wait: wait, logins: map[string]chan *pgx.Conn{}}
-}
-
-func (p *prober) close() {
-	for _, c := range p.conns {
-		c.Close(context.Background())
-	}
-	for _, login := range p.logins {
-		go func() {
-			if c := <-login; c != nil {
-				c.Close(context.Background())
-			}
-		}()
-	}
-}
-
-// answer is what a node said when probed: whether it accepts writes, and when its
-// postmaster started (zero when it did not answer).
-type answer struct {
-	writable bool
-	started  time.Time
-}
-
-// logIn starts a login to every node without a connection or login under way, and takes
-// the connections of the logins that ended: the first round waits for them, later rounds
-// take those ended already.
-func (p *prober) logIn(ctx context.Context) {
-	for _, n := range p.e.Nodes {
-		if _, ok := p.logins[n.Name]; ok || p.conns[n.Name] != nil {
-			continue
-		}
-		login := make(chan *pgx.Conn, 1)
-		p.logins[n.Name] = login
-		go func() {
-			lctx, cancel := context.WithTimeout(ctx, stateWait)
-			defer cancel()
-			c, err := pgx.Connect(lctx, n.Conn)
-			if err != nil {
-				c = nil
-			}
-			login <- c
-		}()
-	}
-	for name, login := range p.logins {
-		var c *pgx.Conn
-		if p.asked {
-			select {
-			case c = <-login:
-			default:
-				continue
-			}
-		} else {
-			c = <-login
-		}
-		delete(p.logins, name)
-		if c != nil {
-			p.conns[name] = c
-		}
-	}
-	p.asked = true
-}
-
-// ask asks every node with a connection at once whether it is out of recovery and when its
-// postmaster started; a node that does not answer within p.wait, or has no connection yet,
-// is not writable.
-func (p *prober) ask(ctx context.Context) map[string]answer {
-	type reply struct {
-		name string
-		a    answer
-		conn *pgx.Conn
-	}
-	p.logIn(ctx)
-	ch := make(chan reply, len(p.e.Nodes))
-	for _, n := range p.e.Nodes {
-		c := p.conns[n.Name]
-		go func() {
-			if c == nil {
-				ch <- reply{name: n.Name}
-				return
-			}
-			qctx, cancel := context.WithTimeout(ctx, p.wait)
-			defer cancel()
-			var rec bool
-			var started time.Time
-			if err := c.QueryRow(qctx, `SELECT pg_is_in_recovery(), pg_postmaster_start_time()`).Scan(&rec, &started); err != nil {
-				c.Close(context.Background())
-				ch <- reply{name: n.Name}
-				return
-			}
-			ch <- reply{name: n.Name, a: answer{writable: !rec, started: started}, conn: c}
-		}()
-	}
-	out := map[string]answer{}
-	for range p.e.Nodes {
-		r := <-ch
-		out[r.name] = r.a
-		if r.conn != nil {
-			p.conns[r.name] = r.conn
-		} else {
-			delete(p.conns, r.name)
-		}
-	}
-	return out
 }
 
 // writableNames lists the nodes that accept writes, in order.
