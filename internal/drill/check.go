@@ -79,11 +79,11 @@ func (ta *tally) countLost(dc *result.DrillCycle, present map[int64]bool) {
 // oldAcks counts the writes that the old primary (port) acknowledged after the fault, and
 // after the new primary accepted writes (promoted): any of those is a split brain that
 // clients saw, and a check fails naming both nodes.
-func (ta *tally) oldAcks(port int, promoted time.Time, dc *result.DrillCycle) {
+func (ta *tally) oldAcks(srv server, promoted time.Time, dc *result.DrillCycle) {
 	ta.mu.Lock()
 	defer ta.mu.Unlock()
 	for _, a := range ta.acks {
-		if a.port != port {
+		if !a.srv.is(srv) {
 			continue
 		}
 		dc.OldAcked++

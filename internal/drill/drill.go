@@ -309,11 +309,11 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 	if injected {
 		check(cctx, t, l.tally, dc, o.tpcc != nil)
 		if rep != nil { // a failover: what the old primary acknowledged after the fault
-			l.tally.oldAcks(t.Node(dc.From).Port, rep.PromotedAt, dc)
+			l.tally.oldAcks(server{port: t.Node(dc.From).Port}, rep.PromotedAt, dc)
 		}
 	}
 	if rep != nil && rep.To != dc.From && t.Node(rep.To) != nil && !o.async {
-		dc.SyncGap = l.tally.syncGap(rep.To, t.Node(rep.To).Port, dc.From, o.syncCause, end)
+		dc.SyncGap = l.tally.syncGap(rep.To, server{port: t.Node(rep.To).Port}, dc.From, o.syncCause, end)
 		waitedForOldPrimary(dc)
 	}
 	l.tally.fill(dc, end)
@@ -336,7 +336,7 @@ func runCycle(ctx context.Context, t *cluster.Topology, o Options, n int, p Prog
 // time, the old primary's state, the WAL lacked, the fencing and the problems.
 func failedOver(t *cluster.Topology, rep *cluster.FailoverReport, dc *result.DrillCycle, ta *tally, p Progress) {
 	dc.To = rep.To
-	ta.primaryIs(t.Node(rep.To).Port)
+	ta.primaryIs(server{port: t.Node(rep.To).Port})
 	fs := rep.WriteOutage.Seconds()
 	if !rep.Detected.IsZero() && !rep.PromotedAt.IsZero() { // the failover's own time begins at the detection
 		fs = rep.PromotedAt.Sub(rep.Detected).Seconds()

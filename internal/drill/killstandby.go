@@ -30,7 +30,7 @@ func killStandby(ctx context.Context, t *cluster.Topology, c *Cycle, dc *result.
 	standbys := t.Standbys()
 	s := standbys[(c.N-1)%len(standbys)].Name
 	dc.Target = s
-	c.tally.primaryIs(t.Primary().Port) // writes come back on the same primary
+	c.tally.primaryIs(server{port: t.Primary().Port}) // writes come back on the same primary
 	dc.FaultAt = time.Now()
 	c.tally.fault(dc.FaultAt)
 	dc.WALBytesNote = "no failover: the primary stays"

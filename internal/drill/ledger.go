@@ -109,14 +109,19 @@ type tally struct {
 	// faultMissed is true when the fault did not take effect (no outage to measure).
 	faultMissed bool
 	firstR      time.Time // first successful read begun after the fault
-	// newPort is the new primary's port once known: the first write it acknowledges
+	// newSrv is the new primary's server once known: the first write it acknowledges
 	// after the fault ends the write outage (the old one may still acknowledge some).
-	newPort int
+	newSrv server
 	// goneAt, when set, is when the killed primary's last process had exited: a write
 	// acknowledged on its port that began before is the dying server's, not a restarted one's.
-	goneAt   time.Time
-	firstW   time.Time
-	ackCount atomic.Int64
+	goneAt time.Time
+	firstW time.Time
+	// recent are, before the fault, the acknowledged writes and the reads of the last
+	// recentSpan: a fault seen late (observe: a question unanswered for up to stateWait) is
+	// timed from before it was seen, and what was acknowledged or read since counts after it.
+	recent      []ack
+	recentReads []opSpan
+	ackCount    atomic.Int64
 	// tl counts operations per interval; events are the cycle's moments.
 	tl     timeline
 	events []result.DrillEvent
@@ -146,11 +151,41 @@ func (t *tally) missed() {
 	t.mu.Unlock()
 }
 
+// recentSpan is how far back before it was seen a fault may be timed, and so how long
+// the tally keeps acknowledged writes and reads before the fault.
+const recentSpan = 2 * stateWait
+
+// opSpan is an operation's beginning and end.
+type opSpan struct{ began, at time.Time }
+
 func (t *tally) fault(at time.Time) {
 	t.mu.Lock()
 	t.faultAt = at
 	t.events = append(t.events, result.DrillEvent{At: at, Event: result.EventFault})
+	for _, a := range t.recent {
+		if !a.at.Before(at) {
+			t.acks = append(t.acks, a)
+			t.backOn(a)
+		}
+	}
+	for _, r := range t.recentReads {
+		if !r.began.Before(at) && (t.firstR.IsZero() || r.at.Before(t.firstR)) {
+			t.firstR = r.at
+		}
+	}
+	t.recent, t.recentReads = nil, nil
 	t.mu.Unlock()
+}
+
+// keep appends x to the operations kept before the fault, and drops those that ended more
+// than recentSpan before it.
+func keep[T any](xs []T, x T, at func(T) time.Time) []T {
+	xs = append(xs, x)
+	i := 0
+	for i < len(xs) && at(xs[i]).Before(at(x).Add(-recentSpan)) {
+		i++
+	}
+	return xs[i:]
 }
 
 // gone records when the killed primary's processes had all exited.
@@ -160,45 +195,60 @@ func (t *tally) gone(at time.Time) {
 	t.mu.Unlock()
 }
 
-// ack is one acknowledged commit: when it began and ended, and the server's port.
+// ack is one acknowledged commit: when it began and ended, and its server.
 type ack struct {
 	began, at time.Time
-	port      int
+	srv       server
 }
 
-func (t *tally) ack(id int64, began, at time.Time, port int) {
+// server is how the drill tells a session's server: its own port (inet_server_port(), never
+// a listener's, a proxy's or a port mapping's) and its postmaster's start time, as nodes on
+// separate hosts or in containers may listen on one port. A start time not known (zero; a
+// cluster agbench made tells its nodes by their ports) matches any.
+type server struct {
+	port    int
+	started time.Time
+}
+
+func (s server) is(o server) bool {
+	return s.port == o.port && (s.started.IsZero() || o.started.IsZero() || s.started.Equal(o.started))
+}
+
+func (t *tally) ack(id int64, began, at time.Time, srv server) {
 	t.mu.Lock()
 	t.acked = append(t.acked, id)
 	t.mu.Unlock()
-	t.acknowledged(began, at, port)
+	t.acknowledged(began, at, srv)
 }
 
 // acknowledged records a write the server acknowledged (a ledger row, a read-write TPC-C
 // transaction): the timeline, and the first write back after the fault.
-func (t *tally) acknowledged(began, at time.Time, port int) {
+func (t *tally) acknowledged(began, at time.Time, srv server) {
 	t.mu.Lock()
 	t.rwAcks++
 	t.tl.add(&t.tl.writes, at)
 	if !t.faultAt.IsZero() {
-		t.acks = append(t.acks, ack{began: began, at: at, port: port})
+		t.acks = append(t.acks, ack{began: began, at: at, srv: srv})
 		t.backOn(t.acks[len(t.acks)-1])
+	} else {
+		t.recent = keep(t.recent, ack{began: began, at: at, srv: srv}, func(a ack) time.Time { return a.at })
 	}
 	t.mu.Unlock()
 	t.ackCount.Add(1)
 }
 
-// primaryIs sets the new primary's port and finds the first write it acknowledged.
-func (t *tally) primaryIs(port int) {
+// primaryIs sets the new primary's server and finds the first write it acknowledged.
+func (t *tally) primaryIs(srv server) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.newPort = port
+	t.newSrv = srv
 	for _, a := range t.acks {
 		t.backOn(a)
 	}
 }
 
 func (t *tally) backOn(a ack) {
-	if t.newPort != 0 && a.port == t.newPort && !a.began.Before(t.faultAt) && !a.began.Before(t.goneAt) && (t.firstW.IsZero() || a.at.Before(t.firstW)) {
+	if t.newSrv.port != 0 && a.srv.is(t.newSrv) && !a.began.Before(t.faultAt) && !a.began.Before(t.goneAt) && (t.firstW.IsZero() || a.at.Before(t.firstW)) {
 		t.firstW = a.at
 	}
 }
@@ -206,7 +256,9 @@ func (t *tally) backOn(a ack) {
 func (t *tally) read(began, at time.Time) {
 	t.mu.Lock()
 	t.tl.add(&t.tl.reads, at)
-	if !t.faultAt.IsZero() && !began.Before(t.faultAt) && t.firstR.IsZero() {
+	if t.faultAt.IsZero() {
+		t.recentReads = keep(t.recentReads, opSpan{began, at}, func(s opSpan) time.Time { return s.at })
+	} else if !began.Before(t.faultAt) && t.firstR.IsZero() {
 		t.firstR = at
 	}
 	t.mu.Unlock()
@@ -300,8 +352,8 @@ type session struct {
 	h       *measure.Handle
 	conn    *pgx.Conn
 	backoff time.Duration
-	// port is the server's port of the session (through a listener, the node's it chose).
-	port int
+	// srv is the session's server (through a listener, the node's it chose).
+	srv server
 	// connect makes the connection (nil: pgx.Connect).
 	connect func(ctx context.Context, url string) (*pgx.Conn, error)
 }
@@ -319,9 +371,9 @@ func (s *session) get(ctx context.Context) *pgx.Conn {
 	c, err := connect(ctx, s.url)
 	if err == nil {
 		var standby bool
-		if s.port, standby, err = land(ctx, c); err == nil {
+		if s.srv, standby, err = land(ctx, c); err == nil {
 			s.conn, s.backoff = c, 0
-			s.tally.landed(landing{op: s.op, at: time.Now(), port: s.port, standby: standby})
+			s.tally.landed(landing{op: s.op, at: time.Now(), srv: s.srv, standby: standby})
 			return c
 		}
 		c.Close(context.Background())
@@ -368,7 +420,7 @@ func (l *load) writer(ctx context.Context, w int, h *measure.Handle) {
 		cancel()
 		done := time.Now()
 		if err == nil {
-			l.tally.ack(id, began, done, s.port)
+			l.tally.ack(id, began, done, s.srv)
 			h.Record(measure.Sample{Op: OpWrite, Latency: done.Sub(began)})
 			continue
 		}

@@ -118,22 +118,21 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 	sleep(ctx, o.Between)
 
 	var next *Endpoint
-	var nextPort int
+	var nextSrv server
 	var faultErr error
 	if ctx.Err() == nil && o.Hooks != nil && o.Hooks.BeforeFault != nil {
 		faultErr = o.Hooks.BeforeFault(ctx, cyc)
 	}
 	if ctx.Err() == nil && faultErr == nil {
-		next, nextPort, faultErr = e.awaitFailover(ctx, o, cyc, dc, primary, since, p)
+		next, nextSrv, faultErr = e.awaitFailover(ctx, o, cyc, dc, primary, since, p)
 	}
 	if next != nil && len(e.Patroni) == 0 { // seen, not asked for: the demotion came first
 		l.tally.timeFaultFromWrites(dc, primary.Name)
 	}
 	if next != nil {
 		dc.To = next.Name
-		// A session says its server's own port (inet_server_port), never a listener's, a
-		// proxy's or a port mapping's: the new primary's port is the one it gave.
-		l.tally.primaryIs(nextPort)
+		// The new primary is told by what its server gave: its own port and start time.
+		l.tally.primaryIs(nextSrv)
 		waitBack(ctx, l.tally, o.Readers > 0, backWait)
 		sleep(ctx, o.Between)
 	}
@@ -145,7 +144,7 @@ func (e *Endpoints) observeCycle(ctx context.Context, o Options, n int, primary 
 	if next != nil {
 		e.checkObserved(context.WithoutCancel(ctx), l.tally, dc, primary, next)
 		if !o.async && next != primary { // restarted in place: no new primary to sample
-			dc.SyncGap = l.tally.syncGap(next.Name, nextPort, primary.Name, o.syncCause, end)
+			dc.SyncGap = l.tally.syncGap(next.Name, nextSrv, primary.Name, o.syncCause, end)
 			waitedForOldPrimary(dc)
 		}
 	}
@@ -184,15 +183,15 @@ func postmasterStart(ctx context.Context, n *Endpoint) time.Time {
 // answering as one again with a later postmaster start time than since (its start before
 // the cycle) is a restart in place (as Patroni restarts a killed postmaster while it holds
 // the leader key): no failover, but a recovery whose commits are checked all the same.
-// It returns the node that accepts writes and the port its server gave.
-func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *result.DrillCycle, primary *Endpoint, since time.Time, p Progress) (next *Endpoint, port int, err error) {
+// It returns the node that accepts writes and its server as it answered.
+func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *result.DrillCycle, primary *Endpoint, since time.Time, p Progress) (next *Endpoint, srv server, err error) {
 	wait := o.ObserveWait
 	if wait <= 0 {
 		wait = DefaultObserveWait
 	}
 	switched, err := e.startSwitchover(ctx, c, dc, primary, p)
 	if err != nil {
-		return nil, 0, err
+		return nil, server{}, err
 	}
 	if switched == nil {
 		p("cycle %d: waiting up to %v for a failover from %s by your own means", c.N, wait, primary.Name)
@@ -204,7 +203,7 @@ func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *
 		select {
 		case err := <-switched:
 			if err != nil {
-				return nil, 0, err
+				return nil, server{}, err
 			}
 		default:
 		}
@@ -218,14 +217,14 @@ func (e *Endpoints) awaitFailover(ctx context.Context, o Options, c *Cycle, dc *
 			}
 			p("%s", msg)
 		}
-		if next, port := e.recovered(c, dc, primary, since, a, p); next != nil {
-			return next, port, nil
+		if next, srv := e.recovered(c, dc, primary, since, a, p); next != nil {
+			return next, srv, nil
 		}
 		if ctx.Err() != nil {
-			return nil, 0, ctx.Err()
+			return nil, server{}, ctx.Err()
 		}
 		if time.Now().After(deadline) {
-			return nil, 0, fmt.Errorf("no failover from %s within %v (--observe-wait)", primary.Name, wait)
+			return nil, server{}, fmt.Errorf("no failover from %s within %v (--observe-wait)", primary.Name, wait)
 		}
 		sleep(ctx, observePoll)
 	}
@@ -252,18 +251,18 @@ func goneAt(primary string, a map[string]answer) (time.Time, bool) {
 }
 
 // recovered returns, once the primary stopped answering (dc.FaultAt), the node that accepts
-// writes again, with the port its server gave: another node (a failover), or the primary
+// writes again, with its server as it answered: another node (a failover), or the primary
 // restarted in place; nil while none does.
-func (e *Endpoints) recovered(c *Cycle, dc *result.DrillCycle, primary *Endpoint, since time.Time, a map[string]answer, p Progress) (*Endpoint, int) {
+func (e *Endpoints) recovered(c *Cycle, dc *result.DrillCycle, primary *Endpoint, since time.Time, a map[string]answer, p Progress) (*Endpoint, server) {
 	if dc.FaultAt.IsZero() {
-		return nil, 0
+		return nil, server{}
 	}
 	for _, n := range e.Nodes {
 		if n.Name != primary.Name && a[n.Name].writable {
 			s := time.Since(dc.FaultAt).Seconds()
 			dc.FailoverSeconds = &s
 			p("cycle %d: %s accepts writes %.2fs after the fault", c.N, n.Name, s)
-			return e.node(n.Name), a[n.Name].port
+			return e.node(n.Name), a[n.Name].srv()
 		}
 	}
 	if me := a[primary.Name]; me.writable && !since.IsZero() && me.started.After(since) {
@@ -274,9 +273,9 @@ func (e *Endpoints) recovered(c *Cycle, dc *result.DrillCycle, primary *Endpoint
 			primary.Name, me.started.UTC().Format("15:04:05.000"), since.UTC().Format("15:04:05.000"))
 		c.tally.event(result.EventRestarted, time.Now(), primary.Name)
 		p("cycle %d: %s restarted in place: it accepts writes again %.2fs after the fault", c.N, primary.Name, s)
-		return primary, me.port
+		return primary, me.srv()
 	}
-	return nil, 0
+	return nil, server{}
 }
 
 // startSwitchover, when the drill has Patroni's REST APIs, waits until Patroni's view is

@@ -92,6 +92,9 @@ type answer struct {
 	asked    time.Time
 }
 
+// srv is the node's server as it answered.
+func (a answer) srv() server { return server{port: a.port, started: a.started} }
+
 // logIn starts a login to every node without a connection, question or login under way,
 // and takes the connections of the logins that ended: the first round waits for them,
 // later rounds take those ended already.
@@ -132,16 +135,18 @@ func (p *prober) logIn(ctx context.Context) {
 }
 
 // ask asks every node with an idle connection whether it is out of recovery, when its
-// postmaster started and its port, and waits p.wait for the answers to those and to the
-// questions still under way. A node with no connection has not answered (not writable); a
-// node whose question is still under way is late.
+// postmaster started and its port, waits up to p.wait for those answers, and takes the
+// answers that came meanwhile to questions of earlier rounds. A node with no connection has
+// not answered (not writable); a node whose question is still under way is late.
 func (p *prober) ask(ctx context.Context) map[string]answer {
 	round := time.Now()
 	p.logIn(ctx)
 	now := time.Now()
+	var asked []string
 	for name, c := range p.conns {
 		delete(p.conns, name)
 		p.asking[name] = now
+		asked = append(asked, name)
 		go p.question(ctx, name, c, now)
 	}
 	out := map[string]answer{}
@@ -155,9 +160,19 @@ func (p *prober) ask(ctx context.Context) map[string]answer {
 			p.conns[r.name] = r.conn
 		}
 	}
+	// The round waits for its own questions only: one still under way from an earlier round
+	// would hold every round to p.wait, and a promotion would be seen that much later.
+	waiting := func() bool {
+		for _, name := range asked {
+			if !p.asking[name].IsZero() {
+				return true
+			}
+		}
+		return false
+	}
 	timer := time.NewTimer(p.wait)
 	defer timer.Stop()
-	for len(p.asking) > 0 {
+	for waiting() {
 		select {
 		case r := <-p.replies:
 			take(r)
@@ -166,6 +181,14 @@ func (p *prober) ask(ctx context.Context) map[string]answer {
 		case <-ctx.Done():
 		}
 		break
+	}
+	for more := true; more; {
+		select {
+		case r := <-p.replies:
+			take(r)
+		default:
+			more = false
+		}
 	}
 	for name, at := range p.asking {
 		out[name] = answer{late: true, asked: at}

@@ -37,16 +37,17 @@ func viaListener(t *cluster.Topology) (write, read string, ok bool) {
 type landing struct {
 	op      string
 	at      time.Time
-	port    int
+	srv     server
 	standby bool
 }
 
 // land asks the server of a new session where it is.
-func land(ctx context.Context, c *pgx.Conn) (port int, standby bool, err error) {
+func land(ctx context.Context, c *pgx.Conn) (srv server, standby bool, err error) {
 	qctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
-	err = c.QueryRow(qctx, `SELECT coalesce(inet_server_port(), 0), pg_is_in_recovery()`).Scan(&port, &standby)
-	return port, standby, err
+	err = c.QueryRow(qctx, `SELECT coalesce(inet_server_port(), 0), pg_postmaster_start_time(), pg_is_in_recovery()`).
+		Scan(&srv.port, &srv.started, &standby)
+	return srv, standby, err
 }
 
 func (t *tally) landed(l landing) {
@@ -77,7 +78,7 @@ func (t *tally) reroute(dc *result.DrillCycle, listener bool) {
 	for _, l := range t.landings {
 		s := l.at.Sub(t.faultAt).Seconds()
 		switch {
-		case l.op == OpWrite && dc.RerouteWriteSeconds == nil && l.port == t.newPort && !l.standby:
+		case l.op == OpWrite && dc.RerouteWriteSeconds == nil && l.srv.is(t.newSrv) && !l.standby:
 			dc.RerouteWriteSeconds = &s
 			dc.Events = append(dc.Events, result.DrillEvent{At: l.at, Event: result.EventRerouteWrite})
 		case l.op == OpRead && dc.RerouteReadSeconds == nil && l.standby:
@@ -110,10 +111,10 @@ func (l *load) probeRoutes(ctx context.Context) {
 	for l.running(ctx) {
 		sleep(ctx, probeEvery)
 		l.tally.mu.Lock()
-		fault, port := l.tally.faultAt, l.tally.newPort
+		fault, srv := l.tally.faultAt, l.tally.newSrv
 		var w, r bool
 		for _, g := range l.tally.landings {
-			w = w || (g.op == OpWrite && port != 0 && g.port == port && !g.standby)
+			w = w || (g.op == OpWrite && srv.port != 0 && g.srv.is(srv) && !g.standby)
 			r = r || (g.op == OpRead && g.standby)
 		}
 		l.tally.mu.Unlock()
@@ -129,8 +130,8 @@ func (l *load) probeRoutes(ctx context.Context) {
 			}
 			cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 			if c, err := pgx.Connect(cctx, p.url); err == nil {
-				if port, standby, err := land(cctx, c); err == nil {
-					l.tally.landed(landing{op: p.op, at: time.Now(), port: port, standby: standby})
+				if srv, standby, err := land(cctx, c); err == nil {
+					l.tally.landed(landing{op: p.op, at: time.Now(), srv: srv, standby: standby})
 				}
 				c.Close(context.Background())
 			}

@@ -26,7 +26,7 @@ import (
 // streaming to it with sync_state sync or quorum.
 type syncState struct {
 	from, to time.Time
-	port     int
+	srv      server
 	primary  bool
 	names    string
 	commit   string
@@ -35,7 +35,7 @@ type syncState struct {
 }
 
 func (s *syncState) same(o *syncState) bool {
-	return s.port == o.port && s.primary == o.primary && s.names == o.names && s.commit == o.commit && slices.Equal(s.sync, o.sync)
+	return s.srv.port == o.srv.port && s.srv.started.Equal(o.srv.started) && s.primary == o.primary && s.names == o.names && s.commit == o.commit && slices.Equal(s.sync, o.sync)
 }
 
 // unprotected is true when a commit the node acknowledges waits for no standby.
@@ -56,12 +56,12 @@ var errSyncHidden = errors.New("pg_stat_replication hides its standbys' sync_sta
 func readSyncState(ctx context.Context, c *pgx.Conn) (syncState, error) {
 	s := syncState{from: time.Now()}
 	var hidden bool
-	err := c.QueryRow(ctx, `SELECT coalesce(inet_server_port(), 0), NOT pg_is_in_recovery(),
+	err := c.QueryRow(ctx, `SELECT coalesce(inet_server_port(), 0), pg_postmaster_start_time(), NOT pg_is_in_recovery(),
 		current_setting('synchronous_standby_names'), current_setting('synchronous_commit'),
 		ARRAY(SELECT application_name FROM pg_stat_replication
 			WHERE state = 'streaming' AND sync_state IN ('sync', 'quorum') ORDER BY 1),
 		(SELECT count(*) > 0 AND count(sync_state) = 0 FROM pg_stat_replication)`).
-		Scan(&s.port, &s.primary, &s.names, &s.commit, &s.sync, &hidden)
+		Scan(&s.srv.port, &s.srv.started, &s.primary, &s.names, &s.commit, &s.sync, &hidden)
 	s.to = s.from
 	if err == nil && hidden {
 		err = errSyncHidden
@@ -95,13 +95,13 @@ func (t *tally) syncMissed(err error) {
 // ("Patroni synchronous_mode without strict"); end is when the load, and the sampler, stopped:
 // a state still held at the last sample held until then, as far as anyone looked. It adds
 // the spans' ends to the cycle's events.
-func (t *tally) syncGap(node string, port int, oldPrimary, cause string, end time.Time) *result.DrillSyncGap {
+func (t *tally) syncGap(node string, srv server, oldPrimary, cause string, end time.Time) *result.DrillSyncGap {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	g := &result.DrillSyncGap{Node: node}
 	var states []syncState
 	for _, s := range t.sync {
-		if s.port == port && s.primary && s.from.After(t.faultAt) {
+		if s.srv.is(srv) && s.primary && s.from.After(t.faultAt) {
 			states = append(states, s)
 			g.Samples += s.n
 		}
@@ -157,7 +157,7 @@ func (t *tally) syncGap(node string, port int, oldPrimary, cause string, end tim
 	}
 	if no.total > 0 {
 		for _, a := range t.acks {
-			if a.port == port && !a.at.Before(no.from) && !a.at.After(no.to) {
+			if a.srv.is(srv) && !a.at.Before(no.from) && !a.at.After(no.to) {
 				g.NoSyncAcked++
 			}
 		}

@@ -39,14 +39,14 @@ func TestSyncGapWithoutStrict(t *testing.T) {
 	ta.fault(fault)
 	old, nw := 5432, 5433
 	sampled(ta, fault,
-		heldState{-1, -0.2, syncState{port: old, primary: true, names: `"standby1"`, commit: "on", sync: []string{"standby1"}}},
-		heldState{4.1, 16.2, syncState{port: nw, primary: true, names: "", commit: "on"}},
-		heldState{16.4, 20, syncState{port: nw, primary: true, names: `"primary"`, commit: "on", sync: []string{"primary"}}})
+		heldState{-1, -0.2, syncState{srv: server{port: old}, primary: true, names: `"standby1"`, commit: "on", sync: []string{"standby1"}}},
+		heldState{4.1, 16.2, syncState{srv: server{port: nw}, primary: true, names: "", commit: "on"}},
+		heldState{16.4, 20, syncState{srv: server{port: nw}, primary: true, names: `"primary"`, commit: "on", sync: []string{"primary"}}})
 	for _, at := range []float64{3, 5, 16.3, 17} { // 5 and 16.3 within the span
 		a := fault.Add(time.Duration(at * float64(time.Second)))
-		ta.acks = append(ta.acks, ack{began: a, at: a, port: nw})
+		ta.acks = append(ta.acks, ack{began: a, at: a, srv: server{port: nw}})
 	}
-	g := ta.syncGap("standby1", nw, "primary", "Patroni synchronous_mode without strict", fault.Add(21*time.Second))
+	g := ta.syncGap("standby1", server{port: nw}, "primary", "Patroni synchronous_mode without strict", fault.Add(21*time.Second))
 	if g.Note != "" || g.NoSyncSeconds == nil || g.SyncAt == nil {
 		t.Fatalf("gap %+v", g)
 	}
@@ -80,10 +80,10 @@ func TestSyncGapHandoverWaitIsNotStrict(t *testing.T) {
 	ta := newTally(fault)
 	ta.fault(fault)
 	sampled(ta, fault,
-		heldState{4.1, 16.2, syncState{port: 2, primary: true, names: "", commit: "on"}},
-		heldState{16.4, 16.4, syncState{port: 2, primary: true, names: `"a"`, commit: "on"}},
-		heldState{16.6, 20, syncState{port: 2, primary: true, names: `"a"`, commit: "on", sync: []string{"a"}}})
-	g := ta.syncGap("b", 2, "a", "Patroni synchronous_mode without strict", fault.Add(21*time.Second))
+		heldState{4.1, 16.2, syncState{srv: server{port: 2}, primary: true, names: "", commit: "on"}},
+		heldState{16.4, 16.4, syncState{srv: server{port: 2}, primary: true, names: `"a"`, commit: "on"}},
+		heldState{16.6, 20, syncState{srv: server{port: 2}, primary: true, names: `"a"`, commit: "on", sync: []string{"a"}}})
+	g := ta.syncGap("b", server{port: 2}, "a", "Patroni synchronous_mode without strict", fault.Add(21*time.Second))
 	near := func(v *float64, want float64) bool { return v != nil && *v > want-0.01 && *v < want+0.01 }
 	if !near(g.NoSyncSeconds, 12.3) || !near(g.NoSyncTo, 16.4) || !near(g.WaitedSeconds, 0.2) || !near(g.WaitedFrom, 16.4) ||
 		!near(g.WaitedTo, 16.6) || !near(g.SyncAt, 16.6) || g.OldPrimary != "a" || g.Open {
@@ -106,9 +106,9 @@ func TestSyncGapStrictWaits(t *testing.T) {
 	ta := newTally(fault)
 	ta.fault(fault)
 	sampled(ta, fault,
-		heldState{3, 9.8, syncState{port: 2, primary: true, names: "*", commit: "on"}},
-		heldState{10, 11, syncState{port: 2, primary: true, names: `"a"`, commit: "on", sync: []string{"a"}}})
-	g := ta.syncGap("b", 2, "a", "Patroni synchronous_mode_strict", fault.Add(12*time.Second))
+		heldState{3, 9.8, syncState{srv: server{port: 2}, primary: true, names: "*", commit: "on"}},
+		heldState{10, 11, syncState{srv: server{port: 2}, primary: true, names: `"a"`, commit: "on", sync: []string{"a"}}})
+	g := ta.syncGap("b", server{port: 2}, "a", "Patroni synchronous_mode_strict", fault.Add(12*time.Second))
 	if *g.NoSyncSeconds != 0 || g.NoSyncFrom != nil || g.WaitedSeconds == nil || *g.WaitedSeconds < 6.99 || *g.WaitedSeconds > 7.01 {
 		t.Fatalf("gap %+v", g)
 	}
@@ -132,7 +132,7 @@ func TestSyncGapAbsentAndOpen(t *testing.T) {
 	ta.fault(fault)
 	ta.syncMissed(errString("connection refused"))
 	ta.syncErrAt = fault.Add(time.Second / 2) // the sampler's error came before the samples below
-	g := ta.syncGap("b", 2, "a", "", fault.Add(6*time.Second))
+	g := ta.syncGap("b", server{port: 2}, "a", "", fault.Add(6*time.Second))
 	if g.NoSyncSeconds != nil || g.WaitedSeconds != nil || !strings.Contains(g.Note, "connection refused") || g.NoSync() != nil {
 		t.Fatalf("gap %+v", g)
 	}
@@ -141,8 +141,8 @@ func TestSyncGapAbsentAndOpen(t *testing.T) {
 	}
 	// Still without one at the last sample: it held until the load's end, as far as anyone
 	// looked (one last sample alone is no 0 s span).
-	sampled(ta, fault, heldState{1, 5, syncState{port: 2, primary: true, names: "", commit: "on"}})
-	g = ta.syncGap("b", 2, "a", "", fault.Add(6*time.Second))
+	sampled(ta, fault, heldState{1, 5, syncState{srv: server{port: 2}, primary: true, names: "", commit: "on"}})
+	g = ta.syncGap("b", server{port: 2}, "a", "", fault.Add(6*time.Second))
 	if !g.Open || g.SyncAt != nil || *g.NoSyncSeconds < 4.99 || *g.NoSyncSeconds > 5.01 || render.NoSyncCell(g) != "5.00+" ||
 		!strings.Contains(render.SyncGapSentence(g), "for at least 5.0 s (from 1.0 s to the load's end, still none: synchronous_standby_names empty") {
 		t.Fatalf("gap %+v: %s", g, render.SyncGapSentence(g))
@@ -151,7 +151,7 @@ func TestSyncGapAbsentAndOpen(t *testing.T) {
 	// at that sample, still a lower bound, and does not claim the load's end.
 	ta.syncMissed(errString("connection reset"))
 	ta.syncErrAt = fault.Add(5500 * time.Millisecond)
-	g = ta.syncGap("b", 2, "a", "", fault.Add(60*time.Second))
+	g = ta.syncGap("b", server{port: 2}, "a", "", fault.Add(60*time.Second))
 	if !g.Open || !g.NoSyncOpen() || *g.NoSyncSeconds < 3.99 || *g.NoSyncSeconds > 4.01 || render.NoSyncCell(g) != "4.00+" ||
 		!strings.Contains(render.SyncGapSentence(g), "for at least 4.0 s (from 1.0 s to its last sample at 5.0 s, still none then: synchronous_standby_names empty") {
 		t.Fatalf("blind after the last sample: gap %+v: %s", g, render.SyncGapSentence(g))
@@ -159,9 +159,9 @@ func TestSyncGapAbsentAndOpen(t *testing.T) {
 	// Nor when it read another node after it (the write address moved on).
 	ta = newTally(fault)
 	ta.fault(fault)
-	sampled(ta, fault, heldState{1, 5, syncState{port: 2, primary: true, names: "", commit: "on"}},
-		heldState{5.2, 5.4, syncState{port: 3, primary: true, names: "", commit: "on"}})
-	if g = ta.syncGap("b", 2, "a", "", fault.Add(60*time.Second)); *g.NoSyncSeconds > 4.01 || !g.NoSyncOpen() {
+	sampled(ta, fault, heldState{1, 5, syncState{srv: server{port: 2}, primary: true, names: "", commit: "on"}},
+		heldState{5.2, 5.4, syncState{srv: server{port: 3}, primary: true, names: "", commit: "on"}})
+	if g = ta.syncGap("b", server{port: 2}, "a", "", fault.Add(60*time.Second)); *g.NoSyncSeconds > 4.01 || !g.NoSyncOpen() {
 		t.Fatalf("another node read after the last sample: gap %+v: %s", g, render.SyncGapSentence(g))
 	}
 	var none *result.DrillSyncGap
@@ -178,9 +178,9 @@ func TestSyncGapOpenWaitAfterNoSync(t *testing.T) {
 	ta := newTally(fault)
 	ta.fault(fault)
 	sampled(ta, fault,
-		heldState{1, 3, syncState{port: 2, primary: true, names: "", commit: "on"}},
-		heldState{3.2, 5, syncState{port: 2, primary: true, names: `"a"`, commit: "on"}})
-	g := ta.syncGap("b", 2, "a", "", fault.Add(6*time.Second))
+		heldState{1, 3, syncState{srv: server{port: 2}, primary: true, names: "", commit: "on"}},
+		heldState{3.2, 5, syncState{srv: server{port: 2}, primary: true, names: `"a"`, commit: "on"}})
+	g := ta.syncGap("b", server{port: 2}, "a", "", fault.Add(6*time.Second))
 	if !g.Open || g.NoSyncOpen() || !g.WaitedOpen() || render.NoSyncCell(g) != "2.20" {
 		t.Fatalf("gap %+v: no sync open %v, waited open %v, cell %q", g, g.NoSyncOpen(), g.WaitedOpen(), render.NoSyncCell(g))
 	}

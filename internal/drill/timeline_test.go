@@ -11,10 +11,10 @@ func TestWritesBlocked(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	ta := newTally(at(-5))
-	ta.ack(1, at(-1), at(-0.5), 1) // before the fault: not counted
+	ta.ack(1, at(-1), at(-0.5), server{port: 1}) // before the fault: not counted
 	ta.fault(at(0))
 	for i, s := range []float64{0.01, 0.02, 2.52, 2.53, 3.0} {
-		ta.ack(int64(i+2), at(s-0.01), at(s), 1)
+		ta.ack(int64(i+2), at(s-0.01), at(s), server{port: 1})
 	}
 	got, back := ta.writesBlocked(at(3.1))
 	if got == nil || *got != 2.5 || !back.Equal(at(2.52)) {
@@ -40,7 +40,7 @@ func TestWritesBlocked(t *testing.T) {
 func TestTimelineWithoutStartKeepsNothing(t *testing.T) {
 	var ta tally
 	now := time.Now()
-	ta.ack(1, now.Add(-time.Millisecond), now, 1)
+	ta.ack(1, now.Add(-time.Millisecond), now, server{port: 1})
 	ta.read(now.Add(-time.Millisecond), now)
 	if tl := ta.tl.section(); len(tl.Writes) != 0 || len(tl.Reads) != 0 {
 		t.Fatalf("a timeline without a start kept %d writes and %d reads intervals", len(tl.Writes), len(tl.Reads))
@@ -119,5 +119,33 @@ func TestFaultStartPrecisionCoversChanceDips(t *testing.T) {
 	d := tl.degradedFrom(start.Add(43*interval + interval/2))
 	if d.dips != 1 || d.low != 3 || d.within() != 3*interval {
 		t.Fatalf("dips %d, %d of %d intervals low: within %v; want 3 low, within %v", d.dips, d.low, d.of, d.within(), 3*interval)
+	}
+}
+
+// A fault seen late (observe confirms an unanswered question up to stateWait after asking
+// it) is timed from before it was seen: the writes acknowledged and the reads done since
+// count after it, those before it (or older than recentSpan) do not.
+func TestFaultTimedBeforeItWasSeen(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	ta := newTally(at(-30))
+	nw := server{port: 5432, started: at(-100)}
+	old := server{port: 5432, started: at(-200)} // another host, the same port
+	ta.ack(1, at(-25.1), at(-25), nw)
+	ta.ack(2, at(-0.6), at(-0.5), old)
+	ta.ack(3, at(0.9), at(1), old) // the old primary, while it was only late
+	ta.read(at(0.2), at(0.3))
+	ta.ack(4, at(1.9), at(2), nw)
+	ta.read(at(-0.2), at(0.1)) // began before the fault
+	ta.fault(at(0))            // seen at 2.5 s, timed from 0
+	ta.primaryIs(nw)
+	if len(ta.acks) != 2 || ta.acks[0].at != at(1) || ta.acks[1].at != at(2) {
+		t.Fatalf("acks after the fault %+v, want those at 1 s and 2 s", ta.acks)
+	}
+	if !ta.firstR.Equal(at(0.3)) || !ta.firstW.Equal(at(2)) {
+		t.Fatalf("reads back at %v, writes back at %v; want 0.3 s and 2 s (the old primary's write at 1 s is not the new one's)", ta.firstR, ta.firstW)
+	}
+	if !(server{port: 1}).is(server{port: 1, started: at(0)}) || old.is(nw) {
+		t.Fatal("a server not known by its start is told by its port; two known starts must agree")
 	}
 }

@@ -71,11 +71,11 @@ func (o order) key() int64 {
 func (o order) String() string { return fmt.Sprintf("%d/%d/%d", o.w, o.d, o.o) }
 
 // ackOrder records an acknowledged New-Order.
-func (t *tally) ackOrder(o order, began, at time.Time, port int) {
+func (t *tally) ackOrder(o order, began, at time.Time, srv server) {
 	t.mu.Lock()
 	t.orders[o.key()] = o
 	t.mu.Unlock()
-	t.ack(o.key(), began, at, port)
+	t.ack(o.key(), began, at, srv)
 }
 
 // doubtOrder records a New-Order whose commit got no answer.
@@ -126,9 +126,9 @@ func (l *load) terminal(ctx context.Context, w int, h *measure.Handle) {
 			h.Record(measure.Sample{Op: OpWrite, Latency: done.Sub(began)})
 			switch {
 			case isOrder:
-				l.tally.ackOrder(no, began, done, s.port)
+				l.tally.ackOrder(no, began, done, s.srv)
 			case !k.ReadOnly() && !out.RolledBack: // a rollback waits for no standby: not a write back
-				l.tally.acknowledged(began, done, s.port)
+				l.tally.acknowledged(began, done, s.srv)
 			}
 			continue
 		}

@@ -353,7 +353,7 @@ func walFull(ctx context.Context, t *cluster.Topology, c *Cycle, dc *result.Dril
 	hctx := context.WithoutCancel(ctx)
 	n := t.Primary()
 	w := &walFS{mnt: filepath.Join(t.Dir, "walfs-"+n.Name)}
-	c.tally.primaryIs(n.Port)
+	c.tally.primaryIs(server{port: n.Port})
 	dc.WALBytesNote = "no failover: the primary stays"
 	pid, err := t.OwnPostmaster(n.Name)
 	if err != nil {
