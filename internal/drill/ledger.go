@@ -210,6 +210,9 @@ type server struct {
 	started time.Time
 }
 
+// serverColumns select a session's server, to scan into port and started.
+const serverColumns = `coalesce(inet_server_port(), 0), pg_postmaster_start_time()`
+
 func (s server) is(o server) bool {
 	return s.port == o.port && (s.started.IsZero() || o.started.IsZero() || s.started.Equal(o.started))
 }

@@ -262,18 +262,18 @@ func (e *Endpoints) recovered(c *Cycle, dc *result.DrillCycle, primary *Endpoint
 			s := time.Since(dc.FaultAt).Seconds()
 			dc.FailoverSeconds = &s
 			p("cycle %d: %s accepts writes %.2fs after the fault", c.N, n.Name, s)
-			return e.node(n.Name), a[n.Name].srv()
+			return e.node(n.Name), a[n.Name].srv
 		}
 	}
-	if me := a[primary.Name]; me.writable && !since.IsZero() && me.started.After(since) {
+	if me := a[primary.Name]; me.writable && !since.IsZero() && me.srv.started.After(since) {
 		s := time.Since(dc.FaultAt).Seconds()
 		dc.FailoverSeconds = &s
 		dc.OldPrimary = OldPrimaryRestarted
 		dc.HAOutcome = fmt.Sprintf("%s restarted in place (its postmaster started at %s, before at %s): no failover",
-			primary.Name, me.started.UTC().Format("15:04:05.000"), since.UTC().Format("15:04:05.000"))
+			primary.Name, me.srv.started.UTC().Format("15:04:05.000"), since.UTC().Format("15:04:05.000"))
 		c.tally.event(result.EventRestarted, time.Now(), primary.Name)
 		p("cycle %d: %s restarted in place: it accepts writes again %.2fs after the fault", c.N, primary.Name, s)
-		return primary, me.srv()
+		return primary, me.srv
 	}
 	return nil, server{}
 }

@@ -79,21 +79,16 @@ func (p *prober) close() {
 	}
 }
 
-// answer is what a node said when probed: whether it accepts writes, when its postmaster
-// started (zero when it did not answer), and its own port (inet_server_port: a node
-// reached through a proxy or a port mapping has another at its address). late says the
-// node's question is still unanswered after a round's wait: neither answered nor failed.
-// asked is when the question was asked (for a node without a connection, the round).
+// answer is what a node said when probed: whether it accepts writes, and its server (zero
+// when it did not answer). late says the node's question is still unanswered after a
+// round's wait: neither answered nor failed. asked is when the question was asked (for a
+// node without a connection, the round).
 type answer struct {
 	writable bool
-	started  time.Time
-	port     int
+	srv      server
 	late     bool
 	asked    time.Time
 }
-
-// srv is the node's server as it answered.
-func (a answer) srv() server { return server{port: a.port, started: a.started} }
 
 // logIn starts a login to every node without a connection, question or login under way,
 // and takes the connections of the logins that ended: the first round waits for them,
@@ -205,19 +200,15 @@ func (p *prober) question(ctx context.Context, name string, c *pgx.Conn, at time
 	defer stop()
 	a := answer{asked: at}
 	var rec bool
-	var port *int32
 	// The simple protocol asks in one round trip; pgx's default prepares the statement
 	// first, a second round trip.
-	err := c.QueryRow(qctx, `SELECT pg_is_in_recovery(), pg_postmaster_start_time(), inet_server_port()`,
-		pgx.QueryExecModeSimpleProtocol).Scan(&rec, &a.started, &port)
+	err := c.QueryRow(qctx, `SELECT pg_is_in_recovery(), `+serverColumns,
+		pgx.QueryExecModeSimpleProtocol).Scan(&rec, &a.srv.port, &a.srv.started)
 	if err != nil {
 		c.Close(context.Background())
 		p.replies <- reply{name: name, a: answer{asked: at}}
 		return
 	}
 	a.writable = !rec
-	if port != nil {
-		a.port = int(*port)
-	}
 	p.replies <- reply{name: name, a: a, conn: c}
 }

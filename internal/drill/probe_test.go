@@ -39,11 +39,11 @@ func TestProberLateIsNotGone(t *testing.T) {
 			late++
 		case pa.writable:
 			writable++
-			if pa.port != p.Port {
-				t.Fatalf("the primary gave port %d, want its own %d (the link's is %s)", pa.port, p.Port, l.Addr("p"))
+			if pa.srv.port != p.Port {
+				t.Fatalf("the primary gave port %d, want its own %d (the link's is %s)", pa.srv.port, p.Port, l.Addr("p"))
 			}
 		}
-		if sa := a["s"]; !sa.late && !sa.writable && !sa.started.IsZero() {
+		if sa := a["s"]; !sa.late && !sa.writable && !sa.srv.started.IsZero() {
 			standby++
 		}
 		sleep(ctx, observePoll)

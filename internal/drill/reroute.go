@@ -45,8 +45,7 @@ type landing struct {
 func land(ctx context.Context, c *pgx.Conn) (srv server, standby bool, err error) {
 	qctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
-	err = c.QueryRow(qctx, `SELECT coalesce(inet_server_port(), 0), pg_postmaster_start_time(), pg_is_in_recovery()`).
-		Scan(&srv.port, &srv.started, &standby)
+	err = c.QueryRow(qctx, `SELECT pg_is_in_recovery(), `+serverColumns).Scan(&standby, &srv.port, &srv.started)
 	return srv, standby, err
 }
 

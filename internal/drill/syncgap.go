@@ -35,7 +35,7 @@ type syncState struct {
 }
 
 func (s *syncState) same(o *syncState) bool {
-	return s.srv.port == o.srv.port && s.srv.started.Equal(o.srv.started) && s.primary == o.primary && s.names == o.names && s.commit == o.commit && slices.Equal(s.sync, o.sync)
+	return s.srv.is(o.srv) && s.primary == o.primary && s.names == o.names && s.commit == o.commit && slices.Equal(s.sync, o.sync)
 }
 
 // unprotected is true when a commit the node acknowledges waits for no standby.
@@ -56,7 +56,7 @@ var errSyncHidden = errors.New("pg_stat_replication hides its standbys' sync_sta
 func readSyncState(ctx context.Context, c *pgx.Conn) (syncState, error) {
 	s := syncState{from: time.Now()}
 	var hidden bool
-	err := c.QueryRow(ctx, `SELECT coalesce(inet_server_port(), 0), pg_postmaster_start_time(), NOT pg_is_in_recovery(),
+	err := c.QueryRow(ctx, `SELECT `+serverColumns+`, NOT pg_is_in_recovery(),
 		current_setting('synchronous_standby_names'), current_setting('synchronous_commit'),
 		ARRAY(SELECT application_name FROM pg_stat_replication
 			WHERE state = 'streaming' AND sync_state IN ('sync', 'quorum') ORDER BY 1),
